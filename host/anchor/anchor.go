@@ -1,0 +1,222 @@
+// Package anchor derives palace's persistence anchors from the filesystem and git.
+//
+// It owns the rules of DESIGN §3: the repo anchor is the normalized origin
+// remote (github.com/org/name) or, without one, the main worktree's top-level
+// path; the worktree anchor is the canonical checkout path; outside git only
+// the global anchor exists. It runs git as a subprocess and must not touch the
+// store or any policy.
+package anchor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Kind is the kind of an anchor.
+type Kind string
+
+// The three anchor kinds, innermost last.
+const (
+	Global   Kind = "global"
+	Repo     Kind = "repo"
+	Worktree Kind = "worktree"
+)
+
+// Valid reports whether k names one of the three kinds.
+func (k Kind) Valid() bool { return k == Global || k == Repo || k == Worktree }
+
+// GlobalIdentity is the identity of the single global anchor.
+const GlobalIdentity = "global"
+
+// Location is what a directory resolves to.
+type Location struct {
+	// Dir is the canonical directory that was resolved.
+	Dir string `json:"dir"`
+	// InGit is false outside any git checkout; then only the global anchor exists.
+	InGit bool `json:"in_git"`
+	// Worktree is the canonical top-level path of the checkout (symlinks resolved).
+	Worktree string `json:"worktree,omitempty"`
+	// RepoRoot is the top-level path of the repository's main worktree (or the
+	// bare repository directory): the same for every worktree of one repository.
+	RepoRoot string `json:"repo_root,omitempty"`
+	// Remote is the origin URL as configured, empty without one.
+	Remote string `json:"remote,omitempty"`
+	// RepoIdentity is the normalized remote, or RepoRoot without a remote.
+	RepoIdentity string `json:"repo_identity,omitempty"`
+}
+
+// Identity returns the stable identity string of the anchor of kind k at this
+// location: "global", "repo:<identity>" or "worktree:<path>". Outside git every
+// kind falls back to the global identity.
+func (l Location) Identity(k Kind) string {
+	if !l.InGit {
+		return GlobalIdentity
+	}
+	switch k {
+	case Repo:
+		return "repo:" + l.RepoIdentity
+	case Worktree:
+		return "worktree:" + l.Worktree
+	}
+	return GlobalIdentity
+}
+
+// Innermost is the default anchor kind for new records: worktree inside git,
+// global outside.
+func (l Location) Innermost() Kind {
+	if l.InGit {
+		return Worktree
+	}
+	return Global
+}
+
+// ErrNoDir is returned when the directory to resolve does not exist.
+var ErrNoDir = errors.New("no such directory")
+
+// Resolve derives the location of dir. A dir that is not inside git resolves
+// to a global-only Location without error; a missing dir is ErrNoDir; git
+// missing from PATH is treated as "not inside git".
+func Resolve(ctx context.Context, dir string) (Location, error) {
+	canon, err := Canonical(dir)
+	if err != nil {
+		return Location{}, err
+	}
+	st, err := os.Stat(canon)
+	if err != nil {
+		return Location{}, fmt.Errorf("resolve anchor for %s: %w", dir, ErrNoDir)
+	}
+	if !st.IsDir() {
+		canon = filepath.Dir(canon)
+	}
+	loc := Location{Dir: canon}
+	out, err := git(ctx, canon, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		// Not a repository (or no git at all): only the global anchor exists.
+		return loc, nil
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 {
+		return loc, nil
+	}
+	top, common := lines[0], lines[1]
+	if top == "" {
+		// Inside a .git directory or a bare repository: no worktree.
+		return loc, nil
+	}
+	if loc.Worktree, err = Canonical(top); err != nil {
+		return Location{}, err
+	}
+	common, err = Canonical(common)
+	if err != nil {
+		return Location{}, err
+	}
+	if filepath.Base(common) == ".git" {
+		loc.RepoRoot = filepath.Dir(common)
+	} else {
+		loc.RepoRoot = common
+	}
+	loc.InGit = true
+	if remote, err := git(ctx, canon, "config", "--get", "remote.origin.url"); err == nil {
+		loc.Remote = strings.TrimSpace(remote)
+	}
+	if n := NormalizeRemote(loc.Remote); n != "" {
+		loc.RepoIdentity = n
+	} else {
+		loc.RepoIdentity = loc.RepoRoot
+	}
+	return loc, nil
+}
+
+// Canonical returns the absolute path of p with symlinks resolved as far as
+// the path exists (a path that does not exist yet keeps its unresolved tail).
+func Canonical(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("canonical path of %s: %w", p, err)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		return resolved, nil
+	}
+	// Resolve the longest existing prefix so a new file under a symlinked
+	// directory still maps to the canonical directory.
+	dir, rest := filepath.Dir(abs), filepath.Base(abs)
+	for dir != filepath.Dir(dir) {
+		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(resolved, rest), nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = filepath.Dir(dir)
+	}
+	return abs, nil
+}
+
+// NormalizeRemote turns a git remote URL into host/path form:
+// git@github.com:Org/Name.git, https://user@github.com/Org/Name and
+// ssh://git@github.com:22/Org/Name.git all become github.com/Org/Name
+// (host lowercased, path kept). Local paths and file:// URLs return "" so the
+// caller falls back to the repository path.
+func NormalizeRemote(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	var host, path string
+	switch {
+	case strings.Contains(raw, "://"):
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme == "file" || u.Host == "" {
+			return ""
+		}
+		host, path = u.Hostname(), u.Path
+	case strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "."):
+		return ""
+	default:
+		// scp-like syntax: [user@]host:path
+		colon := strings.Index(raw, ":")
+		if colon < 0 {
+			return ""
+		}
+		at := strings.LastIndex(raw[:colon], "@")
+		host, path = raw[at+1:colon], raw[colon+1:]
+	}
+	path = strings.Trim(path, "/")
+	path = strings.TrimSuffix(path, ".git")
+	path = strings.TrimSuffix(path, "/")
+	if host == "" || path == "" {
+		return ""
+	}
+	return strings.ToLower(host) + "/" + path
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	// A user's GIT_DIR would point every lookup at one repository.
+	cmd.Env = append(filterEnv(os.Environ(), "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"), "GIT_OPTIONAL_LOCKS=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+func filterEnv(env []string, drop ...string) []string {
+	out := env[:0]
+next:
+	for _, kv := range env {
+		for _, d := range drop {
+			if strings.HasPrefix(kv, d+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}

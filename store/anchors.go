@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Anchor is one row of anchors.
+type Anchor struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Identity  string `json:"identity"`
+	CreatedAt string `json:"created_at"`
+}
+
+// EnsureAnchor inserts a unless an anchor with the same identity exists, and
+// returns the stored row either way.
+func (tx *Tx) EnsureAnchor(ctx context.Context, a Anchor) (Anchor, error) {
+	var parent any
+	if a.ParentID != "" {
+		parent = a.ParentID
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO anchors(id, kind, parent_id, path, identity, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(identity) DO NOTHING`,
+		a.ID, a.Kind, parent, a.Path, a.Identity, a.CreatedAt); err != nil {
+		return Anchor{}, fmt.Errorf("ensure anchor %s: %w", a.Identity, err)
+	}
+	return anchorBy(ctx, tx.tx, "identity", a.Identity)
+}
+
+// AnchorByIdentity looks an anchor up by identity; ErrNotFound if absent.
+func (s *Store) AnchorByIdentity(ctx context.Context, identity string) (Anchor, error) {
+	return anchorBy(ctx, s.db, "identity", identity)
+}
+
+// AnchorByID looks an anchor up by id; ErrNotFound if absent.
+func (s *Store) AnchorByID(ctx context.Context, id string) (Anchor, error) {
+	return anchorBy(ctx, s.db, "id", id)
+}
+
+// Anchors lists every anchor, ordered by kind then identity.
+func (s *Store) Anchors(ctx context.Context) ([]Anchor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, COALESCE(parent_id,''), path, identity, created_at
+		FROM anchors ORDER BY kind, identity`)
+	if err != nil {
+		return nil, fmt.Errorf("list anchors: %w", err)
+	}
+	defer rows.Close()
+	var out []Anchor
+	for rows.Next() {
+		var a Anchor
+		if err := rows.Scan(&a.ID, &a.Kind, &a.ParentID, &a.Path, &a.Identity, &a.CreatedAt); err != nil {
+			return nil, fmt.Errorf("list anchors: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func anchorBy(ctx context.Context, q querier, col, val string) (Anchor, error) {
+	var a Anchor
+	err := q.QueryRowContext(ctx, `SELECT id, kind, COALESCE(parent_id,''), path, identity, created_at
+		FROM anchors WHERE `+col+` = ?`, val).Scan(&a.ID, &a.Kind, &a.ParentID, &a.Path, &a.Identity, &a.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Anchor{}, fmt.Errorf("anchor %s: %w", val, ErrNotFound)
+	}
+	if err != nil {
+		return Anchor{}, fmt.Errorf("read anchor %s: %w", val, err)
+	}
+	return a, nil
+}

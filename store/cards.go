@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrConflict is returned when a row changed under a conditional update
+// (another process moved the card first).
+var ErrConflict = errors.New("changed concurrently")
+
+// Scope limits where a card applies. Empty lists mean "anywhere".
+type Scope struct {
+	Paths     []string `json:"paths"`
+	Languages []string `json:"languages"`
+	Fields    []string `json:"fields"`
+}
+
+// Trigger says what wakes a card up: regexp patterns over text, intent tags,
+// and tool needs. It biases selection; it never executes anything.
+type Trigger struct {
+	Patterns  []string `json:"patterns"`
+	Intents   []string `json:"intents"`
+	ToolNeeds []string `json:"tool_needs"`
+}
+
+// Card is one row of cards.
+type Card struct {
+	ID          string  `json:"id"`
+	Statement   string  `json:"statement"`
+	Content     string  `json:"content"`
+	Tier        string  `json:"tier"`
+	Status      string  `json:"status"`
+	Domain      string  `json:"domain"`
+	Field       string  `json:"field"`
+	AnchorID    string  `json:"anchor_id"`
+	Scope       Scope   `json:"scope"`
+	Trigger     Trigger `json:"trigger"`
+	Persistence string  `json:"persistence"`
+	RenderPref  string  `json:"render_pref"`
+	ReviewAfter string  `json:"review_after,omitempty"`
+	ExpiresAt   string  `json:"expires_at,omitempty"`
+	OriginCard  string  `json:"origin_card,omitempty"`
+	PublishedTo string  `json:"published_to,omitempty"`
+	CreatedBy   string  `json:"created_by"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   string  `json:"updated_at"`
+
+	// StatementNorm is the normalized statement used for duplicate detection.
+	StatementNorm string `json:"-"`
+}
+
+const cardCols = `id, statement, statement_norm, content, tier, status, domain, field, anchor_id, scope, trigger,
+	persistence, render_pref, COALESCE(review_after,''), COALESCE(expires_at,''), COALESCE(origin_card,''),
+	COALESCE(published_to,''), created_by, created_at, updated_at`
+
+// InsertCard adds a card.
+func (tx *Tx) InsertCard(ctx context.Context, c Card) error {
+	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
+	if err != nil {
+		return fmt.Errorf("insert card: %w", err)
+	}
+	_, err = tx.exec(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
+		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
+		created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		c.ID, c.Statement, c.StatementNorm, c.Content, c.Tier, c.Status, c.Domain, c.Field, c.AnchorID,
+		scope, trig, c.Persistence, c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt),
+		nullable(c.OriginCard), nullable(c.PublishedTo), c.CreatedBy, c.CreatedAt, c.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("insert card %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Card reads one card; ErrNotFound if absent.
+func (s *Store) Card(ctx context.Context, id string) (Card, error) { return cardByID(ctx, s.db, id) }
+
+// Card is the in-transaction form of Store.Card.
+func (tx *Tx) Card(ctx context.Context, id string) (Card, error) { return cardByID(ctx, tx.tx, id) }
+
+func cardByID(ctx context.Context, q querier, id string) (Card, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
+	if err != nil {
+		return Card{}, fmt.Errorf("read card %s: %w", id, err)
+	}
+	var out []Card
+	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+		return Card{}, err
+	}
+	if len(out) == 0 {
+		return Card{}, fmt.Errorf("card %s: %w", id, ErrNotFound)
+	}
+	return out[0], nil
+}
+
+// CardFilter selects cards for ListCards. Empty fields match all.
+type CardFilter struct {
+	Tiers     []string
+	Statuses  []string
+	AnchorIDs []string
+	Field     string
+	Domain    string
+	Limit     int
+}
+
+// ListCards returns matching cards ordered by tier (dao_tian first), then
+// anchor, then id.
+func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
+	var where []string
+	var args []any
+	in := func(col string, vals []string) {
+		if len(vals) > 0 {
+			where = append(where, col+" IN ("+placeholders(len(vals))+")")
+			args = append(args, anySlice(vals)...)
+		}
+	}
+	in("tier", f.Tiers)
+	in("status", f.Statuses)
+	in("anchor_id", f.AnchorIDs)
+	if f.Field != "" {
+		where, args = append(where, "field = ?"), append(args, f.Field)
+	}
+	if f.Domain != "" {
+		where, args = append(where, "domain = ?"), append(args, f.Domain)
+	}
+	query := `SELECT ` + cardCols + ` FROM cards`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += ` ORDER BY CASE tier WHEN 'dao_tian' THEN 0 WHEN 'dao_ren' THEN 1 WHEN 'shu' THEN 2 ELSE 3 END, anchor_id, id`
+	if f.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list cards: %w", err)
+	}
+	var out []Card
+	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CardByStatement returns the first card at anchorID with this normalized
+// statement whose status is one of statuses; ok is false when there is none.
+func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []string) (Card, bool, error) {
+	args := append([]any{anchorID, norm}, anySlice(statuses)...)
+	rows, err := tx.tx.QueryContext(ctx, `SELECT `+cardCols+` FROM cards
+		WHERE anchor_id = ? AND statement_norm = ? AND status IN (`+placeholders(len(statuses))+`)
+		ORDER BY created_at, id LIMIT 1`, args...)
+	if err != nil {
+		return Card{}, false, fmt.Errorf("find card by statement: %w", err)
+	}
+	var out []Card
+	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+		return Card{}, false, err
+	}
+	if len(out) == 0 {
+		return Card{}, false, nil
+	}
+	return out[0], true, nil
+}
+
+// SetCardStatus moves card id from status from to status to. It fails with
+// ErrConflict when the card is no longer in status from.
+func (tx *Tx) SetCardStatus(ctx context.Context, id, from, to, now string) error {
+	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, now, id, from)
+	if err != nil {
+		return fmt.Errorf("set status of %s: %w", id, err)
+	}
+	return oneRow(res, "card "+id+" is no longer "+from)
+}
+
+// SetPublishedTo stamps card id as published to the card copy.
+func (tx *Tx) SetPublishedTo(ctx context.Context, id, copyID, now string) error {
+	res, err := tx.exec(ctx, `UPDATE cards SET published_to = ?, updated_at = ? WHERE id = ? AND published_to IS NULL`, copyID, now, id)
+	if err != nil {
+		return fmt.Errorf("stamp %s as published: %w", id, err)
+	}
+	return oneRow(res, "card "+id+" was published already")
+}
+
+// CardAttrs are the governed attributes an audit action may change. A nil
+// field is left as it is.
+type CardAttrs struct {
+	Scope       *Scope
+	Persistence *string
+	RenderPref  *string
+	ReviewAfter *string // "" clears
+	ExpiresAt   *string // "" clears
+}
+
+// UpdateCardAttrs changes the given attributes of card id.
+func (tx *Tx) UpdateCardAttrs(ctx context.Context, id string, a CardAttrs, now string) error {
+	sets := []string{"updated_at = ?"}
+	args := []any{now}
+	if a.Scope != nil {
+		b, err := json.Marshal(normScope(*a.Scope))
+		if err != nil {
+			return fmt.Errorf("update %s: %w", id, err)
+		}
+		sets, args = append(sets, "scope = ?"), append(args, string(b))
+	}
+	if a.Persistence != nil {
+		sets, args = append(sets, "persistence = ?"), append(args, *a.Persistence)
+	}
+	if a.RenderPref != nil {
+		sets, args = append(sets, "render_pref = ?"), append(args, *a.RenderPref)
+	}
+	if a.ReviewAfter != nil {
+		sets, args = append(sets, "review_after = ?"), append(args, nullable(*a.ReviewAfter))
+	}
+	if a.ExpiresAt != nil {
+		sets, args = append(sets, "expires_at = ?"), append(args, nullable(*a.ExpiresAt))
+	}
+	args = append(args, id)
+	res, err := tx.tx.ExecContext(ctx, `UPDATE cards SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", id, err)
+	}
+	return oneRow(res, "card "+id+" not found")
+}
+
+// CountCards counts all cards.
+func (s *Store) CountCards(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count cards: %w", err)
+	}
+	return n, nil
+}
+
+func scanCards(rows *sql.Rows, fn func(Card)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var c Card
+		var scope, trig string
+		if err := rows.Scan(&c.ID, &c.Statement, &c.StatementNorm, &c.Content, &c.Tier, &c.Status, &c.Domain,
+			&c.Field, &c.AnchorID, &scope, &trig, &c.Persistence, &c.RenderPref, &c.ReviewAfter, &c.ExpiresAt,
+			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			return fmt.Errorf("scan card: %w", err)
+		}
+		if err := json.Unmarshal([]byte(scope), &c.Scope); err != nil {
+			return fmt.Errorf("card %s: decode scope: %w", c.ID, err)
+		}
+		if err := json.Unmarshal([]byte(trig), &c.Trigger); err != nil {
+			return fmt.Errorf("card %s: decode trigger: %w", c.ID, err)
+		}
+		c.Scope, c.Trigger = normScope(c.Scope), normTrigger(c.Trigger)
+		fn(c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan card: %w", err)
+	}
+	return nil
+}
+
+func encodeScopeTrigger(s Scope, t Trigger) (string, string, error) {
+	sb, err := json.Marshal(normScope(s))
+	if err != nil {
+		return "", "", err
+	}
+	tb, err := json.Marshal(normTrigger(t))
+	if err != nil {
+		return "", "", err
+	}
+	return string(sb), string(tb), nil
+}
+
+// normScope and normTrigger make empty lists [] rather than null so the JSON
+// that policies see has one shape.
+func normScope(s Scope) Scope {
+	return Scope{Paths: nonNil(s.Paths), Languages: nonNil(s.Languages), Fields: nonNil(s.Fields)}
+}
+
+func normTrigger(t Trigger) Trigger {
+	return Trigger{Patterns: nonNil(t.Patterns), Intents: nonNil(t.Intents), ToolNeeds: nonNil(t.ToolNeeds)}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func oneRow(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: %w", what, ErrConflict)
+	}
+	return nil
+}

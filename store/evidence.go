@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Evidence is one row of evidence. It is never updated or deleted.
+type Evidence struct {
+	ID            string   `json:"id"`
+	Content       string   `json:"content"`
+	Domain        string   `json:"domain"`
+	Field         string   `json:"field"`
+	Provenance    string   `json:"provenance"`
+	SourceRef     string   `json:"source_ref"`
+	Tags          []string `json:"tags"`
+	AnchorID      string   `json:"anchor_id"`
+	ContentSHA256 string   `json:"content_sha256"`
+	Actor         string   `json:"actor"`
+	ActorType     string   `json:"actor_type"`
+	CreatedAt     string   `json:"created_at"`
+}
+
+const evidenceCols = `id, content, domain, field, provenance, source_ref, tags, anchor_id, content_sha256, actor, actor_type, created_at`
+
+// InsertEvidence appends one evidence row.
+func (tx *Tx) InsertEvidence(ctx context.Context, e Evidence) error {
+	tags, err := json.Marshal(nonNil(e.Tags))
+	if err != nil {
+		return fmt.Errorf("insert evidence: %w", err)
+	}
+	_, err = tx.exec(ctx, `INSERT INTO evidence(`+evidenceCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		e.ID, e.Content, e.Domain, e.Field, e.Provenance, e.SourceRef, string(tags), e.AnchorID,
+		e.ContentSHA256, e.Actor, e.ActorType, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("insert evidence %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Evidence reads one row; ErrNotFound if absent.
+func (s *Store) Evidence(ctx context.Context, id string) (Evidence, error) {
+	rows, err := s.EvidenceByIDs(ctx, []string{id})
+	if err != nil {
+		return Evidence{}, err
+	}
+	e, ok := rows[id]
+	if !ok {
+		return Evidence{}, fmt.Errorf("evidence %s: %w", id, ErrNotFound)
+	}
+	return e, nil
+}
+
+// EvidenceByIDs reads the rows with these ids; absent ids are simply missing
+// from the map.
+func (s *Store) EvidenceByIDs(ctx context.Context, ids []string) (map[string]Evidence, error) {
+	return evidenceByIDs(ctx, s.db, ids)
+}
+
+// EvidenceByIDs is the in-transaction form of Store.EvidenceByIDs.
+func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]Evidence, error) {
+	return evidenceByIDs(ctx, tx.tx, ids)
+}
+
+func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]Evidence, error) {
+	out := make(map[string]Evidence, len(ids))
+	for len(ids) > 0 {
+		// Stay far below SQLite's bound-parameter limit.
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := q.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read evidence: %w", err)
+		}
+		if err := scanEvidence(rows, func(e Evidence) { out[e.ID] = e }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// EvidenceFilter selects evidence for ListEvidence. Empty fields match all.
+type EvidenceFilter struct {
+	Field     string
+	AnchorIDs []string
+	Limit     int // 0 = no limit
+	Offset    int
+}
+
+// ListEvidence returns matching rows, newest first, and the total number of
+// matches regardless of Limit.
+func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
+	var where []string
+	var args []any
+	if f.Field != "" {
+		where, args = append(where, "field = ?"), append(args, f.Field)
+	}
+	if len(f.AnchorIDs) > 0 {
+		where = append(where, "anchor_id IN ("+placeholders(len(f.AnchorIDs))+")")
+		args = append(args, anySlice(f.AnchorIDs)...)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count evidence: %w", err)
+	}
+	query := `SELECT ` + evidenceCols + ` FROM evidence` + cond + ` ORDER BY created_at DESC, id DESC`
+	if f.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list evidence: %w", err)
+	}
+	var out []Evidence
+	if err := scanEvidence(rows, func(e Evidence) { out = append(out, e) }); err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// CountEvidence counts all evidence rows.
+func (s *Store) CountEvidence(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count evidence: %w", err)
+	}
+	return n, nil
+}
+
+// CardIDExists reports whether id names a card (distill uses it to tell
+// "that is a card, not evidence" apart from "unknown id").
+func (tx *Tx) CardIDExists(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := tx.tx.QueryRowContext(ctx, `SELECT 1 FROM cards WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up card %s: %w", id, err)
+	}
+	return true, nil
+}
+
+func scanEvidence(rows *sql.Rows, fn func(Evidence)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var e Evidence
+		var tags string
+		if err := rows.Scan(&e.ID, &e.Content, &e.Domain, &e.Field, &e.Provenance, &e.SourceRef, &tags,
+			&e.AnchorID, &e.ContentSHA256, &e.Actor, &e.ActorType, &e.CreatedAt); err != nil {
+			return fmt.Errorf("scan evidence: %w", err)
+		}
+		if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
+			return fmt.Errorf("evidence %s: decode tags: %w", e.ID, err)
+		}
+		fn(e)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan evidence: %w", err)
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+func anySlice[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}

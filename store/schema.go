@@ -1,0 +1,131 @@
+package store
+
+// migrations are forward-only: migrations[i] moves a database from schema
+// version i to i+1. A released entry is never edited; a change is a new entry.
+// Each runs inside the one transaction that also sets user_version.
+var migrations = []string{
+	// 1: the initial schema of DESIGN §3.
+	`
+CREATE TABLE anchors (
+	id         TEXT PRIMARY KEY,
+	kind       TEXT NOT NULL CHECK (kind IN ('global','repo','worktree')),
+	parent_id  TEXT REFERENCES anchors(id),
+	path       TEXT NOT NULL DEFAULT '',
+	identity   TEXT NOT NULL UNIQUE,
+	created_at TEXT NOT NULL,
+	CHECK ((kind = 'global') = (parent_id IS NULL))
+);
+
+CREATE TABLE evidence (
+	id             TEXT PRIMARY KEY,
+	content        TEXT NOT NULL CHECK (length(content) > 0),
+	domain         TEXT NOT NULL CHECK (domain IN ('project','agent','skill','global')),
+	field          TEXT NOT NULL DEFAULT 'general' CHECK (length(field) > 0),
+	provenance     TEXT NOT NULL CHECK (provenance IN ('runtime','research','human')),
+	source_ref     TEXT NOT NULL DEFAULT '',
+	tags           TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tags)),
+	anchor_id      TEXT NOT NULL REFERENCES anchors(id),
+	content_sha256 TEXT NOT NULL,
+	actor          TEXT NOT NULL,
+	actor_type     TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	created_at     TEXT NOT NULL
+);
+CREATE INDEX evidence_anchor_field ON evidence(anchor_id, field);
+CREATE INDEX evidence_field ON evidence(field);
+
+-- Evidence is append-only: the database itself refuses to change it.
+CREATE TRIGGER evidence_no_update BEFORE UPDATE ON evidence
+BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END;
+CREATE TRIGGER evidence_no_delete BEFORE DELETE ON evidence
+BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END;
+
+CREATE VIRTUAL TABLE evidence_fts USING fts5(
+	content, content='evidence', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER evidence_fts_insert AFTER INSERT ON evidence
+BEGIN INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content); END;
+
+CREATE TABLE cards (
+	id             TEXT PRIMARY KEY,
+	statement      TEXT NOT NULL CHECK (length(statement) BETWEEN 1 AND 280),
+	statement_norm TEXT NOT NULL,
+	content        TEXT NOT NULL DEFAULT '',
+	tier           TEXT NOT NULL CHECK (tier IN ('dao_tian','dao_ren','shu','qi')),
+	status         TEXT NOT NULL CHECK (status IN ('candidate','promoted','canonical','demoted','retired')),
+	domain         TEXT NOT NULL CHECK (domain IN ('project','agent','skill','global')),
+	field          TEXT NOT NULL DEFAULT 'general' CHECK (length(field) > 0),
+	anchor_id      TEXT NOT NULL REFERENCES anchors(id),
+	scope          TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(scope)),
+	trigger        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(trigger)),
+	persistence    TEXT NOT NULL DEFAULT 'standard' CHECK (persistence IN ('standard','protected','foundational')),
+	render_pref    TEXT NOT NULL DEFAULT 'auto' CHECK (render_pref IN ('auto','inline_full','inline_compact','ref_preferred')),
+	review_after   TEXT,
+	expires_at     TEXT,
+	origin_card    TEXT REFERENCES cards(id),
+	published_to   TEXT REFERENCES cards(id),
+	created_by     TEXT NOT NULL,
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT NOT NULL
+);
+CREATE INDEX cards_tier_status ON cards(tier, status);
+CREATE INDEX cards_anchor_status ON cards(anchor_id, status);
+CREATE INDEX cards_domain_field ON cards(domain, field);
+CREATE INDEX cards_anchor_norm ON cards(anchor_id, statement_norm);
+
+CREATE VIRTUAL TABLE cards_fts USING fts5(
+	statement, content, content='cards', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER cards_fts_insert AFTER INSERT ON cards
+BEGIN INSERT INTO cards_fts(rowid, statement, content) VALUES (new.rowid, new.statement, new.content); END;
+CREATE TRIGGER cards_fts_update AFTER UPDATE OF statement, content ON cards
+BEGIN
+	INSERT INTO cards_fts(cards_fts, rowid, statement, content) VALUES ('delete', old.rowid, old.statement, old.content);
+	INSERT INTO cards_fts(rowid, statement, content) VALUES (new.rowid, new.statement, new.content);
+END;
+CREATE TRIGGER cards_no_delete BEFORE DELETE ON cards
+BEGIN SELECT RAISE(ABORT, 'cards are retired, never deleted'); END;
+
+CREATE TABLE card_links (
+	card_id     TEXT NOT NULL REFERENCES cards(id),
+	evidence_id TEXT NOT NULL REFERENCES evidence(id),
+	role        TEXT NOT NULL CHECK (role IN ('supporting','verification','counterexample','teaching')),
+	note        TEXT NOT NULL DEFAULT '',
+	created_at  TEXT NOT NULL,
+	UNIQUE (card_id, evidence_id, role)
+);
+CREATE INDEX card_links_evidence ON card_links(evidence_id);
+
+CREATE TABLE card_events (
+	id          TEXT PRIMARY KEY,
+	card_id     TEXT NOT NULL REFERENCES cards(id),
+	seq         INTEGER NOT NULL CHECK (seq > 0),
+	type        TEXT NOT NULL CHECK (type IN ('created','linked','promoted','demoted','retired','published','direct_write','updated')),
+	from_status TEXT NOT NULL DEFAULT '',
+	to_status   TEXT NOT NULL DEFAULT '',
+	reason      TEXT NOT NULL DEFAULT '',
+	actor       TEXT NOT NULL,
+	actor_type  TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	policy      TEXT NOT NULL DEFAULT '',
+	policy_hash TEXT NOT NULL DEFAULT '',
+	decision    TEXT NOT NULL DEFAULT 'null' CHECK (json_valid(decision)),
+	data        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(data)),
+	created_at  TEXT NOT NULL,
+	UNIQUE (card_id, seq)
+);
+CREATE TRIGGER card_events_no_update BEFORE UPDATE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+CREATE TRIGGER card_events_no_delete BEFORE DELETE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+
+CREATE TABLE injection_events (
+	request_id TEXT NOT NULL,
+	card_id    TEXT NOT NULL REFERENCES cards(id),
+	outcome    TEXT NOT NULL CHECK (outcome IN ('inline_full','inline_compact','ref_only','trimmed','skipped_cooled','skipped_scope','viewed')),
+	created_at TEXT NOT NULL
+);
+CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at);
+`,
+}
+
+// SchemaVersion is the schema version this binary writes and understands.
+var SchemaVersion = len(migrations)

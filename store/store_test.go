@@ -1,0 +1,207 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/palacehq/palace/store"
+)
+
+func open(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	s, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+const now = "2026-01-02T03:04:05.000Z"
+
+func seed(t *testing.T, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.EnsureAnchor(ctx, store.Anchor{ID: "an_g", Kind: "global", Identity: "global", CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.InsertEvidence(ctx, store.Evidence{ID: "ev_1", Content: "sqlite needs WAL for readers", Domain: "project",
+			Field: "storage", Provenance: "runtime", AnchorID: "an_g", ContentSHA256: "x", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
+			return err
+		}
+		return tx.InsertCard(ctx, store.Card{ID: "kc_1", Statement: "Use WAL", StatementNorm: "use wal", Tier: "qi",
+			Status: "candidate", Domain: "project", Field: "storage", AnchorID: "an_g", Persistence: "standard",
+			RenderPref: "auto", CreatedBy: "a", CreatedAt: now, UpdatedAt: now})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenSetsPragmasAndVersion(t *testing.T) {
+	s, _ := open(t)
+	v, err := s.Version(context.Background())
+	if err != nil || v != store.SchemaVersion {
+		t.Fatalf("version = %d, %v; want %d", v, err, store.SchemaVersion)
+	}
+	ok, err := s.IntegrityCheck(context.Background())
+	if err != nil || len(ok) != 1 || ok[0] != "ok" {
+		t.Fatalf("integrity = %v, %v", ok, err)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	s, path := open(t)
+	seed(t, s)
+	// Simulate a newer palace having written the file.
+	if err := s.Tx(context.Background(), func(tx *store.Tx) error { return tx.ExecForTest(context.Background(), "PRAGMA user_version = 99") }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err := store.Open(context.Background(), path)
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
+	}
+	for _, want := range []string{"version 99", "up to version 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+func TestAppendOnlyTriggers(t *testing.T) {
+	s, _ := open(t)
+	seed(t, s)
+	ctx := context.Background()
+	for _, q := range []string{
+		"UPDATE evidence SET content = 'changed' WHERE id = 'ev_1'",
+		"DELETE FROM evidence WHERE id = 'ev_1'",
+		"DELETE FROM cards WHERE id = 'kc_1'",
+	} {
+		err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) })
+		if err == nil || !store.IsConstraint(err) {
+			t.Errorf("%s: err = %v, want constraint error", q, err)
+		}
+	}
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.AppendEvent(ctx, store.Event{ID: "ke_1", CardID: "kc_1", Type: "created", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"UPDATE card_events SET reason = 'x'", "DELETE FROM card_events"} {
+		err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) })
+		if err == nil {
+			t.Errorf("%s succeeded on an append-only table", q)
+		}
+	}
+}
+
+func TestEnumChecks(t *testing.T) {
+	s, _ := open(t)
+	seed(t, s)
+	ctx := context.Background()
+	base := store.Card{ID: "kc_2", Statement: "x", StatementNorm: "x", Tier: "qi", Status: "candidate", Domain: "project",
+		Field: "general", AnchorID: "an_g", Persistence: "standard", RenderPref: "auto", CreatedBy: "a", CreatedAt: now, UpdatedAt: now}
+	bad := map[string]func(c *store.Card){
+		"tier":        func(c *store.Card) { c.Tier = "law" },
+		"status":      func(c *store.Card) { c.Status = "approved" },
+		"domain":      func(c *store.Card) { c.Domain = "team" },
+		"persistence": func(c *store.Card) { c.Persistence = "forever" },
+		"render_pref": func(c *store.Card) { c.RenderPref = "loud" },
+		"statement":   func(c *store.Card) { c.Statement = strings.Repeat("x", 281) },
+	}
+	for name, mutate := range bad {
+		c := base
+		mutate(&c)
+		err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertCard(ctx, c) })
+		if !store.IsConstraint(err) {
+			t.Errorf("%s: err = %v, want constraint violation", name, err)
+		}
+	}
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "ev_1", Role: "friend", CreatedAt: now})
+		return err
+	})
+	if !store.IsConstraint(err) {
+		t.Errorf("bad role: err = %v", err)
+	}
+	err = s.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "kc_1", Role: "supporting", CreatedAt: now})
+		return err
+	})
+	if !store.IsConstraint(err) {
+		t.Errorf("link to a card id: err = %v, want foreign key violation", err)
+	}
+}
+
+func TestConditionalStatusUpdate(t *testing.T) {
+	s, _ := open(t)
+	seed(t, s)
+	ctx := context.Background()
+	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.SetCardStatus(ctx, "kc_1", "candidate", "promoted", now) }); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Tx(ctx, func(tx *store.Tx) error { return tx.SetCardStatus(ctx, "kc_1", "candidate", "promoted", now) })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second move from candidate: err = %v, want ErrConflict", err)
+	}
+	c, err := s.Card(ctx, "kc_1")
+	if err != nil || c.Status != "promoted" {
+		t.Fatalf("card = %+v, %v", c, err)
+	}
+	if c.Scope.Paths == nil || c.Trigger.Intents == nil {
+		t.Errorf("empty scope/trigger lists decode as nil: %+v %+v", c.Scope, c.Trigger)
+	}
+}
+
+func TestRollbackOnError(t *testing.T) {
+	s, _ := open(t)
+	seed(t, s)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertEvidence(ctx, store.Evidence{ID: "ev_2", Content: "y", Domain: "project", Field: "f",
+			Provenance: "human", AnchorID: "an_g", ContentSHA256: "y", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if n, _ := s.CountEvidence(ctx); n != 1 {
+		t.Fatalf("evidence rows = %d after rollback, want 1", n)
+	}
+}
+
+func TestIDsSortByTime(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 1000 {
+		ids = append(ids, store.NewID("ev_", base.Add(time.Duration(i/10)*time.Millisecond)))
+	}
+	if !sort.StringsAreSorted(ids) {
+		t.Fatal("ids made in order do not sort in order")
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+		if len(id) != 3+26 {
+			t.Fatalf("id %q has length %d", id, len(id))
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// Error is one located policy problem. It renders as
+// `file:line:col: code: message`, the form editors and CI logs understand.
+type Error struct {
+	Code    string `json:"code"`
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Message string `json:"message"`
+}
+
+func (e Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, max(e.Col, 1))
+	}
+	if loc == "" {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Code, e.Message)
+}
+
+// Errors is a list of located problems from one load.
+type Errors []Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// located converts OPA's ast.Errors (or any error) into Errors. file
+// overrides an empty location file.
+func located(err error, file string) Errors {
+	var aerrs ast.Errors
+	if errors.As(err, &aerrs) {
+		out := make(Errors, 0, len(aerrs))
+		for _, ae := range aerrs {
+			e := Error{Code: ae.Code, File: file, Message: ae.Message}
+			if ae.Location != nil {
+				if ae.Location.File != "" {
+					e.File = ae.Location.File
+				}
+				e.Line, e.Col = ae.Location.Row, ae.Location.Col
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	var aerr *ast.Error
+	if errors.As(err, &aerr) {
+		return located(ast.Errors{aerr}, file)
+	}
+	var es Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	return Errors{{Code: "load_error", File: file, Message: err.Error()}}
+}

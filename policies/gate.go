@@ -1,0 +1,227 @@
+package policies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// GateInput is the input of palace.gate.
+type GateInput struct {
+	// Action is "promote" or "publish".
+	Action string `json:"action"`
+	// Target is the status (promoted, canonical) for promote and the anchor
+	// kind (repo, global) for publish.
+	Target   string     `json:"target"`
+	Card     GateCard   `json:"card"`
+	Counts   RoleCounts `json:"counts"`
+	Reviewer Reviewer   `json:"reviewer"`
+	// Mode is "human" or "agent".
+	Mode string `json:"mode"`
+}
+
+// GateCard is the part of a card the gate sees.
+type GateCard struct {
+	ID          string `json:"id"`
+	Tier        string `json:"tier"`
+	Status      string `json:"status"`
+	Domain      string `json:"domain"`
+	Field       string `json:"field"`
+	Anchor      string `json:"anchor"`
+	Statement   string `json:"statement"`
+	Persistence string `json:"persistence"`
+}
+
+// RoleCounts counts a card's evidence links by role.
+type RoleCounts struct {
+	Supporting     int `json:"supporting"`
+	Verification   int `json:"verification"`
+	Teaching       int `json:"teaching"`
+	Counterexample int `json:"counterexample"`
+}
+
+// Reviewer is who asks for the change: Type is "human" or "agent".
+type Reviewer struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// GateOutput is the output of palace.gate.
+type GateOutput struct {
+	Allow   bool           `json:"allow"`
+	Reasons []string       `json:"reasons"`
+	Missing map[string]int `json:"missing"`
+}
+
+// Decision records which policy decided, for the audit trail.
+type Decision struct {
+	Point   Point  `json:"point"`
+	Source  string `json:"source,omitempty"`
+	Hash    string `json:"hash,omitempty"`
+	SetHash string `json:"set_hash,omitempty"`
+	Engine  string `json:"engine,omitempty"`
+	// Error is set when the policy failed and the result is a fallback
+	// (gate: a deny).
+	Error string `json:"error,omitempty"`
+}
+
+// Gate evaluates palace.gate. It never returns an error: a missing policy,
+// an evaluation error, a deadline or a malformed output is a deny whose
+// reason names the policy and the problem (fail closed), with Decision.Error set.
+func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
+	d := s.decision(Gate)
+	out, err := s.gate(ctx, in)
+	if err != nil {
+		d.Error = err.Error()
+		who := Gate.Package()
+		if sv, ok := s.served[Gate]; ok && len(sv.Files) > 0 {
+			who = fmt.Sprintf("%s (%s)", Gate.Package(), sv.Files[0])
+		}
+		return GateOutput{
+			Allow:   false,
+			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", who, err)},
+			Missing: map[string]int{},
+		}, d
+	}
+	return out, d
+}
+
+func (s *Set) decision(p Point) Decision {
+	d := Decision{Point: p, SetHash: s.hash}
+	if sv, ok := s.served[p]; ok {
+		d.Source, d.Hash, d.Engine = sv.Source, sv.Hash, sv.Engine
+	}
+	return d
+}
+
+func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
+	raw, err := s.Eval(ctx, Gate, gateValue(in))
+	if err != nil {
+		return GateOutput{}, err
+	}
+	return decodeGate(raw)
+}
+
+// gateValue builds the input as an OPA value directly: cheaper than the JSON
+// round trip rego.EvalInput does for structs.
+func gateValue(in GateInput) ast.Value {
+	str := ast.StringTerm
+	num := func(n int) *ast.Term { return ast.IntNumberTerm(n) }
+	return ast.NewObject(
+		ast.Item(str("action"), str(in.Action)),
+		ast.Item(str("target"), str(in.Target)),
+		ast.Item(str("mode"), str(in.Mode)),
+		ast.Item(str("card"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("id"), str(in.Card.ID)),
+			ast.Item(str("tier"), str(in.Card.Tier)),
+			ast.Item(str("status"), str(in.Card.Status)),
+			ast.Item(str("domain"), str(in.Card.Domain)),
+			ast.Item(str("field"), str(in.Card.Field)),
+			ast.Item(str("anchor"), str(in.Card.Anchor)),
+			ast.Item(str("statement"), str(in.Card.Statement)),
+			ast.Item(str("persistence"), str(in.Card.Persistence)),
+		))),
+		ast.Item(str("counts"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("supporting"), num(in.Counts.Supporting)),
+			ast.Item(str("verification"), num(in.Counts.Verification)),
+			ast.Item(str("teaching"), num(in.Counts.Teaching)),
+			ast.Item(str("counterexample"), num(in.Counts.Counterexample)),
+		))),
+		ast.Item(str("reviewer"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("name"), str(in.Reviewer.Name)),
+			ast.Item(str("type"), str(in.Reviewer.Type)),
+		))),
+	)
+}
+
+// decodeGate checks the output's shape strictly: a policy that answers
+// `allow: "true"` is an error, never an allow.
+func decodeGate(raw any) (GateOutput, error) {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return GateOutput{}, shapeErr(Gate, "", "an object", raw)
+	}
+	allow, ok := obj["allow"].(bool)
+	if !ok {
+		return GateOutput{}, shapeErr(Gate, "allow", "a boolean", obj["allow"])
+	}
+	out := GateOutput{Allow: allow, Reasons: []string{}, Missing: map[string]int{}}
+	if r, present := obj["reasons"]; present {
+		list, ok := r.([]any)
+		if !ok {
+			return GateOutput{}, shapeErr(Gate, "reasons", "an array of strings", r)
+		}
+		for i, x := range list {
+			s, ok := x.(string)
+			if !ok {
+				return GateOutput{}, shapeErr(Gate, fmt.Sprintf("reasons[%d]", i), "a string", x)
+			}
+			out.Reasons = append(out.Reasons, s)
+		}
+	}
+	if m, present := obj["missing"]; present {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			return GateOutput{}, shapeErr(Gate, "missing", "an object of role → count", m)
+		}
+		for role, v := range mm {
+			n, err := wholeNumber(v)
+			if err != nil {
+				return GateOutput{}, shapeErr(Gate, "missing."+role, "a whole number", v)
+			}
+			out.Missing[role] = n
+		}
+	}
+	if !out.Allow && len(out.Reasons) == 0 {
+		out.Reasons = []string{"denied by " + Gate.Package() + " (the policy gave no reason)"}
+	}
+	sort.Strings(out.Reasons)
+	return out, nil
+}
+
+func wholeNumber(v any) (int, error) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		if err != nil || f != math.Trunc(f) {
+			return 0, fmt.Errorf("not a whole number: %v", v)
+		}
+		return int(f), nil
+	case int:
+		return n, nil
+	case float64:
+		if n != math.Trunc(n) {
+			return 0, fmt.Errorf("not a whole number: %v", v)
+		}
+		return int(n), nil
+	}
+	return 0, fmt.Errorf("not a number: %v", v)
+}
+
+// ShapeError says which field of a decision point's output has the wrong type.
+type ShapeError struct {
+	Point Point
+	Field string
+	Want  string
+	Got   any
+}
+
+func (e *ShapeError) Error() string {
+	field := "output"
+	if e.Field != "" {
+		field = "field " + e.Field
+	}
+	got, _ := json.Marshal(e.Got)
+	if e.Got == nil {
+		got = []byte("nothing")
+	}
+	return fmt.Sprintf("%s returned a malformed decision: %s must be %s, got %s", e.Point.Package(), field, e.Want, got)
+}
+
+func shapeErr(p Point, field, want string, got any) error {
+	return &ShapeError{Point: p, Field: field, Want: want, Got: got}
+}

@@ -1,0 +1,301 @@
+package policies
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// The names of the three policy sources, in load order.
+const (
+	SourceEmbedded = "embedded"
+	SourceHome     = "home"
+	SourceRepo     = "repo"
+)
+
+// Sources says where the non-embedded policies live. A directory that does
+// not exist is simply empty.
+type Sources struct {
+	// HomeDir is $PALACE_HOME/policies.
+	HomeDir string
+	// RepoDir is <worktree>/.palace/policies.
+	RepoDir string
+}
+
+// DefaultTimeout bounds every evaluation unless Options.Timeout says otherwise.
+const DefaultTimeout = 100 * time.Millisecond
+
+// Options tune a Set. The zero value is valid.
+type Options struct {
+	// Timeout bounds each evaluation. Defaults to DefaultTimeout.
+	Timeout time.Duration
+}
+
+// File is one policy file of a set.
+type File struct {
+	Source  string `json:"source"`
+	Path    string `json:"path"`
+	Package string `json:"package"`
+	SHA256  string `json:"sha256"`
+	Test    bool   `json:"test,omitempty"`
+
+	content []byte
+	module  *ast.Module
+}
+
+// Served says what serves one decision point.
+type Served struct {
+	Point  Point    `json:"point"`
+	Source string   `json:"source"`
+	Files  []string `json:"files"`
+	Hash   string   `json:"hash"`
+	Engine string   `json:"engine"`
+}
+
+// Set is one compiled, immutable set of policies. It is safe for concurrent use.
+type Set struct {
+	hash     string
+	files    []File
+	served   map[Point]Served
+	prepared map[Point]rego.PreparedEvalQuery
+	timeout  time.Duration
+}
+
+// Hash is the content hash of every runtime file of the set (sha256 hex).
+func (s *Set) Hash() string { return s.hash }
+
+// Files lists the set's runtime files (tests excluded) in load order.
+func (s *Set) Files() []File { return slices.Clone(s.files) }
+
+// Served says what serves p; ok is false when nothing does.
+func (s *Set) Served(p Point) (Served, bool) {
+	sv, ok := s.served[p]
+	return sv, ok
+}
+
+// deniedBuiltins are refused at compile time: a policy decides from its input
+// alone, with no network and no view of the host's environment.
+var deniedBuiltins = map[string]bool{
+	"http.send":          true,
+	"net.lookup_ip_addr": true,
+	"opa.runtime":        true,
+}
+
+var capabilities = func() *ast.Capabilities {
+	c := ast.CapabilitiesForThisVersion()
+	kept := c.Builtins[:0]
+	for _, b := range c.Builtins {
+		if !deniedBuiltins[b.Name] {
+			kept = append(kept, b)
+		}
+	}
+	c.Builtins = kept
+	return c
+}()
+
+// Load reads the three sources, applies package-level override, compiles the
+// result and prepares one query per served decision point. Any parse or
+// compile error fails the whole load with Errors located at file:line:col;
+// the caller keeps serving its previous set.
+func Load(ctx context.Context, src Sources, opts Options) (*Set, error) {
+	files, err := readSources(src)
+	if err != nil {
+		return nil, err
+	}
+	return compile(ctx, files, opts)
+}
+
+// LoadDefaults compiles the embedded defaults alone. It cannot fail unless
+// the binary itself is broken.
+func LoadDefaults(ctx context.Context, opts Options) (*Set, error) {
+	return Load(ctx, Sources{}, opts)
+}
+
+// readSources parses every .rego file of every source.
+func readSources(src Sources) ([]File, error) {
+	var files []File
+	var errs Errors
+	add := func(source, path string, content []byte) {
+		f, perr := parseFile(source, path, content)
+		if perr != nil {
+			errs = append(errs, located(perr, path)...)
+			return
+		}
+		files = append(files, f)
+	}
+	err := fs.WalkDir(defaultFS, "default", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".rego") {
+			return err
+		}
+		b, err := defaultFS.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		add(SourceEmbedded, path, b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read embedded policies: %w", err)
+	}
+	for _, s := range []struct{ name, dir string }{{SourceHome, src.HomeDir}, {SourceRepo, src.RepoDir}} {
+		paths, err := policyFiles(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("read policy %s: %w", p, err)
+			}
+			add(s.name, p, b)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return files, nil
+}
+
+// policyFiles lists the .rego files under dir, sorted, skipping hidden
+// directories and editor temp files. A missing dir has none.
+func policyFiles(dir string) ([]string, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".rego") && !strings.HasPrefix(name, ".") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list policies in %s: %w", dir, err)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func parseFile(source, path string, content []byte) (File, error) {
+	m, err := ast.ParseModuleWithOpts(path, string(content), ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
+	if err != nil {
+		return File{}, err
+	}
+	if m == nil {
+		return File{}, Errors{{Code: "rego_parse_error", File: path, Line: 1, Col: 1, Message: "empty module: a policy file needs a package declaration"}}
+	}
+	sum := sha256.Sum256(content)
+	return File{
+		Source:  source,
+		Path:    path,
+		Package: strings.TrimPrefix(m.Package.Path.String(), "data."),
+		SHA256:  hex.EncodeToString(sum[:]),
+		Test:    strings.HasSuffix(path, "_test.rego"),
+		content: content,
+		module:  m,
+	}, nil
+}
+
+// effective applies package-level override: for every package, only the
+// files of the last source that declares it survive.
+func effective(files []File) []File {
+	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
+	winner := map[string]int{}
+	for _, f := range files {
+		if r, ok := winner[f.Package]; !ok || rank[f.Source] > r {
+			winner[f.Package] = rank[f.Source]
+		}
+	}
+	var out []File
+	for _, f := range files {
+		if rank[f.Source] == winner[f.Package] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
+	var runtime []File
+	for _, f := range effective(all) {
+		if !f.Test {
+			runtime = append(runtime, f)
+		}
+	}
+	modules := make(map[string]*ast.Module, len(runtime))
+	for _, f := range runtime {
+		modules[f.Path] = f.module
+	}
+	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
+	if c.Compile(modules); c.Failed() {
+		return nil, located(c.Errors, "")
+	}
+	s := &Set{
+		files:    runtime,
+		served:   map[Point]Served{},
+		prepared: map[Point]rego.PreparedEvalQuery{},
+		timeout:  opts.Timeout,
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	setHash := sha256.New()
+	for _, f := range runtime {
+		fmt.Fprintf(setHash, "%s\x00%s\x00%s\x00", f.Package, filepath.Base(f.Path), f.SHA256)
+	}
+	s.hash = hex.EncodeToString(setHash.Sum(nil))
+	for _, p := range Points {
+		var pf []File
+		for _, f := range runtime {
+			if f.Package == p.Package() {
+				pf = append(pf, f)
+			}
+		}
+		if len(pf) == 0 {
+			continue
+		}
+		pq, err := rego.New(rego.Query(p.Query()), rego.Compiler(c)).PrepareForEval(ctx)
+		if err != nil {
+			return nil, located(err, pf[0].Path)
+		}
+		s.prepared[p] = pq
+		s.served[p] = servedBy(p, pf)
+	}
+	return s, nil
+}
+
+func servedBy(p Point, files []File) Served {
+	h := sha256.New()
+	sv := Served{Point: p, Source: files[0].Source, Engine: "rego"}
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%s\x00", filepath.Base(f.Path), f.SHA256)
+		sv.Files = append(sv.Files, f.Path)
+	}
+	sv.Hash = hex.EncodeToString(h.Sum(nil))
+	return sv
+}

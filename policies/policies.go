@@ -1,0 +1,70 @@
+// Package policies owns palace's decision points and the engines behind them.
+//
+// A decision point (gate, scope, lanes, mailbox) is a Rego package
+// `palace.<point>` with a `decision` rule (mailbox: a conftest-style `deny`
+// set), or a WASM module exporting a function named after the point. Sets of
+// policies load from three sources in order — the embedded defaults,
+// $PALACE_HOME/policies/ and <repo>/.palace/policies/ — and a later source's
+// package replaces an earlier one's whole. Every loaded set has a content
+// hash that lifecycle events record.
+//
+// This package is the only one that imports OPA. It knows nothing of the
+// store, of cards' lifecycle or of the CLI; callers pass JSON-shaped inputs in
+// and get typed outputs back. Gate evaluation fails closed: an error or a
+// malformed output is a deny whose reason names the policy.
+package policies
+
+import (
+	"embed"
+	"fmt"
+)
+
+// Point names a decision point.
+type Point string
+
+// The decision points of DESIGN §5.
+const (
+	Gate    Point = "gate"
+	Scope   Point = "scope"
+	Lanes   Point = "lanes"
+	Mailbox Point = "mailbox"
+)
+
+// Points lists every decision point in a fixed order.
+var Points = []Point{Gate, Scope, Lanes, Mailbox}
+
+// Package is the Rego package that serves p, e.g. "palace.gate".
+func (p Point) Package() string { return "palace." + string(p) }
+
+// Query is the Rego query whose value is p's output.
+func (p Point) Query() string {
+	if p == Mailbox {
+		return "data.palace.mailbox.deny"
+	}
+	return "data." + p.Package() + ".decision"
+}
+
+// Valid reports whether p is one of Points.
+func (p Point) Valid() bool {
+	for _, q := range Points {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// ParsePoint accepts "gate" or "palace.gate".
+func ParsePoint(s string) (Point, error) {
+	p := Point(s)
+	if len(s) > len("palace.") && s[:len("palace.")] == "palace." {
+		p = Point(s[len("palace."):])
+	}
+	if !p.Valid() {
+		return "", fmt.Errorf("unknown decision point %q: use one of gate, scope, lanes, mailbox", s)
+	}
+	return p, nil
+}
+
+//go:embed default/*.rego
+var defaultFS embed.FS

@@ -1,0 +1,154 @@
+// Command gate-go is palace's default gate decision point written as an
+// Extism plugin in plain Go: it answers exactly what the embedded
+// policies/default gate.rego answers, and is the starting point for a team
+// that prefers Go to Rego for its own gate.
+//
+// Build (Go 1.24+; any module with github.com/extism/go-pdk):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o gate.wasm .
+//
+// and drop gate.wasm into $PALACE_HOME/policies/ or <repo>/.palace/policies/.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/extism/go-pdk"
+)
+
+// input is the gate decision point's input (policies/README.md).
+type input struct {
+	Action string `json:"action"` // promote | publish
+	Target string `json:"target"` // promoted | canonical | repo | global
+	Card   struct {
+		ID   string `json:"id"`
+		Tier string `json:"tier"` // dao_tian | dao_ren | shu | qi
+	} `json:"card"`
+	// Counts are numbers in JSON; float64 keeps any value the host sends.
+	Counts struct {
+		Supporting     float64 `json:"supporting"`
+		Verification   float64 `json:"verification"`
+		Teaching       float64 `json:"teaching"`
+		Counterexample float64 `json:"counterexample"`
+	} `json:"counts"`
+	Reviewer struct {
+		Name string `json:"name"`
+		Type string `json:"type"` // human | agent
+	} `json:"reviewer"`
+	Mode string `json:"mode"`
+}
+
+type output struct {
+	Allow   bool               `json:"allow"`
+	Reasons []string           `json:"reasons"` // sorted, no duplicates
+	Missing map[string]float64 `json:"missing"` // roles short of their threshold
+}
+
+// rule is one promotion threshold set.
+type rule struct {
+	supporting, verification, teaching float64
+	human                              bool // the reviewer must be a human
+}
+
+// promoteRules are the default thresholds, keyed by tier and target.
+var promoteRules = map[[2]string]rule{
+	{"dao_tian", "canonical"}: {3, 2, 1, true},
+	{"dao_ren", "promoted"}:   {2, 1, 0, false},
+	{"shu", "promoted"}:       {1, 1, 0, false},
+	{"qi", "promoted"}:        {1, 1, 0, false},
+	{"dao_ren", "canonical"}:  {3, 2, 0, true},
+	{"shu", "canonical"}:      {2, 2, 0, true},
+	{"qi", "canonical"}:       {2, 2, 0, true},
+}
+
+// gate is the exported decision point: JSON in, JSON out, status 0.
+//
+//go:wasmexport gate
+func gate() int32 {
+	var in input
+	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+		pdk.SetError(fmt.Errorf("gate input: %w", err))
+		return 1
+	}
+	out, err := json.Marshal(decide(in))
+	if err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	pdk.Output(out)
+	return 0
+}
+
+func decide(in input) output {
+	out := output{Reasons: []string{}, Missing: map[string]float64{}}
+	switch in.Action {
+	case "promote":
+		promote(in, &out)
+	case "publish":
+		publish(in, &out)
+	default:
+		out.Reasons = append(out.Reasons, "unknown action "+in.Action)
+	}
+	slices.Sort(out.Reasons)
+	out.Reasons = slices.Compact(out.Reasons)
+	return out
+}
+
+func promote(in input, out *output) {
+	tier, target := in.Card.Tier, in.Target
+	r, ok := promoteRules[[2]string{tier, target}]
+	if !ok {
+		out.Reasons = append(out.Reasons, "no gate rule for "+tier+" → "+target)
+		return
+	}
+	for _, c := range []struct {
+		role       string
+		have, need float64
+	}{
+		{"supporting", in.Counts.Supporting, r.supporting},
+		{"verification", in.Counts.Verification, r.verification},
+		{"teaching", in.Counts.Teaching, r.teaching},
+	} {
+		if c.have < c.need {
+			out.Reasons = append(out.Reasons, c.role+": have "+num(c.have)+", need "+num(c.need))
+			out.Missing[c.role] = c.need - c.have
+		}
+	}
+	if n := in.Counts.Counterexample; n > 0 {
+		out.Reasons = append(out.Reasons, "counterexample: "+num(n)+" on record, any counterexample blocks promotion")
+	}
+	if r.human && in.Reviewer.Type != "human" {
+		out.Reasons = append(out.Reasons, "reviewer: "+tier+" → "+target+" needs a human reviewer")
+	}
+	out.Allow = len(out.Reasons) == 0
+	if out.Allow {
+		out.Reasons = append(out.Reasons, tier+" → "+target+": all thresholds met")
+	}
+}
+
+func publish(in input, out *output) {
+	target := in.Target
+	if target != "repo" && target != "global" {
+		out.Reasons = append(out.Reasons, "no gate rule for publish → "+target)
+	}
+	if n := in.Counts.Counterexample; n > 0 {
+		out.Reasons = append(out.Reasons, "counterexample: "+num(n)+" on record, any counterexample blocks publishing")
+	}
+	if target == "global" && in.Reviewer.Type != "human" {
+		out.Reasons = append(out.Reasons, "reviewer: publish → global needs a human reviewer")
+	}
+	out.Allow = len(out.Reasons) == 0
+	if out.Allow {
+		out.Reasons = append(out.Reasons, "publish → "+target+": allowed")
+	}
+}
+
+// num prints a count the way Rego's sprintf("%v") does: 2, not 2.000000.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// main is required by the Go toolchain; with -buildmode=c-shared it is never
+// called.
+func main() {}

@@ -1,0 +1,174 @@
+// Command lanes-go is palace's default lanes decision point written as an
+// Extism plugin in plain Go: for each card of the batch it computes the
+// salience, its breakdown, the injection lane and the render form exactly as
+// the embedded policies/default lanes.rego does.
+//
+// Build (Go 1.24+; any module with github.com/extism/go-pdk):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o lanes.wasm .
+//
+// and drop lanes.wasm into $PALACE_HOME/policies/ or <repo>/.palace/policies/.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/extism/go-pdk"
+)
+
+type input struct {
+	Cards  []cardInput `json:"cards"`
+	Config struct {
+		// Pointers tell an absent value (use the default) from zero.
+		GraceDays *float64 `json:"inactivity_grace_days"`
+		StepDays  *float64 `json:"inactivity_step_days"`
+		Max       *float64 `json:"inactivity_max"`
+	} `json:"config"`
+}
+
+type cardInput struct {
+	Card struct {
+		ID          string `json:"id"`
+		Persistence string `json:"persistence"` // standard | protected | foundational
+		RenderPref  string `json:"render_pref"` // auto | inline_full | inline_compact | ref_preferred
+	} `json:"card"`
+	ScopeFit     float64 `json:"scope_fit"`     // 0..30, from the scope point
+	OperationFit float64 `json:"operation_fit"` // 0..20, from the scope point
+	Relevance    float64 `json:"relevance"`     // not used by the default rules
+	Counts30d    struct {
+		Applied float64 `json:"applied"`
+		Skipped float64 `json:"skipped"`
+		Trimmed float64 `json:"trimmed"`
+		Viewed  float64 `json:"viewed"`
+	} `json:"counts30d"`
+	AgeDays float64 `json:"age_days"`
+}
+
+type result struct {
+	Salience   float64   `json:"salience"`
+	Breakdown  breakdown `json:"breakdown"`
+	Lane       string    `json:"lane"`
+	RenderForm string    `json:"render_form"`
+}
+
+// breakdown holds each term of the salience sum; penalties are negative.
+type breakdown struct {
+	ScopeFit     float64 `json:"scope_fit"`
+	OperationFit float64 `json:"operation_fit"`
+	Persistence  float64 `json:"persistence"`
+	Applied      float64 `json:"applied"`
+	Viewed       float64 `json:"viewed"`
+	Skipped      float64 `json:"skipped"`
+	Trimmed      float64 `json:"trimmed"`
+	Inactivity   float64 `json:"inactivity"`
+}
+
+// lanes is the exported decision point: JSON in, JSON out, status 0.
+//
+//go:wasmexport lanes
+func lanes() int32 {
+	var in input
+	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+		pdk.SetError(fmt.Errorf("lanes input: %w", err))
+		return 1
+	}
+	res, err := decide(in)
+	if err == nil {
+		var out []byte
+		if out, err = json.Marshal(res); err == nil {
+			pdk.Output(out)
+			return 0
+		}
+	}
+	pdk.SetError(err)
+	return 1
+}
+
+func decide(in input) (map[string]result, error) {
+	grace, step, maxInactivity := orDefault(in.Config.GraceDays, 30), orDefault(in.Config.StepDays, 7), orDefault(in.Config.Max, 10)
+	if step <= 0 {
+		return nil, errors.New("lanes config: inactivity_step_days must be positive")
+	}
+	out := make(map[string]result, len(in.Cards))
+	for _, c := range in.Cards {
+		b := breakdown{
+			ScopeFit:     c.ScopeFit,
+			OperationFit: c.OperationFit,
+			Persistence:  persistenceBonus(c.Card.Persistence),
+			Applied:      math.Min(c.Counts30d.Applied*2, 10),
+			Viewed:       math.Min(c.Counts30d.Viewed, 5),
+			// 0 - x, not -x: -x of a zero is -0, which JSON prints as "-0".
+			Skipped:    0 - math.Min(c.Counts30d.Skipped*2, 15),
+			Trimmed:    0 - math.Min(c.Counts30d.Trimmed*2, 10),
+			Inactivity: 0 - math.Min(maxInactivity, math.Max(0, math.Floor((c.AgeDays-grace)/step))),
+		}
+		sum := b.ScopeFit + b.OperationFit + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity
+		salience := math.Min(100, math.Max(0, sum))
+		lane := laneOf(salience, c.Card.Persistence)
+		out[c.Card.ID] = result{
+			Salience:   salience,
+			Breakdown:  b,
+			Lane:       lane,
+			RenderForm: renderForm(lane, c.Card.RenderPref),
+		}
+	}
+	return out, nil
+}
+
+func orDefault(v *float64, def float64) float64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func persistenceBonus(p string) float64 {
+	switch p {
+	case "foundational":
+		return 20
+	case "protected":
+		return 10
+	}
+	return 0
+}
+
+func laneOf(salience float64, persistence string) string {
+	switch {
+	case persistence == "foundational" && salience >= 40, salience >= 70:
+		return "core"
+	case salience >= 45:
+		return "scoped"
+	case salience >= 20:
+		return "ref_only"
+	}
+	return "inspector_only"
+}
+
+func renderForm(lane, pref string) string {
+	switch lane {
+	case "core":
+		switch pref {
+		case "inline_compact":
+			return "inline_compact"
+		case "ref_preferred":
+			return "ref_only"
+		}
+		return "inline_full"
+	case "scoped":
+		switch pref {
+		case "inline_full":
+			return "inline_full"
+		case "ref_preferred":
+			return "ref_only"
+		}
+		return "inline_compact"
+	}
+	return lane // ref_only and inspector_only render as themselves
+}
+
+// main is required by the Go toolchain; with -buildmode=c-shared it is never
+// called.
+func main() {}

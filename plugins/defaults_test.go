@@ -1,0 +1,181 @@
+package plugins_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The example plugins in examples/plugins must answer exactly what palace's
+// embedded Rego defaults answer (DESIGN §5, policies/README.md). These tables
+// pin that contract on the real wasm.
+
+func TestGateGo(t *testing.T) {
+	human := `"reviewer":{"name":"alice","type":"human"}`
+	agent := `"reviewer":{"name":"claude","type":"agent"}`
+	promote := func(tier, target, counts, reviewer string) string {
+		return `{"action":"promote","target":"` + target + `","card":{"id":"kc_1","tier":"` + tier +
+			`","status":"candidate","anchor":"repo"},"counts":` + counts + `,` + reviewer + `,"mode":"human"}`
+	}
+	publish := func(target, counts, reviewer string) string {
+		return `{"action":"publish","target":"` + target + `","card":{"id":"kc_1","tier":"shu","status":"promoted"},"counts":` +
+			counts + `,` + reviewer + `,"mode":"human"}`
+	}
+	tests := []struct {
+		name, input, want string
+	}{
+		{"dao_tian canonical, all met", promote("dao_tian", "canonical", `{"supporting":3,"verification":2,"teaching":1,"counterexample":0}`, human),
+			`{"allow":true,"reasons":["dao_tian → canonical: all thresholds met"],"missing":{}}`},
+		{"dao_tian canonical, short and agent", promote("dao_tian", "canonical", `{"supporting":1}`, agent),
+			`{"allow":false,"reasons":["reviewer: dao_tian → canonical needs a human reviewer","supporting: have 1, need 3","teaching: have 0, need 1","verification: have 0, need 2"],"missing":{"supporting":2,"teaching":1,"verification":2}}`},
+		{"dao_ren promoted by an agent", promote("dao_ren", "promoted", `{"supporting":2,"verification":1}`, agent),
+			`{"allow":true,"reasons":["dao_ren → promoted: all thresholds met"],"missing":{}}`},
+		{"dao_ren promoted, one short", promote("dao_ren", "promoted", `{"supporting":1,"verification":1,"teaching":5}`, human),
+			`{"allow":false,"reasons":["supporting: have 1, need 2"],"missing":{"supporting":1}}`},
+		{"shu promoted, counterexample", promote("shu", "promoted", `{"supporting":4,"verification":4,"counterexample":1}`, human),
+			`{"allow":false,"reasons":["counterexample: 1 on record, any counterexample blocks promotion"],"missing":{}}`},
+		{"qi promoted, no counts", promote("qi", "promoted", `{}`, human),
+			`{"allow":false,"reasons":["supporting: have 0, need 1","verification: have 0, need 1"],"missing":{"supporting":1,"verification":1}}`},
+		{"dao_ren canonical, human", promote("dao_ren", "canonical", `{"supporting":3,"verification":2}`, human),
+			`{"allow":true,"reasons":["dao_ren → canonical: all thresholds met"],"missing":{}}`},
+		{"shu canonical, one short", promote("shu", "canonical", `{"supporting":2,"verification":1}`, human),
+			`{"allow":false,"reasons":["verification: have 1, need 2"],"missing":{"verification":1}}`},
+		{"qi canonical, agent", promote("qi", "canonical", `{"supporting":2,"verification":2}`, agent),
+			`{"allow":false,"reasons":["reviewer: qi → canonical needs a human reviewer"],"missing":{}}`},
+		{"no rule", promote("dao_tian", "promoted", `{"supporting":0,"counterexample":2}`, agent),
+			`{"allow":false,"reasons":["no gate rule for dao_tian → promoted"],"missing":{}}`},
+		{"publish repo by an agent", publish("repo", `{"supporting":1}`, agent),
+			`{"allow":true,"reasons":["publish → repo: allowed"],"missing":{}}`},
+		{"publish global by an agent", publish("global", `{}`, agent),
+			`{"allow":false,"reasons":["reviewer: publish → global needs a human reviewer"],"missing":{}}`},
+		{"publish global, counterexample", publish("global", `{"counterexample":2}`, human),
+			`{"allow":false,"reasons":["counterexample: 2 on record, any counterexample blocks publishing"],"missing":{}}`},
+		{"publish to canonical", publish("canonical", `{"counterexample":1}`, human),
+			`{"allow":false,"reasons":["counterexample: 1 on record, any counterexample blocks publishing","no gate rule for publish → canonical"],"missing":{}}`},
+		{"unknown action", `{"action":"delete","target":"promoted","card":{"tier":"qi"}}`,
+			`{"allow":false,"reasons":["unknown action delete"],"missing":{}}`},
+	}
+	rt := newRuntime(t, testConfig())
+	m := load(t, rt, "gate")
+	if got := m.Points(); !reflect.DeepEqual(got, []string{"gate"}) {
+		t.Fatalf("Points() = %q, want [gate]", got)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := m.Call(context.Background(), "gate", []byte(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSameJSON(t, out, tt.want)
+		})
+	}
+	_, err := m.Call(context.Background(), "gate", []byte(`{"counts":"many"}`))
+	mustContain(t, err, "call plugin gate.wasm gate: gate input: json: cannot unmarshal")
+}
+
+func TestLanesGo(t *testing.T) {
+	card := func(id, persistence, pref string, scope, op int, counts string, age int) string {
+		return `{"card":{"id":"` + id + `","tier":"shu","status":"promoted","persistence":"` + persistence +
+			`","render_pref":"` + pref + `","statement":"s"},"scope_fit":` + itoa(scope) + `,"operation_fit":` + itoa(op) +
+			`,"relevance":0.5,"counts30d":` + counts + `,"age_days":` + itoa(age) + `}`
+	}
+	none := `{"applied":0,"skipped":0,"trimmed":0,"viewed":0}`
+	// result renders one expected entry; bd is scope_fit, operation_fit,
+	// persistence, applied, viewed, skipped, trimmed, inactivity.
+	result := func(salience int, lane, form string, bd [8]int) string {
+		keys := []string{"scope_fit", "operation_fit", "persistence", "applied", "viewed", "skipped", "trimmed", "inactivity"}
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = `"` + k + `":` + itoa(bd[i])
+		}
+		return `{"salience":` + itoa(salience) + `,"breakdown":{` + strings.Join(parts, ",") + `},"lane":"` + lane + `","render_form":"` + form + `"}`
+	}
+	tests := []struct {
+		name, cards, config string
+		want                map[string]string
+	}{
+		{"lanes and render forms", strings.Join([]string{
+			card("found", "foundational", "auto", 10, 10, none, 0),
+			card("found39", "foundational", "auto", 9, 10, none, 0),
+			card("busy", "standard", "auto", 30, 20, `{"applied":3,"viewed":7}`, 10),
+			card("busyfull", "standard", "inline_full", 30, 20, `{"applied":3,"viewed":7}`, 10),
+			card("prot", "protected", "ref_preferred", 30, 20, `{"applied":9,"viewed":5}`, 0),
+			card("compact", "protected", "inline_compact", 25, 20, `{"applied":5,"viewed":5}`, 0),
+			card("s45", "standard", "ref_preferred", 25, 20, none, 0),
+			card("s44", "standard", "inline_full", 24, 20, none, 0),
+			card("s20", "standard", "auto", 20, 0, none, 0),
+			card("s19", "standard", "inline_full", 19, 0, none, 0),
+		}, ","), `{}`, map[string]string{
+			"found":    result(40, "core", "inline_full", [8]int{10, 10, 20, 0, 0, 0, 0, 0}),
+			"found39":  result(39, "ref_only", "ref_only", [8]int{9, 10, 20, 0, 0, 0, 0, 0}),
+			"busy":     result(61, "scoped", "inline_compact", [8]int{30, 20, 0, 6, 5, 0, 0, 0}),
+			"busyfull": result(61, "scoped", "inline_full", [8]int{30, 20, 0, 6, 5, 0, 0, 0}),
+			"prot":     result(75, "core", "ref_only", [8]int{30, 20, 10, 10, 5, 0, 0, 0}),
+			"compact":  result(70, "core", "inline_compact", [8]int{25, 20, 10, 10, 5, 0, 0, 0}),
+			"s45":      result(45, "scoped", "ref_only", [8]int{25, 20, 0, 0, 0, 0, 0, 0}),
+			"s44":      result(44, "ref_only", "ref_only", [8]int{24, 20, 0, 0, 0, 0, 0, 0}),
+			"s20":      result(20, "ref_only", "ref_only", [8]int{20, 0, 0, 0, 0, 0, 0, 0}),
+			"s19":      result(19, "inspector_only", "inspector_only", [8]int{19, 0, 0, 0, 0, 0, 0, 0}),
+		}},
+		{"penalties, inactivity and clamping", strings.Join([]string{
+			card("cold", "standard", "auto", 0, 0, `{"skipped":10,"trimmed":10}`, 400),
+			card("age43", "standard", "auto", 25, 0, `{"skipped":1,"trimmed":1}`, 43),
+			card("age44", "standard", "auto", 25, 0, none, 44),
+			card("over", "foundational", "auto", 90, 20, none, 0),
+		}, ","), `{}`, map[string]string{
+			"cold":  result(0, "inspector_only", "inspector_only", [8]int{0, 0, 0, 0, 0, -15, -10, -10}),
+			"age43": result(20, "ref_only", "ref_only", [8]int{25, 0, 0, 0, 0, -2, -2, -1}),
+			"age44": result(23, "ref_only", "ref_only", [8]int{25, 0, 0, 0, 0, 0, 0, -2}),
+			"over":  result(100, "core", "inline_full", [8]int{90, 20, 20, 0, 0, 0, 0, 0}),
+		}},
+		{"config overrides", card("old", "standard", "auto", 30, 20, none, 100),
+			`{"inactivity_grace_days":0,"inactivity_step_days":1,"inactivity_max":3}`, map[string]string{
+				"old": result(47, "scoped", "inline_compact", [8]int{30, 20, 0, 0, 0, 0, 0, -3}),
+			}},
+		{"partial config", card("old", "standard", "auto", 30, 20, none, 100),
+			`{"inactivity_max":20}`, map[string]string{
+				"old": result(40, "ref_only", "ref_only", [8]int{30, 20, 0, 0, 0, 0, 0, -10}),
+			}},
+		{"empty batch", "", `{}`, map[string]string{}},
+	}
+	rt := newRuntime(t, testConfig())
+	m := load(t, rt, "lanes")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"cards":[` + tt.cards + `],"config":` + tt.config + `}`
+			out, err := m.Call(context.Background(), "lanes", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), ":-0") {
+				t.Errorf("output has a negative zero: %s", out)
+			}
+			var parts []string
+			for id, r := range tt.want {
+				parts = append(parts, `"`+id+`":`+r)
+			}
+			assertSameJSON(t, out, "{"+strings.Join(parts, ",")+"}")
+		})
+	}
+	_, err := m.Call(context.Background(), "lanes", []byte(`{"cards":[],"config":{"inactivity_step_days":0}}`))
+	mustContain(t, err, "call plugin lanes.wasm lanes: lanes config: inactivity_step_days must be positive")
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// assertSameJSON compares got and want as decoded JSON values.
+func assertSameJSON(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("output is not JSON: %v: %s", err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want: %v", err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+}

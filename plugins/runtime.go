@@ -1,0 +1,189 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Runtime loads plugins under one Config. It is safe for concurrent use.
+type Runtime struct {
+	s settings
+
+	mu      sync.Mutex // guards the fields below
+	closed  bool
+	modules map[*Module]struct{}
+}
+
+// NewRuntime checks cfg and returns a Runtime. It fails only on an invalid
+// Config (a negative limit, a memory cap over 4 GiB) or a cancelled ctx; an
+// unusable cache directory is not an error here (see Config.WithCacheDir).
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("new plugin runtime: %w", err)
+	}
+	s, err := cfg.settings()
+	if err != nil {
+		return nil, fmt.Errorf("new plugin runtime: %w", err)
+	}
+	return &Runtime{s: s, modules: map[*Module]struct{}{}}, nil
+}
+
+// Load checks, compiles and instantiates the module wasm, naming it name in
+// every message (the file name, e.g. "team.wasm"). The bytes are not retained.
+//
+// A module that is not WebAssembly, imports anything outside extism:host/env
+// and wasi_snapshot_preview1, exports none of the decision points, or exports
+// one with the wrong signature is refused before compilation with an error
+// matching ErrRefused that names the offending import or export, e.g.
+//
+//	load plugin team.wasm: imports env.evil_fn: only extism:host/env and wasi_snapshot_preview1 are allowed
+//
+// Compiling a Go guest takes about a second; with Config.WithCacheDir a later
+// process loads it from disk in milliseconds. Load creates one instance
+// before returning, so a module that cannot be instantiated (a declared
+// memory over the cap, a link error) fails here and not on its first call. No
+// guest code runs during Load.
+func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, error) {
+	m, err := r.load(ctx, name, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", name, err)
+	}
+	return m, nil
+}
+
+func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, error) {
+	if r.isClosed() {
+		return nil, ErrClosed
+	}
+	parsed, err := parseWasm(wasm)
+	if err != nil {
+		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
+	}
+	points, problems := pointsAndProblems(parsed)
+	if len(problems) > 0 {
+		return nil, refuse(problems)
+	}
+	sum := sha256.Sum256(wasm)
+	hash := hex.EncodeToString(sum[:])
+
+	compiled, cache, err := r.compile(ctx, wasm, hash)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	m := &Module{
+		name:     name,
+		hash:     hash,
+		points:   points,
+		s:        r.s,
+		compiled: compiled,
+		cache:    cache,
+		pool:     make(chan *instance, r.s.poolSize),
+		done:     make(chan struct{}),
+		rt:       r,
+	}
+	first, err := m.instantiate(ctx)
+	if err != nil {
+		m.release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	m.pool <- first
+	for range r.s.poolSize - 1 {
+		m.pool <- nil // empty slots, filled on demand
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		// Close ran while we compiled; it could not see this module.
+		m.closeOnce.Do(func() {
+			close(m.done)
+			m.closeErr = m.release(context.WithoutCancel(ctx))
+		})
+		return nil, ErrClosed
+	}
+	r.modules[m] = struct{}{}
+	return m, nil
+}
+
+// compile builds the Extism plugin, through the module's disk cache when one
+// is configured. A cache that fails in any way is deleted and the module is
+// compiled in memory instead: the cache may make Load faster, never fail it.
+func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+	if r.s.cacheDir != "" {
+		d := openDiskCache(r.s.cacheDir, r.s.version, hash)
+		if cache, err := d.compilationCache(); err == nil {
+			compiled, err := r.compileWith(ctx, wasm, cache)
+			if err == nil {
+				if !d.warm {
+					d.seal()
+				}
+				return compiled, cache, nil
+			}
+			_ = cache.Close(ctx)
+			d.discard()
+		}
+	}
+	compiled, err := r.compileWith(ctx, wasm, nil)
+	return compiled, nil, err
+}
+
+func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*extism.CompiledPlugin, error) {
+	rc := wazero.NewRuntimeConfig().
+		// Without this, a guest in an infinite loop would ignore the
+		// deadline and hold its goroutine forever.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(r.s.memoryPages)
+	if cache != nil {
+		rc = rc.WithCompilationCache(cache)
+	}
+	manifest := extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
+		Memory: &extism.ManifestMemory{
+			MaxPages: r.s.memoryPages,
+			// Zero disables Extism vars (var_set traps) and caps HTTP
+			// bodies, though with no allowed hosts no request is made.
+			MaxVarBytes:          0,
+			MaxHttpResponseBytes: 0,
+		},
+		// AllowedHosts, AllowedPaths and Config stay empty: that is the
+		// sandbox. Timeout stays 0 because Module.Call sets its own deadline
+		// and needs to tell it apart from the caller's cancellation.
+	}
+	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
+}
+
+// Close closes every Module loaded by r (see Module.Close) and makes later
+// Loads fail with ErrClosed. It is safe to call more than once.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	mods := make([]*Module, 0, len(r.modules))
+	for m := range r.modules {
+		mods = append(mods, m)
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, m := range mods {
+		errs = append(errs, m.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+func (r *Runtime) forget(m *Module) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.modules, m)
+}

@@ -1,0 +1,5 @@
+module github.com/palacehq/palace/plugins/testdata/guests
+
+go 1.26.0
+
+require github.com/extism/go-pdk v1.1.3

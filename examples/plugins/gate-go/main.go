@@ -133,6 +133,7 @@ func publish(in input, out *output) {
 	target := in.Target
 	if target != "repo" && target != "global" {
 		out.Reasons = append(out.Reasons, "no gate rule for publish → "+target)
+		return
 	}
 	if n := in.Counts.Counterexample; n > 0 {
 		out.Reasons = append(out.Reasons, "counterexample: "+num(n)+" on record, any counterexample blocks publishing")

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
+)
+
+func newCardCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "card", Short: "List, show, audit and link knowledge cards"}
+	cmd.AddCommand(newCardListCmd(g), newCardShowCmd(g), newCardEventsCmd(g), newCardLinkCmd(g))
+	return cmd
+}
+
+func newCardListCmd(g *globals) *cobra.Command {
+	var f host.CardFilter
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List cards, dao_tian first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				cards, err := h.ListCards(ctx, f)
+				if err != nil {
+					return err
+				}
+				if cards == nil {
+					cards = []host.Card{}
+				}
+				return g.output(map[string]any{"cards": cards}, func(w io.Writer) {
+					if len(cards) == 0 {
+						fmt.Fprintln(w, "no cards match; distill one with `palace distill`")
+						return
+					}
+					p := newPainter(w)
+					t := newTable(w)
+					fmt.Fprintln(t, "ID\tTIER\tSTATUS\tANCHOR\tFIELD\tS/V/T/C\tSTATEMENT")
+					for _, c := range cards {
+						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d/%d/%d/%d\t%s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, c.Field,
+							c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"], truncate(c.Statement, 60))
+					}
+					t.Flush()
+					fmt.Fprintf(w, "%s\n", p.dim(plural(len(cards), "card")+" · S/V/T/C = supporting/verification/teaching/counterexample evidence"))
+				})
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
+	fl.StringVar(&f.Status, "status", "", "candidate, promoted, canonical, demoted or retired")
+	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	fl.StringVar(&f.Field, "field", "", "field")
+	fl.IntVar(&f.Limit, "limit", 0, "at most this many cards (0 = all)")
+	return cmd
+}
+
+func newCardShowCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one card with its anchor and evidence links",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				c, err := h.ShowCard(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return g.output(c, func(w io.Writer) { printCard(w, c) })
+			})
+		},
+	}
+}
+
+func printCard(w io.Writer, c host.Card) {
+	p := newPainter(w)
+	fmt.Fprintf(w, "%s  %s %s\n", c.ID, p.tier(c.Tier), p.status(c.Status))
+	fmt.Fprintf(w, "  %s\n", c.Statement)
+	if c.Content != "" {
+		for _, line := range strings.Split(strings.TrimRight(c.Content, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", p.dim(line))
+		}
+	}
+	t := newTable(w)
+	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, c.Anchor.Identity)
+	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, c.Field)
+	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
+	if s := scopeLine(c.Scope); s != "" {
+		fmt.Fprintf(t, "  scope\t%s\n", s)
+	}
+	if s := triggerLine(c.Trigger); s != "" {
+		fmt.Fprintf(t, "  trigger\t%s\n", s)
+	}
+	if c.ReviewAfter != "" || c.ExpiresAt != "" {
+		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", orDash(c.ReviewAfter), orDash(c.ExpiresAt))
+	}
+	if c.OriginCard != "" {
+		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
+	}
+	if c.PublishedTo != "" {
+		fmt.Fprintf(t, "  published to\t%s\n", c.PublishedTo)
+	}
+	fmt.Fprintf(t, "  evidence\t%s\n", countsLine(c.Counts))
+	t.Flush()
+	for _, l := range c.Links {
+		ref := l.SourceRef
+		if ref == "" {
+			ref = "-"
+		}
+		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(ref))
+	}
+}
+
+func scopeLine(s store.Scope) string {
+	var parts []string
+	if len(s.Paths) > 0 {
+		parts = append(parts, "paths "+strings.Join(s.Paths, ", "))
+	}
+	if len(s.Languages) > 0 {
+		parts = append(parts, "languages "+strings.Join(s.Languages, ", "))
+	}
+	if len(s.Fields) > 0 {
+		parts = append(parts, "fields "+strings.Join(s.Fields, ", "))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func triggerLine(t store.Trigger) string {
+	var parts []string
+	if len(t.Patterns) > 0 {
+		parts = append(parts, "patterns "+strings.Join(t.Patterns, ", "))
+	}
+	if len(t.Intents) > 0 {
+		parts = append(parts, "intents "+strings.Join(t.Intents, ", "))
+	}
+	if len(t.ToolNeeds) > 0 {
+		parts = append(parts, "tools "+strings.Join(t.ToolNeeds, ", "))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newCardEventsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "events ID",
+		Short: "Show a card's append-only audit trail",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				evs, err := h.CardEvents(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if evs == nil {
+					evs = []store.Event{}
+				}
+				return g.output(map[string]any{"card_id": args[0], "events": evs}, func(w io.Writer) {
+					p := newPainter(w)
+					for _, e := range evs {
+						move := ""
+						if e.FromStatus != "" || e.ToStatus != "" {
+							move = fmt.Sprintf(" %s → %s", orDash(e.FromStatus), orDash(e.ToStatus))
+							if e.FromStatus == e.ToStatus {
+								move = ""
+							}
+						}
+						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, e.Actor, e.ActorType)
+						if e.Reason != "" {
+							fmt.Fprintf(w, "   reason: %s\n", e.Reason)
+						}
+						if e.Policy != "" {
+							fmt.Fprintf(w, "   policy: %s %s\n", e.Policy, shortHash(e.PolicyHash))
+						}
+						if len(e.Data) > 0 {
+							fmt.Fprintf(w, "   %s\n", p.dim(compactJSON(e.Data)))
+						}
+					}
+				})
+			})
+		},
+	}
+}
+
+func compactJSON(b json.RawMessage) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func newCardLinkCmd(g *globals) *cobra.Command {
+	var req host.LinkRequest
+	cmd := &cobra.Command{
+		Use:   "link ID --role ROLE --evidence EV",
+		Short: "Link evidence to a card in a role (never changes status)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Link(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return g.output(res, func(w io.Writer) {
+					if !res.Added {
+						fmt.Fprintf(w, "%s is already linked to %s as %s; nothing changed\n", req.EvidenceID, args[0], req.Role)
+						return
+					}
+					fmt.Fprintf(w, "linked %s → %s as %s\n  evidence: %s\n", req.EvidenceID, args[0], req.Role, countsLine(res.Card.Counts))
+				})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&req.Role, "role", "", "supporting, verification, counterexample or teaching")
+	cmd.Flags().StringVar(&req.EvidenceID, "evidence", "", "the evidence id")
+	cmd.Flags().StringVar(&req.Note, "note", "", "a note on the link")
+	return cmd
+}
+
+func newEvidenceCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "evidence", Short: "List and show recorded evidence"}
+	var f host.EvidenceFilter
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List evidence, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				evs, total, err := h.ListEvidence(ctx, f)
+				if err != nil {
+					return err
+				}
+				if evs == nil {
+					evs = []host.Evidence{}
+				}
+				return g.output(map[string]any{"evidence": evs, "total": total}, func(w io.Writer) {
+					t := newTable(w)
+					fmt.Fprintln(t, "ID\tANCHOR\tFIELD\tPROVENANCE\tCONTENT")
+					for _, e := range evs {
+						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, e.Field, e.Provenance, truncate(e.Content, 60))
+					}
+					t.Flush()
+					fmt.Fprintf(w, "%d of %d shown\n", len(evs), total)
+				})
+			})
+		},
+	}
+	list.Flags().StringVar(&f.Field, "field", "", "field")
+	list.Flags().StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	list.Flags().IntVar(&f.Limit, "limit", 50, "at most this many rows (0 = all); total counts every match")
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one piece of evidence",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				e, err := h.ShowEvidence(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return g.output(e, func(w io.Writer) {
+					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, e.Field, e.Provenance, e.Anchor.Kind, e.CreatedAt)
+					if e.SourceRef != "" {
+						fmt.Fprintf(w, "source: %s\n", e.SourceRef)
+					}
+					if len(e.Tags) > 0 {
+						fmt.Fprintf(w, "tags: %s\n", strings.Join(e.Tags, ", "))
+					}
+					fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Content, "\n"))
+				})
+			})
+		},
+	}
+	cmd.AddCommand(list, show)
+	return cmd
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+)
+
+func newDistillCmd(g *globals) *cobra.Command {
+	var req host.DistillRequest
+	cmd := &cobra.Command{
+		Use:   "distill --statement S --tier T --supporting ID…",
+		Short: "Distill a candidate card from evidence",
+		Long: `Create a candidate knowledge card citing existing evidence. At least one
+--supporting ref is required; every ref must be evidence visible from here.
+In human mode, --direct --status promoted|canonical writes an authoritative card
+without the gate (audited as direct_write).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				c, err := h.Distill(ctx, req)
+				if err != nil {
+					return err
+				}
+				return g.output(c, func(w io.Writer) {
+					p := newPainter(w)
+					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, c.Statement)
+					fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
+					if c.Status == "candidate" {
+						fmt.Fprintf(w, "next: palace gate %s\n", c.ID)
+					}
+				})
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Statement, "statement", "", "the short wake-up form (≤ 280 characters)")
+	f.StringVar(&req.Content, "content", "", "the longer explanation: rationale, boundaries")
+	f.StringVar(&req.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
+	f.StringVar(&req.Domain, "domain", "", "project, agent, skill or global")
+	f.StringVar(&req.Field, "field", "", "field (default general)")
+	f.StringVar(&req.Anchor, "anchor", "", "worktree, repo or global (default the innermost)")
+	listFlag(f, &req.Supporting, "supporting", "supporting evidence id")
+	listFlag(f, &req.Verification, "verification", "verification evidence id")
+	listFlag(f, &req.Teaching, "teaching", "teaching evidence id")
+	listFlag(f, &req.Counterexample, "counterexample", "counterexample evidence id")
+	listFlag(f, &req.Scope.Paths, "scope-path", "path glob the card applies to (** allowed)")
+	listFlag(f, &req.Scope.Languages, "scope-lang", "language the card applies to")
+	listFlag(f, &req.Scope.Fields, "scope-field", "field the card applies to")
+	listFlag(f, &req.Trigger.Patterns, "trigger-pattern", "regular expression over code or text that wakes the card")
+	listFlag(f, &req.Trigger.Intents, "intent", "intent tag that wakes the card")
+	listFlag(f, &req.Trigger.ToolNeeds, "tool-need", "tool the card is about")
+	f.StringVar(&req.Persistence, "persistence", "", "standard, protected or foundational")
+	f.StringVar(&req.RenderPref, "render-pref", "", "auto, inline_full, inline_compact or ref_preferred")
+	f.StringVar(&req.ReviewAfter, "review-after", "", "date after which the card should be reviewed (YYYY-MM-DD)")
+	f.StringVar(&req.ExpiresAt, "expires-at", "", "date the card stops applying (YYYY-MM-DD)")
+	f.BoolVar(&req.Direct, "direct", false, "write the card straight to --status, bypassing the gate (human mode, audited)")
+	f.StringVar(&req.Status, "status", "", "with --direct: promoted or canonical")
+	f.StringVar(&req.Reason, "reason", "", "why (recorded in the event)")
+	return cmd
+}
+
+func countsLine(c map[string]int) string {
+	return fmt.Sprintf("%d supporting · %d verification · %d teaching · %d counterexample",
+		c["supporting"], c["verification"], c["teaching"], c["counterexample"])
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	opaversion "github.com/open-policy-agent/opa/v1/version"
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+func palaceVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print palace's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := map[string]any{
+				"version":        palaceVersion(),
+				"schema_version": store.SchemaVersion,
+				"go":             runtime.Version(),
+				"opa":            opaversion.Version,
+				"platform":       runtime.GOOS + "/" + runtime.GOARCH,
+			}
+			return g.output(v, func(w io.Writer) {
+				fmt.Fprintf(w, "palace %s (schema v%d, OPA %s, %s, %s)\n", v["version"], store.SchemaVersion, opaversion.Version, runtime.Version(), v["platform"])
+			})
+		},
+	}
+}
+
+func newDoctorCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the palace home, database, schema, anchors and policies",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := g.hostOptions()
+			if err != nil {
+				return err
+			}
+			r := host.Doctor(cmd.Context(), opts)
+			if err := g.output(r, func(w io.Writer) {
+				p := newPainter(w)
+				fmt.Fprintf(w, "palace %s · home %s · mode %s\n", palaceVersion(), r.Home, r.Mode)
+				marks := map[string]string{"ok": p.paint("32", "ok  "), "warn": p.paint("33", "warn"), "fail": p.paint("1;31", "FAIL")}
+				for _, c := range r.Checks {
+					fmt.Fprintf(w, "  %s %-10s %s\n", marks[c.Status], c.Name, c.Detail)
+					if c.Fix != "" {
+						fmt.Fprintf(w, "       %s\n", p.dim("fix: "+c.Fix))
+					}
+				}
+			}); err != nil {
+				return err
+			}
+			if !r.OK() {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+}

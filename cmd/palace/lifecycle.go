@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+)
+
+func newGateCmd(g *globals) *cobra.Command {
+	var req host.GateRequest
+	cmd := &cobra.Command{
+		Use:   "gate ID",
+		Short: "Ask the gate policy whether a card may be promoted (read-only)",
+		Long: `Evaluate palace.gate for a card and print allow, reasons and what is missing.
+Exit 0 when allowed, 1 when denied. Nothing is written.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Gate(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				if err := g.output(res, func(w io.Writer) { printGate(w, res) }); err != nil {
+					return err
+				}
+				if !res.Allow {
+					return exitError{1}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&req.Target, "target", "", "promoted or canonical (default canonical for dao_tian, else promoted)")
+	cmd.Flags().StringVar(&req.Reviewer, "reviewer", "", "reviewer name (human mode; default the OS user)")
+	return cmd
+}
+
+func printGate(w io.Writer, g host.GateResult) {
+	p := newPainter(w)
+	what := g.Target
+	if g.Action == "publish" {
+		what = "publish → " + g.Target
+	}
+	fmt.Fprintf(w, "gate %s  %s → %s\n", p.verdict(g.Allow), g.CardID, what)
+	for _, r := range g.Reasons {
+		fmt.Fprintf(w, "  - %s\n", r)
+	}
+	if len(g.Missing) > 0 {
+		roles := make([]string, 0, len(g.Missing))
+		for r := range g.Missing {
+			roles = append(roles, r)
+		}
+		sort.Strings(roles)
+		fmt.Fprint(w, "  missing:")
+		for _, r := range roles {
+			fmt.Fprintf(w, " %d %s", g.Missing[r], r)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("evidence %s · reviewer %s (%s) · policy %s from %s %s",
+		countsLine(g.Counts), g.Reviewer.Name, g.Reviewer.Type, g.Policy.Point.Package(), orDash(g.Policy.Source), shortHash(g.Policy.Hash))))
+}
+
+// changeOutput prints a lifecycle change; a gate denial prints the gate's
+// answer as the result and exits 1.
+func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) error {
+	if err != nil {
+		if host.KindOf(err) == host.KindDenied && res.Gate != nil {
+			if g.json() {
+				printJSON(g.stdout, res.Gate)
+			} else {
+				printGate(g.stdout, *res.Gate)
+			}
+		}
+		return err
+	}
+	return g.output(res, func(w io.Writer) {
+		p := newPainter(w)
+		fmt.Fprintf(w, "%s %s  %s → %s\n", verb, res.Card.ID, p.status(res.Event.FromStatus), p.status(res.Event.ToStatus))
+		if res.Event.Policy != "" {
+			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("allowed by %s %s · event #%d", res.Event.Policy, shortHash(res.Event.PolicyHash), res.Event.Seq)))
+		} else {
+			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("event #%d", res.Event.Seq)))
+		}
+	})
+}
+
+func newPromoteCmd(g *globals) *cobra.Command {
+	var req host.PromoteRequest
+	cmd := &cobra.Command{
+		Use:   "promote ID --reason R",
+		Short: "Promote a card through the gate (human mode)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Promote(ctx, args[0], req)
+				return g.changeOutput(res, err, "promoted")
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Reason, "reason", "", "why the card is ready (required)")
+	f.StringVar(&req.Target, "target", "", "promoted or canonical")
+	f.StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
+	listFlag(f, &req.Verification, "verification", "verification evidence id to link first")
+	return cmd
+}
+
+func newDemoteCmd(g *globals) *cobra.Command {
+	var req host.DemoteRequest
+	cmd := &cobra.Command{
+		Use:   "demote ID --reason R --counterexample EV…",
+		Short: "Demote a card on counterexample evidence (human mode)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Demote(ctx, args[0], req)
+				return g.changeOutput(res, err, "demoted")
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Reason, "reason", "", "what the counterexample shows (required)")
+	listFlag(f, &req.Counterexample, "counterexample", "counterexample evidence id (at least one)")
+	f.StringVar(&req.Target, "target", "", "demoted (default) or retired")
+	return cmd
+}
+
+func newRetireCmd(g *globals) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "retire ID --reason R",
+		Short: "Retire a card: kept for audit, never served (human mode)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Retire(ctx, args[0], reason)
+				return g.changeOutput(res, err, "retired")
+			})
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
+	return cmd
+}
+
+func newPublishCmd(g *globals) *cobra.Command {
+	var req host.PublishRequest
+	cmd := &cobra.Command{
+		Use:   "publish ID --to repo|global --reason R",
+		Short: "Copy a card one anchor outward with provenance (human mode)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Publish(ctx, args[0], req)
+				if err != nil {
+					if res.Gate != nil {
+						if g.json() {
+							printJSON(g.stdout, res.Gate)
+						} else {
+							printGate(g.stdout, *res.Gate)
+						}
+					}
+					return err
+				}
+				return g.output(res, func(w io.Writer) {
+					fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
+						res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
+				})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&req.To, "to", "", "repo or global: one step outward")
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why the card holds beyond its anchor (required)")
+	cmd.Flags().StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
+	return cmd
+}

@@ -1,0 +1,192 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
+)
+
+// Card is a card as the host shows it: the row, its anchor, its links and
+// its evidence counts by role.
+type Card struct {
+	store.Card
+	Anchor AnchorRef      `json:"anchor"`
+	Links  []store.Link   `json:"links,omitempty"`
+	Counts map[string]int `json:"counts"`
+	// Authoritative is Authoritative(Status), for readers of the JSON.
+	Authoritative bool `json:"authoritative"`
+}
+
+// CardFilter selects cards for ListCards.
+type CardFilter struct {
+	Tier   string
+	Status string
+	// Anchor is worktree, repo, global, "" (every anchor visible from here)
+	// or "all" (every anchor in the palace, other repositories included).
+	Anchor string
+	Field  string
+	Limit  int
+}
+
+// ShowCard returns one card with its links.
+func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
+	c, err := h.store.Card(ctx, id)
+	if err != nil {
+		return Card{}, notFound(err, "card", id)
+	}
+	links, err := h.store.Links(ctx, id)
+	if err != nil {
+		return Card{}, internal(err, "read card %s", id)
+	}
+	return h.view(ctx, c, links)
+}
+
+// ListCards lists cards, dao_tian first.
+func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
+	sf := store.CardFilter{Field: f.Field, Limit: f.Limit}
+	if f.Tier != "" {
+		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+			return nil, err
+		}
+		sf.Tiers = []string{f.Tier}
+	}
+	if f.Status != "" {
+		if err := oneOf("status", f.Status, Statuses); err != nil {
+			return nil, err
+		}
+		sf.Statuses = []string{f.Status}
+	}
+	switch f.Anchor {
+	case "":
+		sf.AnchorIDs = h.chainIDs()
+	case "all":
+	default:
+		k, err := h.resolveAnchorKind("anchor", f.Anchor)
+		if err != nil {
+			return nil, err
+		}
+		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	}
+	rows, err := h.store.ListCards(ctx, sf)
+	if err != nil {
+		return nil, internal(err, "list cards")
+	}
+	ids := make([]string, len(rows))
+	for i, c := range rows {
+		ids[i] = c.ID
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "list cards")
+	}
+	out := make([]Card, 0, len(rows))
+	for _, c := range rows {
+		v, err := h.view(ctx, c, links[c.ID])
+		if err != nil {
+			return nil, err
+		}
+		v.Links = nil
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// CardEvents returns a card's audit trail.
+func (h *Host) CardEvents(ctx context.Context, id string) ([]store.Event, error) {
+	if _, err := h.store.Card(ctx, id); err != nil {
+		return nil, notFound(err, "card", id)
+	}
+	evs, err := h.store.Events(ctx, id)
+	if err != nil {
+		return nil, internal(err, "read events of %s", id)
+	}
+	return evs, nil
+}
+
+// ShowEvidence returns one evidence row.
+func (h *Host) ShowEvidence(ctx context.Context, id string) (Evidence, error) {
+	e, err := h.store.Evidence(ctx, id)
+	if err != nil {
+		return Evidence{}, notFound(err, "evidence", id)
+	}
+	return Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}, nil
+}
+
+// EvidenceFilter selects evidence for ListEvidence.
+type EvidenceFilter struct {
+	Field string
+	// Anchor as in CardFilter.
+	Anchor string
+	Limit  int
+}
+
+// ListEvidence lists evidence newest first, with the total match count.
+func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
+	sf := store.EvidenceFilter{Field: f.Field, Limit: f.Limit}
+	switch f.Anchor {
+	case "":
+		sf.AnchorIDs = h.chainIDs()
+	case "all":
+	default:
+		k, err := h.resolveAnchorKind("anchor", f.Anchor)
+		if err != nil {
+			return nil, 0, err
+		}
+		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	}
+	if f.Limit < 0 {
+		return nil, 0, invalid("limit", "--limit %d is negative: pass 0 for no limit", f.Limit)
+	}
+	rows, total, err := h.store.ListEvidence(ctx, sf)
+	if err != nil {
+		return nil, 0, internal(err, "list evidence")
+	}
+	out := make([]Evidence, len(rows))
+	for i, e := range rows {
+		out[i] = Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
+	}
+	return out, total, nil
+}
+
+func (h *Host) view(ctx context.Context, c store.Card, links []store.Link) (Card, error) {
+	return Card{
+		Card:          c,
+		Anchor:        h.anchorRef(ctx, c.AnchorID),
+		Links:         links,
+		Counts:        store.CountRoles(links),
+		Authoritative: Authoritative(c.Status),
+	}, nil
+}
+
+// anchorRef names an anchor id; ids in the current chain resolve without a query.
+func (h *Host) anchorRef(ctx context.Context, id string) AnchorRef {
+	if k := h.anchorKindOf(id); k != "" {
+		return AnchorRef{Kind: string(k), ID: id, Identity: h.loc.Identity(k)}
+	}
+	a, err := h.store.AnchorByID(ctx, id)
+	if err != nil {
+		return AnchorRef{Kind: "unknown", ID: id}
+	}
+	return AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
+}
+
+func notFound(err error, what, id string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		hint := "list them with `palace card list --anchor all`"
+		if what == "evidence" {
+			hint = "list it with `palace evidence list --anchor all`"
+		}
+		if what == "card" && strings.HasPrefix(id, store.EvidencePrefix) {
+			hint = id + " is an evidence id: use `palace evidence show " + id + "`"
+		}
+		return &Error{Kind: KindInvalid, Field: "id", Msg: "no " + what + " " + id + ": " + hint}
+	}
+	return internal(err, "read %s %s", what, id)
+}
+
+// visibleKind returns the kind of anchor id as seen from here, or "" when the
+// anchor belongs to another repository or worktree.
+func (h *Host) visibleKind(id string) anchor.Kind { return h.anchorKindOf(id) }

@@ -1,0 +1,282 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
+)
+
+// MaxStatementRunes is the longest statement: the short wake-up form.
+const MaxStatementRunes = 280
+
+// DistillRequest creates a candidate card from evidence.
+type DistillRequest struct {
+	Statement string `json:"statement"`
+	Content   string `json:"content,omitempty"`
+	Tier      string `json:"tier"`
+	// Domain defaults to "project" (or "global" at the global anchor).
+	Domain string `json:"domain,omitempty"`
+	// Field defaults to "general".
+	Field string `json:"field,omitempty"`
+	// Anchor is worktree, repo or global; defaults to the innermost.
+	Anchor string `json:"anchor,omitempty"`
+
+	Supporting     []string `json:"supporting"`
+	Verification   []string `json:"verification,omitempty"`
+	Teaching       []string `json:"teaching,omitempty"`
+	Counterexample []string `json:"counterexample,omitempty"`
+
+	Scope       store.Scope   `json:"scope"`
+	Trigger     store.Trigger `json:"trigger"`
+	Persistence string        `json:"persistence,omitempty"`
+	RenderPref  string        `json:"render_pref,omitempty"`
+	ReviewAfter string        `json:"review_after,omitempty"`
+	ExpiresAt   string        `json:"expires_at,omitempty"`
+
+	// Direct writes the card straight to Status (promoted or canonical),
+	// bypassing the gate; human mode only, audited as direct_write.
+	Direct bool   `json:"direct,omitempty"`
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type roleRefs struct {
+	role string
+	ids  []string
+}
+
+func (r DistillRequest) refs() []roleRefs {
+	return []roleRefs{
+		{"supporting", r.Supporting},
+		{"verification", r.Verification},
+		{"teaching", r.Teaching},
+		{"counterexample", r.Counterexample},
+	}
+}
+
+// Distill creates a card from evidence refs: a candidate, or with Direct an
+// authoritative card written without the gate. The card, its links and its
+// event commit in one transaction.
+func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
+	if req.Direct {
+		if err := h.requireHuman("distill --direct"); err != nil {
+			return Card{}, err
+		}
+	}
+	c, kind, err := h.prepareCard(req)
+	if err != nil {
+		return Card{}, err
+	}
+	if req.Direct {
+		if err := h.secretFloor(c.Statement + "\n" + c.Content); err != nil {
+			return Card{}, err
+		}
+	}
+	var links []store.Link
+	err = h.store.Tx(ctx, func(tx *store.Tx) error {
+		a, err := h.ensureAnchor(ctx, tx, kind)
+		if err != nil {
+			return err
+		}
+		c.AnchorID = a.ID
+		if first, dup, err := tx.CardByStatement(ctx, a.ID, c.StatementNorm, activeStatuses()); err != nil {
+			return err
+		} else if dup {
+			return invalid("statement", "a %s card with the same statement exists at this anchor: %s (%q); link more evidence to it instead", first.Status, first.ID, first.Statement)
+		}
+		if links, err = h.checkRefs(ctx, tx, c.ID, req.refs()); err != nil {
+			return err
+		}
+		if err := tx.InsertCard(ctx, c); err != nil {
+			return err
+		}
+		for _, l := range links {
+			if _, err := tx.InsertLink(ctx, l); err != nil {
+				return err
+			}
+		}
+		ev := store.Event{Type: "created", ToStatus: c.Status, Reason: req.Reason}
+		if req.Direct {
+			ev.Type = "direct_write"
+			ev.Reason = firstNonEmpty(req.Reason, "direct write by "+h.actor+", gate bypassed")
+		}
+		ev.Data = mustJSON(map[string]any{"links": linkSummary(links)})
+		_, err = h.appendEvent(ctx, tx, c.ID, ev)
+		return err
+	})
+	if err != nil {
+		return Card{}, classify(err, "distill")
+	}
+	return h.ShowCard(ctx, c.ID)
+}
+
+func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) {
+	stmt := strings.TrimSpace(req.Statement)
+	switch {
+	case stmt == "":
+		return store.Card{}, "", invalid("statement", "statement is empty: pass --statement with the short wake-up form of the knowledge")
+	case !utf8.ValidString(stmt) || !utf8.ValidString(req.Content):
+		return store.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
+	case utf8.RuneCountInString(stmt) > MaxStatementRunes:
+		return store.Card{}, "", invalid("statement", "statement is %d characters, over %d: keep the wake-up form short and move detail to --content", utf8.RuneCountInString(stmt), MaxStatementRunes)
+	case len(req.Content) > MaxContentBytes:
+		return store.Card{}, "", invalid("content", "content is %d bytes, over the 1 MiB limit", len(req.Content))
+	}
+	if req.Tier == "" {
+		return store.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(Tiers, ", "))
+	}
+	if err := oneOf("tier", req.Tier, Tiers); err != nil {
+		return store.Card{}, "", err
+	}
+	if len(req.Supporting) == 0 {
+		return store.Card{}, "", invalid("supporting", "at least one --supporting evidence ref is required: record the evidence first with `palace record`")
+	}
+	kind, err := h.resolveAnchorKind("anchor", req.Anchor)
+	if err != nil {
+		return store.Card{}, "", err
+	}
+	status := "candidate"
+	if req.Direct {
+		if req.Status != "promoted" && req.Status != "canonical" {
+			return store.Card{}, "", invalid("status", "--direct needs --status promoted or --status canonical, got %q", req.Status)
+		}
+		status = req.Status
+		if req.Tier == "dao_tian" && status == "canonical" && h.mode != Human {
+			return store.Card{}, "", h.requireHuman("distill --direct")
+		}
+	} else if req.Status != "" && req.Status != "candidate" {
+		return store.Card{}, "", invalid("status", "--status %s needs --direct (human mode); distilled cards start as candidates", req.Status)
+	}
+	domain := firstNonEmpty(req.Domain, "project")
+	if req.Domain == "" && kind == anchor.Global {
+		domain = "global"
+	}
+	persistence := firstNonEmpty(req.Persistence, "standard")
+	renderPref := firstNonEmpty(req.RenderPref, "auto")
+	for _, chk := range []struct{ field, v string; allowed []string }{
+		{"domain", domain, Domains},
+		{"persistence", persistence, Persistences},
+		{"render_pref", renderPref, RenderPrefs},
+	} {
+		if err := oneOf(chk.field, chk.v, chk.allowed); err != nil {
+			return store.Card{}, "", err
+		}
+	}
+	for _, p := range req.Trigger.Patterns {
+		if _, err := regexp.Compile(p); err != nil {
+			return store.Card{}, "", invalid("trigger_pattern", "trigger pattern %q is not a valid regular expression: %v", p, err)
+		}
+	}
+	for _, d := range []struct{ field, v string }{{"review_after", req.ReviewAfter}, {"expires_at", req.ExpiresAt}} {
+		if d.v != "" {
+			if _, err := parseDate(d.v); err != nil {
+				return store.Card{}, "", invalid(d.field, "%s %q is not a date: use YYYY-MM-DD or RFC3339", d.field, d.v)
+			}
+		}
+	}
+	now := h.now()
+	return store.Card{
+		ID:            store.NewID(store.CardPrefix, now),
+		Statement:     stmt,
+		StatementNorm: normalizeStatement(stmt),
+		Content:       req.Content,
+		Tier:          req.Tier,
+		Status:        status,
+		Domain:        domain,
+		Field:         firstNonEmpty(req.Field, "general"),
+		Scope:         req.Scope,
+		Trigger:       req.Trigger,
+		Persistence:   persistence,
+		RenderPref:    renderPref,
+		ReviewAfter:   normDate(req.ReviewAfter),
+		ExpiresAt:     normDate(req.ExpiresAt),
+		CreatedBy:     h.actor,
+		CreatedAt:     store.FormatTime(now),
+		UpdatedAt:     store.FormatTime(now),
+	}, kind, nil
+}
+
+// checkRefs validates evidence refs: each must exist, be evidence (not a
+// card), and be visible from here (no citing another repository's evidence).
+func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs []roleRefs) ([]store.Link, error) {
+	var ids []string
+	for _, r := range refs {
+		ids = append(ids, r.ids...)
+	}
+	found, err := tx.EvidenceByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := h.stamp()
+	var links []store.Link
+	for _, r := range refs {
+		for _, id := range r.ids {
+			e, ok := found[id]
+			if !ok {
+				isCard, err := tx.CardIDExists(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if isCard {
+					return nil, invalid(r.role, "--%s %s is a card: links point at evidence only; cite the evidence behind that card", r.role, id)
+				}
+				return nil, invalid(r.role, "--%s %s: no such evidence; record it first with `palace record`", r.role, id)
+			}
+			if h.visibleKind(e.AnchorID) == "" {
+				return nil, invalid(r.role, "--%s %s belongs to another repository or worktree: evidence is cited only where it was recorded (or from an outer anchor)", r.role, id)
+			}
+			links = append(links, store.Link{CardID: cardID, EvidenceID: id, Role: r.role, CreatedAt: now, SourceRef: e.SourceRef})
+		}
+	}
+	return links, nil
+}
+
+func (h *Host) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e store.Event) (store.Event, error) {
+	e.ID = store.NewID(store.EventPrefix, h.now())
+	e.CardID = cardID
+	e.Actor = h.actor
+	e.ActorType = h.actorType()
+	e.CreatedAt = h.stamp()
+	return tx.AppendEvent(ctx, e)
+}
+
+func linkSummary(links []store.Link) []map[string]string {
+	out := make([]map[string]string, len(links))
+	for i, l := range links {
+		out[i] = map[string]string{"evidence_id": l.EvidenceID, "role": l.Role}
+	}
+	return out
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("marshal event data: %v", err))
+	}
+	return b
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// classify passes host errors through and wraps anything else as internal.
+func classify(err error, op string) error {
+	var he *Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return internal(err, "%s", op)
+}

@@ -1,0 +1,102 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Check is one line of a doctor report.
+type Check struct {
+	Name string `json:"name"`
+	// Status is ok, warn or fail.
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	// Fix says what to do when Status is not ok.
+	Fix string `json:"fix,omitempty"`
+}
+
+// DoctorReport is what `palace doctor` prints.
+type DoctorReport struct {
+	Home          string  `json:"home"`
+	Database      string  `json:"database"`
+	SchemaVersion int     `json:"schema_version"`
+	BinarySchema  int     `json:"binary_schema_version"`
+	Mode          Mode    `json:"mode"`
+	Checks        []Check `json:"checks"`
+}
+
+// OK reports whether no check failed.
+func (r DoctorReport) OK() bool {
+	for _, c := range r.Checks {
+		if c.Status == "fail" {
+			return false
+		}
+	}
+	return true
+}
+
+// Doctor inspects a palace without changing it. It works on a database it
+// cannot open (a newer schema, a corrupt file) and says so.
+func Doctor(ctx context.Context, opts Options) DoctorReport {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return DoctorReport{Checks: []Check{{Name: "workspace", Status: "fail", Detail: err.Error()}}}
+	}
+	r := DoctorReport{Home: h.home, Database: filepath.Join(h.home, "palace.db"), BinarySchema: store.SchemaVersion, Mode: h.mode}
+	add := func(name, status, detail, fix string) {
+		r.Checks = append(r.Checks, Check{Name: name, Status: status, Detail: detail, Fix: fix})
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		add("git", "warn", "git is not on PATH: every directory resolves to the global anchor", "install git")
+	} else {
+		add("git", "ok", "git found", "")
+	}
+	if h.loc.InGit {
+		add("anchors", "ok", fmt.Sprintf("worktree %s, repo %s", h.loc.Worktree, h.loc.RepoIdentity), "")
+	} else {
+		add("anchors", "ok", fmt.Sprintf("%s is outside git: global anchor only", h.loc.Dir), "")
+	}
+	if _, err := os.Stat(r.Database); errors.Is(err, os.ErrNotExist) {
+		add("database", "warn", "no database yet at "+r.Database, "run `palace init` (any write creates it too)")
+	} else {
+		st, err := store.Open(ctx, r.Database)
+		switch {
+		case errors.Is(err, store.ErrSchemaTooNew):
+			add("schema", "fail", err.Error(), "upgrade palace: this binary is older than the database")
+		case err != nil:
+			add("database", "fail", err.Error(), "check the file's permissions, or move it aside and run `palace init`")
+		default:
+			defer st.Close()
+			r.SchemaVersion, _ = st.Version(ctx)
+			add("schema", "ok", fmt.Sprintf("version %d (this palace writes %d)", r.SchemaVersion, store.SchemaVersion), "")
+			if res, err := st.IntegrityCheck(ctx); err != nil || len(res) != 1 || res[0] != "ok" {
+				add("integrity", "fail", fmt.Sprintf("PRAGMA integrity_check: %v %v", res, err), "restore from a backup; the file is damaged")
+			} else {
+				add("integrity", "ok", "PRAGMA integrity_check: ok", "")
+			}
+			cards, _ := st.CountCards(ctx)
+			ev, _ := st.CountEvidence(ctx)
+			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
+		}
+	}
+	set, err := policies.Load(ctx, h.PolicySources(), policies.Options{})
+	if err != nil {
+		add("policies", "fail", err.Error(), "fix the policy files named above (`palace policy check`); until then gates deny")
+	} else {
+		detail := "set " + set.Hash()[:12]
+		for _, p := range policies.Points {
+			if sv, ok := set.Served(p); ok {
+				detail += fmt.Sprintf("; %s from %s", p, sv.Source)
+			}
+		}
+		add("policies", "ok", detail, "")
+	}
+	return r
+}

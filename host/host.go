@@ -1,0 +1,243 @@
+// Package host is palace's core: a Host owns the store, the policy engine and
+// the workspace (anchors), and implements every operation the CLI, the LSP and
+// the MCP server offer — record, distill, the lifecycle, context, brief,
+// audit and mailbox — so each gives the same answer everywhere.
+//
+// host decides; store persists; policies evaluates. host must not speak SQL
+// (that is store's) or Rego/WASM (that is policies'), and it must not know
+// about flags, JSON-RPC or terminals (that is cmd, lsp and mcp).
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// HomeEnv overrides the default home directory.
+const HomeEnv = "PALACE_HOME"
+
+// Options configure Open. The zero value opens ~/.palace from the current
+// directory in human mode.
+type Options struct {
+	// Home is the palace home directory. Defaults to $PALACE_HOME, else ~/.palace.
+	Home string
+	// Cwd is the directory whose anchors apply. Defaults to the process's.
+	Cwd string
+	// Mode is fixed for the Host's life. Defaults to Human; callers resolve it
+	// with ResolveMode first.
+	Mode Mode
+	// Actor names who acts. Defaults to the OS user (human) or $PALACE_AGENT (agent).
+	Actor string
+	// Now is the clock. Defaults to time.Now; tests fix it.
+	Now func() time.Time
+	// PolicyTimeout bounds each policy evaluation. Defaults to policies.DefaultTimeout.
+	PolicyTimeout time.Duration
+}
+
+// Host is an open palace. It is safe for concurrent use.
+type Host struct {
+	home  string
+	mode  Mode
+	actor string
+	now   func() time.Time
+	loc   anchor.Location
+	store *store.Store
+
+	policyTimeout time.Duration
+	// policyMu guards the current policy set; a watcher may swap it.
+	policyMu  sync.RWMutex
+	policySet *policies.Set
+	policyErr error
+}
+
+// DefaultHome is $PALACE_HOME or ~/.palace.
+func DefaultHome() (string, error) {
+	if h := os.Getenv(HomeEnv); h != "" {
+		return h, nil
+	}
+	dir, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find home directory (set %s): %w", HomeEnv, err)
+	}
+	return filepath.Join(dir, ".palace"), nil
+}
+
+// Open opens the palace at opts.Home (creating it if needed), migrating the
+// database, and resolves the anchors of opts.Cwd. A database written by a
+// newer palace is refused (KindInternal, wrapping store.ErrSchemaTooNew).
+func Open(ctx context.Context, opts Options) (*Host, error) {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, filepath.Join(h.home, "palace.db"))
+	if err != nil {
+		return nil, internal(err, "open palace at %s", h.home)
+	}
+	h.store = st
+	return h, nil
+}
+
+func newHost(ctx context.Context, opts Options) (*Host, error) {
+	home := opts.Home
+	if home == "" {
+		var err error
+		if home, err = DefaultHome(); err != nil {
+			return nil, internal(err, "open palace")
+		}
+	}
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, internal(err, "open palace at %s", opts.Home)
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, internal(err, "read current directory")
+		}
+	}
+	loc, err := anchor.Resolve(ctx, cwd)
+	if err != nil {
+		if errors.Is(err, anchor.ErrNoDir) {
+			return nil, invalid("--cwd", "directory %s does not exist: pass an existing --cwd", cwd)
+		}
+		return nil, internal(err, "resolve anchors of %s", cwd)
+	}
+	mode := opts.Mode
+	if mode == "" {
+		mode = Human
+	}
+	actor := opts.Actor
+	if actor == "" {
+		actor = defaultActor(mode)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Host{home: home, mode: mode, actor: actor, now: now, loc: loc, policyTimeout: opts.PolicyTimeout}, nil
+}
+
+// Close releases the database.
+func (h *Host) Close() error {
+	if h.store == nil {
+		return nil
+	}
+	return h.store.Close()
+}
+
+// Home is the palace home directory.
+func (h *Host) Home() string { return h.home }
+
+// Mode is the process mode.
+func (h *Host) Mode() Mode { return h.mode }
+
+// Actor is who acts through this Host.
+func (h *Host) Actor() string { return h.actor }
+
+// Location is the resolved workspace location.
+func (h *Host) Location() anchor.Location { return h.loc }
+
+func (h *Host) actorType() string { return string(h.mode) }
+
+func (h *Host) stamp() string { return store.FormatTime(h.now()) }
+
+// anchorRow describes the anchor of kind k at the host's location, with its
+// deterministic id (so the same repo has the same anchor id on every machine).
+func (h *Host) anchorRow(k anchor.Kind) store.Anchor {
+	return anchorRowAt(h.loc, k, h.stamp())
+}
+
+func anchorRowAt(loc anchor.Location, k anchor.Kind, now string) store.Anchor {
+	identity := loc.Identity(k)
+	a := store.Anchor{ID: AnchorID(identity), Identity: identity, CreatedAt: now}
+	switch {
+	case identity == anchor.GlobalIdentity:
+		a.Kind = string(anchor.Global)
+	case k == anchor.Repo:
+		a.Kind, a.Path = string(anchor.Repo), loc.RepoRoot
+		a.ParentID = AnchorID(anchor.GlobalIdentity)
+	default:
+		a.Kind, a.Path = string(anchor.Worktree), loc.Worktree
+		a.ParentID = AnchorID(loc.Identity(anchor.Repo))
+	}
+	return a
+}
+
+// AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
+func AnchorID(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return "an_" + hex.EncodeToString(sum[:8])
+}
+
+// ensureAnchor writes the anchor of kind k and its parents, returning its row.
+func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k anchor.Kind) (store.Anchor, error) {
+	chain := []anchor.Kind{anchor.Global}
+	if h.loc.InGit {
+		switch k {
+		case anchor.Repo:
+			chain = append(chain, anchor.Repo)
+		case anchor.Worktree:
+			chain = append(chain, anchor.Repo, anchor.Worktree)
+		}
+	}
+	var a store.Anchor
+	for _, kind := range chain {
+		var err error
+		if a, err = tx.EnsureAnchor(ctx, h.anchorRow(kind)); err != nil {
+			return store.Anchor{}, err
+		}
+	}
+	return a, nil
+}
+
+// chainIDs are the anchor ids visible from the host's location, innermost
+// first: worktree, repo, global (global only outside git).
+func (h *Host) chainIDs() []string {
+	if !h.loc.InGit {
+		return []string{AnchorID(anchor.GlobalIdentity)}
+	}
+	return []string{
+		AnchorID(h.loc.Identity(anchor.Worktree)),
+		AnchorID(h.loc.Identity(anchor.Repo)),
+		AnchorID(anchor.GlobalIdentity),
+	}
+}
+
+// anchorKindOf says which kind of the chain an anchor id is, "" if outside it.
+func (h *Host) anchorKindOf(id string) anchor.Kind {
+	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
+		if h.loc.InGit || k == anchor.Global {
+			if AnchorID(h.loc.Identity(k)) == id {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// resolveAnchorKind validates a requested anchor kind ("" = innermost).
+func (h *Host) resolveAnchorKind(field, s string) (anchor.Kind, error) {
+	if s == "" {
+		return h.loc.Innermost(), nil
+	}
+	k := anchor.Kind(s)
+	if !k.Valid() {
+		return "", invalid(field, "%s %q is not valid: use worktree, repo or global", field, s)
+	}
+	if !h.loc.InGit && k != anchor.Global {
+		return "", invalid(field, "%s %s needs a git checkout, and %s is not inside one: use --anchor global or --cwd inside a repository", field, k, h.loc.Dir)
+	}
+	return k, nil
+}

@@ -1,0 +1,400 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// GateRequest asks whether a card may move to Target.
+type GateRequest struct {
+	// Target is promoted or canonical. Defaults to canonical for dao_tian and
+	// promoted otherwise.
+	Target string `json:"target,omitempty"`
+	// Reviewer names the reviewer. In human mode it defaults to the OS user
+	// (a human); in agent mode the reviewer is always the agent.
+	Reviewer string `json:"reviewer,omitempty"`
+}
+
+// GateResult is the gate's answer plus which policy gave it.
+type GateResult struct {
+	CardID   string             `json:"card_id"`
+	Action   string             `json:"action"`
+	Target   string             `json:"target"`
+	Allow    bool               `json:"allow"`
+	Reasons  []string           `json:"reasons"`
+	Missing  map[string]int     `json:"missing"`
+	Counts   map[string]int     `json:"counts"`
+	Reviewer policies.Reviewer  `json:"reviewer"`
+	Policy   policies.Decision  `json:"policy"`
+}
+
+// Gate evaluates palace.gate for promoting card id, then the floors no policy
+// can lift. It writes nothing.
+func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult, error) {
+	c, err := h.store.Card(ctx, id)
+	if err != nil {
+		return GateResult{}, notFound(err, "card", id)
+	}
+	links, err := h.store.Links(ctx, id)
+	if err != nil {
+		return GateResult{}, internal(err, "read links of %s", id)
+	}
+	target, err := promoteTarget(c, req.Target)
+	if err != nil {
+		return GateResult{}, err
+	}
+	return h.evaluateGate(ctx, c, links, "promote", target, req.Reviewer), nil
+}
+
+func promoteTarget(c store.Card, target string) (string, error) {
+	if target == "" {
+		target = "promoted"
+		if c.Tier == "dao_tian" {
+			target = "canonical"
+		}
+	}
+	if target != "promoted" && target != "canonical" {
+		return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
+	}
+	return target, nil
+}
+
+// evaluateGate runs the policy and then the Go floors.
+func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, action, target, reviewerName string) GateResult {
+	counts := store.CountRoles(links)
+	reviewer := h.reviewer(reviewerName)
+	in := policies.GateInput{
+		Action: action,
+		Target: target,
+		Card: policies.GateCard{
+			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
+			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: c.Persistence,
+		},
+		Counts: policies.RoleCounts{
+			Supporting: counts["supporting"], Verification: counts["verification"],
+			Teaching: counts["teaching"], Counterexample: counts["counterexample"],
+		},
+		Reviewer: reviewer,
+		Mode:     string(h.mode),
+	}
+	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: counts, Reviewer: reviewer}
+	set, err := h.Policies(ctx)
+	if err != nil {
+		res.Reasons = []string{fmt.Sprintf("policy palace.gate could not load, denying: %v", err)}
+		res.Missing = map[string]int{}
+		res.Policy = policies.Decision{Point: policies.Gate, Error: err.Error()}
+		return res
+	}
+	out, d := set.Gate(ctx, in)
+	res.Allow, res.Reasons, res.Missing, res.Policy = out.Allow, out.Reasons, out.Missing, d
+	// Floors of DESIGN §4, checked after the policy: no policy lifts them.
+	var floors []string
+	if action == "promote" && c.Tier == "dao_tian" && target == "canonical" && reviewer.Type != "human" {
+		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
+	}
+	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
+		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
+	}
+	if len(floors) > 0 {
+		if res.Allow {
+			res.Reasons = nil
+		}
+		res.Allow = false
+		res.Reasons = append(res.Reasons, floors...)
+	}
+	return res
+}
+
+func (h *Host) reviewer(name string) policies.Reviewer {
+	if h.mode == Agent {
+		return policies.Reviewer{Name: h.actor, Type: "agent"}
+	}
+	return policies.Reviewer{Name: firstNonEmpty(name, h.actor), Type: "human"}
+}
+
+// secretFloor refuses text that trips the secret scanner.
+func (h *Host) secretFloor(text string) error {
+	f := secrets.ScanString(text)
+	if len(f) == 0 {
+		return nil
+	}
+	var reasons []string
+	for _, x := range f {
+		reasons = append(reasons, fmt.Sprintf("floor: line %d: %s %s", x.Line, x.Rule, x.Redacted))
+	}
+	return denied("the card contains a secret and cannot become authoritative", reasons)
+}
+
+// PromoteRequest promotes a card through the gate.
+type PromoteRequest struct {
+	Reason   string `json:"reason"`
+	Target   string `json:"target,omitempty"`
+	Reviewer string `json:"reviewer,omitempty"`
+	// Verification refs are linked first, in the same transaction.
+	Verification []string `json:"verification,omitempty"`
+}
+
+// ChangeResult reports a lifecycle change.
+type ChangeResult struct {
+	Card  Card        `json:"card"`
+	Event store.Event `json:"event"`
+	Gate  *GateResult `json:"gate,omitempty"`
+}
+
+// Promote appends the verification refs, asks the gate, checks the floors
+// and moves the card, all in one transaction. A denial (KindDenied, with the
+// gate's reasons) leaves status, links and events exactly as they were.
+func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (ChangeResult, error) {
+	if err := h.requireHuman("promote"); err != nil {
+		return ChangeResult{}, err
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		return ChangeResult{}, invalid("reason", "--reason is required: say why this card is ready")
+	}
+	var res ChangeResult
+	var gate GateResult
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Card(ctx, id)
+		if err != nil {
+			return notFound(err, "card", id)
+		}
+		target, err := promoteTarget(c, req.Target)
+		if err != nil {
+			return err
+		}
+		if !canPromote(c.Status, target) {
+			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
+		}
+		newLinks, err := h.checkRefs(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		if err != nil {
+			return err
+		}
+		var added []store.Link
+		for _, l := range newLinks {
+			ok, err := tx.InsertLink(ctx, l)
+			if err != nil {
+				return err
+			}
+			if ok {
+				added = append(added, l)
+			}
+		}
+		links, err := tx.Links(ctx, id)
+		if err != nil {
+			return err
+		}
+		gate = h.evaluateGate(ctx, c, links, "promote", target, req.Reviewer)
+		if !gate.Allow {
+			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
+		}
+		if len(added) > 0 {
+			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
+			return err
+		}
+		res.Event, err = h.appendEvent(ctx, tx, id, store.Event{
+			Type: "promoted", FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
+			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
+			Decision: mustJSON(gateRecord(gate)),
+		})
+		return err
+	})
+	if err != nil {
+		var he *Error
+		if errors.As(err, &he) && he.Kind == KindDenied {
+			return ChangeResult{Gate: &gate}, err
+		}
+		return ChangeResult{}, classify(conflict(err), "promote "+id)
+	}
+	res.Gate = &gate
+	res.Card, err = h.ShowCard(ctx, id)
+	return res, err
+}
+
+func canPromote(from, to string) bool {
+	switch to {
+	case "promoted":
+		return from == "candidate" || from == "demoted"
+	case "canonical":
+		return from == "candidate" || from == "promoted" || from == "demoted"
+	}
+	return false
+}
+
+// gateRecord is the decision JSON an event keeps: the policy's output and
+// which policy, by hash, gave it.
+func gateRecord(g GateResult) map[string]any {
+	return map[string]any{
+		"allow": g.Allow, "reasons": g.Reasons, "missing": g.Missing,
+		"counts": g.Counts, "reviewer": g.Reviewer, "policy": g.Policy,
+	}
+}
+
+// DemoteRequest weakens a card on counterexample evidence.
+type DemoteRequest struct {
+	Reason         string   `json:"reason"`
+	Counterexample []string `json:"counterexample"`
+	// Target is demoted (default) or retired.
+	Target string `json:"target,omitempty"`
+}
+
+// Demote links the counterexample refs and moves the card to demoted or
+// retired in one transaction. Human mode only; at least one counterexample.
+func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (ChangeResult, error) {
+	if err := h.requireHuman("demote"); err != nil {
+		return ChangeResult{}, err
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		return ChangeResult{}, invalid("reason", "--reason is required: say what the counterexample shows")
+	}
+	if len(req.Counterexample) == 0 {
+		return ChangeResult{}, invalid("counterexample", "at least one --counterexample evidence ref is required: record what contradicts the card first")
+	}
+	target := firstNonEmpty(req.Target, "demoted")
+	if target != "demoted" && target != "retired" {
+		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
+	}
+	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+		if c.Status == "retired" || c.Status == target {
+			return store.Event{}, invalid("id", "card %s is already %s", id, c.Status)
+		}
+		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
+		if err != nil {
+			return store.Event{}, err
+		}
+		for _, l := range links {
+			if _, err := tx.InsertLink(ctx, l); err != nil {
+				return store.Event{}, err
+			}
+		}
+		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
+			return store.Event{}, err
+		}
+		return h.appendEvent(ctx, tx, id, store.Event{Type: target,
+			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
+			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
+	})
+}
+
+// Retire ends a card's active life. Human mode only; a reason is required.
+func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, error) {
+	if err := h.requireHuman("retire"); err != nil {
+		return ChangeResult{}, err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
+	}
+	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+		if c.Status == "retired" {
+			return store.Event{}, invalid("id", "card %s is already retired", id)
+		}
+		if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
+			return store.Event{}, err
+		}
+		return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
+	})
+}
+
+// LinkRequest adds one evidence link to a card.
+type LinkRequest struct {
+	Role       string `json:"role"`
+	EvidenceID string `json:"evidence_id"`
+	Note       string `json:"note,omitempty"`
+}
+
+// LinkResult reports Link; Added is false when the link existed already.
+type LinkResult struct {
+	Card  Card         `json:"card"`
+	Added bool         `json:"added"`
+	Event *store.Event `json:"event,omitempty"`
+}
+
+// Link adds a role link (never changes status). Both modes.
+func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult, error) {
+	if err := oneOf("role", req.Role, Roles); err != nil {
+		return LinkResult{}, err
+	}
+	if req.EvidenceID == "" {
+		return LinkResult{}, invalid("evidence", "--evidence is required: the evidence id to link")
+	}
+	var res LinkResult
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Card(ctx, id); err != nil {
+			return notFound(err, "card", id)
+		}
+		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{req.Role, []string{req.EvidenceID}}})
+		if err != nil {
+			return err
+		}
+		links[0].Note = req.Note
+		if res.Added, err = tx.InsertLink(ctx, links[0]); err != nil || !res.Added {
+			return err
+		}
+		ev, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Note,
+			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
+		res.Event = &ev
+		return err
+	})
+	if err != nil {
+		return LinkResult{}, classify(err, "link "+id)
+	}
+	res.Card, err = h.ShowCard(ctx, id)
+	return res, err
+}
+
+// change runs one status change of a card in a transaction and returns the
+// card as it is afterwards.
+func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, store.Card) (store.Event, error)) (ChangeResult, error) {
+	var res ChangeResult
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Card(ctx, id)
+		if err != nil {
+			return notFound(err, "card", id)
+		}
+		res.Event, err = fn(ctx, tx, c)
+		return err
+	})
+	if err != nil {
+		return ChangeResult{}, classify(conflict(err), op+" "+id)
+	}
+	res.Card, err = h.ShowCard(ctx, id)
+	return res, err
+}
+
+// conflict turns a concurrent change into a clear invalid-input error.
+func conflict(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return &Error{Kind: KindInvalid, Field: "id", Msg: "the card changed while this ran (another process moved it): look at `palace card show` and retry", Err: err}
+	}
+	return err
+}
+
+func parseDate(s string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// normDate stores dates in the palace's one time format.
+func normDate(s string) string {
+	if s == "" {
+		return ""
+	}
+	t, err := parseDate(s)
+	if err != nil {
+		return s
+	}
+	return store.FormatTime(t)
+}

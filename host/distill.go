@@ -160,7 +160,10 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 	}
 	persistence := firstNonEmpty(req.Persistence, "standard")
 	renderPref := firstNonEmpty(req.RenderPref, "auto")
-	for _, chk := range []struct{ field, v string; allowed []string }{
+	for _, chk := range []struct {
+		field, v string
+		allowed  []string
+	}{
 		{"domain", domain, Domains},
 		{"persistence", persistence, Persistences},
 		{"render_pref", renderPref, RenderPrefs},

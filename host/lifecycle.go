@@ -24,15 +24,15 @@ type GateRequest struct {
 
 // GateResult is the gate's answer plus which policy gave it.
 type GateResult struct {
-	CardID   string             `json:"card_id"`
-	Action   string             `json:"action"`
-	Target   string             `json:"target"`
-	Allow    bool               `json:"allow"`
-	Reasons  []string           `json:"reasons"`
-	Missing  map[string]int     `json:"missing"`
-	Counts   map[string]int     `json:"counts"`
-	Reviewer policies.Reviewer  `json:"reviewer"`
-	Policy   policies.Decision  `json:"policy"`
+	CardID   string            `json:"card_id"`
+	Action   string            `json:"action"`
+	Target   string            `json:"target"`
+	Allow    bool              `json:"allow"`
+	Reasons  []string          `json:"reasons"`
+	Missing  map[string]int    `json:"missing"`
+	Counts   map[string]int    `json:"counts"`
+	Reviewer policies.Reviewer `json:"reviewer"`
+	Policy   policies.Decision `json:"policy"`
 }
 
 // Gate evaluates palace.gate for promoting card id, then the floors no policy

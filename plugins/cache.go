@@ -3,14 +3,13 @@ package plugins
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -18,17 +17,27 @@ import (
 // The disk cache is wazero's compilation cache, one directory per module:
 //
 //	<cacheDir>/<version>/<sha256 of the module>/wazero-<v>-<arch>-<os>/<key>
-//	<cacheDir>/<version>/<sha256 of the module>/SHA256SUMS
+//	<cacheDir>/<version>/<sha256 of the module>/SEAL
 //
 // wazero checks a CRC over the machine code of an entry but not the function
 // offsets or lengths around it, and a corrupt entry makes compilation fail
-// rather than fall back. So palace seals each directory with SHA256SUMS after
-// a successful compile and trusts only a directory whose every file matches:
-// anything else (bit rot, truncation, a crash mid-write, a stray file) is
-// deleted and rebuilt. One directory per module keeps that deletion from
-// touching any other module's entry.
+// rather than fall back. So palace seals each directory after a successful
+// compile, listing every file with its size and CRC-32C, and trusts only a
+// directory whose files match the seal exactly: anything else (bit rot,
+// truncation, a crash mid-write, a stray file) is deleted and rebuilt. One
+// directory per module keeps that deletion from touching any other module.
+//
+// CRC-32C, not SHA-256: the seal guards against accidents, not an attacker
+// (who could as well edit the policies the cache serves), and it is checked
+// on every cold start, where hashing ~10 MB with SHA-256 cost more than the
+// rest of the cache hit.
 
-const sumsFile = "SHA256SUMS"
+const (
+	sealFile   = "SEAL"
+	sealHeader = "palace compilation cache seal v1: crc32c size path"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // diskCache is the cache directory of one module.
 type diskCache struct {
@@ -40,7 +49,7 @@ type diskCache struct {
 // its contents do not match their seal.
 func openDiskCache(base, version, hash string) diskCache {
 	dir := filepath.Join(base, version, hash)
-	if verifySums(dir) {
+	if verifySeal(dir) {
 		return diskCache{dir: dir, warm: true}
 	}
 	// Untrusted or absent: start empty. An error here surfaces when wazero
@@ -57,34 +66,43 @@ func (d diskCache) compilationCache() (wazero.CompilationCache, error) {
 // discard deletes the directory; used when compiling through it failed.
 func (d diskCache) discard() { _ = os.RemoveAll(d.dir) }
 
-// seal writes SHA256SUMS for the files wazero wrote. Best effort: a cache that
-// cannot be sealed is simply rebuilt next time.
+// seal records the files wazero wrote. Best effort: a cache that cannot be
+// sealed is simply rebuilt next time.
 func (d diskCache) seal() {
 	sums, err := sumDir(d.dir)
 	if err != nil || len(sums) == 0 {
 		return
 	}
 	var buf bytes.Buffer
+	buf.WriteString(sealHeader + "\n")
 	for _, s := range sums {
-		fmt.Fprintf(&buf, "%s  %s\n", s.sum, s.path)
+		buf.WriteString(s.String() + "\n")
 	}
-	tmp, err := os.CreateTemp(d.dir, sumsFile+".*.tmp")
+	tmp, err := os.CreateTemp(d.dir, sealFile+".*.tmp")
 	if err != nil {
 		return
 	}
 	_, werr := tmp.Write(buf.Bytes())
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(d.dir, sumsFile)) != nil {
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(d.dir, sealFile)) != nil {
 		_ = os.Remove(tmp.Name())
 	}
 }
 
-type fileSum struct{ path, sum string }
+// fileSum is one line of a seal.
+type fileSum struct {
+	crc  uint32
+	size int64
+	path string // slash-separated, relative to the sealed directory
+}
 
-// sumDir hashes every regular file under dir except the seal, in lexical
-// order, with slash-separated relative paths.
+func (s fileSum) String() string { return fmt.Sprintf("%08x %d %s", s.crc, s.size, s.path) }
+
+// sumDir checksums every regular file under dir except the seal, in lexical
+// order.
 func sumDir(dir string) ([]fileSum, error) {
 	var sums []fileSum
+	buf := make([]byte, 1<<20)
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -97,50 +115,54 @@ func sumDir(dir string) ([]fileSum, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if rel == sumsFile {
+		if rel == sealFile {
 			return nil
 		}
 		if !e.Type().IsRegular() {
 			return fmt.Errorf("%s: not a regular file", rel)
 		}
-		sum, err := hashFile(path)
-		if err != nil {
-			return err
-		}
-		sums = append(sums, fileSum{rel, sum})
-		return nil
+		s, err := checksum(path, buf)
+		s.path = rel
+		sums = append(sums, s)
+		return err
 	})
 	return sums, err
 }
 
-func hashFile(path string) (string, error) {
+func checksum(path string, buf []byte) (fileSum, error) {
+	var s fileSum
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return s, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	for {
+		n, err := f.Read(buf)
+		s.crc = crc32.Update(s.crc, castagnoli, buf[:n])
+		s.size += int64(n)
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		if err != nil {
+			return s, err
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// verifySums reports whether dir holds exactly the files its seal lists, each
-// with the listed hash.
-func verifySums(dir string) bool {
-	raw, err := os.ReadFile(filepath.Join(dir, sumsFile))
+// verifySeal reports whether dir holds exactly the files its seal lists,
+// each with the listed size and checksum.
+func verifySeal(dir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, sealFile))
 	if err != nil {
 		return false
 	}
-	want := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
+	if !sc.Scan() || sc.Text() != sealHeader {
+		return false
+	}
+	want := map[string]bool{}
 	for sc.Scan() {
-		sum, path, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || len(sum) != 64 || path == "" {
-			return false
-		}
-		want[path] = sum
+		want[sc.Text()] = true
 	}
 	if len(want) == 0 {
 		return false
@@ -150,7 +172,7 @@ func verifySums(dir string) bool {
 		return false
 	}
 	for _, s := range got {
-		if want[s.path] != s.sum {
+		if !want[s.String()] {
 			return false
 		}
 	}

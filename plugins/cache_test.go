@@ -1,0 +1,189 @@
+package plugins_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/palacehq/palace/plugins"
+)
+
+// loadAndCall loads wasm in a fresh Runtime (a new process, as far as the
+// cache can tell), checks that it answers, and returns how long Load took.
+func loadAndCall(t *testing.T, cfg plugins.Config, name string, wasm []byte, input string) time.Duration {
+	t.Helper()
+	rt, err := plugins.NewRuntime(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	start := time.Now()
+	m, err := rt.Load(context.Background(), name, wasm)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Call(context.Background(), m.Points()[0], []byte(input)); err != nil {
+		t.Fatal(err)
+	}
+	return elapsed
+}
+
+func entryDir(base, version string, wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return filepath.Join(base, version, hex.EncodeToString(sum[:]))
+}
+
+// TestDiskCacheWarmLoadAndCorruption follows one real Go guest through the
+// cache's life: cold load (compiles, seals), warm load (much faster), every
+// cached file corrupted (ignored, rebuilt), warm again.
+func TestDiskCacheWarmLoadAndCorruption(t *testing.T) {
+	base := t.TempDir()
+	cfg := plugins.Config{}.WithCacheDir(base).WithVersion("v1.2.3+dirty").WithDeadline(5 * time.Second)
+	wasm := guest(t, "gate")
+	input := `{"action":"publish","target":"repo"}`
+
+	cold := loadAndCall(t, cfg, "gate.wasm", wasm, input)
+	dir := entryDir(base, "v1.2.3_dirty", wasm)
+	if _, err := os.Stat(filepath.Join(dir, "SEAL")); err != nil {
+		t.Fatalf("cache entry not sealed: %v", err)
+	}
+	warm := loadAndCall(t, cfg, "gate.wasm", wasm, input)
+	t.Logf("cold load %v, warm load %v", cold, warm)
+	if warm*4 > cold {
+		t.Errorf("warm load %v is not much faster than cold load %v", warm, cold)
+	}
+
+	// Corrupt each cached file differently: wazero itself would trip over
+	// some of these (or worse, run garbage machine code), so the seal must
+	// catch them all before wazero sees them.
+	files := cachedFiles(t, dir)
+	if len(files) < 2 { // the guest and the Extism kernel
+		t.Fatalf("cache holds %d files, want at least 2", len(files))
+	}
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 2 {
+		case 0: // flip a byte inside the function offset table
+			b[20] ^= 0xff
+		case 1: // truncate
+			b = b[:len(b)/2]
+		}
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rebuilt := loadAndCall(t, cfg, "gate.wasm", wasm, input)
+	again := loadAndCall(t, cfg, "gate.wasm", wasm, input)
+	t.Logf("load after corruption %v, then %v", rebuilt, again)
+	if again*4 > cold {
+		t.Errorf("load after the rebuild took %v (cold %v): the rebuilt entry was not cached", again, cold)
+	}
+}
+
+func cachedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != "SEAL" {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestDiskCacheDamage covers the ways a cache directory goes wrong, on a tiny
+// module so each case costs milliseconds: Load must always succeed.
+func TestDiskCacheDamage(t *testing.T) {
+	wasm := gateModule([]byte{0x00}) // traps when called; loading is what matters here
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, base, dir string)
+	}{
+		{"garbage in every file", func(t *testing.T, _, dir string) {
+			for _, f := range cachedFiles(t, dir) {
+				os.WriteFile(f, []byte("not a compiled module"), 0o600)
+			}
+		}},
+		{"seal deleted", func(t *testing.T, _, dir string) { os.Remove(filepath.Join(dir, "SEAL")) }},
+		{"seal garbled", func(t *testing.T, _, dir string) {
+			os.WriteFile(filepath.Join(dir, "SEAL"), []byte("nonsense\n"), 0o600)
+		}},
+		{"stray file", func(t *testing.T, _, dir string) {
+			os.WriteFile(filepath.Join(cachedFiles(t, dir)[0]+".1234.tmp"), []byte("half"), 0o600)
+		}},
+		{"entry removed", func(t *testing.T, _, dir string) { os.Remove(cachedFiles(t, dir)[0]) }},
+		{"cache dir is a file", func(t *testing.T, base, _ string) {
+			os.RemoveAll(base)
+			os.WriteFile(base, []byte("x"), 0o600)
+		}},
+		{"cache dir unwritable", func(t *testing.T, base, _ string) {
+			if os.Geteuid() == 0 {
+				t.Skip("root writes anywhere")
+			}
+			os.RemoveAll(base)
+			os.MkdirAll(base, 0o500)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := filepath.Join(t.TempDir(), "cache")
+			cfg := plugins.Config{}.WithCacheDir(base).WithVersion("test")
+			rt := newRuntime(t, cfg)
+			if _, err := rt.Load(context.Background(), "tiny.wasm", wasm); err != nil {
+				t.Fatal(err)
+			}
+			tt.damage(t, base, entryDir(base, "test", wasm))
+			rt2 := newRuntime(t, cfg)
+			m, err := rt2.Load(context.Background(), "tiny.wasm", wasm)
+			if err != nil {
+				t.Fatalf("load with a damaged cache: %v", err)
+			}
+			_, err = m.Call(context.Background(), "gate", nil)
+			mustContain(t, err, "wasm error: unreachable")
+		})
+	}
+}
+
+// A new palace version never reads an older version's entries.
+func TestDiskCacheKeyedByVersion(t *testing.T) {
+	base := t.TempDir()
+	wasm := gateModule(returnsZero)
+	for _, v := range []string{"v1", "v2", "", "../.."} {
+		rt := newRuntime(t, plugins.Config{}.WithCacheDir(base).WithVersion(v))
+		if _, err := rt.Load(context.Background(), "tiny.wasm", wasm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		if _, err := os.Stat(filepath.Join(entryDir(base, e.Name(), wasm), "SEAL")); err != nil {
+			t.Errorf("version %s: %v", e.Name(), err)
+		}
+	}
+	want := []string{".._..", "unversioned", "v1", "v2"}
+	if len(got) != len(want) {
+		t.Fatalf("version directories %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("version directories %q, want %q", got, want)
+		}
+	}
+}

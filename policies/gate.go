@@ -67,6 +67,9 @@ type Decision struct {
 	// Error is set when the policy failed and the result is a fallback
 	// (gate: a deny).
 	Error string `json:"error,omitempty"`
+	// Fallback is set when the serving policy failed and the embedded
+	// default decided instead (scope, lanes); it names the policy and why.
+	Fallback string `json:"policy_fallback,omitempty"`
 }
 
 // Gate evaluates palace.gate. It never returns an error: a missing policy,
@@ -216,6 +219,9 @@ func (e *ShapeError) Error() string {
 		field = "field " + e.Field
 	}
 	got, _ := json.Marshal(e.Got)
+	if v, ok := e.Got.(ast.Value); ok {
+		got = []byte(v.String())
+	}
 	if e.Got == nil {
 		got = []byte("nothing")
 	}

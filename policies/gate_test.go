@@ -29,7 +29,7 @@ func TestDefaultRegoTests(t *testing.T) {
 		}
 		modules[p] = m
 	}
-	ch, err := tester.NewRunner().SetModules(modules).Run(context.Background(), modules)
+	ch, err := tester.NewRunner().SetModules(modules).RunTests(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

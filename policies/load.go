@@ -41,6 +41,11 @@ const DefaultTimeout = 100 * time.Millisecond
 type Options struct {
 	// Timeout bounds each evaluation. Defaults to DefaultTimeout.
 	Timeout time.Duration
+	// RegoOnly evaluates every point with OPA, even an unmodified embedded
+	// default that palace would otherwise serve with its Go engine. For
+	// differential tests and for cross-checking (`palace policy eval
+	// --engine rego`). Defaults to false.
+	RegoOnly bool
 }
 
 // File is one policy file of a set.
@@ -284,14 +289,18 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 			return nil, located(err, pf[0].Path)
 		}
 		s.prepared[p] = pq
-		s.served[p] = servedBy(p, pf)
+		sv := servedBy(p, pf)
+		if !opts.RegoOnly {
+			sv.Engine = engineFor(sv)
+		}
+		s.served[p] = sv
 	}
 	return s, nil
 }
 
 func servedBy(p Point, files []File) Served {
 	h := sha256.New()
-	sv := Served{Point: p, Source: files[0].Source, Engine: "rego"}
+	sv := Served{Point: p, Source: files[0].Source, Engine: EngineRego}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s\x00%s\x00", filepath.Base(f.Path), f.SHA256)
 		sv.Files = append(sv.Files, f.Path)

@@ -1,0 +1,99 @@
+package policies
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// The field helpers below read one field of one card's result and name
+// point, card id and field in any shape error, so a team sees
+// "palace.lanes returned a malformed decision: field kc_1.lane must be …".
+
+func field(r ast.Object, name string) ast.Value {
+	t := r.Get(ast.InternedTerm(name))
+	if t == nil {
+		return nil
+	}
+	return t.Value
+}
+
+func boolField(p Point, id string, r ast.Object, name string) (bool, error) {
+	b, ok := field(r, name).(ast.Boolean)
+	if !ok {
+		return false, shapeErr(p, id+"."+name, "a boolean", field(r, name))
+	}
+	return bool(b), nil
+}
+
+func intField(p Point, id string, r ast.Object, name string, lo, hi int) (int, error) {
+	v := field(r, name)
+	n, ok := wholeValue(v)
+	if !ok || n < lo || n > hi {
+		return 0, shapeErr(p, id+"."+name, fmt.Sprintf("a whole number %d..%d", lo, hi), v)
+	}
+	return n, nil
+}
+
+func enumField(p Point, id string, r ast.Object, name string, allowed []string) (string, error) {
+	v := field(r, name)
+	s, ok := v.(ast.String)
+	if !ok || !slices.Contains(allowed, string(s)) {
+		return "", shapeErr(p, id+"."+name, "one of "+fmt.Sprint(allowed), v)
+	}
+	return string(s), nil
+}
+
+func stringsField(p Point, id string, r ast.Object, name string) ([]string, error) {
+	v := field(r, name)
+	arr, ok := v.(*ast.Array)
+	if !ok {
+		return nil, shapeErr(p, id+"."+name, "an array of strings", v)
+	}
+	out := make([]string, arr.Len())
+	for i := range arr.Len() {
+		s, ok := arr.Elem(i).Value.(ast.String)
+		if !ok {
+			return nil, shapeErr(p, fmt.Sprintf("%s.%s[%d]", id, name, i), "a string", arr.Elem(i).Value)
+		}
+		out[i] = string(s)
+	}
+	return out, nil
+}
+
+func intMapField(p Point, id string, r ast.Object, name string) (map[string]int, error) {
+	v := field(r, name)
+	obj, ok := v.(ast.Object)
+	if !ok {
+		return nil, shapeErr(p, id+"."+name, "an object of name → whole number", v)
+	}
+	out := make(map[string]int, obj.Len())
+	var err error
+	obj.Foreach(func(k, x *ast.Term) {
+		ks, ok := k.Value.(ast.String)
+		n, whole := wholeValue(x.Value)
+		if err == nil && (!ok || !whole) {
+			err = shapeErr(p, fmt.Sprintf("%s.%s.%v", id, name, k), "a whole number", x.Value)
+		}
+		out[string(ks)] = n
+	})
+	return out, err
+}
+
+// wholeValue reads an integral ast.Number that fits an int.
+func wholeValue(v ast.Value) (int, bool) {
+	n, ok := v.(ast.Number)
+	if !ok {
+		return 0, false
+	}
+	if i, ok := n.Int(); ok {
+		return i, true
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return int(r.Num().Int64()), true
+}

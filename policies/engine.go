@@ -1,0 +1,95 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// The engines that can serve a decision point (Served.Engine, Decision.Engine).
+const (
+	// EngineRego evaluates the point's Rego package with OPA.
+	EngineRego = "rego"
+	// EngineGo runs palace's Go implementation of an embedded default. It is
+	// chosen only when the point's package is byte-for-byte the embedded one
+	// (same per-point hash); differential tests prove it gives the same
+	// answers as the Rego it stands for.
+	EngineGo = "go"
+)
+
+// native lists the points that have a Go implementation of their embedded
+// default.
+var native = map[Point]bool{Scope: true, Lanes: true, Mailbox: true}
+
+// embedded is the per-point hash of the embedded defaults, computed once.
+var embedded = sync.OnceValue(func() map[Point]string {
+	files, err := readSources(Sources{})
+	if err != nil {
+		panic(fmt.Sprintf("palace: embedded policies do not parse: %v", err))
+	}
+	out := map[Point]string{}
+	for _, p := range Points {
+		var pf []File
+		for _, f := range files {
+			if !f.Test && f.Package == p.Package() {
+				pf = append(pf, f)
+			}
+		}
+		if len(pf) > 0 {
+			out[p] = servedBy(p, pf).Hash
+		}
+	}
+	return out
+})
+
+// embeddedHash is the hash the embedded default of p has in every set.
+func embeddedHash(p Point) string { return embedded()[p] }
+
+// engineFor picks the engine for a served point.
+func engineFor(sv Served) string {
+	if native[sv.Point] && sv.Hash == embeddedHash(sv.Point) {
+		return EngineGo
+	}
+	return EngineRego
+}
+
+// rawTerm keeps OPA's result as an ast.Value: decoding it straight into Go
+// types skips the conversion to maps and json.Numbers.
+func rawTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t.Value, nil }
+
+// evalTerm evaluates p with a pre-built input under the set's deadline and
+// returns the decision as an ast.Value.
+func (s *Set) evalTerm(ctx context.Context, p Point, input ast.Value) (ast.Value, error) {
+	pq, ok := s.prepared[p]
+	if !ok {
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	rs, err := pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalGenerateJSON(rawTerm))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("evaluate %s: deadline of %s exceeded: %w", p.Package(), s.timeout, ctx.Err())
+		}
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, fmt.Errorf("evaluate %s: %s is undefined for this input", p.Package(), p.Query())
+	}
+	v, ok := rs[0].Expressions[0].Value.(ast.Value)
+	if !ok {
+		return nil, fmt.Errorf("evaluate %s: unexpected result %T", p.Package(), rs[0].Expressions[0].Value)
+	}
+	return v, nil
+}
+
+// who names the policy serving p for messages: "palace.gate (path/gate.rego)".
+func (s *Set) who(p Point) string {
+	if sv, ok := s.served[p]; ok && len(sv.Files) > 0 {
+		return fmt.Sprintf("%s (%s)", p.Package(), sv.Files[0])
+	}
+	return p.Package()
+}

@@ -1,0 +1,193 @@
+package policies
+
+import (
+	"context"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// LanesCardInfo is the part of a card the lanes point sees.
+type LanesCardInfo struct {
+	ID     string `json:"id"`
+	Tier   string `json:"tier"`
+	Status string `json:"status"`
+	// Persistence is standard, protected or foundational.
+	Persistence string `json:"persistence"`
+	// RenderPref is auto, inline_full, inline_compact or ref_preferred.
+	RenderPref string `json:"render_pref"`
+	Anchor     string `json:"anchor"`
+	Field      string `json:"field"`
+}
+
+// Counts30d are a card's injection outcomes over the last 30 days.
+type Counts30d struct {
+	Applied int `json:"applied"`
+	Skipped int `json:"skipped"`
+	Trimmed int `json:"trimmed"`
+	Viewed  int `json:"viewed"`
+}
+
+// LanesCard is one card of a lanes batch with what scope said about it.
+type LanesCard struct {
+	Card         LanesCardInfo `json:"card"`
+	ScopeFit     int           `json:"scope_fit"`
+	OperationFit int           `json:"operation_fit"`
+	// Relevance is the query relevance (FTS rank); the default ignores it.
+	Relevance float64   `json:"relevance"`
+	Counts30d Counts30d `json:"counts30d"`
+	AgeDays   int       `json:"age_days"`
+}
+
+// LanesConfig tunes cooling. A zero field means its default.
+type LanesConfig struct {
+	// InactivityGraceDays defaults to 30.
+	InactivityGraceDays int `json:"inactivity_grace_days"`
+	// InactivityStepDays defaults to 7.
+	InactivityStepDays int `json:"inactivity_step_days"`
+	// InactivityMax defaults to 10.
+	InactivityMax int `json:"inactivity_max"`
+}
+
+// withDefaults fills zero fields, so every engine (Rego, Go, WASM) sees the
+// same numbers.
+func (c LanesConfig) withDefaults() LanesConfig {
+	if c.InactivityGraceDays == 0 {
+		c.InactivityGraceDays = 30
+	}
+	if c.InactivityStepDays == 0 {
+		c.InactivityStepDays = 7
+	}
+	if c.InactivityMax == 0 {
+		c.InactivityMax = 10
+	}
+	return c
+}
+
+// LanesInput is the input of palace.lanes: the whole batch of cards that
+// apply to one request.
+type LanesInput struct {
+	Cards  []LanesCard `json:"cards"`
+	Config LanesConfig `json:"config"`
+}
+
+// LaneResult is the lanes point's answer for one card.
+type LaneResult struct {
+	// Salience is 0..100.
+	Salience int `json:"salience"`
+	// Breakdown holds each term of the salience sum; penalties are negative.
+	Breakdown map[string]int `json:"breakdown"`
+	// Lane is core, scoped, ref_only or inspector_only.
+	Lane string `json:"lane"`
+	// RenderForm is inline_full, inline_compact, ref_only or inspector_only.
+	RenderForm string `json:"render_form"`
+}
+
+// LanesOutput maps card id to its result; every input card has one.
+type LanesOutput map[string]LaneResult
+
+// The lanes and render forms of DESIGN §1.
+var (
+	laneNames   = []string{"core", "scoped", "ref_only", "inspector_only"}
+	renderForms = []string{"inline_full", "inline_compact", "ref_only", "inspector_only"}
+)
+
+// Lanes evaluates palace.lanes over a batch. It never fails: when the
+// serving policy errors, exceeds its deadline or returns a malformed
+// output, the embedded default decides instead and Decision.Fallback says
+// why (DESIGN §5).
+func (s *Set) Lanes(ctx context.Context, in LanesInput) (LanesOutput, Decision) {
+	in.Config = in.Config.withDefaults()
+	d := s.decision(Lanes)
+	if d.Engine == EngineGo {
+		return defaultLanes(in), d
+	}
+	out, err := s.lanesRego(ctx, in)
+	if err != nil {
+		return defaultLanes(in), s.fallback(Lanes, err)
+	}
+	return out, d
+}
+
+func (s *Set) lanesRego(ctx context.Context, in LanesInput) (LanesOutput, error) {
+	v, err := s.evalTerm(ctx, Lanes, lanesValue(in))
+	if err != nil {
+		return nil, err
+	}
+	return decodeLanes(v, in.Cards)
+}
+
+// lanesValue builds the input as an OPA value directly.
+func lanesValue(in LanesInput) ast.Value {
+	str := ast.StringTerm
+	num := ast.IntNumberTerm
+	cards := make([]*ast.Term, len(in.Cards))
+	for i, c := range in.Cards {
+		k := c.Card
+		cards[i] = ast.NewTerm(ast.NewObject(
+			ast.Item(str("card"), ast.NewTerm(ast.NewObject(
+				ast.Item(str("id"), str(k.ID)),
+				ast.Item(str("tier"), str(k.Tier)),
+				ast.Item(str("status"), str(k.Status)),
+				ast.Item(str("persistence"), str(k.Persistence)),
+				ast.Item(str("render_pref"), str(k.RenderPref)),
+				ast.Item(str("anchor"), str(k.Anchor)),
+				ast.Item(str("field"), str(k.Field)),
+			))),
+			ast.Item(str("scope_fit"), num(c.ScopeFit)),
+			ast.Item(str("operation_fit"), num(c.OperationFit)),
+			ast.Item(str("relevance"), ast.FloatNumberTerm(c.Relevance)),
+			ast.Item(str("counts30d"), ast.NewTerm(ast.NewObject(
+				ast.Item(str("applied"), num(c.Counts30d.Applied)),
+				ast.Item(str("skipped"), num(c.Counts30d.Skipped)),
+				ast.Item(str("trimmed"), num(c.Counts30d.Trimmed)),
+				ast.Item(str("viewed"), num(c.Counts30d.Viewed)),
+			))),
+			ast.Item(str("age_days"), num(c.AgeDays)),
+		))
+	}
+	return ast.NewObject(
+		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
+		ast.Item(str("config"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("inactivity_grace_days"), num(in.Config.InactivityGraceDays)),
+			ast.Item(str("inactivity_step_days"), num(in.Config.InactivityStepDays)),
+			ast.Item(str("inactivity_max"), num(in.Config.InactivityMax)),
+		))),
+	)
+}
+
+// decodeLanes checks the output's shape strictly and that every card of the
+// batch has a result.
+func decodeLanes(v ast.Value, cards []LanesCard) (LanesOutput, error) {
+	obj, ok := v.(ast.Object)
+	if !ok {
+		return nil, shapeErr(Lanes, "", "an object of card id → result", v)
+	}
+	out := make(LanesOutput, len(cards))
+	for _, c := range cards {
+		id := c.Card.ID
+		rv := obj.Get(ast.InternedTerm(id))
+		if rv == nil {
+			return nil, shapeErr(Lanes, id, "a result (every input card needs one)", nil)
+		}
+		r, ok := rv.Value.(ast.Object)
+		if !ok {
+			return nil, shapeErr(Lanes, id, "an object", rv.Value)
+		}
+		var res LaneResult
+		var err error
+		if res.Salience, err = intField(Lanes, id, r, "salience", 0, 100); err != nil {
+			return nil, err
+		}
+		if res.Lane, err = enumField(Lanes, id, r, "lane", laneNames); err != nil {
+			return nil, err
+		}
+		if res.RenderForm, err = enumField(Lanes, id, r, "render_form", renderForms); err != nil {
+			return nil, err
+		}
+		if res.Breakdown, err = intMapField(Lanes, id, r, "breakdown"); err != nil {
+			return nil, err
+		}
+		out[id] = res
+	}
+	return out, nil
+}

@@ -1,0 +1,144 @@
+package policies_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/palacehq/palace/policies"
+)
+
+// The Go engine may serve an unmodified embedded default only because it
+// answers exactly as the Rego does. These tests generate inputs that walk
+// every branch (and the odd corners: bad globs, duplicate intents, mixed
+// case, negative and huge counts) and compare the two engines.
+
+func sets(t testing.TB) (native, rego *policies.Set) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := policies.LoadDefaults(ctx, policies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := policies.LoadDefaults(ctx, policies.Options{RegoOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, r
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+func some(r *rand.Rand, pool []string, n int) []string {
+	k := r.IntN(n + 1)
+	if k == 0 {
+		return nil
+	}
+	out := make([]string, k)
+	for i := range out {
+		out[i] = pick(r, pool)
+	}
+	return out
+}
+
+var (
+	files = []string{"", "store/db.go", "store/sql/query.go", "api/v1/handler.go", "README.md", "main.go",
+		"web/src/App.tsx", ".palace/inbox.jsonl", "store/", "a b/c.go", "ünïcode/x.go"}
+	globs = []string{"store/**", "store/*", "store/*.go", "**/*.go", "*.go", "**", "api/v?/*.go", "{api,web}/**",
+		"web/src/[A-Z]*.tsx", "[", "store/**/query.go", "README.md", "", "a b/*", "ünïcode/**", "**/handler.go"}
+	langs   = []string{"", "go", "Go", "GO", "python", "typescript", "rust"}
+	fields  = []string{"", "general", "storage", "ui", "sql", "Storage"}
+	intents = []string{"refactor", "debug", "test", "review", "migrate", ""}
+	tools   = []string{"psql", "go", "npm", "git"}
+)
+
+func genScope(r *rand.Rand, n int) policies.ScopeInput {
+	in := policies.ScopeInput{Context: policies.ScopeContext{
+		File: pick(r, files), Language: pick(r, langs), Field: pick(r, fields),
+		Intents: some(r, intents, 3), Tools: some(r, tools, 2), Query: "q",
+	}}
+	for i := range n {
+		in.Cards = append(in.Cards, policies.ScopeCard{
+			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields),
+			Scope:   policies.CardScope{Paths: some(r, globs, 3), Languages: some(r, langs[1:], 2), Fields: some(r, fields[1:], 2)},
+			Trigger: policies.CardTrigger{Intents: some(r, intents, 3), ToolNeeds: some(r, tools, 2)},
+		})
+	}
+	return in
+}
+
+func genLanes(r *rand.Rand, n int) policies.LanesInput {
+	small := func() int { return r.IntN(12) - 1 }
+	in := policies.LanesInput{Config: policies.LanesConfig{
+		InactivityGraceDays: pick(r, []int{0, 0, 10, 30, 45}),
+		InactivityStepDays:  pick(r, []int{0, 0, 1, 3, 7, -2}),
+		InactivityMax:       pick(r, []int{0, 0, 5, 10, 40}),
+	}}
+	for i := range n {
+		in.Cards = append(in.Cards, policies.LanesCard{
+			Card: policies.LanesCardInfo{
+				ID:          fmt.Sprintf("kc_%03d", i),
+				Persistence: pick(r, []string{"standard", "protected", "foundational", ""}),
+				RenderPref:  pick(r, []string{"auto", "inline_full", "inline_compact", "ref_preferred", ""}),
+			},
+			ScopeFit: r.IntN(31), OperationFit: r.IntN(21), Relevance: r.Float64(),
+			Counts30d: policies.Counts30d{Applied: small(), Skipped: small(), Trimmed: small(), Viewed: small()},
+			AgeDays:   pick(r, []int{0, 1, 29, 30, 36, 37, 44, 100, 1000, 100000}),
+		})
+	}
+	return in
+}
+
+func TestNativeMatchesRego(t *testing.T) {
+	native, rego := sets(t)
+	for _, p := range []policies.Point{policies.Scope, policies.Lanes, policies.Mailbox} {
+		if n, _ := native.Served(p); n.Engine != policies.EngineGo {
+			t.Fatalf("%s: default served by %q, want go", p, n.Engine)
+		}
+		if r, _ := rego.Served(p); r.Engine != policies.EngineRego {
+			t.Fatalf("%s: RegoOnly served by %q", p, r.Engine)
+		}
+	}
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	for batch := range 400 {
+		sin := genScope(r, 1+r.IntN(12))
+		gotN, dn := native.Scope(ctx, sin)
+		gotR, dr := rego.Scope(ctx, sin)
+		if dn.Fallback != "" || dr.Fallback != "" {
+			t.Fatalf("batch %d: fallback %q / %q", batch, dn.Fallback, dr.Fallback)
+		}
+		if !reflect.DeepEqual(gotN, gotR) {
+			for id := range gotR {
+				if !reflect.DeepEqual(gotN[id], gotR[id]) {
+					t.Fatalf("scope batch %d card %s\ncontext %+v\ncard %+v\ngo   %+v\nrego %+v", batch, id, sin.Context, findCard(sin, id), gotN[id], gotR[id])
+				}
+			}
+			t.Fatalf("scope batch %d: outputs differ", batch)
+		}
+		lin := genLanes(r, 1+r.IntN(12))
+		lanesN, _ := native.Lanes(ctx, lin)
+		lanesR, dr := rego.Lanes(ctx, lin)
+		if dr.Fallback != "" {
+			t.Fatalf("lanes batch %d fell back: %s", batch, dr.Fallback)
+		}
+		if !reflect.DeepEqual(lanesN, lanesR) {
+			for id := range lanesR {
+				if !reflect.DeepEqual(lanesN[id], lanesR[id]) {
+					t.Fatalf("lanes batch %d card %s config %+v\ngo   %+v\nrego %+v", batch, id, lin.Config, lanesN[id], lanesR[id])
+				}
+			}
+		}
+	}
+}
+
+func findCard(in policies.ScopeInput, id string) policies.ScopeCard {
+	for _, c := range in.Cards {
+		if c.ID == id {
+			return c
+		}
+	}
+	return policies.ScopeCard{}
+}

@@ -1,0 +1,216 @@
+package policies_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/palacehq/palace/policies"
+)
+
+func loadRepo(t *testing.T, files map[string]string) *policies.Set {
+	t.Helper()
+	repo := t.TempDir()
+	for name, src := range files {
+		writePolicy(t, repo, name, src)
+	}
+	set, err := policies.Load(context.Background(), policies.Sources{RepoDir: repo}, policies.Options{Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+var storeCard = policies.ScopeCard{
+	ID: "kc_store", Tier: "qi", Field: "storage",
+	Scope:   policies.CardScope{Paths: []string{"store/**"}, Languages: []string{"go"}},
+	Trigger: policies.CardTrigger{Intents: []string{"migrate"}},
+}
+
+var uiCard = policies.ScopeCard{ID: "kc_ui", Tier: "shu", Scope: policies.CardScope{Paths: []string{"web/**"}}}
+
+func TestScopeDefault(t *testing.T) {
+	for _, opts := range []policies.Options{{}, {RegoOnly: true}} {
+		set, err := policies.LoadDefaults(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := policies.ScopeInput{
+			Context: policies.ScopeContext{File: "store/sql/db.go", Language: "go", Intents: []string{"migrate"}},
+			Cards:   []policies.ScopeCard{storeCard, uiCard, {ID: "kc_any"}},
+		}
+		out, d := set.Scope(context.Background(), in)
+		want := map[string]policies.ScopeResult{
+			"kc_store": {Applies: true, ScopeFit: 20, OperationFit: 10, Why: []string{
+				"path store/sql/db.go matches store/**", "language go is one of go", "intent migrate is one of the card's trigger intents"}},
+			"kc_ui":  {Applies: false, ScopeFit: 0, Why: []string{"path store/sql/db.go matches none of web/**"}},
+			"kc_any": {Applies: true, ScopeFit: 10, Why: []string{"unscoped: applies everywhere"}},
+		}
+		for id, w := range want {
+			got := out[id]
+			if got.Applies != w.Applies || got.ScopeFit != w.ScopeFit || got.OperationFit != w.OperationFit || strings.Join(got.Why, "|") != strings.Join(w.Why, "|") {
+				t.Errorf("engine %s: %s = %+v, want %+v", d.Engine, id, got, w)
+			}
+		}
+		wantEngine := policies.EngineGo
+		if opts.RegoOnly {
+			wantEngine = policies.EngineRego
+		}
+		if d.Engine != wantEngine || d.Source != policies.SourceEmbedded || d.Fallback != "" || d.Hash == "" {
+			t.Errorf("decision = %+v", d)
+		}
+	}
+}
+
+func TestLanesDefault(t *testing.T) {
+	set, err := policies.LoadDefaults(context.Background(), policies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, d := set.Lanes(context.Background(), policies.LanesInput{Cards: []policies.LanesCard{{
+		Card:     policies.LanesCardInfo{ID: "kc_1", Persistence: "foundational", RenderPref: "ref_preferred"},
+		ScopeFit: 12, OperationFit: 10, Counts30d: policies.Counts30d{Applied: 1, Skipped: 1}, AgeDays: 51,
+	}}})
+	got := out["kc_1"]
+	// 12 + 10 + 20 + 2 − 2 − floor((51−30)/7)=3 → 39: foundational needs 40 for core.
+	if got.Salience != 39 || got.Lane != "ref_only" || got.RenderForm != "ref_only" || got.Breakdown["inactivity"] != -3 || got.Breakdown["skipped"] != -2 {
+		t.Errorf("lanes = %+v", got)
+	}
+	if d.Engine != policies.EngineGo || d.Point != policies.Lanes {
+		t.Errorf("decision = %+v", d)
+	}
+}
+
+func TestScopeAndLanesFallBack(t *testing.T) {
+	loop := `decision := {c.id: r | some c in input.cards; r := {"applies": count(xs) > 0}} if {
+	xs := [x | some i in numbers.range(1, 100000000); x := i * 2]
+}`
+	tests := []struct {
+		name  string
+		point policies.Point
+		body  string
+		want  string
+	}{
+		{"scope deadline", policies.Scope, loop, "deadline"},
+		{"scope applies as string", policies.Scope, `decision := {c.id: {"applies": "yes", "scope_fit": 0, "operation_fit": 0, "why": ["x"]} | some c in input.cards}`,
+			`palace.scope returned a malformed decision: field kc_store.applies must be a boolean, got "yes"`},
+		{"scope fit out of range", policies.Scope, `decision := {c.id: {"applies": true, "scope_fit": 31, "operation_fit": 0, "why": ["x"]} | some c in input.cards}`,
+			"field kc_store.scope_fit must be a whole number 0..30, got 31"},
+		{"scope empty why", policies.Scope, `decision := {c.id: {"applies": true, "scope_fit": 1, "operation_fit": 0, "why": []} | some c in input.cards}`,
+			"field kc_store.why must be a non-empty array of strings"},
+		{"scope card missing", policies.Scope, `decision := {}`, "field kc_store must be a result (every input card needs one)"},
+		{"scope undefined", policies.Scope, `decision := 1 if input.nope`, "undefined"},
+		{"lanes runtime error", policies.Lanes, `decision := {c.card.id: x | some c in input.cards; x := 1 / 0}`, "palace.lanes"},
+		{"lanes bad lane", policies.Lanes, `decision := {c.card.id: {"salience": 50, "breakdown": {}, "lane": "top", "render_form": "inline_full"} | some c in input.cards}`,
+			`field kc_store.lane must be one of [core scoped ref_only inspector_only], got "top"`},
+		{"lanes breakdown not numbers", policies.Lanes, `decision := {c.card.id: {"salience": 50, "breakdown": {"x": "1"}, "lane": "core", "render_form": "inline_full"} | some c in input.cards}`,
+			`field kc_store.breakdown."x" must be a whole number, got "1"`},
+		{"lanes fractional salience", policies.Lanes, `decision := {c.card.id: {"salience": 50.5, "breakdown": {}, "lane": "core", "render_form": "inline_full"} | some c in input.cards}`,
+			"field kc_store.salience must be a whole number 0..100, got 50.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := loadRepo(t, map[string]string{string(tt.point) + ".rego": "package palace." + string(tt.point) + "\n\nimport rego.v1\n\n" + tt.body + "\n"})
+			ctx := context.Background()
+			var d policies.Decision
+			switch tt.point {
+			case policies.Scope:
+				var out policies.ScopeOutput
+				out, d = set.Scope(ctx, policies.ScopeInput{Context: policies.ScopeContext{File: "store/db.go"}, Cards: []policies.ScopeCard{storeCard}})
+				if r := out["kc_store"]; !r.Applies || r.ScopeFit != 12 {
+					t.Errorf("fallback result %+v is not the default's", r)
+				}
+			case policies.Lanes:
+				var out policies.LanesOutput
+				out, d = set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{Card: policies.LanesCardInfo{ID: "kc_store"}, ScopeFit: 30, OperationFit: 20}}})
+				if r := out["kc_store"]; r.Salience != 50 || r.Lane != "scoped" {
+					t.Errorf("fallback result %+v is not the default's", r)
+				}
+			}
+			if !strings.Contains(d.Fallback, tt.want) || !strings.Contains(d.Fallback, string(tt.point)+".rego") {
+				t.Errorf("fallback %q does not name the policy and %q", d.Fallback, tt.want)
+			}
+			if d.Engine != policies.EngineGo || d.Source != policies.SourceEmbedded || d.Error == "" {
+				t.Errorf("decision = %+v", d)
+			}
+		})
+	}
+}
+
+func TestTeamScopeRunsAsWritten(t *testing.T) {
+	set := loadRepo(t, map[string]string{"scope.rego": `package palace.scope
+
+import rego.v1
+
+decision := {c.id: {"applies": true, "scope_fit": 30, "operation_fit": 20, "why": ["team says so"]} | some c in input.cards}
+`})
+	out, d := set.Scope(context.Background(), policies.ScopeInput{Cards: []policies.ScopeCard{uiCard}})
+	if r := out["kc_ui"]; r.ScopeFit != 30 || r.Why[0] != "team says so" {
+		t.Errorf("team scope not used: %+v", r)
+	}
+	if d.Engine != policies.EngineRego || d.Source != policies.SourceRepo || d.Fallback != "" {
+		t.Errorf("decision = %+v", d)
+	}
+	// A team file identical to the default is the default: Go engine.
+	def, _ := policies.LoadDefaults(context.Background(), policies.Options{})
+	if sv, _ := def.Served(policies.Scope); sv.Engine != policies.EngineGo {
+		t.Errorf("default scope engine %q", sv.Engine)
+	}
+}
+
+func TestMailbox(t *testing.T) {
+	ctx := context.Background()
+	in := policies.MailboxInput{Box: "project", Path: ".palace/inbox.jsonl", Line: 3, Letter: map[string]any{"agent": "claude", "class": "bug"}}
+	def, _ := policies.LoadDefaults(ctx, policies.Options{})
+	msgs, d, err := def.Mailbox(ctx, in)
+	if err != nil || len(msgs) != 0 || d.Engine != policies.EngineGo {
+		t.Fatalf("default mailbox: %v %+v %v", msgs, d, err)
+	}
+	team := loadRepo(t, map[string]string{"mailbox.rego": `package palace.mailbox
+
+import rego.v1
+
+deny contains sprintf("%s:%d: letter has no repo", [input.path, input.line]) if not input.letter.repo
+
+deny contains "bug letters need a snippet" if {
+	input.letter.class == "bug"
+	not input.letter.snippet
+}
+`})
+	msgs, d, err = team.Mailbox(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(msgs, "|") != ".palace/inbox.jsonl:3: letter has no repo|bug letters need a snippet" && strings.Join(msgs, "|") != "bug letters need a snippet|.palace/inbox.jsonl:3: letter has no repo" {
+		t.Errorf("deny = %q", msgs)
+	}
+	if d.Engine != policies.EngineRego || d.Source != policies.SourceRepo {
+		t.Errorf("decision = %+v", d)
+	}
+	in.Letter["repo"], in.Letter["snippet"] = "github.com/a/b", "x"
+	if msgs, _, err := team.Mailbox(ctx, in); err != nil || len(msgs) != 0 {
+		t.Errorf("clean letter: %q %v", msgs, err)
+	}
+}
+
+func TestMailboxFailsClosed(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"not strings", `deny contains 42 if true`, "palace.mailbox returned a malformed decision: field deny[0] must be a string, got 42"},
+		{"not a set", `deny := "no"`, `field deny must be a set of strings, got "no"`},
+		{"undefined", `deny := {"x"} if input.nope`, "undefined"},
+		{"deadline", `deny contains "x" if count([x | some i in numbers.range(1, 100000000); x := i]) > 0`, "deadline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := loadRepo(t, map[string]string{"mailbox.rego": "package palace.mailbox\n\nimport rego.v1\n\n" + tt.body + "\n"})
+			msgs, d, err := set.Mailbox(context.Background(), policies.MailboxInput{Letter: map[string]any{}})
+			if err == nil || msgs != nil {
+				t.Fatalf("failed policy passed: %q", msgs)
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "mailbox.rego") || d.Error == "" {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,149 @@
+package policies
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gobwas/glob"
+)
+
+// defaultScope is default/scope.rego in Go. It serves the scope point when
+// the active set's scope package is the unmodified embedded one, and it is
+// the fallback when a team's scope policy fails. TestNativeMatchesRego
+// proves the two identical over generated inputs; change both together.
+func defaultScope(in ScopeInput) ScopeOutput {
+	x := in.Context
+	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field}
+	out := make(ScopeOutput, len(in.Cards))
+	for _, c := range in.Cards {
+		out[c.ID] = req.result(c, x)
+	}
+	return out
+}
+
+type scopeRequest struct{ file, language, field string }
+
+func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
+	var (
+		points int
+		miss   bool
+		why    []string
+	)
+	add := func(p int, m bool, line string) {
+		points += p
+		miss = miss || m
+		why = append(why, line)
+	}
+	sc := c.Scope
+	// path: `**` crosses directories, `*` does not; the first matching glob
+	// in the card's order is named.
+	if len(sc.Paths) > 0 {
+		all := strings.Join(sc.Paths, ", ")
+		switch hit, ok := firstGlob(sc.Paths, r.file); {
+		case r.file == "":
+			add(0, false, fmt.Sprintf("path-scoped to %s; the request names no file", all))
+		case ok:
+			add(12, false, fmt.Sprintf("path %s matches %s", r.file, hit))
+		default:
+			add(0, true, fmt.Sprintf("path %s matches none of %s", r.file, all))
+		}
+	}
+	if len(sc.Languages) > 0 {
+		all := strings.Join(sc.Languages, ", ")
+		switch {
+		case r.language == "":
+			add(0, false, fmt.Sprintf("language-scoped to %s; the request names no language", all))
+		case slices.ContainsFunc(sc.Languages, func(l string) bool { return strings.ToLower(l) == r.language }):
+			add(8, false, fmt.Sprintf("language %s is one of %s", r.language, all))
+		default:
+			add(0, true, fmt.Sprintf("language %s is not one of %s", r.language, all))
+		}
+	}
+	switch all := strings.Join(sc.Fields, ", "); {
+	case len(sc.Fields) == 0 && r.field == "":
+	case r.field == "":
+		add(0, false, fmt.Sprintf("field-scoped to %s; the request names no field", all))
+	case len(sc.Fields) == 0 && c.Field == r.field:
+		add(6, false, fmt.Sprintf("card field %s matches the request", r.field))
+	case len(sc.Fields) == 0:
+	case slices.Contains(sc.Fields, r.field):
+		add(10, false, fmt.Sprintf("field %s is one of the scope fields %s", r.field, all))
+	default:
+		add(0, true, fmt.Sprintf("field %s is not one of the scope fields %s", r.field, all))
+	}
+	if len(sc.Paths)+len(sc.Languages)+len(sc.Fields) == 0 {
+		add(10, false, "unscoped: applies everywhere")
+	}
+	hitIntents := intersect(c.Trigger.Intents, x.Intents)
+	hitTools := intersect(c.Trigger.ToolNeeds, x.Tools)
+	for _, i := range hitIntents {
+		why = append(why, fmt.Sprintf("intent %s is one of the card's trigger intents", i))
+	}
+	for _, t := range hitTools {
+		why = append(why, fmt.Sprintf("tool %s is one of the card's tool needs", t))
+	}
+	return ScopeResult{
+		Applies:      !miss,
+		ScopeFit:     min(30, points),
+		OperationFit: min(20, 10*(len(hitIntents)+len(hitTools))),
+		Why:          why,
+	}
+}
+
+// intersect is the sorted, distinct members of have that are also in want,
+// as Rego's sort({x | some x in have; x in want}) gives.
+func intersect(have, want []string) []string {
+	var out []string
+	for _, h := range have {
+		if slices.Contains(want, h) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// firstGlob returns the first pattern matching file the way OPA's
+// glob.match(pattern, ["/"], file) does: same library, same separators. A
+// pattern that does not compile matches nothing, as a builtin error makes
+// the Rego expression undefined.
+func firstGlob(patterns []string, file string) (string, bool) {
+	for _, p := range patterns {
+		if g := compiledGlob(p); g != nil && g.Match(file) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// globs caches compiled patterns; a long-running host sees the same card
+// scopes on every request. The cache is reset when it grows past
+// globCacheMax so hostile inputs cannot grow it without bound.
+var globs struct {
+	sync.RWMutex
+	m map[string]*glob.Pattern // nil value: the pattern does not compile
+}
+
+const globCacheMax = 4096
+
+func compiledGlob(p string) *glob.Pattern {
+	globs.RLock()
+	g, ok := globs.m[p]
+	globs.RUnlock()
+	if ok {
+		return g
+	}
+	g, err := glob.Compile(p, '/')
+	if err != nil {
+		g = nil
+	}
+	globs.Lock()
+	if globs.m == nil || len(globs.m) >= globCacheMax {
+		globs.m = make(map[string]*glob.Pattern)
+	}
+	globs.m[p] = g
+	globs.Unlock()
+	return g
+}

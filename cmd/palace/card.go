@@ -181,7 +181,7 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 							fmt.Fprintf(w, "   reason: %s\n", e.Reason)
 						}
 						if e.Policy != "" {
-							fmt.Fprintf(w, "   policy: %s %s\n", e.Policy, shortHash(e.PolicyHash))
+							fmt.Fprintf(w, "   policy: %s %s%s\n", e.Policy, shortHash(e.PolicyHash), reviewerOf(e.Decision))
 						}
 						if len(e.Data) > 0 {
 							fmt.Fprintf(w, "   %s\n", p.dim(compactJSON(e.Data)))
@@ -191,6 +191,17 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+}
+
+// reviewerOf names the reviewer recorded in a gate decision, if any.
+func reviewerOf(decision json.RawMessage) string {
+	var d struct {
+		Reviewer struct{ Name, Type string } `json:"reviewer"`
+	}
+	if json.Unmarshal(decision, &d) != nil || d.Reviewer.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf(" · reviewer %s (%s)", d.Reviewer.Name, d.Reviewer.Type)
 }
 
 func compactJSON(b json.RawMessage) string {

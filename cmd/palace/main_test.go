@@ -34,13 +34,13 @@ func TestMain(m *testing.M) {
 
 // env is one isolated palace: a home and a git checkout to run in.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	dir  string
 	vars []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	root := t.TempDir()
 	e := &env{t: t, home: filepath.Join(root, "home"), dir: filepath.Join(root, "repo")}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# make demo: a walk through palace's lifecycle on the embedded demo data.
+# Everything happens in a temporary PALACE_HOME and a temporary git checkout;
+# nothing outside them is touched.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+palace_bin=${PALACE_BIN:-$root/bin/palace}
+work=$(mktemp -d "${TMPDIR:-/tmp}/palace-demo.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+export PALACE_HOME="$work/home"
+export NO_COLOR=${NO_COLOR:-}
+unset PALACE_MODE
+
+repo="$work/widgets"
+mkdir -p "$repo/store"
+git -C "$repo" init -q -b main
+git -C "$repo" remote add origin git@github.com:acme/widgets.git
+printf 'package store\n\n// Open opens the widgets database.\nfunc Open(path string) {}\n' >"$repo/store/db.go"
+cd "$repo"
+
+bold='' plain=''
+if [ -t 1 ] && [ -z "$NO_COLOR" ]; then bold=$(printf '\033[1m') plain=$(printf '\033[0m'); fi
+step=0
+say() { step=$((step + 1)); printf '\n%s%d. %s%s\n' "$bold" "$step" "$*" "$plain"; }
+# show prints a command line the way a person would type it.
+show() {
+  local out='$ palace' a
+  for a in "$@"; do
+    case "$a" in
+      *[!A-Za-z0-9_./:=,@+-]*) out+=" '${a//\'/\'\\\'\'}'" ;;
+      *) out+=" $a" ;;
+    esac
+  done
+  printf '%s\n' "$out"
+}
+run() { show "$@"; "$palace_bin" "$@"; }
+# try runs a command that is expected to exit non-zero (a "no").
+try() { show "$@"; set +e; "$palace_bin" "$@"; code=$?; set -e; printf '(exit %d)\n' "$code"; }
+id_of() { sed -n 's/.*"id": "\([a-z]*_[0-9a-z]*\)".*/\1/p' | head -n 1; }
+
+say "A fresh palace for the widgets repository ($repo)"
+run init
+
+say "Import the raw evidence the team has collected (validated, then committed in batches)"
+run record --jsonl "$here/seed.jsonl"
+run evidence list --field storage --limit 5
+
+locked=$("$palace_bin" evidence list --field storage --format json | tr -d '\n' | grep -o '"id": "ev_[0-9a-z]*", *"content": "go test ./store' | id_of)
+wal=$("$palace_bin" evidence list --field storage --format json | tr -d '\n' | grep -o '"id": "ev_[0-9a-z]*", *"content": "Switching the store to WAL' | id_of)
+immediate=$("$palace_bin" evidence list --field storage --format json | tr -d '\n' | grep -o '"id": "ev_[0-9a-z]*", *"content": "A deferred transaction' | id_of)
+
+say "An agent records what it just verified (agent mode: evidence is fine)"
+printf '$ PALACE_MODE=agent palace record --content "…" --field storage\n'
+verified=$(PALACE_MODE=agent "$palace_bin" record --format json --field storage --source-ref "ci://build/4901#store" \
+  --content "Re-ran the store tests 200 times with WAL + BEGIN IMMEDIATE: 0 lock errors" | id_of)
+echo "recorded $verified"
+
+say "Distill a candidate card from the supporting evidence"
+card=$("$palace_bin" distill --format json --tier qi --field storage \
+  --statement "Open SQLite in WAL mode with a busy timeout, and start write transactions with BEGIN IMMEDIATE" \
+  --content "Parallel test binaries and the CLI share palace.db. WAL lets readers and the writer proceed together; BEGIN IMMEDIATE avoids the read-then-write upgrade that busy_timeout cannot rescue." \
+  --supporting "$locked,$wal" --scope-path 'store/**' --scope-lang go --trigger-pattern 'sql\.Open|BeginTx' --intent storage | id_of)
+run card show "$card"
+
+say "Ask the gate: denied, and it says what is missing"
+try gate "$card"
+
+say "Link the verification evidence"
+run card link "$card" --role verification --evidence "$verified"
+
+say "Ask the gate again: allowed"
+run gate "$card"
+
+say "An agent may not promote (mode is audit, not a sandbox: the refusal is exit 3)"
+printf '$ PALACE_MODE=agent palace --mode human promote %s --reason "looks good"\n' "$card"
+set +e; PALACE_MODE=agent "$palace_bin" --mode human promote "$card" --reason "looks good"; code=$?; set -e
+printf '(exit %d)\n' "$code"
+
+say "A human promotes it through the gate"
+run promote "$card" --reason "verified by 200 clean runs" --reviewer alice
+
+say "Every change is an event, stamped with the policy hash that allowed it"
+run card events "$card"
+
+say "A second card: the team's method for wrapping errors"
+style=$("$palace_bin" evidence list --field errors --format json | tr -d '\n' | grep -o '"id": "ev_[0-9a-z]*", *"content": "Handlers in api' | id_of)
+panic=$("$palace_bin" evidence list --field errors --format json | tr -d '\n' | grep -o '"id": "ev_[0-9a-z]*", *"content": "A panic in' | id_of)
+card2=$("$palace_bin" distill --format json --tier shu --field errors \
+  --statement "Wrap errors with the operation and its subject: fmt.Errorf(\"open store %s: %w\", path, err)" \
+  --supporting "$style" --verification "$panic" --intent errors | id_of)
+run promote "$card2" --reason "team convention" --reviewer alice
+run card list
+
+if "$palace_bin" context --help >/dev/null 2>&1; then
+  say "What an agent gets at task start: a bounded, cited context pack"
+  run context "sqlite locking" --file store/db.go --intent storage --budget 1800 --dry-run
+  say "A brief over the same selection"
+  run brief "sqlite locking" --file store/db.go
+fi
+
+printf '\nDone. The demo palace lived in %s and is removed on exit.\n' "$work"

@@ -22,9 +22,26 @@ func BenchmarkCallGate(b *testing.B) {
 	benchCall(b, m, "gate", in)
 }
 
+// BenchmarkCallEcho is the fixed cost of a call: a Go guest that copies a
+// tiny input to its output.
+func BenchmarkCallEcho(b *testing.B) {
+	m := load(b, newRuntime(b, testConfig()), "hostile")
+	benchCall(b, m, "gate", []byte(`{"do":"echo"}`))
+}
+
 func BenchmarkCallLanes200(b *testing.B) {
 	m := load(b, newRuntime(b, testConfig()), "lanes")
-	in := lanesBatch(200)
+	in := lanesBatch(200, false)
+	b.SetBytes(int64(len(in)))
+	benchCall(b, m, "lanes", in)
+}
+
+// BenchmarkCallLanes200Slim sends only the card fields the lanes rules read,
+// which is what a host that cares about plugin latency should do: a Go
+// guest's cost is mostly decoding its input.
+func BenchmarkCallLanes200Slim(b *testing.B) {
+	m := load(b, newRuntime(b, testConfig()), "lanes")
+	in := lanesBatch(200, true)
 	b.SetBytes(int64(len(in)))
 	benchCall(b, m, "lanes", in)
 }
@@ -43,9 +60,9 @@ func benchCall(b *testing.B, m *plugins.Module, point string, in []byte) {
 	}
 }
 
-// lanesBatch is a lanes input of n cards shaped like the host sends them:
-// the whole card, not only the fields the default rules read.
-func lanesBatch(n int) []byte {
+// lanesBatch is a lanes input of n cards: with slim, only the card fields
+// the default rules read; without, the whole card.
+func lanesBatch(n int, slim bool) []byte {
 	type card map[string]any
 	cards := make([]card, n)
 	tiers := []string{"dao_tian", "dao_ren", "shu", "qi"}
@@ -64,6 +81,10 @@ func lanesBatch(n int) []byte {
 			"scope_fit": i % 31, "operation_fit": i % 21, "relevance": float64(i%100) / 100,
 			"counts30d": card{"applied": i % 7, "skipped": i % 5, "trimmed": i % 3, "viewed": i % 11},
 			"age_days":  i % 120,
+		}
+		if slim {
+			c := cards[i]["card"].(card)
+			cards[i]["card"] = card{"id": c["id"], "tier": c["tier"], "status": c["status"], "persistence": c["persistence"], "render_pref": c["render_pref"]}
 		}
 	}
 	b, _ := json.Marshal(map[string]any{"cards": cards, "config": map[string]int{"inactivity_grace_days": 30}})

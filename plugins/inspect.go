@@ -26,7 +26,7 @@ type Report struct {
 	// DecisionPoints order.
 	DecisionPoints []string `json:"decision_points"`
 	Exports        []string `json:"exports"` // exported function names, sorted
-	Imports        []string `json:"imports"` // "module.name", sorted
+	Imports        []string `json:"imports"` // "module.name", sorted, unique
 	WouldLoad      bool     `json:"would_load"`
 	// Verdict is "would load" or "would not load: " and the first problem,
 	// worded as Load's error would be.
@@ -75,6 +75,7 @@ func Inspect(name string, wasm []byte) Report {
 		}
 	}
 	slices.Sort(r.Imports)
+	r.Imports = slices.Compact(r.Imports) // Go guests import fd_write twice
 	slices.Sort(r.Exports)
 	points, problems := pointsAndProblems(m)
 	if points != nil {

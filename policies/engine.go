@@ -22,7 +22,7 @@ const (
 
 // native lists the points that have a Go implementation of their embedded
 // default.
-var native = map[Point]bool{Scope: true, Lanes: true, Mailbox: true}
+var native = map[Point]bool{Gate: true, Scope: true, Lanes: true, Mailbox: true}
 
 // embedded is the per-point hash of the embedded defaults, computed once.
 var embedded = sync.OnceValue(func() map[Point]string {
@@ -92,4 +92,23 @@ func (s *Set) who(p Point) string {
 		return fmt.Sprintf("%s (%s)", p.Package(), sv.Files[0])
 	}
 	return p.Package()
+}
+
+// Intern the input keys and enum values palace sends on every evaluation so
+// building an input allocates only for free text (ids, statements, paths).
+// OPA asks that this happen at init time only.
+func init() {
+	ast.InternStringTerm(
+		"action", "target", "mode", "card", "id", "tier", "status", "domain", "field", "anchor",
+		"statement", "persistence", "counts", "supporting", "verification", "teaching",
+		"counterexample", "reviewer", "name", "type", "context", "cards", "file", "language",
+		"intents", "tools", "query", "anchors", "scope", "paths", "languages", "fields", "trigger",
+		"patterns", "tool_needs", "render_pref", "scope_fit", "operation_fit", "relevance",
+		"counts30d", "applied", "skipped", "trimmed", "viewed", "age_days", "config",
+		"inactivity_grace_days", "inactivity_step_days", "inactivity_max", "box", "path", "line", "letter",
+		"promote", "publish", "promoted", "canonical", "candidate", "demoted", "retired", "repo", "global",
+		"worktree", "human", "agent", "dao_tian", "dao_ren", "shu", "qi", "project", "agent", "skill",
+		"general", "standard", "protected", "foundational", "auto", "inline_full", "inline_compact",
+		"ref_preferred", "applies", "why", "salience", "breakdown", "lane", "render_form",
+	)
 }

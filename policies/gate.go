@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -77,6 +76,9 @@ type Decision struct {
 // reason names the policy and the problem (fail closed), with Decision.Error set.
 func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
 	d := s.decision(Gate)
+	if d.Engine == EngineGo {
+		return defaultGate(in), d
+	}
 	out, err := s.gate(ctx, in)
 	if err != nil {
 		d.Error = err.Error()
@@ -102,18 +104,18 @@ func (s *Set) decision(p Point) Decision {
 }
 
 func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
-	raw, err := s.Eval(ctx, Gate, gateValue(in))
+	v, err := s.evalTerm(ctx, Gate, gateValue(in))
 	if err != nil {
 		return GateOutput{}, err
 	}
-	return decodeGate(raw)
+	return decodeGate(v)
 }
 
 // gateValue builds the input as an OPA value directly: cheaper than the JSON
 // round trip rego.EvalInput does for structs.
 func gateValue(in GateInput) ast.Value {
-	str := ast.StringTerm
-	num := func(n int) *ast.Term { return ast.IntNumberTerm(n) }
+	str := ast.InternedTerm[string]
+	num := ast.InternedTerm[int]
 	return ast.NewObject(
 		ast.Item(str("action"), str(in.Action)),
 		ast.Item(str("target"), str(in.Target)),
@@ -143,40 +145,45 @@ func gateValue(in GateInput) ast.Value {
 
 // decodeGate checks the output's shape strictly: a policy that answers
 // `allow: "true"` is an error, never an allow.
-func decodeGate(raw any) (GateOutput, error) {
-	obj, ok := raw.(map[string]any)
+func decodeGate(v ast.Value) (GateOutput, error) {
+	obj, ok := v.(ast.Object)
 	if !ok {
-		return GateOutput{}, shapeErr(Gate, "", "an object", raw)
+		return GateOutput{}, shapeErr(Gate, "", "an object", v)
 	}
-	allow, ok := obj["allow"].(bool)
+	allow, ok := field(obj, "allow").(ast.Boolean)
 	if !ok {
-		return GateOutput{}, shapeErr(Gate, "allow", "a boolean", obj["allow"])
+		return GateOutput{}, shapeErr(Gate, "allow", "a boolean", field(obj, "allow"))
 	}
-	out := GateOutput{Allow: allow, Reasons: []string{}, Missing: map[string]int{}}
-	if r, present := obj["reasons"]; present {
-		list, ok := r.([]any)
+	out := GateOutput{Allow: bool(allow), Reasons: []string{}, Missing: map[string]int{}}
+	if r := field(obj, "reasons"); r != nil {
+		list, ok := r.(*ast.Array)
 		if !ok {
 			return GateOutput{}, shapeErr(Gate, "reasons", "an array of strings", r)
 		}
-		for i, x := range list {
-			s, ok := x.(string)
+		for i := range list.Len() {
+			s, ok := list.Elem(i).Value.(ast.String)
 			if !ok {
-				return GateOutput{}, shapeErr(Gate, fmt.Sprintf("reasons[%d]", i), "a string", x)
+				return GateOutput{}, shapeErr(Gate, fmt.Sprintf("reasons[%d]", i), "a string", list.Elem(i).Value)
 			}
-			out.Reasons = append(out.Reasons, s)
+			out.Reasons = append(out.Reasons, string(s))
 		}
 	}
-	if m, present := obj["missing"]; present {
-		mm, ok := m.(map[string]any)
+	if m := field(obj, "missing"); m != nil {
+		mm, ok := m.(ast.Object)
 		if !ok {
 			return GateOutput{}, shapeErr(Gate, "missing", "an object of role → count", m)
 		}
-		for role, v := range mm {
-			n, err := wholeNumber(v)
-			if err != nil {
-				return GateOutput{}, shapeErr(Gate, "missing."+role, "a whole number", v)
+		var err error
+		mm.Foreach(func(k, x *ast.Term) {
+			role, _ := k.Value.(ast.String)
+			n, whole := wholeValue(x.Value)
+			if !whole && err == nil {
+				err = shapeErr(Gate, "missing."+string(role), "a whole number", x.Value)
 			}
-			out.Missing[role] = n
+			out.Missing[string(role)] = n
+		})
+		if err != nil {
+			return GateOutput{}, err
 		}
 	}
 	if !out.Allow && len(out.Reasons) == 0 {
@@ -184,25 +191,6 @@ func decodeGate(raw any) (GateOutput, error) {
 	}
 	sort.Strings(out.Reasons)
 	return out, nil
-}
-
-func wholeNumber(v any) (int, error) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		if err != nil || f != math.Trunc(f) {
-			return 0, fmt.Errorf("not a whole number: %v", v)
-		}
-		return int(f), nil
-	case int:
-		return n, nil
-	case float64:
-		if n != math.Trunc(n) {
-			return 0, fmt.Errorf("not a whole number: %v", v)
-		}
-		return int(n), nil
-	}
-	return 0, fmt.Errorf("not a number: %v", v)
 }
 
 // ShapeError says which field of a decision point's output has the wrong type.

@@ -226,3 +226,21 @@ func BenchmarkGateDefault(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGateDefaultRego is the same decision with OPA evaluating the
+// embedded gate.rego (what a team's unmodified copy under another file name
+// would cost).
+func BenchmarkGateDefaultRego(b *testing.B) {
+	set, err := policies.LoadDefaults(context.Background(), policies.Options{RegoOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := gateInput("dao_ren", "promoted", 2, 0, 0, 0, "agent")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out, _ := set.Gate(ctx, in); out.Allow {
+			b.Fatal("allowed")
+		}
+	}
+}

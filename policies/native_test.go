@@ -142,3 +142,42 @@ func findCard(in policies.ScopeInput, id string) policies.ScopeCard {
 	}
 	return policies.ScopeCard{}
 }
+
+func genGate(r *rand.Rand) policies.GateInput {
+	c := func() int { return r.IntN(6) - 1 }
+	return policies.GateInput{
+		Action:   pick(r, []string{"promote", "promote", "publish", "delete", ""}),
+		Target:   pick(r, []string{"promoted", "canonical", "repo", "global", "worktree", ""}),
+		Card:     policies.GateCard{ID: "kc_1", Tier: pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", "", "x"}), Status: "candidate"},
+		Counts:   policies.RoleCounts{Supporting: c(), Verification: c(), Teaching: c(), Counterexample: pick(r, []int{0, 0, 0, 1, 2, -1})},
+		Reviewer: policies.Reviewer{Name: "r", Type: pick(r, []string{"human", "agent", ""})},
+		Mode:     "human",
+	}
+}
+
+func TestNativeGateMatchesRego(t *testing.T) {
+	native, rego := sets(t)
+	if sv, _ := native.Served(policies.Gate); sv.Engine != policies.EngineGo {
+		t.Fatalf("default gate served by %q", sv.Engine)
+	}
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	allowed := 0
+	for i := range 3000 {
+		in := genGate(r)
+		gotN, _ := native.Gate(ctx, in)
+		gotR, dr := rego.Gate(ctx, in)
+		if dr.Error != "" {
+			t.Fatalf("rego gate failed: %s", dr.Error)
+		}
+		if !reflect.DeepEqual(gotN, gotR) {
+			t.Fatalf("input %d %+v\ngo   %+v\nrego %+v", i, in, gotN, gotR)
+		}
+		if gotN.Allow {
+			allowed++
+		}
+	}
+	if allowed < 100 {
+		t.Fatalf("only %d of 3000 generated inputs allowed: the generator misses the allow paths", allowed)
+	}
+}

@@ -2,9 +2,12 @@
 #
 # Input and output are documented in policies/README.md. The thresholds are
 # palace's seed table (DESIGN §5); teams replace this package by placing their
-# own `package palace.gate` in <repo>/.palace/policies/. Rules are written in
-# the linear, indexed style of OPA's performance guide: each starts with an
-# equality on input.action so the rule index skips the other action's rules.
+# own `package palace.gate` in <repo>/.palace/policies/.
+#
+# The rules are written in the linear style of OPA's performance guide: one
+# decision rule whose branches start with an equality on input.action, the
+# allow path checked first with plain comparisons, and the reasons built only
+# when something is missing.
 package palace.gate
 
 import rego.v1
@@ -27,65 +30,54 @@ promote_rules := {
 	},
 }
 
-# have[role] is the evidence count of role, 0 when the input omits it.
-zero := {"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0}
+roles := ["supporting", "verification", "teaching"]
 
-have := object.union(zero, object.get(input, "counts", {}))
+# have[role] is the evidence count of role, 0 when the input omits it.
+have := object.union(
+	{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0},
+	object.get(input, "counts", {}),
+)
 
 human_reviewer if input.reviewer.type == "human"
 
-rule := promote_rules[input.card.tier][input.target] if input.action == "promote"
-
-missing := {role: n |
-	some role in ["supporting", "verification", "teaching"]
-	n := rule[role] - have[role]
-	n > 0
-}
-
-problems contains sprintf("%s: have %d, need %d", [role, have[role], have[role] + n]) if some role, n in missing
-
-problems contains sprintf("unknown action %v", [object.get(input, "action", "")]) if {
-	not input.action in {"promote", "publish"}
-}
-
-problems contains sprintf("no gate rule for %v → %v", [input.card.tier, input.target]) if {
+decision := promote(rule) if {
 	input.action == "promote"
-	not rule
-}
-
-problems contains sprintf("counterexample: %d on record, any counterexample blocks promotion", [have.counterexample]) if {
+	rule := promote_rules[input.card.tier][input.target]
+} else := deny([sprintf("no gate rule for %v → %v", [input.card.tier, input.target])]) if {
 	input.action == "promote"
-	rule
-	have.counterexample > 0
-}
-
-problems contains sprintf("reviewer: %v → %v needs a human reviewer", [input.card.tier, input.target]) if {
-	input.action == "promote"
-	rule.human
-	not human_reviewer
-}
-
-problems contains sprintf("no gate rule for publish → %v", [object.get(input, "target", "")]) if {
+} else := publish if {
 	input.action == "publish"
+} else := deny([sprintf("unknown action %v", [object.get(input, "action", "")])])
+
+deny(reasons) := {"allow": false, "reasons": reasons, "missing": {}}
+
+promote(rule) := {"allow": true, "reasons": [sprintf("%v → %v: all thresholds met", [input.card.tier, input.target])], "missing": {}} if {
+	have.supporting >= rule.supporting
+	have.verification >= rule.verification
+	have.teaching >= rule.teaching
+	not have.counterexample > 0
+	reviewer_ok(rule)
+} else := {"allow": false, "reasons": sort(array.concat(shortfalls, array.concat(blocked, unsigned))), "missing": missing} if {
+	missing := {role: n | some role in roles; n := rule[role] - have[role]; n > 0}
+	shortfalls := [sprintf("%s: have %d, need %d", [role, have[role], rule[role]]) | some role, _ in missing]
+	blocked := [sprintf("counterexample: %d on record, any counterexample blocks promotion", [have.counterexample]) | have.counterexample > 0]
+	unsigned := [sprintf("reviewer: %v → %v needs a human reviewer", [input.card.tier, input.target]) | not reviewer_ok(rule)]
+}
+
+reviewer_ok(rule) if not rule.human
+
+reviewer_ok(_) if human_reviewer
+
+publish := deny([sprintf("no gate rule for publish → %v", [object.get(input, "target", "")])]) if {
 	not input.target in {"repo", "global"}
+} else := {"allow": true, "reasons": [sprintf("publish → %v: allowed", [input.target])], "missing": {}} if {
+	not have.counterexample > 0
+	publish_reviewer_ok
+} else := deny(sort(array.concat(blocked, unsigned))) if {
+	blocked := [sprintf("counterexample: %d on record, any counterexample blocks publishing", [have.counterexample]) | have.counterexample > 0]
+	unsigned := ["reviewer: publish → global needs a human reviewer" | not publish_reviewer_ok]
 }
 
-problems contains sprintf("counterexample: %d on record, any counterexample blocks publishing", [have.counterexample]) if {
-	input.action == "publish"
-	input.target in {"repo", "global"}
-	have.counterexample > 0
-}
+publish_reviewer_ok if input.target == "repo"
 
-problems contains "reviewer: publish → global needs a human reviewer" if {
-	input.action == "publish"
-	input.target == "global"
-	not human_reviewer
-}
-
-ok_reason := sprintf("%v → %v: all thresholds met", [input.card.tier, input.target]) if input.action == "promote"
-
-ok_reason := sprintf("publish → %v: allowed", [input.target]) if input.action == "publish"
-
-decision := {"allow": true, "reasons": [ok_reason], "missing": {}} if {
-	count(problems) == 0
-} else := {"allow": false, "reasons": sort(problems), "missing": missing}
+publish_reviewer_ok if human_reviewer

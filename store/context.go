@@ -1,0 +1,368 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// CandidateQuery selects the cards a context request considers. The store
+// applies it as given: which statuses count, how tiers, anchors and
+// persistence classes rank, and how many rows to return are the caller's
+// decisions.
+type CandidateQuery struct {
+	// AnchorIDs limits the cards to these anchors. Empty means every anchor
+	// (an explicit cross-repository request).
+	AnchorIDs []string
+	// Statuses limits the cards to these statuses. It must not be empty.
+	Statuses []string
+	// Now leaves out cards whose expires_at is at or before it; "" keeps all.
+	Now string
+	// Match is an FTS5 expression over statement and content; "" ranks
+	// without text relevance.
+	Match string
+	// Limit bounds each of the two result lists. It must be positive.
+	Limit int
+	// TierOrder, AnchorOrder and PersistenceOrder rank the unmatched fill:
+	// values earlier in a list sort first, values absent sort last.
+	TierOrder        []string
+	AnchorOrder      []string
+	PersistenceOrder []string
+}
+
+// Ranked is a card id with its FTS5 bm25 score (lower is more relevant).
+type Ranked struct {
+	ID   string
+	BM25 float64
+}
+
+// Candidates returns two bounded id lists for q, both ordered
+// deterministically: matched holds the cards whose statement or content
+// matches q.Match, best bm25 first (nil without a Match); fill holds the
+// cards of the same selection ordered by persistence, tier, anchor and id,
+// whether they match or not. Both use the (anchor_id, status) index. An
+// FTS5 syntax error in Match is returned as an error; callers pass
+// sanitized expressions.
+func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ranked, fill []string, err error) {
+	if len(q.Statuses) == 0 || q.Limit <= 0 {
+		return nil, nil, fmt.Errorf("select candidates: statuses and a positive limit are required")
+	}
+	where, args := candidateWhere("c.", q)
+	if q.Match != "" {
+		margs := append([]any{q.Match}, args...)
+		margs = append(margs, q.Limit)
+		rows, err := s.db.QueryContext(ctx, `SELECT c.id, m.r FROM
+			(SELECT rowid AS rid, bm25(cards_fts, 2.0, 1.0) AS r FROM cards_fts WHERE cards_fts MATCH ?) m
+			JOIN cards c ON c.rowid = m.rid
+			WHERE `+where+` ORDER BY m.r, c.id LIMIT ?`, margs...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("select matching cards: %w", err)
+		}
+		for rows.Next() {
+			var r Ranked
+			if err := rows.Scan(&r.ID, &r.BM25); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("select matching cards: %w", err)
+			}
+			matched = append(matched, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, fmt.Errorf("select matching cards: %w", err)
+		}
+	}
+	order, oargs := rankCase("c.persistence", q.PersistenceOrder)
+	tier, targs := rankCase("c.tier", q.TierOrder)
+	anch, aargs := rankCase("c.anchor_id", q.AnchorOrder)
+	fargs := append(args, oargs...)
+	fargs = append(fargs, targs...)
+	fargs = append(fargs, aargs...)
+	fargs = append(fargs, q.Limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id FROM cards c WHERE `+where+`
+		ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, fargs...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("select candidate cards: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, nil, fmt.Errorf("select candidate cards: %w", err)
+		}
+		fill = append(fill, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("select candidate cards: %w", err)
+	}
+	return matched, fill, nil
+}
+
+// CountCandidates counts every card q selects, ignoring Match and Limit.
+func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, error) {
+	where, args := candidateWhere("c.", q)
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards c WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count candidate cards: %w", err)
+	}
+	return n, nil
+}
+
+func candidateWhere(p string, q CandidateQuery) (string, []any) {
+	var where []string
+	var args []any
+	if len(q.AnchorIDs) > 0 {
+		where = append(where, p+"anchor_id IN ("+placeholders(len(q.AnchorIDs))+")")
+		args = append(args, anySlice(q.AnchorIDs)...)
+	}
+	where = append(where, p+"status IN ("+placeholders(len(q.Statuses))+")")
+	args = append(args, anySlice(q.Statuses)...)
+	if q.Now != "" {
+		where = append(where, "("+p+"expires_at IS NULL OR "+p+"expires_at > ?)")
+		args = append(args, q.Now)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// rankCase is a CASE expression giving each value of order its index, and
+// len(order) to anything else.
+func rankCase(col string, order []string) (string, []any) {
+	if len(order) == 0 {
+		return "0", nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, len(order))
+	b.WriteString("CASE " + col)
+	for i, v := range order {
+		fmt.Fprintf(&b, " WHEN ? THEN %d", i)
+		args = append(args, v)
+	}
+	fmt.Fprintf(&b, " ELSE %d END", len(order))
+	return b.String(), args
+}
+
+// CardsByIDs reads the cards with these ids, keyed by id; absent ids are
+// missing from the map.
+func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, error) {
+	out := make(map[string]Card, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read cards: %w", err)
+		}
+		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// MemoryCounts is what exists at a set of anchors.
+type MemoryCounts struct {
+	// CardsByStatus counts cards per status (every status present).
+	CardsByStatus map[string]int
+	// Expired counts cards of ExpiredAmong whose expires_at is at or before Now.
+	Expired int
+	// Evidence counts evidence rows.
+	Evidence int
+}
+
+// CountMemory counts the cards (per status) and evidence at anchorIDs, and
+// the cards with a status in expiredAmong that expired at or before now.
+// Empty anchorIDs counts everything.
+func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []string, now string) (MemoryCounts, error) {
+	out := MemoryCounts{CardsByStatus: map[string]int{}}
+	cond, args := "", []any(nil)
+	if len(anchorIDs) > 0 {
+		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
+		args = anySlice(anchorIDs)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args...)
+	if err != nil {
+		return out, fmt.Errorf("count cards: %w", err)
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return out, fmt.Errorf("count cards: %w", err)
+		}
+		out.CardsByStatus[st] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("count cards: %w", err)
+	}
+	if len(expiredAmong) > 0 && now != "" {
+		q := CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong}
+		where, wargs := candidateWhere("", q)
+		wargs = append(wargs, now)
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE `+where+` AND expires_at IS NOT NULL AND expires_at <= ?`, wargs...).Scan(&out.Expired); err != nil {
+			return out, fmt.Errorf("count expired cards: %w", err)
+		}
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`+cond, args...).Scan(&out.Evidence); err != nil {
+		return out, fmt.Errorf("count evidence: %w", err)
+	}
+	return out, nil
+}
+
+// FieldEvidence is a field with evidence and no card of the given statuses.
+type FieldEvidence struct {
+	Field    string
+	Evidence int
+	// Samples are up to three of the field's evidence ids, newest first.
+	Samples []string
+}
+
+// FieldsWithoutCards returns up to limit fields that hold at least minEvidence
+// evidence rows at anchorIDs and no card with a status in statuses there,
+// ordered by evidence count (most first), then field name.
+func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []string, minEvidence, limit int) ([]FieldEvidence, error) {
+	if len(anchorIDs) == 0 || len(statuses) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	in := placeholders(len(anchorIDs))
+	args := anySlice(anchorIDs)
+	args = append(args, anySlice(anchorIDs)...)
+	args = append(args, anySlice(statuses)...)
+	args = append(args, minEvidence, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT e.field, count(*) AS n FROM evidence e
+		WHERE e.anchor_id IN (`+in+`)
+		AND e.field NOT IN (SELECT c.field FROM cards c WHERE c.anchor_id IN (`+in+`) AND c.status IN (`+placeholders(len(statuses))+`))
+		GROUP BY e.field HAVING n >= ? ORDER BY n DESC, e.field LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find fields without cards: %w", err)
+	}
+	var out []FieldEvidence
+	for rows.Next() {
+		var f FieldEvidence
+		if err := rows.Scan(&f.Field, &f.Evidence); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find fields without cards: %w", err)
+		}
+		out = append(out, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find fields without cards: %w", err)
+	}
+	for i := range out {
+		sargs := append(anySlice(anchorIDs), out[i].Field)
+		srows, err := s.db.QueryContext(ctx, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
+			ORDER BY created_at DESC, id DESC LIMIT 3`, sargs...)
+		if err != nil {
+			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
+		}
+		for srows.Next() {
+			var id string
+			if err := srows.Scan(&id); err != nil {
+				srows.Close()
+				return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
+			}
+			out[i].Samples = append(out[i].Samples, id)
+		}
+		srows.Close()
+		if err := srows.Err(); err != nil {
+			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
+		}
+	}
+	return out, nil
+}
+
+// EvidenceQuery selects evidence for a context pack or a brief.
+type EvidenceQuery struct {
+	// AnchorIDs limits the rows to these anchors; it must not be empty.
+	AnchorIDs []string
+	// Match is an FTS5 expression; "" returns the newest rows.
+	Match string
+	// Field limits the rows to one field; "" = any.
+	Field string
+	Limit int
+}
+
+// SearchEvidence returns up to q.Limit evidence rows: the best bm25 matches
+// of q.Match, or the newest rows without one. Ties break by id.
+func (s *Store) SearchEvidence(ctx context.Context, q EvidenceQuery) ([]Evidence, error) {
+	if len(q.AnchorIDs) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	args := anySlice(q.AnchorIDs)
+	cond := "e.anchor_id IN (" + placeholders(len(q.AnchorIDs)) + ")"
+	if q.Field != "" {
+		cond += " AND e.field = ?"
+		args = append(args, q.Field)
+	}
+	var query string
+	if q.Match != "" {
+		args = append([]any{q.Match}, args...)
+		query = `SELECT e.id FROM (SELECT rowid AS rid, bm25(evidence_fts) AS r FROM evidence_fts WHERE evidence_fts MATCH ?) m
+			JOIN evidence e ON e.rowid = m.rid WHERE ` + cond + ` ORDER BY m.r, e.id LIMIT ?`
+	} else {
+		query = `SELECT e.id FROM evidence e WHERE ` + cond + ` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
+	}
+	args = append(args, q.Limit)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search evidence: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search evidence: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search evidence: %w", err)
+	}
+	byID, err := s.EvidenceByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Evidence, 0, len(ids))
+	for _, id := range ids {
+		if e, ok := byID[id]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// CitingCards returns, for each of evidenceIDs, the ids of the cards with a
+// status in statuses that link to it (any role), sorted. Evidence no such
+// card cites is missing from the map.
+func (s *Store) CitingCards(ctx context.Context, evidenceIDs, statuses []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for len(evidenceIDs) > 0 && len(statuses) > 0 {
+		n := min(len(evidenceIDs), 400)
+		chunk := evidenceIDs[:n]
+		evidenceIDs = evidenceIDs[n:]
+		args := append(anySlice(chunk), anySlice(statuses)...)
+		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT l.evidence_id, l.card_id FROM card_links l JOIN cards c ON c.id = l.card_id
+			WHERE l.evidence_id IN (`+placeholders(len(chunk))+`) AND c.status IN (`+placeholders(len(statuses))+`)
+			ORDER BY l.evidence_id, l.card_id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("find citing cards: %w", err)
+		}
+		for rows.Next() {
+			var ev, card string
+			if err := rows.Scan(&ev, &card); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find citing cards: %w", err)
+			}
+			out[ev] = append(out[ev], card)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find citing cards: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/palacehq/palace/store"
+)
+
+// contextSeed writes two anchors (an_a, an_b) under the global one, and
+// cards and evidence at each, for the selection queries.
+func contextSeed(t *testing.T, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		for _, a := range []store.Anchor{
+			{ID: "an_g", Kind: "global", Identity: "global", CreatedAt: now},
+			{ID: "an_a", Kind: "repo", ParentID: "an_g", Identity: "repo:a", CreatedAt: now},
+			{ID: "an_b", Kind: "repo", ParentID: "an_g", Identity: "repo:b", CreatedAt: now},
+		} {
+			if _, err := tx.EnsureAnchor(ctx, a); err != nil {
+				return err
+			}
+		}
+		cards := []struct {
+			id, anchor, status, tier, persistence, statement, expires string
+		}{
+			{"kc_1", "an_a", "promoted", "qi", "standard", "sqlite WAL mode for readers", ""},
+			{"kc_2", "an_a", "canonical", "dao_ren", "standard", "review every migration", ""},
+			{"kc_3", "an_a", "candidate", "shu", "standard", "sqlite vacuum weekly", ""},
+			{"kc_4", "an_a", "retired", "qi", "standard", "sqlite old advice", ""},
+			{"kc_5", "an_b", "promoted", "qi", "standard", "sqlite in repo b", ""},
+			{"kc_6", "an_g", "promoted", "shu", "foundational", "never force-push", ""},
+			{"kc_7", "an_a", "promoted", "qi", "standard", "expired sqlite tip", "2026-01-01T00:00:00.000Z"},
+		}
+		for _, c := range cards {
+			if err := tx.InsertCard(ctx, store.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: c.tier,
+				Status: c.status, Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: c.persistence,
+				RenderPref: "auto", ExpiresAt: c.expires, CreatedBy: "a", CreatedAt: now, UpdatedAt: now}); err != nil {
+				return err
+			}
+		}
+		for i := range 7 {
+			field, anchor := "locks", "an_a"
+			if i >= 5 {
+				field, anchor = "locks", "an_b"
+			}
+			if err := tx.InsertEvidence(ctx, store.Evidence{ID: fmt.Sprintf("ev_%d", i), Content: fmt.Sprintf("lock contention seen %d", i),
+				Domain: "project", Field: field, Provenance: "runtime", AnchorID: anchor, ContentSHA256: "x", Actor: "a",
+				ActorType: "agent", CreatedAt: fmt.Sprintf("2026-01-02T03:04:0%d.000Z", i)}); err != nil {
+				return err
+			}
+		}
+		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "ev_0", Role: "supporting", CreatedAt: now})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	base := store.CandidateQuery{
+		AnchorIDs: []string{"an_a", "an_g"}, Statuses: []string{"promoted", "canonical"}, Now: "2026-02-01T00:00:00.000Z",
+		Limit: 10, TierOrder: []string{"dao_tian", "dao_ren", "shu", "qi"}, AnchorOrder: []string{"an_a", "an_g"},
+		PersistenceOrder: []string{"foundational", "protected", "standard"},
+	}
+	tests := []struct {
+		name        string
+		mutate      func(q *store.CandidateQuery)
+		wantMatched []string
+		wantFill    []string
+		wantCount   int
+	}{
+		{"no query: persistence, then tier, anchor, id; other repo, candidates, retired and expired left out",
+			func(q *store.CandidateQuery) {}, nil, []string{"kc_6", "kc_2", "kc_1"}, 3},
+		{"query ranks matches by bm25 within the same selection",
+			func(q *store.CandidateQuery) { q.Match = `"sqlite"` }, []string{"kc_1"}, []string{"kc_6", "kc_2", "kc_1"}, 3},
+		{"expired cards return without Now",
+			func(q *store.CandidateQuery) { q.Now = "" }, nil, []string{"kc_6", "kc_2", "kc_1", "kc_7"}, 4},
+		{"limit bounds each list",
+			func(q *store.CandidateQuery) { q.Limit = 1; q.Match = `"sqlite" OR "migration"` }, []string{"kc_2"}, []string{"kc_6"}, 3},
+		{"every anchor with an empty anchor list (the shorter statement ranks first)",
+			func(q *store.CandidateQuery) { q.AnchorIDs = nil; q.Match = `"sqlite"` }, []string{"kc_5", "kc_1"}, []string{"kc_6", "kc_2", "kc_1", "kc_5"}, 4},
+		{"candidates when asked",
+			func(q *store.CandidateQuery) { q.Statuses = append(q.Statuses, "candidate") }, nil, []string{"kc_6", "kc_2", "kc_3", "kc_1"}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := base
+			q.Statuses = append([]string(nil), base.Statuses...)
+			tt.mutate(&q)
+			matched, fill, err := s.Candidates(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range matched {
+				got = append(got, m.ID)
+				if m.BM25 >= 0 {
+					t.Errorf("bm25 of %s = %v, want negative (more relevant is lower)", m.ID, m.BM25)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.wantMatched) {
+				t.Errorf("matched = %v, want %v", got, tt.wantMatched)
+			}
+			if !reflect.DeepEqual(fill, tt.wantFill) {
+				t.Errorf("fill = %v, want %v", fill, tt.wantFill)
+			}
+			n, err := s.CountCandidates(ctx, q)
+			if err != nil || n != tt.wantCount {
+				t.Errorf("count = %d, %v; want %d", n, err, tt.wantCount)
+			}
+		})
+	}
+}
+
+func TestCandidatesRejectsMissingStatuses(t *testing.T) {
+	s, _ := open(t)
+	if _, _, err := s.Candidates(context.Background(), store.CandidateQuery{Limit: 5}); err == nil {
+		t.Fatal("no statuses: want an error, not every card")
+	}
+}
+
+func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, "2026-02-01T00:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"promoted": 3, "canonical": 1, "candidate": 1, "retired": 1}
+	if !reflect.DeepEqual(m.CardsByStatus, want) || m.Expired != 1 || m.Evidence != 5 {
+		t.Errorf("counts = %+v, want by status %v, 1 expired, 5 evidence", m, want)
+	}
+	// "locks" has 5 rows at an_a and no card in that field; "storage" cards
+	// exist but no storage evidence does.
+	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, 5, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Field != "locks" || got[0].Evidence != 5 || !reflect.DeepEqual(got[0].Samples, []string{"ev_4", "ev_3", "ev_2"}) {
+		t.Errorf("fields = %+v, want locks with 5 rows, samples ev_4, ev_3, ev_2", got)
+	}
+	got, err = s.FieldsWithoutCards(ctx, []string{"an_b"}, []string{"promoted", "canonical"}, 5, 3)
+	if err != nil || len(got) != 0 {
+		t.Errorf("an_b has 2 locks rows, under the minimum: got %+v, %v", got, err)
+	}
+}
+
+func TestSearchEvidenceAndCitingCards(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	rows, err := s.SearchEvidence(ctx, store.EvidenceQuery{AnchorIDs: []string{"an_a"}, Match: `"contention"`, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows = %d, want the limit 2", len(rows))
+	}
+	for _, r := range rows {
+		if r.AnchorID != "an_a" {
+			t.Errorf("row %s from %s leaked into an an_a search", r.ID, r.AnchorID)
+		}
+	}
+	newest, err := s.SearchEvidence(ctx, store.EvidenceQuery{AnchorIDs: []string{"an_a", "an_b"}, Limit: 1})
+	if err != nil || len(newest) != 1 || newest[0].ID != "ev_6" {
+		t.Errorf("newest = %+v, %v; want ev_6", newest, err)
+	}
+	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []string{"promoted"})
+	if err != nil || !reflect.DeepEqual(cites, map[string][]string{"ev_0": {"kc_1"}}) {
+		t.Errorf("citing = %v, %v", cites, err)
+	}
+}
+
+func TestInjectionStatsWindow(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	rows := []store.InjectionEvent{
+		{RequestID: "rq_1", CardID: "kc_1", Outcome: "trimmed", CreatedAt: "2026-01-01T00:00:00.000Z"},
+		{RequestID: "rq_2", CardID: "kc_1", Outcome: "trimmed", CreatedAt: "2026-01-20T00:00:00.000Z"},
+		{RequestID: "rq_2", CardID: "kc_1", Outcome: "inline_full", CreatedAt: "2026-01-20T00:00:00.000Z"},
+		{RequestID: "rq_3", CardID: "kc_1", Outcome: "inline_full", CreatedAt: "2026-01-25T00:00:00.000Z"},
+		{RequestID: "rq_3", CardID: "kc_2", Outcome: "skipped_cooled", CreatedAt: "2026-01-25T00:00:00.000Z"},
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.InjectionStats(ctx, []string{"kc_1", "kc_2", "kc_6"}, "2026-01-10T00:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st["kc_1"]; got.Counts["trimmed"] != 1 || got.Counts["inline_full"] != 2 || got.Latest["inline_full"] != "2026-01-25T00:00:00.000Z" {
+		t.Errorf("kc_1 = %+v, want 1 trimmed inside the window, 2 inline_full, latest 01-25", got)
+	}
+	if _, ok := st["kc_6"]; ok {
+		t.Error("kc_6 has no events but got stats")
+	}
+	all, err := s.InjectionStats(ctx, []string{"kc_1"}, "")
+	if err != nil || all["kc_1"].Counts["trimmed"] != 2 {
+		t.Errorf("all time = %+v, %v; want 2 trimmed", all, err)
+	}
+	if n, err := s.CountInjectionEvents(ctx, "rq_2"); err != nil || n != 2 {
+		t.Errorf("rq_2 rows = %d, %v", n, err)
+	}
+	bad := []store.InjectionEvent{{RequestID: "rq_4", CardID: "kc_1", Outcome: "loved", CreatedAt: now}}
+	err = s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, bad) })
+	if !store.IsConstraint(err) || !strings.Contains(err.Error(), "kc_1") {
+		t.Errorf("unknown outcome: err = %v, want a constraint error naming the card", err)
+	}
+}

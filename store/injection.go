@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// InjectionEvent is one row of injection_events: what one context request
+// did with one candidate card. Rows are only ever appended.
+type InjectionEvent struct {
+	RequestID string `json:"request_id"`
+	CardID    string `json:"card_id"`
+	// Outcome is inline_full, inline_compact, ref_only, trimmed,
+	// skipped_cooled, skipped_scope or viewed (the schema checks it).
+	Outcome   string `json:"outcome"`
+	CreatedAt string `json:"created_at"`
+}
+
+// InsertInjectionEvents appends rows in one statement per row, prepared once.
+func (tx *Tx) InsertInjectionEvents(ctx context.Context, rows []InjectionEvent) error {
+	for _, r := range rows {
+		if _, err := tx.exec(ctx, `INSERT INTO injection_events(request_id, card_id, outcome, created_at) VALUES (?,?,?,?)`,
+			r.RequestID, r.CardID, r.Outcome, r.CreatedAt); err != nil {
+			return fmt.Errorf("append injection event for %s: %w", r.CardID, err)
+		}
+	}
+	return nil
+}
+
+// InjectionStats are one card's injection events in a window.
+type InjectionStats struct {
+	// Counts counts events per outcome.
+	Counts map[string]int
+	// Latest is the newest created_at per outcome.
+	Latest map[string]string
+}
+
+// InjectionStats returns, per card of cardIDs, the count and newest time of
+// each outcome among events created at or after since ("" = all time).
+// Cards without events are missing from the map. The (card_id, created_at)
+// index bounds the scan to the window.
+func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
+	out := make(map[string]InjectionStats, len(cardIDs))
+	for len(cardIDs) > 0 {
+		n := min(len(cardIDs), 500)
+		chunk := cardIDs[:n]
+		cardIDs = cardIDs[n:]
+		args := anySlice(chunk)
+		cond := ""
+		if since != "" {
+			cond = " AND created_at >= ?"
+			args = append(args, since)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT card_id, outcome, count(*), max(created_at) FROM injection_events
+			WHERE card_id IN (`+placeholders(len(chunk))+`)`+cond+` GROUP BY card_id, outcome`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read injection events: %w", err)
+		}
+		for rows.Next() {
+			var id, outcome, latest string
+			var count int
+			if err := rows.Scan(&id, &outcome, &count, &latest); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read injection events: %w", err)
+			}
+			st, ok := out[id]
+			if !ok {
+				st = InjectionStats{Counts: map[string]int{}, Latest: map[string]string{}}
+				out[id] = st
+			}
+			st.Counts[outcome] = count
+			st.Latest[outcome] = latest
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read injection events: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// CountInjectionEvents counts rows, optionally of one request id ("" = all).
+func (s *Store) CountInjectionEvents(ctx context.Context, requestID string) (int, error) {
+	q, args := `SELECT count(*) FROM injection_events`, []any(nil)
+	if requestID != "" {
+		q, args = q+` WHERE request_id = ?`, []any{requestID}
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count injection events: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,56 @@
+package mailbox_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/palacehq/palace/host/mailbox"
+)
+
+func FuzzParseLine(f *testing.F) {
+	f.Add([]byte(okLine))
+	f.Add([]byte(letter("x", `"answers":["0123456789ab"],"external":"JIRA-1","kind":"triage"`)))
+	f.Add([]byte(`{"ts":"2025-06-01T12:00:00Z","agent":"\u0061","class":{"a":[1,"]"]},"what":null}`))
+	f.Add([]byte("\xef\xbb\xbf{\"a\":\"\xff\"}\r\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		l, err := mailbox.ParseLine(raw)
+		if err != nil {
+			if le, ok := err.(*mailbox.LetterError); !ok || le.Code == "" || le.Col < 0 {
+				t.Fatalf("bad error %T %v", err, err)
+			}
+			return
+		}
+		if err := l.Validate(); err != nil {
+			t.Fatalf("parsed letter does not validate: %v", err)
+		}
+	})
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(okLine+"\n"+okLine+"\n<<<<<<< x\n\n"), []byte(okLine+"\n"))
+	f.Add([]byte("\xef\xbb\xbf"+letter("a", `"repo":"x"`)+"\r\n{"), []byte{})
+	f.Add([]byte(letter("key=AKIAIOSFODNN7EXAMPLE", `"answers":["aaaaaaaaaaaa"]`)), []byte(nil))
+	codes := map[string]bool{}
+	for _, c := range mailbox.Codes() {
+		codes[c.Code] = true
+	}
+	f.Fuzz(func(t *testing.T, content, base []byte) {
+		opts := mailbox.CheckOptions{Base: base, Global: len(base)%2 == 1}
+		got := mailbox.Check(context.Background(), "f", content, opts)
+		lines := 1
+		for _, c := range content {
+			if c == '\n' {
+				lines++
+			}
+		}
+		for _, f := range got {
+			if f.Line < 1 || f.Line > lines || f.Col < 1 || !codes[f.Code] || f.Message == "" {
+				t.Fatalf("bad finding %+v (%d lines)", f, lines)
+			}
+		}
+		again := mailbox.Check(context.Background(), "f", content, opts)
+		if len(again) != len(got) {
+			t.Fatalf("not deterministic: %d then %d findings", len(got), len(again))
+		}
+	})
+}

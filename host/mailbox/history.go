@@ -1,0 +1,75 @@
+package mailbox
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// maxHistoryFindings caps PM006: a truncated box would otherwise yield one
+// finding per lost line; past the cap one summary says how many more.
+const maxHistoryFindings = 50
+
+// lineIDs returns the id of every line of a box's bytes, with the same
+// conventions as Check (BOM ignored, '\r' ignored; blank lines count).
+func lineIDs(content []byte) []string {
+	content = bytes.TrimPrefix(content, bom)
+	spans := splitLines(content)
+	ids := make([]string, len(spans))
+	for i, sp := range spans {
+		ids[i] = ID(content[sp.start:sp.end])
+	}
+	return ids
+}
+
+// historyFindings compares the box with its committed version: every
+// committed line must still be at its place, byte for byte (up to the '\r'
+// and BOM conventions). Boxes are append-only because letters are cited by
+// id: a rewritten line is a new letter and orphans every answer to the old
+// one.
+func historyFindings(c *checker, base []byte) []Finding {
+	baseIDs := lineIDs(base)
+	cur := make([]string, len(c.lines))
+	pos := make(map[string]int, len(c.lines))
+	for i := range c.lines {
+		cur[i] = c.results[i].id // every line has one, blank lines too
+		if _, seen := pos[cur[i]]; !seen {
+			pos[cur[i]] = i
+		}
+	}
+	inBase := make(map[string]bool, len(baseIDs))
+	for _, id := range baseIDs {
+		inBase[id] = true
+	}
+	var out []Finding
+	extra := 0
+	add := func(i int, msg string) {
+		if len(out) >= maxHistoryFindings {
+			extra++
+			return
+		}
+		// A deleted tail points at the last line (line 1 of an emptied file).
+		i = max(min(i, len(c.lines)-1), 0)
+		out = append(out, c.finding(i, 1, CodeHistory, SeverityError, msg))
+	}
+	for i, id := range baseIDs {
+		if i < len(cur) && cur[i] == id {
+			continue
+		}
+		at, present := pos[id]
+		switch {
+		case present:
+			add(at, fmt.Sprintf("committed line %d (letter %s) moved to line %d; boxes are append-only: add new letters at the end", i+1, id, at+1))
+		case i < len(cur) && !inBase[cur[i]]:
+			add(i, fmt.Sprintf("line %d rewrites committed history: letter %s was replaced by %s; boxes are append-only: restore the line and add a new letter at the end", i+1, id, cur[i]))
+		default:
+			add(i, fmt.Sprintf("committed line %d (letter %s) was deleted; boxes are append-only: restore it", i+1, id))
+		}
+	}
+	if extra > 0 {
+		f := out[len(out)-1]
+		f.Message = fmt.Sprintf("… and %d more changes to committed lines", extra)
+		f.LetterID = ""
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package mailbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotStaged is returned by StagedCheck for a path that is neither in the
+// index nor in HEAD.
+var ErrNotStaged = errors.New("not in the index")
+
+// StagedCheck checks what is about to be committed: for each path it reads
+// the staged blob (`git cat-file blob :path`, the exact bytes, no textconv)
+// and the HEAD blob (`HEAD:path`; absent for a new file or before the first
+// commit) and runs
+// Check with the HEAD bytes as opts.Base, so rewritten history is caught
+// (PM006). The working tree is not read: unstaged edits are not what is
+// committed. A box deleted from the index but present in HEAD is one PM006.
+//
+// paths are relative to repoDir (as pre-commit passes them) or absolute.
+// git runs with the caller's environment, so inside a hook it sees the index
+// git is committing (GIT_INDEX_FILE), also for `git commit -a` and partial
+// commits. Findings carry the paths as given. An error means git could not
+// be run or a path is not tracked (ErrNotStaged).
+func StagedCheck(ctx context.Context, repoDir string, paths []string, opts CheckOptions) ([]Finding, error) {
+	var out []Finding
+	for _, p := range paths {
+		rel := p
+		if filepath.IsAbs(p) {
+			r, err := filepath.Rel(repoDir, p)
+			if err != nil || strings.HasPrefix(r, "..") {
+				return nil, fmt.Errorf("staged check %s: outside %s", p, repoDir)
+			}
+			rel = r
+		}
+		spec := "./" + filepath.ToSlash(rel)
+		staged, inIndex, err := gitShow(ctx, repoDir, ":"+spec)
+		if err != nil {
+			return nil, fmt.Errorf("staged check %s: %w", p, err)
+		}
+		base, inHead, err := gitShow(ctx, repoDir, "HEAD:"+spec)
+		if err != nil {
+			return nil, fmt.Errorf("staged check %s: %w", p, err)
+		}
+		if !inIndex {
+			if !inHead {
+				return nil, fmt.Errorf("staged check %s: %w", p, ErrNotStaged)
+			}
+			out = append(out, Finding{Path: p, Line: 1, Col: 1, Code: CodeHistory, Severity: SeverityError,
+				Message: "box deleted from the index; boxes are append-only: restore it (git restore --staged --worktree " + rel + ")"})
+			continue
+		}
+		o := opts
+		o.Base = nil
+		if inHead {
+			o.Base = base
+			if o.Base == nil {
+				o.Base = []byte{}
+			}
+		}
+		out = append(out, Check(ctx, p, staged, o)...)
+	}
+	return out, nil
+}
+
+// gitShow returns the blob named by rev; found is false when git says it
+// does not exist (exit status 128), and err is for git not running at all
+// or dir not being a repository.
+func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err error) {
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "blob", rev)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil && !strings.Contains(stderr.String(), "not a git repository") {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("git cat-file blob %s: %w: %s", rev, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), true, nil
+}

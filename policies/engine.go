@@ -26,10 +26,7 @@ var native = map[Point]bool{Gate: true, Scope: true, Lanes: true, Mailbox: true}
 
 // embedded is the per-point hash of the embedded defaults, computed once.
 var embedded = sync.OnceValue(func() map[Point]string {
-	files, err := readSources(Sources{})
-	if err != nil {
-		panic(fmt.Sprintf("palace: embedded policies do not parse: %v", err))
-	}
+	files := embeddedFiles()
 	out := map[Point]string{}
 	for _, p := range Points {
 		var pf []File

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -115,11 +116,11 @@ var capabilities = func() *ast.Capabilities {
 // compile error fails the whole load with Errors located at file:line:col;
 // the caller keeps serving its previous set.
 func Load(ctx context.Context, src Sources, opts Options) (*Set, error) {
-	files, err := readSources(src)
+	snap, err := readSnapshot(src)
 	if err != nil {
 		return nil, err
 	}
-	return compile(ctx, files, opts)
+	return snap.compile(ctx, opts)
 }
 
 // LoadDefaults compiles the embedded defaults alone. It cannot fail unless
@@ -128,18 +129,76 @@ func LoadDefaults(ctx context.Context, opts Options) (*Set, error) {
 	return Load(ctx, Sources{}, opts)
 }
 
-// readSources parses every .rego file of every source.
-func readSources(src Sources) ([]File, error) {
-	var files []File
+// rawFile is one policy file's bytes as read from disk.
+type rawFile struct {
+	source, path string
+	content      []byte
+}
+
+// snapshot is the on-disk policy files of the home and repo sources at one
+// moment. Its fingerprint lets a watcher skip a reload when an event did not
+// change what would be compiled (editor backup files, a save of the same
+// bytes, a directory touched).
+type snapshot struct {
+	files       []rawFile
+	fingerprint string
+}
+
+func readSnapshot(src Sources) (snapshot, error) {
+	var snap snapshot
+	h := sha256.New()
+	for _, s := range []struct{ name, dir string }{{SourceHome, src.HomeDir}, {SourceRepo, src.RepoDir}} {
+		paths, err := policyFiles(s.dir)
+		if err != nil {
+			return snapshot{}, err
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted between the listing and the read: an editor mid-save
+			}
+			if err != nil {
+				return snapshot{}, fmt.Errorf("read policy %s: %w", p, err)
+			}
+			snap.files = append(snap.files, rawFile{source: s.name, path: p, content: b})
+			fmt.Fprintf(h, "%s\x00%s\x00%d\x00", s.name, p, len(b))
+			h.Write(b)
+		}
+	}
+	snap.fingerprint = hex.EncodeToString(h.Sum(nil))
+	return snap, nil
+}
+
+// parse parses the snapshot's files after the embedded ones.
+func (snap snapshot) parse() ([]File, error) {
+	files := slices.Clone(embeddedFiles())
 	var errs Errors
-	add := func(source, path string, content []byte) {
-		f, perr := parseFile(source, path, content)
-		if perr != nil {
-			errs = append(errs, located(perr, path)...)
-			return
+	for _, r := range snap.files {
+		f, err := parseFile(r.source, r.path, r.content)
+		if err != nil {
+			errs = append(errs, located(err, r.path)...)
+			continue
 		}
 		files = append(files, f)
 	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return files, nil
+}
+
+func (snap snapshot) compile(ctx context.Context, opts Options) (*Set, error) {
+	files, err := snap.parse()
+	if err != nil {
+		return nil, err
+	}
+	return compile(ctx, files, opts)
+}
+
+// embeddedFiles are the parsed embedded defaults, parsed once: the compiler
+// copies modules, so sharing them between sets is safe.
+var embeddedFiles = sync.OnceValue(func() []File {
+	var files []File
 	err := fs.WalkDir(defaultFS, "default", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".rego") {
 			return err
@@ -148,30 +207,18 @@ func readSources(src Sources) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		add(SourceEmbedded, path, b)
+		f, err := parseFile(SourceEmbedded, path, b)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read embedded policies: %w", err)
+		panic(fmt.Sprintf("palace: embedded policies are broken: %v", err))
 	}
-	for _, s := range []struct{ name, dir string }{{SourceHome, src.HomeDir}, {SourceRepo, src.RepoDir}} {
-		paths, err := policyFiles(s.dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("read policy %s: %w", p, err)
-			}
-			add(s.name, p, b)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return files, nil
-}
+	return files
+})
 
 // policyFiles lists the .rego files under dir, sorted, skipping hidden
 // directories and editor temp files. A missing dir has none.

@@ -2,6 +2,7 @@ package policies_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -214,3 +215,5 @@ func TestMailboxFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+func asErrors(err error, es *policies.Errors) bool { return errors.As(err, es) }

@@ -1,0 +1,290 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultDebounce is how long the policy folders must stay quiet before a
+// Watcher reloads, unless WatchOptions.Debounce says otherwise. Editors save
+// in several steps (temp file + rename, truncate + write, delete + create);
+// the quiet period turns each save into one reload.
+const DefaultDebounce = 75 * time.Millisecond
+
+// WatchOptions tune a Watcher. The zero value is valid.
+type WatchOptions struct {
+	// Options compile every set the watcher loads.
+	Options
+	// Debounce defaults to DefaultDebounce.
+	Debounce time.Duration
+}
+
+// Watcher keeps the policy set of a long-running process (LSP, MCP) current.
+// It watches the home and repo sources with fsnotify — including a source
+// folder that does not exist yet, such as a .palace/policies about to be
+// created — and after each burst of changes reads the files, compiles them
+// off to the side and swaps the new set in atomically. A set that fails to
+// compile never replaces the serving one: subscribers get its located
+// errors and the last good set keeps serving. A burst that leaves the files
+// as they were (a backup file, the same bytes saved again) reloads nothing.
+//
+// All methods are safe for concurrent use. The watcher's goroutine ends when
+// the context given to Watch ends; Done is closed then.
+type Watcher struct {
+	src      Sources
+	opts     WatchOptions
+	fsw      *fsnotify.Watcher
+	done     chan struct{}
+	cur      atomic.Pointer[Set]
+	watching map[string]bool // directories under watch; loop goroutine only
+	print    string          // fingerprint of the last snapshot compiled; loop goroutine only
+
+	// mu guards subscribers, the next subscription id and the last error.
+	mu      sync.Mutex
+	subs    map[int]func(*Set, error)
+	nextSub int
+	lastErr error
+}
+
+// Watch loads the policy set from src and keeps it current until ctx ends.
+// onChange (may be nil) is subscribed before the first load, so it sees
+// that load's outcome too. A first load that fails is not an error of
+// Watch: Current returns its errors until a good set loads, and callers
+// fail as they would without a set (gate closed, scope and lanes on the
+// embedded defaults). Watch fails only when the watcher cannot start.
+func Watch(ctx context.Context, src Sources, opts WatchOptions, onChange func(*Set, error)) (*Watcher, error) {
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch policies: %w", err)
+	}
+	w := &Watcher{src: src, opts: opts, fsw: fsw, done: make(chan struct{}), watching: map[string]bool{}, subs: map[int]func(*Set, error){}}
+	if onChange != nil {
+		w.Subscribe(onChange)
+	}
+	w.sync()
+	w.reload(ctx)
+	go w.run(ctx)
+	return w, nil
+}
+
+// Current returns the serving set and the errors of the last reload when it
+// failed (nil after a good one). The set is nil only when no load has
+// succeeded yet.
+func (w *Watcher) Current() (*Set, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur.Load(), w.lastErr
+}
+
+// Subscribe calls fn after every reload attempt that found changed files:
+// with the new set and nil, or with the still-serving set and the errors
+// (Errors, located) of the set that failed. fn runs on the watcher's
+// goroutine, in order; it must not block for long. cancel unsubscribes.
+func (w *Watcher) Subscribe(fn func(*Set, error)) (cancel func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.nextSub
+	w.nextSub++
+	w.subs[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.subs, id)
+		w.mu.Unlock()
+	}
+}
+
+// Done is closed when the watcher has stopped.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+func (w *Watcher) run(ctx context.Context) {
+	defer close(w.done)
+	defer w.fsw.Close()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if w.relevant(ev) {
+				w.sync()
+				timer.Reset(w.opts.Debounce)
+			}
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: look at the files themselves.
+				w.sync()
+				timer.Reset(w.opts.Debounce)
+				continue
+			}
+			w.notify(w.cur.Load(), fmt.Errorf("watch policies: %w", err))
+		case <-timer.C:
+			w.sync()
+			w.reload(ctx)
+		}
+	}
+}
+
+// reload reads the sources and, when they changed since the last attempt,
+// compiles them and swaps the result in.
+func (w *Watcher) reload(ctx context.Context) {
+	snap, err := readSnapshot(w.src)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	if snap.fingerprint == w.print {
+		return
+	}
+	w.print = snap.fingerprint
+	set, err := snap.compile(ctx, w.opts.Options)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.mu.Lock()
+	w.cur.Store(set)
+	w.lastErr = nil
+	w.mu.Unlock()
+	w.notify(set, nil)
+}
+
+func (w *Watcher) fail(err error) {
+	w.mu.Lock()
+	w.lastErr = err
+	w.mu.Unlock()
+	w.notify(w.cur.Load(), err)
+}
+
+func (w *Watcher) notify(set *Set, err error) {
+	w.mu.Lock()
+	fns := make([]func(*Set, error), 0, len(w.subs))
+	for id := 0; id < w.nextSub; id++ {
+		if fn, ok := w.subs[id]; ok {
+			fns = append(fns, fn)
+		}
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(set, err)
+	}
+}
+
+func (w *Watcher) dirs() []string {
+	var out []string
+	for _, d := range []string{w.src.HomeDir, w.src.RepoDir} {
+		if d != "" {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	return out
+}
+
+// relevant reports whether ev may change the set: a .rego file (not hidden)
+// inside a source, a directory coming or going there, or a step on the way
+// to a source that does not exist yet.
+func (w *Watcher) relevant(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	p := filepath.Clean(ev.Name)
+	for _, d := range w.dirs() {
+		if strings.HasPrefix(d, p+string(filepath.Separator)) {
+			return true // an ancestor of the source appeared or went
+		}
+		if p == d {
+			return true
+		}
+		rel, ok := strings.CutPrefix(p, d+string(filepath.Separator))
+		if !ok {
+			continue
+		}
+		if hidden(rel) {
+			return false
+		}
+		if strings.HasSuffix(p, ".rego") || w.watching[p] {
+			return true
+		}
+		if ev.Has(fsnotify.Create) {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hidden reports whether any element of the relative path starts with a dot:
+// editor swap files and hidden folders never hold policies.
+func hidden(rel string) bool {
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// sync makes the watch list match the sources as they are now: each
+// existing source and its non-hidden subfolders, or, for a source that
+// does not exist, its nearest existing ancestor.
+func (w *Watcher) sync() {
+	want := map[string]bool{}
+	for _, d := range w.dirs() {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+				if err != nil {
+					return nil // gone while walking: the next event syncs again
+				}
+				if e.IsDir() {
+					if p != d && strings.HasPrefix(e.Name(), ".") {
+						return filepath.SkipDir
+					}
+					want[p] = true
+				}
+				return nil
+			})
+			continue
+		}
+		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+			if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+				want[a] = true
+				break
+			}
+			if a == filepath.Dir(a) {
+				break
+			}
+		}
+	}
+	for p := range w.watching {
+		if !want[p] {
+			_ = w.fsw.Remove(p) // may already be gone with its folder
+			delete(w.watching, p)
+		}
+	}
+	for p := range want {
+		if !w.watching[p] && w.fsw.Add(p) == nil {
+			w.watching[p] = true
+		}
+	}
+}

@@ -2,11 +2,13 @@ package mailbox_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/palacehq/palace/host/mailbox"
@@ -208,5 +210,30 @@ func TestNormalizeRepoViaRegister(t *testing.T) {
 	git(t, root, "init", "-q", "--bare", bare)
 	if _, err := mb.Register(context.Background(), bare); err == nil || !strings.Contains(err.Error(), "not inside a git checkout") {
 		t.Errorf("Register bare: %v", err)
+	}
+}
+
+// Concurrent distribute runs (a cron job and a person) deliver each letter
+// once: the lock in Home serialises them.
+func TestDistributeConcurrentRuns(t *testing.T) {
+	root := t.TempDir()
+	repo := newRepo(t, filepath.Join(root, "r"))
+	mb := &mailbox.Mailbox{Home: filepath.Join(root, "home"), Now: fixedNow}
+	var want strings.Builder
+	for i := range 50 {
+		want.WriteString(file(t, mb, fmt.Sprint("letter ", i), repo) + "\n")
+	}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			m := &mailbox.Mailbox{Home: mb.Home}
+			if _, err := m.Distribute(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := readFile(t, mailbox.BoxPath(repo)); got != want.String() {
+		t.Errorf("box has %d lines, want 50 each once", strings.Count(got, "\n"))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/palacehq/palace/host/mailbox"
@@ -107,5 +108,28 @@ func TestList(t *testing.T) {
 	}
 	if _, err := mb.List(context.Background(), mailbox.ListOptions{Box: filepath.Join(dir, "nope.jsonl")}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing box: %v", err)
+	}
+}
+
+// A 10 MB line in a box is skipped with bounded memory, and the letters
+// after it are still read.
+func TestListSkipsHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	box := filepath.Join(dir, "inbox.jsonl")
+	after := letter("after the log", "")
+	writeFile(t, box, "\ufeff"+letter("before", "")+"\r\n"+`{"what":"`+strings.Repeat("x", 10<<20)+`"}`+"\n"+after+"\n")
+	res, err := (&mailbox.Mailbox{Home: dir}).List(context.Background(), mailbox.ListOptions{Box: box})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, e := range res.Letters {
+		ids[e.ID] = true
+	}
+	if len(res.Letters) != 2 || !ids[mailbox.ID([]byte(after))] || !ids[mailbox.ID([]byte(letter("before", "")))] {
+		t.Errorf("letters = %+v", res.Letters)
+	}
+	if len(res.Invalid) != 1 || res.Invalid[0].Line != 2 || res.Invalid[0].Code != mailbox.CodeLongLine {
+		t.Errorf("invalid = %+v", res.Invalid)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,5 +186,25 @@ func TestDiskCacheKeyedByVersion(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("version directories %q, want %q", got, want)
 		}
+	}
+}
+
+// Concurrent Loads of the same bytes through one cache directory all succeed
+// and leave one sealed entry.
+func TestDiskCacheConcurrentLoads(t *testing.T) {
+	base := t.TempDir()
+	rt := newRuntime(t, plugins.Config{}.WithCacheDir(base).WithVersion("test"))
+	wasm := gateModule(returnsZero)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := rt.Load(context.Background(), "tiny.wasm", wasm); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := os.Stat(filepath.Join(entryDir(base, "test", wasm), "SEAL")); err != nil {
+		t.Fatalf("entry not sealed: %v", err)
 	}
 }

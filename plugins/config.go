@@ -42,7 +42,7 @@ type Config struct {
 //
 // The cap applies to the guest's memory and, separately, to the Extism
 // kernel's memory that holds the call's input and output. A module whose
-// declared minimum or maximum memory exceeds the cap is refused at Load; a
+// declared minimum or maximum memory exceeds the cap fails to Load; a
 // guest that grows past it sees memory.grow fail, which Go and Rust guests
 // turn into a fatal error, so the call fails.
 func (c Config) WithMemoryLimit(bytes uint64) Config {

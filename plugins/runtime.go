@@ -15,6 +15,9 @@ import (
 // Runtime loads plugins under one Config. It is safe for concurrent use.
 type Runtime struct {
 	s settings
+	// entryLocks serialises loads of the same module bytes through the disk
+	// cache, so that one Load never deletes an entry another is writing.
+	entryLocks sync.Map // module hash -> *sync.Mutex
 
 	mu      sync.Mutex // guards the fields below
 	closed  bool
@@ -99,16 +102,14 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	}
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
 		// Close ran while we compiled; it could not see this module.
-		m.closeOnce.Do(func() {
-			close(m.done)
-			m.closeErr = m.release(context.WithoutCancel(ctx))
-		})
+		r.mu.Unlock()
+		m.Close(context.WithoutCancel(ctx))
 		return nil, ErrClosed
 	}
 	r.modules[m] = struct{}{}
+	r.mu.Unlock()
 	return m, nil
 }
 
@@ -117,6 +118,9 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 // compiled in memory instead: the cache may make Load faster, never fail it.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
 	if r.s.cacheDir != "" {
+		mu, _ := r.entryLocks.LoadOrStore(hash, new(sync.Mutex))
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
 		d := openDiskCache(r.s.cacheDir, r.s.version, hash)
 		if cache, err := d.compilationCache(); err == nil {
 			compiled, err := r.compileWith(ctx, wasm, cache)

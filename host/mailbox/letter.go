@@ -123,6 +123,22 @@ func ParseLine(raw []byte) (Letter, error) {
 	return l, nil
 }
 
+// ParseDraft decodes a letter handed to `palace mailbox file` as JSON on
+// stdin: like ParseLine (the JSON may span lines), except that ts may be
+// missing, because File stamps it.
+func ParseDraft(raw []byte) (Letter, error) {
+	l, cols, issues := parseLetter(bytes.TrimSpace(raw))
+	for _, is := range issues {
+		if is.field == "ts" && cols[fTS] == 0 {
+			continue
+		}
+		if is.sev == SeverityError {
+			return Letter{}, &LetterError{Code: is.code, Field: is.field, Col: is.col, Msg: is.msg}
+		}
+	}
+	return l, nil
+}
+
 // Validate checks the fields of a letter built in code (as `mailbox file`
 // does from flags) with the same rules and messages as ParseLine.
 func (l Letter) Validate() error {

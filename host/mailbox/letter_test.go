@@ -132,3 +132,17 @@ func TestLetterMarshalRoundTrip(t *testing.T) {
 		t.Errorf("marshal = %s, want %s", b, want)
 	}
 }
+
+func TestParseDraft(t *testing.T) {
+	pretty := "{\n  \"agent\": \"claude\",\n  \"class\": \"c\",\n  \"what\": \"w\"\n}\n"
+	l, err := mailbox.ParseDraft([]byte(pretty))
+	if err != nil || l.TS != "" || l.Agent != "claude" {
+		t.Fatalf("ParseDraft = %+v, %v", l, err)
+	}
+	if _, err := mailbox.ParseDraft([]byte(`{"ts":"soon","agent":"a","class":"c","what":"w"}`)); err == nil {
+		t.Error("a present but invalid ts must still fail")
+	}
+	if _, err := mailbox.ParseDraft([]byte(`{"agent":"a","class":"c"}`)); err == nil || err.Error() != `letter: missing required field "what"` {
+		t.Errorf("err = %v", err)
+	}
+}

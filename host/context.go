@@ -1,0 +1,379 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Context assembly defaults (DESIGN §6).
+const (
+	// DefaultBudget is a pack's character budget when the request names none.
+	DefaultBudget = 8000
+	// DefaultDaoTianLimit is how many dao_tian items a pack holds unless the
+	// request says otherwise.
+	DefaultDaoTianLimit = 1
+	// CandidateLimit bounds the cards one request considers: the SQL
+	// selection returns at most this many before the policies run.
+	CandidateLimit = 200
+	// MaxInstructions and MaxInstructionRunes bound transient instructions.
+	MaxInstructions     = 16
+	MaxInstructionRunes = 2000
+	// DistillMinEvidence is how much evidence a field needs, with no
+	// authoritative card, before a pack suggests distilling it.
+	DistillMinEvidence = 5
+	// evidenceLimit bounds the evidence rows --include-evidence adds.
+	evidenceLimit = 5
+)
+
+// ContextRequest asks for a context pack. The JSON names mirror the CLI
+// flags of `palace context`; the zero value asks for the default pack of
+// the host's location.
+type ContextRequest struct {
+	// Query ranks cards by FTS5 relevance; cards that do not match still
+	// compete on scope and salience.
+	Query string `json:"query,omitempty"`
+	// File is the path the agent works on (absolute, or relative to the
+	// host's directory); scope policies match it worktree-relative.
+	File string `json:"file,omitempty"`
+	// Language is an editor language id; defaults to one derived from File's
+	// extension.
+	Language string   `json:"language,omitempty"`
+	Field    string   `json:"field,omitempty"`
+	Intents  []string `json:"intents,omitempty"`
+	Tools    []string `json:"tools,omitempty"`
+	// Instructions are transient: rendered first, never stored, never trimmed.
+	Instructions []string `json:"instructions,omitempty"`
+	// Budget is the pack's size limit in characters of Rendered. Defaults to
+	// DefaultBudget.
+	Budget int `json:"budget,omitempty"`
+	// DaoTianLimit caps dao_tian items; nil means DefaultDaoTianLimit, 0 none.
+	DaoTianLimit *int `json:"dao_tian_limit,omitempty"`
+	// IncludeEvidence adds up to five evidence rows matching the query (the
+	// newest without one), packed after the cards and trimmed first.
+	IncludeEvidence bool `json:"include_evidence,omitempty"`
+	// IncludeCandidates lets candidate cards compete too (labelled as such);
+	// demoted and retired cards never do.
+	IncludeCandidates bool `json:"include_candidates,omitempty"`
+	// AllRepos drops the no-leak filter: cards of every anchor compete, each
+	// labelled with its origin, and the rendering groups them by origin.
+	AllRepos bool `json:"all_repos,omitempty"`
+	// Explain adds why-lines and salience breakdowns to skipped cards.
+	Explain bool `json:"explain,omitempty"`
+	// DryRun writes nothing: no injection events, and no request id unless
+	// one is given.
+	DryRun bool `json:"dry_run,omitempty"`
+	// RequestID names the request in injection_events. Defaults to a new
+	// "rq_" id (none with DryRun). A fixed id with a fixed clock makes the
+	// pack byte-identical across runs over the same database.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Pack is a context pack: what an agent injects, with everything needed to
+// explain it. Same database, same request and same clock give the same pack,
+// byte for byte.
+type Pack struct {
+	RequestID string      `json:"request_id,omitempty"`
+	DryRun    bool        `json:"dry_run"`
+	Request   PackRequest `json:"request"`
+	// Anchors are the anchors the pack could draw from, innermost first
+	// (with all_repos, the local chain; other anchors show up on items).
+	Anchors               []AnchorRef `json:"anchors"`
+	AllRepos              bool        `json:"all_repos"`
+	TransientInstructions []string    `json:"transient_instructions"`
+	Sections              []Section   `json:"sections"`
+	// Items are the cards the pack renders or trimmed for budget, in pack order.
+	Items []Item `json:"items"`
+	// Evidence are the raw evidence rows of --include-evidence.
+	Evidence []EvidenceItem `json:"evidence,omitempty"`
+	// Skipped are considered cards left out: out of scope, cooled to
+	// inspector_only, over the dao_tian limit, or duplicates.
+	Skipped            []SkippedCard       `json:"skipped"`
+	Selection          Selection           `json:"selection"`
+	MemoryExists       MemoryExists        `json:"memory_exists"`
+	DistillSuggestions []DistillSuggestion `json:"distill_suggestions"`
+	Budget             BudgetUse           `json:"budget"`
+	Policy             PackPolicy          `json:"policy"`
+	// Rendered is the exact Markdown an agent injects.
+	Rendered string `json:"rendered"`
+}
+
+// PackRequest is the request as the host understood it, defaults applied.
+type PackRequest struct {
+	Query             string   `json:"query,omitempty"`
+	File              string   `json:"file,omitempty"`
+	Language          string   `json:"language,omitempty"`
+	Field             string   `json:"field,omitempty"`
+	Intents           []string `json:"intents"`
+	Tools             []string `json:"tools"`
+	Budget            int      `json:"budget"`
+	DaoTianLimit      int      `json:"dao_tian_limit"`
+	IncludeEvidence   bool     `json:"include_evidence"`
+	IncludeCandidates bool     `json:"include_candidates"`
+}
+
+// Section is one typed section of Rendered.
+type Section struct {
+	// Name is transient_instructions, core, scoped, references or evidence.
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Origin is set on the sections of another repository (all_repos).
+	Origin *AnchorRef `json:"origin,omitempty"`
+	IDs    []string   `json:"ids"`
+	Chars  int        `json:"chars"`
+}
+
+// Item is one card of a pack.
+type Item struct {
+	ID        string    `json:"id"`
+	Statement string    `json:"statement"`
+	Content   string    `json:"content,omitempty"`
+	Tier      string    `json:"tier"`
+	Status    string    `json:"status"`
+	Domain    string    `json:"domain"`
+	Field     string    `json:"field"`
+	Anchor    AnchorRef `json:"anchor"`
+	// Foreign marks a card of another repository or worktree (all_repos only).
+	Foreign     bool   `json:"foreign,omitempty"`
+	Persistence string `json:"persistence"`
+	RenderPref  string `json:"render_pref"`
+	Lane        string `json:"lane"`
+	// LaneForm is the render form the lanes policy chose; RenderForm is the
+	// form after budget packing (inspector_only when dropped).
+	LaneForm          string             `json:"lane_form"`
+	RenderForm        string             `json:"render_form"`
+	Salience          int                `json:"salience"`
+	SalienceBreakdown map[string]int     `json:"salience_breakdown"`
+	WhyApplies        []string           `json:"why_applies"`
+	Citations         []Citation         `json:"citations"`
+	Counts30d         policies.Counts30d `json:"counts_30d"`
+	AgeDays           int                `json:"age_days"`
+	Relevance         float64            `json:"relevance"`
+	// Trimmed says what the budget did to the item, when it did anything.
+	Trimmed *BudgetAction `json:"trimmed,omitempty"`
+	// Chars is the item's size in Rendered (0 when not rendered).
+	Chars int `json:"chars"`
+}
+
+// Citation is one evidence link of an item.
+type Citation struct {
+	EvidenceID string `json:"evidence_id"`
+	Role       string `json:"role"`
+	SourceRef  string `json:"source_ref"`
+}
+
+// BudgetAction records how the budget reduced an item, and why.
+type BudgetAction struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+}
+
+// EvidenceItem is an evidence row of a pack.
+type EvidenceItem struct {
+	ID         string        `json:"id"`
+	Field      string        `json:"field"`
+	Provenance string        `json:"provenance"`
+	SourceRef  string        `json:"source_ref"`
+	Anchor     AnchorRef     `json:"anchor"`
+	Content    string        `json:"content"`
+	RenderForm string        `json:"render_form"`
+	Trimmed    *BudgetAction `json:"trimmed,omitempty"`
+	Chars      int           `json:"chars"`
+}
+
+// SkippedCard is a considered card the pack leaves out.
+type SkippedCard struct {
+	ID     string `json:"id"`
+	Tier   string `json:"tier"`
+	Anchor string `json:"anchor"`
+	// Reason is skipped_scope, skipped_cooled, dao_tian_limit or duplicate.
+	Reason      string `json:"reason"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+	Lane        string `json:"lane,omitempty"`
+	Salience    int    `json:"salience,omitempty"`
+	// Why and SalienceBreakdown are filled for cooled cards, and for every
+	// skipped card with Explain.
+	Why               []string       `json:"why,omitempty"`
+	SalienceBreakdown map[string]int `json:"salience_breakdown,omitempty"`
+}
+
+// Selection lists the ids of a pack by where they ended up.
+type Selection struct {
+	// TotalCandidates counts every card the SQL selection matched;
+	// Considered is how many (at most CandidateLimit) the policies saw.
+	TotalCandidates       int      `json:"total_candidates"`
+	Considered            int      `json:"considered"`
+	CandidateLimit        int      `json:"candidate_limit"`
+	InlineCoreIDs         []string `json:"inline_core_ids"`
+	InlineScopedIDs       []string `json:"inline_scoped_ids"`
+	RefOnlyIDs            []string `json:"ref_only_ids"`
+	InspectorOnlyIDs      []string `json:"inspector_only_ids"`
+	TrimmedDueToBudgetIDs []string `json:"trimmed_due_to_budget_ids"`
+}
+
+// MemoryExists says what memory exists where the pack looked, so an empty
+// pack never claims absence falsely.
+type MemoryExists struct {
+	// Cards counts every card at the visible anchors, any status.
+	Cards         int            `json:"cards"`
+	ByStatus      map[string]int `json:"by_status"`
+	Authoritative int            `json:"authoritative"`
+	// Expired counts authoritative cards left out because they expired.
+	Expired  int `json:"expired"`
+	Evidence int `json:"evidence"`
+	// Applies counts considered cards the scope policy let through.
+	Applies  int `json:"applies"`
+	Rendered int `json:"rendered"`
+	// Elsewhere counts memory at anchors this request may not see, without
+	// naming it. It is filled only when the pack renders no card.
+	Elsewhere *MemoryElsewhere `json:"elsewhere,omitempty"`
+	// Reason says why nothing was selected; empty when something was.
+	Reason string `json:"reason,omitempty"`
+}
+
+// MemoryElsewhere counts memory at other repositories and worktrees.
+type MemoryElsewhere struct {
+	Cards    int `json:"cards"`
+	Evidence int `json:"evidence"`
+}
+
+// DistillSuggestion is a field with evidence and no authoritative card.
+type DistillSuggestion struct {
+	Field         string   `json:"field"`
+	EvidenceCount int      `json:"evidence_count"`
+	SampleIDs     []string `json:"sample_evidence_ids"`
+	SuggestedTier string   `json:"suggested_tier"`
+	Command       string   `json:"command"`
+}
+
+// BudgetUse is the budget and what the rendering used of it.
+type BudgetUse struct {
+	Limit     int  `json:"limit"`
+	Used      int  `json:"used"`
+	Remaining int  `json:"remaining"`
+	Over      bool `json:"over"`
+	// OverflowReason says why Used exceeds Limit (items are never cut).
+	OverflowReason string `json:"overflow_reason,omitempty"`
+}
+
+// PackPolicy names the policies that decided, by hash.
+type PackPolicy struct {
+	SetHash string            `json:"set_hash"`
+	Scope   policies.Decision `json:"scope"`
+	Lanes   policies.Decision `json:"lanes"`
+	// Fallback is set when the policy set failed to load and the embedded
+	// defaults decided instead.
+	Fallback string `json:"fallback,omitempty"`
+}
+
+// Context assembles the context pack for req at the host's location (DESIGN
+// §6): SQL candidate selection within the visible anchors (all anchors with
+// AllRepos), the batched scope and lanes policies, ordering, the dao_tian
+// limit, whole-item budget packing and rendering. Unless DryRun it appends
+// one injection event per considered card in one transaction; those rows
+// cool cards over time.
+//
+// Bad input (budget, instruction sizes) is KindInvalid and writes nothing;
+// storage failures are KindInternal. Policy failures never fail the request:
+// the embedded defaults decide and Pack.Policy says so.
+func (h *Host) Context(ctx context.Context, req ContextRequest) (Pack, error) {
+	a, err := h.assemble(ctx, req)
+	if err != nil {
+		return Pack{}, err
+	}
+	if !req.DryRun {
+		if err := h.logInjections(ctx, a); err != nil {
+			return Pack{}, err
+		}
+	}
+	return a.pack, nil
+}
+
+// normalize validates req and applies defaults.
+func (h *Host) normalizeContext(req ContextRequest) (ContextRequest, PackRequest, error) {
+	if req.Budget < 0 {
+		return req, PackRequest{}, invalid("budget", "--budget %d is negative: pass a size in characters (default %d)", req.Budget, DefaultBudget)
+	}
+	if req.Budget == 0 {
+		req.Budget = DefaultBudget
+	}
+	limit := DefaultDaoTianLimit
+	if req.DaoTianLimit != nil {
+		if *req.DaoTianLimit < 0 {
+			return req, PackRequest{}, invalid("dao_tian_limit", "--dao-tian-limit %d is negative: pass 0 to leave dao_tian out", *req.DaoTianLimit)
+		}
+		limit = *req.DaoTianLimit
+	}
+	if len(req.Instructions) > MaxInstructions {
+		return req, PackRequest{}, invalid("instruction", "%d transient instructions, over %d: merge them", len(req.Instructions), MaxInstructions)
+	}
+	var instr []string
+	for i, s := range req.Instructions {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			continue
+		case !utf8.ValidString(s):
+			return req, PackRequest{}, invalid("instruction", "transient instruction %d is not valid UTF-8", i+1)
+		case utf8.RuneCountInString(s) > MaxInstructionRunes:
+			return req, PackRequest{}, invalid("instruction", "transient instruction %d is %d characters, over %d: keep it short", i+1, utf8.RuneCountInString(s), MaxInstructionRunes)
+		}
+		instr = append(instr, s)
+	}
+	req.Instructions = instr
+	if req.Field != "" {
+		req.Field = strings.TrimSpace(req.Field)
+	}
+	file, lang := h.requestFile(req.File)
+	if req.Language == "" {
+		req.Language = lang
+	}
+	pr := PackRequest{
+		Query: strings.TrimSpace(req.Query), File: file, Language: strings.ToLower(req.Language), Field: req.Field,
+		Intents: cleanList(req.Intents), Tools: cleanList(req.Tools), Budget: req.Budget, DaoTianLimit: limit,
+		IncludeEvidence: req.IncludeEvidence, IncludeCandidates: req.IncludeCandidates,
+	}
+	return req, pr, nil
+}
+
+// cleanList trims, drops empties and keeps first occurrences, never nil.
+func cleanList(xs []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, x := range xs {
+		x = strings.TrimSpace(x)
+		if x != "" && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// policySet returns the active set, or the embedded defaults with a note
+// when the active set fails to load.
+func (h *Host) policySetForContext(ctx context.Context) (*policies.Set, string, error) {
+	set, err := h.Policies(ctx)
+	if err == nil {
+		return set, "", nil
+	}
+	def, derr := embeddedDefaults(ctx)
+	if derr != nil {
+		return nil, "", internal(derr, "load the embedded default policies")
+	}
+	return def, fmt.Sprintf("the policy set failed to load, the embedded defaults decided: %v", err), nil
+}
+
+// requestID returns the request's id: the given one, none for a dry run,
+// else a new rq_ id.
+func (h *Host) requestID(req ContextRequest) string {
+	if req.RequestID != "" || req.DryRun {
+		return req.RequestID
+	}
+	return store.NewID("rq_", h.now())
+}

@@ -1,0 +1,333 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// slot is one renderable thing of a pack (a card item or an evidence row)
+// with its current form and the text of each form it has taken.
+type slot struct {
+	item  *Item
+	ev    *EvidenceItem
+	cand  *candidate
+	order int
+	form  string
+	texts map[string]string
+}
+
+func (s *slot) text(form string) string {
+	if t, ok := s.texts[form]; ok {
+		return t
+	}
+	var t string
+	if s.item != nil {
+		t = renderItem(s.item, form)
+	} else {
+		t = renderEvidence(s.ev, form)
+	}
+	s.texts[form] = t
+	return t
+}
+
+func (s *slot) size() int { return runeLen(s.text(s.form)) }
+
+// protected items are foundational or protected cards: the budget may
+// compact them but never reduce them further (004 §4.2: they do not fall
+// below inline_compact).
+func (s *slot) protected() bool {
+	return s.item != nil && (s.item.Persistence == "foundational" || s.item.Persistence == "protected")
+}
+
+// packer tracks the rendered size of a pack as slots change form.
+type packer struct {
+	fixed   int // preamble and transient instructions
+	slots   []*slot
+	key     func(*slot) (sectionKey, bool)
+	headers func(sectionKey) string
+	counts  map[sectionKey]int
+	total   int
+}
+
+func (p *packer) add(s *slot, sign int) {
+	k, ok := p.key(s)
+	if !ok {
+		return
+	}
+	if p.counts[k] == 0 && sign > 0 {
+		p.total += runeLen(p.headers(k))
+	}
+	p.counts[k] += sign
+	if p.counts[k] == 0 && sign < 0 {
+		p.total -= runeLen(p.headers(k))
+	}
+	p.total += sign * s.size()
+}
+
+func (p *packer) set(s *slot, form string) {
+	p.add(s, -1)
+	s.form = form
+	p.add(s, +1)
+}
+
+// budgetStage is one step of the trim order.
+type budgetStage struct {
+	pick func(*slot) bool
+	to   string
+	verb string
+}
+
+// packBudget fits the items under the budget by whole items, in the order
+// of DESIGN §6.4: evidence first (raw, opt-in), then the lowest-salience
+// scoped items are trimmed to their compact form, then rendered ref-only,
+// then reference lines are left out (inspector-only), and only then are
+// core items compacted and, unless foundational or protected, reduced.
+// Nothing is ever cut mid-text; a pack whose protected core still does not
+// fit is returned over budget with the reason.
+func (h *Host) packBudget(a *assembly) {
+	limit := a.pack.Request.Budget
+	origins := map[string]int{}
+	var originRefs []AnchorRef
+	for i := range a.pack.Items {
+		it := &a.pack.Items[i]
+		if it.Foreign {
+			if _, ok := origins[it.Anchor.ID]; !ok {
+				originRefs = append(originRefs, it.Anchor)
+				origins[it.Anchor.ID] = 0
+			}
+		}
+	}
+	slices.SortFunc(originRefs, func(x, y AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
+	for i, o := range originRefs {
+		origins[o.ID] = i + 1
+	}
+	p := &packer{counts: map[sectionKey]int{}}
+	p.key = func(s *slot) (sectionKey, bool) {
+		if s.form == "inspector_only" || s.form == "" {
+			return sectionKey{}, false
+		}
+		if s.ev != nil {
+			return sectionKey{name: "evidence"}, true
+		}
+		if s.item.Foreign {
+			return sectionKey{origin: origins[s.item.Anchor.ID], name: "origin"}, true
+		}
+		if s.form == "ref_only" {
+			return sectionKey{name: "references"}, true
+		}
+		if s.item.Lane == "core" {
+			return sectionKey{name: "core"}, true
+		}
+		return sectionKey{name: "scoped"}, true
+	}
+	p.headers = func(k sectionKey) string {
+		if k.origin > 0 {
+			return sectionHeader(k, &originRefs[k.origin-1])
+		}
+		return sectionHeader(k, nil)
+	}
+	p.fixed = runeLen(h.preamble(a.req.AllRepos))
+	if len(a.pack.TransientInstructions) > 0 {
+		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil)) + runeLen(renderInstructions(a.pack.TransientInstructions))
+	}
+	p.total = p.fixed
+	for i := range a.pack.Items {
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}}
+		p.slots = append(p.slots, s)
+		p.add(s, +1)
+	}
+	for i := range a.pack.Evidence {
+		e := &a.pack.Evidence[i]
+		s := &slot{ev: e, order: len(a.pack.Items) + i, form: evidenceForm(e), texts: map[string]string{}}
+		p.slots = append(p.slots, s)
+		p.add(s, +1)
+	}
+	inline := func(s *slot) bool { return s.form == "inline_full" || s.form == "inline_compact" }
+	stages := []budgetStage{
+		{func(s *slot) bool { return s.ev != nil && s.form == "inline_full" }, "ref_only", "reduced to a reference line"},
+		{func(s *slot) bool { return s.ev != nil && s.form == "ref_only" }, "inspector_only", "left out"},
+		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
+		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
+		{func(s *slot) bool {
+			return s.item != nil && s.item.Lane != "core" && s.form == "ref_only" && !s.protected()
+		}, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
+		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
+		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && !s.protected() }, "inspector_only", "left out (inspector-only)"},
+	}
+	for _, st := range stages {
+		if p.total <= limit {
+			break
+		}
+		var picks []*slot
+		for _, s := range p.slots {
+			if st.pick(s) {
+				picks = append(picks, s)
+			}
+		}
+		// Lowest salience first; among equals, the one packed last.
+		slices.SortStableFunc(picks, func(x, y *slot) int {
+			if d := x.salience() - y.salience(); d != 0 {
+				return d
+			}
+			return y.order - x.order
+		})
+		for _, s := range picks {
+			if p.total <= limit {
+				break
+			}
+			from := s.form
+			p.set(s, st.to)
+			why := fmt.Sprintf("salience %d was the lowest left in this step", s.salience())
+			if s.ev != nil {
+				why = "raw evidence goes before any card"
+			}
+			s.trim(from, st.to, fmt.Sprintf("%s to fit the budget of %d characters: %s", st.verb, limit, why))
+		}
+	}
+	for _, s := range p.slots {
+		if s.item != nil {
+			s.item.RenderForm = s.form
+			s.cand.outcome = outcomeOf(s)
+		} else {
+			s.ev.RenderForm = s.form
+		}
+	}
+	a.slots = p.slots
+	a.origins = originRefs
+}
+
+func (s *slot) salience() int {
+	if s.item != nil {
+		return s.item.Salience
+	}
+	return 0
+}
+
+// trim records the budget's action, keeping the original form as From.
+func (s *slot) trim(from, to, reason string) {
+	var t **BudgetAction
+	if s.item != nil {
+		t = &s.item.Trimmed
+	} else {
+		t = &s.ev.Trimmed
+	}
+	if *t != nil {
+		from = (*t).From
+	}
+	*t = &BudgetAction{From: from, To: to, Reason: reason}
+}
+
+// outcomeOf is the injection outcome of an item after packing.
+func outcomeOf(s *slot) string {
+	if s.item.Trimmed != nil {
+		return outcomeTrimmed
+	}
+	switch s.form {
+	case "inline_full":
+		return outcomeInlineFull
+	case "inline_compact":
+		return outcomeInlineCompact
+	case "ref_only":
+		return outcomeRefOnly
+	}
+	return outcomeSkippedCooled
+}
+
+// finish writes Rendered, the sections, the selection lists and the budget
+// use from the packed slots.
+func (h *Host) finish(a *assembly) {
+	pk := &a.pack
+	var b strings.Builder
+	b.WriteString(h.preamble(a.req.AllRepos))
+	if len(pk.TransientInstructions) > 0 {
+		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil)
+		body := renderInstructions(pk.TransientInstructions)
+		b.WriteString(head + body)
+		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
+			IDs: []string{}, Chars: runeLen(head + body)})
+	}
+	emit := func(k sectionKey, origin *AnchorRef, member func(*slot) bool) {
+		var body strings.Builder
+		ids := []string{}
+		for _, s := range a.slots {
+			if !member(s) {
+				continue
+			}
+			t := s.text(s.form)
+			body.WriteString(t)
+			if s.item != nil {
+				s.item.Chars = runeLen(t)
+				ids = append(ids, s.item.ID)
+			} else {
+				s.ev.Chars = runeLen(t)
+				ids = append(ids, s.ev.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return
+		}
+		head := sectionHeader(k, origin)
+		b.WriteString(head)
+		b.WriteString(body.String())
+		name, title := k.name, sectionTitles[k.name]
+		if origin != nil {
+			name, title = "origin", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(head), "## "))
+		}
+		pk.Sections = append(pk.Sections, Section{Name: name, Title: title, Origin: origin, IDs: ids, Chars: runeLen(head) + runeLen(body.String())})
+	}
+	local := func(form func(*slot) bool) func(*slot) bool {
+		return func(s *slot) bool { return s.item != nil && !s.item.Foreign && form(s) }
+	}
+	isInline := func(s *slot) bool { return s.form == "inline_full" || s.form == "inline_compact" }
+	emit(sectionKey{name: "core"}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane == "core" }))
+	emit(sectionKey{name: "scoped"}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane != "core" }))
+	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == "ref_only" }))
+	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != "inspector_only" })
+	for i := range a.origins {
+		o := &a.origins[i]
+		emit(sectionKey{origin: i + 1, name: "origin"}, o, func(s *slot) bool {
+			return s.item != nil && s.item.Foreign && s.item.Anchor.ID == o.ID && s.form != "inspector_only"
+		})
+	}
+	if pk.MemoryExists.Rendered == 0 {
+		b.WriteString(emptyNote(pk.MemoryExists))
+	}
+	pk.Rendered = b.String()
+	if pk.Sections == nil {
+		pk.Sections = []Section{}
+	}
+	sel := &pk.Selection
+	for _, s := range a.slots {
+		if s.item == nil {
+			continue
+		}
+		switch {
+		case isInline(s) && s.item.Lane == "core":
+			sel.InlineCoreIDs = append(sel.InlineCoreIDs, s.item.ID)
+		case isInline(s):
+			sel.InlineScopedIDs = append(sel.InlineScopedIDs, s.item.ID)
+		case s.form == "ref_only":
+			sel.RefOnlyIDs = append(sel.RefOnlyIDs, s.item.ID)
+		default:
+			sel.InspectorOnlyIDs = append(sel.InspectorOnlyIDs, s.item.ID)
+		}
+		if s.item.Trimmed != nil {
+			sel.TrimmedDueToBudgetIDs = append(sel.TrimmedDueToBudgetIDs, s.item.ID)
+		}
+	}
+	for _, sk := range pk.Skipped {
+		if sk.Reason == "skipped_cooled" {
+			sel.InspectorOnlyIDs = append(sel.InspectorOnlyIDs, sk.ID)
+		}
+	}
+	used := runeLen(pk.Rendered)
+	pk.Budget = BudgetUse{Limit: pk.Request.Budget, Used: used, Remaining: max(0, pk.Request.Budget-used), Over: used > pk.Request.Budget}
+	if pk.Budget.Over {
+		pk.Budget.OverflowReason = fmt.Sprintf("the preamble, transient instructions and foundational/protected core items need %d characters, over the budget of %d; items are never cut, so the pack is over budget", used, pk.Request.Budget)
+		if pk.MemoryExists.Rendered == 0 {
+			pk.Budget.OverflowReason = fmt.Sprintf("nothing fits the budget of %d characters; the pack still says what exists (%d characters)", pk.Request.Budget, used)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/palacehq/palace/store"
+)
+
+// memoryExists counts what exists where the pack looked and, when nothing
+// renders, says why (DESIGN §6.6: never claim absence falsely).
+func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
+	var anchors []string
+	if !a.req.AllRepos {
+		anchors = h.chainIDs()
+	}
+	counts, err := h.store.CountMemory(ctx, anchors, AuthoritativeStatuses(), store.FormatTime(a.now))
+	if err != nil {
+		return internal(err, "count memory")
+	}
+	m := MemoryExists{ByStatus: map[string]int{}, Expired: counts.Expired, Evidence: counts.Evidence}
+	for _, st := range Statuses {
+		n := counts.CardsByStatus[st]
+		m.ByStatus[st] = n
+		m.Cards += n
+		if Authoritative(st) {
+			m.Authoritative += n
+		}
+	}
+	for _, c := range a.considered {
+		if c.scope.Applies {
+			m.Applies++
+		}
+	}
+	for _, it := range a.pack.Items {
+		if it.RenderForm != "inspector_only" {
+			m.Rendered++
+		}
+	}
+	if m.Rendered == 0 {
+		if !a.req.AllRepos {
+			allCards, err := h.store.CountCards(ctx)
+			if err != nil {
+				return internal(err, "count memory")
+			}
+			allEvidence, err := h.store.CountEvidence(ctx)
+			if err != nil {
+				return internal(err, "count memory")
+			}
+			m.Elsewhere = &MemoryElsewhere{Cards: allCards - m.Cards, Evidence: allEvidence - m.Evidence}
+		}
+		m.Reason = emptyReason(a, m)
+	}
+	a.pack.MemoryExists = m
+	return nil
+}
+
+// emptyReason explains an empty pack from the counts, most basic cause first.
+func emptyReason(a *assembly, m MemoryExists) string {
+	where := "at this location's anchors (worktree, repo and global)"
+	if a.req.AllRepos {
+		where = "in this palace"
+	}
+	var elsewhere string
+	if m.Elsewhere != nil && (m.Elsewhere.Cards > 0 || m.Elsewhere.Evidence > 0) {
+		elsewhere = fmt.Sprintf(" %s and %s exist in other repositories or worktrees, which a request here never sees; pull them explicitly with --all-repos.",
+			countNoun(m.Elsewhere.Cards, "card"), countNoun(m.Elsewhere.Evidence, "evidence row"))
+	}
+	byCause := map[string]int{}
+	for _, s := range a.pack.Skipped {
+		byCause[s.Reason]++
+	}
+	candidates := m.ByStatus["candidate"]
+	switch {
+	case m.Cards == 0 && m.Evidence == 0:
+		return "Nothing is recorded " + where + " yet." + elsewhere
+	case m.Cards == 0:
+		return fmt.Sprintf("%s exist %s but no card has been distilled from them yet (see distill_suggestions).%s", countNoun(m.Evidence, "evidence row"), where, elsewhere)
+	case m.Authoritative == 0 && (candidates == 0 || !a.pack.Request.IncludeCandidates):
+		hint := ""
+		if candidates > 0 {
+			hint = " Candidates join with --include-candidates."
+		}
+		return fmt.Sprintf("%s exist %s but none is authoritative (%s).%s%s", countNoun(m.Cards, "card"), where, statusList(m.ByStatus), hint, elsewhere)
+	case m.Authoritative > 0 && m.Authoritative == m.Expired && !a.pack.Request.IncludeCandidates:
+		return fmt.Sprintf("All %s %s have expired; renew them with `palace audit action ID --action set_expiry`.%s", countNoun(m.Authoritative, "authoritative card"), where, elsewhere)
+	case m.Applies == 0:
+		return fmt.Sprintf("%s %s were considered and none applies to this request (scope policy: %s).%s",
+			countNoun(len(a.considered), "card"), where, firstWhy(a), elsewhere)
+	case byCause["skipped_cooled"] > 0 && byCause["skipped_cooled"]+byCause["duplicate"] >= m.Applies:
+		return fmt.Sprintf("%s apply but all are cooled to inspector_only (see `palace audit --lane inspector_only` for why).", countNoun(byCause["skipped_cooled"], "card"))
+	case len(a.pack.Selection.TrimmedDueToBudgetIDs) > 0 || anyTrimmed(a):
+		return fmt.Sprintf("%s apply but none fits the budget of %d characters; raise --budget.", countNoun(m.Applies, "card"), a.pack.Request.Budget)
+	case byCause["dao_tian_limit"] > 0:
+		return fmt.Sprintf("Only dao_tian cards apply and --dao-tian-limit %d leaves them out.", a.pack.Request.DaoTianLimit)
+	}
+	return fmt.Sprintf("%s apply but none renders (%s).", countNoun(m.Applies, "card"), causeList(byCause))
+}
+
+func anyTrimmed(a *assembly) bool {
+	for _, it := range a.pack.Items {
+		if it.Trimmed != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func firstWhy(a *assembly) string {
+	for _, c := range a.considered {
+		if len(c.scope.Why) > 0 {
+			return c.card.ID + ": " + strings.Join(c.scope.Why, "; ")
+		}
+	}
+	return "no reason given"
+}
+
+func statusList(by map[string]int) string {
+	var parts []string
+	for _, st := range Statuses {
+		if by[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[st], st))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func causeList(by map[string]int) string {
+	var parts []string
+	for _, k := range []string{"skipped_scope", "skipped_cooled", "duplicate", "dao_tian_limit"} {
+		if by[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func countNoun(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// distillSuggestions are DESIGN §6.7: up to three fields of the visible
+// anchors with at least DistillMinEvidence evidence rows and no
+// authoritative card, most evidence first.
+func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
+	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), AuthoritativeStatuses(), DistillMinEvidence, 3)
+	if err != nil {
+		return nil, internal(err, "find distill suggestions")
+	}
+	out := make([]DistillSuggestion, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, DistillSuggestion{
+			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: "dao_ren",
+			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", shellWord(r.Field), strings.Join(r.Samples, ",")),
+		})
+	}
+	return out, nil
+}
+
+// shellWord quotes s for a shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,472 @@
+package host
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// coolingWindow is the window of the injection counts that cool lanes.
+const coolingWindow = 30 * 24 * time.Hour
+
+// candidate is one considered card with everything the policies said.
+type candidate struct {
+	card      store.Card
+	anchor    AnchorRef
+	rank      int // anchor proximity: worktree 0, repo 1, global 2, another repository 3
+	foreign   bool
+	relevance float64
+	scope     policies.ScopeResult
+	lane      policies.LaneResult
+	laned     bool
+	counts    policies.Counts30d
+	ageDays   int
+	outcome   string // injection outcome; "" writes no event
+}
+
+// assembly is one context request in the making.
+type assembly struct {
+	req        ContextRequest
+	pack       Pack
+	considered []*candidate
+	// items are the candidates the pack renders or trims, in pack order.
+	items []*candidate
+	now   time.Time
+	// slots and origins are the packed rendering (see packBudget).
+	slots   []*slot
+	origins []AnchorRef
+}
+
+// assemble builds the pack without writing anything.
+func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, error) {
+	req, pr, err := h.normalizeContext(raw)
+	if err != nil {
+		return nil, err
+	}
+	a := &assembly{req: req, now: h.now()}
+	a.pack = Pack{
+		RequestID: h.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
+		TransientInstructions: nonNilStrings(req.Instructions),
+		Items:                 []Item{}, Skipped: []SkippedCard{}, DistillSuggestions: []DistillSuggestion{},
+	}
+	for _, id := range h.chainIDs() {
+		a.pack.Anchors = append(a.pack.Anchors, h.anchorRef(ctx, id))
+	}
+	set, fallback, err := h.policySetForContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.pack.Policy = PackPolicy{SetHash: set.Hash(), Fallback: fallback}
+	if err := h.selectCandidates(ctx, a); err != nil {
+		return nil, err
+	}
+	h.applyPolicies(ctx, a, set)
+	h.arrange(a)
+	if err := h.cite(ctx, a); err != nil {
+		return nil, err
+	}
+	if pr.IncludeEvidence {
+		if err := h.addEvidence(ctx, a); err != nil {
+			return nil, err
+		}
+	}
+	h.packBudget(a)
+	if err := h.memoryExists(ctx, a); err != nil {
+		return nil, err
+	}
+	sugg, err := h.distillSuggestions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.pack.DistillSuggestions = sugg
+	h.finish(a)
+	return a, nil
+}
+
+// candidateQuery is the SQL selection of a request: authoritative cards (and
+// candidates on request) of the visible anchors, or of every anchor.
+func (h *Host) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
+	statuses := AuthoritativeStatuses()
+	if req.IncludeCandidates {
+		statuses = append(statuses, "candidate")
+	}
+	q := store.CandidateQuery{
+		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
+		TierOrder: Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []string{"foundational", "protected", "standard"},
+		Match: ftsQuery(req.Query),
+	}
+	if !req.AllRepos {
+		q.AnchorIDs = h.chainIDs()
+	}
+	return q
+}
+
+// selectCandidates runs the bounded SQL selection: a quarter of the slots go
+// to the best cards by persistence, tier and anchor (so foundational cards
+// are never crowded out by text matches), then the text matches by bm25,
+// then the rest of that order.
+func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
+	q := h.candidateQuery(a.req, a.now)
+	matched, fill, err := h.store.Candidates(ctx, q)
+	if err != nil {
+		return internal(err, "select context candidates")
+	}
+	total, err := h.store.CountCandidates(ctx, q)
+	if err != nil {
+		return internal(err, "select context candidates")
+	}
+	rel := map[string]float64{}
+	for _, m := range matched {
+		r := 1.0
+		if best := matched[0].BM25; best < 0 {
+			r = m.BM25 / best
+		}
+		rel[m.ID] = math.Round(r*1000) / 1000
+	}
+	var ids []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] && len(ids) < CandidateLimit {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	head := min(len(fill), CandidateLimit/4)
+	for _, id := range fill[:head] {
+		add(id)
+	}
+	for _, m := range matched {
+		add(m.ID)
+	}
+	for _, id := range fill[head:] {
+		add(id)
+	}
+	cards, err := h.store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return internal(err, "read context candidates")
+	}
+	refs := map[string]AnchorRef{}
+	for _, id := range ids {
+		c, ok := cards[id]
+		if !ok {
+			continue // changed under us; the next request sees it
+		}
+		ref, ok := refs[c.AnchorID]
+		if !ok {
+			ref = h.anchorRef(ctx, c.AnchorID)
+			refs[c.AnchorID] = ref
+		}
+		cand := &candidate{card: c, anchor: ref, relevance: rel[id]}
+		switch h.anchorKindOf(c.AnchorID) {
+		case anchor.Worktree:
+			cand.rank = 0
+		case anchor.Repo:
+			cand.rank = 1
+		case anchor.Global:
+			cand.rank = 2
+		default:
+			cand.rank, cand.foreign = 3, true
+		}
+		a.considered = append(a.considered, cand)
+	}
+	a.pack.Selection = Selection{
+		TotalCandidates: total, Considered: len(a.considered), CandidateLimit: CandidateLimit,
+		InlineCoreIDs: []string{}, InlineScopedIDs: []string{}, RefOnlyIDs: []string{},
+		InspectorOnlyIDs: []string{}, TrimmedDueToBudgetIDs: []string{},
+	}
+	return nil
+}
+
+// applyPolicies runs palace.scope over every considered card and
+// palace.lanes over those that apply, one batch each.
+func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set) {
+	pr := a.pack.Request
+	sin := policies.ScopeInput{
+		Context: policies.ScopeContext{
+			File: pr.File, Language: pr.Language, Field: pr.Field, Intents: pr.Intents, Tools: pr.Tools,
+			Query: pr.Query, Anchors: h.chainIDs(),
+		},
+		Cards: make([]policies.ScopeCard, len(a.considered)),
+	}
+	for i, c := range a.considered {
+		sin.Cards[i] = scopeCard(c.card, c.anchor.Kind)
+	}
+	sout, sd := set.Scope(ctx, sin)
+	a.pack.Policy.Scope = sd
+	var applying []*candidate
+	for _, c := range a.considered {
+		c.scope = sout[c.card.ID]
+		if c.scope.Applies {
+			applying = append(applying, c)
+		} else {
+			c.outcome = "skipped_scope"
+		}
+	}
+	if len(applying) == 0 {
+		_, a.pack.Policy.Lanes = set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{}})
+		return
+	}
+	stats, coolErr := h.cooling(ctx, applying, a.now)
+	if coolErr != nil {
+		// Counts are advisory: without them cards lane as if fresh, and the
+		// pack says so through the lanes decision's error.
+		stats = map[string]coolingStats{}
+	}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying))}
+	for i, c := range applying {
+		st := stats[c.card.ID]
+		c.counts, c.ageDays = st.counts, st.ageDays
+		lin.Cards[i] = policies.LanesCard{
+			Card: policies.LanesCardInfo{
+				ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
+				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field,
+			},
+			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: c.relevance,
+			Counts30d: c.counts, AgeDays: c.ageDays,
+		}
+	}
+	lout, ld := set.Lanes(ctx, lin)
+	if coolErr != nil && ld.Error == "" {
+		ld.Error = "reading the 30-day injection counts failed, cards were laned as fresh: " + coolErr.Error()
+	}
+	a.pack.Policy.Lanes = ld
+	for _, c := range applying {
+		c.lane, c.laned = lout[c.card.ID], true
+	}
+}
+
+func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
+	return policies.ScopeCard{
+		ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: anchorKind,
+		Persistence: c.Persistence, Statement: c.Statement,
+		Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
+		Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
+	}
+}
+
+// arrange dedupes, orders (DESIGN §6.3), applies the dao_tian limit and
+// splits the considered cards into items and skipped cards.
+func (h *Host) arrange(a *assembly) {
+	// Duplicates: a published copy and its original (or two cards with the
+	// same statement) both apply; the innermost wins.
+	best := map[string]*candidate{}
+	for _, c := range a.considered {
+		if !c.scope.Applies {
+			continue
+		}
+		k := c.card.StatementNorm
+		if b, ok := best[k]; !ok || outranksDuplicate(c, b) {
+			best[k] = c
+		}
+	}
+	var live []*candidate
+	for _, c := range a.considered {
+		switch {
+		case !c.scope.Applies:
+			a.skip(c, "skipped_scope", "")
+		case best[c.card.StatementNorm] != c:
+			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
+		case c.lane.Lane == "inspector_only" || c.lane.RenderForm == "inspector_only":
+			c.outcome = "skipped_cooled"
+			a.skip(c, "skipped_cooled", "")
+		default:
+			live = append(live, c)
+		}
+	}
+	slices.SortFunc(live, packOrder)
+	daoTian := 0
+	for _, c := range live {
+		if c.card.Tier == "dao_tian" {
+			daoTian++
+			if daoTian > a.pack.Request.DaoTianLimit {
+				a.skip(c, "dao_tian_limit", "")
+				continue
+			}
+		}
+		a.items = append(a.items, c)
+	}
+	// Skipped cards list in the order they were considered, which is stable.
+}
+
+// better says whether c should win over b among duplicates.
+func outranksDuplicate(c, b *candidate) bool {
+	if c.rank != b.rank {
+		return c.rank < b.rank
+	}
+	if c.lane.Salience != b.lane.Salience {
+		return c.lane.Salience > b.lane.Salience
+	}
+	return c.card.ID < b.card.ID
+}
+
+var laneRank = map[string]int{"core": 0, "scoped": 1, "ref_only": 2, "inspector_only": 3}
+
+// packOrder is DESIGN §6.3: lane, tier (dao_tian first), anchor (worktree,
+// repo, global, another repository), salience (highest first), id.
+func packOrder(x, y *candidate) int {
+	if d := laneOrder(x.lane.Lane) - laneOrder(y.lane.Lane); d != 0 {
+		return d
+	}
+	if d := TierRank(x.card.Tier) - TierRank(y.card.Tier); d != 0 {
+		return d
+	}
+	if d := x.rank - y.rank; d != 0 {
+		return d
+	}
+	if d := y.lane.Salience - x.lane.Salience; d != 0 {
+		return d
+	}
+	return strings.Compare(x.card.ID, y.card.ID)
+}
+
+func laneOrder(l string) int {
+	if r, ok := laneRank[l]; ok {
+		return r
+	}
+	return len(laneRank)
+}
+
+// skip records c as skipped for reason.
+func (a *assembly) skip(c *candidate, reason, dupOf string) {
+	s := SkippedCard{ID: c.card.ID, Tier: c.card.Tier, Anchor: c.anchor.Kind, Reason: reason, DuplicateOf: dupOf}
+	if c.laned {
+		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
+	}
+	if reason == "skipped_cooled" || a.req.Explain {
+		s.Why = nonNilStrings(c.scope.Why)
+		if c.laned {
+			s.SalienceBreakdown = c.lane.Breakdown
+		}
+	}
+	a.pack.Skipped = append(a.pack.Skipped, s)
+}
+
+// cite loads the links of the items (one batched read) as citations.
+func (h *Host) cite(ctx context.Context, a *assembly) error {
+	ids := make([]string, len(a.items))
+	for i, c := range a.items {
+		ids[i] = c.card.ID
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return internal(err, "read citations")
+	}
+	for _, c := range a.items {
+		it := Item{
+			ID: c.card.ID, Statement: c.card.Statement, Content: c.card.Content, Tier: c.card.Tier, Status: c.card.Status,
+			Domain: c.card.Domain, Field: c.card.Field, Anchor: c.anchor, Foreign: c.foreign,
+			Persistence: c.card.Persistence, RenderPref: c.card.RenderPref,
+			Lane: c.lane.Lane, LaneForm: c.lane.RenderForm, RenderForm: c.lane.RenderForm,
+			Salience: c.lane.Salience, SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why),
+			Citations: []Citation{}, Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
+		}
+		if it.SalienceBreakdown == nil {
+			it.SalienceBreakdown = map[string]int{}
+		}
+		for _, l := range links[c.card.ID] {
+			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: l.SourceRef})
+		}
+		a.pack.Items = append(a.pack.Items, it)
+	}
+	return nil
+}
+
+// addEvidence adds up to evidenceLimit evidence rows of the visible anchors.
+func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
+	rows, err := h.store.SearchEvidence(ctx, store.EvidenceQuery{
+		AnchorIDs: h.chainIDs(), Match: ftsQuery(a.req.Query), Field: a.pack.Request.Field, Limit: evidenceLimit,
+	})
+	if err != nil {
+		return internal(err, "search evidence")
+	}
+	for _, e := range rows {
+		a.pack.Evidence = append(a.pack.Evidence, EvidenceItem{
+			ID: e.ID, Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef,
+			Anchor: h.anchorRef(ctx, e.AnchorID), Content: e.Content,
+		})
+	}
+	return nil
+}
+
+// requestFile makes the request's file worktree-relative (slash-separated)
+// and guesses its language from the extension.
+func (h *Host) requestFile(file string) (rel, lang string) {
+	if file == "" {
+		return "", ""
+	}
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(h.loc.Dir, p)
+	}
+	p = filepath.Clean(p)
+	if c, err := anchor.Canonical(p); err == nil {
+		p = c
+	}
+	root := h.loc.Dir
+	if h.loc.InGit {
+		root = h.loc.Worktree
+	}
+	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		p = r
+	}
+	return filepath.ToSlash(p), languageOf(p)
+}
+
+var extLanguages = map[string]string{
+	".go": "go", ".rs": "rust", ".py": "python", ".ts": "typescript", ".tsx": "typescriptreact",
+	".js": "javascript", ".jsx": "javascriptreact", ".java": "java", ".kt": "kotlin", ".c": "c", ".h": "c",
+	".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".rb": "ruby", ".sh": "shellscript", ".md": "markdown",
+	".sql": "sql", ".rego": "rego", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml",
+	".swift": "swift", ".cs": "csharp", ".php": "php", ".lua": "lua", ".zig": "zig",
+}
+
+func languageOf(path string) string {
+	return extLanguages[strings.ToLower(filepath.Ext(path))]
+}
+
+// ftsQuery turns free text into an FTS5 expression: each word (letters and
+// digits, as the unicode61 tokenizer splits them) quoted, OR-ed, so no
+// user input is ever FTS5 syntax. At most 16 distinct words of ≥ 2 runes.
+func ftsQuery(q string) string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words {
+		if len([]rune(w)) < 2 || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, `"`+w+`"`)
+		if len(out) == 16 {
+			break
+		}
+	}
+	return strings.Join(out, " OR ")
+}
+
+func nonNilStrings(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// embeddedDefaults compiles the embedded policy set once per process.
+var embeddedDefaults = func() func(context.Context) (*policies.Set, error) {
+	var once sync.Once
+	var set *policies.Set
+	var err error
+	return func(ctx context.Context) (*policies.Set, error) {
+		once.Do(func() { set, err = policies.LoadDefaults(ctx, policies.Options{}) })
+		return set, err
+	}
+}()

@@ -1,0 +1,120 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// The injection outcomes of DESIGN §6 and how the 30-day counts read them:
+// applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
+// viewed. ref_only and skipped_scope are recorded but cool nothing.
+const (
+	outcomeInlineFull    = "inline_full"
+	outcomeInlineCompact = "inline_compact"
+	outcomeRefOnly       = "ref_only"
+	outcomeTrimmed       = "trimmed"
+	outcomeSkippedCooled = "skipped_cooled"
+	outcomeSkippedScope  = "skipped_scope"
+	outcomeViewed        = "viewed"
+)
+
+// coolingStats is what the lanes policy learns about a card's recent life.
+type coolingStats struct {
+	counts policies.Counts30d
+	// ageDays counts days since the card was last applied inside the window,
+	// or, when it was not, since its last governed change (updated_at).
+	ageDays int
+	// lastApplied is the newest applied event inside the window, "" if none.
+	lastApplied string
+}
+
+// cooling reads the 30-day injection counts of cards in one query.
+func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (map[string]coolingStats, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.card.ID
+	}
+	raw, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]coolingStats, len(cards))
+	for _, c := range cards {
+		out[c.card.ID] = coolingOf(raw[c.card.ID], c.card, now)
+	}
+	return out, nil
+}
+
+func coolingOf(st store.InjectionStats, c store.Card, now time.Time) coolingStats {
+	var cs coolingStats
+	cs.counts = policies.Counts30d{
+		Applied: st.Counts[outcomeInlineFull] + st.Counts[outcomeInlineCompact],
+		Skipped: st.Counts[outcomeSkippedCooled],
+		Trimmed: st.Counts[outcomeTrimmed],
+		Viewed:  st.Counts[outcomeViewed],
+	}
+	cs.lastApplied = max(st.Latest[outcomeInlineFull], st.Latest[outcomeInlineCompact])
+	ref := cs.lastApplied
+	if ref == "" {
+		ref = max(c.UpdatedAt, c.CreatedAt)
+	}
+	cs.ageDays = daysSince(ref, now)
+	return cs
+}
+
+// daysSince counts whole days from stamp to now, 0 for a bad or future stamp.
+func daysSince(stamp string, now time.Time) int {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil || !now.After(t) {
+		return 0
+	}
+	return int(now.Sub(t) / (24 * time.Hour))
+}
+
+// logInjections appends one injection event per considered card that has an
+// outcome, in one transaction.
+func (h *Host) logInjections(ctx context.Context, a *assembly) error {
+	stamp := store.FormatTime(a.now)
+	rows := make([]store.InjectionEvent, 0, len(a.considered))
+	for _, c := range a.considered {
+		if c.outcome != "" {
+			rows = append(rows, store.InjectionEvent{RequestID: a.pack.RequestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+		return internal(err, "record injection events")
+	}
+	return nil
+}
+
+// RecordViews appends a "viewed" injection event for each card id: an editor
+// or `card show` calls it when a person opens a card, which warms the card's
+// lane a little (recent views count up to 5 salience points). Unknown ids are
+// KindInvalid and nothing is written. Both modes.
+func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := h.store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return internal(err, "record views")
+	}
+	stamp := h.stamp()
+	rows := make([]store.InjectionEvent, 0, len(ids))
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			return invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
+		}
+		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: stamp})
+	}
+	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+		return internal(err, "record views")
+	}
+	return nil
+}

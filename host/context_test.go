@@ -1,0 +1,448 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
+)
+
+func TestContextNeverLeaksAnotherRepository(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	a := e.repo("a", "https://github.com/acme/a")
+	b := e.repo("b", "git@github.com:acme/b.git")
+	ha, hb := e.open(a, host.Human), e.open(b, host.Human)
+	ca := e.card(ha, scoped("A stores with WAL", "shu"))
+	bRepo := e.card(hb, scoped("B stores with a rollback journal", "shu").at("repo"))
+	bTree := e.card(hb, scoped("B keeps a worktree note", "qi"))
+	e.ev(hb, "B evidence about storage locks", "storage", "b/store.go:1")
+
+	req := cxScopedRequest()
+	req.Query = "storage journal locks"
+	req.IncludeEvidence = true
+	p, err := ha.Context(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := itemIDs(p); !reflect.DeepEqual(got, []string{ca}) {
+		t.Fatalf("items in A = %v, want only A's card %s", got, ca)
+	}
+	raw, _ := json.Marshal(p)
+	for _, leak := range []string{bRepo, bTree, "acme/b", "B evidence", "rollback"} {
+		if bytes.Contains(raw, []byte(leak)) {
+			t.Errorf("A's pack mentions %q from repository B", leak)
+		}
+	}
+	if p.MemoryExists.Cards != 1 {
+		t.Errorf("memory_exists.cards = %d, want 1 (B's cards are not counted as here)", p.MemoryExists.Cards)
+	}
+
+	req.AllRepos = true
+	p, err = ha.Context(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{ca, bRepo, bTree} {
+		if _, ok := item(p, id); !ok {
+			t.Errorf("--all-repos pack lacks %s: items %v", id, itemIDs(p))
+		}
+	}
+	it, _ := item(p, bRepo)
+	if !it.Foreign || it.Anchor.Kind != "repo" || it.Anchor.Identity != "repo:github.com/acme/b" {
+		t.Errorf("B's repo card is labelled %+v foreign=%v, want repo:github.com/acme/b, foreign", it.Anchor, it.Foreign)
+	}
+	if own, _ := item(p, ca); own.Foreign {
+		t.Error("A's own card is labelled foreign")
+	}
+	var origins []string
+	for _, s := range p.Sections {
+		if s.Origin != nil {
+			origins = append(origins, s.Origin.Identity)
+		}
+	}
+	if !slices.Contains(origins, "repo:github.com/acme/b") || len(origins) != 2 {
+		t.Errorf("origin sections = %v, want B's repo and B's worktree", origins)
+	}
+	if !strings.Contains(p.Rendered, "## From repo github.com/acme/b") {
+		t.Errorf("rendered does not group by origin:\n%s", p.Rendered)
+	}
+}
+
+func TestContextOrdersByTierThenInnermostAnchor(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	a := e.repo("a", "https://github.com/acme/a")
+	wt := e.worktree(a, "wt")
+	hw := e.open(wt, host.Human)
+	g := e.card(hw, scoped("global: keep migrations forward-only", "shu").at("global"))
+	r := e.card(hw, scoped("repo: run the store tests with -race", "shu").at("repo"))
+	w := e.card(hw, scoped("worktree: this branch rewrites the FTS triggers", "shu"))
+	dr := e.card(hw, scoped("repo: storage changes need a migration", "dao_ren").at("repo"))
+
+	p, err := hw.Context(ctx, cxScopedRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := itemIDs(p), []string{dr, w, r, g}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order = %v, want dao_ren first, then shu worktree > repo > global: %v", got, want)
+	}
+	// The main checkout shares the repo anchor but not the worktree's.
+	p, err = e.open(a, host.Human).Context(ctx, cxScopedRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := itemIDs(p), []string{dr, r, g}; !reflect.DeepEqual(got, want) {
+		t.Errorf("from the main checkout: %v, want %v (the other worktree's card never shows)", got, want)
+	}
+}
+
+func TestContextDaoTianLimit(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	d1 := e.card(h, scoped("dao_tian one: evidence before belief", "dao_tian"))
+	d2 := e.card(h, scoped("dao_tian two: name the uncertainty", "dao_tian"))
+	s := e.card(h, scoped("shu: bisect before guessing", "shu"))
+	limit := func(n int) *int { return &n }
+	tests := []struct {
+		name  string
+		limit *int
+		want  []string
+	}{
+		{"default keeps one", nil, []string{d1, s}},
+		{"zero removes dao_tian", limit(0), []string{s}},
+		{"two keeps both", limit(2), []string{d1, d2, s}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := cxScopedRequest()
+			req.DaoTianLimit = tt.limit
+			p, err := h.Context(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := itemIDs(p); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("items = %v, want %v", got, tt.want)
+			}
+			n := 0
+			for _, it := range p.Items {
+				if it.Tier == "dao_tian" {
+					n++
+				}
+			}
+			for _, sk := range p.Skipped {
+				if sk.Tier == "dao_tian" && sk.Reason != "dao_tian_limit" {
+					t.Errorf("dao_tian %s skipped for %s", sk.ID, sk.Reason)
+				}
+			}
+			if n+len(p.Skipped) != 2 {
+				t.Errorf("%d dao_tian items + %d skipped, want 2 in all", n, len(p.Skipped))
+			}
+		})
+	}
+	if _, err := h.Context(ctx, host.ContextRequest{DaoTianLimit: limit(-1)}); host.KindOf(err) != host.KindInvalid {
+		t.Errorf("negative limit: err = %v, want invalid input", err)
+	}
+}
+
+func TestContextStatuses(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	promoted := e.card(h, scoped("promoted: checkpoint the WAL after imports", "shu"))
+	cand := scoped("candidate: vacuum weekly", "shu")
+	cand.status = "candidate"
+	candidate := e.card(h, cand)
+	demoted := e.card(h, scoped("demoted: disable fsync for speed", "shu"))
+	retired := e.card(h, scoped("retired: use the old importer", "shu"))
+	counter := e.ev(h, "fsync off lost data in the crash test", "storage", "test:crash")
+	if _, err := h.Demote(ctx, demoted, host.DemoteRequest{Reason: "lost data", Counterexample: []string{counter}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Retire(ctx, retired, "importer replaced"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name              string
+		includeCandidates bool
+		want              []string
+	}{
+		{"authoritative only by default", false, []string{promoted}},
+		{"candidates on request, never demoted or retired", true, []string{promoted, candidate}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := cxScopedRequest()
+			req.IncludeCandidates = tt.includeCandidates
+			p, err := h.Context(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := itemIDs(p)
+			slices.Sort(got)
+			want := slices.Clone(tt.want)
+			slices.Sort(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("items = %v, want %v", got, want)
+			}
+			for _, sk := range p.Skipped {
+				if sk.ID == demoted || sk.ID == retired {
+					t.Errorf("%s (%s) was even considered", sk.ID, sk.Reason)
+				}
+			}
+			if tt.includeCandidates && !strings.Contains(p.Rendered, "_(candidate, not yet authoritative)_") {
+				t.Errorf("candidate not labelled in:\n%s", p.Rendered)
+			}
+		})
+	}
+}
+
+func TestContextTransientInstructionFirstAndNeverStored(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	dir := e.repo("a", "https://github.com/acme/a")
+	h := e.open(dir, host.Human)
+	e.card(h, scoped("checkpoint the WAL after imports", "shu"))
+	const marker = "Answer without Markdown ZQX-7731"
+	req := cxScopedRequest()
+	req.DryRun = false
+	req.Instructions = []string{marker}
+	p, err := h.Context(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(p.Rendered, marker)
+	first := strings.Index(p.Rendered, "\n## ")
+	if at < 0 || first < 0 || strings.Index(p.Rendered, "## Transient instructions") != first+1 || at < first {
+		t.Fatalf("the instruction is not the first section:\n%s", p.Rendered)
+	}
+	if len(p.Items) == 0 || strings.Index(p.Rendered, p.Items[0].ID) < at {
+		t.Errorf("a card renders before the instruction:\n%s", p.Rendered)
+	}
+	h.Close()
+	files, _ := filepath.Glob(filepath.Join(e.home, "palace.db*"))
+	if len(files) == 0 {
+		t.Fatal("no database files to inspect")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte("ZQX-7731")) {
+			t.Errorf("%s holds the transient instruction", filepath.Base(f))
+		}
+	}
+}
+
+func TestContextDeterministic(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	dir := e.repo("a", "https://github.com/acme/a")
+	h := e.open(dir, host.Human)
+	for _, s := range []string{"checkpoint the WAL after imports", "never hold a write lock across network calls", "index foreign keys"} {
+		c := scoped(s, "shu")
+		c.content = "Detail for: " + s
+		c.renderPref = "inline_full"
+		e.card(h, c)
+	}
+	e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
+	req := cxScopedRequest()
+	req.Query = "WAL lock"
+	req.Budget = 700
+	req.IncludeEvidence = true
+	req.Instructions = []string{"be brief"}
+	marshal := func(h *host.Host, req host.ContextRequest) []byte {
+		t.Helper()
+		p, err := h.Context(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one, two := marshal(h, req), marshal(h, req)
+	if !bytes.Equal(one, two) {
+		t.Fatalf("two dry runs differ:\n%s\n%s", one, two)
+	}
+	if bytes.Contains(one, []byte(`"request_id"`)) {
+		t.Error("a dry run without --request-id carries a request id")
+	}
+	// A real run with a fixed id on two copies of the same database.
+	h.Close()
+	copyHome := filepath.Join(e.root, "home2")
+	if err := os.MkdirAll(copyHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"palace.db", "palace.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(e.home, f))
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(copyHome, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req.DryRun, req.RequestID = false, "rq_fixed"
+	first := marshal(e.open(dir, host.Human), req)
+	e.home = copyHome
+	second := marshal(e.open(dir, host.Human), req)
+	if !bytes.Equal(first, second) {
+		t.Fatalf("same database, same request, same id: packs differ:\n%s\n%s", first, second)
+	}
+}
+
+func TestContextWritesOneEventPerCandidate(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	in := e.card(h, scoped("checkpoint the WAL after imports", "shu"))
+	cold := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
+	out := e.card(h, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
+	req := cxScopedRequest()
+	if _, err := h.Context(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, _ := st.CountInjectionEvents(ctx, ""); n != 0 {
+		t.Fatalf("a dry run wrote %d injection events", n)
+	}
+	req.DryRun, req.RequestID = false, "rq_one"
+	if _, err := h.Context(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := st.InjectionStats(ctx, []string{in, cold, out}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{in: "inline_compact", cold: "skipped_cooled", out: "skipped_scope"}
+	for id, outcome := range want {
+		if got := stats[id].Counts; len(got) != 1 || got[outcome] != 1 {
+			t.Errorf("%s: events %v, want one %s", id, got, outcome)
+		}
+	}
+	if n, _ := st.CountInjectionEvents(ctx, "rq_one"); n != 3 {
+		t.Errorf("rq_one wrote %d rows, want 3 (one per candidate)", n)
+	}
+}
+
+func TestContextEmptySaysWhatExists(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	a := e.repo("a", "https://github.com/acme/a")
+	b := e.repo("b", "https://github.com/acme/b")
+	c := e.repo("c", "https://github.com/acme/c")
+	d := e.repo("d", "https://github.com/acme/d")
+	ha, hb, hc, hd := e.open(a, host.Human), e.open(b, host.Human), e.open(c, host.Human), e.open(d, host.Human)
+	e.card(hd, scoped("checkpoint the WAL after imports", "shu"))
+	e.card(ha, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
+	cand := scoped("vacuum weekly", "shu")
+	cand.status = "candidate"
+	e.card(hb, cand)
+	tests := []struct {
+		name      string
+		h         *host.Host
+		req       host.ContextRequest
+		wantCards int
+		wantWhy   []string
+	}{
+		{"nothing here, memory elsewhere", hc, cxScopedRequest(), 0, []string{"Nothing is recorded", "3 cards", "6 evidence rows", "other repositories", "--all-repos"}},
+		{"only a candidate", hb, cxScopedRequest(), 1, []string{"1 card exist", "none is authoritative (1 candidate)", "--include-candidates"}},
+		{"out of scope", ha, cxScopedRequest(), 1, []string{"1 card", "none applies", "matches none of docs/**"}},
+		{"budget too small", hd, func() host.ContextRequest { r := cxScopedRequest(); r.Budget = 10; return r }(), 1, []string{"none fits the budget of 10"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := tt.h.Context(ctx, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := p.MemoryExists
+			if m.Rendered != 0 || m.Cards != tt.wantCards {
+				t.Fatalf("memory_exists = %+v, want %d cards, none rendered", m, tt.wantCards)
+			}
+			for _, w := range tt.wantWhy {
+				if !strings.Contains(m.Reason, w) {
+					t.Errorf("reason %q lacks %q", m.Reason, w)
+				}
+			}
+			if !strings.Contains(p.Rendered, m.Reason) {
+				t.Errorf("rendered does not say why it is empty:\n%s", p.Rendered)
+			}
+		})
+	}
+}
+
+func TestContextDistillSuggestions(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	var xs []string
+	for i := range 5 {
+		xs = append(xs, e.ev(h, "import stalls "+itoa(i), "x", ""))
+	}
+	for i := range 4 {
+		e.ev(h, "y note "+itoa(i), "y", "")
+	}
+	for i := range 5 {
+		e.ev(h, "z note "+itoa(i), "z", "")
+	}
+	e.card(h, cxCard{statement: "z is settled", tier: "qi", field: "z"}) // 2 more z rows, and a card
+	p, err := h.Context(ctx, host.ContextRequest{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.DistillSuggestions) != 1 {
+		t.Fatalf("suggestions = %+v, want one for x", p.DistillSuggestions)
+	}
+	s := p.DistillSuggestions[0]
+	if s.Field != "x" || s.EvidenceCount != 5 || len(s.SampleIDs) != 3 || !slices.Contains(xs, s.SampleIDs[0]) ||
+		!strings.Contains(s.Command, "--field x") || s.SuggestedTier != "dao_ren" {
+		t.Errorf("suggestion = %+v", s)
+	}
+}
+
+func TestContextBadInput(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	tests := []struct {
+		name  string
+		req   host.ContextRequest
+		field string
+	}{
+		{"negative budget", host.ContextRequest{Budget: -1}, "budget"},
+		{"huge instruction", host.ContextRequest{Instructions: []string{strings.Repeat("x", host.MaxInstructionRunes+1)}}, "instruction"},
+		{"invalid utf-8 instruction", host.ContextRequest{Instructions: []string{"\xff"}}, "instruction"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.Context(ctx, tt.req)
+			var he *host.Error
+			if !errors.As(err, &he) || he.Kind != host.KindInvalid || he.Field != tt.field {
+				t.Fatalf("err = %v, want invalid %s", err, tt.field)
+			}
+		})
+	}
+	// FTS5 syntax in a query is just words.
+	if _, err := h.Context(ctx, host.ContextRequest{Query: `"unbalanced AND (NEAR OR* -x`, DryRun: true}); err != nil {
+		t.Errorf("a query with FTS5 operators failed: %v", err)
+	}
+}

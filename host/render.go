@@ -1,0 +1,191 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/host/anchor"
+)
+
+// The rendering of a pack: Markdown with typed sections, written so each
+// item renders on its own (its size never depends on its neighbours), which
+// is what lets the budget packer count exactly.
+
+// maxInlineEvidenceRunes is the longest evidence content rendered inline;
+// longer evidence renders as a reference line (never cut).
+const maxInlineEvidenceRunes = 600
+
+// maxRenderedCitations is how many citations a rendered item names before
+// "+N more" (the JSON lists every one).
+const maxRenderedCitations = 3
+
+// sectionKey identifies a section of the rendering: a name and, for the
+// sections of another repository (all_repos), the origin's position.
+type sectionKey struct {
+	origin int // 0 = this location; i > 0 = the i-th other origin
+	name   string
+}
+
+var sectionTitles = map[string]string{
+	"transient_instructions": "Transient instructions (this request only)",
+	"core":                   "Core",
+	"scoped":                 "Scoped",
+	"references":             "References",
+	"evidence":               "Evidence",
+}
+
+// preamble opens every rendering.
+func (h *Host) preamble(allRepos bool) string {
+	where := "global memory (no repository here)"
+	if h.loc.InGit {
+		where = "repository " + strings.TrimPrefix(h.loc.Identity(anchor.Repo), "repo:")
+	}
+	if allRepos {
+		where += " and, explicitly requested, every other repository"
+	}
+	return "# palace context\n\nGoverned memory for " + where + ". Each card names its id and the evidence it cites; fetch one with `palace card show ID`.\n"
+}
+
+// sectionHeader is the heading block of a section.
+func sectionHeader(k sectionKey, origin *AnchorRef) string {
+	if origin != nil {
+		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, displayIdentity(*origin))
+	}
+	h := "\n## " + sectionTitles[k.name] + "\n\n"
+	if k.name == "references" {
+		h += "Cards that apply but render as a reference; fetch the full text with `palace card show ID`.\n"
+	}
+	return h
+}
+
+func renderInstructions(list []string) string {
+	var b strings.Builder
+	for _, s := range list {
+		b.WriteString("- ")
+		b.WriteString(oneLine(s))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// renderItem renders a card in form: inline_full (statement, content,
+// citations), inline_compact (one line with citations) or ref_only (one
+// line with the id and how to fetch it). inspector_only renders nothing.
+func renderItem(it *Item, form string) string {
+	var b strings.Builder
+	switch form {
+	case "inline_full", "inline_compact":
+		b.WriteString("- **" + it.Tier + "**")
+		if !Authoritative(it.Status) {
+			b.WriteString(" _(" + it.Status + ", not yet authoritative)_")
+		}
+		b.WriteString(" " + oneLine(it.Statement))
+		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
+		if c := citeLine(it.Citations); c != "" {
+			b.WriteString(" · " + c)
+		}
+		b.WriteString("\n")
+		if form == "inline_full" && strings.TrimSpace(it.Content) != "" {
+			for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
+				line = strings.TrimRight(line, " \t\r")
+				if line == "" {
+					b.WriteString("\n")
+					continue
+				}
+				b.WriteString("  " + line + "\n")
+			}
+		}
+	case "ref_only":
+		b.WriteString("- `" + it.ID + "` " + it.Tier)
+		if !Authoritative(it.Status) {
+			b.WriteString(" (" + it.Status + ")")
+		}
+		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
+		b.WriteString(" — `palace card show " + it.ID + "`\n")
+	}
+	return b.String()
+}
+
+func originLabel(it *Item) string {
+	if it.Foreign {
+		return it.Anchor.Kind + " " + displayIdentity(it.Anchor)
+	}
+	return it.Anchor.Kind
+}
+
+// displayIdentity is an anchor identity without its kind prefix.
+func displayIdentity(a AnchorRef) string {
+	s := a.Identity
+	for _, p := range []string{"repo:", "worktree:"} {
+		s = strings.TrimPrefix(s, p)
+	}
+	if s == "" {
+		s = a.ID
+	}
+	return s
+}
+
+// citeLine names up to maxRenderedCitations citations, then "+N more".
+func citeLine(cs []Citation) string {
+	if len(cs) == 0 {
+		return "no citations"
+	}
+	parts := make([]string, 0, maxRenderedCitations+1)
+	for i, c := range cs {
+		if i == maxRenderedCitations {
+			parts = append(parts, fmt.Sprintf("+%d more", len(cs)-i))
+			break
+		}
+		p := "`" + c.EvidenceID + "` " + c.Role
+		if c.SourceRef != "" {
+			p += " (" + oneLine(c.SourceRef) + ")"
+		}
+		parts = append(parts, p)
+	}
+	return "cites " + strings.Join(parts, ", ")
+}
+
+// evidenceForm is the form evidence renders in before any budget pressure.
+func evidenceForm(e *EvidenceItem) string {
+	if utf8.RuneCountInString(e.Content) <= maxInlineEvidenceRunes {
+		return "inline_full"
+	}
+	return "ref_only"
+}
+
+func renderEvidence(e *EvidenceItem, form string) string {
+	head := "- `" + e.ID + "` " + e.Field + " · " + e.Provenance
+	if e.SourceRef != "" {
+		head += " · " + oneLine(e.SourceRef)
+	}
+	switch form {
+	case "inline_full":
+		var b strings.Builder
+		b.WriteString(head + "\n")
+		for _, line := range strings.Split(strings.TrimRight(e.Content, "\n"), "\n") {
+			line = strings.TrimRight(line, " \t\r")
+			if line == "" {
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString("  " + line + "\n")
+		}
+		return b.String()
+	case "ref_only":
+		return fmt.Sprintf("%s · %d characters — `palace evidence show %s`\n", head, utf8.RuneCountInString(e.Content), e.ID)
+	}
+	return ""
+}
+
+// emptyNote is the body of a pack that renders no card: never a bare
+// absence, always what exists and why none was selected.
+func emptyNote(m MemoryExists) string {
+	return "\nNo card is injected for this request. " + m.Reason + "\n"
+}
+
+// oneLine folds whitespace runs (newlines included) to single spaces: the
+// words all stay, only the layout changes.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }

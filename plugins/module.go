@@ -98,7 +98,8 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 		}
 		m.pool <- inst
 	}()
-	if inst == nil {
+	fresh := inst == nil
+	if fresh {
 		if inst, err = m.instantiate(ctx); err != nil {
 			return nil, err
 		}
@@ -108,6 +109,17 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 	defer cancel()
 	inst.stderr.reset()
 	rc, out, err := inst.plugin.CallWithContext(callCtx, point, input)
+	if err != nil && !fresh && err.Error() == extismClosedMessage {
+		// The guest ended its own instance in an earlier call that still
+		// succeeded (WASI proc_exit(0)); the SDK refused before running any
+		// guest code, so running the call on a fresh instance is safe.
+		inst.close()
+		if inst, err = m.instantiate(ctx); err != nil {
+			return nil, err
+		}
+		inst.stderr.reset()
+		rc, out, err = inst.plugin.CallWithContext(callCtx, point, input)
+	}
 	// wazero closes a module whose context ends while it runs, and may do so
 	// just after a call that returned in time: such an instance is not
 	// reused even when the call succeeded.
@@ -160,6 +172,10 @@ func (m *Module) release(ctx context.Context) error {
 	}
 	return err
 }
+
+// extismClosedMessage is the go-sdk's error for a call on an instance whose
+// main module is closed (CallWithContext, v1.7.1).
+const extismClosedMessage = "module is closed"
 
 // instance is one instantiation of the module: its own memories, its own
 // Extism kernel state, its own stderr.

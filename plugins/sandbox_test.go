@@ -160,6 +160,13 @@ func TestHostileGuest(t *testing.T) {
 				t.Errorf("output %s, want no config", out)
 			}
 		}},
+		// proc_exit(0) after answering: the answer stands, and the dead
+		// instance must not fail the next call.
+		{do: "exit", check: func(t *testing.T, out []byte) {
+			if string(out) != `{"do":"exit","n":0}` {
+				t.Errorf("output %s", out)
+			}
+		}},
 		{do: "http", wantErr: []string{"HTTP request to 'https://example.com/' is not allowed"}},
 		{do: "var", wantErr: []string{"Vars are disabled by this host"}},
 		// A Go guest prints the panic and then traps.

@@ -1,7 +1,8 @@
 // Command hostile is a plugin that misbehaves on request, for the sandbox
 // tests: the input {"do": "<behaviour>", "n": <number>} selects what the
-// gate and lanes exports do. Every behaviour but echo, file, env and config
-// must end in a call error, and the module must keep serving afterwards.
+// gate and lanes exports do. Every behaviour but echo, file, env, exit and
+// config must end in a call error, and the module must keep serving
+// afterwards.
 package main
 
 import (
@@ -85,6 +86,10 @@ func run() int32 {
 	case "var":
 		pdk.SetVar("k", []byte("v"))
 		pdk.OutputString(`{}`)
+	case "exit":
+		// Answer, then end the instance the way a Go main that returns does.
+		pdk.Output(input)
+		os.Exit(0)
 	case "config":
 		_, ok := pdk.GetConfig("k")
 		out, _ := json.Marshal(map[string]bool{"config": ok})

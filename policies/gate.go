@@ -33,6 +33,9 @@ type GateCard struct {
 	Anchor      string `json:"anchor"`
 	Statement   string `json:"statement"`
 	Persistence string `json:"persistence"`
+	// Scope is where the card applies, so a team gate can ask more of cards
+	// about sensitive paths. Empty lists when the card is unscoped.
+	Scope CardScope `json:"scope"`
 }
 
 // RoleCounts counts a card's evidence links by role.
@@ -129,6 +132,11 @@ func gateValue(in GateInput) ast.Value {
 			ast.Item(str("anchor"), str(in.Card.Anchor)),
 			ast.Item(str("statement"), str(in.Card.Statement)),
 			ast.Item(str("persistence"), str(in.Card.Persistence)),
+			ast.Item(str("scope"), ast.NewTerm(ast.NewObject(
+				ast.Item(str("paths"), stringArray(in.Card.Scope.Paths)),
+				ast.Item(str("languages"), stringArray(in.Card.Scope.Languages)),
+				ast.Item(str("fields"), stringArray(in.Card.Scope.Fields)),
+			))),
 		))),
 		ast.Item(str("counts"), ast.NewTerm(ast.NewObject(
 			ast.Item(str("supporting"), num(in.Counts.Supporting)),

@@ -118,8 +118,8 @@ func (s *Set) lanesRego(ctx context.Context, in LanesInput) (LanesOutput, error)
 
 // lanesValue builds the input as an OPA value directly.
 func lanesValue(in LanesInput) ast.Value {
-	str := ast.StringTerm
-	num := ast.IntNumberTerm
+	str := ast.InternedTerm[string]
+	num := ast.InternedTerm[int]
 	cards := make([]*ast.Term, len(in.Cards))
 	for i, c := range in.Cards {
 		k := c.Card

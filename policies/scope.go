@@ -100,7 +100,7 @@ func (s *Set) scopeRego(ctx context.Context, in ScopeInput) (ScopeOutput, error)
 // scopeValue builds the input as an OPA value directly, skipping the JSON
 // round trip rego.EvalInput would make.
 func scopeValue(in ScopeInput) ast.Value {
-	str := ast.StringTerm
+	str := ast.InternedTerm[string]
 	cards := make([]*ast.Term, len(in.Cards))
 	for i, c := range in.Cards {
 		cards[i] = ast.NewTerm(ast.NewObject(
@@ -144,7 +144,7 @@ func scopeValue(in ScopeInput) ast.Value {
 func stringArray(xs []string) *ast.Term {
 	ts := make([]*ast.Term, len(xs))
 	for i, x := range xs {
-		ts[i] = ast.StringTerm(x)
+		ts[i] = ast.InternedTerm(x)
 	}
 	return ast.ArrayTerm(ts...)
 }

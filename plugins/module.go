@@ -76,6 +76,9 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 	if uint64(len(input)) >= uint64(m.s.memoryPages)*pageSize {
 		return nil, fmt.Errorf("input of %d bytes does not fit the plugin memory limit of %d MiB", len(input), uint64(m.s.memoryPages)*pageSize>>20)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cancelled: %w", err) // before costing an instance
+	}
 	var inst *instance
 	select {
 	case inst = <-m.pool:

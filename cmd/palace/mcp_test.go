@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpSession starts the real binary as `palace mcp args…` in e and
+// connects the go-sdk client to it over stdio.
+func (e *env) mcpSession(t *testing.T, extraEnv []string, args ...string) *sdk.ClientSession {
+	t.Helper()
+	cmd := exec.Command(palaceBin, append([]string{"mcp"}, args...)...)
+	cmd.Dir = e.dir
+	cmd.Env = append(filteredEnv(), "PALACE_HOME="+e.home, "USER=tester", "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	client := sdk.NewClient(&sdk.Implementation{Name: "palace-cli-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to palace mcp: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func mcpToolNames(t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func mcpCall(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func TestMCPModeIsFixedAtStart(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		args    []string
+		promote bool
+	}{
+		{"agent by default", nil, nil, false},
+		{"human by flag", nil, []string{"--mode", "human"}, true},
+		{"human by environment", []string{"PALACE_MODE=human"}, nil, true},
+		{"PALACE_MODE=agent is never raised", []string{"PALACE_MODE=agent"}, []string{"--mode", "human"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := e.mcpSession(t, tc.env, tc.args...)
+			if got := slices.Contains(mcpToolNames(t, cs), "palace_promote"); got != tc.promote {
+				t.Errorf("palace_promote listed = %v, want %v", got, tc.promote)
+			}
+			if tc.promote {
+				return
+			}
+			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "palace_promote", Arguments: map[string]any{"id": "kc_x", "reason": "r"}})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != -32602 || we.Message != `Tool "palace_promote" not available in agent mode` {
+				t.Errorf("palace_promote in agent mode: %v", err)
+			}
+		})
+	}
+}
+
+// TestMCPErrorsMatchCLI: a tool error carries exactly what the CLI prints
+// on stderr for the same operation.
+func TestMCPErrorsMatchCLI(t *testing.T) {
+	e := newEnv(t)
+	seen := e.record("without WAL the tests flake")
+	card := e.distill("Open SQLite in WAL mode", "qi", "--supporting", seen)
+	human := e.mcpSession(t, nil, "--mode", "human")
+	agent := e.mcpSession(t, nil)
+	for _, tc := range []struct {
+		name string
+		cli  []string
+		vars []string
+		mcp  *sdk.ClientSession
+		tool string
+		args map[string]any
+		code int
+	}{
+		{"unknown evidence", []string{"distill", "--statement", "s", "--tier", "qi", "--supporting", "ev_nope"}, nil,
+			agent, "palace_distill", map[string]any{"statement": "s", "tier": "qi", "supporting": []string{"ev_nope"}}, 2},
+		{"empty content", []string{"record", "--content", " "}, nil,
+			agent, "palace_record", map[string]any{"content": " "}, 2},
+		{"duplicate statement", []string{"distill", "--statement", "open sqlite in WAL mode.", "--tier", "qi", "--supporting", seen}, nil,
+			agent, "palace_distill", map[string]any{"statement": "open sqlite in WAL mode.", "tier": "qi", "supporting": []string{seen}}, 2},
+		{"gate of an evidence id", []string{"gate", seen}, nil,
+			agent, "palace_gate", map[string]any{"id": seen}, 2},
+		{"direct write in agent mode", []string{"distill", "--statement", "t", "--tier", "qi", "--supporting", seen, "--direct", "--status", "promoted"}, []string{"PALACE_MODE=agent"},
+			agent, "palace_distill", map[string]any{"statement": "t", "tier": "qi", "supporting": []string{seen}, "direct": true, "status": "promoted"}, 3},
+		{"denied promote with reasons", []string{"promote", card, "--reason", "r"}, nil,
+			human, "palace_promote", map[string]any{"id": card, "reason": "r"}, 1},
+		{"demote without counterexample", []string{"demote", card, "--reason", "r"}, nil,
+			human, "palace_demote", map[string]any{"id": card, "reason": "r"}, 2},
+		{"publish a candidate", []string{"publish", card, "--to", "repo", "--reason", "r"}, nil,
+			human, "palace_publish", map[string]any{"id": card, "to": "repo", "reason": "r"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.vars = tc.vars
+			defer func() { e.vars = nil }()
+			r := e.run(tc.cli...)
+			if r.code != tc.code {
+				t.Fatalf("CLI exit %d, want %d: %s", r.code, tc.code, r.stderr)
+			}
+			res := mcpCall(t, tc.mcp, tc.tool, tc.args)
+			if !res.IsError {
+				t.Fatalf("%s succeeded over MCP", tc.tool)
+			}
+			got := res.Content[0].(*sdk.TextContent).Text
+			if want := strings.TrimSuffix(r.stderr, "\n"); got != want {
+				t.Errorf("MCP says\n%s\nCLI says\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestMCPStdoutCarriesOnlyJSONRPC(t *testing.T) {
+	e := newEnv(t)
+	cmd := exec.Command(palaceBin, "mcp", "--log-level", "debug")
+	cmd.Dir = e.dir
+	cmd.Env = append(filteredEnv(), "PALACE_HOME="+e.home)
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`not json at all`,
+	}, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("palace mcp at EOF: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 1<<20)
+	lines := 0
+	for sc.Scan() {
+		lines++
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Errorf("stdout line is not JSON-RPC: %q", sc.Text())
+		}
+	}
+	if lines == 0 {
+		t.Error("nothing on stdout")
+	}
+	if !strings.Contains(stderr.String(), "palace mcp serving") || !strings.Contains(stderr.String(), "mode=agent") {
+		t.Errorf("--log-level debug logged nothing useful to stderr: %q", stderr.String())
+	}
+}
+
+func TestMCPBadLogLevel(t *testing.T) {
+	r := newEnv(t).run("mcp", "--log-level", "loud")
+	wantCode(t, r, 2, `--log-level "loud" is not valid: use debug, info, warn or error`)
+}

@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/palacehq/palace/host"
+)
+
+// Memory must not feed on its own echo: text palace rendered for an agent
+// (a context pack, a brief) recorded back as evidence would let a card
+// support itself. palace_record refuses such content, recognised two ways:
+//
+//   - by shape, for text rendered by any palace process (the CLI, another
+//     session): the pack's heading "# palace context" (or "# palace brief")
+//     with its preamble or an item line, or any rendered item line, which
+//     has a form nobody writes by hand: "— `kc_…` · worktree · cites …";
+//   - exactly, for text this server rendered: every item line of the last
+//     renderings is remembered, and content holding one of them is refused
+//     whatever the renderer's format becomes.
+//
+// Quoting ("> ") and re-indentation do not hide an echo: lines are compared
+// with whitespace folded and quote markers removed.
+
+var (
+	echoHeading = regexp.MustCompile(`(?m)^[\s>]*#{1,6}[ \t]*palace (context|brief)\b`)
+	// echoPreamble is the sentence under a pack's heading.
+	echoPreamble = regexp.MustCompile(`Governed memory for .{1,400}?Each card names its id and the evidence it cites`)
+	// echoItem matches a rendered card line: inline ("— `kc_…` · repo") or
+	// reference ("`kc_…` shu · field F · repo — `palace card show kc_…`").
+	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)")
+)
+
+// rememberedRenderings bounds how many renderings the exact check keeps.
+const rememberedRenderings = 32
+
+type echoGuard struct {
+	mu sync.Mutex
+	// lines holds the folded item lines of the last renderings, oldest first.
+	lines [][]string
+}
+
+// remember keeps the item lines of a rendering this server returned.
+func (g *echoGuard) remember(rendered string) {
+	var keep []string
+	for _, l := range strings.Split(rendered, "\n") {
+		if f := fold(l); len(f) >= 24 && (strings.Contains(f, "kc_") || strings.Contains(f, "ev_")) {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lines = append(g.lines, keep)
+	if len(g.lines) > rememberedRenderings {
+		g.lines = g.lines[len(g.lines)-rememberedRenderings:]
+	}
+}
+
+// check returns a KindInvalid error naming content when it echoes a
+// rendering.
+func (g *echoGuard) check(content string) error {
+	why := ""
+	switch {
+	case echoHeading.MatchString(content) && (echoPreamble.MatchString(fold(content)) || echoItem.MatchString(content)):
+		why = "it contains a context pack palace rendered (its heading and cards)"
+	case echoItem.MatchString(content):
+		why = "it contains a card line of a context pack palace rendered: " + quoteLine(echoItem.FindString(content))
+	default:
+		why = g.exact(content)
+	}
+	if why == "" {
+		return nil
+	}
+	return &host.Error{Kind: host.KindInvalid, Field: "content", Msg: fmt.Sprintf(
+		"content is refused: %s, and memory must not feed on its own echo; record what you observed or were told in your own words, and name the cards it concerns by id (in source_ref or tags)", why)}
+}
+
+func (g *echoGuard) exact(content string) string {
+	folded := fold(content)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.lines) - 1; i >= 0; i-- {
+		for _, l := range g.lines[i] {
+			if strings.Contains(folded, l) {
+				return "it repeats text this palace session rendered: " + quoteLine(l)
+			}
+		}
+	}
+	return ""
+}
+
+// fold removes quote and bullet markers at line starts and folds
+// whitespace runs, so a quoted or re-indented echo compares equal to the
+// original.
+func fold(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " \t>-*")
+	}
+	return strings.Join(strings.Fields(strings.Join(lines, "\n")), " ")
+}
+
+func quoteLine(s string) string {
+	s = fold(s)
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

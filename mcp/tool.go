@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/palacehq/palace/host"
+)
+
+// tool is one MCP tool: what tools/list shows and how tools/call runs it.
+type tool struct {
+	def  *sdk.Tool
+	call func(context.Context, json.RawMessage) *sdk.CallToolResult
+}
+
+// output is what a tool returns. On success Value becomes the result's
+// structuredContent (it must marshal to a JSON object) and Text the text
+// content a model reads, defaulting to Value's JSON. On failure only
+// Partial is kept: an answer that explains the error (a gate's reasons
+// for a denied promote), shown as JSON after the message.
+type output struct {
+	Value   any
+	Text    string
+	Partial any
+}
+
+// hints are a tool's MCP annotations. The zero value is a tool that adds
+// to the palace without destroying anything.
+type hints struct {
+	readOnly, destructive, idempotent bool
+}
+
+// newTool builds a tool whose arguments decode strictly into In. The input
+// schema is inferred from In (jsonschema tags are the descriptions a model
+// reads); enums adds the allowed values of string (or string list)
+// properties, by property name.
+func newTool[In any](name, title, desc string, h hints, enums map[string][]string, run func(context.Context, In) (output, error)) tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		// A programming error, caught by every test that builds a server.
+		panic(fmt.Sprintf("mcp: schema of %s: %v", name, err))
+	}
+	for prop, vals := range enums {
+		setEnum(schema, name, prop, vals)
+	}
+	destructive := h.destructive
+	openWorld := false
+	def := &sdk.Tool{
+		Name:        name,
+		Title:       title,
+		Description: desc,
+		InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{
+			Title:           title,
+			ReadOnlyHint:    h.readOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  h.idempotent || h.readOnly,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+	call := func(ctx context.Context, raw json.RawMessage) (res *sdk.CallToolResult) {
+		// The server survives any input: a panic in a host operation becomes
+		// this call's error, never the process's end.
+		defer func() {
+			if p := recover(); p != nil {
+				res = errorResult(&host.Error{Kind: host.KindInternal,
+					Msg: fmt.Sprintf("%s failed unexpectedly (a bug in palace; please report it with this message): %v\n%s", name, p, firstFrames(debug.Stack()))}, output{})
+			}
+		}()
+		var in In
+		if err := decodeArgs(name, raw, &in, schema); err != nil {
+			return errorResult(err, output{})
+		}
+		out, err := run(ctx, in)
+		if err != nil {
+			return errorResult(err, out)
+		}
+		return okResult(out)
+	}
+	return tool{def: def, call: call}
+}
+
+// setEnum restricts property prop of the tool's schema to vals.
+func setEnum(schema *jsonschema.Schema, tool, prop string, vals []string) {
+	p, ok := schema.Properties[prop]
+	if !ok {
+		panic(fmt.Sprintf("mcp: %s has no property %q to restrict", tool, prop))
+	}
+	enum := make([]any, len(vals))
+	for i, v := range vals {
+		enum[i] = v
+	}
+	if p.Items != nil {
+		p = p.Items
+	}
+	p.Enum = enum
+}
+
+func okResult(out output) *sdk.CallToolResult {
+	b, err := marshal(out.Value)
+	if err != nil {
+		return errorResult(&host.Error{Kind: host.KindInternal, Msg: "encode result", Err: err}, output{})
+	}
+	text := out.Text
+	if text == "" {
+		text = string(b)
+	}
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+// errorResult is a tool error: isError, the message the CLI prints for err
+// first, then the partial result (a gate's answer to a denied promote) as
+// JSON when there is one.
+func errorResult(err error, out output) *sdk.CallToolResult {
+	res := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: ErrorText(err)}}}
+	if out.Partial != nil && !isNil(out.Partial) {
+		if b, merr := marshal(out.Partial); merr == nil {
+			res.Content = append(res.Content, &sdk.TextContent{Text: string(b)})
+		}
+	}
+	return res
+}
+
+// ErrorText is the message `palace` prints on stderr for err, without the
+// trailing newline: "palace: " and the error, then a denial's reasons one
+// per line. MCP tool errors carry exactly this text, so an agent reads what
+// a human at the terminal would.
+func ErrorText(err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "palace: %v", err)
+	var he *host.Error
+	if errors.As(err, &he) {
+		for _, r := range he.Reasons {
+			fmt.Fprintf(&b, "\n  - %s", r)
+		}
+	}
+	return b.String()
+}
+
+// marshal is JSON without HTML escaping (statements read as written), like
+// the CLI's --format json, but compact: a model pays for every byte.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// firstFrames keeps the top of a panic's stack: enough to locate the bug
+// without flooding the model's context.
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > 16 {
+		lines = lines[:16]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// decodeArgs decodes a tool's arguments into dst strictly: they must be one
+// JSON object whose every member is a property of the tool. Errors are
+// KindInvalid host errors naming the argument at fault.
+func decodeArgs(toolName string, raw json.RawMessage, dst any, schema *jsonschema.Schema) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if raw[0] != '{' {
+		return &host.Error{Kind: host.KindInvalid, Field: "arguments",
+			Msg: fmt.Sprintf("%s arguments must be a JSON object, got %s", toolName, jsonKind(raw))}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := describeType(te.Type)
+		if p := schema.Properties[te.Field]; p != nil && p.Items != nil && te.Type != nil && te.Type.Kind() != reflect.Slice {
+			// The error is about one item of a list argument.
+			return &host.Error{Kind: host.KindInvalid, Field: te.Field,
+				Msg: fmt.Sprintf("argument %q must be an array of %s, and one item is %s", te.Field, strings.TrimPrefix(strings.TrimPrefix(want, "a "), "an ")+"s", article(te.Value))}
+		}
+		return &host.Error{Kind: host.KindInvalid, Field: te.Field,
+			Msg: fmt.Sprintf("argument %q must be %s, got %s", te.Field, want, article(te.Value))}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return &host.Error{Kind: host.KindInvalid, Field: name,
+			Msg: fmt.Sprintf("argument %q is not known to %s: its arguments are %s", name, toolName, strings.Join(propertyNames(schema), ", "))}
+	}
+	return &host.Error{Kind: host.KindInvalid, Field: "arguments",
+		Msg: fmt.Sprintf("%s arguments are not valid: %s", toolName, strings.TrimPrefix(err.Error(), "json: "))}
+}
+
+func propertyNames(s *jsonschema.Schema) []string {
+	if len(s.PropertyOrder) > 0 {
+		return s.PropertyOrder
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	return names
+}
+
+// describeType names a Go type the way a JSON schema reader would.
+func describeType(t reflect.Type) string {
+	if t == nil {
+		return "a different type"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "a "), "an ") + "s"
+	case reflect.Pointer:
+		return describeType(t.Elem())
+	}
+	return "an object"
+}
+
+// article puts "a"/"an" before a JSON value kind as encoding/json names it
+// ("number", "string", "array", "object", "bool", "number 1.5").
+func article(v string) string {
+	if v == "" {
+		return "another type"
+	}
+	if strings.IndexAny(v[:1], "aeiou") == 0 {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}

@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/palacehq/palace/host"
+)
+
+// Instructions is what the server tells a client in initialize: the short
+// guide to using palace that clients put in front of the model.
+const Instructions = `palace is this project's governed memory: evidence you record, knowledge cards distilled from it, and context packs assembled from the cards humans have promoted.
+
+How to use it:
+1. At the start of a task call palace_context (with the task as query, and the file you work on). Read the pack and follow it; it is what the team has verified. Call it again when you move to another file or subtask.
+2. As you learn something worth keeping (a command that works, a failure and its cause, a user's correction), call palace_record with the evidence and where it came from (source_ref).
+3. When evidence supports a reusable rule, call palace_distill to propose a candidate card citing the evidence ids, then palace_gate to see what a promotion would still need. Tell the user; do not try to promote.
+4. When a tool, doc or expectation fails you, file a field report with palace_mailbox_file.
+
+Never: promote, demote, retire or publish cards (humans do that); record text that palace gave you (context packs, briefs); put secrets in evidence or letters.`
+
+// The tool names. Human-only tools are listed only in human mode.
+const (
+	ToolContext     = "palace_context"
+	ToolBrief       = "palace_brief"
+	ToolRecord      = "palace_record"
+	ToolDistill     = "palace_distill"
+	ToolGate        = "palace_gate"
+	ToolCards       = "palace_cards"
+	ToolMailboxFile = "palace_mailbox_file"
+	ToolPromote     = "palace_promote"
+	ToolDemote      = "palace_demote"
+	ToolRetire      = "palace_retire"
+	ToolPublish     = "palace_publish"
+	ToolAuditAction = "palace_audit_action"
+)
+
+// HumanOnlyTools are the tools only a human-mode server offers (DESIGN §4:
+// agent mode cannot promote, demote, retire, publish or change a card's
+// governance).
+var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolAuditAction}
+
+// catalogue is every tool; New drops the human-only ones in agent mode.
+// (tools/list orders them by name.) Tool families in files of their own
+// register through extraTools.
+func (s *Server) catalogue() []tool {
+	var ts []tool
+	for _, add := range extraTools {
+		ts = append(ts, add(s)...)
+	}
+	ts = append(ts,
+		s.recordTool(),
+		s.distillTool(),
+		s.gateTool(),
+		s.cardsTool(),
+		s.promoteTool(),
+		s.demoteTool(),
+		s.retireTool(),
+		s.publishTool(),
+	)
+	return ts
+}
+
+// extraTools lets a tool family register itself from its own file.
+var extraTools []func(*Server) []tool
+
+type recordArgs struct {
+	Content    string   `json:"content" jsonschema:"The evidence itself: what you saw, ran, read or were told (a command and its output, a failing test, a doc passage, a user's correction). Plain text, up to 1 MiB. Never a context pack or brief palace gave you."`
+	Field      string   `json:"field,omitempty" jsonschema:"Topic the evidence belongs to, a free short string such as 'build', 'testing', 'db-migrations'. Defaults to 'general'. Reuse existing fields so evidence groups."`
+	Domain     string   `json:"domain,omitempty" jsonschema:"What the evidence is about: project (this codebase), agent (how agents should work), skill (a general technique) or global. Defaults to project (global at the global anchor)."`
+	Provenance string   `json:"provenance,omitempty" jsonschema:"How it was obtained: runtime (you observed it while working), research (read in docs or code) or human (a person told you). Defaults to runtime in agent mode."`
+	SourceRef  string   `json:"source_ref,omitempty" jsonschema:"Where it came from, so a human can check it: file:line, URL, command, test name, PR."`
+	Tags       []string `json:"tags,omitempty" jsonschema:"Free tags."`
+	Anchor     string   `json:"anchor,omitempty" jsonschema:"Where the evidence holds: worktree (this checkout, the default inside git), repo (every checkout of this repository) or global (everywhere)."`
+}
+
+func (s *Server) recordTool() tool {
+	return newTool(ToolRecord, "Record evidence",
+		`Record one piece of raw evidence in palace's memory: something you observed, ran, read or were told while working. Evidence is append-only, never edited, and is what knowledge cards are distilled from. Call it as you learn, with source_ref saying where it came from; one fact per call reads best.
+
+It never creates or changes a knowledge card and never changes what palace injects: only a card a human promotes does. Text that palace rendered for you (a context pack or brief) is refused, so memory never feeds on its own echo. Returns the evidence with its id (ev_…), which palace_distill cites.`,
+		hints{}, map[string][]string{"domain": host.Domains, "provenance": host.Provenances, "anchor": host.AnchorKinds},
+		func(ctx context.Context, a recordArgs) (output, error) {
+			if err := s.echo.check(a.Content); err != nil {
+				return output{}, err
+			}
+			ev, err := s.h.Record(ctx, host.RecordRequest{
+				Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance,
+				SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor,
+			})
+			return output{Value: ev}, err
+		})
+}
+
+type distillArgs struct {
+	Statement      string   `json:"statement" jsonschema:"The card's wake-up form: one short, checkable sentence (at most 280 characters) an agent can act on."`
+	Content        string   `json:"content,omitempty" jsonschema:"The longer form: rationale, boundaries, how to apply it."`
+	Tier           string   `json:"tier" jsonschema:"qi (knowledge about one tool), shu (a method), dao_ren (a law of this domain) or dao_tian (a universal law). Choose the narrowest tier that fits."`
+	Domain         string   `json:"domain,omitempty" jsonschema:"project, agent, skill or global. Defaults to project (global at the global anchor)."`
+	Field          string   `json:"field,omitempty" jsonschema:"Topic, as in palace_record. Defaults to 'general'."`
+	Anchor         string   `json:"anchor,omitempty" jsonschema:"worktree, repo or global. Defaults to the innermost anchor (the worktree inside git)."`
+	Supporting     []string `json:"supporting" jsonschema:"Ids (ev_…) of evidence that supports the statement. At least one."`
+	Verification   []string `json:"verification,omitempty" jsonschema:"Ids of evidence that verifies it (a passing test, a reproduced result)."`
+	Teaching       []string `json:"teaching,omitempty" jsonschema:"Ids of evidence where a human taught it."`
+	Counterexample []string `json:"counterexample,omitempty" jsonschema:"Ids of evidence that contradicts it. Any counterexample blocks promotion."`
+	ScopePaths     []string `json:"scope_paths,omitempty" jsonschema:"Path globs (worktree-relative, ** allowed) the card applies to."`
+	ScopeLanguages []string `json:"scope_languages,omitempty" jsonschema:"Languages the card applies to (go, python, typescript…)."`
+	ScopeFields    []string `json:"scope_fields,omitempty" jsonschema:"Fields the card applies to."`
+	TriggerPattern []string `json:"trigger_patterns,omitempty" jsonschema:"Regular expressions over code or text that wake the card."`
+	Intents        []string `json:"intents,omitempty" jsonschema:"Intent tags that wake the card (refactor, debug, release…)."`
+	ToolNeeds      []string `json:"tool_needs,omitempty" jsonschema:"Tools the card is about."`
+	Persistence    string   `json:"persistence,omitempty" jsonschema:"standard (default), protected or foundational."`
+	RenderPref     string   `json:"render_pref,omitempty" jsonschema:"auto (default), inline_full, inline_compact or ref_preferred."`
+	ReviewAfter    string   `json:"review_after,omitempty" jsonschema:"Date after which the card should be reviewed, YYYY-MM-DD."`
+	ExpiresAt      string   `json:"expires_at,omitempty" jsonschema:"Date the card stops applying, YYYY-MM-DD."`
+	Reason         string   `json:"reason,omitempty" jsonschema:"Why you propose it; kept in the card's audit trail."`
+	Direct         bool     `json:"direct,omitempty" jsonschema:"Human mode only: write the card straight to status, bypassing the gate (audited as direct_write)."`
+	Status         string   `json:"status,omitempty" jsonschema:"With direct: promoted or canonical."`
+}
+
+func (s *Server) distillTool() tool {
+	t := newTool(ToolDistill, "Distill a candidate card",
+		`Propose a knowledge card from evidence: a short statement citing at least one supporting evidence id (from palace_record). The card starts as a candidate: it is not authoritative and is not injected into context by default. Only a human promotes it, through the gate.
+
+After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card instead of duplicating it.`,
+		hints{}, map[string][]string{"tier": host.Tiers, "domain": host.Domains, "anchor": host.AnchorKinds,
+			"persistence": host.Persistences, "render_pref": host.RenderPrefs, "status": {"promoted", "canonical"}},
+		func(ctx context.Context, a distillArgs) (output, error) {
+			req := host.DistillRequest{
+				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
+				Supporting: a.Supporting, Verification: a.Verification, Teaching: a.Teaching, Counterexample: a.Counterexample,
+				Persistence: a.Persistence, RenderPref: a.RenderPref, ReviewAfter: a.ReviewAfter, ExpiresAt: a.ExpiresAt,
+				Direct: a.Direct, Status: a.Status, Reason: a.Reason,
+			}
+			req.Scope.Paths, req.Scope.Languages, req.Scope.Fields = a.ScopePaths, a.ScopeLanguages, a.ScopeFields
+			req.Trigger.Patterns, req.Trigger.Intents, req.Trigger.ToolNeeds = a.TriggerPattern, a.Intents, a.ToolNeeds
+			c, err := s.h.Distill(ctx, req)
+			return output{Value: c}, err
+		})
+	if s.h.Mode() == host.Agent {
+		// An agent can never direct-write: host refuses it (with the CLI's
+		// message) should an agent send direct anyway, and the schema an
+		// agent reads does not offer it.
+		hideProps(t, "direct", "status")
+	}
+	return t
+}
+
+type gateArgs struct {
+	ID       string `json:"id" jsonschema:"The card id (kc_…)."`
+	Target   string `json:"target,omitempty" jsonschema:"promoted or canonical. Defaults to canonical for dao_tian, promoted otherwise."`
+	Reviewer string `json:"reviewer,omitempty" jsonschema:"Human mode: the reviewer's name (defaults to the OS user). In agent mode the reviewer is always the agent."`
+}
+
+func (s *Server) gateTool() tool {
+	return newTool(ToolGate, "Ask the gate",
+		`Ask the gate policy whether a card could be promoted now: allow, the reasons, and how much evidence of each role is missing. Read-only: it writes nothing and promotes nothing.
+
+In agent mode the reviewer is you, an agent, so a gate that needs a human reviewer answers no by design. Use it after palace_distill to tell the user what a promotion would need.`,
+		hints{readOnly: true}, map[string][]string{"target": {"promoted", "canonical"}},
+		func(ctx context.Context, a gateArgs) (output, error) {
+			res, err := s.h.Gate(ctx, a.ID, host.GateRequest{Target: a.Target, Reviewer: a.Reviewer})
+			return output{Value: res}, err
+		})
+}
+
+type cardsArgs struct {
+	Action string `json:"action,omitempty" jsonschema:"list (the default): cards matching the filters; get: one card with its evidence links; events: one card's audit trail."`
+	ID     string `json:"id,omitempty" jsonschema:"The card id (kc_…), for get and events."`
+	Tier   string `json:"tier,omitempty" jsonschema:"list: only this tier."`
+	Status string `json:"status,omitempty" jsonschema:"list: only this status."`
+	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included). Defaults to every anchor visible from here."`
+	Field  string `json:"field,omitempty" jsonschema:"list: only this field."`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"list: at most this many cards. Defaults to 50; 0 means no limit."`
+}
+
+// DefaultCardLimit bounds palace_cards list unless the call says otherwise:
+// a model's context is not the place for ten thousand cards.
+const DefaultCardLimit = 50
+
+func (s *Server) cardsTool() tool {
+	return newTool(ToolCards, "Read knowledge cards",
+		`Read knowledge cards. action list returns the cards matching the filters, dao_tian first; get returns one card with its anchor and evidence links; events returns a card's append-only audit trail (every change, by whom, why, and which policy allowed it). Read-only.
+
+Use palace_context, not this, to get the cards that apply to your task.`,
+		hints{readOnly: true}, map[string][]string{"action": {"list", "get", "events"}, "tier": host.Tiers, "status": host.Statuses,
+			"anchor": append(append([]string{}, host.AnchorKinds...), "all")},
+		func(ctx context.Context, a cardsArgs) (output, error) {
+			switch a.Action {
+			case "", "list":
+				if a.ID != "" {
+					return output{}, invalidArg("id", "id is for get and events: list filters by tier, status, anchor and field")
+				}
+				limit := DefaultCardLimit
+				if a.Limit != nil {
+					limit = *a.Limit
+				}
+				if limit < 0 {
+					return output{}, invalidArg("limit", "limit %d is negative: pass 0 for no limit", limit)
+				}
+				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit})
+				if cards == nil {
+					cards = []host.Card{}
+				}
+				return output{Value: map[string]any{"cards": cards}}, err
+			case "get", "events":
+				if a.ID == "" {
+					return output{}, invalidArg("id", "id is required for action %s: the card id (kc_…)", a.Action)
+				}
+				if a.Tier != "" || a.Status != "" || a.Anchor != "" || a.Field != "" || a.Limit != nil {
+					return output{}, invalidArg("action", "tier, status, anchor, field and limit filter action list; action %s takes only id", a.Action)
+				}
+				if a.Action == "get" {
+					c, err := s.h.ShowCard(ctx, a.ID)
+					return output{Value: c}, err
+				}
+				evs, err := s.h.CardEvents(ctx, a.ID)
+				return output{Value: map[string]any{"card_id": a.ID, "events": nonNil(evs)}}, err
+			}
+			return output{}, invalidArg("action", "action %q is not valid: use list, get or events", a.Action)
+		})
+}
+
+func invalidArg(field, format string, args ...any) error {
+	return &host.Error{Kind: host.KindInvalid, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// hideProps removes properties from a tool's input schema.
+func hideProps(t tool, names ...string) {
+	schema := t.def.InputSchema.(*jsonschema.Schema)
+	for _, n := range names {
+		delete(schema.Properties, n)
+		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == n })
+		schema.Required = slices.DeleteFunc(schema.Required, func(p string) bool { return p == n })
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

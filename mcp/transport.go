@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxFrameBytes bounds one inbound JSON-RPC line (16 MiB, the SDK's
+// own default). Evidence content is capped at 1 MiB, so a frame this large
+// is never a valid palace request.
+const DefaultMaxFrameBytes = 16 << 20
+
+// StdioTransport is newline-delimited JSON-RPC over a reader and a writer,
+// the MCP stdio transport. Unlike the SDK's, it survives malformed input:
+// the SDK decodes stdin as one JSON stream, so a single line of garbage
+// ends the session, while this transport reads line by line and answers a
+// line that is not a JSON-RPC message with a JSON-RPC error (-32700 parse
+// error, -32600 invalid request) and goes on reading. An over-long line is
+// discarded up to its newline and answered the same way.
+//
+// Batches (JSON arrays) are refused with -32600: MCP removed JSON-RPC
+// batching in protocol version 2025-06-18, and every client palace targets
+// speaks a later version.
+type StdioTransport struct {
+	// In is read line by line. Closing the connection closes In when it is an
+	// io.Closer, which unblocks a pending read.
+	In io.Reader
+	// Out receives one JSON-RPC message per line, never anything else.
+	Out io.Writer
+	// MaxFrameBytes bounds one inbound line. Defaults to DefaultMaxFrameBytes.
+	MaxFrameBytes int
+}
+
+var _ sdk.Transport = (*StdioTransport)(nil)
+
+// Connect starts reading In and returns the connection.
+func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
+	limit := t.MaxFrameBytes
+	if limit <= 0 {
+		limit = DefaultMaxFrameBytes
+	}
+	c := &lineConn{
+		in:       t.In,
+		out:      t.Out,
+		limit:    limit,
+		incoming: make(chan jsonrpc.Message),
+		readErr:  make(chan error, 1),
+		closed:   make(chan struct{}),
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+type lineConn struct {
+	in       io.Reader
+	limit    int
+	incoming chan jsonrpc.Message
+	readErr  chan error
+	closed   chan struct{}
+	once     sync.Once
+
+	// writeMu serializes writes: the SDK writes responses from concurrent
+	// handlers, and the read loop writes error responses of its own.
+	writeMu sync.Mutex
+	out     io.Writer
+}
+
+var _ sdk.Connection = (*lineConn)(nil)
+
+// readLoop reads frames until In ends or the connection closes. It runs in
+// its own goroutine so that Read can return as soon as the connection
+// closes, even while In blocks (stdin cannot be interrupted portably).
+func (c *lineConn) readLoop() {
+	br := bufio.NewReaderSize(c.in, 64<<10)
+	for {
+		line, tooLong, err := readFrame(br, c.limit)
+		if tooLong {
+			c.reject(nil, jsonrpc.CodeParseError, fmt.Sprintf("message is over %d bytes: palace reads at most %d bytes per line", c.limit, c.limit))
+		} else if line = bytes.TrimSpace(line); len(line) > 0 {
+			msg, id, code, reason := decodeFrame(line)
+			if msg == nil {
+				c.reject(id, code, reason)
+			} else {
+				select {
+				case c.incoming <- msg:
+				case <-c.closed:
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.readErr <- err
+			return
+		}
+	}
+}
+
+// readFrame reads one line of at most limit bytes. A longer line is read to
+// its end and dropped (tooLong), so the next line starts clean.
+func readFrame(br *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > limit+2 { // +2: "\r\n" is not part of the message
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+// decodeFrame decodes one line. When it is not a JSON-RPC message it
+// returns the id to answer (nil when none can be read), an error code and
+// the reason.
+func decodeFrame(line []byte) (msg jsonrpc.Message, id any, code int64, reason string) {
+	switch line[0] {
+	case '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: MCP removed batching in protocol version 2025-06-18; send one message per line"
+	case '{':
+	default:
+		if !json.Valid(line) {
+			return nil, nil, jsonrpc.CodeParseError, "parse error: each line must be one JSON-RPC message (a JSON object)"
+		}
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
+	}
+	if !json.Valid(line) {
+		return nil, nil, jsonrpc.CodeParseError, "parse error: the line is not valid JSON"
+	}
+	m, err := jsonrpc.DecodeMessage(line)
+	if err == nil {
+		return m, nil, 0, ""
+	}
+	// Answer with the request's id when it has a usable one, so the client
+	// can match the error to its call.
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 {
+		var v any
+		if json.Unmarshal(probe.ID, &v) == nil {
+			switch v.(type) {
+			case string, float64:
+				id = v
+			}
+		}
+	}
+	return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+}
+
+// reject writes an error response. A write failure is left to the next
+// Write, which reports it to the SDK.
+func (c *lineConn) reject(id any, code int64, reason string) {
+	resp := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id}
+	resp.Error.Code, resp.Error.Message = code, reason
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return
+	}
+	c.writeLine(b)
+}
+
+func (c *lineConn) writeLine(b []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.out.Write(append(b, '\n'))
+	return err
+}
+
+// Read returns the next message; io.EOF once In has ended or the
+// connection is closed.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case m := <-c.incoming:
+		return m, nil
+	case err := <-c.readErr:
+		c.readErr <- err // later Reads see it too
+		return nil, err
+	}
+}
+
+// Write writes one message as one line.
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-c.closed:
+		return sdk.ErrConnectionClosed
+	default:
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if err := c.writeLine(b); err != nil {
+		return fmt.Errorf("write message: %w", err)
+	}
+	return nil
+}
+
+// Close stops reading and closes In when it can be closed. It never closes
+// Out: stdout belongs to the process.
+func (c *lineConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.closed)
+		if cl, ok := c.in.(io.Closer); ok {
+			err = cl.Close()
+		}
+	})
+	return err
+}
+
+// SessionID is empty: stdio has one session per process.
+func (c *lineConn) SessionID() string { return "" }

@@ -1,0 +1,120 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/mcp"
+)
+
+// wire is a raw JSON-RPC conversation with a server over pipes: what a
+// careless or hostile client can send, byte for byte.
+type wire struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Scanner
+}
+
+func (w *wire) send(line string) {
+	w.t.Helper()
+	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// next reads the next message the server wrote.
+func (w *wire) next() map[string]any {
+	w.t.Helper()
+	if !w.out.Scan() {
+		w.t.Fatalf("server wrote nothing more: %v", w.out.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(w.out.Bytes(), &m); err != nil {
+		w.t.Fatalf("server wrote a line that is not JSON: %q", w.out.Text())
+	}
+	return m
+}
+
+func wantError(t *testing.T, m map[string]any, id any, code float64, msgHas string) {
+	t.Helper()
+	e, _ := m["error"].(map[string]any)
+	if e == nil || m["id"] != id || e["code"] != code || !strings.Contains(e["message"].(string), msgHas) {
+		t.Errorf("got %v, want error id=%v code=%v mentioning %q", m, id, code, msgHas)
+	}
+}
+
+func TestStdioSurvivesMalformedInput(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Agent)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := mcp.New(h, mcp.Options{})
+	ss, err := srv.Connect(context.Background(), &mcp.StdioTransport{In: inR, Out: outW, MaxFrameBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	w := &wire{t: t, in: inW, out: sc}
+
+	w.send("this is not json")
+	wantError(t, w.next(), nil, -32700, "parse error")
+	w.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":`) // cut short
+	wantError(t, w.next(), nil, -32700, "not valid JSON")
+	w.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	wantError(t, w.next(), nil, -32600, "batches are not supported")
+	w.send(`"just a string"`)
+	wantError(t, w.next(), nil, -32600, "a JSON-RPC message is a JSON object")
+	w.send(`{"jsonrpc":"1.0","id":"a","method":"ping"}`)
+	wantError(t, w.next(), "a", -32600, "invalid request")
+	w.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"palace_record","arguments":{"content":"` + strings.Repeat("x", 5000) + `"}}}`)
+	wantError(t, w.next(), nil, -32700, "over 4096 bytes")
+	w.send("")
+	w.send("   \t")
+
+	// After all that, the session works.
+	w.send(`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := w.next(); m["id"] != float64(4) || m["result"] == nil {
+		t.Fatalf("initialize after garbage: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	w.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"palace_record","arguments":{"content":"survived"}}}`)
+	m := w.next()
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(5) || res == nil || res["isError"] == true || res["structuredContent"].(map[string]any)["content"] != "survived" {
+		t.Errorf("record after garbage: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}`)
+	wantError(t, w.next(), float64(6), -32602, "invalid params")
+
+	// Closing stdin ends the session without error.
+	inW.Close()
+	if err := ss.Wait(); err != nil && err != io.EOF {
+		t.Errorf("session ended with %v", err)
+	}
+}
+
+func TestRunEndsCleanlyAtEOF(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Agent)
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
+	if err := mcp.New(h, mcp.Options{}).Run(context.Background(), in, io.Discard); err != nil {
+		t.Fatalf("Run at EOF: %v", err)
+	}
+}
+
+func TestRunEndsCleanlyOnCancel(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Agent)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- mcp.New(h, mcp.Options{}).Run(ctx, inR, io.Discard) }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+}

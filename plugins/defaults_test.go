@@ -131,11 +131,15 @@ func TestLanesGo(t *testing.T) {
 			"over":  result(100, "core", "inline_full", [8]int{90, 20, 20, 0, 0, 0, 0, 0}),
 		}},
 		{"config overrides", card("old", "standard", "auto", 30, 20, none, 100),
-			`{"inactivity_grace_days":0,"inactivity_step_days":1,"inactivity_max":3}`, map[string]string{
+			`{"inactivity_grace_days":10,"inactivity_step_days":1,"inactivity_max":3}`, map[string]string{
 				"old": result(47, "scoped", "inline_compact", [8]int{30, 20, 0, 0, 0, 0, 0, -3}),
 			}},
 		{"partial config", card("old", "standard", "auto", 30, 20, none, 100),
 			`{"inactivity_max":20}`, map[string]string{
+				"old": result(40, "ref_only", "ref_only", [8]int{30, 20, 0, 0, 0, 0, 0, -10}),
+			}},
+		{"zero config values take the defaults", card("old", "standard", "auto", 30, 20, none, 100),
+			`{"inactivity_grace_days":0,"inactivity_step_days":0,"inactivity_max":0}`, map[string]string{
 				"old": result(40, "ref_only", "ref_only", [8]int{30, 20, 0, 0, 0, 0, 0, -10}),
 			}},
 		{"empty batch", "", `{}`, map[string]string{}},
@@ -159,8 +163,8 @@ func TestLanesGo(t *testing.T) {
 			assertSameJSON(t, out, "{"+strings.Join(parts, ",")+"}")
 		})
 	}
-	_, err := m.Call(context.Background(), "lanes", []byte(`{"cards":[],"config":{"inactivity_step_days":0}}`))
-	mustContain(t, err, "call plugin lanes.wasm lanes: lanes config: inactivity_step_days must be positive")
+	_, err := m.Call(context.Background(), "lanes", []byte(`{"cards":{}}`))
+	mustContain(t, err, "call plugin lanes.wasm lanes: lanes input: json: cannot unmarshal")
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

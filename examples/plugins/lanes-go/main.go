@@ -12,7 +12,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 
@@ -20,12 +19,13 @@ import (
 )
 
 type input struct {
-	Cards  []cardInput `json:"cards"`
+	Cards []cardInput `json:"cards"`
+	// Config values that are absent or 0 take their defaults (30, 7, 10),
+	// as in lanes.rego.
 	Config struct {
-		// Pointers tell an absent value (use the default) from zero.
-		GraceDays *float64 `json:"inactivity_grace_days"`
-		StepDays  *float64 `json:"inactivity_step_days"`
-		Max       *float64 `json:"inactivity_max"`
+		GraceDays float64 `json:"inactivity_grace_days"`
+		StepDays  float64 `json:"inactivity_step_days"`
+		Max       float64 `json:"inactivity_max"`
 	} `json:"config"`
 }
 
@@ -75,23 +75,17 @@ func lanes() int32 {
 		pdk.SetError(fmt.Errorf("lanes input: %w", err))
 		return 1
 	}
-	res, err := decide(in)
-	if err == nil {
-		var out []byte
-		if out, err = json.Marshal(res); err == nil {
-			pdk.Output(out)
-			return 0
-		}
+	out, err := json.Marshal(decide(in))
+	if err != nil {
+		pdk.SetError(err)
+		return 1
 	}
-	pdk.SetError(err)
-	return 1
+	pdk.Output(out)
+	return 0
 }
 
-func decide(in input) (map[string]result, error) {
+func decide(in input) map[string]result {
 	grace, step, maxInactivity := orDefault(in.Config.GraceDays, 30), orDefault(in.Config.StepDays, 7), orDefault(in.Config.Max, 10)
-	if step <= 0 {
-		return nil, errors.New("lanes config: inactivity_step_days must be positive")
-	}
 	out := make(map[string]result, len(in.Cards))
 	for _, c := range in.Cards {
 		b := breakdown{
@@ -115,14 +109,14 @@ func decide(in input) (map[string]result, error) {
 			RenderForm: renderForm(lane, c.Card.RenderPref),
 		}
 	}
-	return out, nil
+	return out
 }
 
-func orDefault(v *float64, def float64) float64 {
-	if v == nil {
+func orDefault(v, def float64) float64 {
+	if v == 0 {
 		return def
 	}
-	return *v
+	return v
 }
 
 func persistenceBonus(p string) float64 {

@@ -17,6 +17,21 @@ func (h *Host) PolicySources() policies.Sources {
 	return src
 }
 
+// PolicySourcesFor resolves the policy sources of opts (home and worktree)
+// without opening the database: `palace policy` needs no store.
+func PolicySourcesFor(ctx context.Context, opts Options) (policies.Sources, error) {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return policies.Sources{}, err
+	}
+	return h.PolicySources(), nil
+}
+
+// PolicyOptions are the compile options of this host's sets.
+func (h *Host) PolicyOptions() policies.Options {
+	return policies.Options{Timeout: h.policyTimeout}
+}
+
 // Policies returns the current policy set, loading it on first use. A set
 // that fails to load returns its located errors; callers decide how to fail
 // (gate: closed).
@@ -30,7 +45,7 @@ func (h *Host) Policies(ctx context.Context) (*policies.Set, error) {
 	h.policyMu.Lock()
 	defer h.policyMu.Unlock()
 	if h.policySet == nil && h.policyErr == nil {
-		h.policySet, h.policyErr = policies.Load(ctx, h.PolicySources(), policies.Options{Timeout: h.policyTimeout})
+		h.policySet, h.policyErr = policies.Load(ctx, h.PolicySources(), h.PolicyOptions())
 	}
 	return h.policySet, h.policyErr
 }
@@ -40,4 +55,27 @@ func (h *Host) SetPolicies(set *policies.Set) {
 	h.policyMu.Lock()
 	h.policySet, h.policyErr = set, nil
 	h.policyMu.Unlock()
+}
+
+// WatchPolicies keeps the host's policy set current until ctx ends, for a
+// long-running process (LSP, MCP): edits under the policy sources are
+// reloaded and swapped in without a restart. A reload that fails keeps the
+// last good set serving; only when no set has ever loaded does Policies
+// return the errors. onChange (may be nil) hears every reload attempt — the
+// serving set and nil, or the serving set and the located errors
+// (policies.Errors) to show as diagnostics — on the watcher's goroutine.
+func (h *Host) WatchPolicies(ctx context.Context, onChange func(*policies.Set, error)) (*policies.Watcher, error) {
+	return policies.Watch(ctx, h.PolicySources(), policies.WatchOptions{Options: h.PolicyOptions()}, func(set *policies.Set, err error) {
+		h.policyMu.Lock()
+		switch {
+		case err == nil:
+			h.policySet, h.policyErr = set, nil
+		case h.policySet == nil:
+			h.policyErr = err
+		}
+		h.policyMu.Unlock()
+		if onChange != nil {
+			onChange(set, err)
+		}
+	})
 }

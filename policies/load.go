@@ -195,6 +195,12 @@ func (snap snapshot) compile(ctx context.Context, opts Options) (*Set, error) {
 	return compile(ctx, files, opts)
 }
 
+// defaultAlias is the package under which an embedded default stays
+// importable after a team replaces it: palace.scope → palace.default.scope.
+func defaultAlias(pkg string) string {
+	return "palace.default." + strings.TrimPrefix(pkg, "palace.")
+}
+
 // embeddedFiles are the parsed embedded defaults, parsed once: the compiler
 // copies modules, so sharing them between sets is safe.
 var embeddedFiles = sync.OnceValue(func() []File {
@@ -212,6 +218,18 @@ var embeddedFiles = sync.OnceValue(func() []File {
 			return err
 		}
 		files = append(files, f)
+		if !f.Test {
+			// The same module again as palace.default.<point>: a team
+			// policy replaces palace.<point> whole, and can still build on
+			// the default by importing data.palace.default.<point>.
+			a, err := parseFile(SourceEmbedded, path+"#"+defaultAlias(f.Package), b)
+			if err != nil {
+				return err
+			}
+			a.Package = defaultAlias(f.Package)
+			a.module.Package.Path = ast.MustParseRef("data." + a.Package)
+			files = append(files, a)
+		}
 		return nil
 	})
 	if err != nil {

@@ -158,6 +158,13 @@ func RunTests(ctx context.Context, src Sources, opts TestOptions) (TestReport, e
 	if rep.Results == nil {
 		rep.Results = []TestResult{}
 	}
+	// The runner finishes tests in parallel order; report in file order.
+	slices.SortStableFunc(rep.Results, func(a, b TestResult) int {
+		if a.File != b.File {
+			return strings.Compare(a.File, b.File)
+		}
+		return a.Line - b.Line
+	})
 	return rep, nil
 }
 

@@ -101,5 +101,5 @@ field_part(fields, own) := neutral if {
 } else := {"points": 0, "miss": true, "why": [sprintf("field %s is not one of the scope fields %s", [field, concat(", ", fields)])]}
 
 base_part(paths, langs, fields) := {"points": 10, "miss": false, "why": ["unscoped: applies everywhere"]} if {
-	count(paths) + count(langs) + count(fields) == 0
+	(count(paths) + count(langs)) + count(fields) == 0
 } else := neutral

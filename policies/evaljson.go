@@ -1,0 +1,79 @@
+package policies
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// InputError says that an input document does not fit a decision point's
+// input type. The CLI maps it to exit 2.
+type InputError struct {
+	Point Point
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("input for %s: %v", e.Point.Package(), e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// EvalJSON decodes a JSON input for point p strictly (an unknown field is
+// an InputError naming it, since palace would never send it), evaluates it
+// exactly as palace would — same engine, same fallback, same fail-closed
+// rules — and returns the typed output: GateOutput, ScopeOutput,
+// LanesOutput, or the sorted deny messages ([]string) for mailbox. Only the
+// mailbox point returns an evaluation error (it fails closed); the others
+// report failures in Decision.
+func (s *Set) EvalJSON(ctx context.Context, p Point, input []byte) (any, Decision, error) {
+	switch p {
+	case Gate:
+		var in GateInput
+		if err := decodeStrict(input, &in); err != nil {
+			return nil, Decision{Point: p}, &InputError{p, err}
+		}
+		out, d := s.Gate(ctx, in)
+		return out, d, nil
+	case Scope:
+		var in ScopeInput
+		if err := decodeStrict(input, &in); err != nil {
+			return nil, Decision{Point: p}, &InputError{p, err}
+		}
+		out, d := s.Scope(ctx, in)
+		return out, d, nil
+	case Lanes:
+		var in LanesInput
+		if err := decodeStrict(input, &in); err != nil {
+			return nil, Decision{Point: p}, &InputError{p, err}
+		}
+		out, d := s.Lanes(ctx, in)
+		return out, d, nil
+	case Mailbox:
+		var in MailboxInput
+		if err := decodeStrict(input, &in); err != nil {
+			return nil, Decision{Point: p}, &InputError{p, err}
+		}
+		return s.Mailbox(ctx, in)
+	}
+	return nil, Decision{Point: p}, fmt.Errorf("unknown decision point %q", p)
+}
+
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
+		}
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("more than one JSON value: give one input document")
+	}
+	return nil
+}

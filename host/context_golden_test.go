@@ -116,3 +116,18 @@ func TestContextGolden(t *testing.T) {
 		})
 	}
 }
+
+func TestBriefGolden(t *testing.T) {
+	e, hosts := goldenPalace(t)
+	b, err := hosts["a"].Brief(context.Background(), host.BriefRequest{
+		Query: "WAL checkpoint import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "brief.json", newNormalizer(e, hosts).apply(string(raw))+"\n")
+}

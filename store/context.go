@@ -366,3 +366,36 @@ func (s *Store) CitingCards(ctx context.Context, evidenceIDs, statuses []string)
 	}
 	return out, nil
 }
+
+// LinkRoleCounts counts the links of each card per role; cards without
+// links are missing from the map.
+func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]map[string]int, error) {
+	out := map[string]map[string]int{}
+	for len(cardIDs) > 0 {
+		n := min(len(cardIDs), 500)
+		chunk := cardIDs[:n]
+		cardIDs = cardIDs[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT card_id, role, count(*) FROM card_links
+			WHERE card_id IN (`+placeholders(len(chunk))+`) GROUP BY card_id, role`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("count links: %w", err)
+		}
+		for rows.Next() {
+			var id, role string
+			var c int
+			if err := rows.Scan(&id, &role, &c); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("count links: %w", err)
+			}
+			if out[id] == nil {
+				out[id] = map[string]int{}
+			}
+			out[id][role] = c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("count links: %w", err)
+		}
+	}
+	return out, nil
+}

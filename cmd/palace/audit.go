@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
+)
+
+func init() { extraCommands = append(extraCommands, newAuditCmd) }
+
+func newAuditCmd(g *globals) *cobra.Command {
+	var f host.AuditFilter
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Audit authoritative cards: lanes, salience, 30-day counts, warnings, suggested actions",
+		Long: `List every authoritative card with the lane and render form it gets where it fits
+best, its salience and breakdown, its 30-day injection counts, review and expiry
+dates, warnings (overbroad_scope, cooling, stale, review_due, expired,
+never_applied, conflict) and suggested actions. Read-only.
+
+Act on a row with 'palace audit action ID --action …' (human mode).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				rep, err := h.Audit(ctx, f)
+				if err != nil {
+					return err
+				}
+				return g.output(rep, func(w io.Writer) { printAudit(w, rep) })
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.Lane, "lane", "", "core, scoped, ref_only or inspector_only")
+	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
+	fl.StringVar(&f.Warning, "warning", "", "only rows with this warning: "+strings.Join(host.AuditWarnings, ", "))
+	cmd.AddCommand(newAuditActionCmd(g))
+	return cmd
+}
+
+func printAudit(w io.Writer, rep host.AuditReport) {
+	p := newPainter(w)
+	if len(rep.Rows) == 0 {
+		fmt.Fprintf(w, "no authoritative card matches (%s audited)\n", plural(rep.Audited, "card"))
+		return
+	}
+	t := newTable(w)
+	fmt.Fprintln(t, "ID\tTIER\tANCHOR\tLANE\tFORM\tSAL\tA/S/T/V 30d\tREVIEW\tSTATEMENT")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\n", r.ID, p.tier(r.Tier), r.Anchor.Kind, r.Lane, r.RenderForm, r.Salience,
+			r.Counts30d.Applied, r.Counts30d.Skipped, r.Counts30d.Trimmed, r.Counts30d.Viewed, orDash(dateOnly(r.ReviewAfter)), truncate(r.Statement, 50))
+	}
+	t.Flush()
+	for _, r := range rep.Rows {
+		if len(r.Warnings) == 0 && len(r.Suggested) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s  %s  salience %d (%s)\n", r.ID, r.Lane, r.Salience, breakdownLine(r.SalienceBreakdown))
+		for _, x := range r.Warnings {
+			fmt.Fprintf(w, "  %s %s\n", p.paint("33", "warning "+x.Code+":"), x.Message)
+		}
+		for _, s := range r.Suggested {
+			fmt.Fprintf(w, "  suggest %s: %s\n    %s\n", s.Action, s.Why, p.dim(s.Command))
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",
+		plural(rep.Audited, "card"), rep.Lanes["core"], rep.Lanes["scoped"], rep.Lanes["ref_only"], rep.Lanes["inspector_only"])))
+}
+
+func dateOnly(s string) string {
+	if len(s) >= 10 {
+		return s[:10]
+	}
+	return s
+}
+
+func newAuditActionCmd(g *globals) *cobra.Command {
+	var req host.AuditActionRequest
+	var sc store.Scope
+	cmd := &cobra.Command{
+		Use:   "action ID --action ACTION",
+		Short: "Apply a governed audit action to a card (human mode; each is an event)",
+		Long: `Actions: rescope (--scope-path/--scope-lang/--scope-field, or --value none),
+revoke (retires the card; --reason required), set_expiry and set_review_after
+(--value YYYY-MM-DD or none), mark_foundational, prefer_compact, set_persistence
+(--value standard|protected|foundational), set_render_pref (--value
+auto|inline_full|inline_compact|ref_preferred).
+
+Widening a card's anchor is not an audit action: use 'palace publish'.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			if fl.Changed("scope-path") || fl.Changed("scope-lang") || fl.Changed("scope-field") {
+				req.Scope = &sc
+			} else if req.Action == "rescope" && req.Value == "none" {
+				req.Scope = &store.Scope{}
+			}
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.AuditAction(ctx, args[0], req)
+				if err != nil {
+					return err
+				}
+				return g.output(res, func(w io.Writer) {
+					fmt.Fprintf(w, "%s %s: %s\n", res.Action, res.Card.ID, eventChange(res.Event))
+					printCard(w, res.Card)
+				})
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&req.Action, "action", "", "one of "+strings.Join(host.AuditActions, ", "))
+	fl.StringVar(&req.Value, "value", "", "the new value (dates, persistence, render preference; none clears)")
+	fl.StringVar(&req.Reason, "reason", "", "why (required for revoke)")
+	fl.StringVar(&req.Anchor, "anchor", "", "rescope: the anchor kind it should live at (only its own; widen with palace publish)")
+	listFlag(fl, &sc.Paths, "scope-path", "rescope: path glob")
+	listFlag(fl, &sc.Languages, "scope-lang", "rescope: language")
+	listFlag(fl, &sc.Fields, "scope-field", "rescope: field")
+	_ = cmd.MarkFlagRequired("action")
+	return cmd
+}
+
+// eventChange summarizes an audit event's data.
+func eventChange(e store.Event) string {
+	if e.Type == "retired" {
+		return fmt.Sprintf("%s → retired (%s)", e.FromStatus, e.Reason)
+	}
+	var d struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil || d.To == "" {
+		return e.Type
+	}
+	return d.From + " → " + d.To
+}

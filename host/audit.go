@@ -1,0 +1,382 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Audit thresholds (reference 004 §2.5A defaults).
+const (
+	// auditTrimCooling and auditSkipCooling are the 30-day counts from which
+	// a card is flagged as cooling.
+	auditTrimCooling = 4
+	auditSkipCooling = 6
+	// auditStaleDays is how long a card may go without being applied or
+	// changed before it is flagged stale.
+	auditStaleDays = 180
+	// auditNeverAppliedDays is how old a never-applied card must be to be flagged.
+	auditNeverAppliedDays = 30
+	// auditFoundationalApplied is the 30-day applied count from which a
+	// standard card is suggested for foundational.
+	auditFoundationalApplied = 10
+)
+
+// AuditWarnings are the warning codes an audit row may carry.
+var AuditWarnings = []string{"overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict"}
+
+// AuditFilter selects the rows of Audit. Empty fields match all.
+type AuditFilter struct {
+	// Lane is core, scoped, ref_only or inspector_only.
+	Lane string `json:"lane,omitempty"`
+	// Anchor is worktree, repo, global, "" (every anchor visible from here)
+	// or "all" (every anchor of the palace).
+	Anchor  string `json:"anchor,omitempty"`
+	Tier    string `json:"tier,omitempty"`
+	Warning string `json:"warning,omitempty"`
+}
+
+// AuditReport is the authority audit: every authoritative card with where
+// it would land and why.
+type AuditReport struct {
+	AsOf string `json:"as_of"`
+	// Audited counts the authoritative cards examined before the lane and
+	// warning filters; Lanes counts them per lane.
+	Audited  int               `json:"audited"`
+	Lanes    map[string]int    `json:"lanes"`
+	Warnings map[string]int    `json:"warnings"`
+	Rows     []AuditRow        `json:"rows"`
+	Scope    policies.Decision `json:"scope_policy"`
+	LanesPol policies.Decision `json:"lanes_policy"`
+}
+
+// AuditRow is one card of the audit. Lane, RenderForm and Salience are the
+// card's standing where it fits best: a request naming a file its first
+// path glob matches, its first language and field, and all its trigger
+// intents and tool needs (FitContext) — so a row shows what cooling alone
+// did to the card.
+type AuditRow struct {
+	ID                string                `json:"id"`
+	Statement         string                `json:"statement"`
+	Tier              string                `json:"tier"`
+	Status            string                `json:"status"`
+	Anchor            AnchorRef             `json:"anchor"`
+	Field             string                `json:"field"`
+	Persistence       string                `json:"persistence"`
+	RenderPref        string                `json:"render_pref"`
+	Scope             store.Scope           `json:"scope"`
+	FitContext        policies.ScopeContext `json:"fit_context"`
+	Lane              string                `json:"lane"`
+	RenderForm        string                `json:"render_form"`
+	Salience          int                   `json:"salience"`
+	SalienceBreakdown map[string]int        `json:"salience_breakdown"`
+	WhyApplies        []string              `json:"why_applies"`
+	Counts30d         policies.Counts30d    `json:"counts_30d"`
+	AppliedEver       int                   `json:"applied_ever"`
+	AgeDays           int                   `json:"age_days"`
+	// LastOutcome is the newest injection outcome in the last 30 days.
+	LastOutcome string            `json:"last_outcome,omitempty"`
+	LastSeen    string            `json:"last_seen,omitempty"`
+	ReviewAfter string            `json:"review_after,omitempty"`
+	ExpiresAt   string            `json:"expires_at,omitempty"`
+	Evidence    map[string]int    `json:"evidence"`
+	Warnings    []AuditWarning    `json:"warnings"`
+	Suggested   []AuditSuggestion `json:"suggested_actions"`
+}
+
+// AuditWarning is one finding about a card.
+type AuditWarning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// AuditSuggestion is an action the audit proposes, with the command.
+type AuditSuggestion struct {
+	Action  string `json:"action"`
+	Why     string `json:"why"`
+	Command string `json:"command"`
+}
+
+// Audit lists the authoritative cards of the chosen anchors with lane,
+// render form, salience and its breakdown, 30-day counts, review and expiry
+// dates, warnings and suggested actions (DESIGN §6). It reads only; both
+// modes. Unknown filter values are KindInvalid.
+func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
+	sf := store.CardFilter{Statuses: AuthoritativeStatuses()}
+	if f.Tier != "" {
+		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+			return AuditReport{}, err
+		}
+		sf.Tiers = []string{f.Tier}
+	}
+	if f.Lane != "" {
+		if err := oneOf("lane", f.Lane, []string{"core", "scoped", "ref_only", "inspector_only"}); err != nil {
+			return AuditReport{}, err
+		}
+	}
+	if f.Warning != "" {
+		if err := oneOf("warning", f.Warning, AuditWarnings); err != nil {
+			return AuditReport{}, err
+		}
+	}
+	switch f.Anchor {
+	case "":
+		sf.AnchorIDs = h.chainIDs()
+	case "all":
+	default:
+		k, err := h.resolveAnchorKind("anchor", f.Anchor)
+		if err != nil {
+			return AuditReport{}, err
+		}
+		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	}
+	cards, err := h.store.ListCards(ctx, sf)
+	if err != nil {
+		return AuditReport{}, internal(err, "audit: list cards")
+	}
+	now := h.now()
+	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[string]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}}
+	for _, l := range []string{"core", "scoped", "ref_only", "inspector_only"} {
+		rep.Lanes[l] = 0
+	}
+	if len(cards) == 0 {
+		return rep, nil
+	}
+	rows, err := h.auditRows(ctx, cards, now, &rep)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	for _, r := range rows {
+		rep.Lanes[r.Lane]++
+		for _, w := range r.Warnings {
+			rep.Warnings[w.Code]++
+		}
+		if f.Lane != "" && r.Lane != f.Lane {
+			continue
+		}
+		if f.Warning != "" && !slices.ContainsFunc(r.Warnings, func(w AuditWarning) bool { return w.Code == f.Warning }) {
+			continue
+		}
+		rep.Rows = append(rep.Rows, r)
+	}
+	return rep, nil
+}
+
+// auditRows computes the rows of cards, in lane, tier, anchor, salience, id order.
+func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	if err != nil {
+		return nil, internal(err, "audit: read injection events")
+	}
+	ever, err := h.store.InjectionStats(ctx, ids, "")
+	if err != nil {
+		return nil, internal(err, "audit: read injection events")
+	}
+	roles, err := h.store.LinkRoleCounts(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "audit: count links")
+	}
+	set, _, err := h.policySetForContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Scope: one batch per distinct best-fit context.
+	cands := make([]*candidate, len(cards))
+	groups := map[string][]int{}
+	var keys []string
+	fits := make([]policies.ScopeContext, len(cards))
+	refs := map[string]AnchorRef{}
+	for i, c := range cards {
+		ref, ok := refs[c.AnchorID]
+		if !ok {
+			ref = h.anchorRef(ctx, c.AnchorID)
+			refs[c.AnchorID] = ref
+		}
+		cands[i] = &candidate{card: c, anchor: ref}
+		fits[i] = bestFit(c, h.chainIDs())
+		k := fmt.Sprintf("%q", []any{fits[i].File, fits[i].Language, fits[i].Field, fits[i].Intents, fits[i].Tools})
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	for _, k := range keys {
+		idx := groups[k]
+		in := policies.ScopeInput{Context: fits[idx[0]], Cards: make([]policies.ScopeCard, len(idx))}
+		for j, i := range idx {
+			in.Cards[j] = scopeCard(cards[i], cands[i].anchor.Kind)
+		}
+		out, d := set.Scope(ctx, in)
+		rep.Scope = d
+		for _, i := range idx {
+			cands[i].scope = out[cards[i].ID]
+		}
+	}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards))}
+	for i, c := range cands {
+		cs := coolingOf(window[c.card.ID], c.card, now)
+		c.counts, c.ageDays = cs.counts, cs.ageDays
+		lin.Cards[i] = policies.LanesCard{
+			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
+				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field},
+			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Counts30d: c.counts, AgeDays: c.ageDays,
+		}
+	}
+	lout, ld := set.Lanes(ctx, lin)
+	rep.LanesPol = ld
+	dupes := map[string][]store.Card{}
+	for _, c := range cards {
+		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)
+	}
+	rows := make([]AuditRow, len(cards))
+	for i, c := range cands {
+		c.lane = lout[c.card.ID]
+		r := AuditRow{
+			ID: c.card.ID, Statement: c.card.Statement, Tier: c.card.Tier, Status: c.card.Status, Anchor: c.anchor,
+			Field: c.card.Field, Persistence: c.card.Persistence, RenderPref: c.card.RenderPref, Scope: c.card.Scope,
+			FitContext: fits[i], Lane: c.lane.Lane, RenderForm: c.lane.RenderForm, Salience: c.lane.Salience,
+			SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why), Counts30d: c.counts,
+			AgeDays: c.ageDays, ReviewAfter: c.card.ReviewAfter, ExpiresAt: c.card.ExpiresAt,
+			Evidence: map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0},
+		}
+		if !c.scope.Applies {
+			r.Lane, r.RenderForm = "inspector_only", "inspector_only"
+		}
+		for role, n := range roles[c.card.ID] {
+			r.Evidence[role] = n
+		}
+		e := ever[c.card.ID]
+		r.AppliedEver = e.Counts[outcomeInlineFull] + e.Counts[outcomeInlineCompact]
+		for outcome, at := range window[c.card.ID].Latest {
+			if at > r.LastSeen || at == r.LastSeen && outcome < r.LastOutcome {
+				r.LastSeen, r.LastOutcome = at, outcome
+			}
+		}
+		r.Warnings, r.Suggested = auditFindings(c, r, dupes[c.card.StatementNorm], now)
+		rows[i] = r
+	}
+	slices.SortStableFunc(rows, func(x, y AuditRow) int {
+		if d := laneOrder(x.Lane) - laneOrder(y.Lane); d != 0 {
+			return d
+		}
+		if d := TierRank(x.Tier) - TierRank(y.Tier); d != 0 {
+			return d
+		}
+		if d := y.Salience - x.Salience; d != 0 {
+			return d
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return rows, nil
+}
+
+// bestFit is the request a card fits best: a file its first path glob
+// matches, its first language, its first scope field (else its own field),
+// and every trigger intent and tool need.
+func bestFit(c store.Card, anchors []string) policies.ScopeContext {
+	fit := policies.ScopeContext{Field: c.Field, Intents: nonNilStrings(c.Trigger.Intents), Tools: nonNilStrings(c.Trigger.ToolNeeds), Anchors: anchors}
+	if len(c.Scope.Paths) > 0 {
+		fit.File = globExample(c.Scope.Paths[0])
+	}
+	if len(c.Scope.Languages) > 0 {
+		fit.Language = strings.ToLower(c.Scope.Languages[0])
+	}
+	if len(c.Scope.Fields) > 0 {
+		fit.Field = c.Scope.Fields[0]
+	}
+	return fit
+}
+
+// globExample is a path the glob matches: each wildcard becomes "x".
+func globExample(glob string) string {
+	r := strings.NewReplacer("**", "x", "*", "x", "?", "x")
+	return r.Replace(glob)
+}
+
+// auditFindings derives a row's warnings and suggested actions.
+func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
+	warn := []AuditWarning{}
+	suggest := map[string]string{}
+	stamp := store.FormatTime(now)
+	unscoped := len(c.card.Scope.Paths)+len(c.card.Scope.Languages)+len(c.card.Scope.Fields) == 0
+	cooling := r.Counts30d.Trimmed >= auditTrimCooling || r.Counts30d.Skipped >= auditSkipCooling
+	if unscoped && (cooling || r.Lane == "inspector_only") {
+		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and it lands in %s: it never fits a request well enough to inject", r.Lane)})
+		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
+	}
+	if cooling {
+		warn = append(warn, AuditWarning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
+		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != "inline_compact" {
+			suggest["prefer_compact"] = "a compact form fits budgets that keep trimming it"
+		}
+		if !unscoped {
+			suggest["rescope"] = "narrow its scope to where it is actually used"
+		}
+	}
+	if c.card.ReviewAfter != "" && c.card.ReviewAfter <= stamp {
+		warn = append(warn, AuditWarning{"review_due", "review was due " + c.card.ReviewAfter})
+		suggest["set_review_after"] = "confirm it still holds and set the next review date"
+	}
+	if c.card.ExpiresAt != "" && c.card.ExpiresAt <= stamp {
+		warn = append(warn, AuditWarning{"expired", "expired " + c.card.ExpiresAt + "; context leaves it out"})
+		suggest["set_expiry"] = "extend the expiry if it still holds"
+		suggest["revoke"] = "retire it if it no longer holds"
+	}
+	if r.Counts30d.Applied == 0 && r.AgeDays >= auditStaleDays {
+		warn = append(warn, AuditWarning{"stale", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
+		suggest["set_review_after"] = "confirm it still holds and set the next review date"
+		suggest["revoke"] = "retire it if it no longer holds"
+	}
+	if age := daysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
+		warn = append(warn, AuditWarning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
+		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
+	}
+	if n := r.Evidence["counterexample"]; n > 0 {
+		warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
+		suggest["revoke"] = "retire it, or demote it with `palace demote` if the counterexample holds"
+	}
+	for _, o := range same {
+		if o.ID != c.card.ID && o.OriginCard != c.card.ID && c.card.OriginCard != o.ID {
+			warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%s states the same (%s anchor copy not made by publish)", o.ID, o.AnchorID)})
+			suggest["revoke"] = "keep one of the duplicates"
+			break
+		}
+	}
+	if r.Counts30d.Applied >= auditFoundationalApplied && c.card.Persistence == "standard" {
+		suggest["mark_foundational"] = fmt.Sprintf("applied %d times in 30 days: keep it in core", r.Counts30d.Applied)
+	}
+	var out []AuditSuggestion
+	for _, a := range AuditActions {
+		if why, ok := suggest[a]; ok {
+			out = append(out, AuditSuggestion{Action: a, Why: why, Command: auditCommand(c.card.ID, a)})
+		}
+	}
+	if out == nil {
+		out = []AuditSuggestion{}
+	}
+	return warn, out
+}
+
+func auditCommand(id, action string) string {
+	base := "palace audit action " + id + " --action " + action
+	switch action {
+	case "rescope":
+		return base + " --scope-path GLOB --scope-lang LANG --reason \"…\""
+	case "set_expiry", "set_review_after":
+		return base + " --value YYYY-MM-DD --reason \"…\""
+	case "set_persistence":
+		return base + " --value protected --reason \"…\""
+	case "set_render_pref":
+		return base + " --value inline_compact --reason \"…\""
+	}
+	return base + " --reason \"…\""
+}

@@ -1,0 +1,219 @@
+package host
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
+)
+
+// AuditActions are the eight governed actions of `palace audit action`.
+var AuditActions = []string{
+	"rescope", "revoke", "set_expiry", "set_review_after",
+	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",
+}
+
+// AuditActionRequest changes how a card is governed, not what it says.
+type AuditActionRequest struct {
+	// Action is one of AuditActions.
+	Action string `json:"action"`
+	// Value is the new value of set_expiry and set_review_after (a date;
+	// "none" clears it), set_persistence (standard, protected, foundational)
+	// and set_render_pref (auto, inline_full, inline_compact, ref_preferred).
+	Value string `json:"value,omitempty"`
+	// Scope is rescope's new scope; it replaces the old one whole. An empty
+	// Scope makes the card apply everywhere at its anchor.
+	Scope *store.Scope `json:"scope,omitempty"`
+	// Anchor, for rescope, names the anchor kind the card should live at.
+	// Only its own anchor is accepted: widening goes through `palace
+	// publish` (gated, copied, audited), and narrowing means distilling a
+	// narrower card and revoking this one.
+	Anchor string `json:"anchor,omitempty"`
+	// Reason is recorded on the event; required for revoke.
+	Reason string `json:"reason,omitempty"`
+}
+
+// AuditActionResult is the card after the action and the event recorded.
+type AuditActionResult struct {
+	Action string      `json:"action"`
+	Card   Card        `json:"card"`
+	Event  store.Event `json:"event"`
+}
+
+// AuditAction applies one audit action to card id in one transaction with
+// an event: `updated` for attribute changes, `retired` for revoke (revoke
+// retires: the card leaves every context but stays on record; to record
+// that it is wrong, demote it with a counterexample instead). Human mode
+// only (KindMode in agent mode, before anything is read). Bad input, cards
+// of another repository, retired cards and no-op changes are KindInvalid and
+// change nothing.
+func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionRequest) (AuditActionResult, error) {
+	if err := h.requireHuman("audit action"); err != nil {
+		return AuditActionResult{}, err
+	}
+	if err := oneOf("action", req.Action, AuditActions); err != nil {
+		return AuditActionResult{}, err
+	}
+	if req.Action == "revoke" && strings.TrimSpace(req.Reason) == "" {
+		return AuditActionResult{}, invalid("reason", "--reason is required to revoke: say why the card no longer holds")
+	}
+	if req.Action == "rescope" && req.Anchor != "" {
+		// Say no to a move between anchors before anything else about it.
+		c, err := h.store.Card(ctx, id)
+		if err != nil {
+			return AuditActionResult{}, notFound(err, "card", id)
+		}
+		if from := h.visibleKind(c.AnchorID); from != "" {
+			if err := rescopeAnchor(id, from, req.Anchor); err != nil {
+				return AuditActionResult{}, err
+			}
+		}
+	}
+	attrs, describe, err := h.auditAttrs(req)
+	if err != nil {
+		return AuditActionResult{}, err
+	}
+	reason := firstNonEmpty(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
+	res, err := h.change(ctx, id, "audit action "+req.Action, func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+		from := h.visibleKind(c.AnchorID)
+		if from == "" {
+			return store.Event{}, invalid("id", "card %s belongs to another repository or worktree: audit it from a checkout of its own", id)
+		}
+		if c.Status == "retired" {
+			return store.Event{}, invalid("id", "card %s is retired: there is nothing left to govern", id)
+		}
+		if req.Action == "rescope" {
+			if err := rescopeAnchor(id, from, req.Anchor); err != nil {
+				return store.Event{}, err
+			}
+		}
+		if req.Action == "revoke" {
+			if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
+				return store.Event{}, err
+			}
+			return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason,
+				Data: mustJSON(map[string]any{"action": "revoke"})})
+		}
+		old, now := describe(c)
+		if old == now {
+			return store.Event{}, invalid("value", "card %s already has %s: nothing to change", id, now)
+		}
+		if err := tx.UpdateCardAttrs(ctx, id, attrs, h.stamp()); err != nil {
+			return store.Event{}, err
+		}
+		return h.appendEvent(ctx, tx, id, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
+			Data: mustJSON(map[string]any{"action": req.Action, "from": old, "to": now})})
+	})
+	if err != nil {
+		return AuditActionResult{}, err
+	}
+	return AuditActionResult{Action: req.Action, Card: res.Card, Event: res.Event}, nil
+}
+
+// auditAttrs validates req's value and returns the attribute change, with a
+// function describing the card's old and new value for the event.
+func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(store.Card) (string, string), error) {
+	str := func(s string) *string { return &s }
+	var a store.CardAttrs
+	var old func(store.Card) string
+	var now string
+	date := func(field string) (*string, error) {
+		v := strings.TrimSpace(req.Value)
+		switch v {
+		case "":
+			return nil, invalid("value", "--value is required for %s: a date (YYYY-MM-DD or RFC3339), or none to clear it", req.Action)
+		case "none":
+			return str(""), nil
+		}
+		if _, err := parseDate(v); err != nil {
+			return nil, invalid("value", "%s %q is not a date: use YYYY-MM-DD, RFC3339 or none", field, v)
+		}
+		return str(normDate(v)), nil
+	}
+	var err error
+	switch req.Action {
+	case "revoke":
+		return a, nil, nil
+	case "rescope":
+		if req.Scope == nil {
+			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
+		}
+		sc := store.Scope{Paths: cleanList(req.Scope.Paths), Languages: cleanList(req.Scope.Languages), Fields: cleanList(req.Scope.Fields)}
+		a.Scope = &sc
+		old, now = func(c store.Card) string { return scopeText(c.Scope) }, scopeText(sc)
+	case "set_expiry":
+		if a.ExpiresAt, err = date("expires_at"); err != nil {
+			return a, nil, err
+		}
+		old, now = func(c store.Card) string { return "expires_at " + orNone(c.ExpiresAt) }, "expires_at "+orNone(*a.ExpiresAt)
+	case "set_review_after":
+		if a.ReviewAfter, err = date("review_after"); err != nil {
+			return a, nil, err
+		}
+		old, now = func(c store.Card) string { return "review_after " + orNone(c.ReviewAfter) }, "review_after "+orNone(*a.ReviewAfter)
+	case "mark_foundational", "set_persistence":
+		v := "foundational"
+		if req.Action == "set_persistence" {
+			v = strings.TrimSpace(req.Value)
+			if err := oneOf("value", v, Persistences); err != nil {
+				return a, nil, err
+			}
+		}
+		a.Persistence = &v
+		old, now = func(c store.Card) string { return "persistence " + c.Persistence }, "persistence "+v
+	case "prefer_compact", "set_render_pref":
+		v := "inline_compact"
+		if req.Action == "set_render_pref" {
+			v = strings.TrimSpace(req.Value)
+			if err := oneOf("value", v, RenderPrefs); err != nil {
+				return a, nil, err
+			}
+		}
+		a.RenderPref = &v
+		old, now = func(c store.Card) string { return "render_pref " + c.RenderPref }, "render_pref "+v
+	}
+	return a, func(c store.Card) (string, string) { return old(c), now }, nil
+}
+
+// rescopeAnchor refuses moving a card to another anchor through the audit.
+func rescopeAnchor(id string, from anchor.Kind, to string) error {
+	if to == "" || anchor.Kind(to) == from {
+		return nil
+	}
+	order := []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global}
+	fi, ti := slices.Index(order, from), slices.Index(order, anchor.Kind(to))
+	switch {
+	case ti < 0:
+		return invalid("anchor", "--anchor %q is not valid: use worktree, repo or global", to)
+	case ti > fi:
+		next := outward(from)
+		return invalid("anchor", "rescoping %s from the %s anchor to %s widens who sees it: that goes through the gate with `palace publish %s --to %s --reason …` (one step at a time), not through the audit", id, from, to, id, next)
+	}
+	return invalid("anchor", "card %s lives at the %s anchor and an anchor only moves outward, by publish: to narrow it, distill a card at the %s anchor and revoke this one", id, from, to)
+}
+
+func scopeText(s store.Scope) string {
+	var parts []string
+	if len(s.Paths) > 0 {
+		parts = append(parts, "paths "+strings.Join(s.Paths, ","))
+	}
+	if len(s.Languages) > 0 {
+		parts = append(parts, "languages "+strings.Join(s.Languages, ","))
+	}
+	if len(s.Fields) > 0 {
+		parts = append(parts, "fields "+strings.Join(s.Fields, ","))
+	}
+	if len(parts) == 0 {
+		return "scope everywhere"
+	}
+	return "scope " + strings.Join(parts, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,441 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/palacehq/palace/store"
+)
+
+// briefCitationsPerCard bounds the evidence a brief reads per card
+// (counterexamples are always read).
+const briefCitationsPerCard = 3
+
+// BriefRequest asks for a brief. It selects exactly as a ContextRequest with
+// the same fields does, without a budget: every card that applies is
+// briefed, whatever lane it renders in.
+type BriefRequest struct {
+	Query             string   `json:"query,omitempty"`
+	File              string   `json:"file,omitempty"`
+	Language          string   `json:"language,omitempty"`
+	Field             string   `json:"field,omitempty"`
+	Intents           []string `json:"intents,omitempty"`
+	Tools             []string `json:"tools,omitempty"`
+	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty"`
+	IncludeCandidates bool     `json:"include_candidates,omitempty"`
+	AllRepos          bool     `json:"all_repos,omitempty"`
+}
+
+// Brief is a deterministic, citation-first report over a context selection
+// (no LLM): what is known, from what evidence, what is open, and what to do.
+type Brief struct {
+	Query        string          `json:"query,omitempty"`
+	Summary      string          `json:"summary"`
+	KeyFacts     []BriefFact     `json:"key_facts"`
+	Evidence     []BriefEvidence `json:"evidence"`
+	Cards        []BriefCard     `json:"cards"`
+	Entities     []BriefEntity   `json:"entities"`
+	Unresolved   []BriefCue      `json:"unresolved"`
+	Uncertainty  []BriefSignal   `json:"uncertainty"`
+	NextActions  []BriefAction   `json:"next_actions"`
+	MemoryExists MemoryExists    `json:"memory_exists"`
+	Policy       PackPolicy      `json:"policy"`
+}
+
+// BriefFact is the statement of an authoritative card that applies.
+type BriefFact struct {
+	CardID    string   `json:"card_id"`
+	Tier      string   `json:"tier"`
+	Anchor    string   `json:"anchor"`
+	Statement string   `json:"statement"`
+	Cites     []string `json:"cites"`
+}
+
+// BriefEvidence is an evidence row the brief cites: linked by a briefed
+// card, or matching the query.
+type BriefEvidence struct {
+	ID         string   `json:"id"`
+	Field      string   `json:"field"`
+	Provenance string   `json:"provenance"`
+	SourceRef  string   `json:"source_ref"`
+	Excerpt    string   `json:"excerpt"`
+	Truncated  bool     `json:"truncated,omitempty"`
+	CitedBy    []string `json:"cited_by"`
+	Roles      []string `json:"roles"`
+	// Matched marks rows found by the query rather than through a card.
+	Matched bool `json:"matched,omitempty"`
+}
+
+// BriefCard is a briefed card with its citations.
+type BriefCard struct {
+	ID         string         `json:"id"`
+	Tier       string         `json:"tier"`
+	Status     string         `json:"status"`
+	Statement  string         `json:"statement"`
+	Anchor     AnchorRef      `json:"anchor"`
+	Lane       string         `json:"lane"`
+	RenderForm string         `json:"render_form"`
+	Salience   int            `json:"salience"`
+	WhyApplies []string       `json:"why_applies"`
+	Citations  []Citation     `json:"citations"`
+	Evidence   map[string]int `json:"evidence"`
+}
+
+// BriefEntity is an identifier, path, command or URL found in cited text.
+type BriefEntity struct {
+	Kind    string   `json:"kind"`
+	Text    string   `json:"text"`
+	Count   int      `json:"count"`
+	Sources []string `json:"sources"`
+}
+
+// BriefCue is a line that signals unresolved work.
+type BriefCue struct {
+	Cue       string `json:"cue"`
+	Text      string `json:"text"`
+	Source    string `json:"source"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// BriefSignal is one reason for doubt.
+type BriefSignal struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	IDs     []string `json:"ids"`
+}
+
+// BriefAction is a deterministic next step with its command.
+type BriefAction struct {
+	Action  string `json:"action"`
+	Why     string `json:"why"`
+	Command string `json:"command"`
+}
+
+// Brief builds the brief of req on the context selection (DESIGN §6): key
+// facts from authoritative cards, cited evidence, cards with citations,
+// entities and unresolved cues found in the cited text, uncertainty signals
+// and next actions. It writes nothing (no injection events). Bad input is
+// KindInvalid; storage failures KindInternal.
+func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
+	a, err := h.assemble(ctx, ContextRequest{
+		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
+		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,
+		IncludeEvidence: true, DryRun: true, Budget: 1 << 30,
+	})
+	if err != nil {
+		return Brief{}, err
+	}
+	p := &a.pack
+	b := Brief{
+		Query: p.Request.Query, KeyFacts: []BriefFact{}, Evidence: []BriefEvidence{}, Cards: []BriefCard{},
+		Entities: []BriefEntity{}, Unresolved: []BriefCue{}, Uncertainty: []BriefSignal{}, NextActions: []BriefAction{},
+		MemoryExists: p.MemoryExists, Policy: p.Policy,
+	}
+	ids := make([]string, len(p.Items))
+	for i, it := range p.Items {
+		ids[i] = it.ID
+	}
+	roles, err := h.store.LinkRoleCounts(ctx, ids)
+	if err != nil {
+		return Brief{}, internal(err, "brief: count links")
+	}
+	// Cited evidence: a few per card, counterexamples always.
+	cited := map[string]*BriefEvidence{}
+	var order []string
+	cite := func(evID, cardID, role string) {
+		e, ok := cited[evID]
+		if !ok {
+			e = &BriefEvidence{ID: evID, CitedBy: []string{}, Roles: []string{}}
+			cited[evID] = e
+			order = append(order, evID)
+		}
+		e.CitedBy = appendNew(e.CitedBy, cardID)
+		e.Roles = appendNew(e.Roles, role)
+	}
+	for _, it := range p.Items {
+		n := 0
+		for _, c := range it.Citations {
+			if c.Role == "counterexample" || n < briefCitationsPerCard {
+				cite(c.EvidenceID, it.ID, c.Role)
+				n++
+			}
+		}
+		bc := BriefCard{ID: it.ID, Tier: it.Tier, Status: it.Status, Statement: it.Statement, Anchor: it.Anchor, Lane: it.Lane,
+			RenderForm: it.LaneForm, Salience: it.Salience, WhyApplies: it.WhyApplies, Citations: it.Citations,
+			Evidence: map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0}}
+		for role, n := range roles[it.ID] {
+			bc.Evidence[role] = n
+		}
+		b.Cards = append(b.Cards, bc)
+		if Authoritative(it.Status) {
+			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
+			for i, c := range it.Citations {
+				if i == briefCitationsPerCard {
+					break
+				}
+				f.Cites = append(f.Cites, c.EvidenceID)
+			}
+			b.KeyFacts = append(b.KeyFacts, f)
+		}
+	}
+	rows, err := h.store.EvidenceByIDs(ctx, order)
+	if err != nil {
+		return Brief{}, internal(err, "brief: read cited evidence")
+	}
+	texts := []sourceText{}
+	for _, it := range p.Items {
+		texts = append(texts, sourceText{it.ID, it.Statement + "\n" + it.Content})
+	}
+	for _, id := range order {
+		e := cited[id]
+		if r, ok := rows[id]; ok {
+			fillEvidence(e, r)
+			texts = append(texts, sourceText{id, r.Content})
+		}
+		b.Evidence = append(b.Evidence, *e)
+	}
+	// Evidence the query matched that no briefed card cites.
+	var matched []string
+	for _, ev := range p.Evidence {
+		if _, ok := cited[ev.ID]; ok {
+			continue
+		}
+		e := &BriefEvidence{ID: ev.ID, CitedBy: []string{}, Roles: []string{}, Matched: true}
+		fillEvidence(e, store.Evidence{Field: ev.Field, Provenance: ev.Provenance, SourceRef: ev.SourceRef, Content: ev.Content})
+		b.Evidence = append(b.Evidence, *e)
+		texts = append(texts, sourceText{ev.ID, ev.Content})
+		matched = append(matched, ev.ID)
+	}
+	citing, err := h.store.CitingCards(ctx, matched, AuthoritativeStatuses())
+	if err != nil {
+		return Brief{}, internal(err, "brief: find citing cards")
+	}
+	var uncited []string
+	for _, id := range matched {
+		if len(citing[id]) == 0 {
+			uncited = append(uncited, id)
+		}
+	}
+	b.Entities = extractEntities(texts)
+	b.Unresolved = extractCues(texts)
+	cands, err := h.briefCandidates(ctx, a)
+	if err != nil {
+		return Brief{}, err
+	}
+	b.Uncertainty = briefUncertainty(a, b, uncited, cands)
+	b.NextActions = briefActions(a, b, uncited, cands)
+	b.Summary = briefSummary(a, b)
+	return b, nil
+}
+
+// verb picks the singular or plural form for n.
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func appendNew(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// maxExcerptRunes bounds an evidence excerpt in a brief (a brief is read,
+// not injected; the excerpt says when it was shortened).
+const maxExcerptRunes = 280
+
+func fillEvidence(e *BriefEvidence, r store.Evidence) {
+	e.Field, e.Provenance, e.SourceRef = r.Field, r.Provenance, r.SourceRef
+	e.Excerpt, e.Truncated = excerpt(r.Content, maxExcerptRunes)
+}
+
+// excerpt folds whitespace and shortens s to at most n runes at a word
+// boundary, saying whether it did.
+func excerpt(s string, n int) (string, bool) {
+	s = oneLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s, false
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndex(cut, " "); i > n/2 {
+		cut = cut[:i]
+	}
+	return cut + " …", true
+}
+
+// briefCandidate is a candidate card the brief looked at for next actions.
+type briefCandidate struct {
+	card    store.Card
+	missing map[string]int
+	allow   bool
+}
+
+// briefCandidates gates up to five candidate cards of the same anchors that
+// match the query (or the field), to find the ones nearly ready.
+func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
+	q := h.candidateQuery(a.req, a.now)
+	q.Statuses, q.Limit = []string{"candidate"}, 5
+	matched, fill, err := h.store.Candidates(ctx, q)
+	if err != nil {
+		return nil, internal(err, "brief: select candidates")
+	}
+	var ids []string
+	for _, m := range matched {
+		ids = append(ids, m.ID)
+	}
+	if q.Match == "" {
+		ids = fill
+	}
+	cards, err := h.store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "brief: read candidates")
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "brief: read candidates")
+	}
+	var out []briefCandidate
+	for _, id := range ids {
+		c, ok := cards[id]
+		if !ok || (a.pack.Request.Field != "" && c.Field != a.pack.Request.Field && q.Match == "") {
+			continue
+		}
+		target, _ := promoteTarget(c, "")
+		g := h.evaluateGate(ctx, c, links[id], "promote", target, "")
+		out = append(out, briefCandidate{card: c, missing: g.Missing, allow: g.Allow})
+	}
+	return out, nil
+}
+
+func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefSignal {
+	out := []BriefSignal{}
+	if len(b.KeyFacts) == 0 {
+		msg := "no authoritative card applies to this request"
+		if a.pack.MemoryExists.Reason != "" {
+			msg += ": " + a.pack.MemoryExists.Reason
+		}
+		var ids []string
+		for _, c := range cands {
+			ids = append(ids, c.card.ID)
+		}
+		if len(ids) > 0 {
+			msg += fmt.Sprintf(" (%d candidate cards match, none promoted yet)", len(ids))
+		}
+		out = append(out, BriefSignal{"no_authoritative_card", msg, nonNilStrings(ids)})
+	}
+	if len(uncited) > 0 {
+		out = append(out, BriefSignal{"evidence_without_cards", fmt.Sprintf("%s %s the request but no authoritative card cites %s", countNoun(len(uncited), "evidence row"), verb(len(uncited), "matches", "match"), verb(len(uncited), "it", "them")), uncited})
+	}
+	for _, c := range b.Cards {
+		if n := c.Evidence["counterexample"]; n > 0 {
+			out = append(out, BriefSignal{"counterexample", fmt.Sprintf("%s has %s on record", c.ID, countNoun(n, "counterexample")), []string{c.ID}})
+		}
+	}
+	stamp := store.FormatTime(a.now)
+	for _, cand := range a.items {
+		c := cand.card
+		if c.ReviewAfter != "" && c.ReviewAfter <= stamp {
+			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s was due for review %s", c.ID, c.ReviewAfter[:10]), []string{c.ID}})
+		} else if cand.counts.Applied == 0 && cand.ageDays >= auditStaleDays {
+			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s has not been applied or changed in %d days", c.ID, cand.ageDays), []string{c.ID}})
+		}
+	}
+	if n := a.pack.MemoryExists.Expired; n > 0 {
+		out = append(out, BriefSignal{"stale", fmt.Sprintf("%s here expired and %s left out", countNoun(n, "authoritative card"), verb(n, "is", "are")), []string{}})
+	}
+	var conflicted []string
+	for _, e := range b.Evidence {
+		if conflictCue.MatchString(e.Excerpt) {
+			conflicted = append(conflicted, e.ID)
+		}
+	}
+	if len(conflicted) > 0 {
+		out = append(out, BriefSignal{"conflicting_evidence", fmt.Sprintf("%s %s contradiction or failure language", countNoun(len(conflicted), "evidence row"), verb(len(conflicted), "uses", "use")), conflicted})
+	}
+	return out
+}
+
+func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefAction {
+	out := []BriefAction{}
+	for _, s := range a.pack.DistillSuggestions {
+		out = append(out, BriefAction{"distill", fmt.Sprintf("field %s has %s and no authoritative card", s.Field, countNoun(s.EvidenceCount, "evidence row")), s.Command})
+	}
+	for _, c := range cands {
+		short := 0
+		var role string
+		for r, n := range c.missing {
+			short += n
+			role = r
+		}
+		switch {
+		case c.allow:
+			out = append(out, BriefAction{"promote", fmt.Sprintf("candidate %s passes its gate", c.card.ID),
+				fmt.Sprintf("palace promote %s --reason \"…\"", c.card.ID)})
+		case short == 1:
+			out = append(out, BriefAction{"link", fmt.Sprintf("candidate %s's gate is one %s ref short", c.card.ID, role),
+				fmt.Sprintf("palace card link %s --role %s --evidence EVIDENCE_ID", c.card.ID, role)})
+		}
+	}
+	if len(uncited) > 0 {
+		out = append(out, BriefAction{"distill", "evidence matches the request but no card cites it",
+			fmt.Sprintf("palace distill --tier qi --statement \"…\" --supporting %s", strings.Join(uncited[:min(3, len(uncited))], ","))})
+	}
+	for _, s := range b.Uncertainty {
+		switch s.Code {
+		case "counterexample":
+			out = append(out, BriefAction{"review", s.Message, "palace card show " + s.IDs[0]})
+		case "stale":
+			if len(s.IDs) == 1 {
+				out = append(out, BriefAction{"review", s.Message, fmt.Sprintf("palace audit action %s --action set_review_after --value YYYY-MM-DD --reason \"…\"", s.IDs[0])})
+			}
+		}
+	}
+	if len(b.KeyFacts) == 0 && a.pack.MemoryExists.Evidence == 0 {
+		field := firstNonEmpty(a.pack.Request.Field, "general")
+		out = append(out, BriefAction{"record", "nothing is recorded here yet: record what you learn as you work",
+			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", shellWord(field))})
+	}
+	return out
+}
+
+func briefSummary(a *assembly, b Brief) string {
+	what := "this location"
+	if b.Query != "" {
+		what = fmt.Sprintf("%q", b.Query)
+	}
+	if f := a.pack.Request.File; f != "" {
+		what += " in " + f
+	}
+	lanes := map[string]int{}
+	anchors := map[string]bool{}
+	for _, c := range b.Cards {
+		lanes[c.Lane]++
+		anchors[c.Anchor.Kind] = true
+	}
+	var from []string
+	for k := range anchors {
+		from = append(from, k)
+	}
+	sort.Strings(from)
+	s := fmt.Sprintf("For %s: %s (%s) apply", what, countNoun(len(b.KeyFacts), "authoritative card"),
+		fmt.Sprintf("core %d, scoped %d, references %d", lanes["core"], lanes["scoped"], lanes["ref_only"]))
+	if len(from) > 0 {
+		s += " from the " + strings.Join(from, ", ") + " anchors"
+	}
+	s += fmt.Sprintf(", citing %s; %s, %s.", countNoun(len(b.Evidence), "evidence row"),
+		countNoun(len(b.Uncertainty), "uncertainty signal"), countNoun(len(b.Unresolved), "unresolved item"))
+	if len(b.KeyFacts) > 0 {
+		s += " First fact: " + b.KeyFacts[0].Statement
+	} else if b.MemoryExists.Reason != "" {
+		s += " " + b.MemoryExists.Reason
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
+)
+
+func signal(b host.Brief, code string) (host.BriefSignal, bool) {
+	for _, s := range b.Uncertainty {
+		if s.Code == code {
+			return s, true
+		}
+	}
+	return host.BriefSignal{}, false
+}
+
+func action(b host.Brief, name, commandHas string) bool {
+	return slices.ContainsFunc(b.NextActions, func(a host.BriefAction) bool {
+		return a.Action == name && strings.Contains(a.Command, commandHas)
+	})
+}
+
+func TestBrief(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	wal := scoped("Open SQLite in WAL mode before a bulk import", "shu")
+	wal.content = "Run `go test ./store/...` after changing store/store.go; see https://sqlite.org/wal.html. TODO: measure the checkpoint cost."
+	card := e.card(h, wal)
+	counter := e.ev(h, "WAL did not help the import on NFS: it contradicts the card", "storage", "ci://nfs/12")
+	if _, err := h.Link(ctx, card, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
+		t.Fatal(err)
+	}
+	loose := e.ev(h, "bulk import blocked on a checkpoint; remaining: retry with a larger busy_timeout", "storage", "log:import-7")
+	sup := e.ev(h, "import batches of 500 rows keep the WAL small", "storage", "bench:import")
+	cand, err := h.Distill(ctx, host.DistillRequest{Statement: "Import in batches of 500 rows", Tier: "qi", Field: "storage",
+		Supporting: []string{sup}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		e.ev(h, "the flaky lint step timed out "+itoa(i), "ci", "")
+	}
+
+	req := host.BriefRequest{Query: "WAL import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}}
+	b, err := h.Brief(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("same selection as context", func(t *testing.T) {
+		p, err := h.Context(ctx, host.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range b.Cards {
+			got = append(got, c.ID)
+		}
+		if !slices.Equal(got, itemIDs(p)) {
+			t.Errorf("brief cards %v, context items %v", got, itemIDs(p))
+		}
+	})
+	t.Run("key facts and cited evidence", func(t *testing.T) {
+		if len(b.KeyFacts) != 1 || b.KeyFacts[0].CardID != card || len(b.KeyFacts[0].Cites) == 0 {
+			t.Fatalf("key facts = %+v", b.KeyFacts)
+		}
+		byID := map[string]host.BriefEvidence{}
+		for _, ev := range b.Evidence {
+			byID[ev.ID] = ev
+		}
+		if ev := byID[counter]; !slices.Contains(ev.Roles, "counterexample") || !slices.Contains(ev.CitedBy, card) {
+			t.Errorf("counterexample evidence = %+v", ev)
+		}
+		if ev := byID[loose]; !ev.Matched || len(ev.CitedBy) != 0 {
+			t.Errorf("uncited matching evidence = %+v", ev)
+		}
+		if !strings.Contains(b.Summary, "1 authoritative card") || !strings.Contains(b.Summary, "Open SQLite in WAL mode") {
+			t.Errorf("summary = %q", b.Summary)
+		}
+	})
+	t.Run("entities", func(t *testing.T) {
+		want := map[string]string{"command": "go test ./store/...", "path": "store/store.go", "url": "https://sqlite.org/wal.html", "identifier": "busy_timeout"}
+		for kind, text := range want {
+			if !slices.ContainsFunc(b.Entities, func(x host.BriefEntity) bool { return x.Kind == kind && x.Text == text }) {
+				t.Errorf("no %s %q in %+v", kind, text, b.Entities)
+			}
+		}
+	})
+	t.Run("unresolved", func(t *testing.T) {
+		var cues []string
+		for _, c := range b.Unresolved {
+			cues = append(cues, c.Cue+"@"+c.Source)
+		}
+		for _, w := range []string{"todo@" + card, "blocked@" + loose} {
+			if !slices.Contains(cues, w) {
+				t.Errorf("unresolved %v lacks %s", cues, w)
+			}
+		}
+	})
+	t.Run("uncertainty", func(t *testing.T) {
+		if s, ok := signal(b, "counterexample"); !ok || !slices.Equal(s.IDs, []string{card}) {
+			t.Errorf("counterexample signal = %+v", s)
+		}
+		if s, ok := signal(b, "evidence_without_cards"); !ok || !slices.Contains(s.IDs, loose) {
+			t.Errorf("evidence_without_cards = %+v", s)
+		}
+		if _, ok := signal(b, "conflicting_evidence"); !ok {
+			t.Errorf("no conflicting_evidence signal in %+v", b.Uncertainty)
+		}
+		if _, ok := signal(b, "no_authoritative_card"); ok {
+			t.Error("no_authoritative_card raised although a card applies")
+		}
+	})
+	t.Run("next actions", func(t *testing.T) {
+		for _, w := range []struct{ action, has string }{
+			{"link", "palace card link " + cand.ID + " --role verification"},
+			{"distill", "--field ci"},
+			{"distill", loose},
+			{"review", "palace card show " + card},
+		} {
+			if !action(b, w.action, w.has) {
+				t.Errorf("next actions lack %s %q: %+v", w.action, w.has, b.NextActions)
+			}
+		}
+	})
+	t.Run("writes nothing", func(t *testing.T) {
+		st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if n, _ := st.CountInjectionEvents(ctx, ""); n != 0 {
+			t.Errorf("brief wrote %d injection events", n)
+		}
+	})
+	t.Run("deterministic", func(t *testing.T) {
+		again, err := h.Brief(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := json.Marshal(b)
+		y, _ := json.Marshal(again)
+		if string(x) != string(y) {
+			t.Errorf("two briefs differ:\n%s\n%s", x, y)
+		}
+	})
+}
+
+func TestBriefWithoutAuthority(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	b, err := h.Brief(ctx, host.BriefRequest{Query: "anything"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := signal(b, "no_authoritative_card")
+	if !ok || !strings.Contains(s.Message, "Nothing is recorded") {
+		t.Errorf("signal = %+v", b.Uncertainty)
+	}
+	if !action(b, "record", "palace record --field general") || len(b.KeyFacts) != 0 {
+		t.Errorf("empty palace brief = %+v", b)
+	}
+}

@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,4 +177,41 @@ func TestMCPStdoutCarriesOnlyJSONRPC(t *testing.T) {
 func TestMCPBadLogLevel(t *testing.T) {
 	r := newEnv(t).run("mcp", "--log-level", "loud")
 	wantCode(t, r, 2, `--log-level "loud" is not valid: use debug, info, warn or error`)
+}
+
+// TestMCPReloadsEditedPolicies: a team policy written while the server runs
+// decides the next gate call, without a restart.
+func TestMCPReloadsEditedPolicies(t *testing.T) {
+	e := newEnv(t)
+	seen, fixed := e.record("seen"), e.record("verified")
+	card := e.distill("Run make lint before pushing", "qi", "--supporting", seen, "--verification", fixed)
+	cs := e.mcpSession(t, nil)
+	allowed := func() bool {
+		res := mcpCall(t, cs, "palace_gate", map[string]any{"id": card})
+		var g struct{ Allow bool }
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &g); err != nil {
+			t.Fatal(err)
+		}
+		return g.Allow
+	}
+	if !allowed() {
+		t.Fatal("the default gate denies a qi card with 1 supporting and 1 verification")
+	}
+	dir := filepath.Join(e.dir, ".palace", "policies")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rego := "package palace.gate\n\nimport rego.v1\n\ndecision := {\"allow\": false, \"reasons\": [\"team: frozen\"], \"missing\": {}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "gate.rego"), []byte(rego), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// fsnotify delivers the edit asynchronously; poll, bounded.
+	deadline := time.Now().Add(10 * time.Second)
+	for allowed() {
+		if time.Now().After(deadline) {
+			t.Fatal("the edited team gate never took effect in the running server")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

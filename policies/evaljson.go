@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
 
 // InputError says that an input document does not fit a decision point's
@@ -70,10 +72,38 @@ func decodeStrict(b []byte, v any) error {
 		if errors.As(err, &se) {
 			return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
 		}
+		if strings.Contains(err.Error(), "unknown field") {
+			var raw any
+			if json.Unmarshal(b, &raw) == nil {
+				if p := unknownField(reflect.TypeOf(v), raw, ""); p != "" {
+					return fmt.Errorf("unknown field %s: palace never sends it, so a policy cannot read it", p)
+				}
+			}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("field %s must be %s, got JSON %s", te.Field, jsonKind(te.Type), te.Value)
+		}
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("more than one JSON value: give one input document")
 	}
 	return nil
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }

@@ -2,16 +2,23 @@
 //
 // A decision point (gate, scope, lanes, mailbox) is a Rego package
 // `palace.<point>` with a `decision` rule (mailbox: a conftest-style `deny`
-// set), or a WASM module exporting a function named after the point. Sets of
-// policies load from three sources in order — the embedded defaults,
-// $PALACE_HOME/policies/ and <repo>/.palace/policies/ — and a later source's
-// package replaces an earlier one's whole. Every loaded set has a content
-// hash that lifecycle events record.
+// set). Sets of policies load from three sources in order — the embedded
+// defaults, $PALACE_HOME/policies/ and <repo>/.palace/policies/ — and a later
+// source's package replaces an earlier one's whole; the embedded defaults stay
+// importable as `palace.default.<point>`. Every loaded set has a content hash
+// that lifecycle events record. A Watcher keeps a long-running process's set
+// current as the files change. WASM policy modules (plugins) are not loaded
+// by this package yet: `.wasm` files in the sources are ignored.
+//
+// Each point is served by OPA ("rego") or, when the point's package is the
+// unmodified embedded default, by a Go implementation proven identical by
+// differential tests ("go"). Gate and mailbox fail closed; scope and lanes
+// fall back to the embedded default and say so. Outputs are shape-checked
+// strictly. README.md documents every input and output.
 //
 // This package is the only one that imports OPA. It knows nothing of the
-// store, of cards' lifecycle or of the CLI; callers pass JSON-shaped inputs in
-// and get typed outputs back. Gate evaluation fails closed: an error or a
-// malformed output is a deny whose reason names the policy.
+// store, of cards' lifecycle or of the CLI; callers pass typed inputs in and
+// get typed outputs back.
 package policies
 
 import (

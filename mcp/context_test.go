@@ -128,3 +128,36 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
 }
+
+func TestBriefIsTheHostsBrief(t *testing.T) {
+	e := newPalaceEnv(t)
+	seedPromoted(t, e.open(t, host.Human), "Open SQLite in WAL mode")
+	agent := e.open(t, host.Agent)
+	s := connect(t, agent)
+	want, err := agent.Brief(context.Background(), host.BriefRequest{Query: "sqlite", File: "store/store.go", Intents: []string{"debug"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.call(mcp.ToolBrief, map[string]any{"query": "sqlite", "file": "store/store.go", "intents": []string{"debug"}})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	gotJSON, _ := json.Marshal(res.StructuredContent)
+	wantJSON, _ := json.Marshal(want)
+	if !jsonEqual(t, gotJSON, wantJSON) {
+		t.Errorf("brief differs from host.Brief:\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+	if len(want.KeyFacts) != 1 {
+		t.Errorf("the brief has %d key facts, want the promoted card", len(want.KeyFacts))
+	}
+
+	// Neither the brief nor the pack, pasted back as JSON, is evidence.
+	pack := s.call(mcp.ToolContext, map[string]any{"query": "sqlite", "dry_run": true})
+	packJSON, _ := json.Marshal(pack.StructuredContent)
+	for what, content := range map[string]string{"a brief": text(res), "a context pack": string(packJSON)} {
+		got := s.fail(mcp.ToolRecord, map[string]any{"content": "palace said: " + content})
+		if !strings.HasPrefix(got, "palace: content is refused: it contains") || !strings.Contains(got, what) {
+			t.Errorf("recording %s as JSON: %s", what, got)
+		}
+	}
+}

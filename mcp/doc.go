@@ -9,9 +9,10 @@
 // into one host operation, so a tool gives the same answer as the CLI
 // command of the same name.
 //
-// mcp must not touch the store (no SQL), the policy engine (no Rego, no
-// WASM) or the terminal: it talks to host and host/mailbox only, and it
-// never writes anything but JSON-RPC to its output stream.
+// mcp must not touch the store (no SQL; it names store's value types that
+// host's requests carry, never its functions), the policy engine (no Rego,
+// no WASM) or the terminal: it calls host only, and it never writes
+// anything but JSON-RPC to its output stream.
 //
 // # Modes
 //

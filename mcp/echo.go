@@ -17,6 +17,8 @@ import (
 //     session): the pack's heading "# palace context" (or "# palace brief")
 //     with its preamble or an item line, or any rendered item line, which
 //     has a form nobody writes by hand: "— `kc_…` · worktree · cites …";
+//   - by the keys only a pack's or a brief's JSON has, for a structured
+//     result pasted back;
 //   - exactly, for text this server rendered: every item line of the last
 //     renderings is remembered, and content holding one of them is refused
 //     whatever the renderer's format becomes.
@@ -32,6 +34,16 @@ var (
 	// reference ("`kc_…` shu · field F · repo — `palace card show kc_…`").
 	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)")
 )
+
+// echoJSON are key sets that only a pack or a brief has, for one pasted as
+// the JSON of a tool's structured result.
+var echoJSON = []struct {
+	what string
+	keys []string
+}{
+	{"a context pack", []string{`"rendered"`, `"selection"`, `"memory_exists"`}},
+	{"a brief", []string{`"key_facts"`, `"next_actions"`, `"memory_exists"`}},
+}
 
 // rememberedRenderings bounds how many renderings the exact check keeps.
 const rememberedRenderings = 32
@@ -71,13 +83,29 @@ func (g *echoGuard) check(content string) error {
 	case echoItem.MatchString(content):
 		why = "it contains a card line of a context pack palace rendered: " + quoteLine(echoItem.FindString(content))
 	default:
-		why = g.exact(content)
+		why = jsonEcho(content)
+		if why == "" {
+			why = g.exact(content)
+		}
 	}
 	if why == "" {
 		return nil
 	}
 	return &host.Error{Kind: host.KindInvalid, Field: "content", Msg: fmt.Sprintf(
 		"content is refused: %s, and memory must not feed on its own echo; record what you observed or were told in your own words, and name the cards it concerns by id (in source_ref or tags)", why)}
+}
+
+func jsonEcho(content string) string {
+	for _, j := range echoJSON {
+		all := true
+		for _, k := range j.keys {
+			all = all && strings.Contains(content, k)
+		}
+		if all {
+			return "it contains " + j.what + " palace returned, as JSON"
+		}
+	}
+	return ""
 }
 
 func (g *echoGuard) exact(content string) string {

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,8 +18,8 @@ import (
 
 // The tool sets of DESIGN §8 and issue 8, sorted as tools/list orders them.
 var (
-	agentTools = []string{mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolGate, mcp.ToolRecord}
-	humanOnly  = []string{mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolRetire}
+	agentTools = []string{mcp.ToolBrief, mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolGate, mcp.ToolMailboxFile, mcp.ToolRecord}
+	humanOnly  = []string{mcp.ToolAuditAction, mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolRetire}
 )
 
 func TestToolsListByMode(t *testing.T) {
@@ -42,7 +43,7 @@ func TestToolsListByMode(t *testing.T) {
 
 func TestHumanToolsInAgentModeAreInvalidParams(t *testing.T) {
 	s := connect(t, newPalaceEnv(t).open(t, host.Agent))
-	for _, name := range append(slices.Clone(humanOnly), mcp.ToolAuditAction) {
+	for _, name := range humanOnly {
 		t.Run(name, func(t *testing.T) {
 			err := s.on(t).rpcError(name, map[string]any{"id": "kc_x", "reason": "r"})
 			if err.Code != jsonrpc.CodeInvalidParams {
@@ -309,5 +310,40 @@ func TestConcurrentCalls(t *testing.T) {
 	ev := s.ok(mcp.ToolCards, map[string]any{"action": "get", "id": card["id"]})
 	if ev["status"] != "candidate" {
 		t.Errorf("card after concurrent gates: %v", ev["status"])
+	}
+}
+
+func TestAuditActionThroughMCP(t *testing.T) {
+	e := newPalaceEnv(t)
+	s := connect(t, e.open(t, host.Human))
+	seen, fixed := s.record("seen"), s.record("verified")
+	card := s.ok(mcp.ToolDistill, map[string]any{"statement": "Run make lint before pushing", "tier": "shu", "supporting": []string{seen}, "verification": []string{fixed}})
+	id := card["id"].(string)
+	s.ok(mcp.ToolPromote, map[string]any{"id": id, "reason": "ok"})
+
+	res := s.ok(mcp.ToolAuditAction, map[string]any{"id": id, "action": "set_persistence", "value": "protected", "reason": "keeps biting us"})
+	if res["card"].(map[string]any)["persistence"] != "protected" || res["event"].(map[string]any)["type"] != "updated" {
+		t.Errorf("set_persistence: %v", res)
+	}
+	res = s.ok(mcp.ToolAuditAction, map[string]any{"id": id, "action": "rescope", "scope_paths": []string{"cmd/**"}})
+	if sc := res["card"].(map[string]any)["scope"].(map[string]any); fmt.Sprint(sc["paths"]) != "[cmd/**]" {
+		t.Errorf("rescope: scope %v", sc)
+	}
+	res = s.ok(mcp.ToolAuditAction, map[string]any{"id": id, "action": "rescope", "value": "none"})
+	if sc := res["card"].(map[string]any)["scope"].(map[string]any); len(sc["paths"].([]any)) != 0 {
+		t.Errorf("rescope none: scope %v", sc)
+	}
+	for args, want := range map[string]string{
+		`{"id": "` + id + `", "action": "polish"}`:                                `palace: action "polish" is not valid: use one of rescope, revoke, set_expiry, set_review_after, mark_foundational, prefer_compact, set_persistence, set_render_pref`,
+		`{"id": "` + id + `", "action": "revoke"}`:                                "palace: --reason is required to revoke: say why the card no longer holds",
+		`{"id": "` + id + `", "action": "set_persistence", "value": "protected"}`: "palace: card " + id + " already has",
+	} {
+		var a map[string]any
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.fail(mcp.ToolAuditAction, a); !strings.HasPrefix(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q…", args, got, want)
+		}
 	}
 }

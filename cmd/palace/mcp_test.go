@@ -118,6 +118,8 @@ func TestMCPErrorsMatchCLI(t *testing.T) {
 			human, "palace_promote", map[string]any{"id": card, "reason": "r"}, 1},
 		{"demote without counterexample", []string{"demote", card, "--reason", "r"}, nil,
 			human, "palace_demote", map[string]any{"id": card, "reason": "r"}, 2},
+		{"revoke without a reason", []string{"audit", "action", card, "--action", "revoke"}, nil,
+			human, "palace_audit_action", map[string]any{"id": card, "action": "revoke"}, 2},
 		{"publish a candidate", []string{"publish", card, "--to", "repo", "--reason", "r"}, nil,
 			human, "palace_publish", map[string]any{"id": card, "to": "repo", "reason": "r"}, 2},
 	} {

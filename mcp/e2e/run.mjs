@@ -11,7 +11,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, realpathSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -25,8 +26,8 @@ if (!process.argv[2] && !process.env.PALACE_BIN) {
   process.exit(2);
 }
 
-const AGENT_TOOLS = ['palace_cards', 'palace_context', 'palace_distill', 'palace_gate', 'palace_record'];
-const HUMAN_ONLY = ['palace_demote', 'palace_promote', 'palace_publish', 'palace_retire'];
+const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_gate', 'palace_mailbox_file', 'palace_record'];
+const HUMAN_ONLY = ['palace_audit_action', 'palace_demote', 'palace_promote', 'palace_publish', 'palace_retire'];
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'palace-mcp-e2e-')));
 const home = join(root, 'home');
@@ -114,7 +115,7 @@ test('PALACE_MODE=agent cannot be raised by --mode human', async () => {
 });
 
 test('palace_promote in agent mode is JSON-RPC error -32602', async () => {
-  for (const name of [...HUMAN_ONLY, 'palace_audit_action']) {
+  for (const name of HUMAN_ONLY) {
     await assert.rejects(
       agent.callTool({ name, arguments: { id: seededCard, reason: 'r' } }),
       (err) => {
@@ -160,6 +161,27 @@ test('palace_context returns the same pack as the CLI', async () => {
   assert.equal(text(res), cli.rendered);
   assert.equal(palace(args, { PALACE_MODE: 'agent' }), cli.rendered, 'text output is the rendered pack');
   assert.ok(cli.rendered.includes(seededCard), `the pack does not render ${seededCard}:\n${cli.rendered}`);
+});
+
+test('palace_brief returns the same brief as the CLI', async () => {
+  const cli = palaceJSON(['brief', 'sqlite', '--file', 'store/store.go', '--intent', 'debug'], { PALACE_MODE: 'agent' });
+  const res = await ok(agent, 'palace_brief', { query: 'sqlite', file: 'store/store.go', intents: ['debug'] });
+  assert.deepEqual(res.structuredContent, cli);
+  assert.equal(cli.key_facts[0].card_id, seededCard);
+});
+
+test('palace_mailbox_file appends a letter to the spool, and refuses a secret', async () => {
+  const res = await ok(agent, 'palace_mailbox_file', { class: 'tool_error', what: 'make lint needs staticcheck on PATH', tool: 'make lint' });
+  const lines = readFileSync(join(home, 'field-reports.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(lines.length, 1);
+  const letter = JSON.parse(lines[0]);
+  assert.equal(letter.what, 'make lint needs staticcheck on PATH');
+  assert.equal(letter.agent, 'agent');
+  assert.equal(res.structuredContent.id, createHash('sha256').update(lines[0]).digest('hex').slice(0, 12));
+  const refused = await agent.callTool({ name: 'palace_mailbox_file', arguments: { class: 'tool_error', what: 'login', snippet: 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' } });
+  assert.ok(refused.isError);
+  assert.match(text(refused), /^palace: letter refused, it contains a secret/);
+  assert.equal(readFileSync(join(home, 'field-reports.jsonl'), 'utf8').trim().split('\n').length, 1);
 });
 
 test('a rendered pack is never recorded back', async () => {

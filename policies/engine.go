@@ -83,6 +83,15 @@ func (s *Set) evalTerm(ctx context.Context, p Point, input ast.Value) (ast.Value
 	return v, nil
 }
 
+// fallback turns a failed evaluation into the embedded default's decision,
+// with Error and Fallback saying what failed.
+func (s *Set) fallback(p Point, err error) Decision {
+	d := Decision{Point: p, Source: SourceEmbedded, Hash: embeddedHash(p), SetHash: s.hash, Engine: EngineGo}
+	d.Error = err.Error()
+	d.Fallback = fmt.Sprintf("policy %s failed, the embedded default decided: %v", s.who(p), err)
+	return d
+}
+
 // who names the policy serving p for messages: "palace.gate (path/gate.rego)".
 func (s *Set) who(p Point) string {
 	if sv, ok := s.served[p]; ok && len(sv.Files) > 0 {

@@ -2,7 +2,6 @@ package policies
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -186,13 +185,4 @@ func decodeScope(v ast.Value, cards []ScopeCard) (ScopeOutput, error) {
 		out[c.ID] = res
 	}
 	return out, nil
-}
-
-// fallback turns a failed evaluation into the embedded default's decision,
-// with Error and Fallback saying what failed.
-func (s *Set) fallback(p Point, err error) Decision {
-	d := Decision{Point: p, Source: SourceEmbedded, Hash: embeddedHash(p), SetHash: s.hash, Engine: EngineGo}
-	d.Error = err.Error()
-	d.Fallback = fmt.Sprintf("policy %s failed, the embedded default decided: %v", s.who(p), err)
-	return d
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+)
+
+func init() { extraCommands = append(extraCommands, newHintsCmd) }
+
+func newHintsCmd(g *globals) *cobra.Command {
+	var language string
+	cmd := &cobra.Command{
+		Use:   "hints FILE...",
+		Short: "Show where authoritative cards' trigger patterns match in files",
+		Long: `Match the trigger patterns of the authoritative cards visible from here against
+each FILE and print one line per match, as the editor's inlay hints and
+diagnostics show them (the same implementation):
+
+  path:line:col: kc_… ‹tier› statement
+
+A card matches at most once per line; cards whose scope does not cover the
+file are left out. Lines longer than 64 KiB are skipped.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				set, err := h.CompileTriggers(ctx, nil)
+				if err != nil {
+					return err
+				}
+				var all []host.Hints
+				for _, f := range files {
+					text, err := os.ReadFile(f)
+					if err != nil {
+						return usageError{fmt.Sprintf("read %s: %v", f, err)}
+					}
+					res, err := h.Hints(ctx, set, host.HintsRequest{File: f, Text: string(text), Language: language})
+					if err != nil {
+						return err
+					}
+					res.File = f
+					all = append(all, res)
+				}
+				return g.output(map[string]any{"files": all}, func(w io.Writer) {
+					for _, res := range all {
+						for _, m := range res.Matches {
+							fmt.Fprintf(w, "%s:%d:%d: %s %s\n", res.File, m.Line, m.Col, m.Card.ID, m.Card.Label())
+						}
+					}
+					for _, inv := range set.Invalid() {
+						fmt.Fprintf(g.stderr, "palace: card %s: %s\n", inv.CardID, inv.Error)
+					}
+				})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&language, "language", "", "editor language id for the scope policy (default: from each file's extension)")
+	return cmd
+}

@@ -1,0 +1,56 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.lsp.dev/protocol"
+)
+
+func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
+	d, err := s.document(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	if !s.currentSettings().Hints.CodeLens {
+		return nil, nil
+	}
+	ws, err := s.workspaceFor(ctx, d.path)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	switch d.kind(ws.h.Home()) {
+	case kindSource:
+		lens, err := s.sourceLens(ctx, ws, d)
+		return lens, rpcError(err)
+	}
+	return nil, nil
+}
+
+// sourceLens is one lens on the first line — `palace · dao 1 · shu 2 · qi 3`,
+// the cards the context pack for this file renders, inline or as
+// references, by tier (dao = dao_tian + dao_ren) — whose command returns
+// the file's context pack.
+func (s *Server) sourceLens(ctx context.Context, ws *workspace, d *document) ([]protocol.CodeLens, error) {
+	pack, err := ws.pack(ctx, d.path, d.lang, s.currentSettings().Budget)
+	if err != nil {
+		return nil, err
+	}
+	g := groupPack(pack)
+	title := fmt.Sprintf("palace · dao %d · shu %d · qi %d", g.byTier["dao_tian"]+g.byTier["dao_ren"], g.byTier["shu"], g.byTier["qi"])
+	arg, _ := json.Marshal(map[string]string{"uri": string(d.uri)})
+	tip := fmt.Sprintf("The context pack for this file: %d inline, %s. Click to see it.", countInline(g), plural(g.refs, "reference"))
+	return []protocol.CodeLens{{
+		Range:   protocol.Range{Start: protocol.Position{}, End: d.lineEnd(0)},
+		Command: protocol.Command{Title: title, Tooltip: &tip, Command: cmdContext, Arguments: []protocol.LSPAny{arg}},
+	}}, nil
+}
+
+func countInline(g packView) int {
+	n := 0
+	for _, items := range g.inline {
+		n += len(items)
+	}
+	return n
+}

@@ -1,0 +1,316 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// handler serves one method. Notifications run in wire order on the read
+// loop (document changes must apply in order); calls release the read loop
+// (jsonrpc2.Async) unless inOrder, so a slow request never blocks typing.
+type handler struct {
+	notification bool
+	inOrder      bool
+	fn           func(s *Server, ctx context.Context, params jsonrpc2.RawMessage) (any, error)
+}
+
+// call adapts a typed request handler; params decode with the protocol's
+// union-aware decoder.
+func call[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
+	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+		var p P
+		if err := decodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		return fn(s, ctx, &p)
+	}}
+}
+
+// inOrder marks a call that must finish before the next message is read.
+func inOrder(h handler) handler {
+	h.inOrder = true
+	return h
+}
+
+// notification adapts a typed notification handler.
+func notification[P any](fn func(*Server, context.Context, *P)) handler {
+	return handler{notification: true, fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+		var p P
+		if err := decodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		fn(s, ctx, &p)
+		return nil, nil
+	}}
+}
+
+func decodeParams(raw jsonrpc2.RawMessage, p any) error {
+	if len(raw) == 0 {
+		raw = jsonrpc2.RawMessage("{}")
+	}
+	if err := protocol.Unmarshal(raw, p); err != nil {
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// methods is the server's method table. Each entry lives in the file named
+// after its feature.
+var methods = map[string]handler{
+	protocol.MethodInitialize:                         inOrder(call((*Server).initialize)),
+	protocol.MethodInitialized:                        notification((*Server).initialized),
+	protocol.MethodShutdown:                           inOrder(call((*Server).shutdown)),
+	protocol.MethodTextDocumentDidOpen:                notification((*Server).didOpen),
+	protocol.MethodTextDocumentDidChange:              notification((*Server).didChange),
+	protocol.MethodTextDocumentDidSave:                notification((*Server).didSave),
+	protocol.MethodTextDocumentDidClose:               notification((*Server).didClose),
+	protocol.MethodWorkspaceDidChangeConfiguration:    notification((*Server).didChangeConfiguration),
+	protocol.MethodWorkspaceDidChangeWorkspaceFolders: notification((*Server).didChangeWorkspaceFolders),
+	protocol.MethodTextDocumentHover:                  call((*Server).hover),
+	protocol.MethodTextDocumentCodeLens:               call((*Server).codeLens),
+	protocol.MethodTextDocumentInlayHint:              call((*Server).inlayHint),
+	protocol.MethodWorkspaceExecuteCommand:            call((*Server).executeCommand),
+	methodContext:                                     rawCall((*Server).palaceContext),
+	methodBrief:                                       rawCall((*Server).palaceBrief),
+}
+
+// rawCall adapts a handler of palace's own requests, whose params decode
+// with encoding/json into host's request types (the CLI's JSON names).
+func rawCall[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
+	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
+		var p P
+		if len(raw) > 0 && string(raw) != "null" {
+			if err := strictDecode(raw, &p); err != nil {
+				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
+			}
+		}
+		return fn(s, ctx, &p)
+	}}
+}
+
+// handle is the connection's handler: the lifecycle gate, the method table,
+// cancellation bookkeeping and panic recovery.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	isCall := req.IsCall()
+	if method == protocol.MethodExit {
+		s.exitOnce.Do(func() { close(s.exited) })
+		return nil, nil
+	}
+	h, known := methods[method]
+	if th, ok := s.testMethods[method]; ok {
+		h, known = th, true
+	}
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	switch {
+	case state == stateNew && method != protocol.MethodInitialize:
+		if isCall {
+			return nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize: the server is not initialized yet", method)
+		}
+		return nil, nil
+	case state == stateShutdown:
+		if isCall {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown: only exit is accepted now", method)
+		}
+		return nil, nil
+	case state == stateInitialized && method == protocol.MethodInitialize:
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent")
+	}
+	if !known || h.notification == isCall {
+		if isCall {
+			return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
+		}
+		if !strings.HasPrefix(method, "$/") {
+			s.log.Printf("ignoring unknown notification %s", method)
+		}
+		return nil, nil
+	}
+	// The request's own context is pooled by jsonrpc2 and recycled when the
+	// handler returns; a context derived from it (context.WithCancel starts
+	// a goroutine that may look at it later) would touch a recycled value.
+	// Handlers get a context of the connection's instead, and cancellation
+	// comes from our own table.
+	conn := jsonrpc2.DetachContext(ctx)
+	if !isCall {
+		// A notification's error would end the connection: log it instead.
+		if _, err := s.run(conn, method, h, req.Params()); err != nil {
+			s.logMessage(protocol.MessageTypeError, "%s: %v", method, err)
+		}
+		return nil, nil
+	}
+	id := req.ID()
+	cctx, cancel := context.WithCancel(conn)
+	s.cancels.add(id, cancel)
+	defer func() {
+		s.cancels.remove(id)
+		cancel()
+	}()
+	if !h.inOrder {
+		jsonrpc2.Async(ctx)
+		// Async cloned the request's method and params out of the frame
+		// buffer; the method read above still points into it.
+		method = req.Method()
+	}
+	res, err := s.run(cctx, method, h, req.Params())
+	if cctx.Err() != nil && conn.Err() == nil {
+		return nil, protocol.ErrRequestCancelled
+	}
+	return res, err
+}
+
+// run calls h, turning a panic into an InternalError and a logMessage.
+func (s *Server) run(ctx context.Context, method string, h handler, params jsonrpc2.RawMessage) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.reportPanic(method, r)
+			res, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "palace: %s failed: internal error (panic: %v); the server is still running", method, r)
+		}
+	}()
+	return h.fn(s, ctx, params)
+}
+
+func (s *Server) reportPanic(what string, r any) {
+	s.log.Printf("panic in %s: %v\n%s", what, r, debug.Stack())
+	if s.conn != nil {
+		s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{
+			Type:    protocol.MessageTypeError,
+			Message: fmt.Sprintf("palace: %s panicked: %v (recovered; please report it)", what, r),
+		})
+	}
+}
+
+// cancelTable maps in-flight call ids to their cancel functions. It is our
+// own bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
+// decoding fails the connection on ids it cannot parse.
+type cancelTable struct {
+	// mu guards m.
+	mu sync.Mutex
+	m  map[jsonrpc2.ID]context.CancelFunc
+}
+
+func (t *cancelTable) init() { t.m = map[jsonrpc2.ID]context.CancelFunc{} }
+
+func (t *cancelTable) add(id jsonrpc2.ID, c context.CancelFunc) {
+	t.mu.Lock()
+	t.m[id] = c
+	t.mu.Unlock()
+}
+
+func (t *cancelTable) remove(id jsonrpc2.ID) {
+	t.mu.Lock()
+	delete(t.m, id)
+	t.mu.Unlock()
+}
+
+// cancel cancels id; an id that is not in flight (done already) is ignored.
+func (t *cancelTable) cancel(id jsonrpc2.ID) bool {
+	t.mu.Lock()
+	c, ok := t.m[id]
+	t.mu.Unlock()
+	if ok {
+		c()
+	}
+	return ok
+}
+
+// canceller handles $/cancelRequest on the read loop, ahead of everything
+// queued after it, as a jsonrpc2.Preempter.
+type canceller struct{ s *Server }
+
+var _ jsonrpc2.Preempter = canceller{}
+
+func (c canceller) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.Method() != protocol.MethodCancelRequest {
+		return nil, jsonrpc2.ErrNotHandled
+	}
+	id, err := cancelID(req.Params())
+	if err != nil {
+		c.s.log.Printf("ignoring $/cancelRequest: %v", err)
+	} else {
+		c.s.cancels.cancel(id)
+	}
+	return struct{}{}, nil
+}
+
+// cancelID reads CancelParams.id: an integer (any JSON number form of one)
+// or a string.
+func cancelID(raw jsonrpc2.RawMessage) (jsonrpc2.ID, error) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return jsonrpc2.ID{}, fmt.Errorf("params: %w", err)
+	}
+	v := strings.TrimSpace(string(p.ID))
+	switch {
+	case v == "":
+		return jsonrpc2.ID{}, errors.New("no id")
+	case v[0] == '"':
+		var str string
+		if err := json.Unmarshal(p.ID, &str); err != nil {
+			return jsonrpc2.ID{}, fmt.Errorf("id %s: %w", v, err)
+		}
+		return jsonrpc2.NewStringID(str), nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return jsonrpc2.NewNumberID(n), nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f != float64(int64(f)) {
+		return jsonrpc2.ID{}, fmt.Errorf("id %s is neither an integer nor a string", v)
+	}
+	return jsonrpc2.NewNumberID(int64(f)), nil
+}
+
+// lspCodec marshals protocol payloads with the protocol's union-aware
+// encoder; jsonrpc2.RawMessage (palace's own results, encoded with
+// encoding/json exactly as the CLI prints them) passes through.
+type lspCodec struct{}
+
+var _ jsonrpc2.Codec = lspCodec{}
+
+func (lspCodec) Marshal(v any) ([]byte, error) {
+	if m, ok := v.(jsonrpc2.RawMessage); ok {
+		if m == nil {
+			return []byte("null"), nil
+		}
+		return m, nil
+	}
+	return protocol.Marshal(v)
+}
+
+func (lspCodec) Unmarshal(data []byte, v any) error {
+	if p, ok := v.(*jsonrpc2.RawMessage); ok {
+		*p = append(jsonrpc2.RawMessage(nil), data...)
+		return nil
+	}
+	return protocol.Unmarshal(data, v)
+}
+
+// jsonResult encodes v as the CLI's --format json would.
+func jsonResult(v any) (jsonrpc2.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "encode result: %v", err)
+	}
+	return b, nil
+}
+
+// strictDecode decodes JSON into v, refusing unknown fields so a typo in a
+// client's params is an error that names it.
+func strictDecode(raw []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

@@ -1,0 +1,207 @@
+package lsp
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf16"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// docKind says which palace feature a document gets.
+type docKind int
+
+const (
+	// kindSource is any file palace's knowledge may apply to: hover, code
+	// lens, inlay hints, trigger diagnostics.
+	kindSource docKind = iota
+	// kindBox is a mailbox box (.palace/inbox.jsonl or $PALACE_HOME/inbox.jsonl):
+	// mailbox check diagnostics.
+	kindBox
+	// kindPolicy is a .rego file under a policy source: compile diagnostics.
+	kindPolicy
+)
+
+// document is one immutable snapshot of an open buffer; a change makes a new
+// one, so readers never lock.
+type document struct {
+	uri     uri.URI
+	path    string
+	lang    string
+	version int32
+	text    string
+	// lines holds the byte offset of each line's start.
+	lines []int
+}
+
+func newDocument(u uri.URI, lang string, version int32, text string) *document {
+	d := &document{uri: u, path: fsPath(u), lang: lang, version: version, text: text}
+	d.lines = append(make([]int, 0, 64), 0)
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		d.lines = append(d.lines, i)
+	}
+	return d
+}
+
+// kind classifies the document by its path (home is the palace home).
+func (d *document) kind(home string) docKind {
+	return kindOfPath(d.path, home)
+}
+
+func kindOfPath(path, home string) docKind {
+	if path == "" {
+		return kindSource
+	}
+	base := filepath.Base(path)
+	dir := filepath.Dir(path)
+	switch {
+	case base == "inbox.jsonl" && (filepath.Base(dir) == ".palace" || (home != "" && dir == filepath.Clean(home))):
+		return kindBox
+	case strings.HasSuffix(base, ".rego") && underPolicies(path, home):
+		return kindPolicy
+	}
+	return kindSource
+}
+
+// underPolicies reports whether path is inside a .palace/policies folder or
+// $PALACE_HOME/policies.
+func underPolicies(path, home string) bool {
+	sep := string(filepath.Separator)
+	if strings.Contains(path, sep+".palace"+sep+"policies"+sep) {
+		return true
+	}
+	return home != "" && strings.HasPrefix(path, filepath.Join(home, "policies")+sep)
+}
+
+// line returns line i (0-based) without its line break.
+func (d *document) line(i int) string {
+	if i < 0 || i >= len(d.lines) {
+		return ""
+	}
+	end := len(d.text)
+	if i+1 < len(d.lines) {
+		end = d.lines[i+1] - 1
+	}
+	return strings.TrimSuffix(d.text[d.lines[i]:end], "\r")
+}
+
+// offset converts an LSP position (UTF-16 code units) to a byte offset,
+// clamped to the document as the LSP asks.
+func (d *document) offset(p protocol.Position) int {
+	if int(p.Line) >= len(d.lines) {
+		return len(d.text)
+	}
+	line := d.line(int(p.Line))
+	return d.lines[p.Line] + utf16ToByte(line, int(p.Character))
+}
+
+// position converts a 0-based line and byte column to an LSP position.
+func (d *document) position(line, byteCol int) protocol.Position {
+	return protocol.Position{Line: uint32(line), Character: uint32(byteToUTF16(d.line(line), byteCol))}
+}
+
+// lineEnd is the position at the end of line i.
+func (d *document) lineEnd(i int) protocol.Position {
+	l := d.line(i)
+	return protocol.Position{Line: uint32(i), Character: uint32(byteToUTF16(l, len(l)))}
+}
+
+// utf16ToByte returns the byte offset in s of UTF-16 offset u (clamped).
+func utf16ToByte(s string, u int) int {
+	n := 0
+	for i, r := range s {
+		if n >= u {
+			return i
+		}
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return len(s)
+}
+
+// byteToUTF16 returns the UTF-16 length of s[:b] (b clamped).
+func byteToUTF16(s string, b int) int {
+	if b > len(s) {
+		b = len(s)
+	}
+	n := 0
+	for _, r := range s[:b] {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// apply returns the document after one content change.
+func (d *document) apply(c protocol.TextDocumentContentChangeEvent, version int32) (*document, error) {
+	switch c := c.(type) {
+	case *protocol.TextDocumentContentChangeWholeDocument:
+		return newDocument(d.uri, d.lang, version, c.Text), nil
+	case *protocol.TextDocumentContentChangePartial:
+		start, end := d.offset(c.Range.Start), d.offset(c.Range.End)
+		if end < start {
+			return nil, fmt.Errorf("change range ends before it starts (%d:%d-%d:%d)",
+				c.Range.Start.Line, c.Range.Start.Character, c.Range.End.Line, c.Range.End.Character)
+		}
+		return newDocument(d.uri, d.lang, version, d.text[:start]+c.Text+d.text[end:]), nil
+	}
+	return nil, fmt.Errorf("unknown content change %T", c)
+}
+
+// documents are the open buffers by URI.
+type documents struct {
+	// mu guards m.
+	mu sync.RWMutex
+	m  map[uri.URI]*document
+}
+
+func (ds *documents) init() { ds.m = map[uri.URI]*document{} }
+
+func (ds *documents) get(u uri.URI) (*document, bool) {
+	ds.mu.RLock()
+	defer ds.mu.RUnlock()
+	d, ok := ds.m[u]
+	return d, ok
+}
+
+func (ds *documents) set(d *document) {
+	ds.mu.Lock()
+	ds.m[d.uri] = d
+	ds.mu.Unlock()
+}
+
+func (ds *documents) remove(u uri.URI) {
+	ds.mu.Lock()
+	delete(ds.m, u)
+	ds.mu.Unlock()
+}
+
+func (ds *documents) all() []*document {
+	ds.mu.RLock()
+	defer ds.mu.RUnlock()
+	out := make([]*document, 0, len(ds.m))
+	for _, d := range ds.m {
+		out = append(out, d)
+	}
+	return out
+}
+
+// document finds an open document for a request on it.
+func (s *Server) document(u uri.URI) (*document, error) {
+	d, ok := s.docs.get(u)
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not open: send textDocument/didOpen first", u)
+	}
+	return d, nil
+}

@@ -1,0 +1,220 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/palacehq/palace/host"
+)
+
+// The commands of workspace/executeCommand. Each takes one argument, an
+// object with the JSON names of the CLI flags (host's request types), plus
+// "uri" for the document it is about.
+const (
+	cmdContext = "palace.context"
+	cmdBrief   = "palace.brief"
+	cmdRecord  = "palace.record"
+	cmdDistill = "palace.distill"
+	cmdGate    = "palace.gate"
+	cmdPromote = "palace.promote"
+	cmdDemote  = "palace.demote"
+)
+
+// humanOnly are the commands agent mode neither advertises nor runs.
+var humanOnly = map[string]bool{cmdPromote: true, cmdDemote: true}
+
+// commandNames lists the commands advertised in mode m.
+func commandNames(m host.Mode) []string {
+	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate}
+	if m == host.Human {
+		out = append(out, cmdPromote, cmdDemote)
+	}
+	return out
+}
+
+func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (any, error) {
+	if humanOnly[p.Command] && s.mode() != host.Human {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is refused in agent mode: only a human may %s (the mode is fixed by --mode/%s=agent)",
+			p.Command, strings.TrimPrefix(p.Command, "palace."), host.ModeEnv)
+	}
+	var arg json.RawMessage
+	switch len(p.Arguments) {
+	case 0:
+	case 1:
+		arg = json.RawMessage(p.Arguments[0])
+	default:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object, got %d arguments", p.Command, len(p.Arguments))
+	}
+	decode := func(v any) error {
+		if len(arg) == 0 || string(arg) == "null" {
+			return nil
+		}
+		if err := strictDecode(arg, v); err != nil {
+			return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: %v", p.Command, err)
+		}
+		return nil
+	}
+	switch p.Command {
+	case cmdContext:
+		var a contextParams
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.palaceContext(ctx, &a)
+	case cmdBrief:
+		var a contextParams
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.palaceBrief(ctx, &a)
+	case cmdRecord:
+		var a recordParams
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.record(ctx, &a)
+	case cmdDistill:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			host.DistillRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Distill(ctx, a.DistillRequest) })
+	case cmdGate:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.GateRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Gate(ctx, a.ID, a.GateRequest) })
+	case cmdPromote:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.PromoteRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Promote(ctx, a.ID, a.PromoteRequest) })
+	case cmdDemote:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.DemoteRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Demote(ctx, a.ID, a.DemoteRequest) })
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.mode()), ", "))
+}
+
+// withHost runs fn on the host of the document u (or of the first
+// workspace folder) and returns its result as the CLI's JSON.
+func (s *Server) withHost(ctx context.Context, u uri.URI, fn func(*host.Host) (any, error)) (any, error) {
+	ws, err := s.commandWorkspace(ctx, u)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	res, err := fn(ws.h)
+	if err != nil {
+		// A gate denial still has an answer worth showing: send it as data.
+		return nil, rpcError(err)
+	}
+	// The change is ours: move the caches on now rather than at the next poll.
+	if _, err := ws.sync(ctx); err != nil {
+		s.log.Printf("sync after command: %v", err)
+	}
+	return jsonResult(res)
+}
+
+// commandWorkspace picks the workspace of u, else of the first folder, else
+// of the current directory.
+func (s *Server) commandWorkspace(ctx context.Context, u uri.URI) (*workspace, error) {
+	if path := fsPath(u); path != "" {
+		return s.workspaceFor(ctx, path)
+	}
+	s.mu.Lock()
+	var dir string
+	if len(s.folders) > 0 {
+		dir = s.folders[0]
+	}
+	s.mu.Unlock()
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("find a workspace: %w", err)
+		}
+	}
+	return s.workspaceAt(ctx, dir)
+}
+
+// recordParams is palace.record's argument: host.RecordRequest plus the
+// document and the selection to record as evidence.
+type recordParams struct {
+	URI   uri.URI         `json:"uri,omitempty"`
+	Range *protocol.Range `json:"range,omitempty"`
+	host.RecordRequest
+}
+
+// record records evidence: the given content, else the selection of the
+// open document (else its whole text), with a source_ref naming the file
+// and lines unless one is given.
+func (s *Server) record(ctx context.Context, a *recordParams) (any, error) {
+	req := a.RecordRequest
+	if req.Content == "" && a.URI != "" {
+		d, err := s.document(a.URI)
+		if err != nil {
+			return nil, err
+		}
+		first, last := 0, len(d.lines)-1
+		text := d.text
+		if a.Range != nil {
+			start, end := d.offset(a.Range.Start), d.offset(a.Range.End)
+			if end < start {
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "palace.record: the range ends before it starts")
+			}
+			text = d.text[start:end]
+			first, last = int(a.Range.Start.Line), int(a.Range.End.Line)
+			if a.Range.End.Character == 0 && last > first {
+				last--
+			}
+		}
+		req.Content = text
+		if req.SourceRef == "" {
+			req.SourceRef = fmt.Sprintf("%s:%d-%d", s.relPath(ctx, d.path), first+1, last+1)
+		}
+	}
+	return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Record(ctx, req) })
+}
+
+// relPath is path relative to its workspace's worktree, for source refs.
+func (s *Server) relPath(ctx context.Context, path string) string {
+	ws, err := s.workspaceFor(ctx, path)
+	if err != nil {
+		return path
+	}
+	root := ws.root
+	if loc := ws.h.Location(); loc.InGit {
+		root = loc.Worktree
+	}
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}

@@ -1,0 +1,91 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/host"
+)
+
+// maxHintLabel is the longest statement an inlay hint label shows (runes).
+const maxHintLabel = 60
+
+func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
+	d, err := s.document(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	if !s.currentSettings().Hints.InlayHints {
+		return nil, nil
+	}
+	ws, err := s.workspaceFor(ctx, d.path)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	switch d.kind(ws.h.Home()) {
+	case kindSource:
+		hints, err := s.sourceInlayHints(ctx, ws, d, p.Range)
+		return hints, rpcError(err)
+	}
+	return nil, nil
+}
+
+// sourceInlayHints puts `‹qi› statement` at the end of each line in r that a
+// card's trigger pattern matches; the tooltip has the full statement, the
+// citations and the card id.
+func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *document, r protocol.Range) ([]protocol.InlayHint, error) {
+	hints, err := ws.hints(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := []protocol.InlayHint{}
+	yes := true
+	for _, m := range hints.Matches {
+		line := m.Line - 1
+		if line < int(r.Start.Line) || line > int(r.End.Line) {
+			continue
+		}
+		c, err := ws.card(ctx, m.Card.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, protocol.InlayHint{
+			Position:    d.lineEnd(line),
+			Label:       protocol.String(shorten(m.Card.Label(), maxHintLabel)),
+			Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
+			PaddingLeft: &yes,
+		})
+	}
+	return out, nil
+}
+
+func hintTooltip(m host.TriggerMatch, c host.Card) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, c.Status, c.Anchor.Kind)
+	if len(c.Links) > 0 {
+		b.WriteString("Citations:\n")
+		for _, l := range c.Links {
+			fmt.Fprintf(&b, "- %s `%s`", l.Role, l.EvidenceID)
+			if l.SourceRef != "" {
+				fmt.Fprintf(&b, " — %s", mdText(l.SourceRef))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Card `%s` · trigger `%s`", c.ID, m.Pattern)
+	return b.String()
+}
+
+// shorten cuts s to n runes with an ellipsis.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

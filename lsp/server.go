@@ -1,0 +1,210 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/host"
+)
+
+// Options configure a Server. The zero value serves in human mode from the
+// default palace home.
+type Options struct {
+	// Mode is fixed for the server's life. Defaults to host.Human; callers
+	// resolve it with host.ResolveMode first. Settings cannot change it.
+	Mode host.Mode
+	// Home is the palace home. Defaults to host.DefaultHome(); the client's
+	// "home" setting overrides it.
+	Home string
+	// Actor names who acts in lifecycle commands. Defaults as host does.
+	Actor string
+	// Log receives the server's log lines. Defaults to io.Discard. It must
+	// not be stdout, which carries the protocol.
+	Log io.Writer
+	// PollInterval is how often each workspace's data_version is checked for
+	// changes by other processes. Defaults to 100ms.
+	PollInterval time.Duration
+	// Debounce is how long diagnostics wait after a change before they are
+	// recomputed. Defaults to 50ms.
+	Debounce time.Duration
+	// Version is reported as serverInfo.version.
+	Version string
+}
+
+// ErrExitWithoutShutdown is what Serve returns when the client sent exit
+// without shutdown first (or the stream ended without either): the LSP
+// says the process then exits 1.
+var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
+
+// lifecycle is where the session is: LSP's initialize → shutdown → exit.
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one LSP session. Create it with New and run it with Serve.
+type Server struct {
+	opts Options
+	log  *log.Logger
+	// testMethods lets tests add handlers (a panicking one, a blocking one).
+	testMethods map[string]handler
+
+	conn jsonrpc2.Conn
+	// exited is closed when the client sends exit.
+	exited   chan struct{}
+	exitOnce sync.Once
+	// bg is the session's context: background work ends with it.
+	bg     context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// refreshMu guards the client-refresh coalescing flags.
+	refreshMu    sync.Mutex
+	refreshing   bool
+	refreshAgain bool
+
+	cancels cancelTable
+	docs    documents
+	diags   diagnosticsQueue
+
+	// mu guards the session state below.
+	mu       sync.Mutex
+	state    lifecycle
+	caps     clientCaps
+	settings Settings
+	folders  []string
+	spaces   map[string]*workspace // by root
+}
+
+// New returns a server; it does nothing until Serve.
+func New(opts Options) *Server {
+	if opts.Mode == "" {
+		opts.Mode = host.Human
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 50 * time.Millisecond
+	}
+	s := &Server{
+		opts:     opts,
+		log:      log.New(opts.Log, "palace lsp: ", log.LstdFlags|log.Lmicroseconds),
+		exited:   make(chan struct{}),
+		spaces:   map[string]*workspace{},
+		settings: defaultSettings(),
+	}
+	s.docs.init()
+	s.cancels.init()
+	return s
+}
+
+// Serve runs the session over rwc (stdin/stdout for `palace lsp`) until the
+// client sends exit, the stream ends or ctx is done. It returns nil after
+// shutdown + exit, ErrExitWithoutShutdown when the session ended without
+// shutdown, and ctx's error when ctx ended it. Every goroutine it started
+// has ended when it returns.
+func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
+	s.bg, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+	stream, err := newTolerantStream(jsonrpc2.NewHeaderStream(rwc), func(err error) {
+		s.log.Printf("rejected a malformed frame: %v", err)
+	})
+	if err != nil {
+		return err
+	}
+	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(lspCodec{}), jsonrpc2.WithPreempter(canceller{s}))
+	s.diags.init(s)
+	s.conn.Go(s.bg, s.handle)
+
+	var result error
+	select {
+	case <-s.exited:
+	case <-s.conn.Done():
+	case <-ctx.Done():
+		result = ctx.Err()
+	}
+	s.cancel()
+	s.wg.Wait()
+	s.closeWorkspaces()
+	// Close drains in-flight handlers and closes the stream; a reader parked
+	// on a blocking stdin may never return, so do not wait for it forever.
+	closed := make(chan struct{})
+	go func() {
+		_ = s.conn.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		s.log.Printf("the connection did not close within 2s; leaving it")
+	}
+	if result != nil {
+		return result
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateShutdown {
+		return ErrExitWithoutShutdown
+	}
+	return nil
+}
+
+// go runs fn in the background until the session ends.
+func (s *Server) goBackground(fn func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.recoverBackground()
+		fn(s.bg)
+	}()
+}
+
+func (s *Server) recoverBackground() {
+	if r := recover(); r != nil {
+		s.reportPanic("background work", r)
+	}
+}
+
+// notify sends a notification, logging a failure (the session may be ending).
+func (s *Server) notify(method string, params any) {
+	if err := s.conn.Notify(s.bg, method, params); err != nil && s.bg.Err() == nil {
+		s.log.Printf("notify %s: %v", method, err)
+	}
+}
+
+// logMessage sends window/logMessage and writes the log.
+func (s *Server) logMessage(typ protocol.MessageType, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.log.Print(msg)
+	s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: "palace: " + msg})
+}
+
+// mode is the session's fixed mode.
+func (s *Server) mode() host.Mode { return s.opts.Mode }
+
+func (s *Server) currentSettings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+func (s *Server) clientCapabilities() clientCaps {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}

@@ -1,0 +1,95 @@
+package lsp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Settings are what a client may configure, through initializationOptions
+// and workspace/didChangeConfiguration, either bare or under a "palace" key
+// (VS Code sends its settings section that way):
+//
+//	{"home": "~/.palace", "budget": 6000,
+//	 "hints": {"hover": true, "codeLens": true, "inlayHints": true, "diagnostics": true}}
+//
+// A field left out keeps its current value. The mode is not a setting: it
+// is fixed when the process starts (--mode, PALACE_MODE).
+type Settings struct {
+	// Home is the palace home. Defaults to the server's (--home,
+	// $PALACE_HOME, ~/.palace). Changing it reopens every workspace.
+	Home string `json:"home,omitempty"`
+	// Budget is the context pack budget in characters for hover, code lens
+	// and palace.context. Defaults to host.DefaultBudget (0).
+	Budget int `json:"budget,omitempty"`
+	// Hints switches each face on or off. All default to on.
+	Hints HintSettings `json:"hints"`
+}
+
+// HintSettings switch the faces of the server.
+type HintSettings struct {
+	Hover       bool `json:"hover"`
+	CodeLens    bool `json:"codeLens"`
+	InlayHints  bool `json:"inlayHints"`
+	Diagnostics bool `json:"diagnostics"`
+}
+
+func defaultSettings() Settings {
+	return Settings{Hints: HintSettings{Hover: true, CodeLens: true, InlayHints: true, Diagnostics: true}}
+}
+
+// settingsPatch is Settings with every field optional.
+type settingsPatch struct {
+	Home   *string `json:"home"`
+	Budget *int    `json:"budget"`
+	Hints  *struct {
+		Hover       *bool `json:"hover"`
+		CodeLens    *bool `json:"codeLens"`
+		InlayHints  *bool `json:"inlayHints"`
+		Diagnostics *bool `json:"diagnostics"`
+	} `json:"hints"`
+	Mode *string `json:"mode"`
+	// Palace is the same object nested under "palace".
+	Palace *json.RawMessage `json:"palace"`
+}
+
+// applySettings returns cur with the patch in raw applied. Unknown keys are
+// ignored (clients send whole sections); a wrongly typed value is an error
+// naming it. notes lists what the caller should tell the user.
+func applySettings(cur Settings, raw []byte) (next Settings, notes []string, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return cur, nil, nil
+	}
+	var p settingsPatch
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return cur, nil, fmt.Errorf("read palace settings: %w", err)
+	}
+	if p.Palace != nil {
+		return applySettings(cur, *p.Palace)
+	}
+	next = cur
+	if p.Home != nil {
+		next.Home = *p.Home
+	}
+	if p.Budget != nil {
+		if *p.Budget < 0 {
+			return cur, nil, fmt.Errorf("read palace settings: budget %d is negative: use a size in characters, or 0 for the default", *p.Budget)
+		}
+		next.Budget = *p.Budget
+	}
+	if h := p.Hints; h != nil {
+		for _, f := range []struct {
+			v   *bool
+			dst *bool
+		}{{h.Hover, &next.Hints.Hover}, {h.CodeLens, &next.Hints.CodeLens}, {h.InlayHints, &next.Hints.InlayHints}, {h.Diagnostics, &next.Hints.Diagnostics}} {
+			if f.v != nil {
+				*f.dst = *f.v
+			}
+		}
+	}
+	if p.Mode != nil {
+		notes = append(notes, fmt.Sprintf("the mode setting %q is ignored: the mode is fixed when palace lsp starts (--mode or PALACE_MODE)", *p.Mode))
+	}
+	return next, notes, nil
+}

@@ -1,0 +1,55 @@
+package lsp
+
+import (
+	"context"
+
+	"go.lsp.dev/protocol"
+)
+
+func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) {
+	td := p.TextDocument
+	s.docs.set(newDocument(td.URI, string(td.LanguageID), td.Version, td.Text))
+	s.diags.schedule(td.URI)
+}
+
+func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumentParams) {
+	d, err := s.document(p.TextDocument.URI)
+	if err != nil {
+		s.log.Printf("didChange: %v", err)
+		return
+	}
+	for _, c := range p.ContentChanges {
+		if d, err = d.apply(c, p.TextDocument.Version); err != nil {
+			s.logMessage(protocol.MessageTypeError, "didChange %s: %v; close and reopen the file to resynchronize", p.TextDocument.URI, err)
+			return
+		}
+	}
+	s.docs.set(d)
+	s.diags.schedule(d.uri)
+}
+
+func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) {
+	// Boxes and buffers are checked on every change already; a save of a
+	// policy file reaches the policies watcher through the file system.
+	s.diags.schedule(p.TextDocument.URI)
+}
+
+func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) {
+	u := p.TextDocument.URI
+	d, ok := s.docs.get(u)
+	s.docs.remove(u)
+	if !ok {
+		return
+	}
+	ws, err := s.workspaceFor(ctx, d.path)
+	if err != nil {
+		return
+	}
+	switch d.kind(ws.h.Home()) {
+	case kindSource:
+		s.diags.clear(u)
+	case kindBox:
+		// The box on disk still has its findings.
+		s.diags.schedule(u)
+	}
+}

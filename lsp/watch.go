@@ -1,0 +1,136 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/policies"
+)
+
+// start runs the workspace's watchers until it closes or the session ends:
+// the data_version poll (changes by any process), the policies watcher
+// (reload and swap, located errors) and fsnotify on .palace/ (the box).
+func (ws *workspace) start() {
+	ctx, cancel := context.WithCancel(ws.s.bg)
+	ws.stop = cancel
+	ws.run(ctx, ws.poll)
+	ws.run(ctx, ws.watchPolicies)
+	ws.run(ctx, ws.watchBox)
+}
+
+func (ws *workspace) run(ctx context.Context, fn func(context.Context)) {
+	ws.done.Add(1)
+	go func() {
+		defer ws.done.Done()
+		defer ws.s.recoverBackground()
+		fn(ctx)
+	}()
+}
+
+// poll notices commits by other processes: one PRAGMA data_version per tick.
+func (ws *workspace) poll(ctx context.Context) {
+	t := time.NewTicker(ws.s.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := ws.sync(ctx); err != nil && ctx.Err() == nil {
+				ws.s.log.Printf("poll %s: %v", ws.root, err)
+			}
+		}
+	}
+}
+
+// watchPolicies keeps the host's policy set current with the policies
+// watcher: a good set is swapped in (and the caches move on); a bad one
+// leaves the old set serving and its located errors become diagnostics.
+func (ws *workspace) watchPolicies(ctx context.Context) {
+	w, err := policies.Watch(ctx, ws.h.PolicySources(), policies.WatchOptions{}, func(set *policies.Set, err error) {
+		ws.policyChanged(set, err)
+	})
+	if err != nil {
+		ws.s.logMessage(protocol.MessageTypeError, "watch policies of %s: %v (policy changes need a restart)", ws.root, err)
+		return
+	}
+	<-w.Done()
+}
+
+func (ws *workspace) policyChanged(set *policies.Set, err error) {
+	byFile := map[string][]policyError{}
+	if err == nil && set != nil {
+		ws.h.SetPolicies(set)
+	} else if err != nil {
+		var es policies.Errors
+		if !errors.As(err, &es) {
+			es = policies.Errors{{Code: "load_error", Message: err.Error()}}
+		}
+		for _, e := range es {
+			f := e.File
+			if f != "" && !filepath.IsAbs(f) {
+				f = filepath.Join(ws.root, f)
+			}
+			byFile[f] = append(byFile[f], policyError{Code: e.Code, Line: e.Line, Col: e.Col, Message: e.Message})
+		}
+		ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load, the last good set keeps serving: %v", ws.root, err)
+	}
+	ws.mu.Lock()
+	old := ws.policyErrs
+	ws.policyErrs = byFile
+	ws.mu.Unlock()
+	ws.s.publishPolicyErrors(old, byFile)
+	if err == nil {
+		ws.invalidate()
+	}
+}
+
+// watchBox re-checks the repository's box when it changes on disk (a
+// commit, `palace mailbox distribute`, another editor).
+func (ws *workspace) watchBox(ctx context.Context) {
+	loc := ws.h.Location()
+	if !loc.InGit {
+		return
+	}
+	dotPalace := filepath.Join(loc.Worktree, ".palace")
+	box := filepath.Join(dotPalace, "inbox.jsonl")
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		ws.s.log.Printf("watch %s: %v", dotPalace, err)
+		return
+	}
+	defer fsw.Close()
+	// Watch the worktree too, to see .palace/ appear.
+	_ = fsw.Add(loc.Worktree)
+	watching := fsw.Add(dotPalace) == nil
+	ws.s.diags.scheduleBox(box)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return
+			}
+			switch filepath.Clean(ev.Name) {
+			case dotPalace:
+				if !watching && ev.Has(fsnotify.Create) {
+					watching = fsw.Add(dotPalace) == nil
+					ws.s.diags.scheduleBox(box)
+				}
+			case box:
+				ws.s.diags.scheduleBox(box)
+			}
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return
+			}
+			ws.s.log.Printf("watch %s: %v", dotPalace, err)
+		}
+	}
+}

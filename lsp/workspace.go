@@ -1,0 +1,397 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/palacehq/palace/host"
+)
+
+// workspace is one host — a palace bound to a directory's anchors — with
+// the caches that keep hover, code lens and inlay hints within a few
+// milliseconds. Every cache is keyed by a generation that moves when the
+// database changes (data_version, any process) or the policy set is
+// swapped; nothing cached outlives its generation.
+type workspace struct {
+	s     *Server
+	root  string
+	h     *host.Host
+	probe *host.ChangeProbe
+	// stop ends the workspace's watchers; done closes when they have.
+	stop context.CancelFunc
+	done sync.WaitGroup
+
+	// compileMu serializes trigger compilation (one compile per generation).
+	compileMu sync.Mutex
+
+	// mu guards the generation and the caches below.
+	mu         sync.Mutex
+	version    int64
+	gen        uint64
+	triggers   *host.TriggerSet
+	triggerGen uint64
+	packs      map[packKey]*host.Pack
+	cards      map[string]host.Card
+	hintCache  map[uri.URI]hintsEntry
+	// policyErrs are the located errors of the last policy reload that
+	// failed, by file; nil after a good one.
+	policyErrs map[string][]policyError
+}
+
+type packKey struct {
+	file, lang string
+	budget     int
+}
+
+type hintsEntry struct {
+	version int32
+	gen     uint64
+	hints   host.Hints
+}
+
+// policyError is one located policy problem as diagnostics show it.
+type policyError struct {
+	Code    string
+	Line    int
+	Col     int
+	Message string
+}
+
+// workspaceFor returns the workspace a document belongs to: the innermost
+// workspace folder holding it, else one opened at the document's directory
+// (and shared with every document of the same checkout).
+func (s *Server) workspaceFor(ctx context.Context, path string) (*workspace, error) {
+	s.mu.Lock()
+	best := ""
+	for _, f := range s.folders {
+		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
+			best = f
+		}
+	}
+	s.mu.Unlock()
+	if best == "" {
+		best = filepath.Dir(path)
+		if path == "" {
+			var err error
+			if best, err = os.Getwd(); err != nil {
+				return nil, fmt.Errorf("find a directory for the document: %w", err)
+			}
+		}
+	}
+	return s.workspaceAt(ctx, best)
+}
+
+// workspaceAt returns the workspace of dir, opening it on first use.
+func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error) {
+	s.mu.Lock()
+	if ws, ok := s.spaces[dir]; ok {
+		s.mu.Unlock()
+		return ws, nil
+	}
+	home := s.settings.Home
+	s.mu.Unlock()
+	if home == "" {
+		home = s.opts.Home
+	}
+	if strings.HasPrefix(home, "~/") {
+		if u, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(u, home[2:])
+		}
+	}
+	h, err := host.Open(ctx, host.Options{Home: home, Cwd: dir, Mode: s.mode(), Actor: s.opts.Actor})
+	if err != nil {
+		return nil, err
+	}
+	probe, err := h.NewChangeProbe(ctx)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	version, err := probe.Version(ctx)
+	if err != nil {
+		probe.Close()
+		h.Close()
+		return nil, err
+	}
+	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version}
+	ws.reset()
+
+	s.mu.Lock()
+	// Another request may have opened it meanwhile; keep the first, and
+	// share a host between folders of the same checkout.
+	if other, ok := s.spaces[dir]; ok {
+		s.mu.Unlock()
+		probe.Close()
+		h.Close()
+		return other, nil
+	}
+	for _, other := range s.spaces {
+		if loc := other.h.Location(); loc.InGit && loc.Worktree == h.Location().Worktree && other.h.Home() == h.Home() {
+			s.spaces[dir] = other
+			s.mu.Unlock()
+			probe.Close()
+			h.Close()
+			return other, nil
+		}
+	}
+	s.spaces[dir] = ws
+	s.mu.Unlock()
+	ws.start()
+	return ws, nil
+}
+
+// closeWorkspaces closes every workspace (the home changed, or the session
+// ends); they reopen on next use.
+func (s *Server) closeWorkspaces() {
+	s.mu.Lock()
+	spaces := s.spaces
+	s.spaces = map[string]*workspace{}
+	s.mu.Unlock()
+	seen := map[*workspace]bool{}
+	for _, ws := range spaces {
+		if !seen[ws] {
+			seen[ws] = true
+			ws.close()
+		}
+	}
+}
+
+func (ws *workspace) close() {
+	if ws.stop != nil {
+		ws.stop()
+	}
+	ws.done.Wait()
+	ws.probe.Close()
+	ws.h.Close()
+}
+
+// reset drops every cache and moves to a new generation. Callers hold mu
+// (or own ws exclusively).
+func (ws *workspace) reset() {
+	ws.gen++
+	ws.packs = map[packKey]*host.Pack{}
+	ws.cards = map[string]host.Card{}
+	ws.hintCache = map[uri.URI]hintsEntry{}
+}
+
+// fresh checks the database's data_version and, when another connection
+// committed since the last look, starts a new generation. It reports the
+// current generation and whether it just moved.
+func (ws *workspace) fresh(ctx context.Context) (uint64, bool, error) {
+	v, err := ws.probe.Version(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if v == ws.version {
+		return ws.gen, false, nil
+	}
+	ws.version = v
+	ws.reset()
+	return ws.gen, true, nil
+}
+
+// sync brings the caches up to date and, when they moved, lets every open
+// document know (diagnostics, code lens and inlay hint refresh).
+func (ws *workspace) sync(ctx context.Context) (uint64, error) {
+	gen, moved, err := ws.fresh(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if moved {
+		ws.s.changed(ws)
+	}
+	return gen, nil
+}
+
+// triggerSet returns the compiled trigger patterns of this generation.
+func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, error) {
+	gen, err := ws.sync(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	ws.mu.Lock()
+	set, setGen := ws.triggers, ws.triggerGen
+	ws.mu.Unlock()
+	if set != nil && setGen == gen {
+		return set, gen, nil
+	}
+	ws.compileMu.Lock()
+	defer ws.compileMu.Unlock()
+	ws.mu.Lock()
+	set, setGen, gen = ws.triggers, ws.triggerGen, ws.gen
+	ws.mu.Unlock()
+	if set != nil && setGen == gen {
+		return set, gen, nil
+	}
+	next, err := ws.h.CompileTriggers(ctx, set)
+	if err != nil {
+		return nil, 0, err
+	}
+	ws.mu.Lock()
+	if ws.gen == gen {
+		ws.triggers, ws.triggerGen = next, gen
+	}
+	ws.mu.Unlock()
+	return next, gen, nil
+}
+
+// hints returns the trigger matches of d, computed once per document
+// version and generation.
+func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error) {
+	set, gen, err := ws.triggerSet(ctx)
+	if err != nil {
+		return host.Hints{}, err
+	}
+	ws.mu.Lock()
+	e, ok := ws.hintCache[d.uri]
+	ws.mu.Unlock()
+	if ok && e.version == d.version && e.gen == gen {
+		return e.hints, nil
+	}
+	res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang})
+	if err != nil {
+		return host.Hints{}, err
+	}
+	ws.mu.Lock()
+	if ws.gen == gen {
+		ws.hintCache[d.uri] = hintsEntry{version: d.version, gen: gen, hints: res}
+	}
+	ws.mu.Unlock()
+	return res, nil
+}
+
+// pack returns the dry-run context pack for a file: what applies to it by
+// the scope and lanes policies. Dry run, so looking writes nothing (and a
+// look never moves the data_version it is cached under).
+func (ws *workspace) pack(ctx context.Context, file, lang string, budget int) (*host.Pack, error) {
+	gen, err := ws.sync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := packKey{file, lang, budget}
+	ws.mu.Lock()
+	p, ok := ws.packs[k]
+	ws.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	pk, err := ws.h.Context(ctx, host.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+	if err != nil {
+		return nil, err
+	}
+	ws.mu.Lock()
+	if ws.gen == gen {
+		ws.packs[k] = &pk
+	}
+	ws.mu.Unlock()
+	return &pk, nil
+}
+
+// card returns one card with its links and counts, cached per generation.
+func (ws *workspace) card(ctx context.Context, id string) (host.Card, error) {
+	gen, err := ws.sync(ctx)
+	if err != nil {
+		return host.Card{}, err
+	}
+	ws.mu.Lock()
+	c, ok := ws.cards[id]
+	ws.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err = ws.h.ShowCard(ctx, id)
+	if err != nil {
+		return host.Card{}, err
+	}
+	ws.mu.Lock()
+	if ws.gen == gen {
+		ws.cards[id] = c
+	}
+	ws.mu.Unlock()
+	return c, nil
+}
+
+// invalidate starts a new generation (after a policy swap) and tells the
+// open documents.
+func (ws *workspace) invalidate() {
+	ws.mu.Lock()
+	ws.reset()
+	ws.mu.Unlock()
+	ws.s.changed(ws)
+}
+
+// owns reports whether the workspace serves path.
+func (ws *workspace) owns(path string) bool {
+	return path == ws.root || strings.HasPrefix(path, ws.root+string(filepath.Separator))
+}
+
+// changed reacts to new data or policies in ws: recompute the diagnostics of
+// its open documents and ask the client to refresh lenses and hints.
+func (s *Server) changed(ws *workspace) {
+	for _, d := range s.docs.all() {
+		if ws.owns(d.path) {
+			s.diags.schedule(d.uri)
+		}
+	}
+	s.refreshClient()
+}
+
+// refreshAll recomputes everything (settings or folders changed).
+func (s *Server) refreshAll() {
+	for _, d := range s.docs.all() {
+		s.diags.schedule(d.uri)
+	}
+	s.refreshClient()
+}
+
+// refreshClient asks the client to pull code lenses and inlay hints again,
+// where it supports that (workspace/codeLens/refresh, workspace/inlayHint/refresh).
+// Bursts coalesce: one refresh is in flight at a time, and a change during
+// it sends one more.
+func (s *Server) refreshClient() {
+	caps := s.clientCapabilities()
+	if !caps.codeLensRefresh && !caps.inlayHintRefresh {
+		return
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.refreshing {
+		s.refreshAgain = true
+		return
+	}
+	s.refreshing = true
+	s.goBackground(func(ctx context.Context) {
+		for {
+			for _, r := range []struct {
+				on     bool
+				method string
+			}{{caps.codeLensRefresh, protocol.MethodWorkspaceCodeLensRefresh}, {caps.inlayHintRefresh, protocol.MethodWorkspaceInlayHintRefresh}} {
+				if !r.on {
+					continue
+				}
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				if _, err := s.conn.Call(cctx, r.method, nil, nil); err != nil && ctx.Err() == nil {
+					s.log.Printf("%s: %v", r.method, err)
+				}
+				cancel()
+			}
+			s.refreshMu.Lock()
+			again := s.refreshAgain && ctx.Err() == nil
+			s.refreshAgain, s.refreshing = false, again
+			s.refreshMu.Unlock()
+			if !again {
+				return
+			}
+		}
+	})
+}

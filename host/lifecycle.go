@@ -76,6 +76,7 @@ func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Lin
 		Card: policies.GateCard{
 			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
 			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: c.Persistence,
+			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		},
 		Counts: policies.RoleCounts{
 			Supporting: counts["supporting"], Verification: counts["verification"],

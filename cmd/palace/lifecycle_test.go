@@ -263,3 +263,30 @@ func TestTeamGatePolicy(t *testing.T) {
 	id2 := e.distill("Default policy decides again", "qi", "--supporting", ev[0], "--verification", ev[1])
 	e.ok("gate", id2)
 }
+
+// TestExampleTeamGateSeesScope adopts examples/team-policies and checks its
+// store/** rule sees the card's scope paths through the gate input.
+func TestExampleTeamGateSeesScope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := filepath.Join(e.dir, ".palace", "policies")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "team-policies", "gate.rego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gate.rego"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.evidence(3, "general")
+	scoped := e.distill("Store code closes rows", "qi", "--supporting", ev[0], "--verification", ev[1], "--scope-path", "store/**")
+	plain := e.distill("Handlers log request ids", "qi", "--supporting", ev[0], "--verification", ev[1], "--scope-path", "api/**")
+	r := e.run("gate", scoped)
+	wantCode(t, r, 1)
+	if !strings.Contains(r.stdout, "store: qi cards about store/** need 2 verification refs, have 1") {
+		t.Fatalf("team rule did not see the scope: %s", r.stdout)
+	}
+	e.ok("gate", plain)
+}

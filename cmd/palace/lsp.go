@@ -48,7 +48,7 @@ exit, 1 when the client exits without shutdown.`,
 				logw = f
 			}
 			srv := lsp.New(lsp.Options{Mode: mode, Home: g.home, Log: logw, Version: palaceVersion()})
-			err = srv.Serve(cmd.Context(), stdioConn{r: g.stdin, w: g.stdout})
+			err = srv.Serve(cmd.Context(), stdioConn{r: pollableStdin(g.stdin), w: g.stdout})
 			switch {
 			case err == nil:
 				return nil

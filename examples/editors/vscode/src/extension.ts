@@ -1,0 +1,149 @@
+// palace for VS Code: runs `palace lsp` and shows what it says — hover,
+// the code lens above the first line, inlay hints and diagnostics come
+// through the language client; the commands below add the context pack,
+// the brief and "record the selection as evidence".
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandSignature,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from 'vscode-languageclient/node';
+
+let client: LanguageClient | undefined;
+
+interface Pack {
+  rendered?: string;
+}
+
+/** settings are what palace lsp reads from initializationOptions and
+ * workspace/didChangeConfiguration. */
+function settings(): object {
+  const c = vscode.workspace.getConfiguration('palace');
+  return {
+    home: c.get<string>('home') || undefined,
+    budget: c.get<number>('budget') || undefined,
+    hints: {
+      hover: c.get<boolean>('hints.hover', true),
+      codeLens: c.get<boolean>('hints.codeLens', true),
+      inlayHints: c.get<boolean>('hints.inlayHints', true),
+      diagnostics: c.get<boolean>('hints.diagnostics', true),
+    },
+  };
+}
+
+function newClient(): LanguageClient {
+  const c = vscode.workspace.getConfiguration('palace');
+  const args = ['lsp', '--mode', c.get<string>('mode', 'human')];
+  // TransportKind.stdio makes the client add --stdio, which palace accepts.
+  const server: ServerOptions = {
+    command: c.get<string>('path', 'palace'),
+    args,
+    transport: TransportKind.stdio,
+  };
+  const options: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }],
+    initializationOptions: settings(),
+    synchronize: { configurationSection: 'palace' },
+    outputChannelName: 'palace',
+    middleware: {
+      // The code lens runs palace.context; show the pack it returns.
+      executeCommand: async (command: string, args: unknown[], next: ExecuteCommandSignature) => {
+        const result = await next(command, args);
+        if (command === 'palace.context' || command === 'palace.brief') {
+          await showMarkdown((result as Pack | undefined)?.rendered ?? JSON.stringify(result, null, 2));
+        }
+        return result;
+      },
+    },
+  };
+  return new LanguageClient('palace', 'palace', server, options);
+}
+
+async function showMarkdown(text: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: text });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+}
+
+/** palaceRequest sends palace/context or palace/brief for the active file. */
+async function palaceRequest(method: 'palace/context' | 'palace/brief'): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!client || !editor) {
+    void vscode.window.showWarningMessage('palace: open a file first');
+    return;
+  }
+  const query = await vscode.window.showInputBox({ prompt: 'Query (optional)', placeHolder: 'e.g. sqlite lock timeout' });
+  try {
+    const pack = await client.sendRequest<Pack>(method, {
+      uri: editor.document.uri.toString(),
+      query: query || undefined,
+    });
+    await showMarkdown(pack.rendered ?? JSON.stringify(pack, null, 2));
+  } catch (err) {
+    void vscode.window.showErrorMessage(`palace: ${(err as Error).message}`);
+  }
+}
+
+async function recordSelection(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!client || !editor) {
+    return;
+  }
+  const field = await vscode.window.showInputBox({ prompt: 'Field (optional)', placeHolder: 'general' });
+  const sel = editor.selection;
+  try {
+    const ev = await client.sendRequest<{ id: string }>('workspace/executeCommand', {
+      command: 'palace.record',
+      arguments: [
+        {
+          uri: editor.document.uri.toString(),
+          range: sel.isEmpty ? undefined : client.code2ProtocolConverter.asRange(sel),
+          field: field || undefined,
+        },
+      ],
+    });
+    void vscode.window.showInformationMessage(`palace: recorded ${ev.id}`);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`palace: ${(err as Error).message}`);
+  }
+}
+
+async function start(): Promise<void> {
+  client = newClient();
+  await client.start();
+}
+
+async function restart(): Promise<void> {
+  if (client) {
+    await client.stop();
+  }
+  await start();
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('palace.showContext', () => palaceRequest('palace/context')),
+    vscode.commands.registerCommand('palace.showBrief', () => palaceRequest('palace/brief')),
+    vscode.commands.registerCommand('palace.recordSelection', recordSelection),
+    vscode.commands.registerCommand('palace.restart', restart),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      // The binary and the mode are fixed per process: restart for them.
+      // Everything else reaches the server as didChangeConfiguration.
+      if (e.affectsConfiguration('palace.path') || e.affectsConfiguration('palace.mode')) {
+        void restart();
+      }
+    }),
+  );
+  try {
+    await start();
+  } catch (err) {
+    void vscode.window.showErrorMessage(`palace: could not start \`palace lsp\`: ${(err as Error).message}. Set palace.path.`);
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  if (client) {
+    await client.stop();
+  }
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/mailbox"
 )
 
@@ -194,11 +194,12 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 	return out, nil
 }
 
-// boxDiagnostics runs the mailbox check — the one implementation of
-// `palace mailbox check` — on a box's bytes.
+// boxDiagnostics runs the mailbox check — the engine of `palace mailbox
+// check`, with the team's deny rules and history against HEAD — on a box's
+// bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	opts := mailbox.CheckOptions{Global: filepath.Dir(d.path) == filepath.Clean(ws.h.Home())}
-	findings := mailbox.Check(ctx, d.path, []byte(d.text), opts)
+	base := ws.committedBox(ctx, d.path)
+	findings := ws.h.CheckBox(ctx, host.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
 	out := make([]protocol.Diagnostic, 0, len(findings))
 	for _, f := range findings {
 		sev := protocol.DiagnosticSeverityError

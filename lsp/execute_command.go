@@ -70,7 +70,7 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		}
 		return s.palaceContext(ctx, &a)
 	case cmdBrief:
-		var a contextParams
+		var a briefParams
 		if err := decode(&a); err != nil {
 			return nil, err
 		}

@@ -447,3 +447,59 @@ func TestTenMegabyteDocument(t *testing.T) {
 	})
 	c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return len(ds) == 0 })
 }
+
+func TestPalaceBriefIsTheCLIBrief(t *testing.T) {
+	s := newSeeded(t)
+	c := start(t, lsp.Options{Home: s.home}, nil)
+	c.initialize(s.fixture, nil)
+	u := c.open(s.file, "go", openGo)
+	var viaRequest, viaCommand json.RawMessage
+	c.mustCall("palace/brief", map[string]any{"uri": u, "query": "sqlite"}, &viaRequest)
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: "palace.brief",
+		Arguments: []protocol.LSPAny{mustJSON(t, map[string]any{"uri": u, "query": "sqlite"})}}, &viaCommand)
+	cli := s.palace("brief", "--file", "db/open.go", "--format", "json", "sqlite")
+	canon := func(raw []byte) string {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%v: %s", err, raw)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if a, b := canon(viaRequest), canon([]byte(cli)); a != b {
+		t.Fatalf("palace/brief differs from `palace brief`:\nlsp %s\ncli %s", a, b)
+	}
+	if a, b := canon(viaCommand), canon(viaRequest); a != b {
+		t.Fatalf("palace.brief command differs from palace/brief")
+	}
+	if !strings.Contains(string(viaRequest), s.qi) {
+		t.Fatalf("brief lacks the WAL card: %s", viaRequest)
+	}
+}
+
+func TestBoxHistoryAndTeamRules(t *testing.T) {
+	s := newSeeded(t)
+	first := `{"ts":"2025-06-01T12:00:00Z","agent":"claude","class":"tool_error","what":"first","tool":"go"}`
+	second := `{"ts":"2025-06-01T12:01:00Z","agent":"claude","class":"tool_error","what":"second","tool":"go"}`
+	box := s.write(".palace/inbox.jsonl", first+"\n"+second+"\n")
+	s.write(".palace/policies/mailbox.rego", "package palace.mailbox\n\nimport rego.v1\n\n"+
+		"deny contains \"PM120: a tool_error letter names its tool\" if {\n\tinput.letter.class == \"tool_error\"\n\tnot input.letter.tool\n}\n")
+	s.git("add", ".")
+	s.git("commit", "-q", "-m", "box")
+	c := start(t, lsp.Options{Home: s.home}, nil)
+	c.initialize(s.fixture, nil)
+	bu := uri.File(box)
+	// Rewriting a committed line breaks the append-only history; a new
+	// letter without a tool breaks the team's rule.
+	edited := strings.Replace(first, `"first"`, `"FIRST"`, 1) + "\n" + second + "\n" +
+		`{"ts":"2025-06-01T12:02:00Z","agent":"claude","class":"tool_error","what":"third"}` + "\n"
+	c.open(box, "jsonl", edited)
+	ds := c.waitDiagnostics(bu, func(ds []protocol.Diagnostic) bool {
+		txt := diagText(ds)
+		return strings.Contains(txt, "PM006") && strings.Contains(txt, "PM120")
+	})
+	txt := diagText(ds)
+	if !strings.Contains(txt, "0:0-") || !strings.Contains(txt, "2:0-2:") || !strings.Contains(txt, "a tool_error letter names its tool") {
+		t.Fatalf("box diagnostics:\n%s\nwant PM006 on line 0 and PM120 on line 2", txt)
+	}
+}

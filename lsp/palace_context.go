@@ -3,22 +3,20 @@ package lsp
 import (
 	"context"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
 )
 
-// palace's own requests. Their params mirror the flags of `palace context`
-// and `palace brief` (host.ContextRequest's JSON names) plus "uri", the
-// document the request is about (it sets file and picks the workspace).
+// palace/context's params mirror the flags of `palace context`
+// (host.ContextRequest's JSON names) plus "uri", the document the request
+// is about (it sets file and picks the workspace).
 const (
 	methodContext = "palace/context"
-	methodBrief   = "palace/brief"
 )
 
-// contextParams are the params of palace/context, palace/brief and the
-// palace.context / palace.brief commands.
+// contextParams are the params of palace/context and the palace.context
+// command.
 type contextParams struct {
 	URI uri.URI `json:"uri,omitempty"`
 	host.ContextRequest
@@ -37,11 +35,6 @@ func (s *Server) palaceContext(ctx context.Context, p *contextParams) (any, erro
 		return nil, rpcError(err)
 	}
 	return jsonResult(pack)
-}
-
-// palaceBrief returns the brief for the same request shape.
-func (s *Server) palaceBrief(ctx context.Context, p *contextParams) (any, error) {
-	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "palace/brief is not available in this build yet")
 }
 
 // contextRequest fills the request from the document and the settings.

@@ -29,8 +29,8 @@ func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 }
 
 func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) {
-	// Boxes and buffers are checked on every change already; a save of a
-	// policy file reaches the policies watcher through the file system.
+	// Buffers are checked on every change already; a save of a policy file
+	// reaches the policies watcher through the file system.
 	s.diags.schedule(p.TextDocument.URI)
 }
 

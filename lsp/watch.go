@@ -48,13 +48,11 @@ func (ws *workspace) poll(ctx context.Context) {
 	}
 }
 
-// watchPolicies keeps the host's policy set current with the policies
-// watcher: a good set is swapped in (and the caches move on); a bad one
-// leaves the old set serving and its located errors become diagnostics.
+// watchPolicies keeps the host's policy set current (host.WatchPolicies): a
+// good set is swapped in and the caches move on; a bad one leaves the old
+// set serving and its located errors become diagnostics.
 func (ws *workspace) watchPolicies(ctx context.Context) {
-	w, err := policies.Watch(ctx, ws.h.PolicySources(), policies.WatchOptions{}, func(set *policies.Set, err error) {
-		ws.policyChanged(set, err)
-	})
+	w, err := ws.h.WatchPolicies(ctx, ws.policyChanged)
 	if err != nil {
 		ws.s.logMessage(protocol.MessageTypeError, "watch policies of %s: %v (policy changes need a restart)", ws.root, err)
 		return
@@ -64,9 +62,7 @@ func (ws *workspace) watchPolicies(ctx context.Context) {
 
 func (ws *workspace) policyChanged(set *policies.Set, err error) {
 	byFile := map[string][]policyError{}
-	if err == nil && set != nil {
-		ws.h.SetPolicies(set)
-	} else if err != nil {
+	if err != nil {
 		var es policies.Errors
 		if !errors.As(err, &es) {
 			es = policies.Errors{{Code: "load_error", Message: err.Error()}}
@@ -108,6 +104,9 @@ func (ws *workspace) watchBox(ctx context.Context) {
 	// Watch the worktree too, to see .palace/ appear.
 	_ = fsw.Add(loc.Worktree)
 	watching := fsw.Add(dotPalace) == nil
+	// A commit moves HEAD: the history check needs the new base.
+	gitDir := filepath.Join(loc.Worktree, ".git")
+	_ = fsw.Add(gitDir)
 	ws.s.diags.scheduleBox(box)
 	for {
 		select {
@@ -124,6 +123,10 @@ func (ws *workspace) watchBox(ctx context.Context) {
 					ws.s.diags.scheduleBox(box)
 				}
 			case box:
+				ws.forgetBox(box)
+				ws.s.diags.scheduleBox(box)
+			case filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
+				ws.forgetBox(box)
 				ws.s.diags.scheduleBox(box)
 			}
 		case err, ok := <-fsw.Errors:

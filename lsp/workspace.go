@@ -44,6 +44,9 @@ type workspace struct {
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
 	policyErrs map[string][]policyError
+	// boxBase caches each box's committed version (HEAD) for the history
+	// check; forgetBox drops an entry when the box or HEAD may have moved.
+	boxBase map[string][]byte
 }
 
 type packKey struct {
@@ -319,6 +322,36 @@ func (ws *workspace) card(ctx context.Context, id string) (host.Card, error) {
 	}
 	ws.mu.Unlock()
 	return c, nil
+}
+
+// committedBox returns the box's HEAD version, read once and cached until
+// forgetBox. A failure to read it skips the history check.
+func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
+	ws.mu.Lock()
+	base, ok := ws.boxBase[path]
+	ws.mu.Unlock()
+	if ok {
+		return base
+	}
+	base, err := ws.h.CommittedBox(ctx, path)
+	if err != nil {
+		ws.s.log.Printf("%v; checking without history", err)
+		return nil
+	}
+	ws.mu.Lock()
+	if ws.boxBase == nil {
+		ws.boxBase = map[string][]byte{}
+	}
+	ws.boxBase[path] = base
+	ws.mu.Unlock()
+	return base
+}
+
+// forgetBox drops the cached HEAD version of a box.
+func (ws *workspace) forgetBox(path string) {
+	ws.mu.Lock()
+	delete(ws.boxBase, path)
+	ws.mu.Unlock()
 }
 
 // invalidate starts a new generation (after a policy swap) and tells the

@@ -106,16 +106,19 @@ func setEnum(schema *jsonschema.Schema, tool, prop string, vals []string) {
 }
 
 func okResult(out output) *sdk.CallToolResult {
+	if out.Text != "" {
+		// The model reads Text; the SDK marshals Value once, when it
+		// writes the response. Marshalling it here too would cost a second
+		// encoding and a compaction of the bytes: on a context pack that is
+		// most of the stdio overhead.
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out.Text}}, StructuredContent: out.Value}
+	}
 	b, err := marshal(out.Value)
 	if err != nil {
 		return errorResult(&host.Error{Kind: host.KindInternal, Msg: "encode result", Err: err}, output{})
 	}
-	text := out.Text
-	if text == "" {
-		text = string(b)
-	}
 	return &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,5 +216,45 @@ func TestMCPReloadsEditedPolicies(t *testing.T) {
 			t.Fatal("the edited team gate never took effect in the running server")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMCPEndsCleanlyOnSIGINT: the first SIGINT ends the server with exit 0
+// while the client still holds stdin open.
+func TestMCPEndsCleanlyOnSIGINT(t *testing.T) {
+	e := newEnv(t)
+	cmd := exec.Command(palaceBin, "mcp")
+	cmd.Dir = e.dir
+	cmd.Env = append(filteredEnv(), "PALACE_HOME="+e.home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	// Once initialize is answered the server is serving.
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("palace mcp after SIGINT: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("palace mcp did not end after SIGINT")
 	}
 }

@@ -15,7 +15,7 @@ import (
 const Instructions = `palace is this project's governed memory: evidence you record, knowledge cards distilled from it, and context packs assembled from the cards humans have promoted.
 
 How to use it:
-1. At the start of a task call palace_context (with the task as query, and the file you work on). Read the pack and follow it; it is what the team has verified. Call it again when you move to another file or subtask.
+1. At the start of a task call palace_context (with the task as query, and the file you work on). Read the pack and follow it; it is what the team has verified. Call it again when you move to another file or subtask. Before a larger piece of work, palace_brief tells you what is known, from which evidence, and what is still open.
 2. As you learn something worth keeping (a command that works, a failure and its cause, a user's correction), call palace_record with the evidence and where it came from (source_ref).
 3. When evidence supports a reusable rule, call palace_distill to propose a candidate card citing the evidence ids, then palace_gate to see what a promotion would still need. Tell the user; do not try to promote.
 4. When a tool, doc or expectation fails you, file a field report with palace_mailbox_file.

@@ -276,3 +276,57 @@ func TestCodesTable(t *testing.T) {
 		t.Errorf("%d codes", len(seen))
 	}
 }
+
+// batchFunc is a BatchDenyRules whose whole answer is given.
+type batchFunc func([]mailbox.DenyInput) ([][]string, error)
+
+func (f batchFunc) Deny(context.Context, mailbox.DenyInput) ([]string, error) {
+	return nil, errors.New("Deny must not be called when DenyBatch exists")
+}
+
+func (f batchFunc) DenyBatch(_ context.Context, in []mailbox.DenyInput) ([][]string, error) {
+	return f(in)
+}
+
+var _ mailbox.BatchDenyRules = batchFunc(nil)
+
+func TestCheckDenyBatchFailures(t *testing.T) {
+	var box strings.Builder
+	for i := range 25 {
+		box.WriteString(letter(fmt.Sprint(i), "") + "\n")
+	}
+	check := func(rules mailbox.DenyRules) []mailbox.Finding {
+		return mailbox.Check(context.Background(), "b", []byte(box.String()), mailbox.CheckOptions{Deny: rules})
+	}
+
+	// One letter the policy cannot decide is refused alone.
+	partial := batchFunc(func(in []mailbox.DenyInput) ([][]string, error) {
+		out, errs := make([][]string, len(in)), make([]error, len(in))
+		errs[3] = errors.New("deadline of 100ms exceeded")
+		out[7] = []string{"PM130: no agent-7 letters"}
+		return out, &mailbox.BatchError{Errs: errs}
+	})
+	diff(t, check(partial), []string{
+		"b:4:1: PM101 palace.mailbox policy failed: deadline of 100ms exceeded; the letter is refused until the policy evaluates (fail closed)",
+		"b:8:1: PM130 no agent-7 letters",
+	})
+
+	// A whole-batch error refuses every letter, in ten findings and a summary.
+	broken := batchFunc(func([]mailbox.DenyInput) ([][]string, error) { return nil, errors.New("policy set failed to compile") })
+	got := check(broken)
+	if len(got) != 11 || got[9].Line != 10 || got[10].Line != 11 ||
+		got[10].Message != "palace.mailbox policy failed for this and 14 more letters: policy set failed to compile; they are refused until the policy evaluates (fail closed)" {
+		t.Errorf("broken batch: %d findings:\n%s", len(got), strings.Join(strs(got), "\n"))
+	}
+	if mailbox.HasErrors(got) != true {
+		t.Error("a refused batch must fail the check")
+	}
+
+	// A BatchError of the wrong length cannot say which letters failed: all are refused.
+	short := batchFunc(func(in []mailbox.DenyInput) ([][]string, error) {
+		return make([][]string, len(in)), &mailbox.BatchError{Errs: make([]error, 2)}
+	})
+	if got := check(short); len(got) != 11 || got[0].Message != "palace.mailbox policy failed: policy returned 25 results and 2 errors for 25 letters; the letter is refused until the policy evaluates (fail closed)" {
+		t.Errorf("short BatchError: %v", strs(got))
+	}
+}

@@ -22,7 +22,8 @@ var ErrNotStaged = errors.New("not in the index")
 // (PM006). The working tree is not read: unstaged edits are not what is
 // committed. A box deleted from the index but present in HEAD is one PM006.
 //
-// paths are relative to repoDir (as pre-commit passes them) or absolute.
+// paths are relative to repoDir (as pre-commit passes them; repoDir may be a
+// subdirectory of the checkout) or absolute.
 // git runs with the caller's environment, so inside a hook it sees the index
 // git is committing (GIT_INDEX_FILE), also for `git commit -a` and partial
 // commits. Findings carry the paths as given. An error means git could not
@@ -32,9 +33,12 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 	for _, p := range paths {
 		rel := p
 		if filepath.IsAbs(p) {
+			// "../" is fine when repoDir is a subdirectory of the checkout;
+			// a path outside the repository is one git does not know
+			// (ErrNotStaged).
 			r, err := filepath.Rel(repoDir, p)
-			if err != nil || strings.HasPrefix(r, "..") {
-				return nil, fmt.Errorf("staged check %s: outside %s", p, repoDir)
+			if err != nil {
+				return nil, fmt.Errorf("staged check %s: relative to %s: %w", p, repoDir, err)
 			}
 			rel = r
 		}

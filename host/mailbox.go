@@ -1,0 +1,462 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/policies"
+)
+
+// Mail is the mailbox face of a palace (DESIGN §7): the spool, the global
+// box and the box registry of one home, seen from one workspace, with the
+// team's palace.mailbox rules. It never needs the database, so OpenMail
+// gives the pre-commit hook and `palace mailbox file` a Mail without opening
+// SQLite, and without compiling policies unless a team mailbox policy may
+// exist. It is safe for concurrent use.
+type Mail struct {
+	// h is the Host it belongs to, or (OpenMail) a Host without a store
+	// that never leaves this type: only its home, workspace, actor, clock
+	// and policies are used.
+	h *Host
+}
+
+// Mail returns the host's mailbox face. It shares the host's policy set, so
+// a watcher's swaps apply to mailbox checks too.
+func (h *Host) Mail() *Mail { return &Mail{h: h} }
+
+// Mailbox returns the mailbox under the host's home, stamping letters with
+// the host's clock.
+func (h *Host) Mailbox() *mailbox.Mailbox {
+	return &mailbox.Mailbox{Home: h.home, Now: h.now}
+}
+
+// OpenMail resolves the home and the workspace like Open, but opens no
+// database and creates nothing: mailbox commands read and write only their
+// own files. Policies load on first need (see Rules).
+func OpenMail(ctx context.Context, opts Options) (*Mail, error) {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Mail{h: h}, nil
+}
+
+// Mailbox returns the mailbox under this palace's home.
+func (m *Mail) Mailbox() *mailbox.Mailbox { return m.h.Mailbox() }
+
+// Rules returns the team's palace.mailbox rules for Check, and what serves
+// them. Both are nil when the point is served by the unmodified embedded
+// default: it denies nothing, so no letter is evaluated at all. Finding that
+// out costs no compile when no policy file in $PALACE_HOME/policies or
+// <repo>/.palace/policies mentions the mailbox point.
+//
+// Rules never fails: a policy set that does not load yields rules that
+// refuse every letter with the load errors (PM101), because the mailbox
+// fails closed (DESIGN §5).
+func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) {
+	if !mayServeMailbox(m.h.PolicySources()) {
+		return nil, nil
+	}
+	set, err := m.h.Policies(ctx)
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		return failingRules{fmt.Errorf("the policy set does not load: %s", msg)}, nil
+	}
+	sv, ok := set.Served(policies.Mailbox)
+	if !ok || sv.Source == policies.SourceEmbedded || sv.Engine == policies.EngineGo {
+		return nil, nil
+	}
+	return &teamRules{set: set}, &sv
+}
+
+// mayServeMailbox reports whether a team policy file could replace the
+// embedded palace.mailbox: a non-test .rego file that mentions "mailbox", or
+// any .wasm module. It errs towards yes (a comment naming the mailbox costs
+// one policy load, which then settles it); a directory it cannot read also
+// answers yes, so the load reports the problem.
+func mayServeMailbox(src policies.Sources) bool {
+	for _, dir := range []string{src.HomeDir, src.RepoDir} {
+		if dir == "" {
+			continue
+		}
+		found := false
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") && path != dir {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case d.IsDir():
+				return nil
+			case strings.HasSuffix(name, ".wasm"):
+				found = true
+			case strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego"):
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				found = strings.Contains(string(b), "mailbox")
+			}
+			if found {
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if found || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
+			return true
+		}
+	}
+	return false
+}
+
+// MailCheckRequest is what `palace mailbox check` checks.
+type MailCheckRequest struct {
+	// Paths are box files, relative to the workspace directory (--cwd) or
+	// absolute; findings name them as given. Empty: with Staged, every box
+	// whose staged version differs from HEAD; without, the current
+	// checkout's box and the global box, those that exist.
+	Paths []string
+	// Staged checks the index version of each box against HEAD (append-only
+	// history, PM006) instead of the file on disk.
+	Staged bool
+}
+
+// MailCheckReport is the result of a mailbox check.
+type MailCheckReport struct {
+	// Checked lists the boxes checked, as named in the findings.
+	Checked  []string          `json:"checked"`
+	Staged   bool              `json:"staged"`
+	Findings []mailbox.Finding `json:"findings"`
+	Errors   int               `json:"errors"`
+	Warnings int               `json:"warnings"`
+	// Policy is the team palace.mailbox policy that ran on every letter;
+	// null when the embedded default served (it denies nothing).
+	Policy *policies.Served `json:"policy"`
+}
+
+// Check runs every mailbox check (mailbox.Check) on the requested boxes, with
+// the team's rules and, for the global box, the global-box rule (PM008).
+// Findings are a result, not an error: the error is for a box that cannot be
+// read (KindInvalid: missing file, not staged) or git failing (KindInternal).
+func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport, error) {
+	rep := MailCheckReport{Checked: []string{}, Findings: []mailbox.Finding{}, Staged: req.Staged}
+	dir := m.h.loc.Dir
+	paths := req.Paths
+	if req.Staged && !m.h.loc.InGit {
+		return rep, invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", dir)
+	}
+	if len(paths) == 0 {
+		var err error
+		if paths, err = m.defaultBoxes(ctx, req.Staged); err != nil {
+			return rep, err
+		}
+	}
+	if len(paths) == 0 {
+		return rep, nil
+	}
+	rules, served := m.Rules(ctx)
+	rep.Policy = served
+	mb := m.Mailbox()
+	if req.Staged {
+		// The index never holds the global box (it lives in $PALACE_HOME),
+		// so Global stays false.
+		fs, err := mailbox.StagedCheck(ctx, dir, paths, mailbox.CheckOptions{Deny: rules})
+		if errors.Is(err, mailbox.ErrNotStaged) {
+			return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "check staged box", Err: fmt.Errorf("%w: stage it (git add) or check the file on disk without --staged", err)}
+		}
+		if err != nil {
+			return rep, internal(err, "check staged boxes")
+		}
+		rep.Checked, rep.Findings = paths, fs
+	} else {
+		for _, p := range paths {
+			abs := p
+			if !filepath.IsAbs(p) {
+				abs = filepath.Join(dir, p)
+			}
+			b, err := os.ReadFile(abs)
+			if err != nil {
+				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+			}
+			opts := mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)}
+			rep.Checked = append(rep.Checked, p)
+			rep.Findings = append(rep.Findings, mailbox.Check(ctx, p, b, opts)...)
+		}
+	}
+	if rep.Findings == nil {
+		rep.Findings = []mailbox.Finding{}
+	}
+	for _, f := range rep.Findings {
+		if f.Severity == mailbox.SeverityError {
+			rep.Errors++
+		} else {
+			rep.Warnings++
+		}
+	}
+	return rep, ctx.Err()
+}
+
+// defaultBoxes lists the boxes a check without paths covers, relative to
+// the workspace directory where they can be.
+func (m *Mail) defaultBoxes(ctx context.Context, staged bool) ([]string, error) {
+	loc := m.h.loc
+	if staged {
+		top, err := stagedBoxes(ctx, loc.Worktree)
+		if err != nil {
+			return nil, internal(err, "list staged boxes")
+		}
+		out := make([]string, 0, len(top))
+		for _, p := range top {
+			out = append(out, relTo(loc.Dir, filepath.Join(loc.Worktree, p)))
+		}
+		return out, nil
+	}
+	var out []string
+	if loc.InGit {
+		if p := filepath.Join(loc.Worktree, ".palace", "inbox.jsonl"); exists(p) {
+			out = append(out, relTo(loc.Dir, p))
+		}
+	}
+	if p := m.Mailbox().GlobalBoxPath(); exists(p) {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// relTo names p relative to dir, as git does ("../.palace/inbox.jsonl"
+// from a subdirectory), or absolutely if it cannot.
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil {
+		return r
+	}
+	return p
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// File files a letter into the spool (mailbox.Mailbox.File). An empty agent
+// is the host's actor; a repo given as a relative path ("." or starting with
+// "./" or "../") is made absolute from the workspace directory, because
+// distribute cannot resolve a relative path later. Errors: an invalid letter
+// is KindInvalid naming the field; a letter with a secret is KindDenied
+// (nothing is written either way).
+func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
+	if strings.TrimSpace(l.Agent) == "" {
+		l.Agent = m.h.actor
+	}
+	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
+		l.Repo = filepath.Join(m.h.loc.Dir, r)
+	}
+	filed, err := m.Mailbox().File(ctx, l)
+	return filed, mailError(err, "file letter")
+}
+
+// MailDistribution is what Distribute did.
+type MailDistribution struct {
+	mailbox.DistributeReport
+	// Registered is the current checkout's box, registered before the run
+	// so letters naming its remote find it; empty outside git.
+	Registered string `json:"registered,omitempty"`
+}
+
+// Distribute registers the current checkout's box (if any), then files the
+// spool's letters into their boxes (mailbox.Mailbox.Distribute: idempotent,
+// project letters never in the global box).
+func (m *Mail) Distribute(ctx context.Context) (MailDistribution, error) {
+	var out MailDistribution
+	mb := m.Mailbox()
+	if m.h.loc.InGit {
+		rb, err := mb.Register(ctx, m.h.loc.Dir)
+		if err != nil {
+			return out, mailError(err, "register this checkout's box")
+		}
+		out.Registered = rb.Path
+	}
+	rep, err := mb.Distribute(ctx)
+	out.DistributeReport = rep
+	return out, mailError(err, "distribute letters")
+}
+
+// Sweep reads the spool, the global box and every registered box, each
+// letter once, with fates.
+func (m *Mail) Sweep(ctx context.Context) (mailbox.SweepResult, error) {
+	res, err := m.Mailbox().Sweep(ctx)
+	return res, mailError(err, "sweep mailbox")
+}
+
+// List lists letters with fates and counts; a relative opts.Box is read
+// from the workspace directory. A missing box is KindInvalid.
+func (m *Mail) List(ctx context.Context, opts mailbox.ListOptions) (mailbox.SweepResult, error) {
+	if opts.Box != "" && !filepath.IsAbs(opts.Box) {
+		opts.Box = filepath.Join(m.h.loc.Dir, opts.Box)
+	}
+	res, err := m.Mailbox().List(ctx, opts)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, &Error{Kind: KindInvalid, Field: "--box", Msg: "list box", Err: err}
+	}
+	return res, mailError(err, "list mailbox")
+}
+
+// mailError classifies a mailbox error (DESIGN §9): a bad letter is bad
+// input, a secret is a "no", anything else is internal.
+func mailError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var le *mailbox.LetterError
+	if errors.As(err, &le) {
+		return &Error{Kind: KindInvalid, Field: le.Field, Msg: what, Err: err}
+	}
+	var se *mailbox.SecretError
+	if errors.As(err, &se) {
+		return &Error{Kind: KindDenied, Msg: what, Err: err}
+	}
+	return internal(err, "%s", what)
+}
+
+// stagedBoxes lists the boxes (".palace/inbox.jsonl" at any depth) whose
+// index version differs from HEAD — added, changed or deleted — relative to
+// the checkout's top level. Before the first commit every staged box counts
+// (git compares with the empty tree then).
+func stagedBoxes(ctx context.Context, worktree string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", worktree, "diff", "--cached", "--name-only", "-z",
+		"--no-renames", "--", ":(glob)**/.palace/inbox.jsonl").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return nil, fmt.Errorf("git diff --cached: %w", err)
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, filepath.FromSlash(p))
+		}
+	}
+	return paths, nil
+}
+
+// teamRules runs the team's palace.mailbox policy on letters.
+type teamRules struct {
+	set *policies.Set
+}
+
+var _ mailbox.BatchDenyRules = (*teamRules)(nil)
+
+// Deny evaluates one letter.
+func (r *teamRules) Deny(ctx context.Context, in mailbox.DenyInput) ([]string, error) {
+	msgs, _, err := r.set.Mailbox(ctx, mailboxInput(in))
+	return msgs, err
+}
+
+// maxMailboxFailures stops evaluating a policy that keeps failing: each
+// failure may be a deadline waited out, and a box has 100k letters.
+const maxMailboxFailures = 10
+
+// errMailboxNotEvaluated is the error of letters skipped after too many
+// failures.
+var errMailboxNotEvaluated = fmt.Errorf("not evaluated: the policy failed on %d letters before it", maxMailboxFailures)
+
+// DenyBatch evaluates every letter, in parallel across the cores (a
+// prepared OPA query is safe for concurrent use; one evaluation per letter
+// is what policies offers). Letters go in windows of growing size, and
+// after a window with maxMailboxFailures failures in total the rest are
+// not evaluated: which letters were evaluated then depends only on their
+// order, never on scheduling, so the findings are deterministic. A letter
+// that fails is named in a *mailbox.BatchError and refused alone.
+func (r *teamRules) DenyBatch(ctx context.Context, in []mailbox.DenyInput) ([][]string, error) {
+	out := make([][]string, len(in))
+	errs := make([]error, len(in))
+	failed := 0
+	workers := runtime.GOMAXPROCS(0)
+	for lo, window := 0, 16; lo < len(in); lo, window = lo+window, min(window*2, 1024) {
+		hi := min(lo+window, len(in))
+		if failed >= maxMailboxFailures || ctx.Err() != nil {
+			for k := lo; k < len(in); k++ {
+				errs[k] = cmp.Or(ctx.Err(), errMailboxNotEvaluated)
+			}
+			break
+		}
+		var next atomic.Int64
+		next.Store(int64(lo))
+		var wg sync.WaitGroup
+		for range min(workers, hi-lo) {
+			wg.Go(func() {
+				for k := int(next.Add(1) - 1); k < hi; k = int(next.Add(1) - 1) {
+					out[k], errs[k] = r.Deny(ctx, in[k])
+				}
+			})
+		}
+		wg.Wait()
+		for k := lo; k < hi; k++ {
+			if errs[k] != nil {
+				failed++
+			}
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return out, &mailbox.BatchError{Errs: errs}
+		}
+	}
+	return out, nil
+}
+
+// mailboxInput is the palace.mailbox input of one letter: {box, path, line,
+// letter}, the letter with the fields it has, as written.
+func mailboxInput(in mailbox.DenyInput) policies.MailboxInput {
+	l := in.Letter
+	letter := map[string]any{"ts": l.TS, "agent": l.Agent, "class": l.Class, "what": l.What}
+	for k, v := range map[string]string{"repo": l.Repo, "tool": l.Tool, "expected": l.Expected, "snippet": l.Snippet, "kind": l.Kind} {
+		if v != "" {
+			letter[k] = v
+		}
+	}
+	if l.Answers != nil {
+		answers := make([]any, len(l.Answers))
+		for i, a := range l.Answers {
+			answers[i] = a
+		}
+		letter["answers"] = answers
+	}
+	switch {
+	case l.External.Ref != "":
+		letter["external"] = l.External.Ref
+	case l.External.Set:
+		letter["external"] = true
+	}
+	return policies.MailboxInput{Box: in.Box, Path: in.Path, Line: in.Line, Letter: letter}
+}
+
+// failingRules refuses every letter: the policy set did not load, and the
+// mailbox fails closed.
+type failingRules struct{ err error }
+
+var _ mailbox.BatchDenyRules = failingRules{}
+
+func (r failingRules) Deny(context.Context, mailbox.DenyInput) ([]string, error) { return nil, r.err }
+
+func (r failingRules) DenyBatch(context.Context, []mailbox.DenyInput) ([][]string, error) {
+	return nil, r.err
+}

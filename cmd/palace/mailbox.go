@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/mailbox"
+)
+
+func init() { extraCommands = append(extraCommands, newMailboxCmd) }
+
+func newMailboxCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mailbox",
+		Short: "Agents' field reports: file, distribute, sweep, list and check letters",
+		Long: `Letters are agents' field reports, one JSON object per line. 'file' appends one
+to the spool ($PALACE_HOME/field-reports.jsonl); 'distribute' files spool letters
+into the box of the repository they name (<repo>/.palace/inbox.jsonl, which
+travels with git) or, naming none, into the global box ($PALACE_HOME/inbox.jsonl);
+'sweep' and 'list' read them back with their fates; 'check' is the pre-commit
+hook. See docs/mailbox.md.
+
+Mailbox commands never open the database.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newMailboxFileCmd(g), newMailboxDistributeCmd(g), newMailboxSweepCmd(g),
+		newMailboxListCmd(g), newMailboxCheckCmd(g), newMailboxCodesCmd(g))
+	return cmd
+}
+
+// withMail opens the mailbox face (no database) and runs fn.
+func (g *globals) withMail(cmd *cobra.Command, fn func(context.Context, *host.Mail) error) error {
+	opts, err := g.hostOptions()
+	if err != nil {
+		return err
+	}
+	m, err := host.OpenMail(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	return fn(cmd.Context(), m)
+}
+
+// maxDraftBytes bounds a letter read from stdin: a line is at most
+// mailbox.MaxLineBytes, and pretty-printed JSON a few times that.
+const maxDraftBytes = 4 * mailbox.MaxLineBytes
+
+func newMailboxFileCmd(g *globals) *cobra.Command {
+	var l mailbox.Letter
+	var external string
+	cmd := &cobra.Command{
+		Use:   "file [-]",
+		Short: "File a letter into the spool (secret scan first; a refused letter is not written)",
+		Long: `File one letter, from flags or as a JSON object on stdin ("-"; ts may be left
+out). The letter is validated and scanned for secrets before it is appended to
+the spool with one O_APPEND write. Exit 2: the letter is invalid (the message
+names the field); exit 1: it carries a secret (shown redacted). Nothing is
+written in either case.
+
+--agent defaults to $PALACE_AGENT in agent mode, else the OS user. A --repo of
+"." or "./…" is made absolute, so distribute can find the repository later.`,
+		Example: `  palace mailbox file --class tool_error --what "go test hung on the token prompt" --repo . --tool bash
+  echo '{"agent":"claude","class":"missing_doc","what":"no install step"}' | palace mailbox file -`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stdin := len(args) == 1 && args[0] == "-"
+			if len(args) == 1 && !stdin {
+				return usageError{fmt.Sprintf("unexpected argument %q: give the letter with flags, or - to read JSON from stdin", args[0])}
+			}
+			if cmd.Flags().Changed("external") {
+				l.External = mailbox.External{Set: external != "" && external != "false", Ref: external}
+				if external == "true" || external == "false" {
+					l.External.Ref = ""
+				}
+			}
+			if stdin {
+				if letterFlagSet(cmd) {
+					return usageError{"give the letter either with flags or as JSON on stdin (-), not both"}
+				}
+				b, err := io.ReadAll(io.LimitReader(g.stdin, maxDraftBytes+1))
+				if err != nil {
+					return &host.Error{Kind: host.KindInvalid, Field: "stdin", Msg: "read letter from stdin", Err: err}
+				}
+				if len(b) > maxDraftBytes {
+					return &host.Error{Kind: host.KindInvalid, Field: "stdin", Msg: fmt.Sprintf("letter on stdin is over %d bytes; a letter is a report, not an attachment", maxDraftBytes)}
+				}
+				if l, err = mailbox.ParseDraft(b); err != nil {
+					return &host.Error{Kind: host.KindInvalid, Field: "stdin", Msg: "read letter from stdin", Err: err}
+				}
+			} else if !cmd.Flags().Changed("what") && !cmd.Flags().Changed("class") {
+				return usageError{"give the letter with --class and --what (and more flags), or - to read JSON from stdin"}
+			}
+			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+				filed, err := m.File(ctx, l)
+				if err != nil {
+					return err
+				}
+				return g.output(filed, func(w io.Writer) {
+					dest := "the global box"
+					if filed.Letter.Repo != "" {
+						dest = "the box of " + filed.Letter.Repo
+					}
+					fmt.Fprintf(w, "filed %s → %s\n", filed.ID, filed.Spool)
+					fmt.Fprintf(w, "%s\n", newPainter(w).dim("palace mailbox distribute delivers it to "+dest))
+				})
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&l.Agent, "agent", "", "who writes (default $PALACE_AGENT in agent mode, else the OS user)")
+	f.StringVar(&l.Class, "class", "", "kind of report: tool_error, missing_doc, … (required)")
+	f.StringVar(&l.What, "what", "", "what happened (required)")
+	f.StringVar(&l.Repo, "repo", "", "the project: a path (. for this checkout) or a remote such as github.com/org/name; empty: no project (global box)")
+	f.StringVar(&l.Tool, "tool", "", "the tool involved")
+	f.StringVar(&l.Expected, "expected", "", "what was expected")
+	f.StringVar(&l.Snippet, "snippet", "", "a short excerpt (output, command)")
+	f.StringVar(&l.Kind, "kind", "", "triage or receipt close the letters answered; anything else is a plain reply")
+	listFlag(f, &l.Answers, "answers", "ids of the letters this one answers")
+	f.StringVar(&external, "external", "", "tracked outside palace: a reference (JIRA-12, an issue URL), or bare --external")
+	f.Lookup("external").NoOptDefVal = "true"
+	f.StringVar(&l.TS, "ts", "", "when, RFC3339 (default now)")
+	return cmd
+}
+
+// letterFlags are file's flags that describe the letter.
+var letterFlags = []string{"agent", "class", "what", "repo", "tool", "expected", "snippet", "kind", "answers", "external", "ts"}
+
+func letterFlagSet(cmd *cobra.Command) bool {
+	for _, name := range letterFlags {
+		if cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func newMailboxDistributeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "distribute",
+		Short: "File spool letters into the boxes of the repositories they name (idempotent)",
+		Long: `Deliver every spool letter to its box: the repository it names (by path,
+worktree or remote), or the global box when it names none. A letter whose
+repository is not on this machine stays pending, never in the global box. A
+second run appends nothing. The current checkout's box is registered first, so
+letters naming its remote find it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+				d, err := m.Distribute(ctx)
+				if err != nil {
+					return err
+				}
+				return g.output(d, func(w io.Writer) { printDistribution(w, d) })
+			})
+		},
+	}
+}
+
+func newMailboxSweepCmd(g *globals) *cobra.Command {
+	var open bool
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Read the spool and every known box: each letter once, with its fate and where it was seen",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+				res, err := m.Sweep(ctx)
+				if err != nil {
+					return err
+				}
+				if open {
+					res = openOnly(res)
+				}
+				return g.output(res, func(w io.Writer) { printLetters(w, g.stderr, m.Mailbox(), res, true) })
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&open, "open", false, "only open letters (wet_ink, in_flight); counts still cover all")
+	return cmd
+}
+
+func newMailboxListCmd(g *globals) *cobra.Command {
+	var opts mailbox.ListOptions
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List letters with their fates and counts",
+		Long: `List letters with their fates (wet_ink, in_flight, fired_clay, external) and
+counts. Without --box: the spool and every known box, as sweep reads them. With
+--box: that one file, fates derived from the replies inside it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+				res, err := m.List(ctx, opts)
+				if err != nil {
+					return err
+				}
+				return g.output(res, func(w io.Writer) { printLetters(w, g.stderr, m.Mailbox(), res, false) })
+			})
+		},
+	}
+	cmd.Flags().StringVar(&opts.Box, "box", "", "list one box file (default: the spool and every known box)")
+	cmd.Flags().BoolVar(&opts.Open, "open", false, "only open letters (wet_ink, in_flight); counts still cover all")
+	return cmd
+}
+
+func newMailboxCheckCmd(g *globals) *cobra.Command {
+	var req host.MailCheckRequest
+	cmd := &cobra.Command{
+		Use:   "check [FILE…]",
+		Short: "Check boxes: the pre-commit hook (exit 1 on any error finding)",
+		Long: `Check mailbox boxes for every problem of DESIGN §7 — invalid JSON, missing
+fields, secrets (redacted), conflict markers, duplicate ids, invalid UTF-8,
+over-long lines, project letters in the global box, unknown answers (warning) —
+and the team's palace.mailbox deny rules. One finding per line:
+
+  path:line:col: CODE message
+
+Columns count bytes. Exit 0: no errors (warnings may be printed); 1: at least
+one error finding; 2: a FILE cannot be read or is not staged.
+
+--staged checks the version of each box in the index (what is being committed)
+against HEAD: boxes are append-only, so a changed, moved or deleted committed
+line is an error (PM006). Without FILE: with --staged every staged box, else
+this checkout's box and the global box. FILE paths are relative to --cwd.
+'palace mailbox codes' lists the codes.`,
+		Example: `  palace mailbox check --staged            # in .git/hooks/pre-commit
+  palace mailbox check .palace/inbox.jsonl --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Paths = args
+			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+				rep, err := m.Check(ctx, req)
+				if err != nil {
+					return err
+				}
+				if err := g.output(rep, func(w io.Writer) { printFindings(w, g.stderr, rep) }); err != nil {
+					return err
+				}
+				if rep.Errors > 0 {
+					return exitError{1}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&req.Staged, "staged", false, "check the staged version of each box against HEAD (append-only history)")
+	return cmd
+}
+
+func newMailboxCodesCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "codes",
+		Short: "List the finding codes of mailbox check",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			codes := mailbox.Codes()
+			return g.output(map[string]any{"codes": codes}, func(w io.Writer) {
+				rows := make([][]string, len(codes))
+				for i, c := range codes {
+					rows[i] = []string{c.Code, string(c.Severity), c.Summary}
+				}
+				printTable(w, []string{"CODE", "SEVERITY", "MEANING"}, rows, nil)
+			})
+		},
+	}
+}
+
+// printFindings prints one `path:line:col: CODE message` per finding on
+// stdout (editors and CI parse it) and a summary on stderr.
+func printFindings(w, stderr io.Writer, rep host.MailCheckReport) {
+	p := newPainter(w)
+	for _, f := range rep.Findings {
+		s := f.String()
+		if p.on {
+			color := "1;31"
+			if f.Severity == mailbox.SeverityWarning {
+				color = "33"
+			}
+			// Only the code is painted: the line stays greppable.
+			loc := fmt.Sprintf("%s:%d:%d: ", f.Path, f.Line, f.Col)
+			s = loc + p.paint(color, f.Code) + strings.TrimPrefix(s, loc+f.Code)
+		}
+		fmt.Fprintln(w, s)
+	}
+	switch {
+	case len(rep.Checked) == 0 && !rep.Staged:
+		fmt.Fprintln(stderr, "palace: no box to check (this checkout has no .palace/inbox.jsonl and there is no global box)")
+	case len(rep.Findings) > 0:
+		fmt.Fprintf(stderr, "palace mailbox check: %s, %s in %s\n",
+			plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), boxes(len(rep.Checked)))
+	}
+}

@@ -167,6 +167,15 @@ func TestCheckHistory(t *testing.T) {
 			diff(t, got, tt.want)
 		})
 	}
+	// A base without a final newline: its last line may only gain one.
+	noNL := a + "\n" + b
+	for staged, want := range map[string][]string{
+		noNL + "\n" + d + "\n": nil,
+		noNL + ` ` + "\n": {"x:2:1: PM006 line 2 rewrites committed history: letter " + id(b) + " was replaced by " + id(b+` `) +
+			"; boxes are append-only: restore the line and add a new letter at the end"},
+	} {
+		diff(t, mailbox.Check(context.Background(), "x", []byte(staged), mailbox.CheckOptions{Base: []byte(noNL)}), want)
+	}
 	// A truncated 1000-line box: capped, with a summary.
 	var big strings.Builder
 	for i := range 1000 {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrNotStaged is returned by StagedCheck for a path that is neither in the
@@ -43,11 +44,20 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 			rel = r
 		}
 		spec := "./" + filepath.ToSlash(rel)
+		// The two blobs are read at once: for a 30 MB box each git process
+		// takes ~90 ms, mostly piping, and the reads are independent.
+		var (
+			base    []byte
+			inHead  bool
+			headErr error
+			wg      sync.WaitGroup
+		)
+		wg.Go(func() { base, inHead, headErr = gitShow(ctx, repoDir, "HEAD:"+spec) })
 		staged, inIndex, err := gitShow(ctx, repoDir, ":"+spec)
-		if err != nil {
-			return nil, fmt.Errorf("staged check %s: %w", p, err)
+		wg.Wait()
+		if err == nil {
+			err = headErr
 		}
-		base, inHead, err := gitShow(ctx, repoDir, "HEAD:"+spec)
 		if err != nil {
 			return nil, fmt.Errorf("staged check %s: %w", p, err)
 		}

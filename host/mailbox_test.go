@@ -130,7 +130,7 @@ func TestMailRulesTeamPolicy(t *testing.T) {
 	}
 	wantFindings(t, rep.Findings,
 		".palace/inbox.jsonl:2:1: PM120 tool_error letters must name the tool",
-		".palace/inbox.jsonl:3:1: PM100 repo box, line 3: external letters need a reference",
+		".palace/inbox.jsonl:3:1: PM100 project box, line 3: external letters need a reference",
 	)
 	if rep.Errors != 2 || rep.Warnings != 0 || rep.Policy == nil || strings.Join(rep.Checked, ",") != ".palace/inbox.jsonl" {
 		t.Errorf("report = %+v", rep)

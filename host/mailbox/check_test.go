@@ -228,7 +228,7 @@ func TestCheckDenyRules(t *testing.T) {
 		`b:3:1: PM100 letters must not quote destructive commands`,
 		`b:3:1: PM120 tool field names a forbidden command`,
 	})
-	if len(seen) != 2 || seen[1].Line != 3 || seen[1].Box != "repo" || seen[1].Path != "b" || seen[1].ID != mailbox.ID([]byte(letter("bad words", `"tool":"rm -rf"`))) {
+	if len(seen) != 2 || seen[1].Line != 3 || seen[1].Box != "project" || seen[1].Path != "b" || seen[1].ID != mailbox.ID([]byte(letter("bad words", `"tool":"rm -rf"`))) {
 		t.Errorf("deny inputs = %+v (invalid letters must not reach the policy)", seen)
 	}
 

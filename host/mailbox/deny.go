@@ -11,7 +11,8 @@ import (
 // DenyInput is the input of the palace.mailbox decision point for one
 // letter (DESIGN §5): {box, path, line, letter}, plus the letter's id.
 type DenyInput struct {
-	// Box is "repo" or "global".
+	// Box is "project" (a repository's box) or "global", as palace.mailbox
+	// documents it (policies/README.md).
 	Box string `json:"box"`
 	// Path is the box file as given to Check.
 	Path string `json:"path"`
@@ -76,7 +77,7 @@ func (c *checker) denyFindings(ctx context.Context, opts CheckOptions, letters [
 	if opts.Deny == nil || len(letters) == 0 {
 		return nil
 	}
-	box := "repo"
+	box := "project"
 	if opts.Global {
 		box = "global"
 	}

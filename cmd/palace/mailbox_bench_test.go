@@ -106,8 +106,8 @@ func benchStaged(b *testing.B, n int) {
 	benchCheckProcess(b, e, "--staged")
 }
 
-// teamPolicy is a realistic team rule set: every letter is evaluated.
-const teamPolicy = `package palace.mailbox
+// mailboxTeamPolicy is a realistic team rule set: every letter is evaluated.
+const mailboxTeamPolicy = `package palace.mailbox
 
 import rego.v1
 
@@ -131,7 +131,7 @@ func BenchmarkMailboxCheckProcessTeamPolicy100k(b *testing.B) { benchTeam(b, 100
 
 func benchTeam(b *testing.B, n int) {
 	e := newEnv(b)
-	writeBench(b, e, ".palace/policies/mailbox.rego", []byte(teamPolicy))
+	writeBench(b, e, ".palace/policies/mailbox.rego", []byte(mailboxTeamPolicy))
 	writeBench(b, e, ".palace/inbox.jsonl", benchBox(n))
 	benchCheckProcess(b, e, ".palace/inbox.jsonl")
 }

@@ -254,21 +254,17 @@ func exists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// File files a letter into the spool (mailbox.Mailbox.File). An empty agent
-// is the host's actor; a repo given as a relative path ("." or starting with
-// "./" or "../") is made absolute from the workspace directory, because
-// distribute cannot resolve a relative path later. Errors: an invalid letter
-// is KindInvalid naming the field; a letter with a secret is KindDenied
-// (nothing is written either way).
+// File files a letter into the spool through Host.FileLetter (the one
+// implementation MCP uses too: empty agent = the host's actor; an invalid
+// letter is KindInvalid naming the field, a secret KindDenied, and nothing
+// is written either way). A repo given as a relative path ("." or starting
+// with "./" or "../") is first made absolute from the workspace directory,
+// because distribute cannot resolve a relative path later.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
-	if strings.TrimSpace(l.Agent) == "" {
-		l.Agent = m.h.actor
-	}
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.h.loc.Dir, r)
 	}
-	filed, err := m.Mailbox().File(ctx, l)
-	return filed, mailError(err, "file letter")
+	return m.h.FileLetter(ctx, l)
 }
 
 // MailDistribution is what Distribute did.
@@ -317,8 +313,8 @@ func (m *Mail) List(ctx context.Context, opts mailbox.ListOptions) (mailbox.Swee
 	return res, mailError(err, "list mailbox")
 }
 
-// mailError classifies a mailbox error (DESIGN §9): a bad letter is bad
-// input, a secret is a "no", anything else is internal.
+// mailError classifies a mailbox error (DESIGN §9) as FileLetter does: a
+// bad letter is bad input, a secret is a "no", anything else is internal.
 func mailError(err error, what string) error {
 	if err == nil {
 		return nil

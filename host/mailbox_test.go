@@ -322,7 +322,7 @@ func TestMailFile(t *testing.T) {
 		t.Errorf("missing class: %#v", err)
 	}
 	_, err = m.File(context.Background(), mailbox.Letter{Class: "leak", What: "key AKIAIOSFODNN7EXAMPLF in the log"})
-	if host.KindOf(err) != host.KindDenied || !errors.Is(err, mailbox.ErrSecret) || strings.Contains(err.Error(), "AKIAIOSFODNN7EXAMPLF") {
+	if host.KindOf(err) != host.KindDenied || !strings.Contains(err.Error(), "AKIA************MPLF") || strings.Contains(err.Error(), "AKIAIOSFODNN7EXAMPLF") {
 		t.Errorf("secret: %v", err)
 	}
 	res, err := m.List(context.Background(), mailbox.ListOptions{Box: "../home/" + mailbox.SpoolFile})

@@ -223,7 +223,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	}
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards))}
 	for i, c := range cands {
-		cs := coolingOf(window[c.card.ID], c.card, now)
+		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 		c.counts, c.ageDays = cs.counts, cs.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -278,36 +279,61 @@ type briefCandidate struct {
 	allow   bool
 }
 
-// briefCandidates gates up to five candidate cards of the same anchors that
-// match the query (or the field), to find the ones nearly ready.
+// briefCandidates gates up to five candidate cards of the visible anchors
+// (of the request's field, when it names one): the best BM25 matches of the
+// query, or the first in persistence, tier and anchor order without one.
 func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
-	q := h.candidateQuery(a.req, a.now)
-	q.Statuses, q.Limit = []string{"candidate"}, 5
-	matched, fill, err := h.store.Candidates(ctx, q)
+	q := store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: []string{"candidate"}, Now: store.FormatTime(a.now)}
+	texts, err := h.store.CandidateTexts(ctx, q)
 	if err != nil {
 		return nil, internal(err, "brief: select candidates")
 	}
+	pool := make([]store.Card, 0, len(texts))
+	docs := make([]relevanceDoc, 0, len(texts))
+	for _, t := range texts {
+		pool = append(pool, store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
+		docs = append(docs, relevanceDoc{t.ID, t.Statement, t.Content})
+	}
+	h.sortByFill(pool)
 	var ids []string
-	for _, m := range matched {
-		ids = append(ids, m.ID)
-	}
-	if q.Match == "" {
-		ids = fill
-	}
-	cards, err := h.store.CardsByIDs(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "brief: read candidates")
-	}
-	links, err := h.store.LinksFor(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "brief: read candidates")
-	}
-	var out []briefCandidate
-	for _, id := range ids {
-		c, ok := cards[id]
-		if !ok || (a.pack.Request.Field != "" && c.Field != a.pack.Request.Field && q.Match == "") {
-			continue
+	if terms := queryTerms(a.req.Query); len(terms) > 0 {
+		rel := bm25Rank(terms, docs)
+		for _, c := range pool {
+			if rel[c.ID] > 0 {
+				ids = append(ids, c.ID)
+			}
 		}
+		slices.SortStableFunc(ids, func(x, y string) int {
+			switch {
+			case rel[x] > rel[y]:
+				return -1
+			case rel[x] < rel[y]:
+				return 1
+			}
+			return 0
+		})
+	} else {
+		for _, c := range pool {
+			ids = append(ids, c.ID)
+		}
+	}
+	cards, err := h.store.CardsByIDs(ctx, ids[:min(len(ids), 20)])
+	if err != nil {
+		return nil, internal(err, "brief: read candidates")
+	}
+	var keep []string
+	for _, id := range ids[:min(len(ids), 20)] {
+		if c, ok := cards[id]; ok && (a.pack.Request.Field == "" || c.Field == a.pack.Request.Field) && len(keep) < 5 {
+			keep = append(keep, id)
+		}
+	}
+	links, err := h.store.LinksFor(ctx, keep)
+	if err != nil {
+		return nil, internal(err, "brief: read candidates")
+	}
+	out := make([]briefCandidate, 0, len(keep))
+	for _, id := range keep {
+		c := cards[id]
 		target, _ := promoteTarget(c, "")
 		g := h.evaluateGate(ctx, c, links[id], "promote", target, "")
 		out = append(out, briefCandidate{card: c, missing: g.Missing, allow: g.Allow})

@@ -24,42 +24,47 @@ const (
 // coolingStats is what the lanes policy learns about a card's recent life.
 type coolingStats struct {
 	counts policies.Counts30d
-	// ageDays counts days since the card was last applied inside the window,
-	// or, when it was not, since its last governed change (updated_at).
+	// ageDays counts days since the card was last applied, or since it was
+	// created when it never was.
 	ageDays int
-	// lastApplied is the newest applied event inside the window, "" if none.
+	// lastApplied is the newest applied event ever, "" if none.
 	lastApplied string
 }
 
-// cooling reads the 30-day injection counts of cards in one query.
+// cooling reads the 30-day counts (counted by UTC day) and the last applied
+// time of cards, in two bounded queries over the injection rollups.
 func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (map[string]coolingStats, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	raw, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	if err != nil {
+		return nil, err
+	}
+	ever, err := h.store.InjectionStats(ctx, ids, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]coolingStats, len(cards))
 	for _, c := range cards {
-		out[c.card.ID] = coolingOf(raw[c.card.ID], c.card, now)
+		out[c.card.ID] = coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 	}
 	return out, nil
 }
 
-func coolingOf(st store.InjectionStats, c store.Card, now time.Time) coolingStats {
+func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
-		Applied: st.Counts[outcomeInlineFull] + st.Counts[outcomeInlineCompact],
-		Skipped: st.Counts[outcomeSkippedCooled],
-		Trimmed: st.Counts[outcomeTrimmed],
-		Viewed:  st.Counts[outcomeViewed],
+		Applied: window.Counts[outcomeInlineFull] + window.Counts[outcomeInlineCompact],
+		Skipped: window.Counts[outcomeSkippedCooled],
+		Trimmed: window.Counts[outcomeTrimmed],
+		Viewed:  window.Counts[outcomeViewed],
 	}
-	cs.lastApplied = max(st.Latest[outcomeInlineFull], st.Latest[outcomeInlineCompact])
+	cs.lastApplied = max(ever.Latest[outcomeInlineFull], ever.Latest[outcomeInlineCompact])
 	ref := cs.lastApplied
 	if ref == "" {
-		ref = max(c.UpdatedAt, c.CreatedAt)
+		ref = c.CreatedAt
 	}
 	cs.ageDays = daysSince(ref, now)
 	return cs

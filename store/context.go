@@ -273,64 +273,28 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 	return out, nil
 }
 
-// EvidenceQuery selects evidence for a context pack or a brief.
-type EvidenceQuery struct {
-	// AnchorIDs limits the rows to these anchors; it must not be empty.
-	AnchorIDs []string
-	// Match is an FTS5 expression; "" returns the newest rows.
-	Match string
-	// Field limits the rows to one field; "" = any.
-	Field string
-	Limit int
-}
-
-// SearchEvidence returns up to q.Limit evidence rows: the best bm25 matches
-// of q.Match, or the newest rows without one. Ties break by id.
-func (s *Store) SearchEvidence(ctx context.Context, q EvidenceQuery) ([]Evidence, error) {
-	if len(q.AnchorIDs) == 0 || q.Limit <= 0 {
+// RecentEvidence returns up to limit evidence rows of anchorIDs, optionally
+// of one field, most recently recorded first (by insertion order). The
+// (anchor_id, field) index bounds the read to those anchors.
+func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]Evidence, error) {
+	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	args := anySlice(q.AnchorIDs)
-	cond := "e.anchor_id IN (" + placeholders(len(q.AnchorIDs)) + ")"
-	if q.Field != "" {
-		cond += " AND e.field = ?"
-		args = append(args, q.Field)
+	args := anySlice(anchorIDs)
+	cond := "anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
+	if field != "" {
+		cond += " AND field = ?"
+		args = append(args, field)
 	}
-	var query string
-	if q.Match != "" {
-		args = append([]any{q.Match}, args...)
-		query = `SELECT e.id FROM (SELECT rowid AS rid, bm25(evidence_fts) AS r FROM evidence_fts WHERE evidence_fts MATCH ?) m
-			JOIN evidence e ON e.rowid = m.rid WHERE ` + cond + ` ORDER BY m.r, e.id LIMIT ?`
-	} else {
-		query = `SELECT e.id FROM evidence e WHERE ` + cond + ` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
-	}
-	args = append(args, q.Limit)
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE rowid IN
+		(SELECT rowid FROM evidence WHERE `+cond+` ORDER BY rowid DESC LIMIT ?) ORDER BY rowid DESC`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("search evidence: %w", err)
+		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("search evidence: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search evidence: %w", err)
-	}
-	byID, err := s.EvidenceByIDs(ctx, ids)
-	if err != nil {
+	var out []Evidence
+	if err := scanEvidence(rows, func(e Evidence) { out = append(out, e) }); err != nil {
 		return nil, err
-	}
-	out := make([]Evidence, 0, len(ids))
-	for _, id := range ids {
-		if e, ok := byID[id]; ok {
-			out = append(out, e)
-		}
 	}
 	return out, nil
 }
@@ -396,6 +360,57 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("count links: %w", err)
 		}
+	}
+	return out, nil
+}
+
+// CandidateText is the part of a card a relevance ranking reads.
+type CandidateText struct {
+	ID          string
+	Statement   string
+	Content     string
+	Tier        string
+	Persistence string
+	AnchorID    string
+}
+
+// CandidateTexts returns every card q selects (ignoring Match and Limit)
+// with only the columns a relevance ranking needs, in id order. Callers use
+// it when the selection is too large to read whole.
+func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]CandidateText, error) {
+	where, args := candidateWhere("c.", q)
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.statement, c.content, c.tier, c.persistence, c.anchor_id
+		FROM cards c WHERE `+where+` ORDER BY c.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read candidate texts: %w", err)
+	}
+	defer rows.Close()
+	var out []CandidateText
+	for rows.Next() {
+		var t CandidateText
+		if err := rows.Scan(&t.ID, &t.Statement, &t.Content, &t.Tier, &t.Persistence, &t.AnchorID); err != nil {
+			return nil, fmt.Errorf("read candidate texts: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read candidate texts: %w", err)
+	}
+	return out, nil
+}
+
+// CandidateCards returns every card q selects (ignoring Match and Limit),
+// whole, in id order. Callers use it when the selection is within their
+// bound.
+func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]Card, error) {
+	where, args := candidateWhere("c.", q)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards c WHERE `+where+` ORDER BY c.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read candidate cards: %w", err)
+	}
+	var out []Card
+	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -155,25 +155,19 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	}
 }
 
-func TestSearchEvidenceAndCitingCards(t *testing.T) {
+func TestRecentEvidenceAndCitingCards(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	rows, err := s.SearchEvidence(ctx, store.EvidenceQuery{AnchorIDs: []string{"an_a"}, Match: `"contention"`, Limit: 2})
+	rows, err := s.RecentEvidence(ctx, []string{"an_a"}, "", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 {
-		t.Fatalf("rows = %d, want the limit 2", len(rows))
+	if len(rows) != 2 || rows[0].ID != "ev_4" || rows[1].ID != "ev_3" {
+		t.Fatalf("recent at an_a = %+v, want ev_4, ev_3 (an_b's ev_5, ev_6 are newer but elsewhere)", rows)
 	}
-	for _, r := range rows {
-		if r.AnchorID != "an_a" {
-			t.Errorf("row %s from %s leaked into an an_a search", r.ID, r.AnchorID)
-		}
-	}
-	newest, err := s.SearchEvidence(ctx, store.EvidenceQuery{AnchorIDs: []string{"an_a", "an_b"}, Limit: 1})
-	if err != nil || len(newest) != 1 || newest[0].ID != "ev_6" {
-		t.Errorf("newest = %+v, %v; want ev_6", newest, err)
+	if rows, err := s.RecentEvidence(ctx, []string{"an_a", "an_b"}, "nope", 5); err != nil || len(rows) != 0 {
+		t.Errorf("field filter: %+v, %v", rows, err)
 	}
 	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []string{"promoted"})
 	if err != nil || !reflect.DeepEqual(cites, map[string][]string{"ev_0": {"kc_1"}}) {
@@ -216,5 +210,61 @@ func TestInjectionStatsWindow(t *testing.T) {
 	err = s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, bad) })
 	if !store.IsConstraint(err) || !strings.Contains(err.Error(), "kc_1") {
 		t.Errorf("unknown outcome: err = %v, want a constraint error naming the card", err)
+	}
+}
+
+// TestInjectionRollupBackfill takes a database back to schema 1 with raw
+// injection events and no rollups, reopens it, and checks that migration 2
+// counted the old events and that the trigger counts new ones.
+func TestInjectionRollupBackfill(t *testing.T) {
+	s, path := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		for _, q := range []string{
+			"DROP TRIGGER injection_events_rollup", "DROP TABLE injection_daily", "DROP TABLE injection_last",
+			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
+			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
+				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
+			"PRAGMA user_version = 1",
+		} {
+			if err := tx.ExecForTest(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	add := []store.InjectionEvent{{RequestID: "rq_4", CardID: "kc_1", Outcome: "trimmed", CreatedAt: "2026-01-06T12:00:00.000Z"}}
+	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, add) }); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		since      string
+		trimmed    int
+		latestTrim string
+		inlineFull int
+	}{
+		{"", 3, "2026-01-06T12:00:00.000Z", 1},
+		{"2026-01-06T08:00:00.000Z", 1, "2026-01-06T12:00:00.000Z", 1}, // whole UTC days
+		{"2026-01-07T00:00:00.000Z", 0, "", 0},
+	}
+	for _, tt := range tests {
+		st, err := s.InjectionStats(ctx, []string{"kc_1"}, tt.since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := st["kc_1"]
+		if got.Counts["trimmed"] != tt.trimmed || got.Latest["trimmed"] != tt.latestTrim || got.Counts["inline_full"] != tt.inlineFull {
+			t.Errorf("since %q: %+v, want %d trimmed (latest %q), %d inline_full", tt.since, got, tt.trimmed, tt.latestTrim, tt.inlineFull)
+		}
 	}
 }

@@ -36,9 +36,10 @@ type InjectionStats struct {
 }
 
 // InjectionStats returns, per card of cardIDs, the count and newest time of
-// each outcome among events created at or after since ("" = all time).
-// Cards without events are missing from the map. The (card_id, created_at)
-// index bounds the scan to the window.
+// each outcome among the events of the UTC days from since's day on (the
+// rollup counts by day), or of all time when since is "". Cards without
+// events are missing from the map. The read is bounded by days and outcomes
+// (injection_daily, injection_last), never by the number of requests.
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	out := make(map[string]InjectionStats, len(cardIDs))
 	for len(cardIDs) > 0 {
@@ -46,13 +47,13 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		args := anySlice(chunk)
-		cond := ""
+		query := `SELECT card_id, outcome, total, last_at FROM injection_last WHERE card_id IN (` + placeholders(len(chunk)) + `)`
 		if since != "" {
-			cond = " AND created_at >= ?"
-			args = append(args, since)
+			query = `SELECT card_id, outcome, sum(n), max(last_at) FROM injection_daily
+				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ? GROUP BY card_id, outcome`
+			args = append(args, since[:min(len(since), 10)])
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, outcome, count(*), max(created_at) FROM injection_events
-			WHERE card_id IN (`+placeholders(len(chunk))+`)`+cond+` GROUP BY card_id, outcome`, args...)
+		rows, err := s.db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection events: %w", err)
 		}

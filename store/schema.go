@@ -125,6 +125,43 @@ CREATE TABLE injection_events (
 );
 CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at);
 `,
+	// 2: injection rollups. Every context request appends a row per candidate
+	// card, so counting a 30-day window over injection_events grows with the
+	// number of requests; these two tables, kept by a trigger, bound that
+	// read by days (injection_daily) and give each card's latest event per
+	// outcome in one row (injection_last). injection_events stays the
+	// append-only log, now without its (card_id, created_at) index: nothing
+	// reads it by card any more, and each request would dirty ~one index page
+	// per candidate for it.
+	`
+DROP INDEX injection_events_card_time;
+CREATE TABLE injection_daily (
+	card_id TEXT NOT NULL REFERENCES cards(id),
+	day     TEXT NOT NULL,
+	outcome TEXT NOT NULL,
+	n       INTEGER NOT NULL CHECK (n > 0),
+	last_at TEXT NOT NULL,
+	PRIMARY KEY (card_id, day, outcome)
+) WITHOUT ROWID;
+CREATE TABLE injection_last (
+	card_id TEXT NOT NULL REFERENCES cards(id),
+	outcome TEXT NOT NULL,
+	total   INTEGER NOT NULL CHECK (total > 0),
+	last_at TEXT NOT NULL,
+	PRIMARY KEY (card_id, outcome)
+) WITHOUT ROWID;
+INSERT INTO injection_daily(card_id, day, outcome, n, last_at)
+	SELECT card_id, substr(created_at, 1, 10), outcome, count(*), max(created_at) FROM injection_events GROUP BY 1, 2, 3;
+INSERT INTO injection_last(card_id, outcome, total, last_at)
+	SELECT card_id, outcome, count(*), max(created_at) FROM injection_events GROUP BY 1, 2;
+CREATE TRIGGER injection_events_rollup AFTER INSERT ON injection_events
+BEGIN
+	INSERT INTO injection_daily(card_id, day, outcome, n, last_at) VALUES (new.card_id, substr(new.created_at, 1, 10), new.outcome, 1, new.created_at)
+		ON CONFLICT(card_id, day, outcome) DO UPDATE SET n = n + 1, last_at = max(last_at, excluded.last_at);
+	INSERT INTO injection_last(card_id, outcome, total, last_at) VALUES (new.card_id, new.outcome, 1, new.created_at)
+		ON CONFLICT(card_id, outcome) DO UPDATE SET total = total + 1, last_at = max(last_at, excluded.last_at);
+END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -69,7 +70,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
 	}
-	for _, want := range []string{"version 99", "up to version 1"} {
+	for _, want := range []string{"version 99", fmt.Sprintf("up to version %d", store.SchemaVersion)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
 		}

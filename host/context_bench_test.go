@@ -1,0 +1,281 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/palacehq/palace/host"
+)
+
+// benchEpoch is the clock of generated palaces and of the hosts that query
+// them, so cached palaces keep their 30-day telemetry window.
+var benchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// benchRequests are the rotating requests of the context and brief
+// benchmarks: with and without a query, file, field, intents and tools.
+var benchRequests = []host.ContextRequest{
+	{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}},
+	{File: "api/handler.go", Intents: []string{"review"}},
+	{Query: "retry deadline context cancel", Field: "api"},
+	{Query: "flaky ci pipeline runner", Intents: []string{"test", "investigate"}, Tools: []string{"go"}},
+	{},
+	{File: "host/context.go", Language: "go", Intents: []string{"refactor", "perf"}, Instructions: []string{"answer briefly"}},
+}
+
+// moduleRoot is the directory holding go.mod above the test's directory.
+func moduleRoot(b *testing.B) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			b.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// benchPalace returns the home and checkout of a generated palace of spec,
+// cached under <module>/.bench/<spec key>/ (generation of the 10k palace
+// takes about half a minute; the 100k one several minutes).
+func benchPalace(b *testing.B, spec host.BenchSpec) (home, repo string) {
+	b.Helper()
+	dir := filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key())
+	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
+	marker := filepath.Join(dir, "complete.json")
+	if _, err := os.Stat(marker); err == nil {
+		return home, repo
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/bench/repo-00"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Mode: host.Human, Now: func() time.Time { return benchEpoch }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	var progress func(host.BenchProgress)
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		progress = func(p host.BenchProgress) {
+			fmt.Fprintf(os.Stderr, "\rgenerating %s palace: %-16s %3d%%", spec.Key(), p.Stage, p.Done*100/max(1, p.Total))
+			if p.Done == p.Total {
+				fmt.Fprintln(os.Stderr)
+			}
+		}
+	}
+	st, err := h.GenerateBench(context.Background(), spec, progress)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.WriteFile(marker, raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("generated %s in %s", spec.Key(), st.Elapsed)
+	return home, repo
+}
+
+// writableCopy copies a cached home so a benchmark that writes leaves the
+// cache as it was.
+func writableCopy(b *testing.B, home string) string {
+	b.Helper()
+	dst := filepath.Join(b.TempDir(), "home")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []string{"palace.db", "palace.db-wal"} {
+		in, err := os.Open(filepath.Join(home, f))
+		if err != nil {
+			continue
+		}
+		out, err := os.Create(filepath.Join(dst, f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			b.Fatal(err)
+		}
+		in.Close()
+		out.Close()
+	}
+	return dst
+}
+
+func benchSpecs(b *testing.B) []struct {
+	name string
+	spec host.BenchSpec
+} {
+	specs := []struct {
+		name string
+		spec host.BenchSpec
+	}{{"10k", host.BenchSpec10k}}
+	if os.Getenv("BENCH_LARGE") == "1" {
+		specs = append(specs, struct {
+			name string
+			spec host.BenchSpec
+		}{"100k", host.BenchSpec100k})
+	}
+	return specs
+}
+
+// latency collects per-op durations and reports p50/p99 and the peak RSS.
+type latency struct{ d []time.Duration }
+
+func (l *latency) report(b *testing.B) {
+	slices.Sort(l.d)
+	if len(l.d) == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(l.d[len(l.d)/2]), "p50-ms")
+	b.ReportMetric(ms(l.d[min(len(l.d)-1, len(l.d)*99/100)]), "p99-ms")
+	if kb := peakRSSKB(); kb > 0 {
+		b.ReportMetric(float64(kb)/1024, "peak-rss-MB")
+	}
+}
+
+// resetPeakRSS clears the process's high-water mark (Linux), so the peak
+// reported is that of the benchmark, not of generating the palace.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSSKB() int {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return n
+		}
+	}
+	return 0
+}
+
+// BenchmarkContext measures Host.Context warm and in-process on generated
+// palaces (targets: p99 ≤ 10 ms at 10k cards, ≤ 40 ms at 100k), rotating
+// over benchRequests. "read" is a dry run; "write" also appends the
+// injection events (about one per candidate) in a copy of the palace.
+func BenchmarkContext(b *testing.B) {
+	for _, s := range benchSpecs(b) {
+		for _, mode := range []string{"read", "write"} {
+			b.Run(s.name+"/"+mode, func(b *testing.B) {
+				home, repo := benchPalace(b, s.spec)
+				if mode == "write" {
+					home = writableCopy(b, home)
+				}
+				h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Now: func() time.Time { return benchEpoch }})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer h.Close()
+				ctx := context.Background()
+				for _, r := range benchRequests { // warm the page cache and the policies
+					r.DryRun = true
+					if _, err := h.Context(ctx, r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				resetPeakRSS()
+				var lat latency
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					r := benchRequests[i%len(benchRequests)]
+					r.DryRun = mode == "read"
+					start := time.Now()
+					p, err := h.Context(ctx, r)
+					lat.d = append(lat.d, time.Since(start))
+					if err != nil || p.Selection.Considered == 0 {
+						b.Fatalf("context: %v (considered %d)", err, p.Selection.Considered)
+					}
+				}
+				lat.report(b)
+			})
+		}
+	}
+}
+
+// BenchmarkBrief measures Host.Brief on the same requests (target: ≤ 2×
+// the context p99).
+func BenchmarkBrief(b *testing.B) {
+	for _, s := range benchSpecs(b) {
+		b.Run(s.name, func(b *testing.B) {
+			home, repo := benchPalace(b, s.spec)
+			h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Now: func() time.Time { return benchEpoch }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			ctx := context.Background()
+			brief := func(r host.ContextRequest) host.BriefRequest {
+				return host.BriefRequest{Query: r.Query, File: r.File, Language: r.Language, Field: r.Field, Intents: r.Intents, Tools: r.Tools}
+			}
+			for _, r := range benchRequests {
+				if _, err := h.Brief(ctx, brief(r)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			resetPeakRSS()
+			var lat latency
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				_, err := h.Brief(ctx, brief(benchRequests[i%len(benchRequests)]))
+				lat.d = append(lat.d, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat.report(b)
+		})
+	}
+}
+
+// BenchmarkAudit measures a full audit of the visible anchors (no target;
+// reported for reference).
+func BenchmarkAudit(b *testing.B) {
+	home, repo := benchPalace(b, host.BenchSpec10k)
+	h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Now: func() time.Time { return benchEpoch }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.Audit(context.Background(), host.AuditFilter{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,419 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
+)
+
+// BenchGeneratorVersion changes whenever GenerateBench's output for the same
+// spec changes; benchmark caches key on it.
+const BenchGeneratorVersion = 1
+
+// BenchSpec describes a synthetic palace for benchmarks.
+type BenchSpec struct {
+	Cards     int   `json:"cards"`
+	Evidence  int   `json:"evidence"`
+	Links     int   `json:"links"`
+	Repos     int   `json:"repos"`
+	Worktrees int   `json:"worktrees"`
+	Seed      int64 `json:"seed"`
+	// Events is how many injection events of recent telemetry to write.
+	Events int `json:"events"`
+}
+
+// BenchSpec10k is the issue's standard palace: 10k cards, 100k evidence,
+// ~300k links over 50 repositories and 200 worktrees, and 30k injection
+// events of the last 30 days.
+var BenchSpec10k = BenchSpec{Cards: 10_000, Evidence: 100_000, Links: 300_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 30_000}
+
+// BenchSpec100k is the large variant: 100k cards and 1M evidence.
+var BenchSpec100k = BenchSpec{Cards: 100_000, Evidence: 1_000_000, Links: 3_000_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 300_000}
+
+// Key names the spec in cache paths.
+func (s BenchSpec) Key() string {
+	return fmt.Sprintf("v%d-%dc-%de-%dl-%dr-%dw-%dq-s%d", BenchGeneratorVersion, s.Cards, s.Evidence, s.Links, s.Repos, s.Worktrees, s.Events, s.Seed)
+}
+
+// BenchProgress reports generation progress: Stage names the table, Done
+// of Total rows are written.
+type BenchProgress struct {
+	Stage       string
+	Done, Total int
+}
+
+// BenchStats counts what GenerateBench wrote.
+type BenchStats struct {
+	Spec      BenchSpec `json:"spec"`
+	Anchors   int       `json:"anchors"`
+	Cards     int       `json:"cards"`
+	Evidence  int       `json:"evidence"`
+	Links     int       `json:"links"`
+	Events    int       `json:"events"`
+	Elapsed   string    `json:"elapsed"`
+	Worktree  string    `json:"worktree"`
+	Repo      string    `json:"repo"`
+	Requested string    `json:"requested_from"`
+}
+
+// benchBatch rows go in one transaction.
+const benchBatch = 5000
+
+// benchVocabulary are the words of generated text; the first ones are most
+// frequent (Zipf), the tail are synthetic tokens.
+var benchVocabulary = strings.Fields(`the a to of and in for is on with when use not it be store sqlite wal lock
+test go error api request handler cache index query import export build deploy config retry timeout busy
+transaction commit migration schema table row column file path module package function method type struct
+interface context deadline cancel goroutine channel mutex race leak memory alloc buffer stream reader writer
+json yaml toml proto grpc http client server session token auth user role permission secret key encrypt
+log trace metric span latency throughput benchmark profile cpu disk network socket dns tls cert proxy queue
+worker batch job schedule cron event hook plugin policy rego wasm gate card evidence anchor repo worktree
+branch merge rebase review lint vet format release version tag changelog docs readme example fixture golden
+flaky ci pipeline runner docker image container volume kubernetes helm terraform backup restore checkpoint
+vacuum fsync journal pragma foreign constraint trigger fts rank bm25 snapshot replica shard partition`)
+
+var benchFields = strings.Fields(`storage testing ci errors api auth perf deploy docs security build release
+networking logging config cli lsp mcp policy plugins mailbox imports migrations cache concurrency frontend
+backend database observability tooling review onboarding style general`)
+
+var benchIntents = strings.Fields(`debug refactor review test deploy storage perf security docs release migrate
+optimize investigate`)
+
+var benchTools = strings.Fields(`go git make docker sqlite3 opa kubectl npm`)
+
+var benchDirs = strings.Fields(`store host cmd api internal pkg web docs scripts policies plugins lsp mcp
+deploy test tools`)
+
+var benchLangs = strings.Fields(`go rust python typescript sql rego shellscript markdown`)
+
+// GenerateBench fills an empty palace with a synthetic one following spec,
+// deterministically for spec.Seed: anchors (global, spec.Repos repositories,
+// spec.Worktrees worktrees spread over them), evidence, cards (mixed tiers,
+// statuses, persistence, scopes and triggers), links and recent injection
+// events. Repository 0 is the host's own repository and worktree 0 its own
+// checkout, so requests made through h see a realistic chain. The cards are
+// written straight to the store, bypassing gates: human mode only, and only
+// into a palace with no cards or evidence yet (KindInvalid otherwise).
+// progress, when not nil, is called after each batch.
+func (h *Host) GenerateBench(ctx context.Context, spec BenchSpec, progress func(BenchProgress)) (BenchStats, error) {
+	if err := h.requireHuman("bench gen"); err != nil {
+		return BenchStats{}, err
+	}
+	if spec.Cards <= 0 || spec.Evidence <= 0 || spec.Repos <= 0 || spec.Worktrees < spec.Repos {
+		return BenchStats{}, invalid("spec", "bench spec %+v: cards, evidence and repos must be positive, worktrees at least one per repo", spec)
+	}
+	if !h.loc.InGit {
+		return BenchStats{}, invalid("cwd", "bench gen needs a git checkout as its repository 0: pass --cwd inside one")
+	}
+	nc, err := h.store.CountCards(ctx)
+	if err != nil {
+		return BenchStats{}, internal(err, "bench gen")
+	}
+	ne, err := h.store.CountEvidence(ctx)
+	if err != nil {
+		return BenchStats{}, internal(err, "bench gen")
+	}
+	if nc+ne > 0 {
+		return BenchStats{}, invalid("home", "bench gen writes only into an empty palace, and %s holds %d cards and %d evidence rows: pass --home with a new directory", h.home, nc, ne)
+	}
+	start := time.Now()
+	g := &benchGen{h: h, spec: spec, rng: rand.New(rand.NewPCG(uint64(spec.Seed), 0x9a1ace)), now: h.now(), progress: progress}
+	if err := g.anchors(ctx); err != nil {
+		return BenchStats{}, err
+	}
+	if err := g.evidence(ctx); err != nil {
+		return BenchStats{}, err
+	}
+	if err := g.cards(ctx); err != nil {
+		return BenchStats{}, err
+	}
+	if err := g.events(ctx); err != nil {
+		return BenchStats{}, err
+	}
+	return BenchStats{
+		Spec: spec, Anchors: len(g.anchorIDs), Cards: spec.Cards, Evidence: spec.Evidence, Links: g.links, Events: spec.Events,
+		Elapsed: time.Since(start).Round(time.Millisecond).String(), Worktree: h.loc.Worktree, Repo: h.loc.RepoIdentity,
+		Requested: h.loc.Dir,
+	}, nil
+}
+
+type benchGen struct {
+	h        *Host
+	spec     BenchSpec
+	rng      *rand.Rand
+	now      time.Time
+	progress func(BenchProgress)
+	// anchorIDs: 0 global, 1..Repos repositories, then worktrees.
+	anchorIDs []string
+	// evByAnchor lists evidence ids per anchor index.
+	evByAnchor [][]string
+	cardIDs    []string
+	links      int
+}
+
+func (g *benchGen) report(stage string, done, total int) {
+	if g.progress != nil {
+		g.progress(BenchProgress{Stage: stage, Done: done, Total: total})
+	}
+}
+
+func (g *benchGen) anchors(ctx context.Context) error {
+	stamp := store.FormatTime(g.now)
+	loc := g.h.loc
+	rows := []store.Anchor{anchorRowAt(loc, anchor.Global, stamp), anchorRowAt(loc, anchor.Repo, stamp)}
+	for r := 1; r < g.spec.Repos; r++ {
+		id := fmt.Sprintf("repo:bench.example/org/repo-%02d", r)
+		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "repo", ParentID: AnchorID(anchor.GlobalIdentity),
+			Path: fmt.Sprintf("/bench/repo-%02d", r), Identity: id, CreatedAt: stamp})
+	}
+	rows = append(rows, anchorRowAt(loc, anchor.Worktree, stamp))
+	for w := 1; w < g.spec.Worktrees; w++ {
+		r := w % g.spec.Repos
+		id := fmt.Sprintf("worktree:/bench/repo-%02d/wt-%03d", r, w)
+		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "worktree", ParentID: rows[1+r].ID,
+			Path: id[len("worktree:"):], Identity: id, CreatedAt: stamp})
+	}
+	err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+		for _, a := range rows {
+			if _, err := tx.EnsureAnchor(ctx, a); err != nil {
+				return err
+			}
+			g.anchorIDs = append(g.anchorIDs, a.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return internal(err, "bench gen: anchors")
+	}
+	g.evByAnchor = make([][]string, len(g.anchorIDs))
+	return nil
+}
+
+// pickAnchor draws an anchor index: 2% global, 40% a repository, 58% a worktree.
+func (g *benchGen) pickAnchor() int {
+	x := g.rng.Float64()
+	switch {
+	case x < 0.02:
+		return 0
+	case x < 0.42:
+		return 1 + g.rng.IntN(g.spec.Repos)
+	}
+	return 1 + g.spec.Repos + g.rng.IntN(g.spec.Worktrees)
+}
+
+// word draws a vocabulary word with a Zipf-like skew, or a tail token.
+func (g *benchGen) word() string {
+	if g.rng.IntN(5) == 0 {
+		return fmt.Sprintf("kw%d", g.rng.IntN(20000))
+	}
+	i := int(float64(len(benchVocabulary)) * g.rng.Float64() * g.rng.Float64())
+	return benchVocabulary[i]
+}
+
+func (g *benchGen) sentence(minWords, maxWords int) string {
+	n := minWords + g.rng.IntN(maxWords-minWords+1)
+	if n == 0 {
+		return ""
+	}
+	w := make([]string, n)
+	for i := range w {
+		w[i] = g.word()
+	}
+	s := strings.Join(w, " ")
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+func (g *benchGen) when() time.Time {
+	return g.now.Add(-time.Duration(g.rng.IntN(365*24)) * time.Hour)
+}
+
+func (g *benchGen) evidence(ctx context.Context) error {
+	total := g.spec.Evidence
+	for done := 0; done < total; {
+		n := min(benchBatch, total-done)
+		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+			for range n {
+				ai := g.pickAnchor()
+				t := g.when()
+				content := g.sentence(12, 60)
+				if g.rng.IntN(10) == 0 {
+					content += " TODO: " + g.sentence(4, 10)
+				}
+				sum := sha256.Sum256([]byte(content))
+				src := fmt.Sprintf("%s/%s.go:%d", benchDirs[g.rng.IntN(len(benchDirs))], g.word(), 1+g.rng.IntN(900))
+				if g.rng.IntN(3) == 0 {
+					src = fmt.Sprintf("ci://build/%d", 1000+g.rng.IntN(90000))
+				}
+				e := store.Evidence{
+					ID: store.NewID(store.EvidencePrefix, t), Content: content, Domain: "project",
+					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: []string{"runtime", "research", "human"}[g.rng.IntN(3)],
+					SourceRef: src, Tags: []string{g.word()}, AnchorID: g.anchorIDs[ai], ContentSHA256: hex.EncodeToString(sum[:]),
+					Actor: "bench", ActorType: "agent", CreatedAt: store.FormatTime(t),
+				}
+				if ai == 0 {
+					e.Domain = "global"
+				}
+				if err := tx.InsertEvidence(ctx, e); err != nil {
+					return err
+				}
+				g.evByAnchor[ai] = append(g.evByAnchor[ai], e.ID)
+			}
+			return nil
+		})
+		if err != nil {
+			return internal(err, "bench gen: evidence")
+		}
+		done += n
+		g.report("evidence", done, total)
+	}
+	return nil
+}
+
+func (g *benchGen) cards(ctx context.Context) error {
+	total := g.spec.Cards
+	perCard := max(1, g.spec.Links/total)
+	for done := 0; done < total; {
+		n := min(benchBatch/4, total-done)
+		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+			for i := range n {
+				c, ai := g.card(done + i)
+				if err := tx.InsertCard(ctx, c); err != nil {
+					return err
+				}
+				g.cardIDs = append(g.cardIDs, c.ID)
+				if err := g.linkCard(ctx, tx, c, ai, perCard); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return internal(err, "bench gen: cards")
+		}
+		done += n
+		g.report("cards+links", done, total)
+	}
+	return nil
+}
+
+func (g *benchGen) card(n int) (store.Card, int) {
+	ai := g.pickAnchor()
+	t := g.when()
+	pick := func(weights []int, vals []string) string {
+		x := g.rng.IntN(100)
+		for i, w := range weights {
+			if x < w {
+				return vals[i]
+			}
+			x -= w
+		}
+		return vals[len(vals)-1]
+	}
+	stmt := fmt.Sprintf("%s (rule %d)", g.sentence(6, 24), n)
+	if len(stmt) > MaxStatementRunes {
+		stmt = stmt[len(stmt)-MaxStatementRunes:]
+	}
+	c := store.Card{
+		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: normalizeStatement(stmt),
+		Content:     g.sentence(0, 80),
+		Tier:        pick([]int{2, 18, 35, 45}, Tiers),
+		Status:      pick([]int{60, 5, 25, 5, 5}, []string{"promoted", "canonical", "candidate", "demoted", "retired"}),
+		Domain:      "project",
+		Field:       benchFields[g.rng.IntN(len(benchFields))],
+		AnchorID:    g.anchorIDs[ai],
+		Persistence: pick([]int{2, 5, 93}, []string{"foundational", "protected", "standard"}),
+		RenderPref:  pick([]int{85, 5, 5, 5}, RenderPrefs),
+		CreatedBy:   "bench", CreatedAt: store.FormatTime(t), UpdatedAt: store.FormatTime(t),
+	}
+	if ai == 0 {
+		c.Domain = "global"
+	}
+	c.Scope = store.Scope{Paths: []string{}, Languages: []string{}, Fields: []string{}}
+	if g.rng.IntN(2) == 0 {
+		c.Scope.Paths = append(c.Scope.Paths, benchDirs[g.rng.IntN(len(benchDirs))]+"/**")
+	}
+	if g.rng.IntN(10) < 3 {
+		c.Scope.Languages = append(c.Scope.Languages, benchLangs[g.rng.IntN(len(benchLangs))])
+	}
+	if g.rng.IntN(10) < 3 {
+		c.Scope.Fields = append(c.Scope.Fields, c.Field)
+	}
+	c.Trigger = store.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
+	for range g.rng.IntN(4) {
+		c.Trigger.Intents = appendNew(c.Trigger.Intents, benchIntents[g.rng.IntN(len(benchIntents))])
+	}
+	if g.rng.IntN(4) == 0 {
+		c.Trigger.ToolNeeds = append(c.Trigger.ToolNeeds, benchTools[g.rng.IntN(len(benchTools))])
+	}
+	if g.rng.IntN(20) == 0 {
+		c.ReviewAfter = store.FormatTime(g.now.Add(time.Duration(g.rng.IntN(120)-60) * 24 * time.Hour))
+	}
+	return c, ai
+}
+
+// linkCard links c to about perCard evidence rows of its own anchor (or,
+// when that has too few, any anchor of the palace).
+func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai, perCard int) error {
+	pool := g.evByAnchor[ai]
+	if len(pool) < 4 {
+		pool = g.evByAnchor[1+g.spec.Repos]
+		if len(pool) == 0 {
+			pool = g.evByAnchor[0]
+		}
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	n := 1 + g.rng.IntN(2*perCard-1)
+	for i := range n {
+		role := "supporting"
+		switch x := g.rng.IntN(100); {
+		case i == 0:
+		case x < 25:
+			role = "verification"
+		case x < 35:
+			role = "teaching"
+		case x < 38:
+			role = "counterexample"
+		}
+		ok, err := tx.InsertLink(ctx, store.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
+		if err != nil {
+			return err
+		}
+		if ok {
+			g.links++
+		}
+	}
+	return nil
+}
+
+// events writes recent injection telemetry: each event picks a card and an
+// outcome, at a time within the last 30 days.
+func (g *benchGen) events(ctx context.Context) error {
+	total := g.spec.Events
+	outcomes := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled, outcomeSkippedScope, outcomeViewed}
+	for done := 0; done < total; {
+		n := min(benchBatch, total-done)
+		rows := make([]store.InjectionEvent, n)
+		for i := range rows {
+			t := g.now.Add(-time.Duration(g.rng.IntN(30*24*60)) * time.Minute)
+			rows[i] = store.InjectionEvent{
+				RequestID: fmt.Sprintf("rq_bench_%d", (done+i)/50), CardID: g.cardIDs[g.rng.IntN(len(g.cardIDs))],
+				Outcome: outcomes[g.rng.IntN(len(outcomes))], CreatedAt: store.FormatTime(t),
+			}
+		}
+		if err := g.h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+			return internal(err, "bench gen: injection events")
+		}
+		done += n
+		g.report("injection events", done, total)
+	}
+	return nil
+}

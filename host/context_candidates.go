@@ -1,0 +1,275 @@
+package host
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
+)
+
+// selectCandidates runs the bounded selection of DESIGN §6.1 and fills
+// a.considered. Without a query it is one indexed SQL query ordered by
+// persistence, tier, anchor and id. With one, the visible cards are ranked
+// by BM25 (see context_relevance.go): all of them when they are within
+// CandidateLimit, else a quarter of the slots go to the head of the SQL
+// order (so foundational cards are never crowded out by text matches), then
+// the best matches, then the rest of that order. With AllRepos, FTS5 ranks
+// the whole palace instead.
+func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
+	q := h.candidateQuery(a.req, a.now)
+	terms := queryTerms(a.req.Query)
+	total, err := h.store.CountCandidates(ctx, q)
+	if err != nil {
+		return internal(err, "select context candidates")
+	}
+	var cards []store.Card
+	rel := map[string]float64{}
+	switch {
+	case len(terms) > 0 && !a.req.AllRepos && total <= CandidateLimit:
+		if cards, err = h.store.CandidateCards(ctx, q); err != nil {
+			return internal(err, "select context candidates")
+		}
+		docs := make([]relevanceDoc, len(cards))
+		for i, c := range cards {
+			docs[i] = relevanceDoc{c.ID, c.Statement, c.Content}
+		}
+		rel = bm25Rank(terms, docs)
+		h.sortByFill(cards)
+	case len(terms) > 0 && !a.req.AllRepos:
+		texts, err := h.store.CandidateTexts(ctx, q)
+		if err != nil {
+			return internal(err, "select context candidates")
+		}
+		docs := make([]relevanceDoc, len(texts))
+		for i, t := range texts {
+			docs[i] = relevanceDoc{t.ID, t.Statement, t.Content}
+		}
+		rel = bm25Rank(terms, docs)
+		fill := make([]store.Card, len(texts))
+		for i, t := range texts {
+			fill[i] = store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
+		}
+		h.sortByFill(fill)
+		matched := make([]string, 0, len(rel))
+		for id := range rel {
+			matched = append(matched, id)
+		}
+		slices.SortFunc(matched, func(x, y string) int {
+			if rel[x] != rel[y] {
+				if rel[x] > rel[y] {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(x, y)
+		})
+		if cards, err = h.loadInOrder(ctx, mergeCandidates(fill, matched)); err != nil {
+			return err
+		}
+	default:
+		matched, fill, err := h.store.Candidates(ctx, q)
+		if err != nil {
+			return internal(err, "select context candidates")
+		}
+		for _, m := range matched {
+			r := 1.0
+			if best := matched[0].BM25; best < 0 {
+				r = m.BM25 / best
+			}
+			rel[m.ID] = math.Round(r*1000) / 1000
+		}
+		fillCards := make([]store.Card, len(fill))
+		for i, id := range fill {
+			fillCards[i] = store.Card{ID: id}
+		}
+		ids := make([]string, len(matched))
+		for i, m := range matched {
+			ids[i] = m.ID
+		}
+		if cards, err = h.loadInOrder(ctx, mergeCandidates(fillCards, ids)); err != nil {
+			return err
+		}
+	}
+	refs := map[string]AnchorRef{}
+	ranks := map[string]int{}
+	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
+		if h.loc.InGit || k == anchor.Global {
+			ranks[AnchorID(h.loc.Identity(k))] = map[anchor.Kind]int{anchor.Worktree: 0, anchor.Repo: 1, anchor.Global: 2}[k]
+		}
+	}
+	for _, c := range cards {
+		ref, ok := refs[c.AnchorID]
+		if !ok {
+			ref = h.anchorRef(ctx, c.AnchorID)
+			refs[c.AnchorID] = ref
+		}
+		cand := &candidate{card: c, anchor: ref, relevance: rel[c.ID]}
+		if r, ok := ranks[c.AnchorID]; ok {
+			cand.rank = r
+		} else {
+			cand.rank, cand.foreign = 3, true
+		}
+		a.considered = append(a.considered, cand)
+	}
+	a.pack.Selection = Selection{
+		TotalCandidates: total, Considered: len(a.considered), CandidateLimit: CandidateLimit,
+		InlineCoreIDs: []string{}, InlineScopedIDs: []string{}, RefOnlyIDs: []string{},
+		InspectorOnlyIDs: []string{}, TrimmedDueToBudgetIDs: []string{},
+	}
+	return nil
+}
+
+// mergeCandidates picks at most CandidateLimit ids: the first quarter of
+// fill, then matched, then the rest of fill, each id once.
+func mergeCandidates(fill []store.Card, matched []string) []string {
+	var ids []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] && len(ids) < CandidateLimit {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	head := min(len(fill), CandidateLimit/4)
+	for _, c := range fill[:head] {
+		add(c.ID)
+	}
+	for _, id := range matched {
+		add(id)
+	}
+	for _, c := range fill[head:] {
+		add(c.ID)
+	}
+	return ids
+}
+
+// loadInOrder reads the cards of ids, keeping the order of ids; ids that
+// vanished meanwhile are skipped (the next request sees the change).
+func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]store.Card, error) {
+	byID, err := h.store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read context candidates")
+	}
+	out := make([]store.Card, 0, len(ids))
+	for _, id := range ids {
+		if c, ok := byID[id]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+var persistenceRank = map[string]int{"foundational": 0, "protected": 1, "standard": 2}
+
+// sortByFill orders cards as the SQL fill does: persistence, tier, anchor
+// (innermost first, other repositories last), id.
+func (h *Host) sortByFill(cards []store.Card) {
+	chain := h.chainIDs()
+	anchorRank := func(id string) int {
+		if i := slices.Index(chain, id); i >= 0 {
+			return i
+		}
+		return len(chain)
+	}
+	slices.SortStableFunc(cards, func(x, y store.Card) int {
+		if d := persistenceRank[x.Persistence] - persistenceRank[y.Persistence]; d != 0 {
+			return d
+		}
+		if d := TierRank(x.Tier) - TierRank(y.Tier); d != 0 {
+			return d
+		}
+		if d := anchorRank(x.AnchorID) - anchorRank(y.AnchorID); d != 0 {
+			return d
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+}
+
+// evidenceWindow is how many of the most recently recorded visible evidence
+// rows a query ranks for --include-evidence and briefs. Ranking the whole
+// palace with FTS5 costs O(matches in every repository) — 23–109 ms at
+// 100k evidence rows for common words, measured — so evidence relevance is
+// BM25 over this bounded, recent window instead.
+const evidenceWindow = 200
+
+// addEvidence adds up to evidenceLimit evidence rows of the visible anchors:
+// the best BM25 matches of the query among the newest evidenceWindow rows
+// (of the request's field, when it names one), or the newest rows without a
+// query.
+func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
+	rows, err := h.store.RecentEvidence(ctx, h.chainIDs(), a.pack.Request.Field, evidenceWindow)
+	if err != nil {
+		return internal(err, "read evidence")
+	}
+	if terms := queryTerms(a.req.Query); len(terms) > 0 {
+		docs := make([]relevanceDoc, len(rows))
+		for i, e := range rows {
+			docs[i] = relevanceDoc{id: e.ID, content: e.Content}
+		}
+		rel := bm25Rank(terms, docs)
+		matched := rows[:0:0]
+		for _, e := range rows {
+			if rel[e.ID] > 0 {
+				matched = append(matched, e)
+			}
+		}
+		// Best first; among equals the newer (rows are newest first).
+		slices.SortStableFunc(matched, func(x, y store.Evidence) int {
+			switch {
+			case rel[x.ID] > rel[y.ID]:
+				return -1
+			case rel[x.ID] < rel[y.ID]:
+				return 1
+			}
+			return 0
+		})
+		rows = matched
+	}
+	for _, e := range rows[:min(len(rows), evidenceLimit)] {
+		a.pack.Evidence = append(a.pack.Evidence, EvidenceItem{
+			ID: e.ID, Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef,
+			Anchor: h.anchorRef(ctx, e.AnchorID), Content: e.Content,
+		})
+	}
+	return nil
+}
+
+// requestFile makes the request's file worktree-relative (slash-separated)
+// and guesses its language from the extension.
+func (h *Host) requestFile(file string) (rel, lang string) {
+	if file == "" {
+		return "", ""
+	}
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(h.loc.Dir, p)
+	}
+	p = filepath.Clean(p)
+	if c, err := anchor.Canonical(p); err == nil {
+		p = c
+	}
+	root := h.loc.Dir
+	if h.loc.InGit {
+		root = h.loc.Worktree
+	}
+	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		p = r
+	}
+	return filepath.ToSlash(p), languageOf(p)
+}
+
+var extLanguages = map[string]string{
+	".go": "go", ".rs": "rust", ".py": "python", ".ts": "typescript", ".tsx": "typescriptreact",
+	".js": "javascript", ".jsx": "javascriptreact", ".java": "java", ".kt": "kotlin", ".c": "c", ".h": "c",
+	".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".rb": "ruby", ".sh": "shellscript", ".md": "markdown",
+	".sql": "sql", ".rego": "rego", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml",
+	".swift": "swift", ".cs": "csharp", ".php": "php", ".lua": "lua", ".zig": "zig",
+}
+
+func languageOf(path string) string {
+	return extLanguages[strings.ToLower(filepath.Ext(path))]
+}

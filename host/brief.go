@@ -451,8 +451,8 @@ func briefSummary(a *assembly, b Brief) string {
 		from = append(from, k)
 	}
 	sort.Strings(from)
-	s := fmt.Sprintf("For %s: %s (%s) apply", what, countNoun(len(b.KeyFacts), "authoritative card"),
-		fmt.Sprintf("core %d, scoped %d, references %d", lanes["core"], lanes["scoped"], lanes["ref_only"]))
+	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
+		lanes["core"], lanes["scoped"], lanes["ref_only"], verb(len(b.KeyFacts), "applies", "apply"))
 	if len(from) > 0 {
 		s += " from the " + strings.Join(from, ", ") + " anchors"
 	}

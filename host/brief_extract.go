@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // The deterministic extractors of a brief: regular expressions over cited
@@ -89,8 +90,9 @@ func extractEntities(texts []sourceText) []BriefEntity {
 				add("command", m[1], st.id)
 			}
 		}
+		s = commandRe.ReplaceAllString(s, " ")
 		for _, m := range pathRe.FindAllStringSubmatch(s, -1) {
-			if !claimed[m[1]] {
+			if !claimed[m[1]] && strings.IndexFunc(m[1], unicode.IsLetter) >= 0 {
 				add("path", m[1], st.id)
 			}
 		}

@@ -446,3 +446,53 @@ func TestContextBadInput(t *testing.T) {
 		t.Errorf("a query with FTS5 operators failed: %v", err)
 	}
 }
+
+func TestContextPolicyFallbacks(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		file   string
+		policy string
+		check  func(p host.Pack) string
+	}{
+		{"a policy set that does not compile: embedded defaults decide", "broken.rego", "package palace.scope\n\ndecision := {",
+			func(p host.Pack) string {
+				if !strings.Contains(p.Policy.Fallback, "failed to load") || p.Policy.Scope.Source != "embedded" {
+					return "policy = " + p.Policy.Fallback
+				}
+				return ""
+			}},
+		{"a team scope policy with a malformed answer: the default decides, the pack says so", "scope.rego",
+			"package palace.scope\n\nimport rego.v1\n\ndecision := {\"nobody\": true}\n",
+			func(p host.Pack) string {
+				if p.Policy.Fallback != "" || !strings.Contains(p.Policy.Scope.Fallback, "scope.rego") || p.Policy.Scope.Hash == "" {
+					return "scope decision = " + p.Policy.Scope.Fallback
+				}
+				return ""
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newCxEnv(t)
+			dir := e.repo("a", "https://github.com/acme/a")
+			e.card(e.open(dir, host.Human), scoped("checkpoint the WAL after imports", "shu"))
+			pdir := filepath.Join(dir, ".palace", "policies")
+			if err := os.MkdirAll(pdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(pdir, tt.file), []byte(tt.policy), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.open(dir, host.Human).Context(ctx, cxScopedRequest())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.check(p); msg != "" {
+				t.Error(msg)
+			}
+			if len(p.Items) != 1 || p.Items[0].Lane != "scoped" {
+				t.Errorf("the default did not decide: items %+v", p.Items)
+			}
+		})
+	}
+}

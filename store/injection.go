@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // InjectionEvent is one row of injection_events: what one context request
@@ -16,12 +17,23 @@ type InjectionEvent struct {
 	CreatedAt string `json:"created_at"`
 }
 
-// InsertInjectionEvents appends rows in one statement per row, prepared once.
+// InsertInjectionEvents appends rows, up to 100 per statement.
 func (tx *Tx) InsertInjectionEvents(ctx context.Context, rows []InjectionEvent) error {
-	for _, r := range rows {
-		if _, err := tx.exec(ctx, `INSERT INTO injection_events(request_id, card_id, outcome, created_at) VALUES (?,?,?,?)`,
-			r.RequestID, r.CardID, r.Outcome, r.CreatedAt); err != nil {
-			return fmt.Errorf("append injection event for %s: %w", r.CardID, err)
+	for len(rows) > 0 {
+		n := min(len(rows), 100)
+		chunk := rows[:n]
+		rows = rows[n:]
+		args := make([]any, 0, 4*n)
+		for _, r := range chunk {
+			args = append(args, r.RequestID, r.CardID, r.Outcome, r.CreatedAt)
+		}
+		values := strings.Repeat("(?,?,?,?),", n-1) + "(?,?,?,?)"
+		if _, err := tx.exec(ctx, `INSERT INTO injection_events(request_id, card_id, outcome, created_at) VALUES `+values, args...); err != nil {
+			ids := make([]string, len(chunk))
+			for i, r := range chunk {
+				ids[i] = r.CardID
+			}
+			return fmt.Errorf("append injection events for %s: %w", strings.Join(ids, ", "), err)
 		}
 	}
 	return nil

@@ -47,12 +47,12 @@ type AuditReport struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
-	Audited  int               `json:"audited"`
-	Lanes    map[string]int    `json:"lanes"`
-	Warnings map[string]int    `json:"warnings"`
-	Rows     []AuditRow        `json:"rows"`
-	Scope    policies.Decision `json:"scope_policy"`
-	LanesPol policies.Decision `json:"lanes_policy"`
+	Audited     int               `json:"audited"`
+	Lanes       map[string]int    `json:"lanes"`
+	Warnings    map[string]int    `json:"warnings"`
+	Rows        []AuditRow        `json:"rows"`
+	ScopePolicy policies.Decision `json:"scope_policy"`
+	LanesPolicy policies.Decision `json:"lanes_policy"`
 }
 
 // AuditRow is one card of the audit. Lane, RenderForm and Salience are the
@@ -216,7 +216,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 			in.Cards[j] = scopeCard(cards[i], cands[i].anchor.Kind)
 		}
 		out, d := set.Scope(ctx, in)
-		rep.Scope = d
+		rep.ScopePolicy = d
 		for _, i := range idx {
 			cands[i].scope = out[cards[i].ID]
 		}
@@ -232,7 +232,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		}
 	}
 	lout, ld := set.Lanes(ctx, lin)
-	rep.LanesPol = ld
+	rep.LanesPolicy = ld
 	dupes := map[string][]store.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)

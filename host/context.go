@@ -34,8 +34,9 @@ const (
 // flags of `palace context`; the zero value asks for the default pack of
 // the host's location.
 type ContextRequest struct {
-	// Query ranks cards by FTS5 relevance; cards that do not match still
-	// compete on scope and salience.
+	// Query ranks the visible cards by BM25 relevance (FTS5's over the
+	// whole palace with AllRepos); cards that do not match still compete on
+	// scope and salience. Stopwords and FTS5 syntax are ignored.
 	Query string `json:"query,omitempty"`
 	// File is the path the agent works on (absolute, or relative to the
 	// host's directory); scope policies match it worktree-relative.
@@ -53,8 +54,10 @@ type ContextRequest struct {
 	Budget int `json:"budget,omitempty"`
 	// DaoTianLimit caps dao_tian items; nil means DefaultDaoTianLimit, 0 none.
 	DaoTianLimit *int `json:"dao_tian_limit,omitempty"`
-	// IncludeEvidence adds up to five evidence rows matching the query (the
-	// newest without one), packed after the cards and trimmed first.
+	// IncludeEvidence adds up to five evidence rows of the visible anchors:
+	// the best BM25 matches of the query among the 200 most recently
+	// recorded (of Field, when set), or the newest without a query. They
+	// pack after the cards and are trimmed first.
 	IncludeEvidence bool `json:"include_evidence,omitempty"`
 	// IncludeCandidates lets candidate cards compete too (labelled as such);
 	// demoted and retired cards never do.

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 
 	"github.com/palacehq/palace/policies"
 )
@@ -27,10 +29,62 @@ func PolicySourcesFor(ctx context.Context, opts Options) (policies.Sources, erro
 	return h.PolicySources(), nil
 }
 
-// PolicyOptions are the compile options of this host's sets.
+// PolicyOptions are the compile options of this host's sets: its policy
+// deadline, and the disk cache of compiled .wasm modules under
+// $PALACE_HOME/cache/wazero keyed by this build (PolicyCacheVersion).
 func (h *Host) PolicyOptions() policies.Options {
-	return policies.Options{Timeout: h.policyTimeout}
+	return policies.Options{
+		Timeout:  h.policyTimeout,
+		CacheDir: filepath.Join(h.home, "cache", "wazero"),
+		Version:  PolicyCacheVersion(),
+	}
 }
+
+// PolicyOptionsFor resolves the policy compile options of opts without
+// opening the database, as PolicySourcesFor does for the sources: `palace
+// policy` passes them to policies.Load so it shares the hosts' disk cache.
+func PolicyOptionsFor(ctx context.Context, opts Options) (policies.Options, error) {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return policies.Options{}, err
+	}
+	return h.PolicyOptions(), nil
+}
+
+// PolicyCacheVersion names this build in the compiled-module cache, so a
+// different palace never reads an entry another one wrote: the module
+// version of a release, else the VCS revision (with "+dirty" for local
+// changes) of a development build, plus the versions of wazero and the
+// Extism SDK, which generate the cached code.
+var PolicyCacheVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+		dirty := ""
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && len(s.Value) >= 12:
+				v = s.Value[:12]
+			case s.Key == "vcs.modified" && s.Value == "true":
+				dirty = "+dirty"
+			}
+		}
+		v += dirty
+	}
+	for _, d := range bi.Deps {
+		switch d.Path {
+		case "github.com/tetratelabs/wazero":
+			v += "-wazero" + d.Version
+		case "github.com/extism/go-sdk":
+			v += "-extism" + d.Version
+		}
+	}
+	return v
+})
 
 // Policies returns the current policy set, loading it on first use. A set
 // that fails to load returns its located errors; callers decide how to fail

@@ -3,88 +3,23 @@ package plugins_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/palacehq/palace/plugins"
+	"github.com/palacehq/palace/plugins/plugintest"
 )
 
-// Guests are real plugins built from Go sources by this test run, once, into
-// a temporary directory shared by every test; compiled modules are shared
-// through one disk cache in the same directory, so each distinct module is
-// compiled by wazero once per run.
-var (
-	shared    string // temporary directory of this run
-	buildOnce sync.Once
-	buildErr  error
-)
+// Guests are real plugins built from Go sources by plugintest, once per
+// source version and kept across runs; compiled modules are shared through
+// one disk cache kept the same way, so each distinct module is compiled by
+// wazero once per machine. Tests of the cache itself use their own
+// directories.
 
-// guestSources maps a guest name to the directory of its main package and
-// the directory of the module it belongs to.
-var guestSources = map[string]struct{ module, pkg string }{
-	"gate":     {"../examples/plugins/gate-go", "."},
-	"lanes":    {"../examples/plugins/lanes-go", "."},
-	"hostile":  {"testdata/guests", "./hostile"},
-	"evil":     {"testdata/guests", "./evil"},
-	"userhost": {"testdata/guests", "./userhost"},
-}
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "palace-plugins-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	shared = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// guest returns the bytes of the named guest, building all guests on first
-// use (about 10 s on two cores with a cold Go build cache, 2 s warm).
+// guest returns the bytes of the named guest (see plugintest.Guests).
 func guest(tb testing.TB, name string) []byte {
 	tb.Helper()
-	buildOnce.Do(func() { buildErr = buildGuests() })
-	if buildErr != nil {
-		tb.Fatalf("build guests: %v", buildErr)
-	}
-	b, err := os.ReadFile(filepath.Join(shared, "guests", name+".wasm"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-func buildGuests() error {
-	out := filepath.Join(shared, "guests")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(guestSources))
-	for name, src := range guestSources {
-		// Reading the sources here makes `go test` notice when they change.
-		if _, err := os.ReadFile(filepath.Join(src.module, src.pkg, "main.go")); err != nil {
-			return err
-		}
-		wg.Go(func() {
-			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", filepath.Join(out, name+".wasm"), src.pkg)
-			cmd.Dir = src.module
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("%s: %v\n%s", name, err, b)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs // nil when the channel is empty
+	return plugintest.Guest(tb, name)
 }
 
 // testConfig is the configuration most tests use: defaults, the shared disk
@@ -98,7 +33,7 @@ func testConfig() plugins.Config {
 }
 
 // sharedCache is the disk cache directory shared by the tests of this run.
-func sharedCache() string { return filepath.Join(shared, "cache") }
+func sharedCache() string { return plugintest.CacheDir() }
 
 func newRuntime(tb testing.TB, cfg plugins.Config) *plugins.Runtime {
 	tb.Helper()

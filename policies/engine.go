@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
@@ -18,6 +17,9 @@ const (
 	// (same per-point hash); differential tests prove it gives the same
 	// answers as the Rego it stands for.
 	EngineGo = "go"
+	// EngineWasm runs a WebAssembly module (an Extism plugin) from a policy
+	// folder through the plugins package. Modules always run as written.
+	EngineWasm = "wasm"
 )
 
 // native lists the points that have a Go implementation of their embedded
@@ -45,7 +47,7 @@ var embedded = sync.OnceValue(func() map[Point]string {
 // embeddedHash is the hash the embedded default of p has in every set.
 func embeddedHash(p Point) string { return embedded()[p] }
 
-// engineFor picks the engine for a served point.
+// engineFor picks the engine for a point served by Rego files.
 func engineFor(sv Served) string {
 	if native[sv.Point] && sv.Hash == embeddedHash(sv.Point) {
 		return EngineGo
@@ -56,32 +58,6 @@ func engineFor(sv Served) string {
 // rawTerm keeps OPA's result as an ast.Value: decoding it straight into Go
 // types skips the conversion to maps and json.Numbers.
 func rawTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t.Value, nil }
-
-// evalTerm evaluates p with a pre-built input under the set's deadline and
-// returns the decision as an ast.Value.
-func (s *Set) evalTerm(ctx context.Context, p Point, input ast.Value) (ast.Value, error) {
-	pq, ok := s.prepared[p]
-	if !ok {
-		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	rs, err := pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalGenerateJSON(rawTerm))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("evaluate %s: deadline of %s exceeded: %w", p.Package(), s.timeout, ctx.Err())
-		}
-		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), err)
-	}
-	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return nil, fmt.Errorf("evaluate %s: %s is undefined for this input", p.Package(), p.Query())
-	}
-	v, ok := rs[0].Expressions[0].Value.(ast.Value)
-	if !ok {
-		return nil, fmt.Errorf("evaluate %s: unexpected result %T", p.Package(), rs[0].Expressions[0].Value)
-	}
-	return v, nil
-}
 
 // fallback turns a failed evaluation into the embedded default's decision,
 // with Error and Fallback saying what failed.

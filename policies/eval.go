@@ -1,9 +1,12 @@
 package policies
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -16,7 +19,14 @@ var ErrNotServed = errors.New("no policy serves this decision point")
 // ast.Value) under the set's deadline and returns the raw JSON-shaped output
 // (maps, slices, json.Number, string, bool). An undefined decision is an
 // error: a policy must always answer.
+//
+// A point served by a .wasm module gets input as JSON (encoding/json's
+// form of a Go value) and its output is decoded with json.Number.
 func (s *Set) Eval(ctx context.Context, p Point, input any) (any, error) {
+	if e, ok := s.engines[p].(*wasmEngine); ok {
+		defer runtime.KeepAlive(s)
+		return e.eval(ctx, p, input)
+	}
 	pq, ok := s.prepared[p]
 	if !ok {
 		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
@@ -40,4 +50,35 @@ func (s *Set) Eval(ctx context.Context, p Point, input any) (any, error) {
 		return nil, fmt.Errorf("evaluate %s: %s is undefined for this input", p.Package(), p.Query())
 	}
 	return rs[0].Expressions[0].Value, nil
+}
+
+// eval is Set.Eval for a point a module serves.
+func (e *wasmEngine) eval(ctx context.Context, p Point, input any) (any, error) {
+	var in []byte
+	var err error
+	switch x := input.(type) {
+	case ast.Value:
+		var raw any
+		if raw, err = ast.JSON(x); err == nil {
+			in, err = json.Marshal(raw)
+		}
+	case GateInput, ScopeInput, LanesInput, MailboxInput:
+		in, err = wasmInput(p, x)
+	default:
+		in, err = json.Marshal(input)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s: encode input: %w", p.Package(), err)
+	}
+	out, err := e.call(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s returned a malformed decision: output must be JSON: %w", p.Package(), err)
+	}
+	return v, nil
 }

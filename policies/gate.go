@@ -107,7 +107,7 @@ func (s *Set) decision(p Point) Decision {
 }
 
 func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
-	v, err := s.evalTerm(ctx, Gate, gateValue(in))
+	v, err := s.decide(ctx, Gate, in)
 	if err != nil {
 		return GateOutput{}, err
 	}

@@ -109,7 +109,7 @@ func (s *Set) Lanes(ctx context.Context, in LanesInput) (LanesOutput, Decision) 
 }
 
 func (s *Set) lanesRego(ctx context.Context, in LanesInput) (LanesOutput, error) {
-	v, err := s.evalTerm(ctx, Lanes, lanesValue(in))
+	v, err := s.decide(ctx, Lanes, in)
 	if err != nil {
 		return nil, err
 	}

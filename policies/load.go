@@ -45,20 +45,58 @@ type Options struct {
 	// RegoOnly evaluates every point with OPA, even an unmodified embedded
 	// default that palace would otherwise serve with its Go engine. For
 	// differential tests and for cross-checking (`palace policy eval
-	// --engine rego`). Defaults to false.
+	// --engine rego`). It does not affect .wasm modules, which always run as
+	// written. Defaults to false.
 	RegoOnly bool
+	// CacheDir keeps the compiled form of .wasm policy modules on disk so a
+	// new process loads a module in milliseconds instead of compiling it
+	// (about a second for a Go guest); palace passes
+	// $PALACE_HOME/cache/wazero. Defaults to "": compile in memory on every
+	// load. A cache that cannot be written only costs time.
+	CacheDir string
+	// Version names the palace build in the cache's layout, so that a new
+	// palace never reads an entry an older one wrote. Defaults to
+	// "unversioned".
+	Version string
 }
 
-// File is one policy file of a set.
+// The kinds of policy file (File.Kind).
+const (
+	KindRego = "rego"
+	KindWasm = "wasm"
+)
+
+// File is one policy file of a set: a Rego module, or a WebAssembly module
+// serving the decision points it exports.
 type File struct {
-	Source  string `json:"source"`
-	Path    string `json:"path"`
+	Source string `json:"source"`
+	Path   string `json:"path"`
+	// Kind is KindRego or KindWasm.
+	Kind string `json:"kind"`
+	// Package is the Rego package ("" for a .wasm module).
 	Package string `json:"package"`
-	SHA256  string `json:"sha256"`
-	Test    bool   `json:"test,omitempty"`
+	// Points are the decision points a .wasm module serves in this set
+	// (exports that a later source replaced are left out); nil for Rego.
+	Points []Point `json:"points,omitempty"`
+	SHA256 string  `json:"sha256"`
+	Test   bool    `json:"test,omitempty"`
 
 	content []byte
 	module  *ast.Module
+	exports []Point // every point a .wasm module exports
+}
+
+// packages are the Rego packages f declares or, for a .wasm module, the
+// packages of the points it exports: what package-level override compares.
+func (f File) packages() []string {
+	if f.Kind != KindWasm {
+		return []string{f.Package}
+	}
+	out := make([]string, len(f.exports))
+	for i, p := range f.exports {
+		out[i] = p.Package()
+	}
+	return out
 }
 
 // Served says what serves one decision point.
@@ -70,13 +108,19 @@ type Served struct {
 	Engine string   `json:"engine"`
 }
 
-// Set is one compiled, immutable set of policies. It is safe for concurrent use.
+// Set is one compiled, immutable set of policies. It is safe for concurrent
+// use. A set that serves a point from a .wasm module holds that module open
+// until the set is closed (see Close) or, failing that, garbage collected.
 type Set struct {
 	hash     string
 	files    []File
 	served   map[Point]Served
 	prepared map[Point]rego.PreparedEvalQuery
-	timeout  time.Duration
+	// engines serve each point not left to the Go engine: *regoEngine or
+	// *wasmEngine.
+	engines map[Point]Decider
+	timeout time.Duration
+	life    *lifetime // nil when the set holds no .wasm module
 }
 
 // Hash is the content hash of every runtime file of the set (sha256 hex).
@@ -148,7 +192,7 @@ func readSnapshot(src Sources) (snapshot, error) {
 	var snap snapshot
 	h := sha256.New()
 	for _, s := range []struct{ name, dir string }{{SourceHome, src.HomeDir}, {SourceRepo, src.RepoDir}} {
-		paths, err := policyFiles(s.dir)
+		paths, err := sourceFiles(s.dir, true)
 		if err != nil {
 			return snapshot{}, err
 		}
@@ -174,7 +218,11 @@ func (snap snapshot) parse() ([]File, error) {
 	files := slices.Clone(embeddedFiles())
 	var errs Errors
 	for _, r := range snap.files {
-		f, err := parseFile(r.source, r.path, r.content)
+		parse := parseFile
+		if isWasm(r.path) {
+			parse = parseWasm
+		}
+		f, err := parse(r.source, r.path, r.content)
 		if err != nil {
 			errs = append(errs, located(err, r.path)...)
 			continue
@@ -240,7 +288,11 @@ var embeddedFiles = sync.OnceValue(func() []File {
 
 // policyFiles lists the .rego files under dir, sorted, skipping hidden
 // directories and editor temp files. A missing dir has none.
-func policyFiles(dir string) ([]string, error) {
+func policyFiles(dir string) ([]string, error) { return sourceFiles(dir, false) }
+
+// sourceFiles lists the .rego files under dir and, with wasm, the .wasm
+// modules too, sorted, skipping hidden directories and editor temp files.
+func sourceFiles(dir string, wasm bool) ([]string, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -259,7 +311,10 @@ func policyFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if strings.HasSuffix(name, ".rego") && !strings.HasPrefix(name, ".") {
+		if strings.HasPrefix(name, ".") {
+			return nil
+		}
+		if strings.HasSuffix(name, ".rego") || wasm && strings.HasSuffix(name, ".wasm") {
 			out = append(out, path)
 		}
 		return nil
@@ -283,6 +338,7 @@ func parseFile(source, path string, content []byte) (File, error) {
 	return File{
 		Source:  source,
 		Path:    path,
+		Kind:    KindRego,
 		Package: strings.TrimPrefix(m.Package.Path.String(), "data."),
 		SHA256:  hex.EncodeToString(sum[:]),
 		Test:    strings.HasSuffix(path, "_test.rego"),
@@ -292,18 +348,34 @@ func parseFile(source, path string, content []byte) (File, error) {
 }
 
 // effective applies package-level override: for every package, only the
-// files of the last source that declares it survive.
+// files of the last source that declares it survive. A .wasm module counts
+// as declaring the package of each point it exports; it survives when at
+// least one of its points does, with Points set to those.
 func effective(files []File) []File {
 	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	winner := map[string]int{}
 	for _, f := range files {
-		if r, ok := winner[f.Package]; !ok || rank[f.Source] > r {
-			winner[f.Package] = rank[f.Source]
+		for _, pkg := range f.packages() {
+			if r, ok := winner[pkg]; !ok || rank[f.Source] > r {
+				winner[pkg] = rank[f.Source]
+			}
 		}
 	}
 	var out []File
 	for _, f := range files {
-		if rank[f.Source] == winner[f.Package] {
+		if f.Kind != KindWasm {
+			if rank[f.Source] == winner[f.Package] {
+				out = append(out, f)
+			}
+			continue
+		}
+		f.Points = nil
+		for _, p := range f.exports {
+			if rank[f.Source] == winner[p.Package()] {
+				f.Points = append(f.Points, p)
+			}
+		}
+		if f.Points != nil {
 			out = append(out, f)
 		}
 	}
@@ -311,6 +383,9 @@ func effective(files []File) []File {
 }
 
 func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
+	if err := conflicts(all); err != nil {
+		return nil, err
+	}
 	var runtime []File
 	for _, f := range effective(all) {
 		if !f.Test {
@@ -319,7 +394,9 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	}
 	modules := make(map[string]*ast.Module, len(runtime))
 	for _, f := range runtime {
-		modules[f.Path] = f.module
+		if f.Kind == KindRego {
+			modules[f.Path] = f.module
+		}
 	}
 	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
 	if c.Compile(modules); c.Failed() {
@@ -329,6 +406,7 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		files:    runtime,
 		served:   map[Point]Served{},
 		prepared: map[Point]rego.PreparedEvalQuery{},
+		engines:  map[Point]Decider{},
 		timeout:  opts.Timeout,
 	}
 	if s.timeout <= 0 {
@@ -336,13 +414,25 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	}
 	setHash := sha256.New()
 	for _, f := range runtime {
+		if f.Kind == KindWasm {
+			// A module's bytes and the points it serves in this set: moving
+			// gate.wasm's lanes export under a repo lanes.rego changes the set.
+			fmt.Fprintf(setHash, "wasm:%v\x00%s\x00%s\x00", f.Points, filepath.Base(f.Path), f.SHA256)
+			continue
+		}
 		fmt.Fprintf(setHash, "%s\x00%s\x00%s\x00", f.Package, filepath.Base(f.Path), f.SHA256)
 	}
 	s.hash = hex.EncodeToString(setHash.Sum(nil))
+	if err := s.loadWasm(ctx, opts); err != nil {
+		return nil, err
+	}
 	for _, p := range Points {
+		if _, ok := s.served[p]; ok {
+			continue // a .wasm module serves it
+		}
 		var pf []File
 		for _, f := range runtime {
-			if f.Package == p.Package() {
+			if f.Kind == KindRego && f.Package == p.Package() {
 				pf = append(pf, f)
 			}
 		}
@@ -351,9 +441,11 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		}
 		pq, err := rego.New(rego.Query(p.Query()), rego.Compiler(c)).PrepareForEval(ctx)
 		if err != nil {
+			s.Close()
 			return nil, located(err, pf[0].Path)
 		}
 		s.prepared[p] = pq
+		s.engines[p] = &regoEngine{pq: pq, timeout: s.timeout}
 		sv := servedBy(p, pf)
 		if !opts.RegoOnly {
 			sv.Engine = engineFor(sv)
@@ -361,6 +453,56 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		s.served[p] = sv
 	}
 	return s, nil
+}
+
+// conflicts refuses a source that serves one decision point twice: a .wasm
+// module exporting a point whose package a .rego file of the same source
+// declares, or two .wasm modules exporting the same point. Which one should
+// win would be a guess, so the set does not load until one is removed.
+func conflicts(files []File) error {
+	type key struct {
+		source string
+		point  Point
+	}
+	rego := map[key]File{}
+	wasm := map[key]File{}
+	for _, f := range files {
+		if f.Kind != KindRego || f.Test {
+			continue
+		}
+		if p, err := ParsePoint(f.Package); err == nil && f.Package == p.Package() {
+			if _, seen := rego[key{f.Source, p}]; !seen {
+				rego[key{f.Source, p}] = f
+			}
+		}
+	}
+	var errs Errors
+	for _, f := range files {
+		if f.Kind != KindWasm {
+			continue
+		}
+		for _, p := range f.exports {
+			k := key{f.Source, p}
+			if r, ok := rego[k]; ok {
+				e := Error{Code: "policy_conflict", File: r.Path, Line: 1, Col: 1,
+					Message: fmt.Sprintf("%s is served twice in the %s source: by this package and by %s; remove one of them", p.Package(), f.Source, f.Path)}
+				if loc := r.module.Package.Location; loc != nil {
+					e.Line, e.Col = loc.Row, loc.Col
+				}
+				errs = append(errs, e)
+			}
+			if w, ok := wasm[k]; ok {
+				errs = append(errs, Error{Code: "policy_conflict", File: f.Path,
+					Message: fmt.Sprintf("%s is served twice in the %s source: by this module and by %s; remove one of them", p.Package(), f.Source, w.Path)})
+				continue
+			}
+			wasm[k] = f
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 func servedBy(p Point, files []File) Served {

@@ -31,7 +31,7 @@ func (s *Set) Mailbox(ctx context.Context, in MailboxInput) ([]string, Decision,
 		// The embedded default denies nothing: the built-in checks are Go's.
 		return []string{}, d, nil
 	}
-	v, err := s.evalTerm(ctx, Mailbox, mailboxValue(in))
+	v, err := s.decide(ctx, Mailbox, in)
 	if err == nil {
 		var msgs []string
 		if msgs, err = decodeMailbox(v); err == nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/palacehq/palace/policies"
 )
@@ -18,11 +19,13 @@ import (
 func sets(t testing.TB) (native, rego *policies.Set) {
 	t.Helper()
 	ctx := context.Background()
-	n, err := policies.LoadDefaults(ctx, policies.Options{})
+	// A generous deadline: OPA on a 200-card batch of a loaded 2-core
+	// machine can pass the default 100 ms, and a fallback is not a verdict.
+	n, err := policies.LoadDefaults(ctx, policies.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := policies.LoadDefaults(ctx, policies.Options{RegoOnly: true})
+	r, err := policies.LoadDefaults(ctx, policies.Options{RegoOnly: true, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,16 +7,20 @@
 // source's package replaces an earlier one's whole; the embedded defaults stay
 // importable as `palace.default.<point>`. Every loaded set has a content hash
 // that lifecycle events record. A Watcher keeps a long-running process's set
-// current as the files change. WASM policy modules (plugins) are not loaded
-// by this package yet: `.wasm` files in the sources are ignored.
+// current as the files change. A `.wasm` file in a source is a WebAssembly
+// module (an Extism plugin) serving the points it exports, with the same
+// precedence: a later source's module or package replaces an earlier one's
+// point, and one source may not serve a point both ways.
 //
-// Each point is served by OPA ("rego") or, when the point's package is the
-// unmodified embedded default, by a Go implementation proven identical by
-// differential tests ("go"). Gate and mailbox fail closed; scope and lanes
-// fall back to the embedded default and say so. Outputs are shape-checked
-// strictly. README.md documents every input and output.
+// Each point is served through a Decider by OPA ("rego") or a module
+// ("wasm"), or, when the point's package is the unmodified embedded
+// default, by a Go implementation proven identical by differential tests
+// ("go"). Gate and mailbox fail closed; scope and lanes fall back to the
+// embedded default and say so. Outputs are shape-checked strictly, whatever
+// the engine. README.md documents every input and output.
 //
-// This package is the only one that imports OPA. It knows nothing of the
+// This package is the only one that imports OPA; it runs modules through
+// the plugins package and never touches wazero or Extism itself. It knows nothing of the
 // store, of cards' lifecycle or of the CLI; callers pass typed inputs in and
 // get typed outputs back.
 package policies

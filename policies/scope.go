@@ -89,7 +89,7 @@ func (s *Set) Scope(ctx context.Context, in ScopeInput) (ScopeOutput, Decision) 
 }
 
 func (s *Set) scopeRego(ctx context.Context, in ScopeInput) (ScopeOutput, error) {
-	v, err := s.evalTerm(ctx, Scope, scopeValue(in))
+	v, err := s.decide(ctx, Scope, in)
 	if err != nil {
 		return nil, err
 	}

@@ -196,12 +196,23 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	servedFrom := map[string]int{}
 	for _, f := range eff {
+		if f.Kind == KindWasm {
+			// A module's points count as served: a team gate.wasm retires
+			// the embedded gate's tests as a team gate.rego would.
+			for _, p := range f.Points {
+				servedFrom[p.Package()] = rank[f.Source]
+			}
+			continue
+		}
 		if !f.Test {
 			servedFrom[f.Package] = rank[f.Source]
 		}
 	}
 	modules := map[string]*ast.Module{}
 	for _, f := range eff {
+		if f.Kind == KindWasm {
+			continue
+		}
 		if f.Test {
 			if sources != nil && !slices.Contains(sources, f.Source) {
 				continue

@@ -21,12 +21,20 @@ import (
 // the quiet period turns each save into one reload.
 const DefaultDebounce = 75 * time.Millisecond
 
+// DefaultGrace is how long a Watcher keeps a replaced set open before it
+// closes the set's .wasm modules, unless WatchOptions.Grace says otherwise.
+// A caller that took the old set just before the swap has this long to
+// start its decision; decisions already running are always waited for.
+const DefaultGrace = 10 * time.Second
+
 // WatchOptions tune a Watcher. The zero value is valid.
 type WatchOptions struct {
 	// Options compile every set the watcher loads.
 	Options
 	// Debounce defaults to DefaultDebounce.
 	Debounce time.Duration
+	// Grace defaults to DefaultGrace.
+	Grace time.Duration
 }
 
 // Watcher keeps the policy set of a long-running process (LSP, MCP) current.
@@ -48,6 +56,7 @@ type Watcher struct {
 	cur      atomic.Pointer[Set]
 	watching map[string]bool // directories under watch; loop goroutine only
 	print    string          // fingerprint of the last snapshot compiled; loop goroutine only
+	retired  []*retired      // replaced sets not closed yet; loop goroutine only
 
 	// mu guards subscribers, the next subscription id and the last error.
 	mu      sync.Mutex
@@ -65,6 +74,9 @@ type Watcher struct {
 func Watch(ctx context.Context, src Sources, opts WatchOptions, onChange func(*Set, error)) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -112,6 +124,16 @@ func (w *Watcher) Done() <-chan struct{} { return w.done }
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
 	defer w.fsw.Close()
+	// Sets replaced while the watcher ran are closed now rather than after
+	// their grace: the process is stopping. The serving set stays open for
+	// whoever still holds it.
+	defer func() {
+		for _, r := range w.retired {
+			if r.timer.Stop() {
+				r.set.Close()
+			}
+		}
+	}()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -163,10 +185,32 @@ func (w *Watcher) reload(ctx context.Context) {
 		return
 	}
 	w.mu.Lock()
-	w.cur.Store(set)
+	old := w.cur.Swap(set)
 	w.lastErr = nil
 	w.mu.Unlock()
 	w.notify(set, nil)
+	if old != nil && old.life != nil {
+		w.retire(old)
+	}
+}
+
+// retired is a replaced set waiting for its grace period to end.
+type retired struct {
+	set   *Set
+	timer *time.Timer
+}
+
+// retire closes a replaced set's modules after the grace period. A timer,
+// not a goroutine: nothing runs until it fires, and run closes what is
+// still pending when the watcher stops.
+func (w *Watcher) retire(old *Set) {
+	kept := w.retired[:0]
+	for _, r := range w.retired {
+		if !r.set.life.isClosed() {
+			kept = append(kept, r)
+		}
+	}
+	w.retired = append(kept, &retired{set: old, timer: time.AfterFunc(w.opts.Grace, func() { old.Close() })})
 }
 
 func (w *Watcher) fail(err error) {
@@ -200,7 +244,7 @@ func (w *Watcher) dirs() []string {
 	return out
 }
 
-// relevant reports whether ev may change the set: a .rego file (not hidden)
+// relevant reports whether ev may change the set: a .rego or .wasm file (not hidden)
 // inside a source, a directory coming or going there, or a step on the way
 // to a source that does not exist yet.
 func (w *Watcher) relevant(ev fsnotify.Event) bool {
@@ -222,7 +266,7 @@ func (w *Watcher) relevant(ev fsnotify.Event) bool {
 		if hidden(rel) {
 			return false
 		}
-		if strings.HasSuffix(p, ".rego") || w.watching[p] {
+		if strings.HasSuffix(p, ".rego") || isWasm(p) || w.watching[p] {
 			return true
 		}
 		if ev.Has(fsnotify.Create) {

@@ -1,0 +1,95 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// Decider is one engine serving decision points: OPA evaluating a Rego
+// package, or a WebAssembly module run by the plugins package. A Set sends
+// each point to one Decider; converting the typed input, checking the
+// output's shape strictly and failing closed or falling back are the Set's
+// job, so every engine is held to the same contract and a team can move a
+// point from Rego to WASM (or back) without palace noticing the difference.
+//
+// Decide evaluates point p on in — the point's typed input (GateInput,
+// ScopeInput, LanesInput or MailboxInput) or, for Rego, a pre-built
+// ast.Value — under ctx and the engine's deadline, and returns the decision
+// as an OPA value, not yet shape-checked. An error means the policy failed:
+// it errored, ran past its deadline, was undefined for the input or wrote
+// something that is not JSON.
+type Decider interface {
+	Decide(ctx context.Context, p Point, in any) (ast.Value, error)
+}
+
+// Compile-time guards: both engines serve points through Decider.
+var (
+	_ Decider = (*regoEngine)(nil)
+	_ Decider = (*wasmEngine)(nil)
+)
+
+// decide sends p to the engine serving it.
+func (s *Set) decide(ctx context.Context, p Point, in any) (ast.Value, error) {
+	e, ok := s.engines[p]
+	if !ok {
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
+	}
+	v, err := e.Decide(ctx, p, in)
+	// The set's cleanup closes its modules once the set is unreachable; a
+	// call in progress keeps it reachable until here.
+	runtime.KeepAlive(s)
+	return v, err
+}
+
+// regoEngine evaluates one prepared Rego query.
+type regoEngine struct {
+	pq      rego.PreparedEvalQuery
+	timeout time.Duration
+}
+
+func (e *regoEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, error) {
+	input, err := regoInput(p, in)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalGenerateJSON(rawTerm))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("evaluate %s: deadline of %s exceeded: %w", p.Package(), e.timeout, ctx.Err())
+		}
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, fmt.Errorf("evaluate %s: %s is undefined for this input", p.Package(), p.Query())
+	}
+	v, ok := rs[0].Expressions[0].Value.(ast.Value)
+	if !ok {
+		return nil, fmt.Errorf("evaluate %s: unexpected result %T", p.Package(), rs[0].Expressions[0].Value)
+	}
+	return v, nil
+}
+
+// regoInput builds the OPA value of a typed input directly: cheaper than
+// the JSON round trip rego.EvalInput makes for structs.
+func regoInput(p Point, in any) (ast.Value, error) {
+	switch x := in.(type) {
+	case ast.Value:
+		return x, nil
+	case GateInput:
+		return gateValue(x), nil
+	case ScopeInput:
+		return scopeValue(x), nil
+	case LanesInput:
+		return lanesValue(x), nil
+	case MailboxInput:
+		return mailboxValue(x), nil
+	}
+	return nil, fmt.Errorf("evaluate %s: input of type %T is not a decision point input", p.Package(), in)
+}

@@ -1,0 +1,288 @@
+package policies
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/palacehq/palace/plugins"
+)
+
+// ErrSetClosed is returned (wrapped) by a decision that a closed Set was
+// asked for when the point is served by a .wasm module: gate then denies,
+// scope and lanes fall back, mailbox fails, as for any failing policy.
+var ErrSetClosed = errors.New("policy set closed: ask for the current set")
+
+// parseWasm reads a .wasm policy file: it must be a module the plugins
+// sandbox would load, and it serves the points it exports. Nothing is
+// compiled here; that happens once the set knows which points it serves.
+func parseWasm(source, path string, content []byte) (File, error) {
+	rep := plugins.Inspect(filepath.Base(path), content)
+	if !rep.WouldLoad {
+		msg := rep.Problems[0]
+		if n := len(rep.Problems) - 1; n > 0 {
+			msg += fmt.Sprintf(" (and %d more; see palace plugin inspect %s)", n, path)
+		}
+		return File{}, Errors{{Code: "plugin_refused", File: path, Message: msg}}
+	}
+	f := File{Source: source, Path: path, Kind: KindWasm, SHA256: rep.SHA256, content: content}
+	for _, name := range rep.DecisionPoints {
+		if p, err := ParsePoint(name); err == nil {
+			f.exports = append(f.exports, p)
+		}
+	}
+	return f, nil
+}
+
+// loadWasm loads the set's .wasm modules, each once, and serves their
+// points. A module that fails to load fails the set with an error located
+// at its file; modules already loaded are released.
+func (s *Set) loadWasm(ctx context.Context, opts Options) error {
+	var host *wasmHost
+	for _, f := range s.files {
+		if f.Kind != KindWasm {
+			continue
+		}
+		if host == nil {
+			host = wasmHostFor(opts, s.timeout)
+			s.life = &lifetime{}
+			runtime.AddCleanup(s, func(l *lifetime) { go l.close() }, s.life)
+		}
+		m, release, err := host.acquire(ctx, f)
+		if err != nil {
+			s.Close()
+			return Errors{{Code: "plugin_error", File: f.Path, Message: err.Error()}}
+		}
+		s.life.releases = append(s.life.releases, release)
+		e := &wasmEngine{m: m, life: s.life, timeout: s.timeout}
+		for _, p := range f.Points {
+			sv := servedBy(p, []File{f})
+			sv.Engine = EngineWasm
+			s.served[p] = sv
+			s.engines[p] = e
+		}
+	}
+	return nil
+}
+
+// Close releases the .wasm modules the set holds, once every decision in
+// progress on it has returned; it never interrupts one. Later decisions on
+// points the set serves with WASM fail with ErrSetClosed (gate denies,
+// scope and lanes fall back, mailbox fails); Rego and Go points keep
+// working. A set that is never closed releases its modules when it is
+// garbage collected. Safe to call more than once and concurrently.
+//
+// A Watcher closes the sets it replaces itself, after a grace period
+// (WatchOptions.Grace); a caller that loads sets with Load and replaces
+// them should Close the old one when no caller can still be holding it.
+func (s *Set) Close() error {
+	if s.life != nil {
+		s.life.close()
+	}
+	return nil
+}
+
+// lifetime counts the decisions in progress on a set's modules, so Close
+// can wait for them.
+type lifetime struct {
+	mu       sync.Mutex
+	calls    int
+	closed   bool
+	idle     chan struct{} // closed when calls drops to 0 after close
+	releases []func()
+}
+
+func (l *lifetime) enter() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.calls++
+	return true
+}
+
+func (l *lifetime) exit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls--
+	if l.closed && l.calls == 0 && l.idle != nil {
+		close(l.idle)
+		l.idle = nil
+	}
+}
+
+func (l *lifetime) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+func (l *lifetime) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	var idle chan struct{}
+	if l.calls > 0 {
+		idle = make(chan struct{})
+		l.idle = idle
+	}
+	releases := l.releases
+	l.releases = nil
+	l.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+	for _, r := range releases {
+		r()
+	}
+}
+
+// wasmEngine serves points with one loaded module.
+type wasmEngine struct {
+	m       *plugins.Module
+	life    *lifetime
+	timeout time.Duration
+}
+
+func (e *wasmEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, error) {
+	input, err := wasmInput(p, in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.call(ctx, p, input)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ast.ValueFromReader(bytes.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("%s returned a malformed decision: output must be JSON: %w", p.Package(), err)
+	}
+	return v, nil
+}
+
+// call runs the module's export for p under the set's deadline, which
+// covers waiting for a free instance as well as the guest's run.
+func (e *wasmEngine) call(ctx context.Context, p Point, input []byte) ([]byte, error) {
+	if !e.life.enter() {
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrSetClosed)
+	}
+	defer e.life.exit()
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	out, err := e.m.Call(ctx, string(p), input)
+	if err != nil {
+		if errors.Is(err, plugins.ErrDeadline) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("evaluate %s: deadline of %s exceeded: %w", p.Package(), e.timeout, err)
+		}
+		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), err)
+	}
+	return out, nil
+}
+
+// wasmHost is the plugins runtime of one configuration (cache directory,
+// version, deadline) and the modules loaded through it, shared by every set
+// of this process: a reload that changes only a .rego file reuses the
+// already running modules instead of loading them again.
+type wasmHost struct {
+	rt *plugins.Runtime
+
+	mu   sync.Mutex // guards mods
+	mods map[moduleKey]*sharedModule
+}
+
+// moduleKey names a module by its file and its bytes: the same bytes under
+// another name are loaded apart, so each call error names the right file.
+type moduleKey struct{ path, sha string }
+
+type sharedModule struct {
+	refs  int
+	ready chan struct{} // closed when the load finished
+	m     *plugins.Module
+	err   error
+}
+
+type hostKey struct {
+	cacheDir, version string
+	deadline          time.Duration
+}
+
+var (
+	hostsMu sync.Mutex
+	hosts   = map[hostKey]*wasmHost{}
+)
+
+// wasmHostFor returns the process's host for this configuration, creating
+// it on first use. Hosts live as long as the process; their modules do not.
+func wasmHostFor(opts Options, deadline time.Duration) *wasmHost {
+	k := hostKey{opts.CacheDir, opts.Version, deadline}
+	hostsMu.Lock()
+	defer hostsMu.Unlock()
+	if h, ok := hosts[k]; ok {
+		return h
+	}
+	cfg := plugins.Config{}.WithCacheDir(opts.CacheDir).WithVersion(opts.Version).WithDeadline(deadline)
+	rt, err := plugins.NewRuntime(context.Background(), cfg)
+	if err != nil {
+		// Only an invalid Config fails, and this one is built from checked
+		// values: a negative deadline never reaches here.
+		panic(fmt.Sprintf("palace: plugin runtime: %v", err))
+	}
+	h := &wasmHost{rt: rt, mods: map[moduleKey]*sharedModule{}}
+	hosts[k] = h
+	return h
+}
+
+// acquire returns f's module, loading it unless a set already holds it,
+// and the function that gives it back; the last give-back closes it (after
+// the calls in progress on it).
+func (h *wasmHost) acquire(ctx context.Context, f File) (*plugins.Module, func(), error) {
+	k := moduleKey{f.Path, f.SHA256}
+	h.mu.Lock()
+	sm, ok := h.mods[k]
+	if !ok {
+		sm = &sharedModule{ready: make(chan struct{})}
+		h.mods[k] = sm
+	}
+	sm.refs++
+	h.mu.Unlock()
+	if !ok {
+		sm.m, sm.err = h.rt.Load(ctx, filepath.Base(f.Path), f.content)
+		close(sm.ready)
+	}
+	<-sm.ready
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			h.mu.Lock()
+			sm.refs--
+			last := sm.refs == 0
+			if last && h.mods[k] == sm {
+				delete(h.mods, k)
+			}
+			h.mu.Unlock()
+			if last && sm.m != nil {
+				_ = sm.m.Close(context.Background())
+			}
+		})
+	}
+	if sm.err != nil {
+		release()
+		return nil, nil, sm.err
+	}
+	return sm.m, release, nil
+}
+
+// isWasm reports whether a policy path names a WebAssembly module.
+func isWasm(path string) bool { return strings.HasSuffix(path, ".wasm") }

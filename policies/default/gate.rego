@@ -40,10 +40,17 @@ have := object.union(
 
 human_reviewer if input.reviewer.type == "human"
 
+# tier and target are "" when the input omits them, so a denial still names
+# what was asked for ("no gate rule for  → promoted") instead of leaving
+# the decision without a reason.
+tier := object.get(input, ["card", "tier"], "")
+
+target := object.get(input, "target", "")
+
 decision := promote(rule) if {
 	input.action == "promote"
-	rule := promote_rules[input.card.tier][input.target]
-} else := deny([sprintf("no gate rule for %v → %v", [input.card.tier, input.target])]) if {
+	rule := promote_rules[tier][target]
+} else := deny([sprintf("no gate rule for %v → %v", [tier, target])]) if {
 	input.action == "promote"
 } else := publish if {
 	input.action == "publish"
@@ -51,7 +58,7 @@ decision := promote(rule) if {
 
 deny(reasons) := {"allow": false, "reasons": reasons, "missing": {}}
 
-promote(rule) := {"allow": true, "reasons": [sprintf("%v → %v: all thresholds met", [input.card.tier, input.target])], "missing": {}} if {
+promote(rule) := {"allow": true, "reasons": [sprintf("%v → %v: all thresholds met", [tier, target])], "missing": {}} if {
 	have.supporting >= rule.supporting
 	have.verification >= rule.verification
 	have.teaching >= rule.teaching
@@ -61,16 +68,16 @@ promote(rule) := {"allow": true, "reasons": [sprintf("%v → %v: all thresholds 
 	missing := {role: n | some role in roles; n := rule[role] - have[role]; n > 0}
 	shortfalls := [sprintf("%s: have %d, need %d", [role, have[role], rule[role]]) | some role, _ in missing]
 	blocked := [sprintf("counterexample: %d on record, any counterexample blocks promotion", [have.counterexample]) | have.counterexample > 0]
-	unsigned := [sprintf("reviewer: %v → %v needs a human reviewer", [input.card.tier, input.target]) | not reviewer_ok(rule)]
+	unsigned := [sprintf("reviewer: %v → %v needs a human reviewer", [tier, target]) | not reviewer_ok(rule)]
 }
 
 reviewer_ok(rule) if not rule.human
 
 reviewer_ok(_) if human_reviewer
 
-publish := deny([sprintf("no gate rule for publish → %v", [object.get(input, "target", "")])]) if {
-	not input.target in {"repo", "global"}
-} else := {"allow": true, "reasons": [sprintf("publish → %v: allowed", [input.target])], "missing": {}} if {
+publish := deny([sprintf("no gate rule for publish → %v", [target])]) if {
+	not target in {"repo", "global"}
+} else := {"allow": true, "reasons": [sprintf("publish → %v: allowed", [target])], "missing": {}} if {
 	not have.counterexample > 0
 	publish_reviewer_ok
 } else := deny(sort(array.concat(blocked, unsigned))) if {
@@ -78,6 +85,6 @@ publish := deny([sprintf("no gate rule for publish → %v", [object.get(input, "
 	unsigned := ["reviewer: publish → global needs a human reviewer" | not publish_reviewer_ok]
 }
 
-publish_reviewer_ok if input.target == "repo"
+publish_reviewer_ok if target == "repo"
 
 publish_reviewer_ok if human_reviewer

@@ -123,3 +123,13 @@ test_unknown_action if {
 	not d.allow
 	d.reasons == ["unknown action delete"]
 }
+
+# An input without card.tier or target still gets a reason that names what
+# was asked, as the Go engine and examples/plugins/gate-go give it.
+test_promote_without_tier_or_target_names_them if {
+	inp := object.remove(promote("qi", "promoted", counts(1, 1, 0, 0), human), {"card", "target"})
+	d := gate.decision with input as inp
+	not d.allow
+	d.reasons == ["no gate rule for  → "]
+	d.missing == {}
+}

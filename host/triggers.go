@@ -8,6 +8,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -76,7 +77,10 @@ type triggerPattern struct {
 	src  string
 	re   *regexp.Regexp
 	card int32
-	lits [][]byte // lower-cased; one of them occurs in every match (nil: unknown)
+	// need lists literal sets, lower-cased: every match contains one
+	// literal of each set. need[0] is the most selective and is indexed;
+	// nil means the pattern has no usable literal and runs on every line.
+	need [][][]byte
 }
 
 // Cards returns the cards of the set, dao_tian first.
@@ -128,8 +132,8 @@ func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerS
 		for _, src := range tr.Patterns {
 			p := triggerPattern{src: src, card: ci}
 			if o, ok := old[src]; ok {
-				p.re, p.lits = o.re, o.lits
-			} else if p.re, p.lits, err = compileTrigger(src); err != nil {
+				p.re, p.need = o.re, o.need
+			} else if p.re, p.need, err = compileTrigger(src); err != nil {
 				t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Pattern: src, Error: err.Error()})
 				continue
 			}
@@ -142,11 +146,11 @@ func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerS
 func (t *TriggerSet) add(p triggerPattern) {
 	pi := int32(len(t.patterns))
 	t.patterns = append(t.patterns, p)
-	if p.lits == nil {
+	if p.need == nil {
 		t.always = append(t.always, pi)
 		return
 	}
-	for _, lit := range p.lits {
+	for _, lit := range p.need[0] {
 		k := trigram(lit[0], lit[1], lit[2])
 		if !slices.Contains(t.index[k], pi) {
 			t.index[k] = append(t.index[k], pi)
@@ -156,9 +160,10 @@ func (t *TriggerSet) add(p triggerPattern) {
 	}
 }
 
-// compileTrigger compiles a pattern and finds the literals one of which
-// every match must contain, lower-cased, each at least three bytes long.
-func compileTrigger(src string) (*regexp.Regexp, [][]byte, error) {
+// compileTrigger compiles a pattern and finds the literal sets every match
+// must contain (one literal of each set), lower-cased, each literal at
+// least three bytes long.
+func compileTrigger(src string) (*regexp.Regexp, [][][]byte, error) {
 	re, err := regexp.Compile(src)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile trigger pattern %q: %w", src, err)
@@ -167,24 +172,38 @@ func compileTrigger(src string) (*regexp.Regexp, [][]byte, error) {
 	if err != nil {
 		return re, nil, nil
 	}
-	var lits [][]byte
-	for _, l := range requiredLiterals(parsed.Simplify()) {
-		lits = append(lits, []byte(l))
+	sets := requiredLiterals(parsed.Simplify())
+	slices.SortStableFunc(sets, func(a, b []string) int { return shortest(b) - shortest(a) })
+	if len(sets) > maxLiteralSets {
+		sets = sets[:maxLiteralSets]
 	}
-	return re, lits, nil
+	var need [][][]byte
+	for _, set := range sets {
+		var bs [][]byte
+		for _, l := range set {
+			bs = append(bs, []byte(l))
+		}
+		need = append(need, bs)
+	}
+	return re, need, nil
 }
 
-// maxLiteralAlternatives bounds how many literals a pattern may need one of.
-const maxLiteralAlternatives = 16
+// maxLiteralAlternatives bounds how many literals one set may offer, and
+// maxLiteralSets how many sets a pattern checks.
+const (
+	maxLiteralAlternatives = 16
+	maxLiteralSets         = 4
+)
 
-// requiredLiterals returns strings one of which occurs (ASCII-lower-cased)
-// in every match of re, or nil when it cannot tell. It is a prefilter: a
-// superset of the lines a pattern can match must pass it.
-func requiredLiterals(re *syntax.Regexp) []string {
+// requiredLiterals returns literal sets such that every match of re
+// contains, ASCII-lower-cased, one literal of each set; nil when it cannot
+// tell. It is a prefilter: a superset of the lines a pattern can match must
+// pass it.
+func requiredLiterals(re *syntax.Regexp) [][]string {
 	switch re.Op {
 	case syntax.OpLiteral:
 		if lit := safeLiteral(re.Rune, re.Flags&syntax.FoldCase != 0); len(lit) >= 3 {
-			return []string{lit}
+			return [][]string{{lit}}
 		}
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
@@ -193,25 +212,29 @@ func requiredLiterals(re *syntax.Regexp) []string {
 			return requiredLiterals(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		var best []string
+		var all [][]string
 		for _, sub := range re.Sub {
-			if lits := requiredLiterals(sub); lits != nil && (best == nil || shortest(lits) > shortest(best)) {
-				best = lits
-			}
+			all = append(all, requiredLiterals(sub)...)
 		}
-		return best
+		return all
 	case syntax.OpAlternate:
-		var all []string
+		var union []string
 		for _, sub := range re.Sub {
-			lits := requiredLiterals(sub)
-			if lits == nil {
+			sets := requiredLiterals(sub)
+			if sets == nil {
 				return nil
 			}
-			all = append(all, lits...)
+			best := sets[0]
+			for _, set := range sets[1:] {
+				if shortest(set) > shortest(best) {
+					best = set
+				}
+			}
+			union = append(union, best...)
 		}
-		if len(all) <= maxLiteralAlternatives {
-			slices.Sort(all)
-			return slices.Compact(all)
+		if len(union) <= maxLiteralAlternatives {
+			slices.Sort(union)
+			return [][]string{slices.Compact(union)}
 		}
 	}
 	return nil
@@ -227,11 +250,11 @@ func shortest(lits []string) int {
 	return n
 }
 
-// safeLiteral lower-cases a literal the way lines are lower-cased for the
-// prefilter (ASCII only) and returns its longest stretch that the prefilter
-// can look for. A case-folded rune whose fold orbit leaves ASCII (k/K/K,
-// s/S/ſ) or a non-ASCII folded letter cannot be looked for byte-wise, so it
-// splits the literal.
+// safeLiteral lower-cases a literal the way lines are folded for the
+// prefilter (foldLine) and returns its longest stretch that the prefilter
+// can look for. A case-folded non-ASCII letter (é/É) cannot be looked for
+// byte-wise, so it splits the literal; s and k are safe because foldLine
+// maps their non-ASCII variants (ſ, K) to them.
 func safeLiteral(runes []rune, fold bool) string {
 	var best, cur strings.Builder
 	flush := func() {
@@ -246,9 +269,14 @@ func safeLiteral(runes []rune, fold bool) string {
 			flush()
 			continue
 		}
-		if r < utf8.RuneSelf {
+		switch {
+		case r == 'ſ':
+			cur.WriteByte('s')
+		case r == 'K':
+			cur.WriteByte('k')
+		case r < utf8.RuneSelf:
 			cur.WriteByte(lowerASCII(byte(r)))
-		} else {
+		default:
 			cur.WriteRune(r)
 		}
 	}
@@ -256,15 +284,37 @@ func safeLiteral(runes []rune, fold bool) string {
 	return best.String()
 }
 
-// asciiFoldOrbit reports whether every case variant of r is ASCII (or r
-// has no variants at all).
+// asciiFoldOrbit reports whether every case variant of r folds to ASCII
+// under foldLine (or r has no variants at all).
 func asciiFoldOrbit(r rune) bool {
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f >= utf8.RuneSelf || r >= utf8.RuneSelf {
+		if (f >= utf8.RuneSelf && f != 'ſ' && f != 'K') || (r >= utf8.RuneSelf && r != 'ſ' && r != 'K') {
 			return false
 		}
 	}
 	return true
+}
+
+// foldLine appends line to dst with ASCII letters lower-cased and ſ (U+017F)
+// and K (U+212A, Kelvin) written as s and k — what case-insensitive
+// patterns treat as the same letters. Other bytes are copied.
+func foldLine(dst []byte, line string) []byte {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c < utf8.RuneSelf:
+			dst = append(dst, lowerASCII(c))
+		case c == 0xC5 && i+1 < len(line) && line[i+1] == 0xBF:
+			dst = append(dst, 's')
+			i++
+		case c == 0xE2 && i+2 < len(line) && line[i+1] == 0x84 && line[i+2] == 0xAA:
+			dst = append(dst, 'k')
+			i += 2
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 func lowerASCII(b byte) byte {
@@ -295,8 +345,39 @@ type TriggerMatch struct {
 // line; lines over MaxTriggerLineBytes are skipped. The result is capped at
 // MaxTriggerMatches, truncated says whether the cap cut it.
 func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool) {
+	return t.MatchCached(text, nil)
+}
+
+// MatchCache remembers the matches of the lines a TriggerSet has seen, so
+// matching an edited document again costs only its changed lines. One
+// cache serves one set: given another, it starts over. It holds at most
+// maxMatchCacheBytes of line text and is safe for concurrent use.
+type MatchCache struct {
+	// mu guards the fields below.
+	mu    sync.Mutex
+	set   *TriggerSet
+	lines map[string][]lineHit
+	size  int
+}
+
+// maxMatchCacheBytes bounds the line text a MatchCache keeps; past it the
+// cache starts over.
+const maxMatchCacheBytes = 4 << 20
+
+// lineHit is one match within a line: pattern index, 0-based byte columns.
+type lineHit struct{ pat, col, end int32 }
+
+// MatchCached is Match with a line cache (nil: none).
+func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []TriggerMatch, truncated bool) {
 	if len(t.patterns) == 0 {
 		return nil, false
+	}
+	if cache != nil {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		if cache.set != t {
+			cache.set, cache.lines, cache.size = t, map[string][]lineHit{}, 0
+		}
 	}
 	m := matcher{set: t, seen: make([]int32, len(t.patterns)), cardSeen: make([]int32, len(t.cards))}
 	for i := range m.seen {
@@ -315,12 +396,32 @@ func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool)
 		}
 		lineNo++
 		line := strings.TrimSuffix(text[start:end], "\r")
-		if len(line) <= MaxTriggerLineBytes {
-			if !m.line(lineNo, line) {
-				return m.out, true
+		start = end + 1
+		if len(line) > MaxTriggerLineBytes {
+			continue
+		}
+		var hits []lineHit
+		cached := false
+		if cache != nil {
+			hits, cached = cache.lines[line]
+		}
+		if !cached {
+			hits = m.line(lineNo, line)
+			if cache != nil {
+				if cache.size+len(line) > maxMatchCacheBytes {
+					cache.lines, cache.size = map[string][]lineHit{}, 0
+				}
+				cache.lines[strings.Clone(line)] = slices.Clone(hits)
+				cache.size += len(line) + 32
 			}
 		}
-		start = end + 1
+		for _, h := range hits {
+			if len(m.out) == MaxTriggerMatches {
+				return m.out, true
+			}
+			p := &t.patterns[h.pat]
+			m.out = append(m.out, TriggerMatch{Line: lineNo, Col: int(h.col) + 1, EndCol: int(h.end) + 1, Pattern: p.src, Card: t.cards[p.card]})
+		}
 	}
 	return m.out, false
 }
@@ -333,18 +434,16 @@ type matcher struct {
 	// or matched card c, so nothing is cleared between lines.
 	seen     []int32
 	cardSeen []int32
-	lineHits []TriggerMatch
+	lineHits []lineHit
 	out      []TriggerMatch
 }
 
-// line matches one line; false when the match cap is reached.
-func (m *matcher) line(n int, line string) bool {
+// line returns the matches of line n, ordered by column and card id; the
+// slice is reused by the next call.
+func (m *matcher) line(n int, line string) []lineHit {
 	t := m.set
 	m.cands = m.cands[:0]
-	m.lower = m.lower[:0]
-	for i := 0; i < len(line); i++ {
-		m.lower = append(m.lower, lowerASCII(line[i]))
-	}
+	m.lower = foldLine(m.lower[:0], line)
 	lw := m.lower
 	for i := 0; i+2 < len(lw); i++ {
 		k := trigram(lw[i], lw[i+1], lw[i+2])
@@ -360,14 +459,14 @@ func (m *matcher) line(n int, line string) bool {
 		}
 	}
 	m.cands = append(m.cands, t.always...)
+	m.lineHits = m.lineHits[:0]
 	if len(m.cands) == 0 {
-		return true
+		return nil
 	}
 	slices.Sort(m.cands)
-	m.lineHits = m.lineHits[:0]
 	for _, pi := range m.cands {
 		p := &t.patterns[pi]
-		if m.cardSeen[p.card] == int32(n) || !containsAny(lw, p.lits) {
+		if m.cardSeen[p.card] == int32(n) || !containsAll(lw, p.need) {
 			continue
 		}
 		loc := p.re.FindStringIndex(line)
@@ -375,33 +474,32 @@ func (m *matcher) line(n int, line string) bool {
 			continue
 		}
 		m.cardSeen[p.card] = int32(n)
-		m.lineHits = append(m.lineHits, TriggerMatch{Line: n, Col: loc[0] + 1, EndCol: loc[1] + 1, Pattern: p.src, Card: t.cards[p.card]})
+		m.lineHits = append(m.lineHits, lineHit{pat: pi, col: int32(loc[0]), end: int32(loc[1])})
 	}
-	slices.SortFunc(m.lineHits, func(a, b TriggerMatch) int {
-		if a.Col != b.Col {
-			return a.Col - b.Col
+	slices.SortFunc(m.lineHits, func(a, b lineHit) int {
+		if a.col != b.col {
+			return int(a.col - b.col)
 		}
-		return strings.Compare(a.Card.ID, b.Card.ID)
+		return strings.Compare(t.cards[t.patterns[a.pat].card].ID, t.cards[t.patterns[b.pat].card].ID)
 	})
-	for _, h := range m.lineHits {
-		if len(m.out) == MaxTriggerMatches {
-			return false
-		}
-		m.out = append(m.out, h)
-	}
-	return true
+	return m.lineHits
 }
 
-func containsAny(lower []byte, lits [][]byte) bool {
-	if lits == nil {
-		return true
-	}
-	for _, l := range lits {
-		if bytes.Contains(lower, l) {
-			return true
+// containsAll reports whether lower holds a literal of every set.
+func containsAll(lower []byte, need [][][]byte) bool {
+	for _, set := range need {
+		found := false
+		for _, l := range set {
+			if bytes.Contains(lower, l) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Tagged returns the cards with an intent tag or tool need equal to word
@@ -424,6 +522,9 @@ type HintsRequest struct {
 	Text string `json:"-"`
 	// Language is an editor language id; defaults to one derived from File.
 	Language string `json:"language,omitempty"`
+	// Cache, when not nil, keeps line matches between calls for the same
+	// document (an editor's buffer as it is edited).
+	Cache *MatchCache `json:"-"`
 }
 
 // Hints is the answer to a HintsRequest.
@@ -458,7 +559,7 @@ func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hi
 		lang = strings.ToLower(req.Language)
 	}
 	res := Hints{File: file, Invalid: set.invalid, Matches: []TriggerMatch{}}
-	matches, truncated := set.Match(req.Text)
+	matches, truncated := set.MatchCached(req.Text, req.Cache)
 	res.Truncated = truncated
 	if len(matches) == 0 {
 		return res, nil

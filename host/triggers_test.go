@@ -164,6 +164,23 @@ func TestTriggerPrefilterAgreesWithRegexp(t *testing.T) {
 		t.Fatalf("prefiltered matches differ from plain regexp: got %d, want %d\nfirst got  %q\nfirst want %q",
 			len(gotS), len(want), gotS[:min(5, len(gotS))], want[:min(5, len(want))])
 	}
+
+	// A line cache gives the same answers, also after edits that move,
+	// change and duplicate lines.
+	var cache host.MatchCache
+	for i, edit := range []func(string) string{
+		func(s string) string { return s },
+		func(s string) string { return "new first line sql.Open(\n" + s },
+		func(s string) string { return strings.Replace(s, "kelvin", "KELVIN", 3) },
+		func(s string) string { return s + s },
+	} {
+		text = edit(text)
+		plain, _ := set.Match(text)
+		cached, _ := set.MatchCached(text, &cache)
+		if fmt.Sprint(plain) != fmt.Sprint(cached) {
+			t.Fatalf("edit %d: cached matches differ from uncached (%d vs %d)", i, len(cached), len(plain))
+		}
+	}
 }
 
 func TestCompileTriggersReportsInvalid(t *testing.T) {

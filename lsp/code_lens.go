@@ -33,6 +33,9 @@ func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 // references, by tier (dao = dao_tian + dao_ren) — whose command returns
 // the file's context pack.
 func (s *Server) sourceLens(ctx context.Context, ws *workspace, d *document) ([]protocol.CodeLens, error) {
+	if _, err := ws.sync(ctx); err != nil {
+		return nil, err
+	}
 	pack, err := ws.pack(ctx, d.path, d.lang, s.currentSettings().Budget)
 	if err != nil {
 		return nil, err

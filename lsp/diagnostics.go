@@ -171,6 +171,9 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 // triggerDiagnostics turns trigger matches into Information (dao tiers) and
 // Hint (shu, qi) diagnostics whose code is the card id.
 func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *document) ([]protocol.Diagnostic, error) {
+	if _, err := ws.sync(ctx); err != nil {
+		return nil, err
+	}
 	hints, err := ws.hints(ctx, d)
 	if err != nil {
 		return nil, err

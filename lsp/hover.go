@@ -38,6 +38,9 @@ func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 // — then the cards that apply to the file by the scope and lanes policies,
 // grouped by tier, and the reference-only ones as a count.
 func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, pos protocol.Position) (*protocol.Hover, error) {
+	if _, err := ws.sync(ctx); err != nil {
+		return nil, err
+	}
 	line := int(pos.Line)
 	text := d.line(line)
 	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(pos.Character)))
@@ -124,13 +127,16 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 	}
 	h := &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: b.String()}}
 	if !s.clientCapabilities().markdown {
-		h.Contents = &protocol.MarkupContent{Kind: protocol.MarkupKindPlainText, Value: strings.NewReplacer("**", "", "`", "", "_", "").Replace(b.String())}
+		h.Contents = &protocol.MarkupContent{Kind: protocol.MarkupKindPlainText, Value: plainText.Replace(b.String())}
 	}
 	if wordEnd > wordStart {
 		h.Range = &protocol.Range{Start: d.position(line, wordStart), End: d.position(line, wordEnd)}
 	}
 	return h, nil
 }
+
+// plainText strips the Markdown of a hover for clients that cannot render it.
+var plainText = strings.NewReplacer("**", "", "`", "", "\\_", "_", "\\*", "*", "\\`", "`", "\\[", "[", "\\]", "]", "\\\\", "\\", "&lt;", "<")
 
 type trigHit struct {
 	card host.TriggerCard
@@ -232,6 +238,6 @@ func plural(n int, word string) string {
 
 // mdText escapes the Markdown characters that would change how a statement
 // renders.
-func mdText(s string) string {
-	return strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ").Replace(s)
-}
+func mdText(s string) string { return mdEscaper.Replace(s) }
+
+var mdEscaper = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ")

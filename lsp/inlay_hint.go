@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -38,29 +39,33 @@ func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]
 // card's trigger pattern matches; the tooltip has the full statement, the
 // citations and the card id.
 func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *document, r protocol.Range) ([]protocol.InlayHint, error) {
-	hints, err := ws.hints(ctx, d)
+	if _, err := ws.sync(ctx); err != nil {
+		return nil, err
+	}
+	all, err := ws.inlayHints(ctx, d, func(hints host.Hints) ([]protocol.InlayHint, error) {
+		out := make([]protocol.InlayHint, 0, len(hints.Matches))
+		yes := true
+		for _, m := range hints.Matches {
+			c, err := ws.card(ctx, m.Card.ID)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, protocol.InlayHint{
+				Position:    d.lineEnd(m.Line - 1),
+				Label:       protocol.String(shorten(m.Card.Label(), maxHintLabel)),
+				Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
+				PaddingLeft: &yes,
+			})
+		}
+		return out, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := []protocol.InlayHint{}
-	yes := true
-	for _, m := range hints.Matches {
-		line := m.Line - 1
-		if line < int(r.Start.Line) || line > int(r.End.Line) {
-			continue
-		}
-		c, err := ws.card(ctx, m.Card.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, protocol.InlayHint{
-			Position:    d.lineEnd(line),
-			Label:       protocol.String(shorten(m.Card.Label(), maxHintLabel)),
-			Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
-			PaddingLeft: &yes,
-		})
-	}
-	return out, nil
+	// all is sorted by line: cut out the requested range.
+	lo := sort.Search(len(all), func(i int) bool { return all[i].Position.Line >= r.Start.Line })
+	hi := sort.Search(len(all), func(i int) bool { return all[i].Position.Line > r.End.Line })
+	return all[lo:hi], nil
 }
 
 func hintTooltip(m host.TriggerMatch, c host.Card) string {

@@ -45,6 +45,7 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	if err != nil {
 		return
 	}
+	ws.forgetDocument(u)
 	switch d.kind(ws.h.Home()) {
 	case kindSource:
 		s.diags.clear(u)

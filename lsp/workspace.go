@@ -44,6 +44,8 @@ type workspace struct {
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
 	policyErrs map[string][]policyError
+	// matchCaches keep each open document's line matches across edits.
+	matchCaches map[uri.URI]*host.MatchCache
 	// boxBase caches each box's committed version (HEAD) for the history
 	// check; forgetBox drops an entry when the box or HEAD may have moved.
 	boxBase map[string][]byte
@@ -58,6 +60,8 @@ type hintsEntry struct {
 	version int32
 	gen     uint64
 	hints   host.Hints
+	// inlay are the document's inlay hints, built on first request.
+	inlay []protocol.InlayHint
 }
 
 // policyError is one located policy problem as diagnostics show it.
@@ -217,13 +221,12 @@ func (ws *workspace) sync(ctx context.Context) (uint64, error) {
 }
 
 // triggerSet returns the compiled trigger patterns of this generation.
+//
+// triggerSet, hints, inlayHints, pack and card serve the current generation
+// without looking for changes: a request calls sync once first.
 func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, error) {
-	gen, err := ws.sync(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
 	ws.mu.Lock()
-	set, setGen := ws.triggers, ws.triggerGen
+	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
 	ws.mu.Unlock()
 	if set != nil && setGen == gen {
 		return set, gen, nil
@@ -261,7 +264,17 @@ func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error)
 	if ok && e.version == d.version && e.gen == gen {
 		return e.hints, nil
 	}
-	res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang})
+	ws.mu.Lock()
+	if ws.matchCaches == nil {
+		ws.matchCaches = map[uri.URI]*host.MatchCache{}
+	}
+	cache := ws.matchCaches[d.uri]
+	if cache == nil {
+		cache = &host.MatchCache{}
+		ws.matchCaches[d.uri] = cache
+	}
+	ws.mu.Unlock()
+	res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 	if err != nil {
 		return host.Hints{}, err
 	}
@@ -273,17 +286,40 @@ func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error)
 	return res, nil
 }
 
+// inlayHints returns every inlay hint of d, built once per document
+// version and generation (build makes them from the matches).
+func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(host.Hints) ([]protocol.InlayHint, error)) ([]protocol.InlayHint, error) {
+	hints, err := ws.hints(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	ws.mu.Lock()
+	e, ok := ws.hintCache[d.uri]
+	ws.mu.Unlock()
+	if ok && e.version == d.version && e.inlay != nil {
+		return e.inlay, nil
+	}
+	inlay, err := build(hints)
+	if err != nil {
+		return nil, err
+	}
+	ws.mu.Lock()
+	if e, ok := ws.hintCache[d.uri]; ok && e.version == d.version && e.gen == ws.gen {
+		e.inlay = inlay
+		ws.hintCache[d.uri] = e
+	}
+	ws.mu.Unlock()
+	return inlay, nil
+}
+
 // pack returns the dry-run context pack for a file: what applies to it by
 // the scope and lanes policies. Dry run, so looking writes nothing (and a
 // look never moves the data_version it is cached under).
 func (ws *workspace) pack(ctx context.Context, file, lang string, budget int) (*host.Pack, error) {
-	gen, err := ws.sync(ctx)
-	if err != nil {
-		return nil, err
-	}
 	k := packKey{file, lang, budget}
 	ws.mu.Lock()
 	p, ok := ws.packs[k]
+	gen := ws.gen
 	ws.mu.Unlock()
 	if ok {
 		return p, nil
@@ -302,17 +338,14 @@ func (ws *workspace) pack(ctx context.Context, file, lang string, budget int) (*
 
 // card returns one card with its links and counts, cached per generation.
 func (ws *workspace) card(ctx context.Context, id string) (host.Card, error) {
-	gen, err := ws.sync(ctx)
-	if err != nil {
-		return host.Card{}, err
-	}
 	ws.mu.Lock()
 	c, ok := ws.cards[id]
+	gen := ws.gen
 	ws.mu.Unlock()
 	if ok {
 		return c, nil
 	}
-	c, err = ws.h.ShowCard(ctx, id)
+	c, err := ws.h.ShowCard(ctx, id)
 	if err != nil {
 		return host.Card{}, err
 	}
@@ -345,6 +378,14 @@ func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
 	ws.boxBase[path] = base
 	ws.mu.Unlock()
 	return base
+}
+
+// forgetDocument drops what is cached for a closed document.
+func (ws *workspace) forgetDocument(u uri.URI) {
+	ws.mu.Lock()
+	delete(ws.matchCaches, u)
+	delete(ws.hintCache, u)
+	ws.mu.Unlock()
 }
 
 // forgetBox drops the cached HEAD version of a box.

@@ -220,6 +220,7 @@ func TestPolicySyntaxErrorIsLocatedAndOldPolicyServes(t *testing.T) {
 	policy := s.write(".palace/policies/gate.rego", "package palace.gate\n\nimport rego.v1\n\ndecision := {\"allow\": true\n")
 	pu := uri.File(policy)
 	ds := c.waitDiagnostics(pu, func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	t.Logf("policy diagnostics: %s", diagText(ds))
 	if ds[0].Range.Start.Line < 4 || ds[0].Severity != protocol.DiagnosticSeverityError || !strings.Contains(diagText(ds), "rego_parse_error") {
 		t.Fatalf("policy diagnostics:\n%s\nwant a located rego_parse_error from line 5 on", diagText(ds))
 	}

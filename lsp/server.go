@@ -67,7 +67,11 @@ type Server struct {
 	// bg is the session's context: background work ends with it.
 	bg     context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// bgMu guards stopped and the adds to wg: nothing starts once the
+	// session has begun waiting for its goroutines.
+	bgMu    sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 
 	// refreshMu guards the client-refresh coalescing flags.
 	refreshMu    sync.Mutex
@@ -139,6 +143,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		result = ctx.Err()
 	}
 	s.cancel()
+	s.bgMu.Lock()
+	s.stopped = true
+	s.bgMu.Unlock()
 	s.wg.Wait()
 	s.closeWorkspaces()
 	// Close drains in-flight handlers and closes the stream; a reader parked
@@ -153,6 +160,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-time.After(2 * time.Second):
 		s.log.Printf("the connection did not close within 2s; leaving it")
 	}
+	// A handler that was still running may have opened a workspace.
+	s.closeWorkspaces()
 	if result != nil {
 		return result
 	}
@@ -164,8 +173,14 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	return nil
 }
 
-// go runs fn in the background until the session ends.
+// goBackground runs fn in the background until the session ends; once the
+// session is stopping it does nothing.
 func (s *Server) goBackground(fn func(ctx context.Context)) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.stopped {
+		return
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -111,41 +111,6 @@ func (s *Server) shutdown(ctx context.Context, _ *struct{}) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) {
-	s.mu.Lock()
-	cur := s.settings
-	next, notes, err := applySettings(cur, p.Settings)
-	if err == nil {
-		s.settings = next
-	}
-	s.mu.Unlock()
-	if err != nil {
-		s.logMessage(protocol.MessageTypeError, "%v; keeping the previous settings", err)
-		return
-	}
-	for _, n := range notes {
-		s.logMessage(protocol.MessageTypeWarning, "%s", n)
-	}
-	if next.Home != cur.Home {
-		s.closeWorkspaces()
-	}
-	s.refreshAll()
-}
-
-func (s *Server) didChangeWorkspaceFolders(ctx context.Context, p *protocol.DidChangeWorkspaceFoldersParams) {
-	s.mu.Lock()
-	for _, f := range p.Event.Removed {
-		s.folders = slices.DeleteFunc(s.folders, func(x string) bool { return x == fsPath(f.URI) })
-	}
-	for _, f := range p.Event.Added {
-		if path := fsPath(f.URI); path != "" && !slices.Contains(s.folders, path) {
-			s.folders = append(s.folders, path)
-		}
-	}
-	s.mu.Unlock()
-	s.refreshAll()
-}
-
 // fsPath is the file system path of a file: URI, "" for other schemes.
 func fsPath(u uri.URI) string {
 	if !u.IsFile() {

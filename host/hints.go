@@ -1,0 +1,134 @@
+package host
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/palacehq/palace/policies"
+)
+
+// HintsRequest asks which cards' triggers match a document.
+type HintsRequest struct {
+	// File is the document's path (absolute, or relative to the host's
+	// directory); the scope policy sees it worktree-relative.
+	File string `json:"file"`
+	// Text is the document's content.
+	Text string `json:"-"`
+	// Language is an editor language id; defaults to one derived from File.
+	Language string `json:"language,omitempty"`
+	// Cache, when not nil, keeps line matches between calls for the same
+	// document (an editor's buffer as it is edited).
+	Cache *MatchCache `json:"-"`
+}
+
+// Hints is the answer to a HintsRequest.
+type Hints struct {
+	File    string         `json:"file"`
+	Matches []TriggerMatch `json:"matches"`
+	// Truncated says MaxTriggerMatches cut the list.
+	Truncated bool `json:"truncated,omitempty"`
+	// OutOfScope counts matches dropped because the card's scope does not
+	// cover this file.
+	OutOfScope int `json:"out_of_scope"`
+	// Invalid lists stored patterns that did not compile.
+	Invalid []InvalidTrigger  `json:"invalid,omitempty"`
+	Policy  policies.Decision `json:"policy"`
+}
+
+// Hints matches the trigger patterns of set (compiled fresh when set is
+// nil) against req.Text and keeps the matches whose card applies to
+// req.File by the scope policy: the one implementation of `palace hints`
+// and of the LSP's inlay hints and trigger diagnostics. A scope policy that
+// fails falls back to the embedded default (Policy says so); a policy set
+// that does not load is served by the embedded defaults.
+func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
+	if set == nil {
+		var err error
+		if set, err = h.CompileTriggers(ctx, nil); err != nil {
+			return Hints{}, err
+		}
+	}
+	file, lang := h.requestFile(req.File)
+	if req.Language != "" {
+		lang = strings.ToLower(req.Language)
+	}
+	res := Hints{File: file, Invalid: set.invalid, Matches: []TriggerMatch{}}
+	matches, truncated := set.MatchCached(req.Text, req.Cache)
+	res.Truncated = truncated
+	if len(matches) == 0 {
+		return res, nil
+	}
+	cards := make([]TriggerCard, len(matches))
+	for i, m := range matches {
+		cards[i] = m.Card
+	}
+	applies, d, err := h.cardsApply(ctx, file, lang, cards)
+	if err != nil {
+		return Hints{}, err
+	}
+	res.Policy = d
+	for _, m := range matches {
+		if applies[m.Card.ID] {
+			res.Matches = append(res.Matches, m)
+		} else {
+			res.OutOfScope++
+		}
+	}
+	return res, nil
+}
+
+// TaggedCards returns the cards of set (compiled fresh when nil) with an
+// intent tag or tool need equal to word, case-insensitive, that apply to
+// req.File by the scope policy: the word half of an editor's hover.
+func (h *Host) TaggedCards(ctx context.Context, set *TriggerSet, req HintsRequest, word string) ([]TriggerCard, error) {
+	if set == nil {
+		var err error
+		if set, err = h.CompileTriggers(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	tagged := set.Tagged(word)
+	if len(tagged) == 0 {
+		return nil, nil
+	}
+	file, lang := h.requestFile(req.File)
+	if req.Language != "" {
+		lang = strings.ToLower(req.Language)
+	}
+	applies, _, err := h.cardsApply(ctx, file, lang, tagged)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] }), nil
+}
+
+// cardsApply asks the scope policy, in one batch, whether each card applies
+// to file.
+func (h *Host) cardsApply(ctx context.Context, file, lang string, cards []TriggerCard) (map[string]bool, policies.Decision, error) {
+	set, _, err := h.policySetForContext(ctx)
+	if err != nil {
+		return nil, policies.Decision{}, err
+	}
+	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: h.chainIDs(),
+		Intents: []string{}, Tools: []string{}}}
+	seen := map[string]bool{}
+	for _, c := range cards {
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		in.Cards = append(in.Cards, policies.ScopeCard{
+			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: c.Anchor.Kind,
+			Persistence: c.Persistence, Statement: c.Statement,
+			Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
+			Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
+		})
+	}
+	out, d := set.Scope(ctx, in)
+	applies := make(map[string]bool, len(out))
+	for id, r := range out {
+		applies[id] = r.Applies
+	}
+	return applies, d, nil
+}

@@ -1,0 +1,43 @@
+package lsp
+
+import (
+	"context"
+	"slices"
+
+	"go.lsp.dev/protocol"
+)
+
+func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) {
+	s.mu.Lock()
+	cur := s.settings
+	next, notes, err := applySettings(cur, p.Settings)
+	if err == nil {
+		s.settings = next
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.logMessage(protocol.MessageTypeError, "%v; keeping the previous settings", err)
+		return
+	}
+	for _, n := range notes {
+		s.logMessage(protocol.MessageTypeWarning, "%s", n)
+	}
+	if next.Home != cur.Home {
+		s.closeWorkspaces()
+	}
+	s.refreshAll()
+}
+
+func (s *Server) didChangeWorkspaceFolders(ctx context.Context, p *protocol.DidChangeWorkspaceFoldersParams) {
+	s.mu.Lock()
+	for _, f := range p.Event.Removed {
+		s.folders = slices.DeleteFunc(s.folders, func(x string) bool { return x == fsPath(f.URI) })
+	}
+	for _, f := range p.Event.Added {
+		if path := fsPath(f.URI); path != "" && !slices.Contains(s.folders, path) {
+			s.folders = append(s.folders, path)
+		}
+	}
+	s.mu.Unlock()
+	s.refreshAll()
+}

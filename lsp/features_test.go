@@ -405,6 +405,30 @@ func TestSettingsSwitchFaces(t *testing.T) {
 	if h := c.hover(u, 6, 14); h != "" {
 		t.Fatalf("hover stays off when the change does not name it: got %q", h)
 	}
+	// The budget reaches the packs; another home reopens the workspace on
+	// that palace (an empty one here).
+	lens := func() string {
+		var l []protocol.CodeLens
+		c.mustCall(protocol.MethodTextDocumentCodeLens, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: u}}, &l)
+		return l[0].Command.Title
+	}
+	if got := lens(); got != "palace · dao 1 · shu 1 · qi 1" {
+		t.Fatalf("lens before the home changes: %q", got)
+	}
+	c.notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{
+		Settings: mustJSON(t, map[string]any{"budget": 1234, "home": filepath.Join(t.TempDir(), "other")})})
+	var pack host.Pack
+	var raw json.RawMessage
+	c.mustCall("palace/context", map[string]any{"uri": u, "dry_run": true}, &raw)
+	if err := json.Unmarshal(raw, &pack); err != nil {
+		t.Fatal(err)
+	}
+	if pack.Budget.Limit != 1234 || len(pack.Items) != 0 {
+		t.Fatalf("after the settings change: budget %d, %d items; want 1234 and none (an empty palace)", pack.Budget.Limit, len(pack.Items))
+	}
+	if got := lens(); got != "palace · dao 0 · shu 0 · qi 0" {
+		t.Fatalf("lens on the other home: %q", got)
+	}
 }
 
 func TestTenMegabyteDocument(t *testing.T) {

@@ -304,40 +304,50 @@ func BenchmarkDiagnosticsAfterSave(b *testing.B) {
 	}
 }
 
-// BenchmarkCrossProcessVisibility measures the time from another
-// connection's commit (a second Host, as the CLI or an MCP server would
-// be) to the client being asked to refresh, with no request in between:
-// the data_version poll alone notices it.
+// BenchmarkCrossProcessVisibility measures the time from another writer's
+// commit to the client being asked to refresh, with no request in between:
+// the data_version poll alone notices it. "host" commits through a second
+// Host (its own connections, as an MCP server in this process would);
+// "cli" runs `palace record` and measures from the process's exit.
 func BenchmarkCrossProcessVisibility(b *testing.B) {
-	home, repo := benchPalace(b)
-	home = writableHome(b, home)
-	f := &fixture{t: b, home: home, repo: repo}
-	c := start(b, lsp.Options{Home: home, Log: discard{}}, nil)
-	c.initialize(f, nil)
-	c.open(filepath.Join(repo, "store", "bench.go"), "go", benchDocument(200))
-	other, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Mode: host.Human})
-	if err != nil {
-		b.Fatal(err)
+	for _, writer := range []string{"host", "cli"} {
+		b.Run(writer, func(b *testing.B) {
+			home, repo := benchPalace(b)
+			home = writableHome(b, home)
+			f := &fixture{t: b, home: home, repo: repo}
+			c := start(b, lsp.Options{Home: home, Log: discard{}}, nil)
+			c.initialize(f, nil)
+			c.open(filepath.Join(repo, "store", "bench.go"), "go", benchDocument(200))
+			other, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Mode: host.Human})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer other.Close()
+			time.Sleep(300 * time.Millisecond) // let the opening refreshes settle
+			var l latencies
+			for i := 0; b.Loop(); i++ {
+				c.mu.Lock()
+				before := c.refreshes[protocol.MethodWorkspaceCodeLensRefresh]
+				c.mu.Unlock()
+				content := fmt.Sprintf("another process %d", i)
+				if writer == "host" {
+					if _, err := other.Record(context.Background(), host.RecordRequest{Content: content}); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					f.palace("record", "--content", content)
+				}
+				t := time.Now()
+				c.mu.Lock()
+				for c.refreshes[protocol.MethodWorkspaceCodeLensRefresh] == before {
+					c.cond.Wait()
+				}
+				c.mu.Unlock()
+				l = append(l, time.Since(t))
+			}
+			l.report(b, "ms")
+		})
 	}
-	defer other.Close()
-	time.Sleep(300 * time.Millisecond) // let the opening refreshes settle
-	var l latencies
-	for i := 0; b.Loop(); i++ {
-		c.mu.Lock()
-		before := c.refreshes[protocol.MethodWorkspaceCodeLensRefresh]
-		c.mu.Unlock()
-		if _, err := other.Record(context.Background(), host.RecordRequest{Content: fmt.Sprintf("another process %d", i)}); err != nil {
-			b.Fatal(err)
-		}
-		t := time.Now()
-		c.mu.Lock()
-		for c.refreshes[protocol.MethodWorkspaceCodeLensRefresh] == before {
-			c.cond.Wait()
-		}
-		c.mu.Unlock()
-		l = append(l, time.Since(t))
-	}
-	l.report(b, "ms")
 }
 
 // BenchmarkResidentMemory runs the real `palace lsp` on the 10k palace,

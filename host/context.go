@@ -147,15 +147,18 @@ type Item struct {
 	Lane        string `json:"lane"`
 	// LaneForm is the render form the lanes policy chose; RenderForm is the
 	// form after budget packing (inspector_only when dropped).
-	LaneForm          string             `json:"lane_form"`
-	RenderForm        string             `json:"render_form"`
-	Salience          int                `json:"salience"`
-	SalienceBreakdown map[string]int     `json:"salience_breakdown"`
-	WhyApplies        []string           `json:"why_applies"`
-	Citations         []Citation         `json:"citations"`
-	Counts30d         policies.Counts30d `json:"counts_30d"`
-	AgeDays           int                `json:"age_days"`
-	Relevance         float64            `json:"relevance"`
+	LaneForm          string         `json:"lane_form"`
+	RenderForm        string         `json:"render_form"`
+	Salience          int            `json:"salience"`
+	SalienceBreakdown map[string]int `json:"salience_breakdown"`
+	WhyApplies        []string       `json:"why_applies"`
+	// Citations are up to 8 of the card's evidence links, every
+	// counterexample first; CitationCount counts all of them.
+	Citations     []Citation         `json:"citations"`
+	CitationCount int                `json:"citation_count"`
+	Counts30d     policies.Counts30d `json:"counts_30d"`
+	AgeDays       int                `json:"age_days"`
+	Relevance     float64            `json:"relevance"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).

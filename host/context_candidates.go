@@ -166,27 +166,36 @@ func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]store.Card, err
 var persistenceRank = map[string]int{"foundational": 0, "protected": 1, "standard": 2}
 
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
-// (innermost first, other repositories last), id.
+// (innermost first, other repositories last), id. It sorts a slim key per
+// card and permutes once, so large selections stay cheap.
 func (h *Host) sortByFill(cards []store.Card) {
 	chain := h.chainIDs()
-	anchorRank := func(id string) int {
-		if i := slices.Index(chain, id); i >= 0 {
-			return i
+	type key struct{ p, t, a, i int }
+	keys := make([]key, len(cards))
+	for i, c := range cards {
+		a := slices.Index(chain, c.AnchorID)
+		if a < 0 {
+			a = len(chain)
 		}
-		return len(chain)
+		keys[i] = key{persistenceRank[c.Persistence], TierRank(c.Tier), a, i}
 	}
-	slices.SortStableFunc(cards, func(x, y store.Card) int {
-		if d := persistenceRank[x.Persistence] - persistenceRank[y.Persistence]; d != 0 {
-			return d
+	slices.SortFunc(keys, func(x, y key) int {
+		if x.p != y.p {
+			return x.p - y.p
 		}
-		if d := TierRank(x.Tier) - TierRank(y.Tier); d != 0 {
-			return d
+		if x.t != y.t {
+			return x.t - y.t
 		}
-		if d := anchorRank(x.AnchorID) - anchorRank(y.AnchorID); d != 0 {
-			return d
+		if x.a != y.a {
+			return x.a - y.a
 		}
-		return strings.Compare(x.ID, y.ID)
+		return strings.Compare(cards[x.i].ID, cards[y.i].ID)
 	})
+	sorted := make([]store.Card, len(cards))
+	for j, k := range keys {
+		sorted[j] = cards[k.i]
+	}
+	copy(cards, sorted)
 }
 
 // evidenceWindow is how many of the most recently recorded visible evidence

@@ -270,13 +270,32 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	a.pack.Skipped = append(a.pack.Skipped, s)
 }
 
-// cite loads the links of the items (one batched read) as citations.
+// maxCitations bounds the citations an item carries: every counterexample
+// first, then the other links in the order they were made. Item.CitationCount
+// says how many links exist; `palace card show ID` lists them all.
+const maxCitations = 8
+
+// cite loads the items' links (one batched read, without evidence rows),
+// picks the citations and reads their source refs (one more batched read).
 func (h *Host) cite(ctx context.Context, a *assembly) error {
 	ids := make([]string, len(a.items))
 	for i, c := range a.items {
 		ids[i] = c.card.ID
 	}
-	links, err := h.store.LinksFor(ctx, ids)
+	links, err := h.store.LinkRows(ctx, ids)
+	if err != nil {
+		return internal(err, "read citations")
+	}
+	picked := make(map[string][]store.Link, len(ids))
+	var evIDs []string
+	for _, id := range ids {
+		p := pickCitations(links[id])
+		picked[id] = p
+		for _, l := range p {
+			evIDs = append(evIDs, l.EvidenceID)
+		}
+	}
+	refs, err := h.store.SourceRefs(ctx, evIDs)
 	if err != nil {
 		return internal(err, "read citations")
 	}
@@ -287,17 +306,46 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 			Persistence: c.card.Persistence, RenderPref: c.card.RenderPref,
 			Lane: c.lane.Lane, LaneForm: c.lane.RenderForm, RenderForm: c.lane.RenderForm,
 			Salience: c.lane.Salience, SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why),
-			Citations: []Citation{}, Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
+			Citations: []Citation{}, CitationCount: len(links[c.card.ID]), Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
 		}
 		if it.SalienceBreakdown == nil {
 			it.SalienceBreakdown = map[string]int{}
 		}
-		for _, l := range links[c.card.ID] {
-			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: l.SourceRef})
+		for _, l := range picked[c.card.ID] {
+			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
 		a.pack.Items = append(a.pack.Items, it)
 	}
 	return nil
+}
+
+// pickCitations keeps at most maxCitations links: counterexamples first,
+// then the rest in link order; the result keeps link order.
+func pickCitations(links []store.Link) []store.Link {
+	if len(links) <= maxCitations {
+		return links
+	}
+	keep := make([]bool, len(links))
+	n := 0
+	for i, l := range links {
+		if l.Role == "counterexample" && n < maxCitations {
+			keep[i] = true
+			n++
+		}
+	}
+	for i := range links {
+		if !keep[i] && n < maxCitations {
+			keep[i] = true
+			n++
+		}
+	}
+	out := make([]store.Link, 0, n)
+	for i, l := range links {
+		if keep[i] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func nonNilStrings(xs []string) []string {

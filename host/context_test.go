@@ -496,3 +496,34 @@ func TestContextPolicyFallbacks(t *testing.T) {
 		})
 	}
 }
+
+func TestContextCitationsCappedCounterexamplesFirst(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	id := e.card(h, scoped("checkpoint the WAL after imports", "shu"))
+	for i := range 9 {
+		ev := e.ev(h, "another run "+itoa(i), "storage", "ci://"+itoa(i))
+		if _, err := h.Link(ctx, id, host.LinkRequest{Role: "supporting", EvidenceID: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := e.ev(h, "one run still locked", "storage", "ci://bad")
+	if _, err := h.Link(ctx, id, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Context(ctx, cxScopedRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := item(p, id)
+	if it.CitationCount != 12 || len(it.Citations) != 8 {
+		t.Fatalf("citations %d of %d, want 8 of 12", len(it.Citations), it.CitationCount)
+	}
+	if !slices.ContainsFunc(it.Citations, func(c host.Citation) bool { return c.EvidenceID == counter && c.SourceRef == "ci://bad" }) {
+		t.Errorf("the counterexample is not among the citations: %+v", it.Citations)
+	}
+	if !strings.Contains(p.Rendered, "+9 more") {
+		t.Errorf("rendered does not count every link:\n%s", p.Rendered)
+	}
+}

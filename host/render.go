@@ -82,7 +82,7 @@ func renderItem(it *Item, form string) string {
 		}
 		b.WriteString(" " + oneLine(it.Statement))
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
-		if c := citeLine(it.Citations); c != "" {
+		if c := citeLine(it.Citations, it.CitationCount); c != "" {
 			b.WriteString(" · " + c)
 		}
 		b.WriteString("\n")
@@ -126,15 +126,15 @@ func displayIdentity(a AnchorRef) string {
 	return s
 }
 
-// citeLine names up to maxRenderedCitations citations, then "+N more".
-func citeLine(cs []Citation) string {
+// citeLine names up to maxRenderedCitations citations, then "+N more"
+// counting every link of the card (total).
+func citeLine(cs []Citation, total int) string {
 	if len(cs) == 0 {
 		return "no citations"
 	}
 	parts := make([]string, 0, maxRenderedCitations+1)
 	for i, c := range cs {
 		if i == maxRenderedCitations {
-			parts = append(parts, fmt.Sprintf("+%d more", len(cs)-i))
 			break
 		}
 		p := "`" + c.EvidenceID + "` " + c.Role
@@ -142,6 +142,9 @@ func citeLine(cs []Citation) string {
 			p += " (" + oneLine(c.SourceRef) + ")"
 		}
 		parts = append(parts, p)
+	}
+	if more := max(total, len(cs)) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("+%d more", more))
 	}
 	return "cites " + strings.Join(parts, ", ")
 }

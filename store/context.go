@@ -204,7 +204,7 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 			return out, fmt.Errorf("count expired cards: %w", err)
 		}
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`+cond, args...).Scan(&out.Evidence); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
 	return out, nil
@@ -214,7 +214,8 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 type FieldEvidence struct {
 	Field    string
 	Evidence int
-	// Samples are up to three of the field's evidence ids, newest first.
+	// Samples are up to three of the field's evidence ids, most recently
+	// recorded first.
 	Samples []string
 }
 
@@ -230,7 +231,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 	args = append(args, anySlice(anchorIDs)...)
 	args = append(args, anySlice(statuses)...)
 	args = append(args, minEvidence, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT e.field, count(*) AS n FROM evidence e
+	rows, err := s.db.QueryContext(ctx, `SELECT e.field, sum(e.n) AS n FROM evidence_counts e
 		WHERE e.anchor_id IN (`+in+`)
 		AND e.field NOT IN (SELECT c.field FROM cards c WHERE c.anchor_id IN (`+in+`) AND c.status IN (`+placeholders(len(statuses))+`))
 		GROUP BY e.field HAVING n >= ? ORDER BY n DESC, e.field LIMIT ?`, args...)
@@ -253,7 +254,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 	for i := range out {
 		sargs := append(anySlice(anchorIDs), out[i].Field)
 		srows, err := s.db.QueryContext(ctx, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
-			ORDER BY created_at DESC, id DESC LIMIT 3`, sargs...)
+			ORDER BY rowid DESC LIMIT 3`, sargs...)
 		if err != nil {
 			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
 		}
@@ -411,6 +412,62 @@ func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]Card, e
 	var out []Card
 	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// LinkRows returns the links of many cards keyed by card id, in creation
+// order, without reading evidence (SourceRef is left empty; see SourceRefs).
+func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Link, error) {
+	out := make(map[string][]Link, len(cardIDs))
+	for len(cardIDs) > 0 {
+		n := min(len(cardIDs), 500)
+		chunk := cardIDs[:n]
+		cardIDs = cardIDs[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT card_id, evidence_id, role, note, created_at FROM card_links
+			WHERE card_id IN (`+placeholders(len(chunk))+`) ORDER BY card_id, created_at, rowid`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read links: %w", err)
+		}
+		for rows.Next() {
+			var l Link
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role, &l.Note, &l.CreatedAt); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read links: %w", err)
+			}
+			out[l.CardID] = append(out[l.CardID], l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read links: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// SourceRefs returns the source_ref of each evidence id that exists.
+func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(evidenceIDs))
+	for len(evidenceIDs) > 0 {
+		n := min(len(evidenceIDs), 500)
+		chunk := evidenceIDs[:n]
+		evidenceIDs = evidenceIDs[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT id, source_ref FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read source refs: %w", err)
+		}
+		for rows.Next() {
+			var id, ref string
+			if err := rows.Scan(&id, &ref); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read source refs: %w", err)
+			}
+			out[id] = ref
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read source refs: %w", err)
+		}
 	}
 	return out, nil
 }

@@ -214,8 +214,9 @@ func TestInjectionStatsWindow(t *testing.T) {
 }
 
 // TestInjectionRollupBackfill takes a database back to schema 1 with raw
-// injection events and no rollups, reopens it, and checks that migration 2
-// counted the old events and that the trigger counts new ones.
+// injection events and no rollups, reopens it, and checks that migrations 2
+// and 3 counted the old events and evidence and that the triggers count new
+// ones.
 func TestInjectionRollupBackfill(t *testing.T) {
 	s, path := open(t)
 	contextSeed(t, s)
@@ -224,6 +225,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		for _, q := range []string{
 			"DROP TRIGGER injection_events_rollup", "DROP TABLE injection_daily", "DROP TABLE injection_last",
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
+			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
 				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
 			"PRAGMA user_version = 1",
@@ -256,6 +258,18 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		{"", 3, "2026-01-06T12:00:00.000Z", 1},
 		{"2026-01-06T08:00:00.000Z", 1, "2026-01-06T12:00:00.000Z", 1}, // whole UTC days
 		{"2026-01-07T00:00:00.000Z", 0, "", 0},
+	}
+	m, err := s.CountMemory(ctx, []string{"an_a"}, nil, "")
+	if err != nil || m.Evidence != 5 {
+		t.Errorf("evidence at an_a after the backfill = %d, %v; want 5", m.Evidence, err)
+	}
+	ev := store.Evidence{ID: "ev_9", Content: "one more", Domain: "project", Field: "locks", Provenance: "human", AnchorID: "an_a",
+		ContentSHA256: "x", Actor: "a", ActorType: "human", CreatedAt: now}
+	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertEvidence(ctx, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.CountMemory(ctx, []string{"an_a"}, nil, ""); m.Evidence != 6 {
+		t.Errorf("evidence at an_a after an insert = %d, want 6", m.Evidence)
 	}
 	for _, tt := range tests {
 		st, err := s.InjectionStats(ctx, []string{"kc_1"}, tt.since)

@@ -162,6 +162,26 @@ BEGIN
 		ON CONFLICT(card_id, outcome) DO UPDATE SET total = total + 1, last_at = max(last_at, excluded.last_at);
 END;
 `,
+	// 3: context reads that stay small at 100k cards and 1M evidence rows. A
+	// covering index answers the visible selection (counts, expiry, the fill
+	// order, authoritative fields) without reading card rows, and
+	// evidence_counts, kept by a trigger (evidence is append-only), answers
+	// "how much evidence per anchor and field" without scanning evidence.
+	`
+CREATE INDEX cards_context ON cards(anchor_id, status, persistence, tier, expires_at, field, id);
+CREATE TABLE evidence_counts (
+	anchor_id TEXT NOT NULL REFERENCES anchors(id),
+	field     TEXT NOT NULL,
+	n         INTEGER NOT NULL CHECK (n > 0),
+	PRIMARY KEY (anchor_id, field)
+) WITHOUT ROWID;
+INSERT INTO evidence_counts(anchor_id, field, n) SELECT anchor_id, field, count(*) FROM evidence GROUP BY 1, 2;
+CREATE TRIGGER evidence_counts_insert AFTER INSERT ON evidence
+BEGIN
+	INSERT INTO evidence_counts(anchor_id, field, n) VALUES (new.anchor_id, new.field, 1)
+		ON CONFLICT(anchor_id, field) DO UPDATE SET n = n + 1;
+END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

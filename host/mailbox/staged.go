@@ -100,3 +100,21 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 	}
 	return stdout.Bytes(), true, nil
 }
+
+// Committed returns the box at path as HEAD has it: the base an editor's
+// unsaved buffer is checked against for append-only history. It returns nil
+// and no error when the file is not in HEAD, there is no HEAD yet, or the
+// directory is not a git checkout.
+func Committed(ctx context.Context, path string) ([]byte, error) {
+	blob, found, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
+	if err != nil {
+		if ctx.Err() == nil && strings.Contains(err.Error(), "not a git repository") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !found {
+		return nil, nil
+	}
+	return blob, nil
+}

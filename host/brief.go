@@ -10,9 +10,13 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// briefCitationsPerCard bounds the evidence a brief reads per card
+// briefCitationsPerCard and briefMaxEvidence bound the cited evidence a
+// brief reads: a few per card, in pack order, at most briefMaxEvidence rows
 // (counterexamples are always read).
-const briefCitationsPerCard = 3
+const (
+	briefCitationsPerCard = 3
+	briefMaxEvidence      = 24
+)
 
 // BriefRequest asks for a brief. It selects exactly as a ContextRequest with
 // the same fields does, without a budget: every card that applies is
@@ -158,7 +162,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	for _, it := range p.Items {
 		n := 0
 		for _, c := range it.Citations {
-			if c.Role == "counterexample" || n < briefCitationsPerCard {
+			if c.Role == "counterexample" || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
 				cite(c.EvidenceID, it.ID, c.Role)
 				n++
 			}
@@ -317,17 +321,22 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 			ids = append(ids, c.ID)
 		}
 	}
-	cards, err := h.store.CardsByIDs(ctx, ids[:min(len(ids), 20)])
+	look := 5
+	if a.pack.Request.Field != "" {
+		look = 20 // some will be of other fields
+	}
+	ids = ids[:min(len(ids), look)]
+	cards, err := h.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}
 	var keep []string
-	for _, id := range ids[:min(len(ids), 20)] {
+	for _, id := range ids {
 		if c, ok := cards[id]; ok && (a.pack.Request.Field == "" || c.Field == a.pack.Request.Field) && len(keep) < 5 {
 			keep = append(keep, id)
 		}
 	}
-	links, err := h.store.LinksFor(ctx, keep)
+	links, err := h.store.LinkRows(ctx, keep)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}

@@ -27,12 +27,8 @@ var (
 	backtick  = regexp.MustCompile("`([^`\n]{2,120})`")
 	commandRe = regexp.MustCompile(`(?m)(?:^\$ |\b)((?:go|git|make|palace|npm|npx|yarn|cargo|docker|kubectl|pip|python3?|sqlite3|opa)\s+[a-z][\w-]*(?:\s+(?:--?[\w-]+(?:=\S+)?|\.{0,2}/[\w./-]*|[\w./-]+\.\.\.))+)`)
 	pathRe    = regexp.MustCompile(`(?:^|[\s(\["'])((?:\.{0,2}/)?(?:[\w.-]+/)+[\w.*-]+|[\w-]+\.(?:go|rs|py|ts|tsx|js|jsx|md|json|ya?ml|toml|sql|rego|sh|c|h|cc|cpp|java|rb|wasm|jsonl|db))\b`)
-	identRes  = []*regexp.Regexp{
-		regexp.MustCompile(`\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b`), // CamelCase
-		regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`),     // snake_case
-		regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`),     // CONST_CASE
-		regexp.MustCompile(`\b[a-zA-Z_]\w*(?:\.[a-zA-Z_]\w*)+\(\)`), // pkg.Func()
-	}
+	// identRe: CamelCase, snake_case, CONST_CASE, pkg.Func().
+	identRe     = regexp.MustCompile(`\b(?:[a-zA-Z_]\w*(?:\.[a-zA-Z_]\w*)+\(\)|(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b)`)
 	cueRe       = regexp.MustCompile(`(?i)\b(TODO|FIXME|XXX|blockers?|blocked|remaining|not yet|still fails?|open question|pending|unresolved|follow[- ]up)\b`)
 	conflictCue = regexp.MustCompile(`(?i)\b(contradict\w*|does(?:n't| not) work|wrong|regress\w*|revert\w*|broke|flaky|fails?|failed)\b`)
 )
@@ -96,11 +92,9 @@ func extractEntities(texts []sourceText) []BriefEntity {
 				add("path", m[1], st.id)
 			}
 		}
-		for _, re := range identRes {
-			for _, m := range re.FindAllString(s, -1) {
-				if !claimed[m] {
-					add("identifier", m, st.id)
-				}
+		for _, m := range identRe.FindAllString(s, -1) {
+			if !claimed[m] {
+				add("identifier", m, st.id)
 			}
 		}
 	}

@@ -55,7 +55,7 @@ type ContextRequest struct {
 	// DaoTianLimit caps dao_tian items; nil means DefaultDaoTianLimit, 0 none.
 	DaoTianLimit *int `json:"dao_tian_limit,omitempty"`
 	// IncludeEvidence adds up to five evidence rows of the visible anchors:
-	// the best BM25 matches of the query among the 200 most recently
+	// the best BM25 matches of the query among the 100 most recently
 	// recorded (of Field, when set), or the newest without a query. They
 	// pack after the cards and are trimmed first.
 	IncludeEvidence bool `json:"include_evidence,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,14 +147,23 @@ func benchSpecs(b *testing.B) []struct {
 	return specs
 }
 
-// latency collects per-op durations and reports p50/p99 and the peak RSS.
-type latency struct{ d []time.Duration }
+// latency collects per-op durations and reports p50/p99, the process CPU
+// time per op (user + system: a figure other load on the machine barely
+// moves, unlike wall-clock percentiles) and the peak RSS.
+type latency struct {
+	d   []time.Duration
+	cpu time.Duration
+}
+
+func (l *latency) start() { l.cpu = cpuTime() }
 
 func (l *latency) report(b *testing.B) {
+	cpu := cpuTime() - l.cpu
 	slices.Sort(l.d)
 	if len(l.d) == 0 {
 		return
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(l.d)), "cpu-ms/op")
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(l.d[len(l.d)/2]), "p50-ms")
 	b.ReportMetric(ms(l.d[min(len(l.d)-1, len(l.d)*99/100)]), "p99-ms")
@@ -165,6 +175,15 @@ func (l *latency) report(b *testing.B) {
 // resetPeakRSS clears the process's high-water mark (Linux), so the peak
 // reported is that of the benchmark, not of generating the palace.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// cpuTime is the process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func peakRSSKB() int {
 	f, err := os.Open("/proc/self/status")
@@ -210,6 +229,7 @@ func BenchmarkContext(b *testing.B) {
 				var lat latency
 				b.ReportAllocs()
 				b.ResetTimer()
+				lat.start()
 				for i := 0; b.Loop(); i++ {
 					r := benchRequests[i%len(benchRequests)]
 					r.DryRun = mode == "read"
@@ -250,6 +270,7 @@ func BenchmarkBrief(b *testing.B) {
 			var lat latency
 			b.ReportAllocs()
 			b.ResetTimer()
+			lat.start()
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
 				_, err := h.Brief(ctx, brief(benchRequests[i%len(benchRequests)]))

@@ -203,18 +203,23 @@ func (h *Host) sortByFill(cards []store.Card) {
 // palace with FTS5 costs O(matches in every repository) — 23–109 ms at
 // 100k evidence rows for common words, measured — so evidence relevance is
 // BM25 over this bounded, recent window instead.
-const evidenceWindow = 200
+const evidenceWindow = 100
 
 // addEvidence adds up to evidenceLimit evidence rows of the visible anchors:
 // the best BM25 matches of the query among the newest evidenceWindow rows
 // (of the request's field, when it names one), or the newest rows without a
 // query.
 func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
-	rows, err := h.store.RecentEvidence(ctx, h.chainIDs(), a.pack.Request.Field, evidenceWindow)
+	terms := queryTerms(a.req.Query)
+	window := evidenceLimit
+	if len(terms) > 0 {
+		window = evidenceWindow
+	}
+	rows, err := h.store.RecentEvidence(ctx, h.chainIDs(), a.pack.Request.Field, window)
 	if err != nil {
 		return internal(err, "read evidence")
 	}
-	if terms := queryTerms(a.req.Query); len(terms) > 0 {
+	if len(terms) > 0 {
 		docs := make([]relevanceDoc, len(rows))
 		for i, e := range rows {
 			docs[i] = relevanceDoc{id: e.ID, content: e.Content}

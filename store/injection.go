@@ -61,8 +61,10 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 		args := anySlice(chunk)
 		query := `SELECT card_id, outcome, total, last_at FROM injection_last WHERE card_id IN (` + placeholders(len(chunk)) + `)`
 		if since != "" {
-			query = `SELECT card_id, outcome, sum(n), max(last_at) FROM injection_daily
-				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ? GROUP BY card_id, outcome`
+			// Summed here rather than with GROUP BY: the rows come in key
+			// order and a temp b-tree would cost more than the sum.
+			query = `SELECT card_id, outcome, n, last_at FROM injection_daily
+				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ?`
 			args = append(args, since[:min(len(since), 10)])
 		}
 		rows, err := s.db.QueryContext(ctx, query, args...)
@@ -81,8 +83,8 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 				st = InjectionStats{Counts: map[string]int{}, Latest: map[string]string{}}
 				out[id] = st
 			}
-			st.Counts[outcome] = count
-			st.Latest[outcome] = latest
+			st.Counts[outcome] += count
+			st.Latest[outcome] = max(st.Latest[outcome], latest)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

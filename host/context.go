@@ -297,6 +297,7 @@ func (h *Host) Context(ctx context.Context, req ContextRequest) (Pack, error) {
 			return Pack{}, err
 		}
 	}
+	h.echo.remember(a.pack.Rendered)
 	return a.pack, nil
 }
 

@@ -54,6 +54,9 @@ type Host struct {
 	loc   anchor.Location
 	store *store.Store
 
+	// echo remembers this Host's renderings so Record can refuse them.
+	echo echoGuard
+
 	policyTimeout time.Duration
 	// policyMu guards the current policy set; a watcher may swap it.
 	policyMu  sync.RWMutex

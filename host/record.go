@@ -89,6 +89,9 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	case len(req.Content) > MaxContentBytes:
 		return fail(invalid("content", "content is %d bytes, over the 1 MiB limit: record a summary and put the full text in --source-ref", len(req.Content)))
 	}
+	if err := h.echo.check(req.Content); err != nil {
+		return fail(err)
+	}
 	kind, err := h.resolveAnchorKind("anchor", req.Anchor)
 	if err != nil {
 		return fail(err)

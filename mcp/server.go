@@ -33,7 +33,6 @@ type Server struct {
 	tools  []tool
 	log    *slog.Logger
 	hidden map[string]bool
-	echo   echoGuard
 }
 
 // New builds the server for h, whose mode decides the tool list: in agent

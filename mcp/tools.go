@@ -17,7 +17,7 @@ const Instructions = `palace is this project's governed memory: evidence you rec
 How to use it:
 1. At the start of a task call palace_context (with the task as query, and the file you work on). Read the pack and follow it; it is what the team has verified. Call it again when you move to another file or subtask. Before a larger piece of work, palace_brief tells you what is known, from which evidence, and what is still open.
 2. As you learn something worth keeping (a command that works, a failure and its cause, a user's correction), call palace_record with the evidence and where it came from (source_ref).
-3. When evidence supports a reusable rule, call palace_distill to propose a candidate card citing the evidence ids, then palace_gate to see what a promotion would still need. Tell the user; do not try to promote.
+3. When evidence supports a reusable rule, call palace_distill to propose a candidate card citing the evidence ids, then palace_gate to see what a promotion would still need. When you re-check a candidate and it holds, record that and palace_link it as verification. Tell the user; do not try to promote.
 4. When a tool, doc or expectation fails you, file a field report with palace_mailbox_file.
 
 Never: promote, demote, retire or publish cards (humans do that); record text that palace gave you (context packs, briefs); put secrets in evidence or letters.`
@@ -84,9 +84,6 @@ func (s *Server) recordTool() tool {
 It never creates or changes a knowledge card and never changes what palace injects: only a card a human promotes does. Text that palace rendered for you (a context pack or brief) is refused, so memory never feeds on its own echo. Returns the evidence with its id (ev_…), which palace_distill cites.`,
 		hints{}, map[string][]string{"domain": host.Domains, "provenance": host.Provenances, "anchor": host.AnchorKinds},
 		func(ctx context.Context, a recordArgs) (output, error) {
-			if err := s.echo.check(a.Content); err != nil {
-				return output{}, err
-			}
 			ev, err := s.h.Record(ctx, host.RecordRequest{
 				Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance,
 				SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor,
@@ -125,7 +122,7 @@ func (s *Server) distillTool() tool {
 	t := newTool(ToolDistill, "Distill a candidate card",
 		`Propose a knowledge card from evidence: a short statement citing at least one supporting evidence id (from palace_record). The card starts as a candidate: it is not authoritative and is not injected into context by default. Only a human promotes it, through the gate.
 
-After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card instead of duplicating it.`,
+After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it.`,
 		hints{}, map[string][]string{"tier": host.Tiers, "domain": host.Domains, "anchor": host.AnchorKinds,
 			"persistence": host.Persistences, "render_pref": host.RenderPrefs, "status": {"promoted", "canonical"}},
 		func(ctx context.Context, a distillArgs) (output, error) {

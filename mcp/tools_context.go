@@ -45,7 +45,6 @@ Call it at the start of every task, and again when you move to a different file 
 			if err != nil {
 				return output{}, err
 			}
-			s.echo.remember(pack.Rendered)
 			return output{Value: pack, Text: pack.Rendered}, nil
 		})
 }

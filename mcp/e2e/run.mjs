@@ -26,7 +26,7 @@ if (!process.argv[2] && !process.env.PALACE_BIN) {
   process.exit(2);
 }
 
-const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_gate', 'palace_mailbox_file', 'palace_record'];
+const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_gate', 'palace_link', 'palace_mailbox_file', 'palace_record'];
 const HUMAN_ONLY = ['palace_audit_action', 'palace_demote', 'palace_promote', 'palace_publish', 'palace_retire'];
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'palace-mcp-e2e-')));
@@ -149,6 +149,13 @@ test('palace_record → palace_distill → palace_gate round-trips', async () =>
   assert.equal(shown.links[0].evidence_id, ev.id);
   const events = (await ok(agent, 'palace_cards', { action: 'events', id: card.id })).structuredContent.events;
   assert.deepEqual(events.map((e) => e.type), ['created']);
+  // The agent verifies the claim and links the verification: the gate now allows.
+  const check = (await ok(agent, 'palace_record', { content: 'make lint failed on the unused import; CI never saw it', field: 'build', source_ref: 'make lint' })).structuredContent;
+  const linked = (await ok(agent, 'palace_link', { id: card.id, role: 'verification', evidence_id: check.id })).structuredContent;
+  assert.equal(linked.added, true);
+  assert.equal(linked.card.status, 'candidate');
+  const again = (await ok(agent, 'palace_gate', { id: card.id })).structuredContent;
+  assert.equal(again.allow, true);
 });
 
 test('palace_context returns the same pack as the CLI', async () => {

@@ -35,6 +35,10 @@ import (
 const (
 	sealFile   = "SEAL"
 	sealHeader = "palace compilation cache seal v1: crc32c size path"
+	// rewrittenFile holds the module as rewritten with palace's deadline
+	// checks (interrupt.go). Its name carries the rewrite's version: a
+	// rewrite that changes must change it, so no build reads another's.
+	rewrittenFile = "module.interrupt-v1.wasm"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -61,6 +65,25 @@ func openDiskCache(base, version, hash string) diskCache {
 // compilationCache opens wazero's cache on the directory.
 func (d diskCache) compilationCache() (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(d.dir)
+}
+
+// rewritten returns the rewritten module kept in a warm entry; ok is false
+// when the entry is cold or holds none (the module could not be rewritten).
+func (d diskCache) rewritten() (code []byte, interruptible, ok bool) {
+	if !d.warm {
+		return nil, false, false
+	}
+	b, err := os.ReadFile(filepath.Join(d.dir, rewrittenFile))
+	if err != nil {
+		return nil, false, false
+	}
+	return b, true, true
+}
+
+// keepRewritten stores the rewritten module before the entry is sealed.
+// Best effort, as the rest of the cache.
+func (d diskCache) keepRewritten(code []byte) {
+	_ = os.WriteFile(filepath.Join(d.dir, rewrittenFile), code, 0o644)
 }
 
 // discard deletes the directory; used when compiling through it failed.

@@ -72,7 +72,7 @@ func TestGateGo(t *testing.T) {
 		})
 	}
 	_, err := m.Call(context.Background(), "gate", []byte(`{"counts":"many"}`))
-	mustContain(t, err, "call plugin gate.wasm gate: gate input: json: cannot unmarshal")
+	mustContain(t, err, "call plugin gate.wasm gate: gate input: counts: value doesn't contain object")
 }
 
 func TestLanesGo(t *testing.T) {
@@ -164,7 +164,7 @@ func TestLanesGo(t *testing.T) {
 		})
 	}
 	_, err := m.Call(context.Background(), "lanes", []byte(`{"cards":{}}`))
-	mustContain(t, err, "call plugin lanes.wasm lanes: lanes input: json: cannot unmarshal")
+	mustContain(t, err, "call plugin lanes.wasm lanes: lanes input: cards: value doesn't contain array")
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

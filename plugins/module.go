@@ -25,6 +25,11 @@ type Module struct {
 	compiled *extism.CompiledPlugin
 	cache    wazero.CompilationCache // nil without a disk cache
 	rt       *Runtime
+	// interruptible: the module was rewritten with checks that call the
+	// host's Osyield (interrupt.go), which stops the guest once its call's
+	// context is done; else it was compiled with wazero's
+	// WithCloseOnContextDone.
+	interruptible bool
 
 	// pool holds Config's pool size of slots; a slot is an idle instance
 	// or nil, meaning "instantiate on demand". Taking a slot is the right
@@ -110,8 +115,7 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 
 	callCtx, cancel := context.WithTimeout(ctx, m.s.deadline)
 	defer cancel()
-	inst.stderr.reset()
-	rc, out, err := inst.plugin.CallWithContext(callCtx, point, input)
+	rc, out, err := inst.run(callCtx, point, input)
 	if err != nil && !fresh && err.Error() == extismClosedMessage {
 		// The guest ended its own instance in an earlier call that still
 		// succeeded (WASI proc_exit(0)); the SDK refused before running any
@@ -120,8 +124,7 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 		if inst, err = m.instantiate(ctx); err != nil {
 			return nil, err
 		}
-		inst.stderr.reset()
-		rc, out, err = inst.plugin.CallWithContext(callCtx, point, input)
+		rc, out, err = inst.run(callCtx, point, input)
 	}
 	// wazero closes a module whose context ends while it runs, and may do so
 	// just after a call that returned in time: such an instance is not
@@ -185,7 +188,15 @@ const extismClosedMessage = "module is closed"
 type instance struct {
 	plugin *extism.Plugin
 	stderr *headBuffer
+	// callCtx is the context of the call in progress, which the guest's
+	// checks test through Osyield. Only the goroutine running the call
+	// touches it.
+	callCtx context.Context
 }
+
+// errInterrupted stops a guest from inside its Osyield check; wazero turns
+// the panic into the call's error.
+var errInterrupted = errors.New("stopped at the deadline")
 
 // wasiOutputEnv makes the Extism SDK connect a plugin's stdout and stderr to
 // the process's own. palace's LSP and MCP servers speak JSON-RPC on stdout,
@@ -197,20 +208,37 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("instantiate: %s is set, which would connect the plugin's stdout to palace's; unset it", wasiOutputEnv)
 	}
 	stderr := &headBuffer{}
+	inst := &instance{stderr: stderr}
 	// A fresh wazero ModuleConfig is the sandbox: no mounts, environment,
 	// arguments or stdin; stdout discarded; clocks and random source are
 	// deterministic fakes; no start function (Extism runs the guest's
 	// runtime initialiser on the first call, under the deadline).
 	mc := wazero.NewModuleConfig().WithStderr(stderr)
+	if m.interruptible {
+		mc = mc.WithOsyield(func() {
+			if c := inst.callCtx; c != nil && c.Err() != nil {
+				panic(errInterrupted)
+			}
+		})
+	}
 	p, err := m.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	p.SetLogger(func(extism.LogLevel, string) {}) // pdk.Log output is not palace's to print
-	return &instance{plugin: p, stderr: stderr}, nil
+	inst.plugin = p
+	return inst, nil
 }
 
 func (i *instance) close() error { return i.plugin.Close(context.Background()) }
+
+// run calls the guest's export under ctx.
+func (i *instance) run(ctx context.Context, point string, input []byte) (rc uint32, out []byte, err error) {
+	i.stderr.reset()
+	i.callCtx = ctx
+	defer func() { i.callCtx = nil }()
+	return i.plugin.CallWithContext(ctx, point, input)
+}
 
 // explain turns a failed call into one line: what happened, then the first
 // line the guest wrote to stderr (a Go guest prints "panic: …" or "fatal

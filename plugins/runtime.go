@@ -76,20 +76,21 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
 
-	compiled, cache, err := r.compile(ctx, wasm, hash)
+	compiled, cache, interruptible, err := r.compile(ctx, wasm, hash)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	m := &Module{
-		name:     name,
-		hash:     hash,
-		points:   points,
-		s:        r.s,
-		compiled: compiled,
-		cache:    cache,
-		pool:     make(chan *instance, r.s.poolSize),
-		done:     make(chan struct{}),
-		rt:       r,
+		name:          name,
+		hash:          hash,
+		points:        points,
+		s:             r.s,
+		compiled:      compiled,
+		cache:         cache,
+		interruptible: interruptible,
+		pool:          make(chan *instance, r.s.poolSize),
+		done:          make(chan struct{}),
+		rt:            r,
 	}
 	first, err := m.instantiate(ctx)
 	if err != nil {
@@ -116,33 +117,55 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 // compile builds the Extism plugin, through the module's disk cache when one
 // is configured. A cache that fails in any way is deleted and the module is
 // compiled in memory instead: the cache may make Load faster, never fail it.
-func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+//
+// The guest is stopped at its deadline by checks rewritten into the module
+// when it can be rewritten (interrupt.go; interruptible), else by wazero's
+// slower WithCloseOnContextDone. The rewritten bytes are kept in the cache
+// entry too, so a warm load does not rewrite the module again.
+func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (_ *extism.CompiledPlugin, _ wazero.CompilationCache, interruptible bool, _ error) {
 	if r.s.cacheDir != "" {
 		mu, _ := r.entryLocks.LoadOrStore(hash, new(sync.Mutex))
 		mu.(*sync.Mutex).Lock()
 		defer mu.(*sync.Mutex).Unlock()
 		d := openDiskCache(r.s.cacheDir, r.s.version, hash)
+		code, interruptible, fromCache := d.rewritten()
+		if !fromCache {
+			code, interruptible = rewrite(wasm)
+		}
 		if cache, err := d.compilationCache(); err == nil {
-			compiled, err := r.compileWith(ctx, wasm, cache)
+			compiled, err := r.compileWith(ctx, code, cache, interruptible)
 			if err == nil {
 				if !d.warm {
+					if interruptible {
+						d.keepRewritten(code)
+					}
 					d.seal()
 				}
-				return compiled, cache, nil
+				return compiled, cache, interruptible, nil
 			}
 			_ = cache.Close(ctx)
 			d.discard()
 		}
 	}
-	compiled, err := r.compileWith(ctx, wasm, nil)
-	return compiled, nil, err
+	code, interruptible := rewrite(wasm)
+	compiled, err := r.compileWith(ctx, code, nil, interruptible)
+	return compiled, nil, interruptible, err
 }
 
-func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*extism.CompiledPlugin, error) {
+// rewrite returns the module with palace's deadline checks and true, or
+// the module as it is and false when it cannot be rewritten.
+func rewrite(wasm []byte) ([]byte, bool) {
+	if code, err := instrument(wasm); err == nil {
+		return code, true
+	}
+	return wasm, false
+}
+
+func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache, interruptible bool) (*extism.CompiledPlugin, error) {
 	rc := wazero.NewRuntimeConfig().
-		// Without this, a guest in an infinite loop would ignore the
-		// deadline and hold its goroutine forever.
-		WithCloseOnContextDone(true).
+		// Without one of the two ways to stop it, a guest in an infinite
+		// loop would ignore the deadline and hold its goroutine forever.
+		WithCloseOnContextDone(!interruptible).
 		WithMemoryLimitPages(r.s.memoryPages)
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)

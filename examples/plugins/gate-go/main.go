@@ -11,8 +11,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -21,30 +21,30 @@ import (
 
 // input is the gate decision point's input (policies/README.md).
 type input struct {
-	Action string `json:"action"` // promote | publish
-	Target string `json:"target"` // promoted | canonical | repo | global
+	Action string // promote | publish
+	Target string // promoted | canonical | repo | global
 	Card   struct {
-		ID   string `json:"id"`
-		Tier string `json:"tier"` // dao_tian | dao_ren | shu | qi
-	} `json:"card"`
+		ID   string
+		Tier string // dao_tian | dao_ren | shu | qi
+	}
 	// Counts are numbers in JSON; float64 keeps any value the host sends.
 	Counts struct {
-		Supporting     float64 `json:"supporting"`
-		Verification   float64 `json:"verification"`
-		Teaching       float64 `json:"teaching"`
-		Counterexample float64 `json:"counterexample"`
-	} `json:"counts"`
+		Supporting     float64
+		Verification   float64
+		Teaching       float64
+		Counterexample float64
+	}
 	Reviewer struct {
-		Name string `json:"name"`
-		Type string `json:"type"` // human | agent
-	} `json:"reviewer"`
-	Mode string `json:"mode"`
+		Name string
+		Type string // human | agent
+	}
+	Mode string
 }
 
 type output struct {
-	Allow   bool               `json:"allow"`
-	Reasons []string           `json:"reasons"` // sorted, no duplicates
-	Missing map[string]float64 `json:"missing"` // roles short of their threshold
+	Allow   bool
+	Reasons []string           // sorted, no duplicates
+	Missing map[string]float64 // roles short of their threshold
 }
 
 // rule is one promotion threshold set.
@@ -66,19 +66,22 @@ var promoteRules = map[[2]string]rule{
 
 // gate is the exported decision point: JSON in, JSON out, status 0.
 //
+// It reads its input with fastjson and writes its output by hand: in a Go
+// guest, encoding/json's reflection costs more than the decision itself.
+// It ends with runtime.Gosched: a Go plugin's goroutines, the garbage
+// collector's among them, run only while an export runs, so a collection
+// started during a call finishes only if the call yields (see
+// plugins/README.md).
+//
 //go:wasmexport gate
 func gate() int32 {
-	var in input
-	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+	defer runtime.Gosched()
+	in, err := parse(pdk.Input())
+	if err != nil {
 		pdk.SetError(fmt.Errorf("gate input: %w", err))
 		return 1
 	}
-	out, err := json.Marshal(decide(in))
-	if err != nil {
-		pdk.SetError(err)
-		return 1
-	}
-	pdk.Output(out)
+	pdk.Output(encode(decide(in)))
 	return 0
 }
 

@@ -11,82 +11,88 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/extism/go-pdk"
 )
 
 type input struct {
-	Cards []cardInput `json:"cards"`
+	Cards []cardInput
 	// Config values that are absent or 0 take their defaults (30, 7, 10),
 	// as in lanes.rego.
 	Config struct {
-		GraceDays float64 `json:"inactivity_grace_days"`
-		StepDays  float64 `json:"inactivity_step_days"`
-		Max       float64 `json:"inactivity_max"`
-	} `json:"config"`
+		GraceDays float64
+		StepDays  float64
+		Max       float64
+	}
 }
 
 type cardInput struct {
 	Card struct {
-		ID          string `json:"id"`
-		Persistence string `json:"persistence"` // standard | protected | foundational
-		RenderPref  string `json:"render_pref"` // auto | inline_full | inline_compact | ref_preferred
-	} `json:"card"`
-	ScopeFit     float64 `json:"scope_fit"`     // 0..30, from the scope point
-	OperationFit float64 `json:"operation_fit"` // 0..20, from the scope point
-	Relevance    float64 `json:"relevance"`     // not used by the default rules
+		ID          string
+		Persistence string // standard | protected | foundational
+		RenderPref  string // auto | inline_full | inline_compact | ref_preferred
+	}
+	ScopeFit     float64 // 0..30, from the scope point
+	OperationFit float64 // 0..20, from the scope point
+	Relevance    float64 // not used by the default rules
 	Counts30d    struct {
-		Applied float64 `json:"applied"`
-		Skipped float64 `json:"skipped"`
-		Trimmed float64 `json:"trimmed"`
-		Viewed  float64 `json:"viewed"`
-	} `json:"counts30d"`
-	AgeDays float64 `json:"age_days"`
+		Applied float64
+		Skipped float64
+		Trimmed float64
+		Viewed  float64
+	}
+	AgeDays float64
 }
 
+// result is one card's answer; the output maps ID to the rest.
 type result struct {
-	Salience   float64   `json:"salience"`
-	Breakdown  breakdown `json:"breakdown"`
-	Lane       string    `json:"lane"`
-	RenderForm string    `json:"render_form"`
+	ID         string
+	Salience   float64
+	Breakdown  breakdown
+	Lane       string
+	RenderForm string
 }
 
 // breakdown holds each term of the salience sum; penalties are negative.
 type breakdown struct {
-	ScopeFit     float64 `json:"scope_fit"`
-	OperationFit float64 `json:"operation_fit"`
-	Persistence  float64 `json:"persistence"`
-	Applied      float64 `json:"applied"`
-	Viewed       float64 `json:"viewed"`
-	Skipped      float64 `json:"skipped"`
-	Trimmed      float64 `json:"trimmed"`
-	Inactivity   float64 `json:"inactivity"`
+	ScopeFit     float64
+	OperationFit float64
+	Persistence  float64
+	Applied      float64
+	Viewed       float64
+	Skipped      float64
+	Trimmed      float64
+	Inactivity   float64
 }
 
 // lanes is the exported decision point: JSON in, JSON out, status 0.
 //
+// It reads its input with fastjson and writes its output by hand: in a Go
+// guest, encoding/json's reflection costs more than the decision itself.
+// It ends with runtime.GC: a Go plugin's goroutines, the garbage
+// collector's among them, run only while an export runs, so without it the
+// garbage of each batch (a few hundred KB) piles up until the instance runs
+// out of memory (see plugins/README.md).
+//
 //go:wasmexport lanes
 func lanes() int32 {
-	var in input
-	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+	defer runtime.GC()
+	in, err := parse(pdk.Input())
+	if err != nil {
 		pdk.SetError(fmt.Errorf("lanes input: %w", err))
 		return 1
 	}
-	out, err := json.Marshal(decide(in))
-	if err != nil {
-		pdk.SetError(err)
-		return 1
-	}
-	pdk.Output(out)
+	pdk.Output(encode(decide(in)))
 	return 0
 }
 
-func decide(in input) map[string]result {
+// decide computes each card's result, in input order.
+func decide(in input) []result {
 	grace, step, maxInactivity := orDefault(in.Config.GraceDays, 30), orDefault(in.Config.StepDays, 7), orDefault(in.Config.Max, 10)
-	out := make(map[string]result, len(in.Cards))
+	out := make([]result, 0, len(in.Cards))
 	for _, c := range in.Cards {
 		b := breakdown{
 			ScopeFit:     c.ScopeFit,
@@ -102,12 +108,13 @@ func decide(in input) map[string]result {
 		sum := b.ScopeFit + b.OperationFit + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity
 		salience := math.Min(100, math.Max(0, sum))
 		lane := laneOf(salience, c.Card.Persistence)
-		out[c.Card.ID] = result{
+		out = append(out, result{
+			ID:         c.Card.ID,
 			Salience:   salience,
 			Breakdown:  b,
 			Lane:       lane,
 			RenderForm: renderForm(lane, c.Card.RenderPref),
-		}
+		})
 	}
 	return out
 }

@@ -1,0 +1,5 @@
+package plugins
+
+// Interruptible reports whether m's guest is stopped by palace's own
+// checks (interrupt.go) rather than by wazero's WithCloseOnContextDone.
+func Interruptible(m *Module) bool { return m.interruptible }

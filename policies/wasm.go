@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/valyala/fastjson"
 
 	"github.com/palacehq/palace/plugins"
 )
@@ -165,11 +165,59 @@ func (e *wasmEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, er
 	if err != nil {
 		return nil, err
 	}
-	v, err := ast.ValueFromReader(bytes.NewReader(out))
+	v, err := jsonValue(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s returned a malformed decision: output must be JSON: %w", p.Package(), err)
 	}
 	return v, nil
+}
+
+// parsers are reused fastjson parsers: decoding a module's output straight
+// into an OPA value this way costs a fifth of encoding/json followed by
+// ast.InterfaceToValue (~1 ms for a 200-card lanes answer).
+var parsers sync.Pool
+
+// jsonValue parses a module's JSON output into the value Rego would have
+// produced, so both engines go through the same shape checks.
+func jsonValue(b []byte) (ast.Value, error) {
+	p, _ := parsers.Get().(*fastjson.Parser)
+	if p == nil {
+		p = new(fastjson.Parser)
+	}
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	return astOf(v), nil
+}
+
+func astOf(v *fastjson.Value) ast.Value {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		items := make([][2]*ast.Term, 0, o.Len())
+		o.Visit(func(k []byte, x *fastjson.Value) {
+			items = append(items, [2]*ast.Term{ast.InternedTerm(string(k)), ast.NewTerm(astOf(x))})
+		})
+		return ast.NewObject(items...)
+	case fastjson.TypeArray:
+		xs, _ := v.Array()
+		terms := make([]*ast.Term, len(xs))
+		for i, x := range xs {
+			terms[i] = ast.NewTerm(astOf(x))
+		}
+		return ast.NewArray(terms...)
+	case fastjson.TypeString:
+		return ast.String(v.GetStringBytes())
+	case fastjson.TypeNumber:
+		return ast.Number(v.MarshalTo(nil)) // the number as written
+	case fastjson.TypeTrue:
+		return ast.Boolean(true)
+	case fastjson.TypeFalse:
+		return ast.Boolean(false)
+	}
+	return ast.Null{}
 }
 
 // call runs the module's export for p under the set's deadline, which

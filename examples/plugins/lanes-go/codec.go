@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -10,10 +11,12 @@ import (
 
 // parse reads the lanes input. A field of the wrong type is an error, as
 // with encoding/json; an absent one is zero.
+//
+// The parser and the card slice are kept from call to call: a call then
+// leaves almost no garbage behind (see lanes).
 func parse(b []byte) (input, error) {
-	var in input
-	var p fastjson.Parser
-	v, err := p.ParseBytes(b)
+	in := input{Cards: cards[:0]}
+	v, err := parser.ParseBytes(b)
 	if err != nil {
 		return in, err
 	}
@@ -33,15 +36,16 @@ func parse(b []byte) (input, error) {
 	if in.Config.Max, err = number(cfg, "inactivity_max"); err != nil {
 		return in, err
 	}
-	var cards []*fastjson.Value
+	var list []*fastjson.Value
 	if c := v.Get("cards"); c != nil && c.Type() != fastjson.TypeNull {
-		if cards, err = c.Array(); err != nil {
+		if list, err = c.Array(); err != nil {
 			return in, fmt.Errorf("cards: %w", err)
 		}
 	}
-	in.Cards = make([]cardInput, len(cards))
-	for i, c := range cards {
+	in.Cards = slices.Grow(in.Cards, len(list))[:len(list)]
+	for i, c := range list {
 		ci := &in.Cards[i]
+		*ci = cardInput{}
 		card, err := object(c, "card")
 		if err != nil {
 			return in, fmt.Errorf("cards[%d].%w", i, err)
@@ -72,6 +76,7 @@ func parse(b []byte) (input, error) {
 			}
 		}
 	}
+	cards = in.Cards
 	return in, nil
 }
 
@@ -114,9 +119,16 @@ func str(o *fastjson.Value, key string) (string, error) {
 	return string(b), nil
 }
 
+var (
+	parser fastjson.Parser
+	cards  []cardInput
+	outBuf []byte
+)
+
 // encode writes the output object: card id → result.
 func encode(results []result) []byte {
-	b := make([]byte, 0, 64+260*len(results))
+	b := outBuf[:0]
+	defer func() { outBuf = b }()
 	b = append(b, '{')
 	for i, r := range results {
 		if i > 0 {
@@ -143,7 +155,8 @@ func encode(results []result) []byte {
 		b = appendString(b, r.RenderForm)
 		b = append(b, '}')
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	return b
 }
 
 // appendNum writes a number as encoding/json would for these values.

@@ -72,15 +72,17 @@ type breakdown struct {
 //
 // It reads its input with fastjson and writes its output by hand: in a Go
 // guest, encoding/json's reflection costs more than the decision itself.
-// It ends with runtime.GC: a Go plugin's goroutines, the garbage
-// collector's among them, run only while an export runs, so without it the
-// garbage of each batch (a few hundred KB) piles up until the instance runs
-// out of memory (see plugins/README.md).
+// Its buffers, parser and result slice are kept from call to call, so a
+// call leaves little garbage. It ends with runtime.Gosched: a Go plugin's
+// goroutines, the garbage collector's among them, run only while an export
+// runs, so a collection started during a call finishes only if the call
+// yields; without it garbage piles up until the instance runs out of
+// memory (see plugins/README.md).
 //
 //go:wasmexport lanes
 func lanes() int32 {
-	defer runtime.GC()
-	in, err := parse(pdk.Input())
+	defer runtime.Gosched()
+	in, err := parse(readInput())
 	if err != nil {
 		pdk.SetError(fmt.Errorf("lanes input: %w", err))
 		return 1
@@ -89,10 +91,14 @@ func lanes() int32 {
 	return 0
 }
 
+// results is kept from call to call, as parse keeps its parser.
+var results []result
+
 // decide computes each card's result, in input order.
 func decide(in input) []result {
 	grace, step, maxInactivity := orDefault(in.Config.GraceDays, 30), orDefault(in.Config.StepDays, 7), orDefault(in.Config.Max, 10)
-	out := make([]result, 0, len(in.Cards))
+	out := results[:0]
+	defer func() { results = out }()
 	for _, c := range in.Cards {
 		b := breakdown{
 			ScopeFit:     c.ScopeFit,

@@ -1,0 +1,151 @@
+package policies_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/palacehq/palace/plugins/plugintest"
+	"github.com/palacehq/palace/policies"
+)
+
+// Targets (issue 4): a warm lanes-go call on a 200-card batch ≤ 2 ms; a
+// cold load with a warm disk cache ≤ 30 ms; the warm gate-go call reported
+// beside the prepared Rego gate and the Go engine.
+
+// BenchmarkGateEngines is one gate decision through Set.Gate by each engine:
+// the Go engine of the unmodified default, the same default in OPA
+// (RegoOnly), and examples/plugins/gate-go as a repo gate.wasm.
+func BenchmarkGateEngines(b *testing.B) {
+	in := promoteQi
+	in.Counts = policies.RoleCounts{Supporting: 1, Verification: 1}
+	opts := wasmOpts()
+	rego := opts
+	rego.RegoOnly = true
+	for _, e := range []struct {
+		name string
+		src  policies.Sources
+		opts policies.Options
+	}{
+		{"go", policies.Sources{}, opts},
+		{"rego", policies.Sources{}, rego},
+		{"wasm", policies.Sources{RepoDir: benchDir(b, "gate.wasm", "gate")}, opts},
+	} {
+		b.Run(e.name, func(b *testing.B) {
+			set, err := policies.Load(context.Background(), e.src, e.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer set.Close()
+			ctx := context.Background()
+			if out, d := set.Gate(ctx, in); !out.Allow || d.Engine != e.name {
+				b.Fatalf("%+v %+v", out, d)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				set.Gate(ctx, in)
+			}
+		})
+	}
+}
+
+// BenchmarkLanes200Engines is a 200-card lanes batch through Set.Lanes by
+// each engine, lanes-go as a repo lanes.wasm.
+func BenchmarkLanes200Engines(b *testing.B) {
+	in := lanesBatch(rand.New(rand.NewPCG(1, 2)), 200)
+	opts := wasmOpts()
+	rego := opts
+	rego.RegoOnly = true
+	for _, e := range []struct {
+		name string
+		src  policies.Sources
+		opts policies.Options
+	}{
+		{"go", policies.Sources{}, opts},
+		{"rego", policies.Sources{}, rego},
+		{"wasm", policies.Sources{RepoDir: benchDir(b, "lanes.wasm", "lanes")}, opts},
+	} {
+		b.Run(e.name, func(b *testing.B) {
+			set, err := policies.Load(context.Background(), e.src, e.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer set.Close()
+			ctx := context.Background()
+			if _, d := set.Lanes(ctx, in); d.Engine != e.name || d.Fallback != "" {
+				b.Fatalf("%+v", d)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				set.Lanes(ctx, in)
+			}
+		})
+	}
+}
+
+func benchDir(b *testing.B, file, guest string) string {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, file), plugintest.Guest(b, guest), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkColdProcessGate is a CLI's cold start with a team gate.wasm: a
+// new process loads the policy set and decides one gate. "cold" starts
+// every process with an empty disk cache (it compiles the Go guest);
+// "warm" with the cache the previous process left. The process is this
+// test binary, running TestColdProcessHelper.
+func BenchmarkColdProcessGate(b *testing.B) {
+	repo := benchDir(b, "gate.wasm", "gate")
+	for _, warm := range []bool{false, true} {
+		name := map[bool]string{false: "cold-cache", true: "warm-cache"}[warm]
+		b.Run(name, func(b *testing.B) {
+			cache := filepath.Join(b.TempDir(), "wazero")
+			if warm {
+				runHelper(b, repo, cache) // fills the cache
+			}
+			for b.Loop() {
+				if !warm {
+					b.StopTimer()
+					os.RemoveAll(cache)
+					b.StartTimer()
+				}
+				runHelper(b, repo, cache)
+			}
+		})
+	}
+}
+
+func runHelper(b *testing.B, repo, cache string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestColdProcessHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PALACE_HELPER_REPO="+repo, "PALACE_HELPER_CACHE="+cache)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("helper process: %v\n%s", err, out)
+	}
+}
+
+// TestColdProcessHelper is the process BenchmarkColdProcessGate starts; it
+// does nothing in a normal test run.
+func TestColdProcessHelper(t *testing.T) {
+	repo, cache := os.Getenv("PALACE_HELPER_REPO"), os.Getenv("PALACE_HELPER_CACHE")
+	if repo == "" {
+		t.Skip("run by BenchmarkColdProcessGate")
+	}
+	set, err := policies.Load(context.Background(), policies.Sources{RepoDir: repo}, policies.Options{CacheDir: cache, Version: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, d := set.Gate(context.Background(), promoteQi)
+	if d.Engine != policies.EngineWasm || d.Error != "" {
+		t.Fatalf("%+v", d)
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+}

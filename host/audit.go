@@ -309,8 +309,11 @@ func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) (
 	stamp := store.FormatTime(now)
 	unscoped := len(c.card.Scope.Paths)+len(c.card.Scope.Languages)+len(c.card.Scope.Fields) == 0
 	cooling := r.Counts30d.Trimmed >= auditTrimCooling || r.Counts30d.Skipped >= auditSkipCooling
-	if unscoped && (cooling || r.Lane == "inspector_only") {
-		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and it lands in %s: it never fits a request well enough to inject", r.Lane)})
+	// An unscoped card fits every request a little (the default scope gives
+	// it 20 of 30) and none well: unless persistence lifts it, even a request
+	// in its own field leaves it out of the inline lanes.
+	if unscoped && (cooling || r.Lane == "ref_only" || r.Lane == "inspector_only") {
+		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
 		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
 	}
 	if cooling {

@@ -23,9 +23,10 @@ func laneOf(p host.Pack, id string) string {
 
 // TestContextCoolingMovesLanesNeverStatus follows one card through three
 // months of requests with the default policies. It used to be applied in
-// file-level requests (path + language + field + two intents = 50, scoped);
-// then language-level requests (language + field + intents = 38, plus the
-// applied bonus) keep trimming it for budget. The trim penalty moves it to
+// file-level requests (path 15 + language 8 + field 7 + two intents 20 = 50,
+// scoped); then language-level requests that name no file, no field and one
+// intent (path 5 + language 8, lifted to 20 as the language matched, + field
+// 5 + intent 10 = 35, plus the applied bonus) keep trimming it for budget. The trim penalty moves it to
 // ref_only, and when the applied bonus ages out of the 30-day window and
 // inactivity sets in it moves to inspector_only. Its status never changes.
 func TestContextCoolingMovesLanesNeverStatus(t *testing.T) {
@@ -47,7 +48,7 @@ func TestContextCoolingMovesLanesNeverStatus(t *testing.T) {
 		}
 	}
 
-	langReq := host.ContextRequest{Language: "go", Field: "storage", Intents: []string{"debug", "storage"}, Budget: 1}
+	langReq := host.ContextRequest{Language: "go", Intents: []string{"debug"}, Budget: 1}
 	var lanes []string
 	var last host.Pack
 	for day := 5; day <= 150; day += 3 {

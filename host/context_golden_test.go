@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/palacehq/palace/host"
 )
@@ -81,6 +82,12 @@ func goldenPalace(t *testing.T) (*cxEnv, map[string]*host.Host) {
 		e.ev(a, "import stalled behind a checkpoint, run "+itoa(i), "imports", "log:import-"+itoa(i))
 	}
 	e.card(b, scoped("B: the importer retries on SQLITE_BUSY", "shu").at("repo"))
+	// An unscoped card written 60 days ago and never applied: inactivity
+	// (−4) cools it from a reference (20) to inspector_only.
+	now := e.now
+	e.now = now.Add(-60 * 24 * time.Hour)
+	e.card(e.open(e.root+"/a", host.Human), cxCard{statement: "Write commit subjects in the imperative", tier: "qi"})
+	e.now = now
 	return e, map[string]*host.Host{"a": a, "b": b}
 }
 

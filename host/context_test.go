@@ -310,7 +310,10 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 	e := newCxEnv(t)
 	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
 	in := e.card(h, scoped("checkpoint the WAL after imports", "shu"))
-	cold := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
+	// Unscoped, it applies everywhere at a reference's salience (20); scoped
+	// to Go alone it fits the request by 8 and cools to inspector_only.
+	ref := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
+	cold := e.card(h, cxCard{statement: "name tests after behaviour", tier: "qi", langs: []string{"go"}})
 	out := e.card(h, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
 	req := cxScopedRequest()
 	if _, err := h.Context(ctx, req); err != nil {
@@ -328,18 +331,18 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 	if _, err := h.Context(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := st.InjectionStats(ctx, []string{in, cold, out}, "")
+	stats, err := st.InjectionStats(ctx, []string{in, ref, cold, out}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{in: "inline_compact", cold: "skipped_cooled", out: "skipped_scope"}
+	want := map[string]string{in: "inline_compact", ref: "ref_only", cold: "skipped_cooled", out: "skipped_scope"}
 	for id, outcome := range want {
 		if got := stats[id].Counts; len(got) != 1 || got[outcome] != 1 {
 			t.Errorf("%s: events %v, want one %s", id, got, outcome)
 		}
 	}
-	if n, _ := st.CountInjectionEvents(ctx, "rq_one"); n != 3 {
-		t.Errorf("rq_one wrote %d rows, want 3 (one per candidate)", n)
+	if n, _ := st.CountInjectionEvents(ctx, "rq_one"); n != 4 {
+		t.Errorf("rq_one wrote %d rows, want 4 (one per candidate)", n)
 	}
 }
 

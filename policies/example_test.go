@@ -15,20 +15,29 @@ func ExampleSet_Scope() {
 		panic(err)
 	}
 	out, d := set.Scope(ctx, policies.ScopeInput{
-		Context: policies.ScopeContext{File: "store/sql/query.go", Language: "go", Intents: []string{"refactor"}},
+		Context: policies.ScopeContext{File: "store/sql/query.go", Language: "go", Intents: []string{"refactor"}, Query: "retry the transaction"},
 		Cards: []policies.ScopeCard{
-			{ID: "kc_tx", Scope: policies.CardScope{Paths: []string{"store/**"}}, Trigger: policies.CardTrigger{Intents: []string{"refactor"}}},
+			{ID: "kc_tx", Statement: "Every multi-row write is one transaction", Scope: policies.CardScope{Paths: []string{"store/**"}, Languages: []string{"go"}},
+				Trigger: policies.CardTrigger{Intents: []string{"refactor"}}},
 			{ID: "kc_ui", Scope: policies.CardScope{Paths: []string{"web/**"}}},
 		},
 	})
 	for _, id := range []string{"kc_tx", "kc_ui"} {
 		r := out[id]
-		fmt.Println(id, r.Applies, r.ScopeFit, r.OperationFit, r.Why)
+		fmt.Println(id, r.Applies, r.ScopeFit, r.OperationFit)
+		for _, w := range r.Why {
+			fmt.Println("  " + w)
+		}
 	}
 	fmt.Println("engine:", d.Engine, "source:", d.Source)
 	// Output:
-	// kc_tx true 12 10 [path store/sql/query.go matches store/** intent refactor is one of the card's trigger intents]
-	// kc_ui false 0 0 [path store/sql/query.go matches none of web/**]
+	// kc_tx true 23 20
+	//   path store/sql/query.go matches store/**
+	//   language go is one of go
+	//   the query shares transaction with the card
+	//   intent refactor is one of the card's trigger intents
+	// kc_ui false 0 0
+	//   path store/sql/query.go matches none of web/**
 	// engine: go source: embedded
 }
 

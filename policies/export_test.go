@@ -20,3 +20,6 @@ func ModuleOf(s *Set, p Point) any {
 	}
 	return nil
 }
+
+// ScopeStopwords is the Go engine's copy of default/scope.rego's stopwords.
+var ScopeStopwords = scopeStopwords

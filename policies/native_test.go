@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/palacehq/palace/policies"
 )
@@ -53,18 +58,37 @@ var (
 		"web/src/[A-Z]*.tsx", "[", "store/**/query.go", "README.md", "", "a b/*", "ünïcode/**", "**/handler.go"}
 	langs   = []string{"", "go", "Go", "GO", "python", "typescript", "rust"}
 	fields  = []string{"", "general", "storage", "ui", "sql", "Storage"}
-	intents = []string{"refactor", "debug", "test", "review", "migrate", ""}
+	intents = []string{"refactor", "debug", "test", "review", "migrate", "", "Debug", "db-migrate"}
 	tools   = []string{"psql", "go", "npm", "git"}
+	// words make queries and statements: stopwords, short words, case,
+	// punctuation, underscores, digits and runes that lower-case to ASCII
+	// (the Kelvin sign) or to more than one rune (İ).
+	words = []string{"SQLite", "sqlite", "wal", "WAL-mode", "lock", "locking", "the", "and", "with", "busy_timeout",
+		"db", "go", "Tx(", "ünïcode", "\u212Aelvin", "kelvin", "x2", "a1b", "retry,deadline", "3rd", "use", "\uff37al",
+		"İstanbul", "migrate", "psql", "debug", "Debug.", "should", "___", "café", "store/**", "refactor", "review", "git"}
+	seps = []string{" ", " ", ", ", "-", "\n", "/", "\t", ".", "🙂"}
 )
+
+// text joins up to n random words with random separators.
+func text(r *rand.Rand, n int) string {
+	var b []byte
+	for i := range r.IntN(n + 1) {
+		if i > 0 {
+			b = append(b, pick(r, seps)...)
+		}
+		b = append(b, pick(r, words)...)
+	}
+	return string(b)
+}
 
 func genScope(r *rand.Rand, n int) policies.ScopeInput {
 	in := policies.ScopeInput{Context: policies.ScopeContext{
 		File: pick(r, files), Language: pick(r, langs), Field: pick(r, fields),
-		Intents: some(r, intents, 3), Tools: some(r, tools, 2), Query: "q",
+		Intents: some(r, intents, 3), Tools: some(r, tools, 2), Query: text(r, 6),
 	}}
 	for i := range n {
 		in.Cards = append(in.Cards, policies.ScopeCard{
-			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields),
+			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields), Statement: text(r, 12),
 			Scope:   policies.CardScope{Paths: some(r, globs, 3), Languages: some(r, langs[1:], 2), Fields: some(r, fields[1:], 2)},
 			Trigger: policies.CardTrigger{Intents: some(r, intents, 3), ToolNeeds: some(r, tools, 2)},
 		})
@@ -106,9 +130,30 @@ func TestNativeMatchesRego(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
+	// shares counts results by how many query terms they share (0, 1, 2+),
+	// and lines counts results by why line, so the generator is seen to
+	// reach every operation-fit branch and the scope branches that the
+	// why lines alone tell apart.
+	var shares [3]int
+	lines := map[string]int{}
+	branches := []string{"the request matches its scope", "unscoped:", "card field", "so it could apply", "matches none of", "is not one of"}
 	for batch := range 400 {
 		sin := genScope(r, 1+r.IntN(12))
 		gotN, dn := native.Scope(ctx, sin)
+		for _, res := range gotN {
+			n := 0
+			for _, w := range res.Why {
+				if terms, ok := strings.CutPrefix(w, "the query shares "); ok {
+					n = min(2, 1+strings.Count(terms, ", "))
+				}
+				for _, b := range branches {
+					if strings.Contains(w, b) {
+						lines[b]++
+					}
+				}
+			}
+			shares[n]++
+		}
 		gotR, dr := rego.Scope(ctx, sin)
 		if dn.Fallback != "" || dr.Fallback != "" {
 			t.Fatalf("batch %d: fallback %q / %q", batch, dn.Fallback, dr.Fallback)
@@ -133,6 +178,16 @@ func TestNativeMatchesRego(t *testing.T) {
 					t.Fatalf("lanes batch %d card %s config %+v\ngo   %+v\nrego %+v", batch, id, lin.Config, lanesN[id], lanesR[id])
 				}
 			}
+		}
+	}
+	for n, k := range shares {
+		if k < 100 {
+			t.Errorf("only %d generated scope results share %d query terms: the generator misses that branch", k, n)
+		}
+	}
+	for _, b := range branches {
+		if lines[b] < 50 {
+			t.Errorf("only %d generated scope results say %q: the generator misses that branch", lines[b], b)
 		}
 	}
 }
@@ -182,5 +237,32 @@ func TestNativeGateMatchesRego(t *testing.T) {
 	}
 	if allowed < 100 {
 		t.Fatalf("only %d of 3000 generated inputs allowed: the generator misses the allow paths", allowed)
+	}
+}
+
+// TestScopeStopwordsMatchRego checks the Go engine's stopwords against the
+// set in default/scope.rego, word for word (the differential test only
+// meets the words its generator uses).
+func TestScopeStopwordsMatchRego(t *testing.T) {
+	src, err := os.ReadFile("default/scope.rego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := rego.New(rego.Module("scope.rego", string(src)), rego.Query("data.palace.scope.stopwords")).Eval(context.Background())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("eval stopwords: %v %v", rs, err)
+	}
+	var got []string
+	for _, w := range rs[0].Expressions[0].Value.([]any) {
+		got = append(got, w.(string))
+	}
+	var want []string
+	for w := range policies.ScopeStopwords {
+		want = append(want, w)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(got) < 20 {
+		t.Errorf("rego stopwords %v\ngo stopwords   %v", got, want)
 	}
 }

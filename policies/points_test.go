@@ -43,10 +43,10 @@ func TestScopeDefault(t *testing.T) {
 		}
 		out, d := set.Scope(context.Background(), in)
 		want := map[string]policies.ScopeResult{
-			"kc_store": {Applies: true, ScopeFit: 20, OperationFit: 10, Why: []string{
+			"kc_store": {Applies: true, ScopeFit: 23, OperationFit: 10, Why: []string{
 				"path store/sql/db.go matches store/**", "language go is one of go", "intent migrate is one of the card's trigger intents"}},
 			"kc_ui":  {Applies: false, ScopeFit: 0, Why: []string{"path store/sql/db.go matches none of web/**"}},
-			"kc_any": {Applies: true, ScopeFit: 10, Why: []string{"unscoped: applies everywhere"}},
+			"kc_any": {Applies: true, ScopeFit: 20, Why: []string{"unscoped: applies everywhere at its anchor"}},
 		}
 		for id, w := range want {
 			got := out[id]
@@ -60,6 +60,63 @@ func TestScopeDefault(t *testing.T) {
 		}
 		if d.Engine != wantEngine || d.Source != policies.SourceEmbedded || d.Fallback != "" || d.Hash == "" {
 			t.Errorf("decision = %+v", d)
+		}
+	}
+}
+
+// TestScopeOrderings holds the default scope and lanes, through both
+// engines, to the orderings DESIGN §5's lanes need (default/scope.rego's
+// header): a perfectly scoped card asked about on-topic is scoped, an
+// unscoped foundational card is core, an unscoped standard card that shares
+// nothing with the query is a reference, a path that misses excludes.
+func TestScopeOrderings(t *testing.T) {
+	perfect := policies.ScopeCard{ID: "kc_wal", Field: "storage", Statement: "Open SQLite in WAL mode with a busy timeout",
+		Scope: policies.CardScope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}}}
+	law := policies.ScopeCard{ID: "kc_law", Statement: "Never claim absence without looking", Persistence: "foundational",
+		Trigger: policies.CardTrigger{Intents: []string{"review"}}}
+	plain := policies.ScopeCard{ID: "kc_plain", Statement: "Buttons use the Button component"}
+	onTopic := policies.ScopeContext{File: "store/db.go", Language: "go", Field: "storage", Query: "sqlite busy timeout"}
+	tests := []struct {
+		name     string
+		ctx      policies.ScopeContext
+		card     policies.ScopeCard
+		lane     string // "" when the card must not apply
+		salience int
+	}{
+		{"perfect fit on-topic is scoped", onTopic, perfect, "scoped", 45},
+		{"perfect fit off-topic is a reference", policies.ScopeContext{File: "store/db.go", Language: "go", Field: "storage", Query: "button"}, perfect, "ref_only", 30},
+		{"path miss does not apply", policies.ScopeContext{File: "web/app.ts", Query: "sqlite busy timeout"}, perfect, "", 0},
+		{"foundational unscoped with one shared term is core", policies.ScopeContext{Query: "claim"}, law, "core", 50},
+		{"foundational unscoped with an intent is core", policies.ScopeContext{Intents: []string{"review"}}, law, "core", 50},
+		{"standard unscoped without overlap is a reference", onTopic, plain, "ref_only", 20},
+		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}},
+			policies.ScopeCard{ID: "kc_ev", Persistence: "foundational", Scope: policies.CardScope{Fields: []string{"storage"}},
+				Trigger: policies.CardTrigger{Intents: []string{"review"}}}, "core", 57},
+		{"path-scoped on-topic without a file is a reference", policies.ScopeContext{Query: "sqlite wal"},
+			policies.ScopeCard{ID: "kc_s", Statement: "Open SQLite in WAL mode", Scope: policies.CardScope{Paths: []string{"store/**"}}}, "ref_only", 20},
+	}
+	for _, opts := range []policies.Options{{}, {RegoOnly: true}} {
+		set, err := policies.LoadDefaults(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range tests {
+			ctx := context.Background()
+			sout, _ := set.Scope(ctx, policies.ScopeInput{Context: tt.ctx, Cards: []policies.ScopeCard{tt.card}})
+			r := sout[tt.card.ID]
+			if !r.Applies {
+				if tt.lane != "" {
+					t.Errorf("%s (rego only %v): does not apply: %v", tt.name, opts.RegoOnly, r.Why)
+				}
+				continue
+			}
+			lout, _ := set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{
+				Card:     policies.LanesCardInfo{ID: tt.card.ID, Persistence: tt.card.Persistence},
+				ScopeFit: r.ScopeFit, OperationFit: r.OperationFit,
+			}}})
+			if l := lout[tt.card.ID]; l.Lane != tt.lane || l.Salience != tt.salience {
+				t.Errorf("%s (rego only %v): lane %s salience %d, want %s %d (why %v)", tt.name, opts.RegoOnly, l.Lane, l.Salience, tt.lane, tt.salience, r.Why)
+			}
 		}
 	}
 }
@@ -119,7 +176,7 @@ func TestScopeAndLanesFallBack(t *testing.T) {
 			case policies.Scope:
 				var out policies.ScopeOutput
 				out, d = set.Scope(ctx, policies.ScopeInput{Context: policies.ScopeContext{File: "store/db.go"}, Cards: []policies.ScopeCard{storeCard}})
-				if r := out["kc_store"]; !r.Applies || r.ScopeFit != 12 {
+				if r := out["kc_store"]; !r.Applies || r.ScopeFit != 20 {
 					t.Errorf("fallback result %+v is not the default's", r)
 				}
 			case policies.Lanes:

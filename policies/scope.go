@@ -16,7 +16,9 @@ type ScopeContext struct {
 	Field   string   `json:"field"`
 	Intents []string `json:"intents"`
 	Tools   []string `json:"tools"`
-	Query   string   `json:"query"`
+	// Query is the request's text as given ("" for none); the default
+	// counts the terms it shares with each card.
+	Query string `json:"query"`
 	// Anchors are the anchor ids the request may see; the host has already
 	// dropped cards of other anchors before the policy runs.
 	Anchors []string `json:"anchors"`
@@ -62,8 +64,8 @@ type ScopeResult struct {
 	Applies bool `json:"applies"`
 	// ScopeFit is 0..30: how closely the card's scope fits the request.
 	ScopeFit int `json:"scope_fit"`
-	// OperationFit is 0..20: how closely its triggers fit the request's
-	// intents and tools.
+	// OperationFit is 0..20: how closely the card fits what the request is
+	// doing: its query's terms, intents and tools.
 	OperationFit int `json:"operation_fit"`
 	// Why has at least one line a person can read.
 	Why []string `json:"why"`

@@ -93,14 +93,14 @@ func TestPolicyTestExamples(t *testing.T) {
 	for _, f := range []string{"gate.rego", "gate_test.rego", "scope.rego", "scope_test.rego", "mailbox.rego", "mailbox_test.rego"} {
 		src := teamPolicy(t, f)
 		if f == "scope_test.rego" {
-			src = []byte(strings.Replace(string(src), "d.a.scope_fit == 17", "d.a.scope_fit == 18", 1))
+			src = []byte(strings.Replace(string(src), "d.a.scope_fit == 25", "d.a.scope_fit == 26", 1))
 		}
 		if err := os.WriteFile(filepath.Join(broken, f), src, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r = e.run("policy", "test", broken)
-	want := filepath.Join(broken, "scope_test.rego") + ":15:2: d.a.scope_fit == 18"
+	want := filepath.Join(broken, "scope_test.rego") + ":15:2: d.a.scope_fit == 26"
 	if r.code != 1 || !strings.Contains(r.stdout, "test_matching_intent_is_boosted: FAIL\n  "+want) || !strings.Contains(r.stdout, "FAIL: 1/14") {
 		t.Fatalf("changed assertion: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

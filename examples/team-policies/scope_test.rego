@@ -12,10 +12,11 @@ test_matching_intent_is_boosted if {
 		"cards": [card("a", ["store/**"], ["migrate", "debug"])],
 	}
 	d.a.applies
-	d.a.scope_fit == 17
+	d.a.scope_fit == 25
 	d.a.operation_fit == 20
 	d.a.why == [
 		"path store/db.go matches store/**",
+		"the request matches its scope, so it ranks no lower than an unscoped card",
 		"intent migrate is one of the card's trigger intents",
 		"team boost: intent migrate matches",
 	]
@@ -23,7 +24,7 @@ test_matching_intent_is_boosted if {
 
 test_no_intent_no_boost if {
 	d := scope.decision with input as {"context": {"file": "store/db.go", "intents": ["review"]}, "cards": [card("a", ["store/**"], ["migrate"])]}
-	d.a.scope_fit == 12
+	d.a.scope_fit == 20
 	d.a.operation_fit == 0
 }
 

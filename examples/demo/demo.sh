@@ -94,11 +94,14 @@ card2=$("$palace_bin" distill --format json --tier shu --field errors \
 run promote "$card2" --reason "team convention" --reviewer alice
 run card list
 
-if "$palace_bin" context --help >/dev/null 2>&1; then
-  say "What an agent gets at task start: a bounded, cited context pack"
-  run context "sqlite locking" --file store/db.go --intent storage --budget 1800 --dry-run
-  say "A brief over the same selection"
-  run brief "sqlite locking" --file store/db.go
-fi
+say "What an agent gets at task start: a bounded, cited context pack"
+echo "The instruction comes first; the WAL card fits this file, field and query, so it is inlined with"
+echo "its citations; the errors card applies everywhere but fits nothing here, so it is a reference."
+echo "--explain appends the why-trace (not part of the pack); --dry-run records no injection events."
+run context "sqlite busy timeout" --file store/db.go --field storage --intent storage \
+  --instruction "Answer in at most ten lines." --budget 1800 --explain --dry-run
+
+say "A brief over the same selection: key facts, cited evidence, what is still open"
+run brief "sqlite busy timeout" --file store/db.go --field storage --intent storage
 
 printf '\nDone. The demo palace lived in %s and is removed on exit.\n' "$work"

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/store"
@@ -308,12 +309,16 @@ func TestContextDeterministic(t *testing.T) {
 func TestContextWritesOneEventPerCandidate(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
-	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	dir := e.repo("a", "https://github.com/acme/a")
+	// Unscoped, a card applies everywhere at a reference's salience (20);
+	// written 60 days ago and never applied, inactivity (−4) cools it to
+	// inspector_only.
+	e.now = cxEpoch.Add(-60 * 24 * time.Hour)
+	cold := e.card(e.open(dir, host.Human), cxCard{statement: "name tests after behaviour", tier: "qi"})
+	e.now = cxEpoch
+	h := e.open(dir, host.Human)
 	in := e.card(h, scoped("checkpoint the WAL after imports", "shu"))
-	// Unscoped, it applies everywhere at a reference's salience (20); scoped
-	// to Go alone it fits the request by 8 and cools to inspector_only.
 	ref := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
-	cold := e.card(h, cxCard{statement: "name tests after behaviour", tier: "qi", langs: []string{"go"}})
 	out := e.card(h, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
 	req := cxScopedRequest()
 	if _, err := h.Context(ctx, req); err != nil {

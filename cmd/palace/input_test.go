@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"context"
 
 	"github.com/palacehq/palace/store"
 )
@@ -176,4 +174,32 @@ func rowsIn(t *testing.T, db string) int {
 	return n
 }
 
-var _ = bufio.NewReader
+
+// TestNewerSchemaRefused stamps the database as written by a newer palace
+// (PRAGMA user_version lives at byte 60 of the file header) and checks that
+// every command refuses it, naming both versions, and doctor says so too.
+func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.ok("init")
+	db := filepath.Join(e.home, "palace.db")
+	f, err := os.OpenFile(db, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0, 0, 0, 99}, 60); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := []string{"schema version 99", fmt.Sprintf("up to version %d", store.SchemaVersion)}
+	wantCode(t, e.run("card", "list"), 4, want...)
+	r := e.run("doctor")
+	if r.code != 1 {
+		t.Fatalf("doctor exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range append(want, "FAIL", "upgrade palace") {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("doctor output does not mention %q:\n%s", w, r.stdout)
+		}
+	}
+}

@@ -174,7 +174,6 @@ func rowsIn(t *testing.T, db string) int {
 	return n
 }
 
-
 // TestNewerSchemaRefused stamps the database as written by a newer palace
 // (PRAGMA user_version lives at byte 60 of the file header) and checks that
 // every command refuses it, naming both versions, and doctor says so too.

@@ -61,3 +61,59 @@ func TestPluginInspect(t *testing.T) {
 		}
 	}
 }
+
+// A team's gate.wasm dropped into .palace/policies serves `palace gate`
+// through the real binary: engine wasm in the decision and in `palace
+// policy list`, a disk cache under $PALACE_HOME/cache/wazero after the
+// first process, the module named when it fails, the default back once it
+// is deleted.
+func TestPluginServesTheGate(t *testing.T) {
+	e := newEnv(t)
+	s := e.record("store.Begin retries on SQLITE_BUSY", "--field", "storage")
+	v := e.record("verified: the retry loop ran 3 times under load", "--field", "storage")
+	id := e.distill("Wrap multi-row writes in store.Tx", "qi", "--field", "storage", "--supporting", s, "--verification", v)
+	looping := e.distill("loop", "qi", "--field", "storage", "--supporting", s, "--verification", v)
+
+	path := e.writeRepoPolicy("gate.wasm", plugintest.Guest(t, "gate"))
+	var res struct {
+		Allow   bool     `json:"allow"`
+		Reasons []string `json:"reasons"`
+		Policy  struct {
+			Engine, Source string
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("gate", id, "--format", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Allow || res.Policy.Engine != "wasm" || res.Policy.Source != "repo" || len(res.Reasons) != 1 || res.Reasons[0] != "qi → promoted: all thresholds met" {
+		t.Fatalf("gate through gate-go: %+v", res)
+	}
+	seals, _ := filepath.Glob(filepath.Join(e.home, "cache", "wazero", "*", "*", "SEAL"))
+	if len(seals) != 1 {
+		t.Errorf("disk cache entries after the first process: %v", seals)
+	}
+
+	list := e.jsonOf("policy", "list")
+	gate := list["points"].([]any)[0].(map[string]any)
+	if gate["engine"] != "wasm" || gate["source"] != "repo" || gate["files"].([]any)[0] != path {
+		t.Fatalf("policy list: %v", gate)
+	}
+
+	// The policy guest loops on a card whose statement is "loop": the gate
+	// fails closed and names the module.
+	e.writeRepoPolicy("gate.wasm", plugintest.Guest(t, "policy"))
+	r := e.run("gate", looping)
+	if r.code != 1 || !strings.Contains(r.stdout, "policy palace.gate ("+path+") failed, denying") || !strings.Contains(r.stdout, "deadline") {
+		t.Fatalf("looping module: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(e.ok("gate", id, "--format", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Policy.Engine != "go" || res.Policy.Source != "embedded" {
+		t.Fatalf("after deleting the module: %+v", res)
+	}
+}

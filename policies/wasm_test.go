@@ -241,13 +241,13 @@ func TestWasmSetClose(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	set.Close()
-	select {
-	case out := <-done:
-		// Close returned only after the call did: it ran to its deadline.
-		mustContain(t, errors.New(out.Reasons[0]), "deadline of 1s exceeded")
-	default:
-		t.Fatal("Close returned while a decision was running")
+	if n := policies.CallsInFlight(set); n != 0 {
+		t.Fatalf("Close returned with %d decisions running", n)
 	}
+	// Had Close released the module under the running call, the call would
+	// have failed on a closed module; it ran to its deadline instead.
+	out := <-done
+	mustContain(t, errors.New(out.Reasons[0]), "deadline of 1s exceeded")
 
 	out, d := set.Gate(ctx, promoteQi)
 	if out.Allow || !strings.Contains(d.Error, policies.ErrSetClosed.Error()) {
@@ -333,5 +333,26 @@ func TestWatchWasmDropAndDelete(t *testing.T) {
 		if time.Now().After(give) {
 			t.Fatal("the replaced set's module was never closed")
 		}
+	}
+}
+
+// A team gate.wasm retires the embedded gate's Rego tests, as a team
+// gate.rego does: they test a policy that no longer serves.
+func TestWasmRetiresReplacedDefaultTests(t *testing.T) {
+	t.Parallel()
+	repo := policyDir(t, map[string][]byte{"gate.wasm": plugintest.Guest(t, "gate")})
+	rep, err := policies.RunTests(context.Background(), policies.Sources{RepoDir: repo}, policies.TestOptions{})
+	must(t, err)
+	lanes := 0
+	for _, r := range rep.Results {
+		if r.Package == "palace.gate_test" {
+			t.Fatalf("the embedded gate's test %s ran against gate.wasm", r.Name)
+		}
+		if r.Package == "palace.lanes_test" {
+			lanes++
+		}
+	}
+	if lanes == 0 || !rep.OK() {
+		t.Fatalf("the other defaults' tests must still run and pass: %d lanes tests, %+v", lanes, rep)
 	}
 }

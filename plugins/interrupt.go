@@ -136,13 +136,16 @@ func instrument(wasm []byte) ([]byte, error) {
 // defined globals; the added global takes the next index) and the function
 // index of the imported wasi_snapshot_preview1.sched_yield.
 func scanImports(secs []rawSection) (globals, yield uint32, err error) {
+	m := &wasmModule{}
 	found := false
 	for _, s := range secs {
 		switch s.id {
+		case 1:
+			if err := m.readTypes(&reader{b: s.body}); err != nil {
+				return 0, 0, err
+			}
 		case 2:
-			m := &wasmModule{}
-			r := &reader{b: s.body}
-			if err := m.readImports(r); err != nil {
+			if err := m.readImports(&reader{b: s.body}); err != nil {
 				return 0, 0, err
 			}
 			var funcs uint32
@@ -152,6 +155,14 @@ func scanImports(secs []rawSection) (globals, yield uint32, err error) {
 					globals++
 				case kindFunc:
 					if imp.module == wasiNamespace && imp.name == "sched_yield" {
+						// The check calls it as () -> i32 and drops the
+						// result. A module declaring it otherwise cannot
+						// link with WASI anyway; left alone, it fails with
+						// wazero's link error rather than a validation
+						// error of palace's making.
+						if int(imp.typeIndex) >= len(m.types) || !returnsI32Only(m.types[imp.typeIndex]) {
+							return 0, 0, errors.New("the module imports sched_yield with another signature")
+						}
 						yield, found = funcs, true
 					}
 					funcs++
@@ -169,6 +180,10 @@ func scanImports(secs []rawSection) (globals, yield uint32, err error) {
 		return 0, 0, errors.New("the module does not import wasi_snapshot_preview1.sched_yield")
 	}
 	return globals, yield, nil
+}
+
+func returnsI32Only(t funcType) bool {
+	return len(t.params) == 0 && len(t.results) == 1 && t.results[0] == 0x7f
 }
 
 // appendVecEntry adds one encoded entry to a section that is a vector.

@@ -19,14 +19,16 @@ func (h *Host) PolicySources() policies.Sources {
 	return src
 }
 
-// PolicySourcesFor resolves the policy sources of opts (home and worktree)
-// without opening the database: `palace policy` needs no store.
-func PolicySourcesFor(ctx context.Context, opts Options) (policies.Sources, error) {
+// PolicyConfigFor resolves, without opening the database, the policy
+// sources of opts (its home and workspace) and the compile options its hosts
+// use — deadline, and the disk cache of compiled .wasm modules — so `palace
+// policy` loads exactly what a palace there would, and shares its cache.
+func PolicyConfigFor(ctx context.Context, opts Options) (policies.Sources, policies.Options, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
-		return policies.Sources{}, err
+		return policies.Sources{}, policies.Options{}, err
 	}
-	return h.PolicySources(), nil
+	return h.PolicySources(), h.PolicyOptions(), nil
 }
 
 // PolicyOptions are the compile options of this host's sets: its policy
@@ -38,17 +40,6 @@ func (h *Host) PolicyOptions() policies.Options {
 		CacheDir: filepath.Join(h.home, "cache", "wazero"),
 		Version:  PolicyCacheVersion(),
 	}
-}
-
-// PolicyOptionsFor resolves the policy compile options of opts without
-// opening the database, as PolicySourcesFor does for the sources: `palace
-// policy` passes them to policies.Load so it shares the hosts' disk cache.
-func PolicyOptionsFor(ctx context.Context, opts Options) (policies.Options, error) {
-	h, err := newHost(ctx, opts)
-	if err != nil {
-		return policies.Options{}, err
-	}
-	return h.PolicyOptions(), nil
 }
 
 // PolicyCacheVersion names this build in the compiled-module cache, so a

@@ -35,19 +35,23 @@ Exit codes: 0 ok · 1 a "no" (errors found, a test failed, the gate denied)
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),
 // else the workspace's home and repo folders.
-func (g *globals) policySources(ctx context.Context, dir string) (policies.Sources, error) {
+func (g *globals) policySources(ctx context.Context, dir string) (policies.Sources, policies.Options, error) {
+	opts, err := g.hostOptions()
+	if err != nil {
+		return policies.Sources{}, policies.Options{}, err
+	}
+	src, popts, err := host.PolicyConfigFor(ctx, opts)
+	if err != nil {
+		return policies.Sources{}, policies.Options{}, err
+	}
 	if dir != "" {
 		fi, err := os.Stat(dir)
 		if err != nil || !fi.IsDir() {
-			return policies.Sources{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+			return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
 		}
-		return policies.Sources{RepoDir: dir}, nil
+		src = policies.Sources{RepoDir: dir}
 	}
-	opts, err := g.hostOptions()
-	if err != nil {
-		return policies.Sources{}, err
-	}
-	return host.PolicySourcesFor(ctx, opts)
+	return src, popts, nil
 }
 
 // policyErrors prints located policy errors, one `file:line:col: code:
@@ -84,11 +88,11 @@ func newPolicyListCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			src, err := g.policySources(ctx, "")
+			src, popts, err := g.policySources(ctx, "")
 			if err != nil {
 				return err
 			}
-			set, err := policies.Load(ctx, src, policies.Options{})
+			set, err := policies.Load(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
@@ -123,11 +127,11 @@ including *_test.rego files, and print each error as file:line:col: code: messag
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			src, err := g.policySources(ctx, firstArg(args))
+			src, popts, err := g.policySources(ctx, firstArg(args))
 			if err != nil {
 				return err
 			}
-			set, err := policies.Check(ctx, src, policies.Options{})
+			set, err := policies.Check(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stdout, err)
 			}
@@ -167,11 +171,12 @@ the mailbox rules deny the letter.`,
 			if err != nil {
 				return err
 			}
-			src, err := g.policySources(ctx, dir)
+			src, popts, err := g.policySources(ctx, dir)
 			if err != nil {
 				return err
 			}
-			set, err := policies.Load(ctx, src, policies.Options{RegoOnly: engine == "rego"})
+			popts.RegoOnly = engine == "rego"
+			set, err := policies.Load(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
@@ -249,7 +254,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			dir := firstArg(args)
-			src, err := g.policySources(ctx, dir)
+			src, _, err := g.policySources(ctx, dir)
 			if err != nil {
 				return err
 			}
@@ -406,7 +411,7 @@ unformatted files are listed and the exit code is 1.`,
 // fmtPaths expands the fmt arguments into .rego files.
 func (g *globals) fmtPaths(ctx context.Context, args []string) ([]string, error) {
 	if len(args) == 0 {
-		src, err := g.policySources(ctx, "")
+		src, _, err := g.policySources(ctx, "")
 		if err != nil {
 			return nil, err
 		}

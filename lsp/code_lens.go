@@ -9,23 +9,12 @@ import (
 )
 
 func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
-	d, err := s.document(p.TextDocument.URI)
-	if err != nil {
+	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
+	if !ok || err != nil {
 		return nil, err
 	}
-	if !s.currentSettings().Hints.CodeLens {
-		return nil, nil
-	}
-	ws, err := s.workspaceFor(ctx, d.path)
-	if err != nil {
-		return nil, rpcError(err)
-	}
-	switch d.kind(ws.h.Home()) {
-	case kindSource:
-		lens, err := s.sourceLens(ctx, ws, d)
-		return lens, rpcError(err)
-	}
-	return nil, nil
+	lens, err := s.sourceLens(ctx, ws, d)
+	return lens, rpcError(err)
 }
 
 // sourceLens is one lens on the first line — `palace · dao 1 · shu 2 · qi 3`,

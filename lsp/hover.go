@@ -14,23 +14,12 @@ import (
 )
 
 func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
-	d, err := s.document(p.TextDocument.URI)
-	if err != nil {
+	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
+	if !ok || err != nil {
 		return nil, err
 	}
-	if !s.currentSettings().Hints.Hover {
-		return nil, nil
-	}
-	ws, err := s.workspaceFor(ctx, d.path)
-	if err != nil {
-		return nil, rpcError(err)
-	}
-	switch d.kind(ws.h.Home()) {
-	case kindSource:
-		h, err := s.sourceHover(ctx, ws, d, p.Position)
-		return h, rpcError(err)
-	}
-	return nil, nil
+	h, err := s.sourceHover(ctx, ws, d, p.Position)
+	return h, rpcError(err)
 }
 
 // sourceHover shows, first, the cards triggered at the cursor — trigger

@@ -16,23 +16,12 @@ import (
 const maxHintLabel = 60
 
 func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
-	d, err := s.document(p.TextDocument.URI)
-	if err != nil {
+	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.InlayHints)
+	if !ok || err != nil {
 		return nil, err
 	}
-	if !s.currentSettings().Hints.InlayHints {
-		return nil, nil
-	}
-	ws, err := s.workspaceFor(ctx, d.path)
-	if err != nil {
-		return nil, rpcError(err)
-	}
-	switch d.kind(ws.h.Home()) {
-	case kindSource:
-		hints, err := s.sourceInlayHints(ctx, ws, d, p.Range)
-		return hints, rpcError(err)
-	}
-	return nil, nil
+	hints, err := s.sourceInlayHints(ctx, ws, d, p.Range)
+	return hints, rpcError(err)
 }
 
 // sourceInlayHints puts `‹qi› statement` at the end of each line in r that a

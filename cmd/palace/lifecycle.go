@@ -70,13 +70,7 @@ func printGate(w io.Writer, g host.GateResult) {
 // answer as the result and exits 1.
 func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) error {
 	if err != nil {
-		if host.KindOf(err) == host.KindDenied && res.Gate != nil {
-			if g.json() {
-				printJSON(g.stdout, res.Gate)
-			} else {
-				printGate(g.stdout, *res.Gate)
-			}
-		}
+		g.printDenial(err, res.Gate)
 		return err
 	}
 	return g.output(res, func(w io.Writer) {
@@ -88,6 +82,19 @@ func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) er
 			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("event #%d", res.Event.Seq)))
 		}
 	})
+}
+
+// printDenial prints the gate's answer as the command's result when the
+// gate (or a floor) said no; the error itself goes to stderr as usual.
+func (g *globals) printDenial(err error, gate *host.GateResult) {
+	if gate == nil || host.KindOf(err) != host.KindDenied {
+		return
+	}
+	if g.json() {
+		printJSON(g.stdout, gate)
+		return
+	}
+	printGate(g.stdout, *gate)
 }
 
 func newPromoteCmd(g *globals) *cobra.Command {
@@ -158,13 +165,7 @@ func newPublishCmd(g *globals) *cobra.Command {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.Publish(ctx, args[0], req)
 				if err != nil {
-					if res.Gate != nil {
-						if g.json() {
-							printJSON(g.stdout, res.Gate)
-						} else {
-							printGate(g.stdout, *res.Gate)
-						}
-					}
+					g.printDenial(err, res.Gate)
 					return err
 				}
 				return g.output(res, func(w io.Writer) {

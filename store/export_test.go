@@ -8,3 +8,10 @@ func (tx *Tx) ExecForTest(ctx context.Context, q string) error {
 	_, err := tx.tx.ExecContext(ctx, q)
 	return err
 }
+
+// Pragma reads an integer pragma through the store's pool.
+func Pragma(s *Store, name string) (int64, error) {
+	var v int64
+	err := s.db.QueryRow("PRAGMA " + name).Scan(&v)
+	return v, err
+}

@@ -28,6 +28,20 @@ import (
 // other for at most this long.
 const BusyTimeout = 30 * time.Second
 
+// CacheSize and MmapSize size each connection's page cache and the part of
+// the file it reads through a memory map. A context request reads a few
+// hundred pages scattered over the file; through read(2) into SQLite's
+// default 2 MB cache they cost a system call and a copy each, which was a
+// sixth of a request on the 10k-card benchmark palace. Mapped pages are the
+// kernel's page cache, shared by every process on the file (they show in a
+// process's RSS as file-backed, reclaimable memory). Measured on the 10k and
+// 100k benchmark palaces: the map cut CPU per request by ~25%; the larger
+// cache helps the 100k palace, whose file is far larger than the map.
+const (
+	CacheSize = 32 << 20
+	MmapSize  = 256 << 20
+)
+
 // ErrSchemaTooNew is returned by Open when the file was written by a newer palace.
 var ErrSchemaTooNew = errors.New("database schema is newer than this palace")
 
@@ -52,6 +66,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheSize/1024))
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", MmapSize))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)

@@ -206,3 +206,14 @@ func TestIDsSortByTime(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenSizesCacheAndMap checks that every pooled connection reads
+// through the memory map and the larger page cache (see CacheSize).
+func TestOpenSizesCacheAndMap(t *testing.T) {
+	s, _ := open(t)
+	for name, want := range map[string]int64{"mmap_size": store.MmapSize, "cache_size": -store.CacheSize / 1024} {
+		if got, err := store.Pragma(s, name); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %d, %v; want %d", name, got, err, want)
+		}
+	}
+}

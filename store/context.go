@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // CandidateQuery selects the cards a context request considers. The store
@@ -376,12 +377,13 @@ type CandidateText struct {
 }
 
 // CandidateTexts returns every card q selects (ignoring Match and Limit)
-// with only the columns a relevance ranking needs, in id order. Callers use
-// it when the selection is too large to read whole.
+// with only the columns a relevance ranking needs, in no particular order
+// (sorting whole rows in SQLite costs more than the caller's own order).
+// Callers use it when the selection is too large to read whole.
 func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]CandidateText, error) {
 	where, args := candidateWhere("c.", q)
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.statement, c.content, c.tier, c.persistence, c.anchor_id
-		FROM cards c WHERE `+where+` ORDER BY c.id`, args...)
+		FROM cards c WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate texts: %w", err)
 	}
@@ -401,11 +403,11 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 }
 
 // CandidateCards returns every card q selects (ignoring Match and Limit),
-// whole, in id order. Callers use it when the selection is within their
-// bound.
+// whole, in no particular order. Callers use it when the selection is
+// within their bound.
 func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]Card, error) {
 	where, args := candidateWhere("c.", q)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards c WHERE `+where+` ORDER BY c.id`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards c WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate cards: %w", err)
 	}
@@ -417,26 +419,50 @@ func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]Card, e
 }
 
 // LinkRows returns the links of many cards keyed by card id, in creation
-// order, without reading evidence (SourceRef is left empty; see SourceRefs).
+// order, with only CardID, EvidenceID and Role filled: what citations and
+// gate counts need. It reads neither evidence (see SourceRefs) nor the
+// links' notes and times, and keeps every card's links in one backing
+// array, as a context request reads a few thousand of them.
 func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Link, error) {
 	out := make(map[string][]Link, len(cardIDs))
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, evidence_id, role, note, created_at FROM card_links
+		rows, err := s.db.QueryContext(ctx, `SELECT card_id, evidence_id, role FROM card_links
 			WHERE card_id IN (`+placeholders(len(chunk))+`) ORDER BY card_id, created_at, rowid`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
+		all := make([]Link, 0, 32*len(chunk))
+		start := 0
+		flush := func() {
+			if len(all) > start {
+				out[all[start].CardID] = all[start:len(all):len(all)]
+			}
+			start = len(all)
+		}
 		for rows.Next() {
 			var l Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role, &l.Note, &l.CreatedAt); err != nil {
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read links: %w", err)
 			}
-			out[l.CardID] = append(out[l.CardID], l)
+			if len(all) > start && all[start].CardID != l.CardID {
+				flush()
+			}
+			// Roles are a closed set: share one string per role rather than
+			// keep the driver's copy of each.
+			if r, ok := roleNames[l.Role]; ok {
+				l.Role = r
+			}
+			// Cards share the first row's copy of their id.
+			if len(all) > start {
+				l.CardID = all[start].CardID
+			}
+			all = append(all, l)
 		}
+		flush()
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
@@ -445,17 +471,25 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 	return out, nil
 }
 
+var roleNames = map[string]string{"supporting": "supporting", "verification": "verification", "teaching": "teaching", "counterexample": "counterexample"}
+
 // SourceRefs returns the source_ref of each evidence id that exists.
+// Evidence is append-only (the schema refuses UPDATE and DELETE), so a
+// source ref never changes once read: the store keeps the ones it has read
+// (see refCache) and asks SQLite only for the others — each lookup is two
+// B-tree descents, 10–15 µs at a million evidence rows, measured.
 func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(evidenceIDs))
-	for len(evidenceIDs) > 0 {
-		n := min(len(evidenceIDs), 500)
-		chunk := evidenceIDs[:n]
-		evidenceIDs = evidenceIDs[n:]
+	missing := s.refs.lookup(evidenceIDs, out)
+	for len(missing) > 0 {
+		n := min(len(missing), 500)
+		chunk := missing[:n]
+		missing = missing[n:]
 		rows, err := s.db.QueryContext(ctx, `SELECT id, source_ref FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read source refs: %w", err)
 		}
+		var found []string
 		for rows.Next() {
 			var id, ref string
 			if err := rows.Scan(&id, &ref); err != nil {
@@ -463,11 +497,51 @@ func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[strin
 				return nil, fmt.Errorf("read source refs: %w", err)
 			}
 			out[id] = ref
+			found = append(found, id)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read source refs: %w", err)
 		}
+		s.refs.store(found, out)
 	}
 	return out, nil
+}
+
+// refCache holds source refs by evidence id. It is bounded: when it holds
+// refCacheMax entries it starts over, so a long-running host that cites
+// ever new evidence keeps at most that many.
+type refCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const refCacheMax = 1 << 16
+
+// lookup fills out with the cached refs of ids and returns the ids it does
+// not hold. Evidence that does not exist is never cached: it may be
+// recorded later.
+func (c *refCache) lookup(ids []string, out map[string]string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var missing []string
+	for _, id := range ids {
+		if ref, ok := c.m[id]; ok {
+			out[id] = ref
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
+
+func (c *refCache) store(ids []string, refs map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(ids) > refCacheMax {
+		c.m = make(map[string]string, len(ids))
+	}
+	for _, id := range ids {
+		c.m[id] = refs[id]
+	}
 }

@@ -214,8 +214,8 @@ func TestInjectionStatsWindow(t *testing.T) {
 }
 
 // TestInjectionRollupBackfill takes a database back to schema 1 with raw
-// injection events and no rollups, reopens it, and checks that migrations 2
-// and 3 counted the old events and evidence and that the triggers count new
+// injection events and no rollups, reopens it, and checks that migrations
+// 2 to 4 counted the old events and evidence and that the triggers count new
 // ones.
 func TestInjectionRollupBackfill(t *testing.T) {
 	s, path := open(t)
@@ -226,6 +226,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			"DROP TRIGGER injection_events_rollup", "DROP TABLE injection_daily", "DROP TABLE injection_last",
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
+			"DROP INDEX card_links_card_time",
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
 				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
 			"PRAGMA user_version = 1",

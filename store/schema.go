@@ -182,6 +182,14 @@ BEGIN
 		ON CONFLICT(anchor_id, field) DO UPDATE SET n = n + 1;
 END;
 `,
+	// 4: a card's links in link order (created_at, then rowid, which every
+	// index entry ends with) straight from an index. The unique index is
+	// ordered by evidence id, so reading the links of a context pack's
+	// items sorted them in SQLite's sorter: 1.1 ms of a 10k-card request,
+	// measured, against 0.45 ms with this index.
+	`
+CREATE INDEX card_links_card_time ON card_links(card_id, created_at);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -52,6 +52,7 @@ var ErrNotFound = errors.New("not found")
 type Store struct {
 	db   *sql.DB
 	path string
+	refs refCache
 }
 
 // Open opens (creating if needed) the database at path and migrates it to

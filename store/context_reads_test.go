@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/palacehq/palace/store"
+)
+
+// TestLinkRowsAndSourceRefs checks the lean link read (link order: time,
+// then insertion) and that source refs come back the same from the cache,
+// with absent evidence never cached.
+func TestLinkRowsAndSourceRefs(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	err := s.Tx(ctx, func(tx *store.Tx) error {
+		for _, l := range []store.Link{
+			{CardID: "kc_2", EvidenceID: "ev_3", Role: "verification", CreatedAt: "2026-01-03T00:00:00.000Z"},
+			{CardID: "kc_2", EvidenceID: "ev_1", Role: "counterexample", CreatedAt: "2026-01-02T00:00:00.000Z"},
+			{CardID: "kc_2", EvidenceID: "ev_2", Role: "supporting", CreatedAt: "2026-01-02T00:00:00.000Z"},
+			{CardID: "kc_1", EvidenceID: "ev_4", Role: "teaching", Note: "n", CreatedAt: "2025-12-31T00:00:00.000Z"},
+		} {
+			if _, err := tx.InsertLink(ctx, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := s.LinkRows(ctx, []string{"kc_2", "kc_1", "kc_6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lr struct{ card, ev, role string }
+	var got []lr
+	for _, id := range []string{"kc_1", "kc_2", "kc_6"} {
+		for _, l := range links[id] {
+			if l.Note != "" || l.CreatedAt != "" || l.SourceRef != "" {
+				t.Errorf("LinkRows filled more than card, evidence and role: %+v", l)
+			}
+			got = append(got, lr{l.CardID, l.EvidenceID, l.Role})
+		}
+	}
+	want := []lr{{"kc_1", "ev_4", "teaching"}, {"kc_1", "ev_0", "supporting"},
+		{"kc_2", "ev_1", "counterexample"}, {"kc_2", "ev_2", "supporting"}, {"kc_2", "ev_3", "verification"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("links = %v\nwant    %v", got, want)
+	}
+	if _, ok := links["kc_6"]; ok {
+		t.Errorf("a card without links has an entry: %v", links["kc_6"])
+	}
+	for range 2 { // the second read is served from the cache
+		refs, err := s.SourceRefs(ctx, []string{"ev_1", "ev_nope", "ev_1", "ev_2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"ev_1": "", "ev_2": ""}; !reflect.DeepEqual(refs, want) {
+			t.Errorf("refs = %v, want %v", refs, want)
+		}
+	}
+}
+
+func TestInjectionSummaries(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	ev := func(card, outcome, at string) store.InjectionEvent {
+		return store.InjectionEvent{RequestID: "rq", CardID: card, Outcome: outcome, CreatedAt: at}
+	}
+	rows := []store.InjectionEvent{
+		ev("kc_1", "inline_full", "2025-12-01T10:00:00.000Z"), // applied before the window: latest only
+		ev("kc_1", "trimmed", "2026-01-05T10:00:00.000Z"),
+		ev("kc_1", "trimmed", "2026-01-06T10:00:00.000Z"),
+		ev("kc_1", "inline_compact", "2026-01-06T11:00:00.000Z"),
+		ev("kc_1", "ref_only", "2026-01-06T12:00:00.000Z"), // in no group
+		ev("kc_2", "skipped_scope", "2026-01-06T12:00:00.000Z"),
+		ev("kc_6", "viewed", "2026-01-07T12:00:00.000Z"),
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+		t.Fatal(err)
+	}
+	groups := [][]string{{"inline_full", "inline_compact"}, {"trimmed"}, {"viewed"}}
+	got, err := s.InjectionSummaries(ctx, []string{"kc_1", "kc_2", "kc_6", "kc_5"}, "2026-01-05T23:00:00.000Z", groups, []string{"inline_full", "inline_compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]store.InjectionSummary{
+		"kc_1": {Counts: []int{1, 2, 0}, Latest: "2026-01-06T11:00:00.000Z"}, // the window counts whole UTC days from the 5th
+		"kc_6": {Counts: []int{0, 0, 1}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summaries = %+v\nwant        %+v", got, want)
+	}
+}

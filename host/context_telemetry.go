@@ -31,28 +31,40 @@ type coolingStats struct {
 	lastApplied string
 }
 
+// coolingGroups are the outcome groups the 30-day counts sum, in the order
+// of coolingOf's Counts30d fields; appliedOutcomes are those whose latest
+// event ends a card's inactivity.
+var (
+	coolingGroups   = [][]string{{outcomeInlineFull, outcomeInlineCompact}, {outcomeSkippedCooled}, {outcomeTrimmed}, {outcomeViewed}}
+	appliedOutcomes = []string{outcomeInlineFull, outcomeInlineCompact}
+)
+
 // cooling reads the 30-day counts (counted by UTC day) and the last applied
-// time of cards, in two bounded queries over the injection rollups.
+// time of cards, in one bounded query over the injection rollups.
 func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (map[string]coolingStats, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
-	if err != nil {
-		return nil, err
-	}
-	ever, err := h.store.InjectionStats(ctx, ids, "")
+	sums, err := h.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-coolingWindow)), coolingGroups, appliedOutcomes)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]coolingStats, len(cards))
 	for _, c := range cards {
-		out[c.card.ID] = coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
+		var cs coolingStats
+		if s, ok := sums[c.card.ID]; ok {
+			cs.counts = policies.Counts30d{Applied: s.Counts[0], Skipped: s.Counts[1], Trimmed: s.Counts[2], Viewed: s.Counts[3]}
+			cs.lastApplied = s.Latest
+		}
+		cs.ageDays = ageDays(cs.lastApplied, c.card, now)
+		out[c.card.ID] = cs
 	}
 	return out, nil
 }
 
+// coolingOf is cooling's answer from InjectionStats rollups (the audit reads
+// those, for their per-outcome times).
 func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
@@ -62,12 +74,17 @@ func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) c
 		Viewed:  window.Counts[outcomeViewed],
 	}
 	cs.lastApplied = max(ever.Latest[outcomeInlineFull], ever.Latest[outcomeInlineCompact])
-	ref := cs.lastApplied
-	if ref == "" {
-		ref = c.CreatedAt
-	}
-	cs.ageDays = daysSince(ref, now)
+	cs.ageDays = ageDays(cs.lastApplied, c, now)
 	return cs
+}
+
+// ageDays counts days since the card was last applied, or since it was
+// created when it never was.
+func ageDays(lastApplied string, c store.Card, now time.Time) int {
+	if lastApplied == "" {
+		return daysSince(c.CreatedAt, now)
+	}
+	return daysSince(lastApplied, now)
 }
 
 // daysSince counts whole days from stamp to now, 0 for a bad or future stamp.

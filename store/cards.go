@@ -245,10 +245,10 @@ func scanCards(rows *sql.Rows, fn func(Card)) error {
 			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt); err != nil {
 			return fmt.Errorf("scan card: %w", err)
 		}
-		if err := json.Unmarshal([]byte(scope), &c.Scope); err != nil {
+		if err := decodeLists(scope, scopeKeys, []*[]string{&c.Scope.Paths, &c.Scope.Languages, &c.Scope.Fields}, &c.Scope); err != nil {
 			return fmt.Errorf("card %s: decode scope: %w", c.ID, err)
 		}
-		if err := json.Unmarshal([]byte(trig), &c.Trigger); err != nil {
+		if err := decodeLists(trig, triggerKeys, []*[]string{&c.Trigger.Patterns, &c.Trigger.Intents, &c.Trigger.ToolNeeds}, &c.Trigger); err != nil {
 			return fmt.Errorf("card %s: decode trigger: %w", c.ID, err)
 		}
 		c.Scope, c.Trigger = normScope(c.Scope), normTrigger(c.Trigger)
@@ -259,6 +259,13 @@ func scanCards(rows *sql.Rows, fn func(Card)) error {
 	}
 	return nil
 }
+
+// scopeKeys and triggerKeys are the JSON names of Scope's and Trigger's
+// fields, in field order.
+var (
+	scopeKeys   = []string{"paths", "languages", "fields"}
+	triggerKeys = []string{"patterns", "intents", "tool_needs"}
+)
 
 func encodeScopeTrigger(s Scope, t Trigger) (string, string, error) {
 	sb, err := json.Marshal(normScope(s))

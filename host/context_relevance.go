@@ -73,12 +73,6 @@ type relevanceDoc struct {
 	statement, content string
 }
 
-// fieldStats are a field's length in tokens and the query terms' counts.
-type fieldStats struct {
-	length int
-	tf     []int
-}
-
 // bm25Rank scores docs against terms and returns each matching doc's score
 // divided by the best score (rounded to 3 decimals, so 1 is the best
 // match); docs matching no term are absent.
@@ -91,17 +85,22 @@ func bm25Rank(terms []string, docs []relevanceDoc) map[string]float64 {
 	for i, t := range terms {
 		index[t] = i
 	}
-	stmts := make([]fieldStats, len(docs))
-	contents := make([]fieldStats, len(docs))
-	df := make([]int, len(terms))
+	// Per doc: the statement's and the content's length in tokens and term
+	// counts, in flat arrays (a ranking reads up to a few thousand docs).
+	nt := len(terms)
+	lenS := make([]int, len(docs))
+	lenC := make([]int, len(docs))
+	tfS := make([]int, len(docs)*nt)
+	tfC := make([]int, len(docs)*nt)
+	df := make([]int, nt)
 	var sumS, sumC int
 	for i, d := range docs {
-		stmts[i] = countTerms(d.statement, index)
-		contents[i] = countTerms(d.content, index)
-		sumS += stmts[i].length
-		sumC += contents[i].length
-		for t := range terms {
-			if stmts[i].tf[t]+contents[i].tf[t] > 0 {
+		lenS[i] = countTerms(d.statement, index, tfS[i*nt:(i+1)*nt])
+		lenC[i] = countTerms(d.content, index, tfC[i*nt:(i+1)*nt])
+		sumS += lenS[i]
+		sumC += lenC[i]
+		for t := range nt {
+			if tfS[i*nt+t]+tfC[i*nt+t] > 0 {
 				df[t]++
 			}
 		}
@@ -109,8 +108,8 @@ func bm25Rank(terms []string, docs []relevanceDoc) map[string]float64 {
 	n := float64(len(docs))
 	avgS := math.Max(1, float64(sumS)/n)
 	avgC := math.Max(1, float64(sumC)/n)
-	idf := make([]float64, len(terms))
-	for t := range terms {
+	idf := make([]float64, nt)
+	for t := range nt {
 		idf[t] = math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
 	}
 	part := func(tf, length int, avg float64) float64 {
@@ -124,8 +123,8 @@ func bm25Rank(terms []string, docs []relevanceDoc) map[string]float64 {
 	best := 0.0
 	for i := range docs {
 		s := 0.0
-		for t := range terms {
-			s += idf[t] * (2*part(stmts[i].tf[t], stmts[i].length, avgS) + part(contents[i].tf[t], contents[i].length, avgC))
+		for t := range nt {
+			s += idf[t] * (2*part(tfS[i*nt+t], lenS[i], avgS) + part(tfC[i*nt+t], lenC[i], avgC))
 		}
 		scores[i] = s
 		best = math.Max(best, s)
@@ -141,36 +140,58 @@ func bm25Rank(terms []string, docs []relevanceDoc) map[string]float64 {
 	return out
 }
 
-// countTerms tokenizes s like unicode61 without allocating per token and
-// counts the indexed terms.
-func countTerms(s string, index map[string]int) fieldStats {
-	st := fieldStats{tf: make([]int, len(index))}
+// countTerms tokenizes s like unicode61 — runs of letters and digits,
+// lower-cased — without allocating, adds the indexed terms' counts to tf
+// and returns the number of tokens. ASCII, most of any text, skips the
+// unicode tables.
+func countTerms(s string, index map[string]int, tf []int) int {
 	var buf [64]byte
 	tok := buf[:0]
 	long := false
+	length := 0
 	flush := func() {
 		if len(tok) > 0 || long {
-			st.length++
+			length++
 			if !long {
 				if i, ok := index[string(tok)]; ok {
-					st.tf[i]++
+					tf[i]++
 				}
 			}
 		}
 		tok, long = buf[:0], false
 	}
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				flush()
+				continue
+			}
+			if len(tok) == len(buf) {
+				long = true // longer than any query term can be; counts as one token
+				continue
+			}
+			tok = append(tok, c)
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			flush()
 			continue
 		}
 		r = unicode.ToLower(r)
 		if len(tok)+utf8.RuneLen(r) > len(buf) {
-			long = true // longer than any query term can be; counts as one token
+			long = true
 			continue
 		}
 		tok = utf8.AppendRune(tok, r)
 	}
 	flush()
-	return st
+	return length
 }

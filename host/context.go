@@ -65,7 +65,9 @@ type ContextRequest struct {
 	// AllRepos drops the no-leak filter: cards of every anchor compete, each
 	// labelled with its origin, and the rendering groups them by origin.
 	AllRepos bool `json:"all_repos,omitempty"`
-	// Explain adds why-lines and salience breakdowns to skipped cards.
+	// Explain adds why-lines and salience breakdowns to skipped cards;
+	// without it they carry their id, tier, anchor, reason, lane and
+	// salience only.
 	Explain bool `json:"explain,omitempty"`
 	// DryRun writes nothing: no injection events, and no request id unless
 	// one is given.
@@ -202,8 +204,8 @@ type SkippedCard struct {
 	DuplicateOf string `json:"duplicate_of,omitempty"`
 	Lane        string `json:"lane,omitempty"`
 	Salience    int    `json:"salience,omitempty"`
-	// Why and SalienceBreakdown are filled for cooled cards, and for every
-	// skipped card with Explain.
+	// Why and SalienceBreakdown are filled with Explain only (`palace audit`
+	// says why a card cooled at any time).
 	Why               []string       `json:"why,omitempty"`
 	SalienceBreakdown map[string]int `json:"salience_breakdown,omitempty"`
 }

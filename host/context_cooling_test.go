@@ -48,7 +48,7 @@ func TestContextCoolingMovesLanesNeverStatus(t *testing.T) {
 		}
 	}
 
-	langReq := host.ContextRequest{Language: "go", Intents: []string{"debug"}, Budget: 1}
+	langReq := host.ContextRequest{Language: "go", Intents: []string{"debug"}, Budget: 1, Explain: true}
 	var lanes []string
 	var last host.Pack
 	for day := 5; day <= 150; day += 3 {

@@ -261,7 +261,9 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	if c.laned {
 		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
 	}
-	if reason == "skipped_cooled" || a.req.Explain {
+	// Ids and reasons always; the why-lines and breakdowns only with
+	// Explain: on a cooled palace most of a pack is skipped cards.
+	if a.req.Explain {
 		s.Why = nonNilStrings(c.scope.Why)
 		if c.laned {
 			s.SalienceBreakdown = c.lane.Breakdown

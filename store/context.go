@@ -276,27 +276,77 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 }
 
 // RecentEvidence returns up to limit evidence rows of anchorIDs, optionally
-// of one field, most recently recorded first (by insertion order). The
+// of one field, most recently recorded first (by insertion order), with
+// only ID, Content, Field, Provenance, SourceRef and AnchorID filled: what a
+// ranking and a pack read of the hundred rows it looks at. The
 // (anchor_id, field) index bounds the read to those anchors.
 func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]Evidence, error) {
 	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	args := anySlice(anchorIDs)
-	cond := "anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
+	// One arm per anchor, each read newest first from its index with the
+	// limit, so no anchor's rows are sorted whole.
+	arm := `SELECT * FROM (SELECT rowid AS rid FROM evidence WHERE anchor_id = ? ORDER BY rowid DESC LIMIT ?)`
 	if field != "" {
-		cond += " AND field = ?"
-		args = append(args, field)
+		arm = `SELECT * FROM (SELECT rowid AS rid FROM evidence WHERE anchor_id = ? AND field = ? ORDER BY rowid DESC LIMIT ?)`
+	}
+	arms := make([]string, len(anchorIDs))
+	var args []any
+	for i, a := range anchorIDs {
+		arms[i] = arm
+		args = append(args, a)
+		if field != "" {
+			args = append(args, field)
+		}
+		args = append(args, limit)
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE rowid IN
-		(SELECT rowid FROM evidence WHERE `+cond+` ORDER BY rowid DESC LIMIT ?) ORDER BY rowid DESC`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE rowid IN
+		(SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?) ORDER BY rowid DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	var out []Evidence
-	if err := scanEvidence(rows, func(e Evidence) { out = append(out, e) }); err != nil {
-		return nil, err
+	defer rows.Close()
+	out := make([]Evidence, 0, limit)
+	for rows.Next() {
+		var e Evidence
+		if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+			return nil, fmt.Errorf("read recent evidence: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read recent evidence: %w", err)
+	}
+	return out, nil
+}
+
+// EvidenceTexts reads the evidence rows with these ids with only ID,
+// Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
+// quotes); absent ids are missing from the map.
+func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evidence, error) {
+	out := make(map[string]Evidence, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT id, content, field, provenance, source_ref, anchor_id FROM evidence
+			WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read evidence: %w", err)
+		}
+		for rows.Next() {
+			var e Evidence
+			if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read evidence: %w", err)
+			}
+			out[e.ID] = e
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read evidence: %w", err)
+		}
 	}
 	return out, nil
 }

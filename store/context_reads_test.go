@@ -96,3 +96,19 @@ func TestInjectionSummaries(t *testing.T) {
 		t.Errorf("summaries = %+v\nwant        %+v", got, want)
 	}
 }
+
+func TestEvidenceTexts(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	got, err := s.EvidenceTexts(context.Background(), []string{"ev_1", "ev_6", "ev_nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]store.Evidence{
+		"ev_1": {ID: "ev_1", Content: "lock contention seen 1", Field: "locks", Provenance: "runtime", AnchorID: "an_a"},
+		"ev_6": {ID: "ev_6", Content: "lock contention seen 6", Field: "locks", Provenance: "runtime", AnchorID: "an_b"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("evidence = %+v\nwant       %+v", got, want)
+	}
+}

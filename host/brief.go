@@ -138,14 +138,6 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 		Entities: []BriefEntity{}, Unresolved: []BriefCue{}, Uncertainty: []BriefSignal{}, NextActions: []BriefAction{},
 		MemoryExists: p.MemoryExists, Policy: p.Policy,
 	}
-	ids := make([]string, len(p.Items))
-	for i, it := range p.Items {
-		ids[i] = it.ID
-	}
-	roles, err := h.store.LinkRoleCounts(ctx, ids)
-	if err != nil {
-		return Brief{}, internal(err, "brief: count links")
-	}
 	// Cited evidence: a few per card, counterexamples always.
 	cited := map[string]*BriefEvidence{}
 	var order []string
@@ -159,7 +151,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 		e.CitedBy = appendNew(e.CitedBy, cardID)
 		e.Roles = appendNew(e.Roles, role)
 	}
-	for _, it := range p.Items {
+	for i, it := range p.Items {
 		n := 0
 		for _, c := range it.Citations {
 			if c.Role == "counterexample" || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
@@ -169,10 +161,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 		}
 		bc := BriefCard{ID: it.ID, Tier: it.Tier, Status: it.Status, Statement: it.Statement, Anchor: it.Anchor, Lane: it.Lane,
 			RenderForm: it.LaneForm, Salience: it.Salience, WhyApplies: it.WhyApplies, Citations: it.Citations,
-			Evidence: map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0}}
-		for role, n := range roles[it.ID] {
-			bc.Evidence[role] = n
-		}
+			Evidence: a.items[i].roles.byName()}
 		b.Cards = append(b.Cards, bc)
 		if Authoritative(it.Status) {
 			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
@@ -185,7 +174,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 			b.KeyFacts = append(b.KeyFacts, f)
 		}
 	}
-	rows, err := h.store.EvidenceByIDs(ctx, order)
+	rows, err := h.store.EvidenceTexts(ctx, order)
 	if err != nil {
 		return Brief{}, internal(err, "brief: read cited evidence")
 	}
@@ -233,6 +222,11 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	b.NextActions = briefActions(a, b, uncited, cands)
 	b.Summary = briefSummary(a, b)
 	return b, nil
+}
+
+// byName is r as the JSON of a brief card shows it.
+func (r roleCounts) byName() map[string]int {
+	return map[string]int{"supporting": r.supporting, "verification": r.verification, "teaching": r.teaching, "counterexample": r.counterexample}
 }
 
 // verb picks the singular or plural form for n.
@@ -388,7 +382,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 	}
 	var conflicted []string
 	for _, e := range b.Evidence {
-		if conflictCue.MatchString(e.Excerpt) {
+		if hasConflictCue(e.Excerpt) {
 			conflicted = append(conflicted, e.ID)
 		}
 	}

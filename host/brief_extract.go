@@ -42,7 +42,13 @@ type entityAcc struct {
 
 // extractEntities finds commands, paths, URLs and identifiers, ordered by
 // kind, then count (most first), then text.
-func extractEntities(texts []sourceText) []BriefEntity {
+func extractEntities(texts []sourceText) []BriefEntity { return entities(texts, true) }
+
+// entities is extractEntities; with prefilter, a regexp runs on a text only
+// when a cheap scan finds what every one of its matches needs (a brief
+// scans some forty texts six times, and most have no command, path or
+// identifier). FuzzExtractPrefilters holds the two to the same answer.
+func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	acc := map[string]*entityAcc{}
 	n := 0
 	add := func(kind, text, src string) {
@@ -67,34 +73,51 @@ func extractEntities(texts []sourceText) []BriefEntity {
 		if len(s) > maxScanBytes {
 			s = s[:maxScanBytes]
 		}
-		for _, u := range urlRe.FindAllString(s, -1) {
-			add("url", u, st.id)
+		may := func(cheap func(string) bool) bool { return !prefilter || cheap(s) }
+		if may(mayHaveURL) {
+			if us := urlRe.FindAllString(s, -1); len(us) > 0 {
+				for _, u := range us {
+					add("url", u, st.id)
+				}
+				s = urlRe.ReplaceAllString(s, " ")
+			}
 		}
-		s = urlRe.ReplaceAllString(s, " ")
 		claimed := map[string]bool{}
-		for _, m := range backtick.FindAllStringSubmatch(s, -1) {
-			kind := "identifier"
-			if strings.Contains(m[1], " ") {
-				kind = "command"
-			}
-			add(kind, m[1], st.id)
-			claimed[m[1]] = true
-		}
-		s = backtick.ReplaceAllString(s, " ")
-		for _, m := range commandRe.FindAllStringSubmatch(s, -1) {
-			if !claimed[m[1]] {
-				add("command", m[1], st.id)
-			}
-		}
-		s = commandRe.ReplaceAllString(s, " ")
-		for _, m := range pathRe.FindAllStringSubmatch(s, -1) {
-			if !claimed[m[1]] && strings.IndexFunc(m[1], unicode.IsLetter) >= 0 {
-				add("path", m[1], st.id)
+		if may(mayHaveBacktick) {
+			if ms := backtick.FindAllStringSubmatch(s, -1); len(ms) > 0 {
+				for _, m := range ms {
+					kind := "identifier"
+					if strings.Contains(m[1], " ") {
+						kind = "command"
+					}
+					add(kind, m[1], st.id)
+					claimed[m[1]] = true
+				}
+				s = backtick.ReplaceAllString(s, " ")
 			}
 		}
-		for _, m := range identRe.FindAllString(s, -1) {
-			if !claimed[m] {
-				add("identifier", m, st.id)
+		if may(mayHaveCommand) {
+			if ms := commandRe.FindAllStringSubmatch(s, -1); len(ms) > 0 {
+				for _, m := range ms {
+					if !claimed[m[1]] {
+						add("command", m[1], st.id)
+					}
+				}
+				s = commandRe.ReplaceAllString(s, " ")
+			}
+		}
+		if may(mayHavePath) {
+			for _, m := range pathRe.FindAllStringSubmatch(s, -1) {
+				if !claimed[m[1]] && strings.IndexFunc(m[1], unicode.IsLetter) >= 0 {
+					add("path", m[1], st.id)
+				}
+			}
+		}
+		if may(mayHaveIdent) {
+			for _, m := range identRe.FindAllString(s, -1) {
+				if !claimed[m] {
+					add("identifier", m, st.id)
+				}
 			}
 		}
 	}
@@ -127,13 +150,20 @@ func extractEntities(texts []sourceText) []BriefEntity {
 
 // extractCues finds lines with unresolved-work cues (TODO, blocker,
 // remaining, …), first occurrence of each line, in source order.
-func extractCues(texts []sourceText) []BriefCue {
+func extractCues(texts []sourceText) []BriefCue { return cues(texts, true) }
+
+// cues is extractCues; with prefilter a text is split into lines only when
+// it may hold a cue (see mayHaveCue).
+func cues(texts []sourceText, prefilter bool) []BriefCue {
 	out := []BriefCue{}
 	seen := map[string]bool{}
 	for _, st := range texts {
 		s := st.text
 		if len(s) > maxScanBytes {
 			s = s[:maxScanBytes]
+		}
+		if prefilter && !mayHaveCue(s) {
+			continue
 		}
 		for _, line := range strings.Split(s, "\n") {
 			m := cueRe.FindString(line)
@@ -152,4 +182,134 @@ func extractCues(texts []sourceText) []BriefCue {
 		}
 	}
 	return out
+}
+
+// The prefilters: each is true for every text its regexp can match (and
+// for some it cannot), so skipping a text they reject changes nothing.
+
+func mayHaveURL(s string) bool      { return strings.Contains(s, "http") }
+func mayHaveBacktick(s string) bool { return strings.IndexByte(s, '`') >= 0 }
+
+// commandWords are commandRe's words; a command is one followed by \s.
+var commandWords = []string{"go", "git", "make", "palace", "npm", "npx", "yarn", "cargo", "docker", "kubectl", "pip", "python", "sqlite3", "opa"}
+
+func mayHaveCommand(s string) bool {
+	for _, w := range commandWords {
+		for i := 0; ; {
+			j := strings.Index(s[i:], w)
+			if j < 0 {
+				break
+			}
+			i += j + len(w)
+			// python3? : the word may end with a 3.
+			if i < len(s) && w == "python" && s[i] == '3' {
+				i++
+			}
+			if i < len(s) && isSpaceRE(s[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isSpaceRE is RE2's \s: [\t\n\f\r ].
+func isSpaceRE(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// pathExts are pathRe's file extensions; a path has a "/" or one of them
+// after a dot.
+var pathExts = []string{"go", "rs", "py", "ts", "js", "md", "json", "yaml", "yml", "toml", "sql", "rego", "sh", "c", "h", "java", "rb", "wasm", "db"}
+
+func mayHavePath(s string) bool {
+	if strings.IndexByte(s, '/') >= 0 {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '.')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		for _, e := range pathExts {
+			if strings.HasPrefix(s[i:], e) {
+				return true
+			}
+		}
+	}
+}
+
+// mayHaveIdent: pkg.Func() needs "()", snake_case and CONST_CASE need "_",
+// CamelCase needs an upper-case letter, lower-case letters or digits, and
+// another upper-case letter, in a row.
+func mayHaveIdent(s string) bool {
+	if strings.Contains(s, "()") || strings.IndexByte(s, '_') >= 0 {
+		return true
+	}
+	state := 0 // 1: after [A-Z]; 2: after [A-Z][a-z0-9]+
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			if state == 2 {
+				return true
+			}
+			state = 1
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			if state >= 1 {
+				state = 2
+			}
+		default:
+			state = 0
+		}
+	}
+	return false
+}
+
+// cueWords are cueRe's alternatives, lower-cased, up to their first
+// optional part. cueRe is case-insensitive, which in RE2 also folds the
+// Kelvin sign and the long s; a text that is not ASCII is always scanned.
+var cueWords = []string{"todo", "fixme", "xxx", "blocker", "blocked", "remaining", "not yet", "still fail", "open question", "pending", "unresolved", "follow"}
+
+func mayHaveCue(s string) bool { return mayHaveFolded(s, cueWords) }
+
+// conflictWords are conflictCue's alternatives, as cueWords are cueRe's.
+var conflictWords = []string{"contradict", "doesn't work", "does not work", "wrong", "regress", "revert", "broke", "flaky", "fail"}
+
+// hasConflictCue is conflictCue.MatchString behind its prefilter.
+func hasConflictCue(s string) bool {
+	return mayHaveFolded(s, conflictWords) && conflictCue.MatchString(s)
+}
+
+// mayHaveFolded reports whether s, lower-cased, holds one of the lower-case
+// ASCII words, or is not ASCII (where case folding reaches beyond ASCII).
+// It scans in place: a brief calls it for every text it cites.
+func mayHaveFolded(s string, words []string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, w := range words {
+		for i := 0; i+len(w) <= len(s); i++ {
+			if asciiFoldedPrefix(s[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiFoldedPrefix reports whether s starts with the lower-case word w,
+// ignoring ASCII case.
+func asciiFoldedPrefix(s, w string) bool {
+	for j := 0; j < len(w); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -56,4 +57,30 @@ func TestExtractCues(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("cues = %v, want %v (duplicates once, in source order)", got, want)
 	}
+}
+
+// FuzzExtractPrefilters holds the extractors with their prefilters to the
+// plain regexp scans: a prefilter may only skip texts with no match.
+func FuzzExtractPrefilters(f *testing.F) {
+	for _, s := range []string{
+		"go test ./store/... failed with 'database is locked'", "run `make bench` before merging",
+		"docs at https://sqlite.org/wal.html.", "SQLITE_BUSY hits when busy_timeout is 0; call store.Open() from OpenStore",
+		"see store/store.go and palace.db", "python3 -m venv .venv", "$ palace context --file x.go", "TODO: later\nſtill fails",
+		"bloc\u212Aed on review", "Follow-up: the pending open question", "plain english text, nothing here.", "a.tsx b.jsonl c.cpp",
+		"it DOESN'T WORK after the revert", "Flaky on CI; failed twice", "contradicts ev_1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in := []sourceText{{"ev_1", s}}
+		if got, want := entities(in, true), entities(in, false); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: entities %v, without prefilters %v", s, got, want)
+		}
+		if got, want := cues(in, true), cues(in, false); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: cues %v, without prefilters %v", s, got, want)
+		}
+		if got, want := hasConflictCue(s), conflictCue.MatchString(s); got != want {
+			t.Fatalf("%q: conflict cue %v, the regexp says %v", s, got, want)
+		}
+	})
 }

@@ -27,6 +27,29 @@ type candidate struct {
 	counts    policies.Counts30d
 	ageDays   int
 	outcome   string // injection outcome; "" writes no event
+	// roles counts an item's evidence links by role (cite reads them all);
+	// a brief reports them.
+	roles roleCounts
+}
+
+// roleCounts are a card's evidence links by role.
+type roleCounts struct{ supporting, verification, teaching, counterexample int }
+
+func countRoles(links []store.Link) roleCounts {
+	var r roleCounts
+	for _, l := range links {
+		switch l.Role {
+		case "supporting":
+			r.supporting++
+		case "verification":
+			r.verification++
+		case "teaching":
+			r.teaching++
+		case "counterexample":
+			r.counterexample++
+		}
+	}
+	return r
 }
 
 // assembly is one context request in the making.
@@ -302,6 +325,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 		return internal(err, "read citations")
 	}
 	for _, c := range a.items {
+		c.roles = countRoles(links[c.card.ID])
 		it := Item{
 			ID: c.card.ID, Statement: c.card.Statement, Content: c.card.Content, Tier: c.card.Tier, Status: c.card.Status,
 			Domain: c.card.Domain, Field: c.card.Field, Anchor: c.anchor, Foreign: c.foreign,

@@ -12,8 +12,9 @@ import (
 )
 
 // selectCandidates runs the bounded selection of DESIGN §6.1 and fills
-// a.considered. Without a query it is one indexed SQL query ordered by
-// persistence, tier, anchor and id. With one, the visible cards are ranked
+// a.considered. Without a query it is one SQL statement: the first
+// CandidateLimit cards by persistence, tier, anchor and id, picked from an
+// index and read whole, with the count. With one, the visible cards are ranked
 // by BM25 (see context_relevance.go): all of them when they are within
 // CandidateLimit, else a quarter of the slots go to the head of the SQL
 // order (so foundational cards are never crowded out by text matches), then
@@ -22,12 +23,17 @@ import (
 func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	q := h.candidateQuery(a.req, a.now)
 	terms := queryTerms(a.req.Query)
-	total, err := h.store.CountCandidates(ctx, q)
-	if err != nil {
-		return internal(err, "select context candidates")
-	}
-	var cards []store.Card
+	var (
+		cards []store.Card
+		total int
+		err   error
+	)
 	rel := map[string]float64{}
+	if len(terms) > 0 || q.Match != "" {
+		if total, err = h.store.CountCandidates(ctx, q); err != nil {
+			return internal(err, "select context candidates")
+		}
+	}
 	switch {
 	case len(terms) > 0 && !a.req.AllRepos && total <= CandidateLimit:
 		if cards, err = h.store.CandidateCards(ctx, q); err != nil {
@@ -45,8 +51,10 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			return internal(err, "select context candidates")
 		}
 		docs := make([]relevanceDoc, len(texts))
+		rowids := make(map[string]int64, len(texts))
 		for i, t := range texts {
 			docs[i] = relevanceDoc{t.ID, t.Statement, t.Content}
+			rowids[t.ID] = t.RowID
 		}
 		rel = bm25Rank(terms, docs)
 		fill := make([]store.Card, len(texts))
@@ -67,10 +75,18 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			}
 			return strings.Compare(x, y)
 		})
-		if cards, err = h.loadInOrder(ctx, mergeCandidates(fill, matched)); err != nil {
-			return err
+		ids := mergeCandidates(fill, matched)
+		picked := make([]int64, len(ids))
+		for i, id := range ids {
+			picked[i] = rowids[id]
 		}
-	default:
+		byID, err := h.store.CardsByRowIDs(ctx, picked)
+		if err != nil {
+			return internal(err, "read context candidates")
+		}
+		cards = inOrder(ids, byID)
+	case q.Match != "":
+		// Every repository (AllRepos) with a query: FTS5 ranks the palace.
 		matched, fill, err := h.store.Candidates(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
@@ -92,6 +108,11 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		}
 		if cards, err = h.loadInOrder(ctx, mergeCandidates(fillCards, ids)); err != nil {
 			return err
+		}
+	default:
+		// No query: the head of the fill order, and the count, in one read.
+		if cards, total, err = h.store.CandidateFill(ctx, q); err != nil {
+			return internal(err, "select context candidates")
 		}
 	}
 	refs := map[string]AnchorRef{}
@@ -154,13 +175,18 @@ func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]store.Card, err
 	if err != nil {
 		return nil, internal(err, "read context candidates")
 	}
+	return inOrder(ids, byID), nil
+}
+
+// inOrder is the cards of byID in the order of ids, skipping absent ones.
+func inOrder(ids []string, byID map[string]store.Card) []store.Card {
 	out := make([]store.Card, 0, len(ids))
 	for _, id := range ids {
 		if c, ok := byID[id]; ok {
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out
 }
 
 var persistenceRank = map[string]int{"foundational": 0, "protected": 1, "standard": 2}

@@ -54,9 +54,16 @@ type Card struct {
 	StatementNorm string `json:"-"`
 }
 
-const cardCols = `id, statement, statement_norm, content, tier, status, domain, field, anchor_id, scope, trigger,
-	persistence, render_pref, COALESCE(review_after,''), COALESCE(expires_at,''), COALESCE(origin_card,''),
-	COALESCE(published_to,''), created_by, created_at, updated_at`
+var cardCols = prefixCols("")
+
+// prefixCols is the column list scanCards reads, of the table named p
+// ("d." for an alias d).
+func prefixCols(p string) string {
+	return p + `id, ` + p + `statement, ` + p + `statement_norm, ` + p + `content, ` + p + `tier, ` + p + `status, ` +
+		p + `domain, ` + p + `field, ` + p + `anchor_id, ` + p + `scope, ` + p + `trigger, ` + p + `persistence, ` +
+		p + `render_pref, COALESCE(` + p + `review_after,''), COALESCE(` + p + `expires_at,''), COALESCE(` + p +
+		`origin_card,''), COALESCE(` + p + `published_to,''), ` + p + `created_by, ` + p + `created_at, ` + p + `updated_at`
+}
 
 // InsertCard adds a card.
 func (tx *Tx) InsertCard(ctx context.Context, c Card) error {
@@ -236,13 +243,25 @@ func (s *Store) CountCards(ctx context.Context) (int, error) {
 }
 
 func scanCards(rows *sql.Rows, fn func(Card)) error {
+	return scan(rows, false, func(c Card, _ int) { fn(c) })
+}
+
+// scanCardsWith scans rows of cardCols followed by one integer column.
+func scanCardsWith(rows *sql.Rows, fn func(Card, int)) error { return scan(rows, true, fn) }
+
+func scan(rows *sql.Rows, extra bool, fn func(Card, int)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var c Card
 		var scope, trig string
-		if err := rows.Scan(&c.ID, &c.Statement, &c.StatementNorm, &c.Content, &c.Tier, &c.Status, &c.Domain,
+		dest := []any{&c.ID, &c.Statement, &c.StatementNorm, &c.Content, &c.Tier, &c.Status, &c.Domain,
 			&c.Field, &c.AnchorID, &scope, &trig, &c.Persistence, &c.RenderPref, &c.ReviewAfter, &c.ExpiresAt,
-			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}
+		var n int
+		if extra {
+			dest = append(dest, &n)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("scan card: %w", err)
 		}
 		if err := decodeLists(scope, scopeKeys, []*[]string{&c.Scope.Paths, &c.Scope.Languages, &c.Scope.Fields}, &c.Scope); err != nil {
@@ -252,7 +271,7 @@ func scanCards(rows *sql.Rows, fn func(Card)) error {
 			return fmt.Errorf("card %s: decode trigger: %w", c.ID, err)
 		}
 		c.Scope, c.Trigger = normScope(c.Scope), normTrigger(c.Trigger)
-		fn(c)
+		fn(c, n)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("scan card: %w", err)

@@ -108,6 +108,38 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 	return n, nil
 }
 
+// CandidateFill is Candidates' fill without a Match, read whole in one
+// statement: the cards of q's selection ordered by persistence, tier,
+// anchor and id (the order is picked from the covering index, and only the
+// first q.Limit rows are read), and total, the number of cards q selects.
+// The cards come in that order.
+func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []Card, total int, err error) {
+	if len(q.Statuses) == 0 || q.Limit <= 0 {
+		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
+	}
+	where, args := candidateWhere("c.", q)
+	order, oargs := rankCase("c.persistence", q.PersistenceOrder)
+	tier, targs := rankCase("c.tier", q.TierOrder)
+	anch, aargs := rankCase("c.anchor_id", q.AnchorOrder)
+	cwhere, cargs := candidateWhere("", q)
+	all := append(cargs, args...)
+	all = append(all, oargs...)
+	all = append(all, targs...)
+	all = append(all, aargs...)
+	all = append(all, q.Limit)
+	// CROSS JOIN keeps the ordered subquery as the outer loop, so rows come
+	// out in its order; the count is an uncorrelated subquery, run once.
+	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixCols("d.")+`, (SELECT count(*) FROM cards WHERE `+cwhere+`)
+		FROM (SELECT c.rowid AS rid FROM cards c WHERE `+where+` ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?) k
+		CROSS JOIN cards d ON d.rowid = k.rid`, all...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
+	}
+	cards = make([]Card, 0, q.Limit)
+	err = scanCardsWith(rows, func(c Card, extra int) { cards, total = append(cards, c), extra })
+	return cards, total, err
+}
+
 func candidateWhere(p string, q CandidateQuery) (string, []any) {
 	var where []string
 	var args []any
@@ -150,6 +182,26 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, 
 		chunk := ids[:n]
 		ids = ids[n:]
 		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read cards: %w", err)
+		}
+		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// CardsByRowIDs reads the cards with these rowids (from CandidateText),
+// keyed by id: one B-tree descent per card where an id costs two (its
+// unique index, then the table).
+func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]Card, error) {
+	out := make(map[string]Card, len(rowids))
+	for len(rowids) > 0 {
+		n := min(len(rowids), 500)
+		chunk := rowids[:n]
+		rowids = rowids[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
 		}
@@ -418,6 +470,8 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 
 // CandidateText is the part of a card a relevance ranking reads.
 type CandidateText struct {
+	// RowID reads the whole card back with CardsByRowIDs.
+	RowID       int64
 	ID          string
 	Statement   string
 	Content     string
@@ -432,7 +486,7 @@ type CandidateText struct {
 // Callers use it when the selection is too large to read whole.
 func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]CandidateText, error) {
 	where, args := candidateWhere("c.", q)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.statement, c.content, c.tier, c.persistence, c.anchor_id
+	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, c.statement, c.content, c.tier, c.persistence, c.anchor_id
 		FROM cards c WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate texts: %w", err)
@@ -441,7 +495,7 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 	var out []CandidateText
 	for rows.Next() {
 		var t CandidateText
-		if err := rows.Scan(&t.ID, &t.Statement, &t.Content, &t.Tier, &t.Persistence, &t.AnchorID); err != nil {
+		if err := rows.Scan(&t.RowID, &t.ID, &t.Statement, &t.Content, &t.Tier, &t.Persistence, &t.AnchorID); err != nil {
 			return nil, fmt.Errorf("read candidate texts: %w", err)
 		}
 		out = append(out, t)

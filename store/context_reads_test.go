@@ -112,3 +112,26 @@ func TestEvidenceTexts(t *testing.T) {
 		t.Errorf("evidence = %+v\nwant       %+v", got, want)
 	}
 }
+
+// TestCardsByRowIDs reads back whole the cards CandidateTexts found.
+func TestCardsByRowIDs(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	texts, err := s.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted", "canonical"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowids []int64
+	for _, x := range texts {
+		rowids = append(rowids, x.RowID)
+	}
+	got, err := s.CardsByRowIDs(ctx, rowids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.CardsByIDs(ctx, []string{"kc_1", "kc_2", "kc_7"})
+	if err != nil || len(texts) != 3 || !reflect.DeepEqual(got, want) {
+		t.Errorf("by rowid %v (%v)\nby id    %v", got, err, want)
+	}
+}

@@ -117,6 +117,18 @@ func TestCandidates(t *testing.T) {
 			if err != nil || n != tt.wantCount {
 				t.Errorf("count = %d, %v; want %d", n, err, tt.wantCount)
 			}
+			// CandidateFill reads the same fill whole, with the count.
+			cards, total, err := s.CandidateFill(ctx, q)
+			var ids []string
+			for _, c := range cards {
+				ids = append(ids, c.ID)
+				if c.Statement == "" || c.Scope.Paths == nil {
+					t.Errorf("CandidateFill read %s partly: %+v", c.ID, c)
+				}
+			}
+			if err != nil || !reflect.DeepEqual(ids, tt.wantFill) || total != tt.wantCount {
+				t.Errorf("CandidateFill = %v, %d, %v; want %v, %d", ids, total, err, tt.wantFill, tt.wantCount)
+			}
 		})
 	}
 }

@@ -135,3 +135,40 @@ func TestCardsByRowIDs(t *testing.T) {
 		t.Errorf("by rowid %v (%v)\nby id    %v", got, err, want)
 	}
 }
+
+// TestCandidateTextsSeeEdits reads texts twice (the second time from the
+// cache), then changes a statement behind the store's back, as another
+// program could: the next read has the new text.
+func TestCandidateTextsSeeEdits(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted"}}
+	statement := func() string {
+		t.Helper()
+		texts, err := s.CandidateTexts(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range texts {
+			if x.ID == "kc_1" {
+				return x.Statement
+			}
+		}
+		t.Fatalf("kc_1 is not among %v", texts)
+		return ""
+	}
+	for range 2 {
+		if got := statement(); got != "sqlite WAL mode for readers" {
+			t.Fatalf("statement = %q", got)
+		}
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.ExecForTest(ctx, `UPDATE cards SET statement = 'edited elsewhere' WHERE id = 'kc_1'`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := statement(); got != "edited elsewhere" {
+		t.Errorf("after an edit the statement is %q, want the edited one", got)
+	}
+}

@@ -239,6 +239,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			"DROP INDEX card_links_card_time", "DROP INDEX evidence_anchor",
+			"DROP TRIGGER cards_text_changed", "DROP TABLE card_text_version",
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
 				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
 			"PRAGMA user_version = 1",

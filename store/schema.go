@@ -190,10 +190,17 @@ END;
 	// anchor's evidence newest first (rowid): the (anchor_id, field) index
 	// is ordered by field, so the hundred most recent rows of three anchors
 	// sorted all of their rows, and with a field SQLite preferred the field
-	// index over the anchors — 0.7–1.8 ms against 0.1–0.2 ms.
+	// index over the anchors — 0.7–1.8 ms against 0.1–0.2 ms. And a counter
+	// of changes to card texts, so a process may keep statements and
+	// contents it has read (see textCache): palace never rewrites them, and
+	// a change by anything else is counted.
 	`
 CREATE INDEX card_links_card_time ON card_links(card_id, created_at);
 CREATE INDEX evidence_anchor ON evidence(anchor_id);
+CREATE TABLE card_text_version (n INTEGER NOT NULL);
+INSERT INTO card_text_version(n) VALUES (0);
+CREATE TRIGGER cards_text_changed AFTER UPDATE OF statement, content ON cards
+BEGIN UPDATE card_text_version SET n = n + 1; END;
 `,
 }
 

@@ -50,9 +50,10 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	path string
-	refs refCache
+	db    *sql.DB
+	path  string
+	refs  refCache
+	texts textCache
 }
 
 // Open opens (creating if needed) the database at path and migrates it to

@@ -31,7 +31,28 @@ type CardFilter struct {
 	Limit  int
 }
 
-// ShowCard returns one card with its links.
+// ViewCard is ShowCard for someone who asked to see the card — `palace
+// card show`, an agent's `palace_cards get`, an editor opening a card — and
+// records that view: one "viewed" injection event, which warms the card's
+// lane a little (recent views count up to 5 salience points, DESIGN §5).
+// The ref-only lines of a context pack tell agents to fetch cards this way.
+// Internal reads (after a lifecycle change, a hover) use ShowCard, which
+// records nothing. An unknown id is KindNotFound and nothing is written;
+// a failure to record the view is KindInternal. Both modes.
+func (h *Host) ViewCard(ctx context.Context, id string) (Card, error) {
+	c, err := h.ShowCard(ctx, id)
+	if err != nil {
+		return Card{}, err
+	}
+	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: h.stamp()}}
+	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, row) }); err != nil {
+		return Card{}, internal(err, "record the view of %s", id)
+	}
+	return c, nil
+}
+
+// ShowCard returns one card with its links. It records nothing; see
+// ViewCard.
 func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {

@@ -115,10 +115,10 @@ func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 	return nil
 }
 
-// RecordViews appends a "viewed" injection event for each card id: an editor
-// or `card show` calls it when a person opens a card, which warms the card's
-// lane a little (recent views count up to 5 salience points). Unknown ids are
-// KindInvalid and nothing is written. Both modes.
+// RecordViews appends a "viewed" injection event for each card id, for
+// views that do not go through ViewCard (an editor listing several cards).
+// It warms each card's lane a little (recent views count up to 5 salience
+// points). Unknown ids are KindInvalid and nothing is written. Both modes.
 func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil

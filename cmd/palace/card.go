@@ -64,11 +64,11 @@ func newCardListCmd(g *globals) *cobra.Command {
 func newCardShowCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one card with its anchor and evidence links",
+		Short: "Show one card with its anchor and evidence links (counts as a view: it warms the card's lane)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				c, err := h.ShowCard(ctx, args[0])
+				c, err := h.ViewCard(ctx, args[0])
 				if err != nil {
 					return err
 				}

@@ -290,3 +290,27 @@ func TestExampleTeamGateSeesScope(t *testing.T) {
 	}
 	e.ok("gate", plain)
 }
+
+// TestCardShowCountsAsAView: `palace card show` is how a pack's ref-only
+// lines tell an agent to fetch a card, so each one is a view (the audit's
+// 30-day counts show it); --format json prints the same card.
+func TestCardShowCountsAsAView(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.evidence(2, "general")
+	id := e.distill("Views warm a card", "qi", "--supporting", ev[0], "--verification", ev[1], "--direct", "--status", "promoted")
+	e.ok("card", "show", id)
+	if got := e.jsonOf("card", "show", id)["id"]; got != id {
+		t.Fatalf("card show --format json printed %v", got)
+	}
+	for _, row := range e.jsonOf("audit")["rows"].([]any) {
+		r := row.(map[string]any)
+		if r["id"] == id {
+			if v := r["counts_30d"].(map[string]any)["viewed"]; v != float64(2) {
+				t.Errorf("viewed = %v after two card shows, want 2", v)
+			}
+			return
+		}
+	}
+	t.Fatalf("the audit does not list %s", id)
+}

@@ -194,6 +194,16 @@ func mayHaveBacktick(s string) bool { return strings.IndexByte(s, '`') >= 0 }
 var commandWords = []string{"go", "git", "make", "palace", "npm", "npx", "yarn", "cargo", "docker", "kubectl", "pip", "python", "sqlite3", "opa"}
 
 func mayHaveCommand(s string) bool {
+	// After its word and a subcommand, a command has at least one argument
+	// that is a flag, a path (./x, ../x, /x) or ends in "...": whitespace
+	// then '-', '.' or '/', or "..." somewhere.
+	arg := strings.Contains(s, "...")
+	for i := 0; !arg && i+1 < len(s); i++ {
+		arg = isSpaceRE(s[i]) && (s[i+1] == '-' || s[i+1] == '.' || s[i+1] == '/')
+	}
+	if !arg {
+		return false
+	}
 	for _, w := range commandWords {
 		for i := 0; ; {
 			j := strings.Index(s[i:], w)
@@ -282,34 +292,17 @@ func hasConflictCue(s string) bool {
 
 // mayHaveFolded reports whether s, lower-cased, holds one of the lower-case
 // ASCII words, or is not ASCII (where case folding reaches beyond ASCII).
-// It scans in place: a brief calls it for every text it cites.
 func mayHaveFolded(s string, words []string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return true
 		}
 	}
+	low := strings.ToLower(s) // copies only when s has upper-case letters
 	for _, w := range words {
-		for i := 0; i+len(w) <= len(s); i++ {
-			if asciiFoldedPrefix(s[i:], w) {
-				return true
-			}
+		if strings.Contains(low, w) {
+			return true
 		}
 	}
 	return false
-}
-
-// asciiFoldedPrefix reports whether s starts with the lower-case word w,
-// ignoring ASCII case.
-func asciiFoldedPrefix(s, w string) bool {
-	for j := 0; j < len(w); j++ {
-		c := s[j]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[j] {
-			return false
-		}
-	}
-	return true
 }

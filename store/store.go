@@ -31,14 +31,16 @@ const BusyTimeout = 30 * time.Second
 // CacheSize and MmapSize size each connection's page cache and the part of
 // the file it reads through a memory map. A context request reads a few
 // hundred pages scattered over the file; through read(2) into SQLite's
-// default 2 MB cache they cost a system call and a copy each, which was a
-// sixth of a request on the 10k-card benchmark palace. Mapped pages are the
-// kernel's page cache, shared by every process on the file (they show in a
-// process's RSS as file-backed, reclaimable memory). Measured on the 10k and
-// 100k benchmark palaces: the map cut CPU per request by ~25%; the larger
-// cache helps the 100k palace, whose file is far larger than the map.
+// default 2 MB cache they cost a system call and a copy each, a sixth of a
+// request on the 10k-card benchmark palace. Mapped pages are the kernel's
+// page cache, shared by every process on the file; they show in a process's
+// RSS as file-backed, reclaimable memory (~80 MB of the 10k palace's 154 MB
+// file after a few hundred requests). Measured: the map cut CPU per request
+// by ~25%. The page cache matters where the file is larger than the map
+// (the 100k palace's is 1.7 GB): 32 MB per connection was ~4% faster than 8
+// but held ~35 MB more RSS with the pool's two connections; 16 is between.
 const (
-	CacheSize = 32 << 20
+	CacheSize = 16 << 20
 	MmapSize  = 256 << 20
 )
 

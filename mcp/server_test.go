@@ -347,3 +347,33 @@ func TestAuditActionThroughMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestCardsGetIsAView: fetching a card by id (what a reference line in a
+// pack asks for) counts as a view, as `palace card show` does; list and
+// events do not.
+func TestCardsGetIsAView(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Human)
+	s := connect(t, h)
+	ev := s.record("evidence")
+	card := s.ok(mcp.ToolDistill, map[string]any{"statement": "Views warm a card", "tier": "qi", "supporting": []string{ev},
+		"direct": true, "status": "promoted"})
+	id := card["id"].(string)
+	s.ok(mcp.ToolCards, nil)
+	s.ok(mcp.ToolCards, map[string]any{"action": "events", "id": id})
+	for range 2 {
+		s.ok(mcp.ToolCards, map[string]any{"action": "get", "id": id})
+	}
+	rep, err := h.Audit(context.Background(), host.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Rows {
+		if row.ID == id {
+			if row.Counts30d.Viewed != 2 {
+				t.Fatalf("viewed = %d after two gets, want 2", row.Counts30d.Viewed)
+			}
+			return
+		}
+	}
+	t.Fatalf("card %s not in the audit", id)
+}

@@ -3,11 +3,9 @@ package host_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,7 +21,7 @@ import (
 
 // benchEpoch is the clock of generated palaces and of the hosts that query
 // them, so cached palaces keep their 30-day telemetry window.
-var benchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var benchEpoch = host.BenchEpoch
 
 // benchRequests are the rotating requests of the context and brief
 // benchmarks: with and without a query, file, field, intents and tools.
@@ -55,34 +53,9 @@ func moduleRoot(b *testing.B) string {
 }
 
 // benchPalace returns the home and checkout of a generated palace of spec,
-// cached under <module>/.bench/<spec key>/ (generation of the 10k palace
-// takes about half a minute; the 100k one several minutes).
+// cached under <module>/.bench/palace-<spec key>/.
 func benchPalace(b *testing.B, spec host.BenchSpec) (home, repo string) {
 	b.Helper()
-	dir := filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key())
-	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
-	marker := filepath.Join(dir, "complete.json")
-	if _, err := os.Stat(marker); err == nil {
-		return home, repo
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/bench/repo-00"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Mode: host.Human, Now: func() time.Time { return benchEpoch }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
 	var progress func(host.BenchProgress)
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		progress = func(p host.BenchProgress) {
@@ -92,15 +65,10 @@ func benchPalace(b *testing.B, spec host.BenchSpec) (home, repo string) {
 			}
 		}
 	}
-	st, err := h.GenerateBench(context.Background(), spec, progress)
+	home, repo, err := host.BenchPalace(context.Background(), filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key()), spec, progress, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(marker, raw, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("generated %s in %s", spec.Key(), st.Elapsed)
 	return home, repo
 }
 

@@ -32,7 +32,7 @@ import (
 
 const benchTriggerCards = 500
 
-var benchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var benchEpoch = host.BenchEpoch
 
 var benchWords = strings.Fields(`store sqlite wal lock test error api request handler cache index query
 import build deploy config retry timeout busy transaction commit migration schema table file path module
@@ -55,47 +55,34 @@ func moduleRoot(tb testing.TB) string {
 	}
 }
 
-// benchPalace returns the home and checkout of the cached benchmark palace,
-// generating it on first use.
+// benchPalace returns the home and checkout of the cached benchmark palace
+// (the 10k palace plus the trigger cards), generating it on first use.
 func benchPalace(b *testing.B) (home, repo string) {
 	b.Helper()
 	spec := host.BenchSpec10k
 	dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("lsp-%s-t%d", spec.Key(), benchTriggerCards))
-	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
-	marker := filepath.Join(dir, "complete")
-	if _, err := os.Stat(marker); err == nil {
-		return home, repo
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/bench/repo-00"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	ctx := context.Background()
-	h, err := host.Open(ctx, host.Options{Home: home, Cwd: repo, Mode: host.Human, Now: func() time.Time { return benchEpoch }})
+	start := time.Now()
+	home, repo, err := host.BenchPalace(context.Background(), dir, spec, nil, addTriggerCards)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.Close()
-	start := time.Now()
-	if _, err := h.GenerateBench(ctx, spec, nil); err != nil {
-		b.Fatal(err)
+	if d := time.Since(start); d > time.Second {
+		b.Logf("generated the benchmark palace in %s", d.Round(time.Millisecond))
 	}
+	return home, repo
+}
+
+// addTriggerCards writes benchTriggerCards authoritative cards with trigger
+// patterns visible from the checkout.
+func addTriggerCards(h *host.Host) error {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 7))
 	word := func() string { return benchWords[r.IntN(len(benchWords))] }
 	anchors := []string{"worktree", "worktree", "repo", "global"}
 	for i := range benchTriggerCards {
 		ev, err := h.Record(ctx, host.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		var pat string
 		switch i % 4 {
@@ -122,14 +109,10 @@ func benchPalace(b *testing.B) (home, repo string) {
 			Direct:  true, Status: "promoted",
 		})
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 	}
-	if err := os.WriteFile(marker, []byte(time.Since(start).String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("generated the benchmark palace in %s", time.Since(start).Round(time.Millisecond))
-	return home, repo
+	return nil
 }
 
 // benchDocument is a Go file of n lines made of the benchmark words, so a

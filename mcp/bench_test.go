@@ -19,9 +19,9 @@ import (
 	"github.com/palacehq/palace/mcp"
 )
 
-// benchEpoch is the clock the generated palace was written with; it must
-// match host's context benchmarks, which share the cache.
-var benchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// benchEpoch is the clock the generated palace was written with; the
+// cache is shared with host's context benchmarks.
+var benchEpoch = host.BenchEpoch
 
 // benchPalace returns the generated 10k palace (host.BenchSpec10k), cached
 // under <module>/.bench/palace-<spec key>/ exactly as host's context
@@ -34,36 +34,8 @@ func benchPalace(b *testing.B) (home, repo string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := filepath.Join(root, ".bench", "palace-"+spec.Key())
-	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
-	marker := filepath.Join(dir, "complete.json")
-	if _, err := os.Stat(marker); err == nil {
-		return home, repo
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/bench/repo-00"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Mode: host.Human, Now: func() time.Time { return benchEpoch }})
+	home, repo, err = host.BenchPalace(context.Background(), filepath.Join(root, ".bench", "palace-"+spec.Key()), spec, nil, nil)
 	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	st, err := h.GenerateBench(context.Background(), spec, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(marker, raw, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return home, repo

@@ -1,0 +1,70 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// BenchEpoch is the clock of generated benchmark palaces: their telemetry is
+// dated around it, so a benchmark host opened with Now = BenchEpoch sees the
+// palace as it was generated.
+var BenchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// BenchPalace returns the home and the git checkout (repository 0 of spec) of
+// a generated palace cached under dir, generating it on first use: a
+// "complete.json" marker says the cache is whole, and anything else under dir
+// is thrown away and rebuilt. extra, when not nil, runs on the open host
+// after generation (to add what one benchmark needs) before the marker is
+// written. Generating the 10k palace takes about half a minute; the 100k one
+// several minutes. It is for benchmarks: callers that write must work on a
+// copy of home.
+func BenchPalace(ctx context.Context, dir string, spec BenchSpec, progress func(BenchProgress), extra func(*Host) error) (home, repo string, err error) {
+	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
+	marker := filepath.Join(dir, "complete.json")
+	if _, err := os.Stat(marker); err == nil {
+		return home, repo, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("bench palace %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", "", fmt.Errorf("bench palace %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return "", "", fmt.Errorf("bench palace %s: %w", dir, err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/bench/repo-00"}} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("bench palace: git %v: %w: %s", args, err, out)
+		}
+	}
+	h, err := Open(ctx, Options{Home: home, Cwd: repo, Mode: Human, Now: func() time.Time { return BenchEpoch }})
+	if err != nil {
+		return "", "", err
+	}
+	defer h.Close()
+	st, err := h.GenerateBench(ctx, spec, progress)
+	if err != nil {
+		return "", "", err
+	}
+	if extra != nil {
+		if err := extra(h); err != nil {
+			return "", "", fmt.Errorf("bench palace %s: %w", dir, err)
+		}
+	}
+	raw, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(marker, raw, 0o644); err != nil {
+		return "", "", fmt.Errorf("bench palace %s: %w", dir, err)
+	}
+	return home, repo, nil
+}

@@ -195,20 +195,10 @@ func rescopeAnchor(id string, from anchor.Kind, to string) error {
 }
 
 func scopeText(s store.Scope) string {
-	var parts []string
-	if len(s.Paths) > 0 {
-		parts = append(parts, "paths "+strings.Join(s.Paths, ","))
+	if d := s.String(); d != "" {
+		return "scope " + d
 	}
-	if len(s.Languages) > 0 {
-		parts = append(parts, "languages "+strings.Join(s.Languages, ","))
-	}
-	if len(s.Fields) > 0 {
-		parts = append(parts, "fields "+strings.Join(s.Fields, ","))
-	}
-	if len(parts) == 0 {
-		return "scope everywhere"
-	}
-	return "scope " + strings.Join(parts, "; ")
+	return "scope everywhere"
 }
 
 func orNone(s string) string {

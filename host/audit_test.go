@@ -155,7 +155,7 @@ func TestAuditActions(t *testing.T) {
 		wantErr string
 	}{
 		{"rescope", host.AuditActionRequest{Action: "rescope", Scope: &store.Scope{Paths: []string{"cmd/**"}}, Reason: "only the CLI"},
-			func(c host.Card) bool { return slices.Equal(c.Scope.Paths, []string{"cmd/**"}) }, "scope paths store/**; languages go; fields storage", "scope paths cmd/**", ""},
+			func(c host.Card) bool { return slices.Equal(c.Scope.Paths, []string{"cmd/**"}) }, "scope paths store/** · languages go · fields storage", "scope paths cmd/**", ""},
 		{"set_expiry", host.AuditActionRequest{Action: "set_expiry", Value: "2027-01-01"},
 			func(c host.Card) bool { return c.ExpiresAt == "2027-01-01T00:00:00.000Z" }, "expires_at none", "expires_at 2027-01-01T00:00:00.000Z", ""},
 		{"set_review_after", host.AuditActionRequest{Action: "set_review_after", Value: "2026-06-01"},

@@ -20,6 +20,21 @@ type Scope struct {
 	Fields    []string `json:"fields"`
 }
 
+// String describes the scope for people: "paths store/**, api/** · languages
+// go · fields storage"; "" for a card that applies anywhere.
+func (s Scope) String() string {
+	var parts []string
+	for _, d := range []struct {
+		name string
+		vals []string
+	}{{"paths", s.Paths}, {"languages", s.Languages}, {"fields", s.Fields}} {
+		if len(d.vals) > 0 {
+			parts = append(parts, d.name+" "+strings.Join(d.vals, ", "))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
 // Trigger says what wakes a card up: regexp patterns over text, intent tags,
 // and tool needs. It biases selection; it never executes anything.
 type Trigger struct {

@@ -91,7 +91,7 @@ func printCard(w io.Writer, c host.Card) {
 	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, c.Anchor.Identity)
 	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, c.Field)
 	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
-	if s := scopeLine(c.Scope); s != "" {
+	if s := c.Scope.String(); s != "" {
 		fmt.Fprintf(t, "  scope\t%s\n", s)
 	}
 	if s := triggerLine(c.Trigger); s != "" {
@@ -115,20 +115,6 @@ func printCard(w io.Writer, c host.Card) {
 		}
 		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(ref))
 	}
-}
-
-func scopeLine(s store.Scope) string {
-	var parts []string
-	if len(s.Paths) > 0 {
-		parts = append(parts, "paths "+strings.Join(s.Paths, ", "))
-	}
-	if len(s.Languages) > 0 {
-		parts = append(parts, "languages "+strings.Join(s.Languages, ", "))
-	}
-	if len(s.Fields) > 0 {
-		parts = append(parts, "fields "+strings.Join(s.Fields, ", "))
-	}
-	return strings.Join(parts, " · ")
 }
 
 func triggerLine(t store.Trigger) string {

@@ -139,6 +139,9 @@ func (h *Host) ShowEvidence(ctx context.Context, id string) (Evidence, error) {
 // EvidenceFilter selects evidence for ListEvidence.
 type EvidenceFilter struct {
 	Field string
+	// Query keeps the evidence holding every word of it, best full-text
+	// match first.
+	Query string
 	// Anchor as in CardFilter.
 	Anchor string
 	Limit  int
@@ -146,7 +149,7 @@ type EvidenceFilter struct {
 
 // ListEvidence lists evidence newest first, with the total match count.
 func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
-	sf := store.EvidenceFilter{Field: f.Field, Limit: f.Limit}
+	sf := store.EvidenceFilter{Field: f.Field, Query: f.Query, Limit: f.Limit}
 	switch f.Anchor {
 	case "":
 		sf.AnchorIDs = h.chainIDs()

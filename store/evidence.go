@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // Evidence is one row of evidence. It is never updated or deleted.
@@ -33,11 +34,17 @@ func (tx *Tx) InsertEvidence(ctx context.Context, e Evidence) error {
 	if err != nil {
 		return fmt.Errorf("insert evidence: %w", err)
 	}
-	_, err = tx.exec(ctx, `INSERT INTO evidence(`+evidenceCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	res, err := tx.exec(ctx, `INSERT INTO evidence(`+evidenceCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		e.ID, e.Content, e.Domain, e.Field, e.Provenance, e.SourceRef, string(tags), e.AnchorID,
 		e.ContentSHA256, e.Actor, e.ActorType, e.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("insert evidence %s: %w", e.ID, err)
+	}
+	if tx.unindexed == 0 {
+		// The full-text index is written at commit (Store.Tx).
+		if tx.unindexed, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("insert evidence %s: %w", e.ID, err)
+		}
 	}
 	return nil
 }
@@ -88,20 +95,32 @@ func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]Evi
 type EvidenceFilter struct {
 	Field     string
 	AnchorIDs []string
-	Limit     int // 0 = no limit
-	Offset    int
+	// Query is free text: only rows holding every word of it match, best
+	// full-text (BM25) match first. FTS5 syntax in it is taken literally.
+	Query  string
+	Limit  int // 0 = no limit
+	Offset int
 }
 
-// ListEvidence returns matching rows, newest first, and the total number of
-// matches regardless of Limit.
+// ListEvidence returns matching rows, newest first (best match first with a
+// Query), and the total number of matches regardless of Limit.
 func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
 	var where []string
 	var args []any
+	from, order := "evidence e", "e.created_at DESC, e.id DESC"
+	if f.Query != "" {
+		q := ftsQuery(f.Query)
+		if q == "" {
+			return nil, 0, nil
+		}
+		from, order = "evidence_fts JOIN evidence e ON e.rowid = evidence_fts.rowid", "evidence_fts.rank, "+order
+		where, args = append(where, "evidence_fts MATCH ?"), append(args, q)
+	}
 	if f.Field != "" {
-		where, args = append(where, "field = ?"), append(args, f.Field)
+		where, args = append(where, "e.field = ?"), append(args, f.Field)
 	}
 	if len(f.AnchorIDs) > 0 {
-		where = append(where, "anchor_id IN ("+placeholders(len(f.AnchorIDs))+")")
+		where = append(where, "e.anchor_id IN ("+placeholders(len(f.AnchorIDs))+")")
 		args = append(args, anySlice(f.AnchorIDs)...)
 	}
 	cond := ""
@@ -109,10 +128,10 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence,
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`+cond, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count evidence: %w", err)
 	}
-	query := `SELECT ` + evidenceCols + ` FROM evidence` + cond + ` ORDER BY created_at DESC, id DESC`
+	query := `SELECT e.` + strings.ReplaceAll(evidenceCols, ", ", ", e.") + ` FROM ` + from + cond + ` ORDER BY ` + order
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
@@ -168,6 +187,19 @@ func scanEvidence(rows *sql.Rows, fn func(Evidence)) error {
 		return fmt.Errorf("scan evidence: %w", err)
 	}
 	return nil
+}
+
+// ftsQuery turns free text into an FTS5 query that matches rows holding
+// every word: each word is quoted, so operators and punctuation in the text
+// are literal.
+func ftsQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	})
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " ")
 }
 
 func placeholders(n int) string {

@@ -168,6 +168,9 @@ func (s *Store) migrate(ctx context.Context) error {
 type Tx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// unindexed is the rowid of the first evidence row this transaction
+	// inserted, 0 for none: those rows join the full-text index at commit.
+	unindexed int64
 }
 
 // Tx runs fn in one IMMEDIATE transaction: it commits when fn returns nil and
@@ -195,7 +198,24 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 			err = fmt.Errorf("commit: %w", cerr)
 		}
 	}()
-	return fn(tx)
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.indexEvidence(ctx)
+}
+
+// indexEvidence adds the evidence this transaction inserted to evidence_fts
+// in one statement. Rowids only grow while the transaction holds the write
+// lock (evidence is never deleted), so the new rows are those from the first.
+func (tx *Tx) indexEvidence(ctx context.Context) error {
+	if tx.unindexed == 0 {
+		return nil
+	}
+	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO evidence_fts(rowid, content) SELECT rowid, content FROM evidence WHERE rowid >= ?`, tx.unindexed); err != nil {
+		return fmt.Errorf("index new evidence: %w", err)
+	}
+	tx.unindexed = 0
+	return nil
 }
 
 // stmt returns a statement prepared once per transaction (batch imports

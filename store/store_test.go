@@ -217,3 +217,67 @@ func TestOpenSizesCacheAndMap(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceSearch: evidence a transaction inserts joins the full-text
+// index when it commits (one row or a batch), a rolled-back transaction
+// leaves nothing behind, and query text is taken literally.
+func TestEvidenceSearch(t *testing.T) {
+	s, _ := open(t)
+	seed(t, s)
+	ctx := context.Background()
+	ev := func(id, content, field string) store.Evidence {
+		return store.Evidence{ID: id, Content: content, Domain: "project", Field: field, Provenance: "runtime",
+			AnchorID: "an_g", ContentSHA256: id, Actor: "a", ActorType: "agent", CreatedAt: now}
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		for i, c := range []string{"checkpoint stalls under load", "WAL checkpoint ran", "busy timeout hit: database is locked"} {
+			if err := tx.InsertEvidence(ctx, ev(fmt.Sprintf("ev_b%d", i), c, "storage")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.InsertEvidence(ctx, ev("ev_c", "checkpoint docs read", "docs"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertEvidence(ctx, ev("ev_r", "checkpoint rolled back", "storage")); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		f    store.EvidenceFilter
+		want []string
+	}{
+		{store.EvidenceFilter{Query: "checkpoint"}, []string{"ev_b0", "ev_b1", "ev_c"}},
+		{store.EvidenceFilter{Query: "checkpoint", Field: "storage"}, []string{"ev_b0", "ev_b1"}},
+		{store.EvidenceFilter{Query: "WAL checkpoint"}, []string{"ev_b1"}},
+		{store.EvidenceFilter{Query: "database is locked"}, []string{"ev_b2"}},
+		{store.EvidenceFilter{Query: `locked" OR "wal`}, nil},
+		{store.EvidenceFilter{Query: "checkpoint* -docs"}, []string{"ev_c"}},
+		{store.EvidenceFilter{Query: "checkpoint", AnchorIDs: []string{"an_other"}}, nil},
+		{store.EvidenceFilter{Query: "***"}, nil},
+	}
+	for _, tt := range tests {
+		got, total, err := s.ListEvidence(ctx, tt.f)
+		if err != nil {
+			t.Fatalf("%+v: %v", tt.f, err)
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		sort.Strings(ids)
+		if fmt.Sprint(ids) != fmt.Sprint(tt.want) || total != len(tt.want) {
+			t.Errorf("%+v: got %v (total %d), want %v", tt.f, ids, total, tt.want)
+		}
+	}
+}

@@ -239,7 +239,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 	var f host.EvidenceFilter
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List evidence, newest first",
+		Short: "List evidence, newest first (best match first with --query)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
@@ -262,6 +262,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	list.Flags().StringVar(&f.Query, "query", "", "full-text search: evidence holding every word, best match first")
 	list.Flags().StringVar(&f.Field, "field", "", "field")
 	list.Flags().StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
 	list.Flags().IntVar(&f.Limit, "limit", 50, "at most this many rows (0 = all); total counts every match")

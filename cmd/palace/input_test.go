@@ -202,3 +202,25 @@ func TestNewerSchemaRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceSearchAfterImport: rows of a JSONL import and of single
+// records are all found by full-text search.
+func TestEvidenceSearchAfterImport(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, path, 2500, "batch")
+	e.ok("record", "--jsonl", path)
+	e.record("checkpoint starvation seen once", "--field", "storage")
+	out := e.jsonOf("evidence", "list", "--query", "row 2499 WAL", "--limit", "5")
+	if out["total"].(float64) != 1 {
+		t.Fatalf("search for the last imported row: %v", out)
+	}
+	out = e.jsonOf("evidence", "list", "--query", "checkpoint starvation")
+	if out["total"].(float64) != 1 {
+		t.Fatalf("search for a single record: %v", out)
+	}
+	if n := e.jsonOf("evidence", "list", "--query", "needs WAL mode", "--limit", "1")["total"].(float64); n != 2500 {
+		t.Fatalf("%v imported rows match, want 2500", n)
+	}
+}

@@ -32,8 +32,6 @@ import (
 
 const benchTriggerCards = 500
 
-var benchEpoch = host.BenchEpoch
-
 var benchWords = strings.Fields(`store sqlite wal lock test error api request handler cache index query
 import build deploy config retry timeout busy transaction commit migration schema table file path module
 context deadline cancel goroutine channel mutex buffer stream json http client server session token auth

@@ -19,10 +19,6 @@ import (
 	"github.com/palacehq/palace/mcp"
 )
 
-// benchEpoch is the clock the generated palace was written with; the
-// cache is shared with host's context benchmarks.
-var benchEpoch = host.BenchEpoch
-
 // benchPalace returns the generated 10k palace (host.BenchSpec10k), cached
 // under <module>/.bench/palace-<spec key>/ exactly as host's context
 // benchmarks cache it, so whichever runs first generates it for both

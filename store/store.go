@@ -79,11 +79,31 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// migrateRetrying runs migrate, retrying while SQLite answers SQLITE_BUSY.
+// A database file that another connection (or process) is creating at this
+// moment answers BUSY at once, without the busy handler, until its first
+// pages and its switch to WAL are written; that window is short, so retry
+// for up to BusyTimeout.
+func (s *Store) migrateRetrying(ctx context.Context) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrate(ctx)
+		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // Path is the database file path.

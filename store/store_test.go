@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,5 +280,43 @@ func TestEvidenceSearch(t *testing.T) {
 		if fmt.Sprint(ids) != fmt.Sprint(tt.want) || total != len(tt.want) {
 			t.Errorf("%+v: got %v (total %d), want %v", tt.f, ids, total, tt.want)
 		}
+	}
+}
+
+// TestConcurrentCreate opens one fresh file from several connections at
+// once, as an editor's language server, an agent's MCP server and a CLI
+// command do on a new machine: every open must succeed (a database being
+// created answers SQLITE_BUSY without waiting) and the schema is migrated
+// once.
+func TestConcurrentCreate(t *testing.T) {
+	for trial := range 40 {
+		path := filepath.Join(t.TempDir(), "palace.db")
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := store.Open(context.Background(), path)
+				if err == nil {
+					s.Close()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+		}
+		s, err := store.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := s.Version(context.Background()); v != store.SchemaVersion {
+			t.Fatalf("trial %d: schema version %d", trial, v)
+		}
+		s.Close()
 	}
 }

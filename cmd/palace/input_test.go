@@ -224,3 +224,31 @@ func TestEvidenceSearchAfterImport(t *testing.T) {
 		t.Fatalf("%v imported rows match, want 2500", n)
 	}
 }
+
+// TestConcurrentFirstUse runs four commands at once on a home that does
+// not exist yet: all create, migrate and write the one database without an
+// error.
+func TestConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
+	for trial := range 3 {
+		e := newEnv(t)
+		var wg sync.WaitGroup
+		results := make([]result, 4)
+		for p := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[p] = e.runIn(e.dir, nil, "record", "--content", fmt.Sprintf("first use %d", p))
+			}()
+		}
+		wg.Wait()
+		for p, r := range results {
+			if r.code != 0 {
+				t.Fatalf("trial %d, process %d: exit %d: %s", trial, p, r.code, r.stderr)
+			}
+		}
+		if n := countEvidence(t, e); n != 4 {
+			t.Fatalf("trial %d: %d evidence rows, want 4", trial, n)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,29 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/host/mailbox/mailboxtest"
 )
-
-// benchBox is a realistic box of n letters (~300 bytes each, like the
-// package benchmark's): prose that mentions tokens and passwords, so the
-// secret scanner's keyword prefilter fires; repos with worktree
-// annotations; every tenth letter a triage answering an earlier one.
-func benchBox(n int) []byte {
-	var b bytes.Buffer
-	ids := make([]string, 0, n)
-	for i := range n {
-		extra := fmt.Sprintf(`"repo":"~/src/project-%d (worktree feature-%d)","tool":"bash","expected":"the suite passes in under a minute","snippet":"go test ./... -run TestToken%d: exit status 1"`, i%17, i%5, i)
-		if i%10 == 9 {
-			extra = fmt.Sprintf(`"kind":"triage","answers":["%s"]`, ids[i-5])
-		}
-		line := fmt.Sprintf(`{"ts":"2025-06-%02dT12:%02d:%02dZ","agent":"agent-%d","class":"tool_error","what":"the password prompt hung after the token refresh; letter %d",%s}`,
-			1+i%28, i/60%60, i%60, i%7, i, extra)
-		ids = append(ids, mailbox.ID([]byte(line)))
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
 
 // benchCheckProcess times `palace mailbox check ARGS` as a new process per
 // op — start to exit, what a pre-commit hook pays — and reports p50/p99.
@@ -71,7 +49,7 @@ func writeBench(b *testing.B, e *env, rel string, content []byte) {
 // process (target ≤ 100 ms).
 func BenchmarkMailboxCheckProcess1k(b *testing.B) {
 	e := newEnv(b)
-	writeBench(b, e, ".palace/inbox.jsonl", benchBox(1_000))
+	writeBench(b, e, ".palace/inbox.jsonl", mailboxtest.Box(1_000))
 	benchCheckProcess(b, e, ".palace/inbox.jsonl")
 }
 
@@ -79,7 +57,7 @@ func BenchmarkMailboxCheckProcess1k(b *testing.B) {
 // process (target ≤ 1 s).
 func BenchmarkMailboxCheckProcess100k(b *testing.B) {
 	e := newEnv(b)
-	box := benchBox(100_000)
+	box := mailboxtest.Box(100_000)
 	b.ReportMetric(float64(len(box))/(1<<20), "MiB")
 	writeBench(b, e, ".palace/inbox.jsonl", box)
 	benchCheckProcess(b, e, ".palace/inbox.jsonl")
@@ -93,7 +71,7 @@ func BenchmarkMailboxCheckProcessStaged100k(b *testing.B) { benchStaged(b, 100_0
 
 func benchStaged(b *testing.B, n int) {
 	e := newEnv(b)
-	box := benchBox(n)
+	box := mailboxtest.Box(n)
 	cut := 0
 	if n > 1_000 {
 		cut = bytes.LastIndexByte(box[:len(box)-300_000], '\n') + 1
@@ -132,6 +110,6 @@ func BenchmarkMailboxCheckProcessTeamPolicy100k(b *testing.B) { benchTeam(b, 100
 func benchTeam(b *testing.B, n int) {
 	e := newEnv(b)
 	writeBench(b, e, ".palace/policies/mailbox.rego", []byte(mailboxTeamPolicy))
-	writeBench(b, e, ".palace/inbox.jsonl", benchBox(n))
+	writeBench(b, e, ".palace/inbox.jsonl", mailboxtest.Box(n))
 	benchCheckProcess(b, e, ".palace/inbox.jsonl")
 }

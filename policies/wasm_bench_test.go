@@ -24,24 +24,9 @@ import (
 func BenchmarkGateEngines(b *testing.B) {
 	in := promoteQi
 	in.Counts = policies.RoleCounts{Supporting: 1, Verification: 1}
-	opts := wasmOpts()
-	rego := opts
-	rego.RegoOnly = true
-	for _, e := range []struct {
-		name string
-		src  policies.Sources
-		opts policies.Options
-	}{
-		{"go", policies.Sources{}, opts},
-		{"rego", policies.Sources{}, rego},
-		{"wasm", policies.Sources{RepoDir: benchDir(b, "gate.wasm", "gate")}, opts},
-	} {
+	for _, e := range engineCases(b, "gate.wasm", "gate") {
 		b.Run(e.name, func(b *testing.B) {
-			set, err := policies.Load(context.Background(), e.src, e.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer set.Close()
+			set := e.load(b)
 			ctx := context.Background()
 			if out, d := set.Gate(ctx, in); !out.Allow || d.Engine != e.name {
 				b.Fatalf("%+v %+v", out, d)
@@ -58,24 +43,9 @@ func BenchmarkGateEngines(b *testing.B) {
 // each engine, lanes-go as a repo lanes.wasm.
 func BenchmarkLanes200Engines(b *testing.B) {
 	in := lanesBatch(rand.New(rand.NewPCG(1, 2)), 200)
-	opts := wasmOpts()
-	rego := opts
-	rego.RegoOnly = true
-	for _, e := range []struct {
-		name string
-		src  policies.Sources
-		opts policies.Options
-	}{
-		{"go", policies.Sources{}, opts},
-		{"rego", policies.Sources{}, rego},
-		{"wasm", policies.Sources{RepoDir: benchDir(b, "lanes.wasm", "lanes")}, opts},
-	} {
+	for _, e := range engineCases(b, "lanes.wasm", "lanes") {
 		b.Run(e.name, func(b *testing.B) {
-			set, err := policies.Load(context.Background(), e.src, e.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer set.Close()
+			set := e.load(b)
 			ctx := context.Background()
 			if _, d := set.Lanes(ctx, in); d.Engine != e.name || d.Fallback != "" {
 				b.Fatalf("%+v", d)
@@ -86,6 +56,37 @@ func BenchmarkLanes200Engines(b *testing.B) {
 			}
 		})
 	}
+}
+
+// engineCase is one engine serving a point in a benchmark.
+type engineCase struct {
+	name string
+	src  policies.Sources
+	opts policies.Options
+}
+
+// engineCases are the three engines of a point: the Go engine of the
+// unmodified default, the same default in OPA (RegoOnly), and an example
+// guest dropped into a repo policy folder as file.
+func engineCases(b *testing.B, file, guest string) []engineCase {
+	opts := wasmOpts()
+	rego := opts
+	rego.RegoOnly = true
+	return []engineCase{
+		{"go", policies.Sources{}, opts},
+		{"rego", policies.Sources{}, rego},
+		{"wasm", policies.Sources{RepoDir: benchDir(b, file, guest)}, opts},
+	}
+}
+
+// load loads the case's set, closed when the benchmark ends.
+func (e engineCase) load(b *testing.B) *policies.Set {
+	set, err := policies.Load(context.Background(), e.src, e.opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { set.Close() })
+	return set
 }
 
 func benchDir(b *testing.B, file, guest string) string {

@@ -36,9 +36,9 @@ func BenchmarkCallLanes200(b *testing.B) {
 	benchCall(b, m, "lanes", in)
 }
 
-// BenchmarkCallLanes200Slim sends only the card fields the lanes rules read,
-// which is what a host that cares about plugin latency should do: a Go
-// guest's cost is mostly decoding its input.
+// BenchmarkCallLanes200Slim sends the card fields palace sends a lanes
+// policy, not whole cards: a Go guest's cost is mostly moving and decoding
+// its input.
 func BenchmarkCallLanes200Slim(b *testing.B) {
 	m := load(b, newRuntime(b, testConfig()), "lanes")
 	in := lanesBatch(200, true)
@@ -60,34 +60,71 @@ func benchCall(b *testing.B, m *plugins.Module, point string, in []byte) {
 	}
 }
 
-// lanesBatch is a lanes input of n cards: with slim, only the card fields
-// the default rules read; without, the whole card.
+// lanesBatch is a lanes input of n cards laid out as palace writes it
+// (policies/wasm_input.go; policies' BenchmarkLanesGoCall200 uses that
+// encoder itself): with slim, the card fields palace sends; without, the
+// whole card besides.
 func lanesBatch(n int, slim bool) []byte {
-	type card map[string]any
-	cards := make([]card, n)
+	type scope struct {
+		Paths     []string `json:"paths"`
+		Languages []string `json:"languages"`
+	}
+	type trigger struct {
+		Patterns []string `json:"patterns"`
+		Intents  []string `json:"intents"`
+	}
+	type card struct {
+		ID          string   `json:"id"`
+		Tier        string   `json:"tier"`
+		Status      string   `json:"status"`
+		Persistence string   `json:"persistence"`
+		RenderPref  string   `json:"render_pref"`
+		Anchor      string   `json:"anchor"`
+		Field       string   `json:"field"`
+		Domain      string   `json:"domain,omitempty"`
+		Statement   string   `json:"statement,omitempty"`
+		Scope       *scope   `json:"scope,omitempty"`
+		Trigger     *trigger `json:"trigger,omitempty"`
+	}
+	type counts struct {
+		Applied int `json:"applied"`
+		Skipped int `json:"skipped"`
+		Trimmed int `json:"trimmed"`
+		Viewed  int `json:"viewed"`
+	}
+	type entry struct {
+		Card         card    `json:"card"`
+		ScopeFit     int     `json:"scope_fit"`
+		OperationFit int     `json:"operation_fit"`
+		Relevance    float64 `json:"relevance"`
+		Counts30d    counts  `json:"counts30d"`
+		AgeDays      int     `json:"age_days"`
+	}
 	tiers := []string{"dao_tian", "dao_ren", "shu", "qi"}
 	pers := []string{"standard", "standard", "protected", "foundational"}
 	prefs := []string{"auto", "inline_full", "inline_compact", "ref_preferred"}
+	cards := make([]entry, n)
 	for i := range cards {
-		cards[i] = card{
-			"card": card{
-				"id": fmt.Sprintf("kc_01J9ZK%06d", i), "tier": tiers[i%4], "status": "promoted",
-				"domain": "project", "field": "testing", "anchor": "repo",
-				"statement":   fmt.Sprintf("Card %d: run the race detector on every package that starts goroutines, and keep test fixtures under testdata/.", i),
-				"persistence": pers[i%4], "render_pref": prefs[i%4],
-				"scope":   card{"paths": []string{"**/*_test.go"}, "languages": []string{"go"}},
-				"trigger": card{"patterns": []string{`t\.Run\(`}, "intents": []string{"test"}},
-			},
-			"scope_fit": i % 31, "operation_fit": i % 21, "relevance": float64(i%100) / 100,
-			"counts30d": card{"applied": i % 7, "skipped": i % 5, "trimmed": i % 3, "viewed": i % 11},
-			"age_days":  i % 120,
+		c := card{
+			ID: fmt.Sprintf("kc_01JQ8Z3W5V%016d", i), Tier: tiers[i%4], Status: "promoted", // ids as long as store.NewID's
+			Persistence: pers[i%4], RenderPref: prefs[i%4], Anchor: "repo", Field: "testing",
 		}
-		if slim {
-			c := cards[i]["card"].(card)
-			cards[i]["card"] = card{"id": c["id"], "tier": c["tier"], "status": c["status"], "persistence": c["persistence"], "render_pref": c["render_pref"]}
+		if !slim {
+			c.Domain = "project"
+			c.Statement = fmt.Sprintf("Card %d: run the race detector on every package that starts goroutines, and keep test fixtures under testdata/.", i)
+			c.Scope = &scope{Paths: []string{"**/*_test.go"}, Languages: []string{"go"}}
+			c.Trigger = &trigger{Patterns: []string{`t\.Run\(`}, Intents: []string{"test"}}
+		}
+		cards[i] = entry{
+			Card: c, ScopeFit: i % 31, OperationFit: i % 21, Relevance: 1 / float64(i+3),
+			Counts30d: counts{Applied: i % 7, Skipped: i % 5, Trimmed: i % 3, Viewed: i % 11},
+			AgeDays:   i % 120,
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"cards": cards, "config": map[string]int{"inactivity_grace_days": 30}})
+	b, _ := json.Marshal(struct {
+		Cards  []entry        `json:"cards"`
+		Config map[string]int `json:"config"`
+	}{cards, map[string]int{"inactivity_grace_days": 30, "inactivity_step_days": 7, "inactivity_max": 10}})
 	return b
 }
 

@@ -71,8 +71,18 @@ func TestGateGo(t *testing.T) {
 			assertSameJSON(t, out, tt.want)
 		})
 	}
-	_, err := m.Call(context.Background(), "gate", []byte(`{"counts":"many"}`))
-	mustContain(t, err, "call plugin gate.wasm gate: gate input: counts: value doesn't contain object")
+	for in, want := range map[string]string{
+		`{"counts":"many"}`:                      "call plugin gate.wasm gate: gate input: counts: want an object, found a string",
+		`{"counts":{"teaching":true}}`:           "gate input: counts.teaching: want a number, found a boolean",
+		`{"card":{"tier":7}}`:                    "gate input: card.tier: want a string, found a number",
+		`{"action":"promote",}`:                  "gate input: invalid JSON at offset 20: want a member name, found '}'",
+		`{"action":"promote"} {}`:                "gate input: invalid JSON at offset 21: want the end of the input",
+		`null`:                                   "gate input: input: want an object, found null",
+		`{"x":` + strings.Repeat("[", 600) + `}`: "gate input: values nested deeper than 512",
+	} {
+		_, err := m.Call(context.Background(), "gate", []byte(in))
+		mustContain(t, err, want)
+	}
 }
 
 func TestLanesGo(t *testing.T) {
@@ -163,8 +173,87 @@ func TestLanesGo(t *testing.T) {
 			assertSameJSON(t, out, "{"+strings.Join(parts, ",")+"}")
 		})
 	}
-	_, err := m.Call(context.Background(), "lanes", []byte(`{"cards":{}}`))
-	mustContain(t, err, "call plugin lanes.wasm lanes: lanes input: cards: value doesn't contain array")
+	for in, want := range map[string]string{
+		`{"cards":{}}`: "call plugin lanes.wasm lanes: lanes input: cards: want an array, found an object",
+		`{"cards":[{"card":{"id":"a"}},{"counts30d":{"applied":"3"}}]}`: "lanes input: cards[1].counts30d.applied: want a number, found a string",
+		`{"cards":[{"card":{"id":1}}]}`:                                 "lanes input: cards[0].card.id: want a string, found a number",
+		`{"cards":[{"age_days":1.5e}]}`:                                 "lanes input: cards[0]: invalid JSON at offset 26: want a digit in the exponent, found '}'",
+		`{"cards":[{"card":{"id":"a\x"}}]}`:                             "lanes input: cards[0].card: invalid JSON at offset 26: want a valid escape",
+		`{"cards":[],"config":{"inactivity_max":[]}}`:                   "lanes input: config.inactivity_max: want a number, found an array",
+	} {
+		_, err := m.Call(context.Background(), "lanes", []byte(in))
+		mustContain(t, err, want)
+	}
+	// Escaped ids come back as the same string; other fields, whatever
+	// their shape, are skipped.
+	in := `{"cards":[{"card":{"id":"k\u00e9\ud83d\ude00\"q\\\/","tier":{"a":[1,2,{"b":null}]},"statement":"\n"},` +
+		`"scope_fit":30,"operation_fit":20,"relevance":0.25,"extra":[true,false,null,-0.5e-3]}],"config":{}}`
+	out, err := m.Call(context.Background(), "lanes", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not JSON: %v: %s", err, out)
+	}
+	if _, ok := got["ké😀\"q\\/"]; !ok || len(got) != 1 {
+		t.Errorf("output keys: %s", out)
+	}
+}
+
+// lanes-go reads the cards of a batch that are laid out like the card
+// before them by comparing bytes (examples/plugins/lanes-go/layout.go);
+// whatever the layouts, a batch must get the answers its cards get one by
+// one, which always take the general path.
+func TestLanesGoLayouts(t *testing.T) {
+	palace := func(id, pers string, scope, age string) string {
+		return `{"card":{"id":"` + id + `","tier":"shu","status":"promoted","persistence":"` + pers +
+			`","render_pref":"auto","anchor":"repo","field":"testing"},"scope_fit":` + scope +
+			`,"operation_fit":20,"relevance":0.13439093699171523,"counts30d":{"applied":3,"skipped":1,"trimmed":0,"viewed":7},"age_days":` + age + `}`
+	}
+	cards := []string{
+		palace("a", "standard", "30", "10"),
+		palace("b", "foundational", "12", "100"),
+		palace("c", "protected", "-0", "0"),
+		strings.ReplaceAll(palace("d", "standard", "25", "44"), `,"`, `, "`), // spaces
+		`{"age_days":50,"counts30d":{"viewed":9,"applied":1},"card":{"render_pref":"inline_full","persistence":"protected","id":"e"},"scope_fit":30,"operation_fit":20}`,
+		palace(`f\u00e9`, "standard", "30", "10"),            // an escaped id
+		palace("g", "standard", "1.5e1", "10"),               // an exponent
+		palace("h", "standard", "17.25", "9007199254740993"), // strconv's numbers
+		strings.Replace(palace("i", "standard", "30", "10"), `"persistence":"standard"`, `"persistence":null`, 1),
+		strings.Replace(palace("j", "standard", "30", "10"), `"age_days"`, `"extra":[1,{"x":2}],"age_days"`, 1),
+		palace("k", "foundational", "30", "10"),
+		palace("l", "standard", "0", "400"),
+	}
+	rt := newRuntime(t, testConfig())
+	m := load(t, rt, "lanes")
+	call := func(cards ...string) map[string]json.RawMessage {
+		t.Helper()
+		out, err := m.Call(context.Background(), "lanes", []byte(`{"cards":[`+strings.Join(cards, ",")+`],"config":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]json.RawMessage
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("output is not JSON: %v: %s", err, out)
+		}
+		return got
+	}
+	want := map[string]json.RawMessage{}
+	for _, c := range cards {
+		for id, r := range call(c) {
+			want[id] = r
+		}
+	}
+	if len(want) != len(cards) {
+		t.Fatalf("%d answers for %d cards: %v", len(want), len(cards), want)
+	}
+	for range 2 { // the second batch starts with the first's layout
+		got := call(cards...)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("batch answers differ from single-card answers:\n got %v\nwant %v", got, want)
+		}
+	}
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -23,3 +23,6 @@ func ModuleOf(s *Set, p Point) any {
 
 // ScopeStopwords is the Go engine's copy of default/scope.rego's stopwords.
 var ScopeStopwords = scopeStopwords
+
+// WasmInput is the JSON a .wasm module receives for in.
+func WasmInput(p Point, in any) ([]byte, error) { return wasmInput(p, in) }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/palacehq/palace/plugins"
 	"github.com/palacehq/palace/plugins/plugintest"
 	"github.com/palacehq/palace/policies"
 )
@@ -55,6 +56,44 @@ func BenchmarkLanes200Engines(b *testing.B) {
 				set.Lanes(ctx, in)
 			}
 		})
+	}
+}
+
+// BenchmarkLanesGoCall200 is the lanes target itself: one warm
+// call of examples/plugins/lanes-go on a 200-card batch encoded exactly as
+// palace sends it (card ids of store.NewID's length, every field set), the
+// module's JSON answer returned unparsed. BenchmarkLanes200Engines/wasm adds
+// palace's side: encoding the input and checking the answer.
+func BenchmarkLanesGoCall200(b *testing.B) {
+	ctx := context.Background()
+	rt, err := plugins.NewRuntime(ctx, plugins.Config{}.WithCacheDir(plugintest.CacheDir()).WithVersion("bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx) })
+	m, err := rt.Load(ctx, "lanes.wasm", plugintest.Guest(b, "lanes"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := lanesBatch(rand.New(rand.NewPCG(3, 4)), 200)
+	for i := range in.Cards {
+		c := &in.Cards[i].Card
+		c.ID = fmt.Sprintf("kc_01JQ8Z3W5V%016d", i) // 29 bytes, as store.NewID
+		c.Anchor, c.Field = "repo", "testing"
+	}
+	input, err := policies.WasmInput(policies.Lanes, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Call(ctx, "lanes", input); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(input)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Call(ctx, "lanes", input); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

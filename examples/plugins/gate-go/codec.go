@@ -1,100 +1,108 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
-
-	"github.com/valyala/fastjson"
 )
 
-// parse reads the gate input. A field of the wrong type is an error, as
-// with encoding/json; an absent one is zero.
+// Member names, in the order palace writes them.
+var (
+	topNames      = names("action", "target", "mode", "card", "counts", "reviewer")
+	cardNames     = names("id", "tier") // then status, domain, … (skipped)
+	countNames    = names("supporting", "verification", "teaching", "counterexample")
+	reviewerNames = names("name", "type")
+)
+
+// parse reads the gate input with the reader in json.go. A field of the
+// wrong type is an error; an absent or null one is zero; other fields are
+// skipped.
 func parse(b []byte) (input, error) {
 	var in input
-	var p fastjson.Parser
-	v, err := p.ParseBytes(b)
+	r := &reader{b: b}
+	ok, err := r.open("input")
 	if err != nil {
 		return in, err
 	}
-	if _, err := v.Object(); err != nil {
-		return in, fmt.Errorf("input: %w", err)
+	if !ok {
+		return in, errors.New("input: want an object, found null")
 	}
-	var card, counts, reviewer *fastjson.Value
-	for _, f := range []struct {
-		key string
-		dst **fastjson.Value
-	}{{"card", &card}, {"counts", &counts}, {"reviewer", &reviewer}} {
-		if *f.dst, err = object(v, f.key); err != nil {
-			return in, err
+	err = readObject(r, topNames, func(k int) error {
+		switch k {
+		case 0:
+			return readString(r, "action", &in.Action)
+		case 1:
+			return readString(r, "target", &in.Target)
+		case 2:
+			return readString(r, "mode", &in.Mode)
+		case 3:
+			return readNested(r, "card", cardNames, func(k int) error {
+				if k == 0 {
+					return readString(r, "card.id", &in.Card.ID)
+				}
+				return readString(r, "card.tier", &in.Card.Tier)
+			})
+		case 4:
+			return readNested(r, "counts", countNames, func(k int) error {
+				dst := [...]*float64{&in.Counts.Supporting, &in.Counts.Verification, &in.Counts.Teaching, &in.Counts.Counterexample}[k]
+				var err error
+				*dst, err = r.num("counts." + countNames[k].s)
+				return err
+			})
+		case 5:
+			return readNested(r, "reviewer", reviewerNames, func(k int) error {
+				if k == 0 {
+					return readString(r, "reviewer.name", &in.Reviewer.Name)
+				}
+				return readString(r, "reviewer.type", &in.Reviewer.Type)
+			})
 		}
-	}
-	for _, f := range []struct {
-		v   *fastjson.Value
-		key string
-		dst *string
-	}{
-		{v, "action", &in.Action}, {v, "target", &in.Target}, {v, "mode", &in.Mode},
-		{card, "id", &in.Card.ID}, {card, "tier", &in.Card.Tier},
-		{reviewer, "name", &in.Reviewer.Name}, {reviewer, "type", &in.Reviewer.Type},
-	} {
-		if *f.dst, err = str(f.v, f.key); err != nil {
-			return in, err
-		}
-	}
-	for _, f := range []struct {
-		key string
-		dst *float64
-	}{
-		{"supporting", &in.Counts.Supporting}, {"verification", &in.Counts.Verification},
-		{"teaching", &in.Counts.Teaching}, {"counterexample", &in.Counts.Counterexample},
-	} {
-		if *f.dst, err = number(counts, f.key); err != nil {
-			return in, fmt.Errorf("counts.%w", err)
-		}
-	}
-	return in, nil
-}
-
-// object reads o[key]: nil when o or the key is absent or null, an error
-// when it is not an object.
-func object(o *fastjson.Value, key string) (*fastjson.Value, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return nil, nil
-	}
-	if _, err := x.Object(); err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	return x, nil
-}
-
-// number reads o[key]: 0 when o or the key is absent or null.
-func number(o *fastjson.Value, key string) (float64, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return 0, nil
-	}
-	f, err := x.Float64()
+		return r.skip()
+	})
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
+		return in, err
 	}
-	return f, nil
+	return in, r.end()
 }
 
-// str reads o[key]: "" when o or the key is absent or null.
-func str(o *fastjson.Value, key string) (string, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return "", nil
+// readString reads a string or null (""), naming the field what in an
+// error.
+func readString(r *reader, what string, dst *string) error {
+	s, err := r.str(what)
+	*dst = string(s)
+	return err
+}
+
+// readNested reads an object or null, calling member with the index in
+// names of each listed member, with the reader at its value; other members
+// are skipped.
+func readNested(r *reader, what string, names []name, member func(index int) error) error {
+	ok, err := r.open(what)
+	if err != nil || !ok {
+		return err
 	}
-	b, err := x.StringBytes()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", key, err)
+	return readObject(r, names, func(k int) error {
+		if k < 0 {
+			return r.skip()
+		}
+		return member(k)
+	})
+}
+
+// readObject reads the members of the object just opened, calling member
+// with each one's index in names (-1 for a name not listed).
+func readObject(r *reader, names []name, member func(index int) error) error {
+	next := 0
+	for first := true; ; first = false {
+		more, i, err := r.member(first, names, &next)
+		if err != nil || !more {
+			return err
+		}
+		if err := member(i); err != nil {
+			return err
+		}
 	}
-	return string(b), nil
 }
 
 // encode writes {"allow": …, "reasons": […], "missing": {…}}.
@@ -107,44 +115,16 @@ func encode(out output) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, r)
+		b = appendString(b, []byte(r))
 	}
 	b = append(b, `],"missing":{`...)
 	for i, role := range slices.Sorted(maps.Keys(out.Missing)) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, role)
+		b = appendString(b, []byte(role))
 		b = append(b, ':')
 		b = append(b, num(out.Missing[role])...)
 	}
 	return append(b, `}}`...)
-}
-
-// appendString writes s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-	return append(b, '"')
 }

@@ -11,7 +11,6 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -66,8 +65,9 @@ var promoteRules = map[[2]string]rule{
 
 // gate is the exported decision point: JSON in, JSON out, status 0.
 //
-// It reads its input with fastjson and writes its output by hand: in a Go
-// guest, encoding/json's reflection costs more than the decision itself.
+// It reads its input with the small reader in json.go and writes its output
+// by hand: in a Go guest, encoding/json's reflection costs more than the
+// decision itself.
 // It ends with runtime.Gosched: a Go plugin's goroutines, the garbage
 // collector's among them, run only while an export runs, so a collection
 // started during a call finishes only if the call yields (see
@@ -78,7 +78,7 @@ func gate() int32 {
 	defer runtime.Gosched()
 	in, err := parse(pdk.Input())
 	if err != nil {
-		pdk.SetError(fmt.Errorf("gate input: %w", err))
+		pdk.SetErrorString("gate input: " + err.Error())
 		return 1
 	}
 	pdk.Output(encode(decide(in)))

@@ -1,196 +1,304 @@
 package main
 
 import (
-	"fmt"
-	"slices"
+	"errors"
 	"strconv"
-	"unicode/utf8"
-
-	"github.com/valyala/fastjson"
 )
 
-// parse reads the lanes input. A field of the wrong type is an error, as
-// with encoding/json; an absent one is zero.
+// Member names, in the order palace writes them.
+var (
+	topNames    = names("cards", "config")
+	cardNames   = names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
+	fieldNames  = names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
+	countNames  = names("applied", "skipped", "trimmed", "viewed")
+	configNames = names("inactivity_grace_days", "inactivity_step_days", "inactivity_max")
+)
+
+// parse reads the lanes input with the reader in json.go. A field of the
+// wrong type is an error; an absent or null one is zero; fields the default
+// rules do not read are skipped.
 //
-// The parser and the card slice are kept from call to call: a call then
-// leaves almost no garbage behind (see lanes).
+// The card slice is kept from call to call, and the card ids are slices of
+// b, so a call leaves almost no garbage behind (see lanes).
 func parse(b []byte) (input, error) {
 	in := input{Cards: cards[:0]}
-	v, err := parser.ParseBytes(b)
+	defer func() { cards = in.Cards }()
+	r := &reader{b: b}
+	ok, err := r.open("input")
 	if err != nil {
 		return in, err
 	}
-	if _, err := v.Object(); err != nil {
-		return in, fmt.Errorf("input: %w", err)
+	if !ok {
+		return in, errors.New("input: want an object, found null")
 	}
-	cfg, err := object(v, "config")
-	if err != nil {
-		return in, err
-	}
-	if in.Config.GraceDays, err = number(cfg, "inactivity_grace_days"); err != nil {
-		return in, err
-	}
-	if in.Config.StepDays, err = number(cfg, "inactivity_step_days"); err != nil {
-		return in, err
-	}
-	if in.Config.Max, err = number(cfg, "inactivity_max"); err != nil {
-		return in, err
-	}
-	var list []*fastjson.Value
-	if c := v.Get("cards"); c != nil && c.Type() != fastjson.TypeNull {
-		if list, err = c.Array(); err != nil {
-			return in, fmt.Errorf("cards: %w", err)
-		}
-	}
-	in.Cards = slices.Grow(in.Cards, len(list))[:len(list)]
-	for i, c := range list {
-		ci := &in.Cards[i]
-		*ci = cardInput{}
-		card, err := object(c, "card")
+	next := 0
+	for first := true; ; first = false {
+		more, k, err := r.member(first, topNames, &next)
 		if err != nil {
-			return in, fmt.Errorf("cards[%d].%w", i, err)
+			return in, err
 		}
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"id", &ci.Card.ID}, {"persistence", &ci.Card.Persistence}, {"render_pref", &ci.Card.RenderPref}} {
-			if *f.dst, err = str(card, f.key); err != nil {
-				return in, fmt.Errorf("cards[%d].card.%w", i, err)
+		if !more {
+			break
+		}
+		switch k {
+		case 0:
+			in.Cards, err = parseCards(r, in.Cards)
+		case 1:
+			err = parseConfig(r, &in)
+		default:
+			err = r.skip()
+		}
+		if err != nil {
+			return in, err
+		}
+	}
+	return in, r.end()
+}
+
+func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
+	ok, err := r.openArray("cards")
+	if err != nil || !ok {
+		return cs, err
+	}
+	learned := false
+	for first := true; ; first = false {
+		more, err := r.next(']', first)
+		if err != nil || !more {
+			return cs, err
+		}
+		cs = append(cs, cardInput{})
+		c := &cs[len(cs)-1]
+		var strs [3][]byte
+		var nums [7]float64
+		if cardLayout != nil && r.fill(cardLayout, strs[:], nums[:]) {
+			c.Card.ID, c.Card.Persistence, c.Card.RenderPref = strs[0], persistenceOf(strs[1]), renderPrefOf(strs[2])
+			c.ScopeFit, c.OperationFit, c.AgeDays = nums[0], nums[1], nums[6]
+			c.Counts30d.Applied, c.Counts30d.Skipped, c.Counts30d.Trimmed, c.Counts30d.Viewed = nums[2], nums[3], nums[4], nums[5]
+			continue
+		}
+		start := r.i
+		if err := parseCard(r, c); err != nil {
+			return cs, errors.New("cards[" + strconv.Itoa(len(cs)-1) + "]" + err.Error())
+		}
+		if !learned { // once a call: cards a layout cannot replay are read the general way
+			learned = true
+			if l, ok := learnLayout(r.b, skipSpace(r.b, start), r.i, cardSlot); ok {
+				cardLayout = &l
 			}
 		}
-		counts, err := object(c, "counts30d")
+	}
+}
+
+// cardLayout is the layout learned from a card read the general way (see
+// layout.go), at most once a call; it carries over to the next call, whose
+// cards palace writes alike.
+var cardLayout *layout
+
+// cardSlot says where fill puts each value of a card entry: strings in
+// strs, numbers in nums, as parseCards reads them back.
+func cardSlot(path string, str bool) int {
+	if str {
+		switch path {
+		case "card.id":
+			return 0
+		case "card.persistence":
+			return 1
+		case "card.render_pref":
+			return 2
+		}
+		return -1
+	}
+	switch path {
+	case "scope_fit":
+		return 0
+	case "operation_fit":
+		return 1
+	case "counts30d.applied":
+		return 2
+	case "counts30d.skipped":
+		return 3
+	case "counts30d.trimmed":
+		return 4
+	case "counts30d.viewed":
+		return 5
+	case "age_days":
+		return 6
+	}
+	return -1
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// parseCard reads one card entry; its errors start with the field's path
+// inside the entry (".card.id: …"), or ": " for the entry itself.
+func parseCard(r *reader, c *cardInput) error {
+	ok, err := r.open("")
+	if err != nil || !ok {
+		return at("", err)
+	}
+	next := 0
+	for first := true; ; first = false {
+		more, k, err := r.member(first, cardNames, &next)
+		if err != nil || !more {
+			return at("", err)
+		}
+		switch k {
+		case 0:
+			err = parseCardFields(r, c)
+		case 1:
+			c.ScopeFit, err = r.num(".scope_fit")
+		case 2:
+			c.OperationFit, err = r.num(".operation_fit")
+		case 3:
+			err = r.skip() // the query relevance: the default rules ignore it
+		case 4:
+			err = parseCounts(r, c)
+		case 5:
+			c.AgeDays, err = r.num(".age_days")
+		default:
+			err = r.skip()
+		}
 		if err != nil {
-			return in, fmt.Errorf("cards[%d].%w", i, err)
+			return at("", err)
 		}
-		for _, f := range []struct {
-			v   *fastjson.Value
-			key string
-			dst *float64
-		}{
-			{c, "scope_fit", &ci.ScopeFit}, {c, "operation_fit", &ci.OperationFit}, {c, "relevance", &ci.Relevance},
-			{c, "age_days", &ci.AgeDays}, {counts, "applied", &ci.Counts30d.Applied}, {counts, "skipped", &ci.Counts30d.Skipped},
-			{counts, "trimmed", &ci.Counts30d.Trimmed}, {counts, "viewed", &ci.Counts30d.Viewed},
-		} {
-			if *f.dst, err = number(f.v, f.key); err != nil {
-				return in, fmt.Errorf("cards[%d].%w", i, err)
+	}
+}
+
+func parseCardFields(r *reader, c *cardInput) error {
+	ok, err := r.open(".card")
+	if err != nil || !ok {
+		return at(".card", err)
+	}
+	next := 0
+	for first := true; ; first = false {
+		more, k, err := r.member(first, fieldNames, &next)
+		if err != nil || !more {
+			return at(".card", err)
+		}
+		var s []byte
+		switch k {
+		case 0:
+			c.Card.ID, err = r.str(".card.id")
+		case 3:
+			if s, err = r.str(".card.persistence"); err == nil {
+				c.Card.Persistence = persistenceOf(s)
 			}
+		case 4:
+			if s, err = r.str(".card.render_pref"); err == nil {
+				c.Card.RenderPref = renderPrefOf(s)
+			}
+		default: // tier, status, anchor, field and any other
+			err = r.skip()
+		}
+		if err != nil {
+			return at(".card", err)
 		}
 	}
-	cards = in.Cards
-	return in, nil
 }
 
-// object reads o[key]: nil when o or the key is absent or null, an error
-// when it is not an object.
-func object(o *fastjson.Value, key string) (*fastjson.Value, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return nil, nil
+func parseCounts(r *reader, c *cardInput) error {
+	ok, err := r.open(".counts30d")
+	if err != nil || !ok {
+		return at(".counts30d", err)
 	}
-	if _, err := x.Object(); err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+	next := 0
+	for first := true; ; first = false {
+		more, k, err := r.member(first, countNames, &next)
+		if err != nil || !more {
+			return at(".counts30d", err)
+		}
+		switch k {
+		case 0:
+			c.Counts30d.Applied, err = r.num(".counts30d.applied")
+		case 1:
+			c.Counts30d.Skipped, err = r.num(".counts30d.skipped")
+		case 2:
+			c.Counts30d.Trimmed, err = r.num(".counts30d.trimmed")
+		case 3:
+			c.Counts30d.Viewed, err = r.num(".counts30d.viewed")
+		default:
+			err = r.skip()
+		}
+		if err != nil {
+			return at(".counts30d", err)
+		}
 	}
-	return x, nil
 }
 
-// number reads o[key]: 0 when o or the key is absent or null.
-func number(o *fastjson.Value, key string) (float64, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return 0, nil
+func parseConfig(r *reader, in *input) error {
+	ok, err := r.open("config")
+	if err != nil || !ok {
+		return err
 	}
-	f, err := x.Float64()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
+	next := 0
+	for first := true; ; first = false {
+		more, k, err := r.member(first, configNames, &next)
+		if err != nil || !more {
+			return err
+		}
+		switch k {
+		case 0:
+			in.Config.GraceDays, err = r.num("config.inactivity_grace_days")
+		case 1:
+			in.Config.StepDays, err = r.num("config.inactivity_step_days")
+		case 2:
+			in.Config.Max, err = r.num("config.inactivity_max")
+		default:
+			err = r.skip()
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return f, nil
-}
-
-// str reads o[key]: "" when o or the key is absent or null.
-func str(o *fastjson.Value, key string) (string, error) {
-	x := o.Get(key)
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return "", nil
-	}
-	b, err := x.StringBytes()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", key, err)
-	}
-	return string(b), nil
 }
 
 var (
-	parser fastjson.Parser
 	cards  []cardInput
 	outBuf []byte
 )
 
-// encode writes the output object: card id → result.
+// encode writes the output object, card id → result, into a buffer kept
+// from call to call.
 func encode(results []result) []byte {
 	b := outBuf[:0]
-	defer func() { outBuf = b }()
 	b = append(b, '{')
-	for i, r := range results {
+	for i := range results {
+		r := &results[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendString(b, r.ID)
 		b = append(b, `:{"salience":`...)
 		b = appendNum(b, r.Salience)
-		d := r.Breakdown
-		for _, f := range []struct {
-			key string
-			v   float64
-		}{
-			{`,"breakdown":{"scope_fit":`, d.ScopeFit}, {`,"operation_fit":`, d.OperationFit},
-			{`,"persistence":`, d.Persistence}, {`,"applied":`, d.Applied}, {`,"viewed":`, d.Viewed},
-			{`,"skipped":`, d.Skipped}, {`,"trimmed":`, d.Trimmed}, {`,"inactivity":`, d.Inactivity},
-		} {
-			b = append(b, f.key...)
-			b = appendNum(b, f.v)
-		}
-		b = append(b, `},"lane":`...)
-		b = appendString(b, r.Lane)
-		b = append(b, `,"render_form":`...)
-		b = appendString(b, r.RenderForm)
-		b = append(b, '}')
+		d := &r.Breakdown
+		b = append(b, `,"breakdown":{"scope_fit":`...)
+		b = appendNum(b, d.ScopeFit)
+		b = append(b, `,"operation_fit":`...)
+		b = appendNum(b, d.OperationFit)
+		b = append(b, `,"persistence":`...)
+		b = appendNum(b, d.Persistence)
+		b = append(b, `,"applied":`...)
+		b = appendNum(b, d.Applied)
+		b = append(b, `,"viewed":`...)
+		b = appendNum(b, d.Viewed)
+		b = append(b, `,"skipped":`...)
+		b = appendNum(b, d.Skipped)
+		b = append(b, `,"trimmed":`...)
+		b = appendNum(b, d.Trimmed)
+		b = append(b, `,"inactivity":`...)
+		b = appendNum(b, d.Inactivity)
+		b = append(b, `},"lane":"`...)
+		b = append(b, r.Lane...)
+		b = append(b, `","render_form":"`...)
+		b = append(b, r.RenderForm...)
+		b = append(b, `"}`...)
 	}
 	b = append(b, '}')
+	outBuf = b
 	return b
-}
-
-// appendNum writes a number as encoding/json would for these values.
-func appendNum(b []byte, f float64) []byte {
-	if f == float64(int64(f)) {
-		return strconv.AppendInt(b, int64(f), 10)
-	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-// appendString writes s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-	return append(b, '"')
 }

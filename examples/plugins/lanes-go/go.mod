@@ -3,5 +3,3 @@ module github.com/palacehq/palace/examples/plugins/lanes-go
 go 1.26.0
 
 require github.com/extism/go-pdk v1.1.3
-
-require github.com/valyala/fastjson v1.6.10

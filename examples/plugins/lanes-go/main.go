@@ -11,7 +11,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 
@@ -31,14 +30,14 @@ type input struct {
 
 type cardInput struct {
 	Card struct {
-		ID          string
-		Persistence string // standard | protected | foundational
-		RenderPref  string // auto | inline_full | inline_compact | ref_preferred
+		ID          []byte // a slice of the input, valid during the call
+		Persistence persistence
+		RenderPref  renderPref
 	}
 	ScopeFit     float64 // 0..30, from the scope point
 	OperationFit float64 // 0..20, from the scope point
-	Relevance    float64 // not used by the default rules
-	Counts30d    struct {
+	// relevance (the query's rank) is skipped: the default rules ignore it.
+	Counts30d struct {
 		Applied float64
 		Skipped float64
 		Trimmed float64
@@ -47,9 +46,48 @@ type cardInput struct {
 	AgeDays float64
 }
 
+type persistence uint8
+
+const (
+	standard persistence = iota // also any value the rules do not know
+	protected
+	foundational
+)
+
+func persistenceOf(s []byte) persistence {
+	switch string(s) {
+	case "foundational":
+		return foundational
+	case "protected":
+		return protected
+	}
+	return standard
+}
+
+type renderPref uint8
+
+const (
+	auto renderPref = iota // also any value the rules do not know
+	inlineFull
+	inlineCompact
+	refPreferred
+)
+
+func renderPrefOf(s []byte) renderPref {
+	switch string(s) {
+	case "inline_full":
+		return inlineFull
+	case "inline_compact":
+		return inlineCompact
+	case "ref_preferred":
+		return refPreferred
+	}
+	return auto
+}
+
 // result is one card's answer; the output maps ID to the rest.
 type result struct {
-	ID         string
+	ID         []byte
 	Salience   float64
 	Breakdown  breakdown
 	Lane       string
@@ -70,21 +108,22 @@ type breakdown struct {
 
 // lanes is the exported decision point: JSON in, JSON out, status 0.
 //
-// It reads its input with fastjson and writes its output by hand: in a Go
-// guest, encoding/json's reflection costs more than the decision itself.
-// Its buffers, parser and result slice are kept from call to call, so a
-// call leaves little garbage. It ends with runtime.Gosched: a Go plugin's
-// goroutines, the garbage collector's among them, run only while an export
-// runs, so a collection started during a call finishes only if the call
-// yields; without it garbage piles up until the instance runs out of
-// memory (see plugins/README.md).
+// It reads its input with the small reader in json.go and writes its output
+// by hand: in a Go guest, encoding/json's reflection, or any parser that
+// builds a tree, costs more than the decision itself. Its buffers and
+// slices are kept from call to call, so a call leaves almost no garbage. It
+// ends with runtime.Gosched: a Go plugin's goroutines, the garbage
+// collector's among them, run only while an export runs, so a collection
+// started during a call finishes only if the call yields; without it
+// garbage piles up until the instance runs out of memory (see
+// plugins/README.md).
 //
 //go:wasmexport lanes
 func lanes() int32 {
 	defer runtime.Gosched()
 	in, err := parse(readInput())
 	if err != nil {
-		pdk.SetError(fmt.Errorf("lanes input: %w", err))
+		pdk.SetErrorString("lanes input: " + err.Error())
 		return 1
 	}
 	pdk.Output(encode(decide(in)))
@@ -104,15 +143,15 @@ func decide(in input) []result {
 			ScopeFit:     c.ScopeFit,
 			OperationFit: c.OperationFit,
 			Persistence:  persistenceBonus(c.Card.Persistence),
-			Applied:      math.Min(c.Counts30d.Applied*2, 10),
-			Viewed:       math.Min(c.Counts30d.Viewed, 5),
+			Applied:      lesser(c.Counts30d.Applied*2, 10),
+			Viewed:       lesser(c.Counts30d.Viewed, 5),
 			// 0 - x, not -x: -x of a zero is -0, which JSON prints as "-0".
-			Skipped:    0 - math.Min(c.Counts30d.Skipped*2, 15),
-			Trimmed:    0 - math.Min(c.Counts30d.Trimmed*2, 10),
-			Inactivity: 0 - math.Min(maxInactivity, math.Max(0, math.Floor((c.AgeDays-grace)/step))),
+			Skipped:    0 - lesser(c.Counts30d.Skipped*2, 15),
+			Trimmed:    0 - lesser(c.Counts30d.Trimmed*2, 10),
+			Inactivity: 0 - lesser(maxInactivity, greater(0, math.Floor((c.AgeDays-grace)/step))),
 		}
 		sum := b.ScopeFit + b.OperationFit + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity
-		salience := math.Min(100, math.Max(0, sum))
+		salience := lesser(100, greater(0, sum))
 		lane := laneOf(salience, c.Card.Persistence)
 		out = append(out, result{
 			ID:         c.Card.ID,
@@ -125,6 +164,23 @@ func decide(in input) []result {
 	return out
 }
 
+// lesser and greater are min and max for the finite numbers JSON carries;
+// the built-ins also order NaNs and signed zeros, and a Go guest pays a
+// call for that.
+func lesser(a, b float64) float64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func greater(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
 func orDefault(v, def float64) float64 {
 	if v == 0 {
 		return def
@@ -132,19 +188,19 @@ func orDefault(v, def float64) float64 {
 	return v
 }
 
-func persistenceBonus(p string) float64 {
+func persistenceBonus(p persistence) float64 {
 	switch p {
-	case "foundational":
+	case foundational:
 		return 20
-	case "protected":
+	case protected:
 		return 10
 	}
 	return 0
 }
 
-func laneOf(salience float64, persistence string) string {
+func laneOf(salience float64, p persistence) string {
 	switch {
-	case persistence == "foundational" && salience >= 40, salience >= 70:
+	case p == foundational && salience >= 40, salience >= 70:
 		return "core"
 	case salience >= 45:
 		return "scoped"
@@ -154,21 +210,21 @@ func laneOf(salience float64, persistence string) string {
 	return "inspector_only"
 }
 
-func renderForm(lane, pref string) string {
+func renderForm(lane string, pref renderPref) string {
 	switch lane {
 	case "core":
 		switch pref {
-		case "inline_compact":
+		case inlineCompact:
 			return "inline_compact"
-		case "ref_preferred":
+		case refPreferred:
 			return "ref_only"
 		}
 		return "inline_full"
 	case "scoped":
 		switch pref {
-		case "inline_full":
+		case inlineFull:
 			return "inline_full"
-		case "ref_preferred":
+		case refPreferred:
 			return "ref_only"
 		}
 		return "inline_compact"

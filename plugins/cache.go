@@ -45,21 +45,36 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // diskCache is the cache directory of one module.
 type diskCache struct {
-	dir  string
-	warm bool // the directory held a sealed, intact entry before this load
+	dir string
+	// sealed: the directory held a seal when opened. Whether the entry
+	// matches it is known only once sealChecked delivers.
+	sealed      bool
+	sealChecked <-chan bool
 }
 
-// openDiskCache returns the module's cache directory, deleting it first if
-// its contents do not match their seal.
+// openDiskCache returns the module's cache directory. An entry with a seal
+// is checked against it in the background, while the caller compiles
+// through it (checking ~10 MB costs a few milliseconds of the cold start a
+// cache exists to shorten); anything else is deleted, to start empty.
 func openDiskCache(base, version, hash string) diskCache {
 	dir := filepath.Join(base, version, hash)
-	if verifySeal(dir) {
-		return diskCache{dir: dir, warm: true}
+	if _, err := os.Lstat(filepath.Join(dir, sealFile)); err == nil {
+		checked := make(chan bool, 1)
+		go func() { checked <- verifySeal(dir) }()
+		return diskCache{dir: dir, sealed: true, sealChecked: checked}
 	}
-	// Untrusted or absent: start empty. An error here surfaces when wazero
-	// tries to use the directory, and Load then compiles without it.
+	// Absent or unsealed (a crash mid-write): start empty. An error here
+	// surfaces when wazero tries to use the directory, and Load then
+	// compiles without it.
 	_ = os.RemoveAll(dir)
 	return diskCache{dir: dir}
+}
+
+// intact waits for the seal check and reports whether the entry was sealed
+// and matched its seal. Nothing compiled through an entry may run before
+// intact returns true. It may be called once.
+func (d diskCache) intact() bool {
+	return d.sealed && <-d.sealChecked
 }
 
 // compilationCache opens wazero's cache on the directory.
@@ -67,10 +82,11 @@ func (d diskCache) compilationCache() (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(d.dir)
 }
 
-// rewritten returns the rewritten module kept in a warm entry; ok is false
-// when the entry is cold or holds none (the module could not be rewritten).
+// rewritten returns the rewritten module kept in a sealed entry (not yet
+// known to be intact; see intact); ok is false when the entry is cold or
+// holds none (the module could not be rewritten).
 func (d diskCache) rewritten() (code []byte, interruptible, ok bool) {
-	if !d.warm {
+	if !d.sealed {
 		return nil, false, false
 	}
 	b, err := os.ReadFile(filepath.Join(d.dir, rewrittenFile))

@@ -60,8 +60,9 @@ func TestDiskCacheWarmLoadAndCorruption(t *testing.T) {
 	}
 
 	// Corrupt each cached file differently: wazero itself would trip over
-	// some of these (or worse, run garbage machine code), so the seal must
-	// catch them all before wazero sees them.
+	// some of these, and would load others (the offset table carries no
+	// checksum) as garbage machine code, so nothing compiled from an entry
+	// may run before the entry is known to match its seal.
 	files := cachedFiles(t, dir)
 	if len(files) < 2 { // the guest and the Extism kernel
 		t.Fatalf("cache holds %d files, want at least 2", len(files))
@@ -86,6 +87,42 @@ func TestDiskCacheWarmLoadAndCorruption(t *testing.T) {
 	t.Logf("load after corruption %v, then %v", rebuilt, again)
 	if again*4 > cold {
 		t.Errorf("load after the rebuild took %v (cold %v): the rebuilt entry was not cached", again, cold)
+	}
+}
+
+// A cache entry whose rewritten module was swapped for another valid module
+// (here: another guest's) must not serve that module: wazero compiles it
+// happily, so only the seal tells, and Load must throw away what it
+// compiled and rebuild from the module it was given.
+func TestDiskCacheSwappedModuleIsNotRun(t *testing.T) {
+	base := t.TempDir()
+	cfg := plugins.Config{}.WithCacheDir(base).WithVersion("test").WithDeadline(5 * time.Second)
+	gate, lanes := guest(t, "gate"), guest(t, "lanes")
+	input := `{"action":"publish","target":"repo"}`
+	loadAndCall(t, cfg, "gate.wasm", gate, input)
+	loadAndCall(t, cfg, "lanes.wasm", lanes, `{"cards":[]}`)
+	rewritten := func(wasm []byte) string {
+		return filepath.Join(entryDir(base, "test", wasm), plugins.RewrittenFile)
+	}
+	other, err := os.ReadFile(rewritten(lanes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rewritten(gate), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, cfg)
+	m, err := rt.Load(context.Background(), "gate.wasm", gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Call(context.Background(), "gate", []byte(input))
+	if err != nil {
+		t.Fatalf("the swapped entry was used: %v", err)
+	}
+	assertSameJSON(t, out, `{"allow":true,"reasons":["publish → repo: allowed"],"missing":{}}`)
+	if b, err := os.ReadFile(rewritten(gate)); err != nil || string(b) == string(other) {
+		t.Errorf("the entry was not rebuilt (read error %v)", err)
 	}
 }
 

@@ -3,3 +3,6 @@ package plugins
 // Interruptible reports whether m's guest is stopped by palace's own
 // checks (interrupt.go) rather than by wazero's WithCloseOnContextDone.
 func Interruptible(m *Module) bool { return m.interruptible }
+
+// RewrittenFile is the name of the rewritten module in a cache entry.
+const RewrittenFile = rewrittenFile

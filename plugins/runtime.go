@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // Runtime loads plugins under one Config. It is safe for concurrent use.
@@ -115,8 +117,11 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 }
 
 // compile builds the Extism plugin, through the module's disk cache when one
-// is configured. A cache that fails in any way is deleted and the module is
-// compiled in memory instead: the cache may make Load faster, never fail it.
+// is configured. A cache entry that turns out not to match its seal is
+// thrown away, with whatever was compiled from it, and rebuilt; a cache that
+// fails in any other way is deleted and the module is compiled in memory
+// instead: the cache may make Load faster, never fail it or change what
+// runs.
 //
 // The guest is stopped at its deadline by checks rewritten into the module
 // when it can be rewritten (interrupt.go; interruptible), else by wazero's
@@ -127,29 +132,55 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (_ *ext
 		mu, _ := r.entryLocks.LoadOrStore(hash, new(sync.Mutex))
 		mu.(*sync.Mutex).Lock()
 		defer mu.(*sync.Mutex).Unlock()
-		d := openDiskCache(r.s.cacheDir, r.s.version, hash)
-		code, interruptible, fromCache := d.rewritten()
-		if !fromCache {
-			code, interruptible = rewrite(wasm)
-		}
-		if cache, err := d.compilationCache(); err == nil {
-			compiled, err := r.compileWith(ctx, code, cache, interruptible)
-			if err == nil {
-				if !d.warm {
-					if interruptible {
-						d.keepRewritten(code)
-					}
-					d.seal()
-				}
+		for range 2 { // a sealed entry, then (if it was not intact) a new one
+			d := openDiskCache(r.s.cacheDir, r.s.version, hash)
+			compiled, cache, interruptible, ok := r.compileCached(ctx, wasm, d)
+			if ok {
 				return compiled, cache, interruptible, nil
 			}
-			_ = cache.Close(ctx)
-			d.discard()
+			if !d.sealed {
+				break
+			}
 		}
 	}
 	code, interruptible := rewrite(wasm)
 	compiled, err := r.compileWith(ctx, code, nil, interruptible)
 	return compiled, nil, interruptible, err
+}
+
+// compileCached compiles through the cache entry d, sealing it when it was
+// new; ok is false, with the entry deleted, when that failed or d was not
+// intact.
+func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (_ *extism.CompiledPlugin, _ wazero.CompilationCache, interruptible, ok bool) {
+	code, interruptible, fromCache := d.rewritten()
+	if !fromCache {
+		code, interruptible = rewrite(wasm)
+	}
+	cache, err := d.compilationCache()
+	var compiled *extism.CompiledPlugin
+	if err == nil {
+		compiled, err = r.compileWith(ctx, code, cache, interruptible)
+	}
+	if d.sealed && !d.intact() && err == nil {
+		err = errors.New("cache entry does not match its seal")
+	}
+	if err != nil {
+		if compiled != nil {
+			_ = compiled.Close(ctx)
+		}
+		if cache != nil {
+			_ = cache.Close(ctx)
+		}
+		d.discard()
+		return nil, nil, false, false
+	}
+	if !d.sealed {
+		if interruptible {
+			d.keepRewritten(code)
+		}
+		d.seal()
+	}
+	return compiled, cache, interruptible, true
 }
 
 // rewrite returns the module with palace's deadline checks and true, or
@@ -161,7 +192,14 @@ func rewrite(wasm []byte) ([]byte, bool) {
 	return wasm, false
 }
 
-func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache, interruptible bool) (*extism.CompiledPlugin, error) {
+func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache, interruptible bool) (_ *extism.CompiledPlugin, err error) {
+	// wazero reads a cache entry before palace knows it is intact; a
+	// damaged one must fail the compile, not the process.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("compile panicked: %v", p)
+		}
+	}()
 	rc := wazero.NewRuntimeConfig().
 		// Without one of the two ways to stop it, a guest in an infinite
 		// loop would ignore the deadline and hold its goroutine forever.
@@ -183,6 +221,9 @@ func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.Com
 		// sandbox. Timeout stays 0 because Module.Call sets its own deadline
 		// and needs to tell it apart from the caller's cancellation.
 	}
+	// Compiling a module wazero has not cached spreads its functions over
+	// every core: a Go guest takes about a second on one.
+	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
 	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
 }
 

@@ -77,7 +77,8 @@ type wasmImport struct {
 type wasmFunc struct {
 	export          string // "" = not exported
 	params, results []valType
-	body            []byte // instructions, without locals and the final end
+	locals          []valType // one declaration group each
+	body            []byte    // instructions, without locals and the final end
 }
 
 type wasmModule struct {
@@ -148,7 +149,11 @@ func (m wasmModule) bytes() []byte {
 		if f.export != "" {
 			exports = append(exports, append(append(name(f.export), 0x00), uleb(uint64(nImportedFuncs+i))...))
 		}
-		body := append([]byte{0x00}, f.body...) // no locals
+		body := uleb(uint64(len(f.locals)))
+		for _, t := range f.locals {
+			body = append(body, 0x01, t)
+		}
+		body = append(body, f.body...)
 		body = append(body, 0x0b)
 		code = append(code, append(uleb(uint64(len(body))), body...))
 	}

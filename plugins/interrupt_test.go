@@ -28,6 +28,33 @@ func TestDeadlineStopsLoops(t *testing.T) {
 		{"go guest, rewritten", guest(t, "hostile"), `{"do":"loop"}`, true},
 		{"hand-written loop, rewritten", gateModule(loopForever, schedYield), `{}`, true},
 		{"no sched_yield import, closed by wazero", gateModule(loopForever), `{}`, false},
+		// Function entries count too: 2^60 calls and not one loop.
+		{"recursion without loops, rewritten", wasmModule{
+			imports: []wasmImport{schedYield},
+			funcs: []wasmFunc{
+				{export: "gate", results: []valType{i32}, body: []byte{0x41, 60, 0x10, 2, 0x41, 0x00}},
+				{params: []valType{i32}, body: []byte{
+					0x20, 0x00, 0x45, 0x04, 0x40, 0x0f, 0x0b, // if n == 0: return
+					0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 2, // rec(n-1)
+					0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 2, // rec(n-1)
+				}},
+			},
+		}.bytes(), `{}`, true},
+		// The loop counter is a new local after the parameters and
+		// locals; a wrong index would fail validation on a type.
+		{"loop in a function with parameters and locals, rewritten", wasmModule{
+			imports: []wasmImport{schedYield},
+			funcs: []wasmFunc{
+				{export: "gate", results: []valType{i32}, body: []byte{0x41, 0x07, 0x42, 0x09, 0x10, 2, 0x41, 0x00}},
+				{params: []valType{i32, i64}, locals: []valType{i64, 0x7c}, body: []byte{
+					0x03, 0x40, // loop
+					0x20, 0x01, 0x20, 0x02, 0x7c, 0x21, 0x02, // l2 += p1 (i64)
+					0x20, 0x03, 0x44, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0xa0, 0x21, 0x03, // l3 += 1.0 (f64)
+					0x20, 0x00, 0x0d, 0x00, // br_if 0 while p0 != 0
+					0x0b,
+				}},
+			},
+		}.bytes(), `{}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

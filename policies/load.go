@@ -392,16 +392,6 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 			runtime = append(runtime, f)
 		}
 	}
-	modules := make(map[string]*ast.Module, len(runtime))
-	for _, f := range runtime {
-		if f.Kind == KindRego {
-			modules[f.Path] = f.module
-		}
-	}
-	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
-	if c.Compile(modules); c.Failed() {
-		return nil, located(c.Errors, "")
-	}
 	s := &Set{
 		files:    runtime,
 		served:   map[Point]Served{},
@@ -411,6 +401,28 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
+	}
+	// Loading a .wasm module (tens of milliseconds even from the disk
+	// cache) and compiling the Rego (as long) do not depend on each other:
+	// on a cold start they run side by side. loadWasm touches s only until
+	// it returns, and nothing below reads s before that.
+	wasmLoaded := make(chan error, 1)
+	go func() { wasmLoaded <- s.loadWasm(ctx, opts) }()
+	modules := make(map[string]*ast.Module, len(runtime))
+	for _, f := range runtime {
+		if f.Kind == KindRego {
+			modules[f.Path] = f.module
+		}
+	}
+	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
+	c.Compile(modules)
+	wasmErr := <-wasmLoaded
+	if c.Failed() {
+		s.Close()
+		return nil, located(c.Errors, "")
+	}
+	if wasmErr != nil {
+		return nil, wasmErr
 	}
 	setHash := sha256.New()
 	for _, f := range runtime {
@@ -423,9 +435,6 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		fmt.Fprintf(setHash, "%s\x00%s\x00%s\x00", f.Package, filepath.Base(f.Path), f.SHA256)
 	}
 	s.hash = hex.EncodeToString(setHash.Sum(nil))
-	if err := s.loadWasm(ctx, opts); err != nil {
-		return nil, err
-	}
 	for _, p := range Points {
 		if _, ok := s.served[p]; ok {
 			continue // a .wasm module serves it

@@ -160,17 +160,26 @@ func plainString(b []byte, i int) (int, bool) {
 // fill reads one object laid out as l at r.i: strings into strs, numbers
 // into nums, by slot. It reports false, having consumed nothing, at the
 // first difference from the layout; the caller then reads the object the
-// general way.
+// general way. It is one function on purpose: a call costs a Go guest more
+// than comparing a literal.
 func (r *reader) fill(l *layout, strs [][]byte, nums []float64) bool {
 	b, i := r.b, r.i
 	for k := range l.steps {
 		s := &l.steps[k]
-		if !s.before.at(b, i) {
+		lit := &s.before
+		if i+32 > len(b) ||
+			binary.LittleEndian.Uint64(b[i:])&lit.mask[0] != lit.w[0] ||
+			binary.LittleEndian.Uint64(b[i+8:])&lit.mask[1] != lit.w[1] ||
+			binary.LittleEndian.Uint64(b[i+16:])&lit.mask[2] != lit.w[2] ||
+			binary.LittleEndian.Uint64(b[i+24:])&lit.mask[3] != lit.w[3] {
 			return false
 		}
-		i += s.before.n
+		i += lit.n
+		if i >= len(b) {
+			return false
+		}
 		if s.str { // '"', then plain bytes up to the closing quote
-			if i >= len(b) || b[i] != '"' {
+			if b[i] != '"' {
 				return false
 			}
 			j := i + 1
@@ -195,18 +204,45 @@ func (r *reader) fill(l *layout, strs [][]byte, nums []float64) bool {
 			i = j + 1
 			continue
 		}
-		end, v, fraction, simple, err := (&reader{b: b, i: i}).scanNumber()
-		if err != nil || !simple && s.slot >= 0 {
+		// A number as number reads it without strconv: -?(0|[1-9][0-9]*)
+		// (.[0-9]+)?, digits below 2^53 as one integer; a dropped one may
+		// have more digits. Anything else is left to the general path.
+		neg := b[i] == '-'
+		if neg {
+			i++
+		}
+		start := i
+		var v uint64
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			v = v*10 + uint64(b[i]-'0')
+		}
+		digits, fraction := i-start, 0
+		if digits == 0 || digits > 1 && b[start] == '0' {
+			return false
+		}
+		if i < len(b) && b[i] == '.' {
+			i++
+			f := i
+			for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+				v = v*10 + uint64(b[i]-'0')
+			}
+			if fraction = i - f; fraction == 0 {
+				return false
+			}
+		}
+		if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 			return false
 		}
 		if s.slot >= 0 {
+			if digits+fraction > 19 || v >= 1<<53 || fraction >= len(pow10) {
+				return false
+			}
 			f := float64(v) / pow10[fraction]
-			if b[i] == '-' {
+			if neg {
 				f = -f
 			}
 			nums[s.slot] = f
 		}
-		i = end
 	}
 	if !l.tail.at(b, i) {
 		return false

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -109,6 +110,11 @@ func (s *Set) Lanes(ctx context.Context, in LanesInput) (LanesOutput, Decision) 
 }
 
 func (s *Set) lanesRego(ctx context.Context, in LanesInput) (LanesOutput, error) {
+	if e, ok := s.engines[Lanes].(*wasmEngine); ok {
+		out, err := e.lanes(ctx, in)
+		runtime.KeepAlive(s) // as decide does
+		return out, err
+	}
 	v, err := s.decide(ctx, Lanes, in)
 	if err != nil {
 		return nil, err

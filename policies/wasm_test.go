@@ -3,6 +3,7 @@ package policies_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -205,19 +206,34 @@ func TestWasmFailureSemantics(t *testing.T) {
 		mustContain(t, errors.New(out.Reasons[0]), "deadline of 100ms exceeded")
 	}
 
-	// Still serving, with the module's own answers.
-	out, d := set.Gate(ctx, promoteQi)
-	if !out.Allow || !reflect.DeepEqual(out.Reasons, []string{"wasm says yes"}) || d.Error != "" {
-		t.Errorf("gate after failures: %+v %+v", out, d)
+	// Still serving, with the module's own answers. The first call after a
+	// failure starts a fresh instance, and the guest's Go runtime, under the
+	// 100 ms deadline, which a machine busy with other tests (-race, a
+	// compile on every core) can exceed: a few tries, since a deadline is
+	// not what this checks.
+	serving := func(what string, decide func() (ok bool, got string)) {
+		t.Helper()
+		var got string
+		for range 5 {
+			var ok bool
+			if ok, got = decide(); ok {
+				return
+			}
+		}
+		t.Errorf("%s after failures: %s", what, got)
 	}
-	deny, _, err := set.Mailbox(ctx, policies.MailboxInput{Letter: map[string]any{"class": "bug"}})
-	if err != nil || !reflect.DeepEqual(deny, []string{"wasm: class bug"}) {
-		t.Errorf("mailbox after failures: %v %v", deny, err)
-	}
-	lo, ld := set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{Card: policies.LanesCardInfo{ID: "kc_1"}}}})
-	if lo["kc_1"].Lane != "scoped" || ld.Fallback != "" || ld.Engine != policies.EngineWasm {
-		t.Errorf("lanes after failures: %+v %+v", lo, ld)
-	}
+	serving("gate", func() (bool, string) {
+		out, d := set.Gate(ctx, promoteQi)
+		return out.Allow && reflect.DeepEqual(out.Reasons, []string{"wasm says yes"}) && d.Error == "", fmt.Sprintf("%+v %+v", out, d)
+	})
+	serving("mailbox", func() (bool, string) {
+		deny, _, err := set.Mailbox(ctx, policies.MailboxInput{Letter: map[string]any{"class": "bug"}})
+		return err == nil && reflect.DeepEqual(deny, []string{"wasm: class bug"}), fmt.Sprintf("%v %v", deny, err)
+	})
+	serving("lanes", func() (bool, string) {
+		lo, ld := set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{Card: policies.LanesCardInfo{ID: "kc_1"}}}})
+		return lo["kc_1"].Lane == "scoped" && ld.Fallback == "" && ld.Engine == policies.EngineWasm, fmt.Sprintf("%+v %+v", lo, ld)
+	})
 }
 
 // Close waits for the decisions in progress and never cuts one short;

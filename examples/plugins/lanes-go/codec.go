@@ -76,13 +76,13 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 			c.Counts30d.Applied, c.Counts30d.Skipped, c.Counts30d.Trimmed, c.Counts30d.Viewed = nums[2], nums[3], nums[4], nums[5]
 			continue
 		}
-		start := r.i
+		start := r.i // next left r.i on the card, past any whitespace
 		if err := parseCard(r, c); err != nil {
 			return cs, errors.New("cards[" + strconv.Itoa(len(cs)-1) + "]" + err.Error())
 		}
 		if !learned { // once a call: cards a layout cannot replay are read the general way
 			learned = true
-			if l, ok := learnLayout(r.b, skipSpace(r.b, start), r.i, cardSlot); ok {
+			if l, ok := learnLayout(r.b, start, r.i, cardSlot); ok {
 				cardLayout = &l
 			}
 		}
@@ -125,13 +125,6 @@ func cardSlot(path string, str bool) int {
 		return 6
 	}
 	return -1
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // parseCard reads one card entry; its errors start with the field's path

@@ -32,6 +32,15 @@ const (
 	highs = 0x8080808080808080
 )
 
+// specials marks, with its high bit, each byte of the word x that a JSON
+// string cannot hold as it is: '"', '\\' or a control character. Only the
+// lowest mark is exact (a borrow can mark a byte above it), which is all
+// its callers read: whether there is one, and where the first is.
+func specials(x uint64) uint64 {
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	return ((quote-ones)&^quote | (backslash-ones)&^backslash | (x-ones*0x20)&^x) & highs
+}
+
 // maxDepth bounds the nesting of skipped values, so a hostile input ends
 // with an error rather than by exhausting the plugin's memory.
 const maxDepth = 512
@@ -182,8 +191,7 @@ func (r *reader) member(first bool, names []name, next *int) (found bool, index 
 func plainName(w0, w1, w2 uint64) int {
 	ws := [3]uint64{w0 | 0xff, w1, w2} // 0xff hides the opening quote
 	for k, x := range ws {
-		quote, backslash := x^(ones*'"'), x^(ones*'\\')
-		special := ((quote-ones)&^quote | (backslash-ones)&^backslash | (x-ones*0x20)&^x) & highs
+		special := specials(x)
 		if special == 0 {
 			continue
 		}
@@ -286,8 +294,7 @@ func (r *reader) string() ([]byte, error) {
 	i := start
 	for i+8 <= len(r.b) { // skip eight plain bytes at a time
 		x := binary.LittleEndian.Uint64(r.b[i:])
-		quote, backslash := x^(ones*'"'), x^(ones*'\\')
-		if ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x)&highs != 0 {
+		if specials(x) != 0 {
 			break
 		}
 		i += 8
@@ -619,8 +626,7 @@ func plain(s []byte) bool {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		x := binary.LittleEndian.Uint64(s[i:])
-		quote, backslash := x^(ones*'"'), x^(ones*'\\')
-		if ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x|x)&highs != 0 {
+		if specials(x)|x&highs != 0 { // or not ASCII
 			return false
 		}
 	}

@@ -111,7 +111,13 @@ func learnLayout(b []byte, start, end int, slot func(path string, str bool) int)
 			}
 			i, lit = j, j
 		case c == 't' || c == 'f' || c == 'n': // part of the literal
-			word := map[byte]string{'t': "true", 'f': "false", 'n': "null"}[c]
+			word := "null"
+			switch c {
+			case 't':
+				word = "true"
+			case 'f':
+				word = "false"
+			}
 			r := reader{b: b[:end], i: i}
 			if r.literal(word) != nil {
 				return l, false
@@ -188,8 +194,7 @@ func (r *reader) fill(l *layout, strs [][]byte, nums []float64) bool {
 					return false
 				}
 				x := binary.LittleEndian.Uint64(b[j:])
-				quote, backslash := x^(ones*'"'), x^(ones*'\\')
-				if special := ((quote-ones)&^quote | (backslash-ones)&^backslash | (x-ones*0x20)&^x) & highs; special != 0 {
+				if special := specials(x); special != 0 {
 					j += bits.TrailingZeros64(special) / 8
 					break
 				}

@@ -6,3 +6,6 @@ func Interruptible(m *Module) bool { return m.interruptible }
 
 // RewrittenFile is the name of the rewritten module in a cache entry.
 const RewrittenFile = rewrittenFile
+
+// RewriteID is the suffix of a cache entry's directory.
+const RewriteID = rewriteID

@@ -115,7 +115,7 @@ func (r *reader) u32() (uint32, error) {
 func (r *reader) uleb(bits uint) (uint64, error) {
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
-		if shift >= bits+7 {
+		if shift >= bits { // 5 bytes for 32 bits, 10 for 64
 			return 0, errors.New("integer representation too long")
 		}
 		c, err := r.byte()

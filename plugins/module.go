@@ -231,17 +231,19 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	inst.callCtx = startCtx
 	p, err := m.compiled.Instance(startCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	inst.callCtx = nil
+	if err == nil && startCtx.Err() != nil {
+		// The start function returned as the context ended; wazero may
+		// have closed the instance under it.
+		_ = p.Close(context.WithoutCancel(ctx))
+	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
 		return nil, fmt.Errorf("instantiate: cancelled: %w", ctx.Err())
 	case err != nil && startCtx.Err() != nil:
 		return nil, fmt.Errorf("instantiate: %w: the start function was still running after %v, stopped", ErrDeadline, m.s.deadline)
 	case err != nil:
 		return nil, fmt.Errorf("instantiate: %w", err)
 	case startCtx.Err() != nil:
-		// The start function returned as the deadline passed; wazero may
-		// have closed the instance under it.
-		_ = p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("instantiate: %w: the start function ran until the deadline of %v", ErrDeadline, m.s.deadline)
 	}
 	p.SetLogger(func(extism.LogLevel, string) {}) // pdk.Log output is not palace's to print

@@ -30,6 +30,9 @@ type Module struct {
 	// context is done; else it was compiled with wazero's
 	// WithCloseOnContextDone.
 	interruptible bool
+	// hasStart: the module declares a start function, which wazero runs
+	// whenever an instance is created.
+	hasStart bool
 
 	// pool holds Config's pool size of slots; a slot is an idle instance
 	// or nil, meaning "instantiate on demand". Taking a slot is the right
@@ -225,8 +228,13 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	// (the binary's start section, which wazero runs whatever the module
 	// config says). It gets a call's deadline and is stopped the way a call
 	// is: by the inserted checks, which test callCtx, or by wazero closing
-	// the module when the context ends.
-	startCtx, cancel := context.WithTimeout(ctx, m.s.deadline)
+	// the module when the context ends. Without a start function no guest
+	// code runs here, only host work bounded by the module's validated
+	// size, which a deadline would only make fail on a busy machine.
+	startCtx, cancel := ctx, context.CancelFunc(func() {})
+	if m.hasStart {
+		startCtx, cancel = context.WithTimeout(ctx, m.s.deadline)
+	}
 	defer cancel()
 	inst.callCtx = startCtx
 	p, err := m.compiled.Instance(startCtx, extism.PluginInstanceConfig{ModuleConfig: mc})

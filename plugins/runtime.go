@@ -77,7 +77,8 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	}
 	// wazero never sees a module palace has not walked itself: its decoder
 	// allocates from counts the binary declares (validate.go).
-	if err := validate(wasm, r.s.memoryPages); err != nil {
+	shape, err := validateModule(wasm, r.s.memoryPages)
+	if err != nil {
 		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
 	}
 	parsed, err := parseWasm(wasm)
@@ -103,6 +104,7 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 		compiled:      compiled,
 		cache:         cache,
 		interruptible: interruptible,
+		hasStart:      shape.start != nil,
 		pool:          make(chan *instance, r.s.poolSize),
 		done:          make(chan struct{}),
 		rt:            r,

@@ -73,14 +73,20 @@ type validator struct {
 // memory may declare. The error names the section, its offset in the file
 // and what is wrong.
 func validate(b []byte, memoryPages uint32) error {
+	_, err := validateModule(b, memoryPages)
+	return err
+}
+
+// validateModule is validate, also returning what the sections declared.
+func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	if len(b) > maxModuleBytes {
-		return fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
+		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
 	}
 	if len(b) < 8 || string(b[:4]) != "\x00asm" {
-		return errors.New("not a WebAssembly binary (missing \\0asm magic)")
+		return nil, errors.New("not a WebAssembly binary (missing \\0asm magic)")
 	}
 	if v := b[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
-		return fmt.Errorf("unsupported WebAssembly binary version % x (want 01 00 00 00; components are not supported)", v)
+		return nil, fmt.Errorf("unsupported WebAssembly binary version % x (want 01 00 00 00; components are not supported)", v)
 	}
 	v := &validator{memoryPages: memoryPages}
 	r := &reader{b: b, off: 8}
@@ -89,41 +95,41 @@ func validate(b []byte, memoryPages uint32) error {
 		start := r.off
 		id, _ := r.byte()
 		if int(id) >= len(sectionNames) {
-			return fmt.Errorf("byte %d: unknown section id %d", start, id)
+			return nil, fmt.Errorf("byte %d: unknown section id %d", start, id)
 		}
 		what := fmt.Sprintf("%s section at byte %d", sectionNames[id], start)
 		size, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("%s: size: %w", what, err)
+			return nil, fmt.Errorf("%s: size: %w", what, err)
 		}
 		if rest := len(b) - r.off; uint64(size) > uint64(rest) {
-			return fmt.Errorf("%s: declares %d bytes but only %d remain in the file", what, size, rest)
+			return nil, fmt.Errorf("%s: declares %d bytes but only %d remain in the file", what, size, rest)
 		}
 		body, _ := r.bytes(uint64(size))
 		if id != 0 {
 			if validOrder[id] <= last {
-				return fmt.Errorf("%s: out of order or repeated (sections must appear once each, in the order the binary format defines)", what)
+				return nil, fmt.Errorf("%s: out of order or repeated (sections must appear once each, in the order the binary format defines)", what)
 			}
 			last = validOrder[id]
 		}
 		sr := &reader{b: body}
 		if err := v.section(id, sr); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if sr.off != len(body) {
-			return fmt.Errorf("%s: %d bytes left over after its contents", what, len(body)-sr.off)
+			return nil, fmt.Errorf("%s: %d bytes left over after its contents", what, len(body)-sr.off)
 		}
 	}
 	if v.definedFuncs != v.codes {
-		return fmt.Errorf("the function section declares %d functions but the code section holds %d bodies", v.definedFuncs, v.codes)
+		return nil, fmt.Errorf("the function section declares %d functions but the code section holds %d bodies", v.definedFuncs, v.codes)
 	}
 	if v.dataCount != nil && *v.dataCount != v.dataSegments {
-		return fmt.Errorf("the data count section says %d segments but the data section holds %d", *v.dataCount, v.dataSegments)
+		return nil, fmt.Errorf("the data count section says %d segments but the data section holds %d", *v.dataCount, v.dataSegments)
 	}
 	if v.start != nil && *v.start >= v.funcs {
-		return fmt.Errorf("the start section names function %d but the module has %d", *v.start, v.funcs)
+		return nil, fmt.Errorf("the start section names function %d but the module has %d", *v.start, v.funcs)
 	}
-	return nil
+	return v, nil
 }
 
 func (v *validator) section(id byte, r *reader) error {

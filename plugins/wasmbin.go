@@ -108,6 +108,10 @@ func (r *reader) bytes(n uint64) ([]byte, error) {
 
 // u32 reads an unsigned LEB128 value of at most 32 bits.
 func (r *reader) u32() (uint32, error) {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 { // one byte: most counts and indexes
+		r.off++
+		return uint32(r.b[r.off-1]), nil
+	}
 	v, err := r.uleb(32)
 	return uint32(v), err
 }

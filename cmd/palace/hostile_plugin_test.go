@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,3 +102,71 @@ func TestHostileGateWasm(t *testing.T) {
 }
 
 func stdoutAndErr(r result) string { return r.stdout + r.stderr }
+
+// TestMCPHostileGateWasm: a running `palace mcp` keeps answering through a
+// hostile module dropped into the repository. Next to the team's gate.rego
+// it is refused and the team's gate keeps deciding; once gate.rego is
+// deleted the set that held it is withdrawn rather than kept (the gate
+// then denies, naming the module's refusal); removing the module restores
+// the embedded default.
+func TestMCPHostileGateWasm(t *testing.T) {
+	for _, m := range hostileGateModules {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			seen, fixed := e.record("seen"), e.record("verified")
+			card := e.distill("Run make lint before pushing", "qi", "--supporting", seen, "--verification", fixed)
+			frozen := "package palace.gate\n\nimport rego.v1\n\ndecision := {\"allow\": false, \"reasons\": [\"team: frozen\"], \"missing\": {}}\n"
+			e.writeFile(".palace/policies/gate.rego", []byte(frozen))
+			cs := e.mcpSession(t, nil)
+			gate := func() (bool, string) {
+				res := mcpCall(t, cs, "palace_gate", map[string]any{"id": card})
+				var g struct {
+					Allow   bool
+					Reasons []string
+				}
+				b, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(b, &g); err != nil {
+					t.Fatal(err)
+				}
+				return g.Allow, strings.Join(g.Reasons, "; ")
+			}
+			// until polls the running server, bounded: fsnotify and the
+			// watcher's debounce make every change asynchronous.
+			until := func(what string, ok func(allow bool, reasons string) bool) {
+				t.Helper()
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					allow, reasons := gate()
+					if ok(allow, reasons) {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: the server still answers allow=%v, %q", what, allow, reasons)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			until("team gate", func(allow bool, r string) bool { return !allow && strings.Contains(r, "team: frozen") })
+
+			b, _ := hex.DecodeString(m.hex)
+			wasmPath := e.writeFile(".palace/policies/gate.wasm", b)
+			time.Sleep(time.Second) // the reload (refused) happens in here
+			if allow, r := gate(); allow || !strings.Contains(r, "team: frozen") {
+				t.Fatalf("with the module dropped in, the last good set stopped serving: allow=%v, %q", allow, r)
+			}
+
+			if err := os.Remove(filepath.Join(e.dir, ".palace", "policies", "gate.rego")); err != nil {
+				t.Fatal(err)
+			}
+			until("gate.rego deleted", func(allow bool, r string) bool {
+				return !allow && strings.Contains(r, "could not load") && strings.Contains(r, "gate.wasm")
+			})
+
+			if err := os.Remove(wasmPath); err != nil {
+				t.Fatal(err)
+			}
+			until("module removed", func(allow bool, r string) bool { return allow })
+		})
+	}
+}

@@ -74,14 +74,18 @@ func (ws *workspace) policyChanged(set *policies.Set, err error) {
 			}
 			byFile[f] = append(byFile[f], policyError{Code: e.Code, Line: e.Line, Col: e.Col, Message: e.Message})
 		}
-		ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load, the last good set keeps serving: %v", ws.root, err)
+		if set != nil {
+			ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load, the last good set keeps serving: %v", ws.root, err)
+		} else {
+			ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load and no good set is left (a file it used was deleted): gate and mailbox fail closed, scope and lanes use the embedded defaults: %v", ws.root, err)
+		}
 	}
 	ws.mu.Lock()
 	old := ws.policyErrs
 	ws.policyErrs = byFile
 	ws.mu.Unlock()
 	ws.s.publishPolicyErrors(old, byFile)
-	if err == nil {
+	if err == nil || set == nil {
 		ws.invalidate()
 	}
 }

@@ -161,3 +161,19 @@ func benchLoad(b *testing.B, cfg plugins.Config, wasm []byte) {
 	rt.Close(ctx)
 	b.StartTimer()
 }
+
+// BenchmarkValidate is the cost of palace's own walk over every section of
+// the example plugins, which every Load pays before wazero sees a module.
+func BenchmarkValidate(b *testing.B) {
+	for _, name := range []string{"gate", "lanes"} {
+		b.Run(name, func(b *testing.B) {
+			wasm := guest(b, name)
+			b.SetBytes(int64(len(wasm)))
+			for b.Loop() {
+				if err := plugins.Validate(wasm); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

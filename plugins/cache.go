@@ -16,8 +16,12 @@ import (
 
 // The disk cache is wazero's compilation cache, one directory per module:
 //
-//	<cacheDir>/<version>/<sha256 of the module>/wazero-<v>-<arch>-<os>/<key>
-//	<cacheDir>/<version>/<sha256 of the module>/SEAL
+//	<cacheDir>/<version>/<sha256 of the module>-<rewrite>/wazero-<v>-<arch>-<os>/<key>
+//	<cacheDir>/<version>/<sha256 of the module>-<rewrite>/SEAL
+//
+// <rewrite> names how palace rewrites a module before compiling it (capped
+// tables, deadline checks): a rewrite that changes must change it, so no
+// build ever reads an entry compiled from another rewrite's output.
 //
 // wazero checks a CRC over the machine code of an entry but not the function
 // offsets or lengths around it, and a corrupt entry makes compilation fail
@@ -39,6 +43,8 @@ const (
 	// checks (interrupt.go). Its name carries the rewrite's version: a
 	// rewrite that changes must change it, so no build reads another's.
 	rewrittenFile = "module.interrupt-v1.wasm"
+	// rewriteID is the <rewrite> of the layout above.
+	rewriteID = "rw2"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -57,7 +63,7 @@ type diskCache struct {
 // through it (checking ~10 MB costs a few milliseconds of the cold start a
 // cache exists to shorten); anything else is deleted, to start empty.
 func openDiskCache(base, version, hash string) diskCache {
-	dir := filepath.Join(base, version, hash)
+	dir := filepath.Join(base, version, hash+"-"+rewriteID)
 	if _, err := os.Lstat(filepath.Join(dir, sealFile)); err == nil {
 		checked := make(chan bool, 1)
 		go func() { checked <- verifySeal(dir) }()

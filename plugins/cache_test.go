@@ -36,7 +36,7 @@ func loadAndCall(t *testing.T, cfg plugins.Config, name string, wasm []byte, inp
 
 func entryDir(base, version string, wasm []byte) string {
 	sum := sha256.Sum256(wasm)
-	return filepath.Join(base, version, hex.EncodeToString(sum[:]))
+	return filepath.Join(base, version, hex.EncodeToString(sum[:])+"-"+plugins.RewriteID)
 }
 
 // TestDiskCacheWarmLoadAndCorruption follows one real Go guest through the

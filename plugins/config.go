@@ -84,7 +84,7 @@ func (c Config) WithPoolSize(n int) Config {
 //
 // # Notes
 //
-//   - Entries live in dir/<version>/<sha256 of the module>/ with a SEAL
+//   - Entries live in dir/<version>/<sha256 of the module>-<rewrite>/ with a SEAL
 //     file; an entry whose files do not match it (corrupt, truncated, left
 //     over by a crash) is deleted and rebuilt, never used.
 //   - The cache is an optimisation only: if dir cannot be written, Load

@@ -52,10 +52,12 @@ var decisionPoints = [...]string{"gate", "scope", "lanes", "mailbox"}
 // with errors.Is.
 var (
 	// ErrRefused: Load rejected the binary without running it: not
-	// WebAssembly, a forbidden import, no decision point, a decision point
-	// with the wrong signature.
+	// WebAssembly, a section whose counts or sizes exceed the bytes that
+	// remain or palace's limits, a forbidden import, no decision point, a
+	// decision point with the wrong signature.
 	ErrRefused = errors.New("plugin refused")
-	// ErrDeadline: the call ran past Config's deadline; its instance was
+	// ErrDeadline: the call, or the module's start function while an
+	// instance was created, ran past Config's deadline; the instance was
 	// discarded.
 	ErrDeadline = errors.New("plugin deadline exceeded")
 	// ErrOutputTooLarge: the call wrote more than Config's output limit.

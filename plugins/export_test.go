@@ -6,3 +6,10 @@ func Interruptible(m *Module) bool { return m.interruptible }
 
 // RewrittenFile is the name of the rewritten module in a cache entry.
 const RewrittenFile = rewrittenFile
+
+// RewriteID is the suffix of a cache entry's directory.
+const RewriteID = rewriteID
+
+// Validate is Load's walk over a module's sections, with the default
+// memory cap.
+func Validate(wasm []byte) error { return validate(wasm, uint32(DefaultMemoryLimit/pageSize)) }

@@ -37,9 +37,13 @@ type Report struct {
 // Inspect reads the binary wasm, named name in the report, and says what
 // Load would make of it: its ABI, exports, imports, size, the decision points
 // it serves and whether the sandbox accepts it. It never fails; a binary it
-// cannot read gets ABIUnknown and a "would not load" verdict. Inspect does not
-// compile the code, so a module whose function bodies are invalid can still
-// get "would load" here and then fail Load's compilation.
+// cannot read gets ABIUnknown and a "would not load" verdict. It applies
+// every check Load makes before compiling, including the walk over every
+// section with its counts, sizes and limits (memory against the default
+// cap), so a module Load refuses is never reported as loadable. Inspect does
+// not compile or run the code, so a module whose function bodies are invalid,
+// or whose start function runs past the deadline, can still get "would
+// load" here and then fail Load.
 func Inspect(name string, wasm []byte) Report {
 	sum := sha256.Sum256(wasm)
 	r := Report{
@@ -52,7 +56,13 @@ func Inspect(name string, wasm []byte) Report {
 		Imports:        []string{},
 		Problems:       []string{},
 	}
-	m, err := parseWasm(wasm)
+	// Load's own checks, in Load's order, with the default memory cap
+	// palace runs plugins under.
+	err := validate(wasm, uint32(DefaultMemoryLimit/pageSize))
+	var m *wasmModule
+	if err == nil {
+		m, err = parseWasm(wasm)
+	}
 	if err != nil {
 		r.Problems = append(r.Problems, "not a valid WebAssembly module: "+err.Error())
 		r.Verdict = "would not load: " + r.Problems[0]

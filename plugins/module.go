@@ -30,6 +30,9 @@ type Module struct {
 	// context is done; else it was compiled with wazero's
 	// WithCloseOnContextDone.
 	interruptible bool
+	// hasStart: the module declares a start function, which wazero runs
+	// whenever an instance is created.
+	hasStart bool
 
 	// pool holds Config's pool size of slots; a slot is an idle instance
 	// or nil, meaning "instantiate on demand". Taking a slot is the right
@@ -211,8 +214,8 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	inst := &instance{stderr: stderr}
 	// A fresh wazero ModuleConfig is the sandbox: no mounts, environment,
 	// arguments or stdin; stdout discarded; clocks and random source are
-	// deterministic fakes; no start function (Extism runs the guest's
-	// runtime initialiser on the first call, under the deadline).
+	// deterministic fakes; no exported start function (Extism runs the
+	// guest's runtime initialiser on the first call, under the deadline).
 	mc := wazero.NewModuleConfig().WithStderr(stderr)
 	if m.interruptible {
 		mc = mc.WithOsyield(func() {
@@ -221,9 +224,35 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 			}
 		})
 	}
-	p, err := m.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
-	if err != nil {
+	// Instantiating runs the module's start function, if it declares one
+	// (the binary's start section, which wazero runs whatever the module
+	// config says). It gets a call's deadline and is stopped the way a call
+	// is: by the inserted checks, which test callCtx, or by wazero closing
+	// the module when the context ends. Without a start function no guest
+	// code runs here, only host work bounded by the module's validated
+	// size, which a deadline would only make fail on a busy machine.
+	startCtx, cancel := ctx, context.CancelFunc(func() {})
+	if m.hasStart {
+		startCtx, cancel = context.WithTimeout(ctx, m.s.deadline)
+	}
+	defer cancel()
+	inst.callCtx = startCtx
+	p, err := m.compiled.Instance(startCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	inst.callCtx = nil
+	if err == nil && startCtx.Err() != nil {
+		// The start function returned as the context ended; wazero may
+		// have closed the instance under it.
+		_ = p.Close(context.WithoutCancel(ctx))
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("instantiate: cancelled: %w", ctx.Err())
+	case err != nil && startCtx.Err() != nil:
+		return nil, fmt.Errorf("instantiate: %w: the start function was still running after %v, stopped", ErrDeadline, m.s.deadline)
+	case err != nil:
 		return nil, fmt.Errorf("instantiate: %w", err)
+	case startCtx.Err() != nil:
+		return nil, fmt.Errorf("instantiate: %w: the start function ran until the deadline of %v", ErrDeadline, m.s.deadline)
 	}
 	p.SetLogger(func(extism.LogLevel, string) {}) // pdk.Log output is not palace's to print
 	inst.plugin = p

@@ -50,11 +50,19 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 //
 //	load plugin team.wasm: imports env.evil_fn: only extism:host/env and wasi_snapshot_preview1 are allowed
 //
+// Before anything is compiled, every section of the binary is checked
+// against the bytes that remain and against fixed limits (functions, types,
+// globals, tables, element and data segments, locals, memory): a module
+// declaring more than it holds, or more than a plugin needs, is refused
+// with ErrRefused and the section named.
+//
 // Compiling a Go guest takes about a second; with Config.WithCacheDir a later
 // process loads it from disk in milliseconds. Load creates one instance
 // before returning, so a module that cannot be instantiated (a declared
-// memory over the cap, a link error) fails here and not on its first call. No
-// guest code runs during Load.
+// memory over the cap, a link error) fails here and not on its first call.
+// The only guest code that can run during Load is the module's start
+// function, which runs under Config's deadline like a call: a start function
+// still running then is stopped and Load fails with ErrDeadline.
 func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, error) {
 	m, err := r.load(ctx, name, wasm)
 	if err != nil {
@@ -66,6 +74,12 @@ func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, 
 func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, error) {
 	if r.isClosed() {
 		return nil, ErrClosed
+	}
+	// wazero never sees a module palace has not walked itself: its decoder
+	// allocates from counts the binary declares (validate.go).
+	shape, err := validateModule(wasm, r.s.memoryPages)
+	if err != nil {
+		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
 	}
 	parsed, err := parseWasm(wasm)
 	if err != nil {
@@ -90,6 +104,7 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 		compiled:      compiled,
 		cache:         cache,
 		interruptible: interruptible,
+		hasStart:      shape.start != nil,
 		pool:          make(chan *instance, r.s.poolSize),
 		done:          make(chan struct{}),
 		rt:            r,
@@ -183,9 +198,11 @@ func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (
 	return compiled, cache, interruptible, true
 }
 
-// rewrite returns the module with palace's deadline checks and true, or
-// the module as it is and false when it cannot be rewritten.
+// rewrite returns the module with its tables capped (capTables) and
+// palace's deadline checks added and true, or with its tables capped only
+// and false when the checks cannot be added.
 func rewrite(wasm []byte) ([]byte, bool) {
+	wasm = capTables(wasm)
 	if code, err := instrument(wasm); err == nil {
 		return code, true
 	}

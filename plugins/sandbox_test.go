@@ -45,7 +45,7 @@ func TestLoadRefusesBadModules(t *testing.T) {
 		{"component", []byte("\x00asm\x0d\x00\x01\x00"),
 			"load plugin m.wasm: not a valid WebAssembly module: unsupported WebAssembly binary version 0d 00 01 00 (want 01 00 00 00; components are not supported)"},
 		{"truncated", gateModule(returnsZero)[:20],
-			"load plugin m.wasm: not a valid WebAssembly module: section 3 at offset 18: size 2: unexpected end of data"},
+			"load plugin m.wasm: not a valid WebAssembly module: function section at byte 18: declares 2 bytes but only 0 remain in the file"},
 	}
 	rt := newRuntime(t, testConfig())
 	for _, tt := range tests {
@@ -269,10 +269,14 @@ func TestMemoryCap(t *testing.T) {
 	}
 	assertServes(t, m)
 
-	// A module declaring more memory than the cap never instantiates.
+	// A module declaring more memory than the cap is refused before it
+	// is compiled, by the runtime's cap rather than the default.
 	big := wasmModule{memory: 600, funcs: []wasmFunc{{export: "gate", results: []valType{i32}, body: returnsZero}}}.bytes()
 	_, err = rt.Load(context.Background(), "big.wasm", big)
-	mustContain(t, err, "load plugin big.wasm: compile: ", "section memory: min 600 pages (37 Mi) over limit of 512 pages (32 Mi)")
+	mustContain(t, err, "load plugin big.wasm: not a valid WebAssembly module: memory section at byte 22: memory of 600 pages (37 MiB) at start; the plugin memory limit is 32 MiB")
+	if !errors.Is(err, plugins.ErrRefused) {
+		t.Fatalf("got %v, want ErrRefused", err)
+	}
 }
 
 func TestWASIOutputEnvRefused(t *testing.T) {

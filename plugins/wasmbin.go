@@ -108,6 +108,10 @@ func (r *reader) bytes(n uint64) ([]byte, error) {
 
 // u32 reads an unsigned LEB128 value of at most 32 bits.
 func (r *reader) u32() (uint32, error) {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 { // one byte: most counts and indexes
+		r.off++
+		return uint32(r.b[r.off-1]), nil
+	}
 	v, err := r.uleb(32)
 	return uint32(v), err
 }
@@ -115,7 +119,7 @@ func (r *reader) u32() (uint32, error) {
 func (r *reader) uleb(bits uint) (uint64, error) {
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
-		if shift >= bits+7 {
+		if shift >= bits { // 5 bytes for 32 bits, 10 for 64
 			return 0, errors.New("integer representation too long")
 		}
 		c, err := r.byte()

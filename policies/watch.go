@@ -43,8 +43,11 @@ type WatchOptions struct {
 // created — and after each burst of changes reads the files, compiles them
 // off to the side and swaps the new set in atomically. A set that fails to
 // compile never replaces the serving one: subscribers get its located
-// errors and the last good set keeps serving. A burst that leaves the files
-// as they were (a backup file, the same bytes saved again) reloads nothing.
+// errors and the last good set keeps serving, as long as every file it was
+// built from is still there. When one of them was deleted, the last good
+// set is withdrawn instead (Current returns no set, and the errors): a
+// deleted policy never keeps deciding. A burst that leaves the files as
+// they were (a backup file, the same bytes saved again) reloads nothing.
 //
 // All methods are safe for concurrent use. The watcher's goroutine ends when
 // the context given to Watch ends; Done is closed then.
@@ -93,8 +96,8 @@ func Watch(ctx context.Context, src Sources, opts WatchOptions, onChange func(*S
 }
 
 // Current returns the serving set and the errors of the last reload when it
-// failed (nil after a good one). The set is nil only when no load has
-// succeeded yet.
+// failed (nil after a good one). The set is nil when no load has succeeded
+// yet, or when a reload failed after a file of the serving set was deleted.
 func (w *Watcher) Current() (*Set, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -102,8 +105,8 @@ func (w *Watcher) Current() (*Set, error) {
 }
 
 // Subscribe calls fn after every reload attempt that found changed files:
-// with the new set and nil, or with the still-serving set and the errors
-// (Errors, located) of the set that failed. fn runs on the watcher's
+// with the new set and nil, or with the still-serving set (nil when none
+// is) and the errors (Errors, located) of the set that failed. fn runs on the watcher's
 // goroutine, in order; it must not block for long. cancel unsubscribes.
 func (w *Watcher) Subscribe(fn func(*Set, error)) (cancel func()) {
 	w.mu.Lock()
@@ -172,7 +175,7 @@ func (w *Watcher) run(ctx context.Context) {
 func (w *Watcher) reload(ctx context.Context) {
 	snap, err := readSnapshot(w.src)
 	if err != nil {
-		w.fail(err)
+		w.fail(err, nil)
 		return
 	}
 	if snap.fingerprint == w.print {
@@ -181,7 +184,7 @@ func (w *Watcher) reload(ctx context.Context) {
 	w.print = snap.fingerprint
 	set, err := snap.compile(ctx, w.opts.Options)
 	if err != nil {
-		w.fail(err)
+		w.fail(err, &snap)
 		return
 	}
 	w.mu.Lock()
@@ -213,11 +216,43 @@ func (w *Watcher) retire(old *Set) {
 	w.retired = append(kept, &retired{set: old, timer: time.AfterFunc(w.opts.Grace, func() { old.Close() })})
 }
 
-func (w *Watcher) fail(err error) {
+// fail records a reload that did not produce a set. The serving set stays
+// only while every file it was built from is still on disk (snap, when the
+// files could be read): a file being edited into shape keeps its last good
+// version serving, but a deleted file's decisions must not outlive it. A
+// set missing a file is withdrawn, and until a set loads again Current
+// returns no set and the errors, as before the first good load: the gate
+// and mailbox points fail closed, scope and lanes use the embedded
+// defaults.
+func (w *Watcher) fail(err error, snap *snapshot) {
 	w.mu.Lock()
+	cur := w.cur.Load()
+	if cur != nil && snap != nil && !snap.holds(cur) {
+		w.cur.Store(nil)
+	} else {
+		cur = nil // nothing withdrawn
+	}
 	w.lastErr = err
 	w.mu.Unlock()
+	if cur != nil && cur.life != nil {
+		w.retire(cur)
+	}
 	w.notify(w.cur.Load(), err)
+}
+
+// holds reports whether every non-embedded file the set serves from is
+// among the snapshot's files.
+func (snap snapshot) holds(s *Set) bool {
+	paths := make(map[string]bool, len(snap.files))
+	for _, f := range snap.files {
+		paths[f.path] = true
+	}
+	for _, f := range s.files {
+		if f.Source != SourceEmbedded && !paths[f.Path] {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *Watcher) notify(set *Set, err error) {

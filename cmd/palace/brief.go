@@ -36,6 +36,7 @@ with their commands. Writes nothing.`,
 				if err != nil {
 					return err
 				}
+				policyNotice(g.stderr, b.Policy)
 				return g.output(b, func(w io.Writer) { printBrief(w, b) })
 			})
 		},

@@ -42,6 +42,7 @@ trimmed or skipped.`,
 				if err != nil {
 					return err
 				}
+				policyNotice(g.stderr, pack.Policy)
 				return g.output(pack, func(w io.Writer) {
 					fmt.Fprint(w, pack.Rendered)
 					if req.Explain {
@@ -159,4 +160,12 @@ func breakdownLine(b map[string]int) string {
 		return "all terms 0"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// policyNotice tells the user on stderr, outside the pack an agent injects,
+// that the policies did not load and the embedded defaults decided.
+func policyNotice(stderr io.Writer, p host.PackPolicy) {
+	if p.Fallback != "" {
+		fmt.Fprintf(stderr, "palace: notice: %s\n", p.Fallback)
+	}
 }

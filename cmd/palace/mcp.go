@@ -58,6 +58,8 @@ func watchPolicies(ctx context.Context, h *host.Host, logger *slog.Logger) (stop
 	ctx, cancel := context.WithCancel(ctx)
 	w, err := h.WatchPolicies(ctx, func(set *policies.Set, err error) {
 		switch {
+		case err != nil && set == nil:
+			logger.Warn("policy reload failed and a file of the last good set is gone; gate and mailbox fail closed, scope and lanes use the embedded defaults", "error", err)
 		case err != nil:
 			logger.Warn("policy reload failed; the last good set keeps serving", "error", err)
 		case set != nil:

@@ -1,0 +1,800 @@
+package plugins
+
+import (
+	"errors"
+	"fmt"
+)
+
+// palace's own pass over a module binary, before wazero sees it.
+//
+// A .wasm policy arrives with a repository clone, so its bytes are hostile
+// until proven otherwise. wazero's decoder trusts the counts a binary
+// declares: it allocates a slice of the declared length before reading a
+// single entry (see README.md, "wazero allocates from untrusted counts"),
+// and an out-of-memory in the Go runtime is fatal, not a panic that recover
+// could catch. So validate walks every section the way wazero's decoder
+// will, with each count and length checked against the bytes that remain
+// in its section and against fixed limits, and refuses anything that would
+// make the decoder, the compiler or an instantiation allocate more than a
+// module of that size honestly needs. It does not validate code (wazero
+// does, once the sizes are known to be sane); it reads function bodies only
+// as far as their local declarations.
+//
+// The limits are far above what a real plugin uses (a Go guest has a few
+// thousand functions and types, a dozen globals, one table and one memory)
+// and far below what would hurt the host.
+const (
+	maxModuleBytes   = 64 << 20
+	maxTypes         = 100_000
+	maxTypeArity     = 1_000 // parameters or results of one type
+	maxImports       = 100_000
+	maxFunctions     = 1_000_000 // imported and defined
+	maxTables        = 10
+	maxTableEntries  = 1 << 20 // a table's size, at start or grown: 8 MiB of references
+	maxGlobals       = 100_000
+	maxExports       = 100_000
+	maxElemSegments  = 100_000
+	maxElemEntries   = 10_000_000 // over all element segments
+	maxDataSegments  = 100_000
+	maxLocals        = 50_000 // declared locals of one function
+	maxNameEntries   = 1_000_000
+	maxFunctionBytes = 8 << 20 // one function body
+)
+
+// sectionNames are the names the binary format gives section ids.
+var sectionNames = [...]string{
+	0: "custom", 1: "type", 2: "import", 3: "function", 4: "table", 5: "memory",
+	6: "global", 7: "export", 8: "start", 9: "element", 10: "code", 11: "data",
+	12: "data count", 13: "tag",
+}
+
+// validOrder ranks each non-custom section where the binary format puts it;
+// the tag section sits between memory and global, data count between element
+// and code.
+var validOrder = [...]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+
+// validator holds what earlier sections declared, which later ones are
+// checked against.
+type validator struct {
+	memoryPages uint32 // the runtime's memory cap, in pages
+
+	types                            uint32
+	funcs, tables, memories, globals uint32 // index spaces: imports, then definitions
+	definedFuncs, codes              uint32
+	elemEntries                      uint64
+	dataSegments                     uint32
+	dataCount                        *uint32
+	start                            *uint32
+	exportNames                      map[string]struct{}
+	sawNameSection                   bool
+}
+
+// validate checks the binary b section by section; memoryPages is the cap a
+// memory may declare. The error names the section, its offset in the file
+// and what is wrong.
+func validate(b []byte, memoryPages uint32) error {
+	_, err := validateModule(b, memoryPages)
+	return err
+}
+
+// validateModule is validate, also returning what the sections declared.
+func validateModule(b []byte, memoryPages uint32) (*validator, error) {
+	if len(b) > maxModuleBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
+	}
+	if len(b) < 8 || string(b[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly binary (missing \\0asm magic)")
+	}
+	if v := b[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
+		return nil, fmt.Errorf("unsupported WebAssembly binary version % x (want 01 00 00 00; components are not supported)", v)
+	}
+	v := &validator{memoryPages: memoryPages}
+	r := &reader{b: b, off: 8}
+	last := 0
+	for r.off < len(b) {
+		start := r.off
+		id, _ := r.byte()
+		if int(id) >= len(sectionNames) {
+			return nil, fmt.Errorf("byte %d: unknown section id %d", start, id)
+		}
+		what := fmt.Sprintf("%s section at byte %d", sectionNames[id], start)
+		size, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("%s: size: %w", what, err)
+		}
+		if rest := len(b) - r.off; uint64(size) > uint64(rest) {
+			return nil, fmt.Errorf("%s: declares %d bytes but only %d remain in the file", what, size, rest)
+		}
+		body, _ := r.bytes(uint64(size))
+		if id != 0 {
+			if validOrder[id] <= last {
+				return nil, fmt.Errorf("%s: out of order or repeated (sections must appear once each, in the order the binary format defines)", what)
+			}
+			last = validOrder[id]
+		}
+		sr := &reader{b: body}
+		if err := v.section(id, sr); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if sr.off != len(body) {
+			return nil, fmt.Errorf("%s: %d bytes left over after its contents", what, len(body)-sr.off)
+		}
+	}
+	if v.definedFuncs != v.codes {
+		return nil, fmt.Errorf("the function section declares %d functions but the code section holds %d bodies", v.definedFuncs, v.codes)
+	}
+	if v.dataCount != nil && *v.dataCount != v.dataSegments {
+		return nil, fmt.Errorf("the data count section says %d segments but the data section holds %d", *v.dataCount, v.dataSegments)
+	}
+	if v.start != nil && *v.start >= v.funcs {
+		return nil, fmt.Errorf("the start section names function %d but the module has %d", *v.start, v.funcs)
+	}
+	return v, nil
+}
+
+func (v *validator) section(id byte, r *reader) error {
+	switch id {
+	case 0:
+		return v.custom(r)
+	case 1:
+		return v.typeSection(r)
+	case 2:
+		return v.importSection(r)
+	case 3:
+		return v.functionSection(r)
+	case 4:
+		return v.tableSection(r)
+	case 5:
+		return v.memorySection(r)
+	case 6:
+		return v.globalSection(r)
+	case 7:
+		return v.exportSection(r)
+	case 8:
+		idx, err := r.u32()
+		v.start = &idx
+		return err
+	case 9:
+		return v.elementSection(r)
+	case 10:
+		return v.codeSection(r)
+	case 11:
+		return v.dataSection(r)
+	case 12:
+		n, err := r.u32()
+		v.dataCount = &n
+		return err
+	case 13:
+		return errors.New("exception handling (tags) is not supported")
+	}
+	return fmt.Errorf("unknown section id %d", id)
+}
+
+// count reads a vector length and checks it against limit and against the
+// bytes left in r, given that each entry takes at least minBytes. This is
+// the check wazero's decoder lacks: a count is never trusted beyond what
+// the bytes that follow could hold.
+func (r *reader) count(what string, minBytes, limit int) (uint32, error) {
+	n, err := r.u32()
+	if err != nil {
+		return 0, fmt.Errorf("number of %s: %w", what, err)
+	}
+	if uint64(n) > uint64(limit) {
+		return 0, fmt.Errorf("declares %d %s; the limit is %d", n, what, limit)
+	}
+	if rest := len(r.b) - r.off; uint64(n)*uint64(minBytes) > uint64(rest) {
+		return 0, fmt.Errorf("declares %d %s but only %d bytes remain to hold them", n, what, rest)
+	}
+	return n, nil
+}
+
+func (v *validator) typeSection(r *reader) error {
+	n, err := r.count("types", 3, maxTypes)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		form, err := r.byte()
+		if err != nil {
+			return fmt.Errorf("type %d: %w", i, err)
+		}
+		if form != 0x60 {
+			return fmt.Errorf("type %d: form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", i, form)
+		}
+		for _, what := range []string{"parameters", "results"} {
+			k, err := r.count(what, 1, maxTypeArity)
+			if err != nil {
+				return fmt.Errorf("type %d: %w", i, err)
+			}
+			for range k {
+				if err := r.valueType(); err != nil {
+					return fmt.Errorf("type %d: %w", i, err)
+				}
+			}
+		}
+	}
+	v.types = n
+	return nil
+}
+
+func (r *reader) valueType() error {
+	t, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if !simpleValType(t) {
+		return fmt.Errorf("value type 0x%02x is not a WebAssembly 2.0 type", t)
+	}
+	return nil
+}
+
+func (r *reader) refType() error {
+	t, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if t != 0x70 && t != 0x6f {
+		return fmt.Errorf("reference type 0x%02x is not funcref or externref", t)
+	}
+	return nil
+}
+
+// limitsOf reads a table or memory limits encoding; only the WebAssembly
+// 2.0 forms (no shared memory, no 64-bit indexes) are accepted.
+func (r *reader) limitsOf() (min uint32, max *uint32, err error) {
+	flags, err := r.byte()
+	if err != nil {
+		return 0, nil, err
+	}
+	if flags > 1 {
+		return 0, nil, fmt.Errorf("limits flags 0x%02x (shared or 64-bit memories and tables are not supported)", flags)
+	}
+	if min, err = r.u32(); err != nil {
+		return 0, nil, err
+	}
+	if flags == 1 {
+		m, err := r.u32()
+		if err != nil {
+			return 0, nil, err
+		}
+		if m < min {
+			return 0, nil, fmt.Errorf("maximum %d is below minimum %d", m, min)
+		}
+		max = &m
+	}
+	return min, max, nil
+}
+
+func (v *validator) table(r *reader) error {
+	if v.tables++; v.tables > maxTables {
+		return fmt.Errorf("more than %d tables", maxTables)
+	}
+	if err := r.refType(); err != nil {
+		return err
+	}
+	min, _, err := r.limitsOf()
+	if err != nil {
+		return err
+	}
+	if min > maxTableEntries {
+		return fmt.Errorf("table of %d entries; the limit is %d", min, maxTableEntries)
+	}
+	return nil // a larger maximum is lowered by capTables
+}
+
+func (v *validator) memory(r *reader) error {
+	if v.memories++; v.memories > 1 {
+		return errors.New("more than one memory (multiple memories are not supported)")
+	}
+	min, _, err := r.limitsOf()
+	if err != nil {
+		return err
+	}
+	if min > v.memoryPages {
+		return fmt.Errorf("memory of %d pages (%d MiB) at start; the plugin memory limit is %d MiB", min, uint64(min)*pageSize>>20, uint64(v.memoryPages)*pageSize>>20)
+	}
+	return nil
+}
+
+func (v *validator) importSection(r *reader) error {
+	n, err := r.count("imports", 4, maxImports)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := v.importEntry(r); err != nil {
+			return fmt.Errorf("import %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (v *validator) importEntry(r *reader) error {
+	if _, err := r.name(); err != nil {
+		return fmt.Errorf("module name: %w", err)
+	}
+	if _, err := r.name(); err != nil {
+		return fmt.Errorf("name: %w", err)
+	}
+	k, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch externKind(k) {
+	case kindFunc:
+		t, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if t >= v.types {
+			return fmt.Errorf("type %d does not exist (%d types)", t, v.types)
+		}
+		if v.funcs++; v.funcs > maxFunctions {
+			return fmt.Errorf("more than %d functions", maxFunctions)
+		}
+		return nil
+	case kindTable:
+		return v.table(r)
+	case kindMemory:
+		return v.memory(r)
+	case kindGlobal:
+		if err := r.valueType(); err != nil {
+			return err
+		}
+		if err := r.mutability(); err != nil {
+			return err
+		}
+		if v.globals++; v.globals > maxGlobals {
+			return fmt.Errorf("more than %d globals", maxGlobals)
+		}
+		return nil
+	}
+	return fmt.Errorf("import kind 0x%02x is not supported", k)
+}
+
+func (r *reader) mutability() error {
+	m, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if m > 1 {
+		return fmt.Errorf("mutability 0x%02x", m)
+	}
+	return nil
+}
+
+func (v *validator) functionSection(r *reader) error {
+	n, err := r.count("functions", 1, maxFunctions-int(v.funcs))
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		t, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("function %d: %w", i, err)
+		}
+		if t >= v.types {
+			return fmt.Errorf("function %d: type %d does not exist (%d types)", i, t, v.types)
+		}
+	}
+	v.definedFuncs = n
+	v.funcs += n
+	return nil
+}
+
+func (v *validator) tableSection(r *reader) error {
+	n, err := r.count("tables", 3, maxTables)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := v.table(r); err != nil {
+			return fmt.Errorf("table %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (v *validator) memorySection(r *reader) error {
+	n, err := r.count("memories", 2, 1)
+	if err != nil {
+		return err
+	}
+	for range n {
+		if err := v.memory(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) globalSection(r *reader) error {
+	n, err := r.count("globals", 4, maxGlobals-int(v.globals))
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := r.valueType(); err != nil {
+			return fmt.Errorf("global %d: %w", i, err)
+		}
+		if err := r.mutability(); err != nil {
+			return fmt.Errorf("global %d: %w", i, err)
+		}
+		if err := r.constExpr(); err != nil {
+			return fmt.Errorf("global %d: %w", i, err)
+		}
+	}
+	v.globals += n
+	return nil
+}
+
+// constExpr reads a constant expression: one constant instruction and end,
+// as WebAssembly 2.0 allows them.
+func (r *reader) constExpr() error {
+	op, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch op {
+	case 0x41, 0x42: // i32.const i64.const
+		err = skipSLEB(r)
+	case 0x43: // f32.const
+		_, err = r.bytes(4)
+	case 0x44: // f64.const
+		_, err = r.bytes(8)
+	case 0x23, 0xd2: // global.get ref.func
+		_, err = r.u32()
+	case 0xd0: // ref.null
+		err = r.refType()
+	case 0xfd: // v128.const
+		var sub uint32
+		if sub, err = r.u32(); err == nil && sub != 12 {
+			err = fmt.Errorf("0xfd %d is not a constant instruction", sub)
+		}
+		if err == nil {
+			_, err = r.bytes(16)
+		}
+	default:
+		return fmt.Errorf("constant expression: opcode 0x%02x is not a constant instruction", op)
+	}
+	if err != nil {
+		return fmt.Errorf("constant expression: %w", err)
+	}
+	end, err := r.byte()
+	if err != nil {
+		return fmt.Errorf("constant expression: %w", err)
+	}
+	if end != 0x0b {
+		return errors.New("constant expression: more than one instruction")
+	}
+	return nil
+}
+
+func (v *validator) exportSection(r *reader) error {
+	n, err := r.count("exports", 3, maxExports)
+	if err != nil {
+		return err
+	}
+	v.exportNames = make(map[string]struct{}, n)
+	for i := range n {
+		name, err := r.name()
+		if err != nil {
+			return fmt.Errorf("export %d: %w", i, err)
+		}
+		if _, dup := v.exportNames[name]; dup {
+			return fmt.Errorf("export %d: the name %q is exported twice", i, name)
+		}
+		v.exportNames[name] = struct{}{}
+		k, err := r.byte()
+		if err != nil {
+			return fmt.Errorf("export %d: %w", i, err)
+		}
+		idx, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("export %d: %w", i, err)
+		}
+		var space uint32
+		switch externKind(k) {
+		case kindFunc:
+			space = v.funcs
+		case kindTable:
+			space = v.tables
+		case kindMemory:
+			space = v.memories
+		case kindGlobal:
+			space = v.globals
+		default:
+			return fmt.Errorf("export %d (%q): kind 0x%02x is not supported", i, name, k)
+		}
+		if idx >= space {
+			return fmt.Errorf("export %d (%q): %s %d does not exist", i, name, externKind(k), idx)
+		}
+	}
+	return nil
+}
+
+func (v *validator) elementSection(r *reader) error {
+	n, err := r.count("element segments", 3, maxElemSegments)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := v.elementSegment(r); err != nil {
+			return fmt.Errorf("segment %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// elementSegment reads one of the eight segment encodings of WebAssembly
+// 2.0 (flags 0-7): whether it has a table index and an offset, and whether
+// its entries are function indexes or constant expressions.
+func (v *validator) elementSegment(r *reader) error {
+	flags, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if flags > 7 {
+		return fmt.Errorf("flags %d (want 0 to 7)", flags)
+	}
+	if flags == 2 || flags == 6 {
+		if _, err := r.u32(); err != nil { // table index
+			return err
+		}
+	}
+	if flags&1 == 0 { // active: an offset
+		if err := r.constExpr(); err != nil {
+			return fmt.Errorf("offset: %w", err)
+		}
+	}
+	exprs := flags&4 != 0
+	if flags&3 != 0 { // an element kind or reference type
+		if exprs {
+			err = r.refType()
+		} else {
+			var kind byte
+			if kind, err = r.byte(); err == nil && kind != 0 {
+				err = fmt.Errorf("element kind 0x%02x (want 0x00)", kind)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	minBytes := 1
+	if exprs {
+		minBytes = 3
+	}
+	k, err := r.count("entries", minBytes, maxElemEntries)
+	if err != nil {
+		return err
+	}
+	if v.elemEntries += uint64(k); v.elemEntries > maxElemEntries {
+		return fmt.Errorf("more than %d element entries in all", maxElemEntries)
+	}
+	for j := range k {
+		if exprs {
+			err = r.constExpr()
+		} else {
+			var f uint32
+			if f, err = r.u32(); err == nil && f >= v.funcs {
+				err = fmt.Errorf("function %d does not exist (%d functions)", f, v.funcs)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", j, err)
+		}
+	}
+	return nil
+}
+
+func (v *validator) codeSection(r *reader) error {
+	n, err := r.count("function bodies", 3, maxFunctions)
+	if err != nil {
+		return err
+	}
+	if n != v.definedFuncs {
+		return fmt.Errorf("holds %d function bodies but the function section declares %d functions", n, v.definedFuncs)
+	}
+	for i := range n {
+		size, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("function body %d: size: %w", i, err)
+		}
+		if size > maxFunctionBytes {
+			return fmt.Errorf("function body %d: %d bytes; the limit is %d", i, size, maxFunctionBytes)
+		}
+		body, err := r.bytes(uint64(size))
+		if err != nil {
+			return fmt.Errorf("function body %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
+		}
+		if err := functionLocals(body); err != nil {
+			return fmt.Errorf("function body %d: %w", i, err)
+		}
+	}
+	v.codes = n
+	return nil
+}
+
+// functionLocals checks a body's local declarations: wazero allocates one
+// slot per declared local before it reads any instruction.
+func functionLocals(body []byte) error {
+	r := &reader{b: body}
+	groups, err := r.count("local declarations", 2, maxLocals)
+	if err != nil {
+		return err
+	}
+	var total uint64
+	for range groups {
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if total += uint64(n); total > maxLocals {
+			return fmt.Errorf("declares more than %d locals", maxLocals)
+		}
+		if err := r.valueType(); err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
+	}
+	if r.off == len(body) || body[len(body)-1] != 0x0b {
+		return errors.New("does not end with an end instruction")
+	}
+	return nil
+}
+
+func (v *validator) dataSection(r *reader) error {
+	n, err := r.count("data segments", 2, maxDataSegments)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		flags, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", i, err)
+		}
+		switch flags {
+		case 0:
+			err = r.constExpr()
+		case 1:
+		case 2:
+			if _, err = r.u32(); err == nil { // memory index
+				err = r.constExpr()
+			}
+		default:
+			err = fmt.Errorf("flags %d (want 0, 1 or 2)", flags)
+		}
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", i, err)
+		}
+		size, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("segment %d: size: %w", i, err)
+		}
+		if _, err := r.bytes(uint64(size)); err != nil {
+			return fmt.Errorf("segment %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
+		}
+	}
+	v.dataSegments = n
+	return nil
+}
+
+// custom checks a custom section's name and, for the "name" section, which
+// wazero always decodes, its contents; any other custom section is skipped.
+func (v *validator) custom(r *reader) error {
+	name, err := r.name()
+	if err != nil {
+		return fmt.Errorf("name: %w", err)
+	}
+	if name != "name" {
+		r.off = len(r.b)
+		return nil
+	}
+	if v.sawNameSection {
+		return errors.New("a second name section")
+	}
+	v.sawNameSection = true
+	for r.off < len(r.b) {
+		id, _ := r.byte()
+		size, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("name subsection %d: %w", id, err)
+		}
+		body, err := r.bytes(uint64(size))
+		if err != nil {
+			return fmt.Errorf("name subsection %d: declares %d bytes but only %d remain", id, size, len(r.b)-r.off)
+		}
+		sr := &reader{b: body}
+		switch id {
+		case 0: // module name
+			_, err = sr.name()
+		case 1: // function names
+			err = sr.nameMap()
+		case 2: // local names: a map of maps
+			var n uint32
+			if n, err = sr.count("functions with local names", 2, maxNameEntries); err == nil {
+				for range n {
+					if _, err = sr.u32(); err != nil {
+						break
+					}
+					if err = sr.nameMap(); err != nil {
+						break
+					}
+				}
+			}
+		default:
+			sr.off = len(body)
+		}
+		if err == nil && sr.off != len(body) {
+			err = fmt.Errorf("%d bytes left over", len(body)-sr.off)
+		}
+		if err != nil {
+			return fmt.Errorf("name subsection %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func (r *reader) nameMap() error {
+	n, err := r.count("names", 2, maxNameEntries)
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		if _, err := r.name(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capTables returns wasm with every table's maximum size lowered to
+// maxTableEntries (added where the module declares none). Nothing else
+// bounds table.grow: wazero allocates whatever a grow asks for below 2^32
+// entries, 8 bytes each. A grow past the cap fails the way the instruction
+// is specified to fail (it returns -1), so a module that never grows a
+// table that far runs unchanged. Go guests declare a table without a
+// maximum and never grow it. wasm must have passed validate.
+func capTables(wasm []byte) []byte {
+	r := &reader{b: wasm, off: 8}
+	for r.off < len(wasm) {
+		start := r.off
+		id, _ := r.byte()
+		size, _ := r.u32()
+		bodyStart := r.off
+		body, _ := r.bytes(uint64(size))
+		if id != 4 {
+			continue
+		}
+		sr := &reader{b: body}
+		n, _ := sr.u32()
+		out := uleb(uint64(n))
+		for range n {
+			t, _ := sr.byte()
+			flags, _ := sr.byte()
+			min, _ := sr.u32()
+			max := uint32(maxTableEntries)
+			if flags == 1 {
+				m, _ := sr.u32()
+				max = min32(m, max)
+			}
+			out = append(out, t, 1)
+			out = append(out, uleb(uint64(min))...)
+			out = append(out, uleb(uint64(max))...)
+		}
+		capped := append([]byte{}, wasm[:start]...)
+		capped = append(capped, section(4, out)...)
+		return append(capped, wasm[bodyStart+len(body):]...)
+	}
+	return wasm
+}
+
+func min32(a, b uint32) uint32 {
+	if a < b {
+		return a
+	}
+	return b
+}

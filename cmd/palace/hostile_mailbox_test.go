@@ -118,6 +118,40 @@ func TestHostileMailbox(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: ".palace is a link: policy fmt does not rewrite the target",
+			setup: func(t *testing.T, e *env, outside string) []step {
+				writeUnformatted(t, filepath.Join(outside, "policies", "mailbox.rego"))
+				link := filepath.Join(e.dir, ".palace")
+				mustSymlink(t, outside, link)
+				return []step{{args: []string{"policy", "fmt"}, code: 1,
+					stderr: []string{link + " -> " + outside + " is a symbolic link", "rm " + link}}}
+			},
+			after: func(t *testing.T, e *env, outside string) {
+				if got := readString(t, filepath.Join(outside, "policies", "mailbox.rego")); got != unformattedRego {
+					t.Errorf("the target was rewritten: %q", got)
+				}
+			},
+		},
+		{
+			name: "a policy file is a link: policy fmt does not replace it",
+			setup: func(t *testing.T, e *env, outside string) []step {
+				writeUnformatted(t, filepath.Join(outside, "mailbox.rego"))
+				link := filepath.Join(e.dir, ".palace", "policies", "mailbox.rego")
+				mustSymlink(t, filepath.Join(outside, "mailbox.rego"), link)
+				return []step{{args: []string{"policy", "fmt"}, code: 1,
+					stderr: []string{link + " -> " + filepath.Join(outside, "mailbox.rego") + " is a symbolic link"}}}
+			},
+			after: func(t *testing.T, e *env, outside string) {
+				link := filepath.Join(e.dir, ".palace", "policies", "mailbox.rego")
+				if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("the link was replaced (%v)", err)
+				}
+				if got := readString(t, filepath.Join(outside, "mailbox.rego")); got != unformattedRego {
+					t.Errorf("the target was rewritten: %q", got)
+				}
+			},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -158,6 +192,18 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const unformattedRego = "package palace.mailbox\nimport rego.v1\ndeny contains \"x\" if {   input.box == \"y\" }\n"
+
+func writeUnformatted(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(unformattedRego), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -365,7 +365,7 @@ func NamesNoProject(repo string) bool {
 func stripAnnotations(repo string) string {
 	s := strings.TrimSpace(repo)
 	for {
-		t := annotation.ReplaceAllString(s, "")
+		t := strings.TrimSpace(annotation.ReplaceAllString(s, ""))
 		if t == s {
 			return s
 		}

@@ -158,7 +158,7 @@ func TestNamesNoProject(t *testing.T) {
 		"": true, "  ": true, "all": true, "ALL": true, " All ": true, "all (every repo)": true,
 		"(research task, no repo)": true, "(a) (b)": true, "global": true, "none": true, "n/a": true, "-": true, "*": true,
 		"palace": false, "~/src/a": false, "/src/a (worktree x)": false, "github.com/org/all": false,
-		"all repos": false, "./all": false, "/all": false,
+		"all repos": false, "./all": false, "/all": false, "all\u00a0(x)": true, "\tnone\u00a0": true,
 	} {
 		if got := mailbox.NamesNoProject(repo); got != want {
 			t.Errorf("NamesNoProject(%q) = %v, want %v", repo, got, want)

@@ -5,11 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/palacehq/palace/host/repofs"
 )
@@ -158,40 +155,6 @@ func TestOpenFileRejectsEscapes(t *testing.T) {
 		}
 	}
 	tr.unchanged(t)
-}
-
-func TestOpenFileRefusesNonRegular(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no FIFOs")
-	}
-	tr := newTree(t)
-	if err := os.MkdirAll(filepath.Join(tr.root, ".palace"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(tr.root, ".palace", "inbox.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := repofs.OpenFile(tr.root, ".palace/inbox.jsonl", os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, repofs.ErrNotRegular) {
-			t.Errorf("FIFO: %v, want ErrNotRegular", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("opening a FIFO hung")
-	}
-	// A directory in the file's place is refused too.
-	if err := os.Mkdir(filepath.Join(tr.root, "dir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repofs.OpenFile(tr.root, "dir", os.O_RDONLY, 0); !errors.Is(err, repofs.ErrNotRegular) {
-		t.Errorf("directory: %v, want ErrNotRegular", err)
-	}
 }
 
 func TestWriteFileAtomic(t *testing.T) {

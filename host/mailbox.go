@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -191,7 +193,7 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(abs)
+			b, err := m.readBox(abs)
 			if err != nil {
 				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 			}
@@ -211,6 +213,25 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// readBox reads a box to check. A file inside the checkout is read below
+// the worktree without following links, as distribute writes it: a cloned
+// .palace/inbox.jsonl -> ~/.ssh/id_ed25519 must not feed a file from
+// outside the repository into findings.
+func (m *Mail) readBox(abs string) ([]byte, error) {
+	if wt := m.h.loc.Worktree; m.h.loc.InGit && wt != "" {
+		rel, err := filepath.Rel(wt, abs)
+		if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			f, err := repofs.OpenFile(wt, rel, os.O_RDONLY, 0)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			return io.ReadAll(f)
+		}
+	}
+	return os.ReadFile(abs)
 }
 
 // defaultBoxes lists the boxes a check without paths covers, relative to

@@ -37,6 +37,8 @@ func TestHostileMailbox(t *testing.T) {
 						stdout: []string{"delivered 0 letters", "1 pending"}},
 					// Sweep names the link instead of reading through it.
 					{args: []string{"mailbox", "sweep"}, stdout: []string{"unreachable " + box, "is a symbolic link"}},
+					// So does check: the file outside is not fed into findings.
+					{args: []string{"mailbox", "check"}, code: 2, stderr: []string{"read box .palace/inbox.jsonl: " + box + " -> ", "rm " + box}},
 				}
 			},
 			after: func(t *testing.T, e *env, outside string) {

@@ -348,13 +348,13 @@ unformatted files are listed and the exit code is 1.
 A file that is a symbolic link, or lies under one inside the checkout (a
 linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var root *string // the checkout, resolved on the first write
 			paths, err := g.fmtPaths(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			var changed []string
 			var errs policies.Errors
-			var root *string // resolved on the first write
 			for _, path := range paths {
 				src, err := os.ReadFile(path)
 				if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -171,6 +172,20 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 	if len(paths) == 0 {
 		return rep, nil
 	}
+	// Files on disk are checked for links before any is read; --staged
+	// reads the index, which holds a link as a link, never its target.
+	for _, p := range paths {
+		if req.Staged {
+			break
+		}
+		abs := p
+		if !filepath.IsAbs(p) {
+			abs = filepath.Join(dir, p)
+		}
+		if err := m.refuseLinkedBox(abs); err != nil {
+			return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+		}
+	}
 	rules, served := m.Rules(ctx)
 	rep.Policy = served
 	mb := m.Mailbox()
@@ -211,6 +226,29 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// refuseLinkedBox refuses a box to check that lies inside the checkout and
+// is, or is under, a symbolic link: a cloned .palace/inbox.jsonl ->
+// ~/.ssh/id_ed25519 must not feed a file from outside the repository into
+// findings. Distribute writes boxes under the same rule.
+func (m *Mail) refuseLinkedBox(abs string) error {
+	wt := m.h.loc.Worktree
+	if !m.h.loc.InGit || wt == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(wt, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	f, err := repofs.OpenFile(wt, rel, os.O_RDONLY, 0)
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return err
+	}
+	if err == nil {
+		f.Close()
+	}
+	return nil // a missing or unreadable file is reported by the read
 }
 
 // defaultBoxes lists the boxes a check without paths covers, relative to

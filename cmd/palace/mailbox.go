@@ -103,9 +103,13 @@ written in either case.
 				if err != nil {
 					return err
 				}
+				if filed.Repaired > 0 {
+					fmt.Fprintf(g.stderr, "palace: line %d of the spool had no final newline; it was kept as it is and this letter starts on the next line (palace mailbox check %s shows that line)\n",
+						filed.Repaired, filed.Spool)
+				}
 				return g.output(filed, func(w io.Writer) {
 					dest := "the global box"
-					if filed.Letter.Repo != "" {
+					if !mailbox.NamesNoProject(filed.Letter.Repo) {
 						dest = "the box of " + filed.Letter.Repo
 					}
 					fmt.Fprintf(w, "filed %s → %s\n", filed.ID, filed.Spool)
@@ -118,7 +122,7 @@ written in either case.
 	f.StringVar(&l.Agent, "agent", "", "who writes (default $PALACE_AGENT in agent mode, else the OS user)")
 	f.StringVar(&l.Class, "class", "", "kind of report: tool_error, missing_doc, … (required)")
 	f.StringVar(&l.What, "what", "", "what happened (required)")
-	f.StringVar(&l.Repo, "repo", "", "the project: a path (. for this checkout) or a remote such as github.com/org/name; empty: no project (global box)")
+	f.StringVar(&l.Repo, "repo", "", "the project: a path (. for this checkout) or a remote such as github.com/org/name; empty or all: no project (global box)")
 	f.StringVar(&l.Tool, "tool", "", "the tool involved")
 	f.StringVar(&l.Expected, "expected", "", "what was expected")
 	f.StringVar(&l.Snippet, "snippet", "", "a short excerpt (output, command)")
@@ -147,10 +151,15 @@ func newMailboxDistributeCmd(g *globals) *cobra.Command {
 		Use:   "distribute",
 		Short: "File spool letters into the boxes of the repositories they name (idempotent)",
 		Long: `Deliver every spool letter to its box: the repository it names (by path,
-worktree or remote), or the global box when it names none. A letter whose
-repository is not on this machine stays pending, never in the global box. A
-second run appends nothing. The current checkout's box is registered first, so
-letters naming its remote find it.`,
+worktree or remote), or the global box when it names none (repo empty, only an
+"(annotation)", or all, global, none, n/a, -, *). A letter whose repository is
+not on this machine stays pending, never in the global box. A second run
+appends nothing. The current checkout's box is registered first, so letters
+naming its remote find it.
+
+A box that is, or lies under, a symbolic link inside its repository (.palace
+or .palace/inbox.jsonl a link) is refused: nothing is written there, its
+letters stay pending, the link is named, and the exit code is 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
@@ -158,7 +167,16 @@ letters naming its remote find it.`,
 				if err != nil {
 					return err
 				}
-				return g.output(d, func(w io.Writer) { printDistribution(w, d) })
+				if err := g.output(d, func(w io.Writer) { printDistribution(w, d) }); err != nil {
+					return err
+				}
+				for _, r := range d.Refused {
+					fmt.Fprintf(g.stderr, "palace: refused box %s: %s\n", r.Path, r.Reason)
+				}
+				if len(d.Refused) > 0 {
+					return exitError{1}
+				}
+				return nil
 			})
 		},
 	}

@@ -108,8 +108,8 @@ func printLetters(w, stderr io.Writer, mb *mailbox.Mailbox, res mailbox.SweepRes
 			names = append(names, p)
 		}
 		sort.Strings(names)
-		fmt.Fprintf(stderr, "palace: %s not letters and were skipped; palace mailbox check %s shows why\n",
-			pluralVerb(len(res.Invalid), "line is", "lines are"), strings.Join(names, " "))
+		fmt.Fprintf(stderr, "palace: %s skipped; palace mailbox check %s shows why\n",
+			pluralVerb(len(res.Invalid), "line is not a letter and was", "lines are not letters and were"), strings.Join(names, " "))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -342,8 +343,12 @@ func newPolicyFmtCmd(g *globals) *cobra.Command {
 		Short: "Format Rego files with OPA's formatter (--check: only report)",
 		Long: `Rewrite .rego files in OPA's canonical format. PATH is a file or a folder;
 the default is the workspace's .palace/policies/. With --check nothing is written:
-unformatted files are listed and the exit code is 1.`,
+unformatted files are listed and the exit code is 1.
+
+A file that is a symbolic link, or lies under one inside the checkout (a
+linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var root *string // the checkout, resolved on the first write
 			paths, err := g.fmtPaths(cmd.Context(), args)
 			if err != nil {
 				return err
@@ -369,7 +374,15 @@ unformatted files are listed and the exit code is 1.`,
 				}
 				changed = append(changed, path)
 				if !check {
-					if err := writeFileAtomic(path, out); err != nil {
+					if root == nil {
+						r := g.fmtRoot(cmd.Context())
+						root = &r
+					}
+					if err := writePolicyFile(*root, path, out); err != nil {
+						var he *host.Error
+						if errors.As(err, &he) {
+							return err
+						}
 						return fmt.Errorf("write %s: %w", path, err)
 					}
 				}
@@ -439,30 +452,38 @@ func (g *globals) fmtPaths(ctx context.Context, args []string) ([]string, error)
 	return out, nil
 }
 
-// writeFileAtomic replaces path through a temp file and a rename, so a
-// watcher never sees a half-written policy.
-func writeFileAtomic(path string, b []byte) error {
-	fi, err := os.Stat(path)
+// writePolicyFile replaces path through a temp file and a rename, so a
+// watcher never sees a half-written policy. A file inside the checkout
+// (root) is written relative to it without following links: a cloned
+// repository's .palace/ is untrusted, and .palace -> elsewhere must not
+// make fmt rewrite files elsewhere. Anywhere else only the file itself
+// must not be a link.
+func writePolicyFile(root, path string, b []byte) error {
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+	dir, rel := filepath.Dir(abs), filepath.Base(abs)
+	if root != "" {
+		if r, err := filepath.Rel(root, abs); err == nil && r != "." && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			dir, rel = root, r
+		}
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	err = repofs.WriteFileAtomic(dir, rel, b, 0o644)
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return &host.Error{Kind: host.KindDenied, Msg: "policy fmt", Err: err}
 	}
-	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
+	return err
+}
+
+// fmtRoot is the checkout holding the workspace's .palace/policies, or ""
+// outside one.
+func (g *globals) fmtRoot(ctx context.Context) string {
+	src, _, err := g.policySources(ctx, "")
+	if err != nil || src.RepoDir == "" {
+		return ""
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return filepath.Dir(filepath.Dir(src.RepoDir))
 }
 
 func firstArg(args []string) string {

@@ -37,7 +37,7 @@ func (c *checker) crossLine(ctx context.Context, opts CheckOptions) []Finding {
 			out = append(out, c.finding(i, r.cols[fAnswers]+c.colBase(i), CodeUnknownAnswer, SeverityWarning,
 				fmt.Sprintf("%q names letter %s, which is not in this box", fmt.Sprintf("answers[%d]", k), a)))
 		}
-		if opts.Global && r.letter.Repo != "" {
+		if opts.Global && !NamesNoProject(r.letter.Repo) {
 			out = append(out, c.finding(i, r.cols[fRepo]+c.colBase(i), CodeProjectInGlobal, SeverityError,
 				fmt.Sprintf("letter names project %s but sits in the global box; project letters belong in that repository's box (palace mailbox distribute files them)", quoteShort(r.letter.Repo))))
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/secrets"
 )
 
@@ -29,6 +29,17 @@ type DistributeReport struct {
 	// Invalid lists spool lines that are not deliverable letters (broken,
 	// or with a secret); they stay in the spool and are never delivered.
 	Invalid []LineProblem `json:"invalid"`
+	// Refused lists boxes palace will not write: one that is, or lies
+	// under, a symbolic link inside its repository, or is not a regular
+	// file. Nothing was written for them; their letters stay pending.
+	Refused []RefusedBox `json:"refused"`
+}
+
+// RefusedBox is a box Distribute would not write, and why (the message names
+// the link and the fix).
+type RefusedBox struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // BoxDelivery is one box's share of a run.
@@ -84,9 +95,10 @@ type spoolLetter struct {
 //
 // A spool line still being written (no final '\n') is left for the next
 // run. Runs are serialised by a lock in Home. The error is for the spool or
-// registry; a box that cannot be written leaves its letters pending.
+// registry; a box that cannot be written leaves its letters pending, and a
+// box behind a symbolic link is also listed in Refused.
 func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
-	rep := DistributeReport{Boxes: []BoxDelivery{}, Pending: []PendingLetter{}, Invalid: []LineProblem{}}
+	rep := DistributeReport{Boxes: []BoxDelivery{}, Pending: []PendingLetter{}, Invalid: []LineProblem{}, Refused: []RefusedBox{}}
 	unlock, err := m.lock()
 	if err != nil {
 		return rep, err
@@ -129,6 +141,9 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 		}
 		t := targets[p]
 		bd, err := deliver(t, groups[p])
+		if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+			rep.Refused = append(rep.Refused, RefusedBox{Path: p, Reason: err.Error()})
+		}
 		if err != nil {
 			for _, sl := range groups[p] {
 				rep.Pending = append(rep.Pending, PendingLetter{ID: sl.id, Line: sl.line, Repo: sl.letter.Repo, Reason: err.Error()})
@@ -196,17 +211,43 @@ func (m *Mailbox) readSpool() ([]spoolLetter, []LineProblem, error) {
 	return out, invalid, err
 }
 
-// deliver appends the letters not yet in the box, in one write.
+// deliver appends the letters not yet in the box, in one write. A repo box
+// is opened below its repository root without following links (package
+// repofs): a cloned repository's .palace/ is untrusted, and a link there
+// must not send a letter anywhere else.
 func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 	bd := BoxDelivery{Path: t.path, RepoRoot: t.root, Global: t.global}
+	var (
+		f   *os.File
+		err error
+	)
+	if t.global {
+		f, err = os.OpenFile(t.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	} else {
+		f, err = repofs.OpenFile(t.root, boxRel, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return bd, err // names the path already
+	}
+	if err != nil {
+		return bd, fmt.Errorf("write box %s: %w", t.path, err)
+	}
+	defer f.Close()
+	// Held from reading the ids to the write: a distribute run from
+	// another palace home may be delivering to the same box.
+	unlock, err := flock(f)
+	if err != nil {
+		return bd, fmt.Errorf("lock box %s: %w", t.path, err)
+	}
+	defer unlock()
 	have := map[string]bool{}
-	if err := readFileLines(t.path, func(bl boxLine) error {
+	if err := eachLine(f, func(bl boxLine) error {
 		if !bl.tooLong {
 			have[ID(bl.b)] = true
 		}
 		return nil
 	}); err != nil {
-		return bd, err
+		return bd, fmt.Errorf("read box %s: %w", t.path, err)
 	}
 	var buf bytes.Buffer
 	for _, sl := range letters {
@@ -222,44 +263,14 @@ func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 	if buf.Len() == 0 {
 		return bd, nil
 	}
-	ends, err := endsWithNewline(t.path)
-	if err != nil {
-		return bd, err
-	}
-	out := buf.Bytes()
-	if !ends {
-		// Otherwise the first new letter would be glued to the last line.
-		out = append([]byte{'\n'}, out...)
-	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
-		return bd, fmt.Errorf("write box %s: %w", t.path, err)
-	}
-	if err := appendOnce(t.path, out, 0o644); err != nil {
+	if _, err := appendLocked(f, buf.Bytes()); err != nil {
 		return bd, fmt.Errorf("write box %s: %w", t.path, err)
 	}
 	return bd, nil
 }
 
-// endsWithNewline is true for a missing or empty file too.
-func endsWithNewline(path string) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read box %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return err == nil, err
-	}
-	var last [1]byte
-	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil && err != io.EOF {
-		return false, fmt.Errorf("read box %s: %w", path, err)
-	}
-	return last[0] == '\n', nil
-}
+// boxRel is a box's path below its repository root.
+var boxRel = filepath.Join(".palace", "inbox.jsonl")
 
 func (m *Mailbox) userHome() string {
 	if m.UserHome != "" {
@@ -287,7 +298,7 @@ type resolver struct {
 }
 
 func (r *resolver) resolve(repo string) target {
-	if strings.TrimSpace(repo) == "" {
+	if NamesNoProject(repo) {
 		return target{global: true}
 	}
 	if t, ok := r.cache[repo]; ok {
@@ -320,7 +331,9 @@ func (r *resolver) resolveUncached(repo string) target {
 	for _, b := range r.registered {
 		if strings.EqualFold(b.RepoIdentity, identity) {
 			if st, err := os.Stat(b.RepoRoot); err == nil && st.IsDir() {
-				return target{path: b.Path, root: b.RepoRoot, identity: b.RepoIdentity}
+				// The box is always BoxPath of the root, whatever a hand-edited
+				// registry says: deliver opens it below the root.
+				return target{path: BoxPath(b.RepoRoot), root: b.RepoRoot, identity: b.RepoIdentity}
 			}
 		}
 	}
@@ -329,18 +342,42 @@ func (r *resolver) resolveUncached(repo string) target {
 
 var annotation = regexp.MustCompile(`\s*\([^()]*\)\s*$`)
 
-// normalizeRepo turns a letter's repo field into a local path or a remote
-// identity, or says why it can be neither.
-func normalizeRepo(repo, userHome string) (path, identity, reason string) {
+// noProjectWords are repo values that name no single project: a letter
+// about every project ("all") or none goes to the global box, where a
+// person sees it, instead of waiting in the spool for a repository that
+// does not exist.
+var noProjectWords = map[string]bool{"all": true, "global": true, "none": true, "n/a": true, "-": true, "*": true}
+
+// NamesNoProject reports whether a letter's repo field names no project, so
+// that distribute files it into the global box (and check accepts it
+// there). That is the case when, after trailing "(annotations)" are
+// dropped, nothing is left — "", "(research task, no repo)" — or one of the
+// words all, global, none, n/a, "-" or "*" in any case ("All (every
+// repo)"). Anything else names a project: a path, a remote, or a bare name
+// such as "palace", which stays pending rather than land in the global box.
+func NamesNoProject(repo string) bool {
+	s := stripAnnotations(repo)
+	return s == "" || noProjectWords[strings.ToLower(s)]
+}
+
+// stripAnnotations drops trailing "(…)" groups and surrounding space:
+// "~/src/a (worktree x)" is "~/src/a".
+func stripAnnotations(repo string) string {
 	s := strings.TrimSpace(repo)
 	for {
-		t := annotation.ReplaceAllString(s, "")
-		if t == s || t == "" {
-			break
+		t := strings.TrimSpace(annotation.ReplaceAllString(s, ""))
+		if t == s {
+			return s
 		}
 		s = t
 	}
-	s = strings.TrimPrefix(s, "file://")
+}
+
+// normalizeRepo turns a letter's repo field into a local path or a remote
+// identity, or says why it can be neither. The field names a project
+// (NamesNoProject is false).
+func normalizeRepo(repo, userHome string) (path, identity, reason string) {
+	s := strings.TrimPrefix(stripAnnotations(repo), "file://")
 	switch {
 	case s == "~" || strings.HasPrefix(s, "~/"):
 		if userHome == "" {

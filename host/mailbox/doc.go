@@ -6,12 +6,15 @@
 //     [Letter.Validate] enforce the schema with messages that name the field.
 //   - The spool ($PALACE_HOME/field-reports.jsonl) is append-only;
 //     [Mailbox.File] scans a letter for secrets and appends it with one
-//     O_APPEND write, so concurrent writers never interleave.
+//     O_APPEND write under a lock on the file, so concurrent writers never
+//     interleave, and a last line left without '\n' is ended, not extended.
 //   - Boxes: each repository has <repo>/.palace/inbox.jsonl, which travels
-//     with git; letters that name no project go to the global box
-//     $PALACE_HOME/inbox.jsonl. [Mailbox.Distribute] files spool letters into
-//     boxes (idempotent), [Mailbox.Sweep] and [Mailbox.List] read them back
-//     with their fates ([Fates]).
+//     with git; letters that name no project ([NamesNoProject]) go to the
+//     global box $PALACE_HOME/inbox.jsonl. [Mailbox.Distribute] files spool
+//     letters into boxes (idempotent), [Mailbox.Sweep] and [Mailbox.List]
+//     read them back with their fates ([Fates]). A repository's box is
+//     opened below its root without following links (host/repofs): a cloned
+//     .palace/ is untrusted.
 //   - [Check] is the one implementation of `palace mailbox check` (the
 //     pre-commit hook) and of the LSP's mailbox diagnostics: pure over bytes,
 //     each finding with a stable code (see [Codes]). [StagedCheck] runs it on

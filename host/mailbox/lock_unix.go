@@ -9,13 +9,28 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock on path (created if missing),
-// serialising distribute and registry updates across processes. File does
-// not take it: its single O_APPEND write needs no lock.
+// serialising distribute and registry updates across processes.
 func lockFile(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock mailbox: %w", err)
 	}
+	unlockF, err := flock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock mailbox %s: %w", path, err)
+	}
+	return func() {
+		unlockF()
+		f.Close()
+	}, nil
+}
+
+// flock takes an exclusive advisory lock on an open file. Appends to the
+// spool and to a box take it on the file itself, held only around the
+// check of the last byte and the write, so two writers cannot both repair
+// an unterminated last line.
+func flock(f *os.File) (unlock func(), err error) {
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if err != syscall.EINTR {
@@ -23,11 +38,7 @@ func lockFile(path string) (unlock func(), err error) {
 		}
 	}
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock mailbox %s: %w", path, err)
+		return nil, err
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }, nil
 }

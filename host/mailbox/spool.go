@@ -1,9 +1,11 @@
 package mailbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,20 +92,31 @@ type Filed struct {
 	ID     string `json:"id"`
 	Spool  string `json:"spool"`
 	Letter Letter `json:"letter"`
+	// Repaired is the number of the spool line that had no final newline
+	// (a crash, a hand edit): it was ended, kept as it is, and this letter
+	// went on the next line. 0 when the spool was fine.
+	Repaired int `json:"repaired,omitempty"`
 }
 
 // File appends a letter to the spool. A letter without a ts is stamped now
 // (UTC, milliseconds). In order: the letter is validated (*LetterError,
 // PM002), rendered as one line (at most MaxLineBytes, PM010), scanned for
 // secrets (*SecretError), and only then written — with a single write(2) on
-// an O_APPEND descriptor, so concurrent writers, threads or processes, never
-// interleave or lose a line. A refused letter writes nothing. The spool and
-// Home are created (0600, 0700) if missing.
+// an O_APPEND descriptor, under a lock on the spool, so concurrent writers,
+// threads or processes, never interleave or lose a line. A refused letter
+// writes nothing. The spool and Home are created (0600, 0700) if missing.
+//
+// A spool whose last line has no '\n' is repaired by the same write: the
+// letter is preceded by a '\n', so the broken line stays as it was (check
+// and distribute report it) and the letter starts on a line of its own.
 //
 // # Notes
 //
 // O_APPEND writes are atomic with respect to each other on local
-// filesystems; on NFS they are not, so keep $PALACE_HOME local.
+// filesystems; on NFS they are not, so keep $PALACE_HOME local. A writer
+// that appends without palace (echo >> spool) does not take the lock; its
+// line is only at risk if it is still being written at the moment palace
+// finds it unterminated.
 func (m *Mailbox) File(ctx context.Context, l Letter) (Filed, error) {
 	if err := ctx.Err(); err != nil {
 		return Filed{}, err
@@ -128,10 +141,16 @@ func (m *Mailbox) File(ctx context.Context, l Letter) (Filed, error) {
 	if err := os.MkdirAll(m.Home, 0o700); err != nil {
 		return Filed{}, fmt.Errorf("file letter: %w", err)
 	}
-	if err := appendOnce(m.SpoolPath(), line, 0o600); err != nil {
+	f, err := os.OpenFile(m.SpoolPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
 		return Filed{}, fmt.Errorf("file letter: %w", err)
 	}
-	return Filed{ID: ID(line), Spool: m.SpoolPath(), Letter: l}, nil
+	defer f.Close()
+	repaired, err := appendLines(f, line)
+	if err != nil {
+		return Filed{}, fmt.Errorf("file letter: %w", err)
+	}
+	return Filed{ID: ID(line), Spool: m.SpoolPath(), Letter: l, Repaired: repaired}, nil
 }
 
 // fieldsAt names the field each finding lies in.
@@ -148,21 +167,71 @@ func fieldsAt(line []byte, found []secrets.Finding) []string {
 	return out
 }
 
-// appendOnce appends b to path with one write on an O_APPEND descriptor.
-// A short write (disk full) is an error; the caller's line is then torn,
-// which readers see as an invalid last line, never as a merged one, because
-// every complete line ends with '\n'.
-func appendOnce(path string, b []byte, perm os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+// appendLines appends b ('\n'-terminated lines) to f, an O_APPEND file
+// open for reading too, with one write under the file's lock. If the file's
+// last line has no '\n', the write starts with one, so that line is kept as
+// it is and b's first line is not glued to it; the number of that line is
+// returned (0 if nothing needed repair).
+//
+// A short write (disk full) is an error; b's last line is then torn, which
+// readers see as an invalid last line, never as a merged one, and the next
+// append repairs.
+func appendLines(f *os.File, b []byte) (repaired int, err error) {
+	unlock, err := flock(f)
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	defer unlock()
+	return appendLocked(f, b)
+}
+
+// appendLocked is appendLines for a caller that holds f's lock.
+func appendLocked(f *os.File, b []byte) (repaired int, err error) {
+	ends, lines, err := endsWithNewline(f)
+	if err != nil {
+		return 0, err
+	}
+	if !ends {
+		repaired = lines
+		b = append([]byte{'\n'}, b...)
 	}
 	n, err := f.Write(b)
 	if err == nil && n != len(b) {
-		err = fmt.Errorf("short write to %s: %d of %d bytes", path, n, len(b))
+		err = fmt.Errorf("short write to %s: %d of %d bytes", f.Name(), n, len(b))
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	return repaired, err
+}
+
+// endsWithNewline reports whether f is empty or ends with '\n'; when it
+// does not, lines is the number of its last line (counting is a read of
+// the file, done only then).
+func endsWithNewline(f *os.File) (ends bool, lines int, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return false, 0, fmt.Errorf("stat %s: %w", f.Name(), err)
 	}
-	return err
+	if st.Size() == 0 {
+		return true, 0, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
+		return false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	if last[0] == '\n' {
+		return true, 0, nil
+	}
+	lines = 1
+	buf := make([]byte, 64<<10)
+	for off := int64(0); off < st.Size(); {
+		k, err := f.ReadAt(buf, off)
+		lines += bytes.Count(buf[:k], nl)
+		off += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, 0, fmt.Errorf("read %s: %w", f.Name(), err)
+		}
+	}
+	return false, lines, nil
 }

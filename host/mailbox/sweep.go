@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"sort"
+
+	"github.com/palacehq/palace/host/repofs"
 )
 
 // Source is where a letter was seen.
@@ -68,7 +72,7 @@ func (m *Mailbox) Sweep(ctx context.Context) (SweepResult, error) {
 				Reason: fmt.Sprintf("repository %s is not on this machine (moved or removed?)", b.RepoRoot)})
 			continue
 		}
-		if err := s.read(b.Path, false); err != nil {
+		if err := s.readBox(b.RepoRoot, BoxPath(b.RepoRoot)); err != nil {
 			s.res.Unreachable = append(s.res.Unreachable, Unreachable{Path: b.Path, Reason: err.Error()})
 		}
 	}
@@ -130,10 +134,50 @@ func newSweeper() *sweeper {
 	}
 }
 
-// read adds a file's letters. In the spool a last line without '\n' is a
-// letter still being written and is skipped; in a box it is a letter.
+// readBox adds the letters of a repository's box, opened below root
+// without following links: a box that is a link (into ~/.ssh, say) is
+// refused, not read into the sweep.
+func (s *sweeper) readBox(root, path string) error {
+	f, err := repofs.OpenFile(root, boxRel, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.res.Read = append(s.res.Read, path)
+		return nil
+	}
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return err // names the path already
+	}
+	if err != nil {
+		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := s.readFrom(f, path, false); err != nil {
+		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	return nil
+}
+
+// read adds a file's letters; a missing file has none.
 func (s *sweeper) read(path string, spool bool) error {
-	err := readFileLines(path, func(bl boxLine) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.res.Read = append(s.res.Read, path)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := s.readFrom(f, path, spool); err != nil {
+		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	return nil
+}
+
+// readFrom adds the letters read from r. In the spool a last line without
+// '\n' is a letter still being written and is skipped; in a box it is a
+// letter.
+func (s *sweeper) readFrom(r io.Reader, path string, spool bool) error {
+	err := eachLine(r, func(bl boxLine) error {
 		problem := func(code, msg string) {
 			s.res.Invalid = append(s.res.Invalid, LineProblem{Path: path, Line: bl.n, Code: code, Message: msg})
 		}

@@ -1,0 +1,166 @@
+//go:build unix
+
+package repofs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// OpenFile opens rel (a path below root) like os.OpenFile, without following
+// a symbolic link in any of rel's components: a link is a *LinkError. With
+// os.O_CREATE, missing directories on the way are created (0755 before the
+// umask). The file must be a regular file (errors.Is ErrNotRegular
+// otherwise); it is opened non-blocking first, so a FIFO planted in its
+// place cannot hang palace.
+func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
+	comps, err := split(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := openDirs(root, comps[:len(comps)-1], flag&os.O_CREATE != 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dir)
+	name := comps[len(comps)-1]
+	path := filepath.Join(root, filepath.Join(comps...))
+	fd, err := openat(dir, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
+	if err != nil {
+		return nil, refine(dir, name, path, "open", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: %w: palace writes only regular files inside a repository; remove it and run again", path, ErrNotRegular)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// WriteFileAtomic replaces rel below root with b through a temporary file in
+// the same directory and a rename, so a reader (a policy watcher) sees the
+// old file or the new one. Neither a directory on the way nor rel itself may
+// be a link (a rename would silently replace the link with a file). An
+// existing file keeps its permissions; a new one gets perm.
+func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
+	comps, err := split(root, rel)
+	if err != nil {
+		return err
+	}
+	dir, err := openDirs(root, comps[:len(comps)-1], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := comps[len(comps)-1]
+	path := filepath.Join(root, filepath.Join(comps...))
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == unix.ENOENT:
+	case err != nil:
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return &LinkError{Path: path, Target: readlinkat(dir, name)}
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%s: %w: palace writes only regular files inside a repository", path, ErrNotRegular)
+	default:
+		perm = os.FileMode(st.Mode & 0o777)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + name + "." + hex.EncodeToString(rnd[:]) + ".tmp"
+	fd, err := openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return &os.PathError{Op: "create", Path: filepath.Join(filepath.Dir(path), tmp), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(path), tmp))
+	_, werr := f.Write(b)
+	if werr == nil {
+		// The umask may have narrowed perm at creation.
+		werr = f.Chmod(perm.Perm())
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		if err := unix.Renameat(dir, tmp, dir, name); err != nil {
+			werr = &os.PathError{Op: "rename", Path: path, Err: err}
+		}
+	}
+	if werr != nil {
+		_ = unix.Unlinkat(dir, tmp, 0)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// openDirs opens root (following links: the caller trusts it) and then each
+// of comps without following links, creating missing ones when create is
+// set. It returns the last directory's descriptor.
+func openDirs(root string, comps []string, create bool) (int, error) {
+	fd, err := openat(unix.AT_FDCWD, root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	path := root
+	for _, c := range comps {
+		path = filepath.Join(path, c)
+		next, err := openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && create {
+			if err = unix.Mkdirat(fd, c, 0o755); err == nil || err == unix.EEXIST {
+				next, err = openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		if err != nil {
+			err = refine(fd, c, path, "open", err)
+			unix.Close(fd)
+			return -1, err
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	return fd, nil
+}
+
+// refine turns a failed open of name in dir into a *LinkError when name is
+// a link (O_NOFOLLOW reports ELOOP, ENOTDIR or, on some systems, EMLINK, so
+// the entry itself is looked at), else into a *os.PathError.
+func refine(dir int, name, path, op string, err error) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return &LinkError{Path: path, Target: readlinkat(dir, name)}
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+func readlinkat(dir int, name string) string {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+// openat retries on EINTR, as os.OpenFile does.
+func openat(dir int, name string, flag int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flag, perm)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}

@@ -18,6 +18,13 @@ type rule struct {
 	keywords []string
 	tokens   []tokenSpec
 	match    func(text []byte, start int, e *kwEntry) (hit, bool)
+	// gl, for a rule from the community set, is its regex rule; match is
+	// then nil and the rule runs in matchGitleaks.
+	gl   *glRule
+	glIx int
+	// order is the rule's place in ruleTable: palace's own rules come
+	// first and win a tie with a community rule on the same secret.
+	order int
 }
 
 // kwEntry ties one automaton word to its rule (and token spec, if any).
@@ -109,8 +116,14 @@ func init() {
 			match:    matchAssignment,
 		},
 	}
+	for i := range gitleaksRules {
+		g := &gitleaksRules[i]
+		g.rule = &rule{id: g.id, desc: g.desc, keywords: g.keywords, gl: g, glIx: i}
+		ruleTable = append(ruleTable, g.rule)
+	}
 	var words []string
-	for _, r := range ruleTable {
+	for i, r := range ruleTable {
+		r.order = i
 		for i := range r.tokens {
 			s := &r.tokens[i]
 			keywordRules = append(keywordRules, kwEntry{rule: r, kw: s.prefix, spec: s})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -115,9 +114,7 @@ func matchGitleaks(text []byte, pos []glPos, hits []hit) []hit {
 	if len(pos) == 0 {
 		return hits
 	}
-	// Occurrences arrive in text order; grouping by rule keeps that order
-	// within each rule, so windows can be merged in one sweep.
-	sort.SliceStable(pos, func(i, j int) bool { return pos[i].rule < pos[j].rule })
+	pos = groupByRule(pos)
 	for i := 0; i < len(pos); {
 		r := &gitleaksRules[pos[i].rule]
 		ws, we := window(text, pos[i])
@@ -135,6 +132,26 @@ func matchGitleaks(text []byte, pos []glPos, hits []hit) []hit {
 		i = j
 	}
 	return hits
+}
+
+// groupByRule orders occurrences by rule with a counting sort. They arrive
+// in text order and stay in it within each rule, so windows can be merged
+// in one sweep; a comparison sort would cost O(n log n) on a text that is
+// one long run of a keyword.
+func groupByRule(pos []glPos) []glPos {
+	counts := make([]int, len(gitleaksRules)+1)
+	for _, p := range pos {
+		counts[p.rule+1]++
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	out := make([]glPos, len(pos))
+	for _, p := range pos {
+		out[counts[p.rule]] = p
+		counts[p.rule]++
+	}
+	return out
 }
 
 // window is the span a rule's regex reads around a keyword: the keyword's

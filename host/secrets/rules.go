@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"sync"
 )
 
 // rule is one detector. match is called at every occurrence of one of the
@@ -53,7 +54,11 @@ var (
 	keywords     *keywordSet
 )
 
-func init() {
+// build makes the rule table and the keyword automaton. It runs on first
+// use, not at program start: with the community rules the automaton takes a
+// few milliseconds to build, which a palace command that scans nothing
+// should not pay.
+var build = sync.OnceFunc(func() {
 	ruleTable = []*rule{
 		tokenRule("aws-access-key-id", "AWS access key ID",
 			tokenSpec{prefix: "AKIA", body: isBase32Upper, min: 16, max: 16, minEntropy: 3},
@@ -137,7 +142,7 @@ func init() {
 	keywords = newKeywordSet(words)
 	awsSecretRule = ruleByID("aws-secret-access-key")
 	genericRule = ruleByID("generic-secret")
-}
+})
 
 func ruleByID(id string) *rule {
 	for _, r := range ruleTable {

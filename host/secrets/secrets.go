@@ -84,6 +84,7 @@ type Rule struct {
 
 // Rules returns the scanner's rules in a stable order.
 func Rules() []Rule {
+	build()
 	out := make([]Rule, len(ruleTable))
 	for i, r := range ruleTable {
 		out[i] = Rule{ID: r.id, Description: r.desc}
@@ -99,6 +100,7 @@ func Rules() []Rule {
 // written as \u0041KIA… in a JSON string or split by a zero-width space is
 // still found; such a finding spans the secret as written in text.
 func Scan(text []byte) []Finding {
+	build()
 	hits := scanHits(text, nil)
 	hits = scanDecoded(text, hits)
 	if len(hits) == 0 {

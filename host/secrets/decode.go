@@ -45,7 +45,9 @@ func scanDecoded(text []byte, hits []hit) []hit {
 					} else {
 						h.end = le
 					}
-					hits = append(hits, h)
+					if h.end > h.start { // a match inside one escape's bytes spans nothing written
+						hits = append(hits, h)
+					}
 				}
 			}
 		}

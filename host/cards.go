@@ -133,7 +133,14 @@ func (h *Host) ShowEvidence(ctx context.Context, id string) (Evidence, error) {
 	if err != nil {
 		return Evidence{}, notFound(err, "evidence", id)
 	}
-	return Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}, nil
+	out := Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
+	switch r, err := h.store.EvidenceRedaction(ctx, id); {
+	case err == nil:
+		out.Redaction = &r
+	case !errors.Is(err, store.ErrNotFound):
+		return Evidence{}, internal(err, "read evidence %s", id)
+	}
+	return out, nil
 }
 
 // EvidenceFilter selects evidence for ListEvidence.

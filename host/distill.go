@@ -78,6 +78,8 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		if err := h.secretFloor(c.Statement + "\n" + c.Content); err != nil {
 			return Card{}, err
 		}
+	} else if err := refuseSecrets("statement and content", c.Statement+"\n"+c.Content); err != nil {
+		return Card{}, err
 	}
 	var links []store.Link
 	err = h.store.Tx(ctx, func(tx *store.Tx) error {

@@ -39,6 +39,8 @@ type RecordRequest struct {
 type Evidence struct {
 	store.Evidence
 	Anchor AnchorRef `json:"anchor"`
+	// Redaction is set by ShowEvidence when the content was redacted.
+	Redaction *store.Redaction `json:"redaction,omitempty"`
 }
 
 // AnchorRef names an anchor in output.
@@ -90,6 +92,9 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 		return fail(invalid("content", "content is %d bytes, over the 1 MiB limit: record a summary and put the full text in --source-ref", len(req.Content)))
 	}
 	if err := h.echo.check(req.Content); err != nil {
+		return fail(err)
+	}
+	if err := refuseSecrets("content", req.Content); err != nil {
 		return fail(err)
 	}
 	kind, err := h.resolveAnchorKind("anchor", req.Anchor)

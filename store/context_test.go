@@ -227,7 +227,7 @@ func TestInjectionStatsWindow(t *testing.T) {
 
 // TestInjectionRollupBackfill takes a database back to schema 1 with raw
 // injection events and no rollups, reopens it, and checks that migrations
-// 2 to 5 counted the old events and evidence and that the triggers count new
+// 2 to 6 counted the old events and evidence and that the triggers count new
 // ones.
 func TestInjectionRollupBackfill(t *testing.T) {
 	s, path := open(t)
@@ -242,6 +242,9 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			"DROP TRIGGER cards_text_changed", "DROP TABLE card_text_version",
 			"CREATE TRIGGER evidence_fts_insert AFTER INSERT ON evidence BEGIN INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content); END",
 			"CREATE INDEX evidence_field ON evidence(field)",
+			"DROP TRIGGER evidence_fts_redact", "DROP TRIGGER evidence_redactions_no_update",
+			"DROP TRIGGER evidence_redactions_no_delete", "DROP TABLE evidence_redactions", "DROP TRIGGER evidence_no_update",
+			"CREATE TRIGGER evidence_no_update BEFORE UPDATE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END",
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
 				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
 			"PRAGMA user_version = 1",

@@ -10,7 +10,8 @@ import (
 	"unicode"
 )
 
-// Evidence is one row of evidence. It is never updated or deleted.
+// Evidence is one row of evidence. It is never deleted, and never updated
+// but for one change: RedactEvidence may replace its content, once.
 type Evidence struct {
 	ID            string   `json:"id"`
 	Content       string   `json:"content"`

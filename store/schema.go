@@ -214,6 +214,47 @@ BEGIN UPDATE card_text_version SET n = n + 1; END;
 DROP TRIGGER evidence_fts_insert;
 DROP INDEX evidence_field;
 `,
+	// Redaction of evidence that should never have been stored (a leaked
+	// credential). Evidence stays append-only with one exception: a row's
+	// content may be replaced, once, by the notice of its row in
+	// evidence_redactions, which records who redacted it, when and why and
+	// is itself append-only. Every other column, the original content's
+	// hash included, stays as it was. The full-text index drops the old
+	// text and indexes the notice. The entry assumes only what migrations 1
+	// to 5 created, so it runs the same whatever number it gets.
+	`
+CREATE TABLE evidence_redactions (
+	evidence_id TEXT PRIMARY KEY REFERENCES evidence(id),
+	notice      TEXT NOT NULL CHECK (length(notice) > 0),
+	reason      TEXT NOT NULL CHECK (length(reason) > 0),
+	actor       TEXT NOT NULL,
+	actor_type  TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	created_at  TEXT NOT NULL
+);
+CREATE TRIGGER evidence_redactions_no_update BEFORE UPDATE ON evidence_redactions
+BEGIN SELECT RAISE(ABORT, 'evidence redactions are append-only'); END;
+CREATE TRIGGER evidence_redactions_no_delete BEFORE DELETE ON evidence_redactions
+BEGIN SELECT RAISE(ABORT, 'evidence redactions are append-only'); END;
+
+DROP TRIGGER evidence_no_update;
+CREATE TRIGGER evidence_no_update BEFORE UPDATE ON evidence
+WHEN NOT (
+	new.rowid = old.rowid AND new.id IS old.id AND new.domain IS old.domain
+	AND new.field IS old.field AND new.provenance IS old.provenance
+	AND new.source_ref IS old.source_ref AND new.tags IS old.tags
+	AND new.anchor_id IS old.anchor_id AND new.content_sha256 IS old.content_sha256
+	AND new.actor IS old.actor AND new.actor_type IS old.actor_type
+	AND new.created_at IS old.created_at
+	AND old.content IS NOT new.content
+	AND new.content IS (SELECT notice FROM evidence_redactions WHERE evidence_id = old.id)
+)
+BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END;
+CREATE TRIGGER evidence_fts_redact AFTER UPDATE OF content ON evidence
+BEGIN
+	INSERT INTO evidence_fts(evidence_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+	INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content);
+END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

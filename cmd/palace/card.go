@@ -235,7 +235,7 @@ func newCardLinkCmd(g *globals) *cobra.Command {
 }
 
 func newEvidenceCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "evidence", Short: "List and show recorded evidence"}
+	cmd := &cobra.Command{Use: "evidence", Short: "List, show and redact recorded evidence"}
 	var f host.EvidenceFilter
 	list := &cobra.Command{
 		Use:   "list",
@@ -284,11 +284,37 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					if len(e.Tags) > 0 {
 						fmt.Fprintf(w, "tags: %s\n", strings.Join(e.Tags, ", "))
 					}
+					if e.Redaction != nil {
+						fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, e.Redaction.Actor, e.Redaction.Reason)
+					}
 					fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Content, "\n"))
 				})
 			})
 		},
 	}
-	cmd.AddCommand(list, show)
+	var reason string
+	redact := &cobra.Command{
+		Use:   "redact ID --reason TEXT",
+		Short: "Replace one piece of evidence's content with a redaction notice (human mode)",
+		Long: `Replace the content of evidence ID with a notice saying who redacted it, when
+and why, for content that must not be kept (a leaked credential). The row keeps
+its id, its other fields and the SHA-256 of the original content; the redaction
+is recorded, shown by 'evidence show', and cannot be undone or repeated.
+Refused in agent mode (exit 3).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				e, err := h.RedactEvidence(ctx, args[0], reason)
+				if err != nil {
+					return err
+				}
+				return g.output(e, func(w io.Writer) {
+					fmt.Fprintf(w, "redacted %s\n%s\n", e.ID, e.Content)
+				})
+			})
+		},
+	}
+	redact.Flags().StringVar(&reason, "reason", "", "why the content is redacted (required)")
+	cmd.AddCommand(list, show, redact)
 	return cmd
 }

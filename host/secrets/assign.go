@@ -29,7 +29,7 @@ const (
 	awsSecretEntropy = 4.0
 )
 
-// Set by the rule table's init, which owns the order of initialisation.
+// Set by build, which owns the order of initialisation.
 var (
 	awsSecretRule *rule
 	genericRule   *rule

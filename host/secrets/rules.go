@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"sync"
 )
 
 // rule is one detector. match is called at every occurrence of one of the
@@ -18,6 +19,13 @@ type rule struct {
 	keywords []string
 	tokens   []tokenSpec
 	match    func(text []byte, start int, e *kwEntry) (hit, bool)
+	// gl, for a rule from the community set, is its regex rule; match is
+	// then nil and the rule runs in matchGitleaks.
+	gl   *glRule
+	glIx int
+	// order is the rule's place in ruleTable: palace's own rules come
+	// first and win a tie with a community rule on the same secret.
+	order int
 }
 
 // kwEntry ties one automaton word to its rule (and token spec, if any).
@@ -46,7 +54,11 @@ var (
 	keywords     *keywordSet
 )
 
-func init() {
+// build makes the rule table and the keyword automaton. It runs on first
+// use, not at program start: with the community rules the automaton takes a
+// few milliseconds to build, which a palace command that scans nothing
+// should not pay.
+var build = sync.OnceFunc(func() {
 	ruleTable = []*rule{
 		tokenRule("aws-access-key-id", "AWS access key ID",
 			tokenSpec{prefix: "AKIA", body: isBase32Upper, min: 16, max: 16, minEntropy: 3},
@@ -109,8 +121,14 @@ func init() {
 			match:    matchAssignment,
 		},
 	}
+	for i := range gitleaksRules {
+		g := &gitleaksRules[i]
+		g.rule = &rule{id: g.id, desc: g.desc, keywords: g.keywords, gl: g, glIx: i}
+		ruleTable = append(ruleTable, g.rule)
+	}
 	var words []string
-	for _, r := range ruleTable {
+	for i, r := range ruleTable {
+		r.order = i
 		for i := range r.tokens {
 			s := &r.tokens[i]
 			keywordRules = append(keywordRules, kwEntry{rule: r, kw: s.prefix, spec: s})
@@ -124,7 +142,7 @@ func init() {
 	keywords = newKeywordSet(words)
 	awsSecretRule = ruleByID("aws-secret-access-key")
 	genericRule = ruleByID("generic-secret")
-}
+})
 
 func ruleByID(id string) *rule {
 	for _, r := range ruleTable {

@@ -9,18 +9,29 @@
 //
 // # Rules
 //
-// Provider tokens are recognised by their fixed prefixes (AWS key ids,
-// GitHub, GitLab, Slack, Stripe, Google API keys), private key blocks by
-// their PEM header, JSON Web Tokens by their decoded header, and anything
-// else only when a high-entropy value is assigned to a name that says it is a
-// secret (password, secret, token, api_key, …). See [Rules] for the list.
+// palace's own rules recognise provider tokens by their fixed prefixes (AWS
+// key ids, GitHub, GitLab, Slack, Stripe, Google API keys), private key
+// blocks by their PEM header, JSON Web Tokens by their decoded header, and
+// anything else only when a high-entropy value is assigned to a name that
+// says it is a secret (password, secret, token, api_key, …). Around them,
+// some two hundred community rules (OpenAI, Anthropic, Hugging Face, npm,
+// PyPI, Twilio, SendGrid, …) are generated from gitleaks' default
+// configuration at a pinned version (gitleaks_rules.go, `go generate`; MIT,
+// see NOTICE), with their keywords, entropy thresholds and allowlists. Where
+// both find the same secret, palace's rule reports it. See [Rules].
+//
+// # Decoding
+//
+// Every line with a backslash or a non-ASCII byte is also read decoded: JSON
+// escapes resolved and invisible format characters (zero-width, BOM, bidi
+// controls) dropped, so \u0041KIA… or a key split by U+200B is still found.
 //
 // # Speed
 //
 // One pass of a keyword automaton (like gitleaks' keywords) finds the few
 // places where a rule can match; rules then look only at a bounded window
-// around each keyword, so the cost is linear in the text and a 30 MB input
-// scans in well under a second.
+// around each keyword (a community rule's regex runs once per line its
+// keywords occur on), so the cost is linear in the text.
 //
 // # Notes
 //
@@ -73,6 +84,7 @@ type Rule struct {
 
 // Rules returns the scanner's rules in a stable order.
 func Rules() []Rule {
+	build()
 	out := make([]Rule, len(ruleTable))
 	for i, r := range ruleTable {
 		out[i] = Rule{ID: r.id, Description: r.desc}
@@ -82,19 +94,36 @@ func Rules() []Rule {
 
 // Scan returns the secrets in text, ordered by offset; nil when there are
 // none. It never panics and runs in time linear in len(text).
+//
+// Besides the text as it is, Scan reads each line that holds escapes or
+// invisible characters a second time, decoded (see [decodeLine]), so a key
+// written as \u0041KIA… in a JSON string or split by a zero-width space is
+// still found; such a finding spans the secret as written in text.
 func Scan(text []byte) []Finding {
-	var hits []hit
-	keywords.each(text, func(w, start int) {
-		e := &keywordRules[w]
-		if h, ok := e.rule.match(text, start, e); ok {
-			hits = append(hits, h)
-		}
-	})
+	build()
+	hits := scanHits(text, nil)
+	hits = scanDecoded(text, hits)
 	if len(hits) == 0 {
 		return nil
 	}
 	hits = resolveOverlaps(hits)
 	return locate(text, hits)
+}
+
+// scanHits runs every rule over text and appends the raw matches to hits.
+func scanHits(text []byte, hits []hit) []hit {
+	var gl []glPos
+	keywords.each(text, func(w, start int) {
+		e := &keywordRules[w]
+		if e.rule.gl != nil {
+			gl = append(gl, glPos{rule: e.rule.glIx, start: start, end: start + len(e.kw)})
+			return
+		}
+		if h, ok := e.rule.match(text, start, e); ok {
+			hits = append(hits, h)
+		}
+	})
+	return matchGitleaks(text, gl, hits)
 }
 
 // ScanString is Scan over a string.
@@ -113,7 +142,7 @@ type hit struct {
 // one, preferring specific rules over the generic assignment rule at the
 // same start so a JWT assigned to `token =` is reported once, as a JWT.
 func resolveOverlaps(hits []hit) []hit {
-	sort.Slice(hits, func(i, j int) bool {
+	sort.SliceStable(hits, func(i, j int) bool {
 		a, b := hits[i], hits[j]
 		if a.start != b.start {
 			return a.start < b.start
@@ -121,7 +150,10 @@ func resolveOverlaps(hits []hit) []hit {
 		if a.rule.generic != b.rule.generic {
 			return !a.rule.generic
 		}
-		return a.end > b.end
+		if a.end != b.end {
+			return a.end > b.end
+		}
+		return a.rule.order < b.rule.order
 	})
 	kept := hits[:0]
 	lastEnd := -1

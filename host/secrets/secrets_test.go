@@ -270,6 +270,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(pemBlock("EC PRIVATE KEY", "\r\n")))
 	f.Add([]byte(`{"what":"x","snippet":"password=\"` + genericPW + `\""}`))
 	f.Add([]byte("\xff\xfe" + ghPAT + "\x00" + slackHook))
+	f.Add([]byte(`{"what":"\u0041` + awsKeyID[1:] + `\u200b\ud83d\ude00\n","x":"\u00e9` + ghPAT + `"}` + "\n\u200d" + googleKey))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		prev := -1
 		for _, f := range secrets.Scan(text) {

@@ -1,0 +1,57 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/store"
+)
+
+// MaxRedactReasonRunes bounds the reason of a redaction.
+const MaxRedactReasonRunes = 500
+
+// RedactEvidence replaces the content of evidence id with a notice saying
+// who redacted it, when and why. The row keeps its id, its other fields and
+// the SHA-256 of its original content; the redaction is recorded (and shown
+// by ShowEvidence) and cannot be undone or repeated. Only a human may
+// redact: evidence is the record agents learn from, and removing part of it
+// is a decision about that record.
+func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (Evidence, error) {
+	if err := h.requireHuman("evidence redact"); err != nil {
+		return Evidence{}, err
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return Evidence{}, invalid("reason", "a redaction needs a reason: pass --reason TEXT (e.g. \"leaked API key, rotated\")")
+	case !utf8.ValidString(reason):
+		return Evidence{}, invalid("reason", "reason is not valid UTF-8")
+	case utf8.RuneCountInString(reason) > MaxRedactReasonRunes:
+		return Evidence{}, invalid("reason", "reason is %d characters, over %d: say briefly why", utf8.RuneCountInString(reason), MaxRedactReasonRunes)
+	}
+	if err := refuseSecrets("reason", reason); err != nil {
+		return Evidence{}, err
+	}
+	at := store.FormatTime(h.now())
+	r := store.Redaction{
+		EvidenceID: id,
+		Notice:     fmt.Sprintf("[redacted by %s at %s: %s. The original content is gone; content_sha256 is its SHA-256.]", h.actor, at, reason),
+		Reason:     reason,
+		Actor:      h.actor,
+		ActorType:  h.actorType(),
+		CreatedAt:  at,
+	}
+	err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.RedactEvidence(ctx, r) })
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Evidence{}, notFound(err, "evidence", id)
+	case errors.Is(err, store.ErrRedacted):
+		return Evidence{}, invalid("id", "evidence %s is already redacted", id)
+	case err != nil:
+		return Evidence{}, internal(err, "redact evidence %s", id)
+	}
+	return h.ShowEvidence(ctx, id)
+}

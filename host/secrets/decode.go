@@ -1,0 +1,166 @@
+package secrets
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+)
+
+// scanDecoded scans, for each line of text that has a backslash or a
+// non-ASCII byte, the line as a JSON string decoder would read it with
+// invisible format characters (Unicode category Cf: zero-width space and
+// joiners, word joiner, BOM, bidi controls, soft hyphen, tag characters)
+// taken out. Hits are mapped back to the bytes of text they came from, so
+// lines, columns and the allow pragma work as for a raw hit; the redacted
+// form shows the decoded secret.
+//
+// Decoding applies anywhere on the line, not only inside well-formed JSON
+// strings: a letter whose JSON is broken is still read, and decoding can
+// only add findings to those of the raw text.
+func scanDecoded(text []byte, hits []hit) []hit {
+	if bytes.IndexByte(text, '\\') < 0 && !hasNonASCII(text) {
+		return hits
+	}
+	var view []byte
+	var offs []int
+	for ls := 0; ls < len(text); {
+		le := bytes.IndexByte(text[ls:], '\n')
+		if le < 0 {
+			le = len(text)
+		} else {
+			le += ls
+		}
+		line := text[ls:le]
+		if bytes.IndexByte(line, '\\') >= 0 || hasNonASCII(line) {
+			var changed bool
+			view, offs, changed = decodeLine(line, view[:0], offs[:0])
+			if changed {
+				for _, h := range scanHits(view, nil) {
+					if h.show == "" {
+						h.show = Redact(string(view[h.start:h.end]))
+					}
+					h.start = ls + offs[h.start]
+					if h.end < len(view) {
+						h.end = ls + offs[h.end]
+					} else {
+						h.end = le
+					}
+					if h.end > h.start { // a match inside one escape's bytes spans nothing written
+						hits = append(hits, h)
+					}
+				}
+			}
+		}
+		ls = le + 1
+	}
+	return hits
+}
+
+func hasNonASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeLine appends to view the line with JSON escapes decoded (\" \\ \/
+// \b \f \n \r \t \uXXXX, surrogate pairs included) and Cf runes dropped,
+// and to offs, per byte of view, the offset in line of what produced it. An
+// escape that is not valid JSON stays as it is. changed is false when view
+// is the line unchanged.
+func decodeLine(line, view []byte, offs []int) ([]byte, []int, bool) {
+	changed := false
+	emit := func(b []byte, at int) {
+		view = append(view, b...)
+		for range b {
+			offs = append(offs, at)
+		}
+	}
+	var buf [utf8.UTFMax]byte
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c == '\\' && i+1 < len(line) {
+			if r, n := unescape(line[i:]); n > 0 {
+				changed = true
+				if !unicode.Is(unicode.Cf, r) {
+					emit(buf[:utf8.EncodeRune(buf[:], r)], i)
+				}
+				i += n
+				continue
+			}
+		}
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRune(line[i:])
+			if r != utf8.RuneError && unicode.Is(unicode.Cf, r) {
+				changed = true
+				i += n
+				continue
+			}
+			emit(line[i:i+n], i)
+			i += n
+			continue
+		}
+		view = append(view, c)
+		offs = append(offs, i)
+		i++
+	}
+	return view, offs, changed
+}
+
+// unescape decodes the JSON escape at the start of s, returning the rune
+// and the escape's length, or n == 0 when s does not start with one.
+func unescape(s []byte) (rune, int) {
+	switch s[1] {
+	case '"', '\\', '/':
+		return rune(s[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0
+		}
+		if 0xD800 <= r && r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if lo, ok := hex4(s[8:]); ok && 0xDC00 <= lo && lo < 0xE000 {
+				return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12
+			}
+		}
+		if 0xD800 <= r && r < 0xE000 {
+			return utf8.RuneError, 6
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
+}

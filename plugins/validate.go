@@ -17,8 +17,10 @@ import (
 // in its section and against fixed limits, and refuses anything that would
 // make the decoder, the compiler or an instantiation allocate more than a
 // module of that size honestly needs. It does not validate code (wazero
-// does, once the sizes are known to be sane); it reads function bodies only
-// as far as their local declarations.
+// does, once the sizes are known to be sane): in a function body it checks
+// the local declarations and steps over each instruction, counting the
+// branches that make compiling slow and refusing opcodes outside
+// WebAssembly 2.0.
 //
 // The limits are far above what a real plugin uses (a Go guest has a few
 // thousand functions and types, a dozen globals, one table and one memory)

@@ -1,5 +1,7 @@
 package plugins
 
+import "time"
+
 // Interruptible reports whether m's guest is stopped by palace's own
 // checks (interrupt.go) rather than by wazero's WithCloseOnContextDone.
 func Interruptible(m *Module) bool { return m.interruptible }
@@ -13,3 +15,11 @@ const RewriteID = rewriteID
 // Validate is Load's walk over a module's sections, with the default
 // memory cap.
 func Validate(wasm []byte) error { return validate(wasm, uint32(DefaultMemoryLimit/pageSize)) }
+
+// SetCompileBudget replaces how long Load may spend compiling a module,
+// and returns a function restoring it.
+func SetCompileBudget(d time.Duration) (restore func()) {
+	old := compileBudget
+	compileBudget = d
+	return func() { compileBudget = old }
+}

@@ -168,3 +168,21 @@ func TestLoopingStartStopped(t *testing.T) {
 		t.Fatalf("a module that writes no output answered %q", out)
 	}
 }
+
+// TestCompileBudget: a module whose compilation outlasts the budget is
+// refused with the budget named, and the runtime keeps loading others.
+func TestCompileBudget(t *testing.T) {
+	restore := plugins.SetCompileBudget(time.Nanosecond)
+	rt := newRuntime(t, plugins.Config{})
+	funcs := make([]wasmFunc, 8)
+	for i := range funcs {
+		funcs[i] = wasmFunc{results: []valType{i32}, body: returnsZero}
+	}
+	funcs[0].export = "gate"
+	_, err := rt.Load(context.Background(), "slow.wasm", wasmModule{funcs: funcs}.bytes())
+	restore()
+	mustContain(t, err, "load plugin slow.wasm: compile: still compiling after 1ns, stopped")
+	if _, err := rt.Load(context.Background(), "ok.wasm", gateModule(returnsZero)); err != nil {
+		t.Fatal(err)
+	}
+}

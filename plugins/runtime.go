@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -239,10 +240,24 @@ func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.Com
 		// and needs to tell it apart from the caller's cancellation.
 	}
 	// Compiling a module wazero has not cached spreads its functions over
-	// every core: a Go guest takes about a second on one.
-	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
-	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
+	// every core: a Go guest takes about a second on one. At least two
+	// workers, because only then does wazero stop between functions when
+	// ctx ends, which is how compileBudget holds.
+	ctx, cancel := context.WithTimeout(ctx, compileBudget)
+	defer cancel()
+	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)))
+	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("still compiling after %v, stopped (a module that takes this long is refused): %w", compileBudget, err)
+	}
+	return p, err
 }
+
+// compileBudget bounds the compilation of one module. A Go guest compiles
+// in well under a second on two cores; validate bounds each function's
+// cost, and this bounds how many such functions a module can make palace
+// compile.
+var compileBudget = 20 * time.Second
 
 // Close closes every Module loaded by r (see Module.Close) and makes later
 // Loads fail with ErrClosed. It is safe to call more than once.

@@ -214,6 +214,39 @@ BEGIN UPDATE card_text_version SET n = n + 1; END;
 DROP TRIGGER evidence_fts_insert;
 DROP INDEX evidence_field;
 `,
+	// Telemetry of one row per context request instead of one per
+	// candidate card. A request considered ~200 cards on a 10k-card palace
+	// and appended a row for each (~40 KB of rows and index), most of them
+	// skipped_scope, which nothing counts; concurrent agents queued behind
+	// those writes. injection_requests keeps, per request, the ids of the
+	// cards per outcome in one text ("outcome:id,id;outcome:id") and only
+	// the number of skipped_scope cards; the host updates the rollups
+	// (injection_daily, injection_last) itself, in the same short
+	// transaction, for every outcome but skipped_scope. Raw requests are
+	// dropped after a retention window (the rollups already hold their
+	// counts). The old per-card rows convert into request rows (their
+	// skipped_scope cards become a count) and the old table goes. The entry
+	// assumes only what migrations 1 to 5 created, so it runs the same
+	// whatever number it gets.
+	`
+DROP TRIGGER IF EXISTS injection_events_rollup;
+CREATE TABLE injection_requests (
+	seq           INTEGER PRIMARY KEY,
+	request_id    TEXT NOT NULL,
+	created_at    TEXT NOT NULL,
+	cards         TEXT NOT NULL,
+	scope_skipped INTEGER NOT NULL DEFAULT 0 CHECK (scope_skipped >= 0)
+);
+CREATE INDEX injection_requests_time ON injection_requests(created_at);
+INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped)
+	SELECT request_id, created_at,
+		coalesce(group_concat(CASE WHEN outcome != 'skipped_scope' THEN outcome || ':' || ids END, ';'), ''),
+		sum(CASE WHEN outcome = 'skipped_scope' THEN n ELSE 0 END)
+	FROM (SELECT request_id, created_at, outcome, group_concat(card_id, ',') AS ids, count(*) AS n, min(rowid) AS first
+		FROM injection_events GROUP BY request_id, created_at, outcome)
+	GROUP BY request_id, created_at ORDER BY min(first);
+DROP TABLE injection_events;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

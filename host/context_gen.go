@@ -430,23 +430,20 @@ func (g *benchGen) events(ctx context.Context) error {
 	outcomes := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled, outcomeSkippedScope, outcomeViewed}
 	for done := 0; done < total; {
 		n := min(benchBatch, total-done)
-		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
-			for i := 0; i < n; i += 50 {
-				k := min(50, n-i)
-				t := store.FormatTime(g.now.Add(-time.Duration(g.rng.IntN(30*24*60)) * time.Minute))
-				rows := make([]store.InjectionEvent, k)
-				for j := range rows {
-					rows[j] = store.InjectionEvent{
-						RequestID: fmt.Sprintf("rq_bench_%d", (done+i)/50), CardID: g.cardIDs[g.rng.IntN(len(g.cardIDs))],
-						Outcome: outcomes[g.rng.IntN(len(outcomes))], CreatedAt: t,
-					}
-				}
-				if _, err := tx.RecordInjections(ctx, rows); err != nil {
-					return err
+		var batch [][]store.InjectionEvent
+		for i := 0; i < n; i += 50 {
+			k := min(50, n-i)
+			t := store.FormatTime(g.now.Add(-time.Duration(g.rng.IntN(30*24*60)) * time.Minute))
+			rows := make([]store.InjectionEvent, k)
+			for j := range rows {
+				rows[j] = store.InjectionEvent{
+					RequestID: fmt.Sprintf("rq_bench_%d", (done+i)/50), CardID: g.cardIDs[g.rng.IntN(len(g.cardIDs))],
+					Outcome: outcomes[g.rng.IntN(len(outcomes))], CreatedAt: t,
 				}
 			}
-			return nil
-		})
+			batch = append(batch, rows)
+		}
+		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
 		if err != nil {
 			return internal(err, "bench gen: injection events")
 		}
@@ -502,28 +499,25 @@ func (g *benchGen) history(ctx context.Context) error {
 	for done := 0; done < total; {
 		n := min(batch, total-done)
 		var last time.Time
-		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
-			for i := range n {
-				last = start.Add(span * time.Duration(done+i) / time.Duration(total))
-				t := store.FormatTime(last)
-				shape := shapes[g.rng.IntN(len(shapes))]
-				rows := make([]store.InjectionEvent, len(shape))
-				for j, ev := range shape {
-					ev.RequestID, ev.CreatedAt = fmt.Sprintf("rq_hist_%d", done+i), t
-					if ev.Outcome != outcomeSkippedScope && g.rng.IntN(10) == 0 {
-						ev.Outcome = drift[g.rng.IntN(len(drift))]
-					}
-					rows[j] = ev
+		batch := make([][]store.InjectionEvent, n)
+		for i := range n {
+			last = start.Add(span * time.Duration(done+i) / time.Duration(total))
+			t := store.FormatTime(last)
+			shape := shapes[g.rng.IntN(len(shapes))]
+			rows := make([]store.InjectionEvent, len(shape))
+			for j, ev := range shape {
+				ev.RequestID, ev.CreatedAt = fmt.Sprintf("rq_hist_%d", done+i), t
+				if ev.Outcome != outcomeSkippedScope && g.rng.IntN(10) == 0 {
+					ev.Outcome = drift[g.rng.IntN(len(drift))]
 				}
-				if g.rng.IntN(20) == 0 {
-					rows = append(rows, store.InjectionEvent{RequestID: rows[0].RequestID, CardID: shape[g.rng.IntN(len(shape))].CardID, Outcome: outcomeViewed, CreatedAt: t})
-				}
-				if _, err := tx.RecordInjections(ctx, rows); err != nil {
-					return err
-				}
+				rows[j] = ev
 			}
-			return nil
-		})
+			if g.rng.IntN(20) == 0 {
+				rows = append(rows, store.InjectionEvent{RequestID: rows[0].RequestID, CardID: shape[g.rng.IntN(len(shape))].CardID, Outcome: outcomeViewed, CreatedAt: t})
+			}
+			batch[i] = rows
+		}
+		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
 		if err != nil {
 			return internal(err, "bench gen: history")
 		}

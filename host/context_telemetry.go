@@ -98,7 +98,8 @@ func daysSince(stamp string, now time.Time) int {
 
 // logInjections records the request's outcomes: one request record and the
 // per-card rollups, in one short transaction taken after the pack was
-// assembled (the reads hold no write lock). skipped_scope cards are counted,
+// assembled (the reads hold no write lock, nor does the lookup of the
+// cards' rowids the record is coded with). skipped_scope cards are counted,
 // not listed. Every 64th record also drops a few raw records older than the
 // retention window (their counts stay in the rollups).
 func (h *Host) logInjections(ctx context.Context, a *assembly) error {
@@ -117,12 +118,7 @@ func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent
 	if len(rows) == 0 {
 		return nil
 	}
-	var seq int64
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		seq, err = tx.RecordInjections(ctx, rows)
-		return err
-	})
+	seq, err := h.store.RecordInjections(ctx, rows)
 	if err != nil {
 		return internal(err, "%s", what)
 	}

@@ -210,9 +210,10 @@ func TestInjectionStatsWindow(t *testing.T) {
 	if _, ok := st["kc_6"]; ok {
 		t.Error("kc_6 has no events but got stats")
 	}
+	// All-time totals are kept for the applied outcomes only.
 	all, err := s.InjectionStats(ctx, []string{"kc_1"}, "")
-	if err != nil || all["kc_1"].Counts["trimmed"] != 2 {
-		t.Errorf("all time = %+v, %v; want 2 trimmed", all, err)
+	if err != nil || all["kc_1"].Counts["inline_full"] != 2 || all["kc_1"].Counts["trimmed"] != 0 {
+		t.Errorf("all time = %+v, %v; want 2 inline_full and no trimmed total", all, err)
 	}
 	if n, err := s.CountInjectionRequests(ctx, "rq_2"); err != nil || n != 1 {
 		t.Errorf("rq_2 records = %d, %v; want 1", n, err)
@@ -223,8 +224,8 @@ func TestInjectionStatsWindow(t *testing.T) {
 		t.Errorf("unknown outcome: err = %v, want ErrBadOutcome naming the card", err)
 	}
 	unknown := []store.InjectionEvent{{RequestID: "rq_5", CardID: "kc_nope", Outcome: "trimmed", CreatedAt: now}}
-	if _, err := recordErr(s, unknown); !store.IsConstraint(err) {
-		t.Errorf("unknown card: err = %v, want a constraint error", err)
+	if _, err := recordErr(s, unknown); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "kc_nope") {
+		t.Errorf("unknown card: err = %v, want ErrNotFound naming it", err)
 	}
 	if n, _ := s.CountInjectionRequests(ctx, ""); n != 3 {
 		t.Errorf("%d records after two refused writes, want 3", n)
@@ -282,7 +283,8 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		latestTrim string
 		inlineFull int
 	}{
-		{"", 3, "2026-01-06T12:00:00.000Z", 1},
+		{"", 0, "", 1}, // all-time totals of applied outcomes only
+		{"2026-01-01T00:00:00.000Z", 3, "2026-01-06T12:00:00.000Z", 1},
 		{"2026-01-06T08:00:00.000Z", 1, "2026-01-06T12:00:00.000Z", 1}, // whole UTC days
 		{"2026-01-07T00:00:00.000Z", 0, "", 0},
 	}

@@ -12,24 +12,8 @@ import (
 // first: what each did with each card, as long as the raw record is kept
 // (see PruneTelemetry). Views are recorded under the request id "view".
 func (s *Store) InjectionRequests(ctx context.Context, requestID string) ([]InjectionRequest, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards, scope_skipped FROM injection_requests WHERE request_id = ? ORDER BY seq`, requestID)
+	out, err := s.loadRequests(ctx, `WHERE request_id = ?`, requestID)
 	if err != nil {
-		return nil, fmt.Errorf("read injection request %s: %w", requestID, err)
-	}
-	defer rows.Close()
-	var out []InjectionRequest
-	for rows.Next() {
-		var r InjectionRequest
-		var text string
-		if err := rows.Scan(&r.RequestID, &r.CreatedAt, &text, &r.ScopeSkipped); err != nil {
-			return nil, fmt.Errorf("read injection request %s: %w", requestID, err)
-		}
-		if r.Cards, err = decodeRequest(text); err != nil {
-			return nil, fmt.Errorf("read injection request %s: %w", requestID, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read injection request %s: %w", requestID, err)
 	}
 	return out, nil
@@ -38,26 +22,105 @@ func (s *Store) InjectionRequests(ctx context.Context, requestID string) ([]Inje
 // EachInjectionRequest calls fn for every kept request record from since
 // on ("" = all), oldest first, until fn returns an error.
 func (s *Store) EachInjectionRequest(ctx context.Context, since string, fn func(InjectionRequest) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards, scope_skipped FROM injection_requests WHERE created_at >= ? ORDER BY seq`, since)
+	out, err := s.loadRequests(ctx, `WHERE created_at >= ?`, since)
 	if err != nil {
 		return fmt.Errorf("read injection requests: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r InjectionRequest
-		var text string
-		if err := rows.Scan(&r.RequestID, &r.CreatedAt, &text, &r.ScopeSkipped); err != nil {
-			return fmt.Errorf("read injection requests: %w", err)
-		}
-		if r.Cards, err = decodeRequest(text); err != nil {
-			return fmt.Errorf("read injection request %s: %w", r.RequestID, err)
-		}
+	for _, r := range out {
 		if err := fn(r); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// loadRequests reads the records a WHERE clause selects and names their
+// cards.
+func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]InjectionRequest, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards, scope_skipped FROM injection_requests `+where+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []InjectionRequest
+	var coded []map[string][]int64
+	need := map[int64]string{}
+	for rows.Next() {
+		var r InjectionRequest
+		var v any
+		if err := rows.Scan(&r.RequestID, &r.CreatedAt, &v, &r.ScopeSkipped); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byRow, named, err := decodeRequest(v)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("request %s: %w", r.RequestID, err)
+		}
+		r.Cards = named
+		for _, rs := range byRow {
+			for _, id := range rs {
+				need[id] = ""
+			}
+		}
+		out, coded = append(out, r), append(coded, byRow)
+	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read injection requests: %w", err)
+		return nil, err
+	}
+	if err := s.cardIDsOf(ctx, need); err != nil {
+		return nil, err
+	}
+	for i, byRow := range coded {
+		if byRow == nil {
+			continue
+		}
+		out[i].Cards = make(map[string][]string, len(byRow))
+		for o, rs := range byRow {
+			for _, r := range rs {
+				out[i].Cards[o] = append(out[i].Cards[o], ids(need, r))
+			}
+		}
+	}
+	return out, nil
+}
+
+// ids names a rowid ("#rowid" when no card has it: cards are never
+// deleted, so only a damaged file shows one).
+func ids(names map[int64]string, rowid int64) string {
+	if n := names[rowid]; n != "" {
+		return n
+	}
+	return fmt.Sprintf("#%d", rowid)
+}
+
+// cardIDsOf fills names (rowid → "") with the cards' ids.
+func (s *Store) cardIDsOf(ctx context.Context, names map[int64]string) error {
+	all := make([]int64, 0, len(names))
+	for r := range names {
+		all = append(all, r)
+	}
+	for len(all) > 0 {
+		n := min(len(all), 500)
+		chunk := all[:n]
+		all = all[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
+		if err != nil {
+			return fmt.Errorf("read card ids: %w", err)
+		}
+		for rows.Next() {
+			var r int64
+			var id string
+			if err := rows.Scan(&r, &id); err != nil {
+				rows.Close()
+				return fmt.Errorf("read card ids: %w", err)
+			}
+			names[r] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read card ids: %w", err)
+		}
 	}
 	return nil
 }

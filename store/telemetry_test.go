@@ -32,13 +32,7 @@ func record(t *testing.T, s *store.Store, events ...store.InjectionEvent) {
 }
 
 func recordErr(s *store.Store, events []store.InjectionEvent) (int64, error) {
-	var seq int64
-	err := s.Tx(context.Background(), func(tx *store.Tx) error {
-		var err error
-		seq, err = tx.RecordInjections(context.Background(), events)
-		return err
-	})
-	return seq, err
+	return s.RecordInjections(context.Background(), events)
 }
 
 // legacyShape is the per-candidate telemetry as it was: a row per card and

@@ -501,7 +501,7 @@ func (g *benchGen) history(ctx context.Context) error {
 		var last time.Time
 		batch := make([][]store.InjectionEvent, n)
 		for i := range n {
-			last = start.Add(span * time.Duration(done+i) / time.Duration(total))
+			last = start.Add(time.Duration(float64(span) * float64(done+i) / float64(total)))
 			t := store.FormatTime(last)
 			shape := shapes[g.rng.IntN(len(shapes))]
 			rows := make([]store.InjectionEvent, len(shape))

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // InjectionEvent is what one context request (or one view) did with one
@@ -93,27 +95,33 @@ type InjectionSummary struct {
 // InjectionSummaries returns, per card of cardIDs, the number of events of
 // each outcome group over the UTC days from since's day on, and the newest
 // event ever of the latest outcomes. Cards without any such event are
-// missing from the map. It is one statement over both rollups; the rows
-// are summed here, as summing them in SQLite (CASE per group) measured
-// slower than reading them.
+// missing from the map. The window is summed in SQLite, one row per card:
+// a card in daily use has a row per day and outcome (~100 over the
+// window), and reading those rows one by one cost a 10k-card request
+// three times its reads on a year-old palace, measured; the rows come in
+// key order, so the GROUP BY needs no sorter.
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
 	out := make(map[string]InjectionSummary, len(cardIDs))
-	group := map[string]int{}
-	for i, g := range groups {
-		for _, o := range g {
-			group[o] = i
-		}
+	var sums strings.Builder
+	var groupArgs []any
+	var counted []string
+	for _, g := range groups {
+		sums.WriteString(", sum(CASE WHEN outcome IN (" + placeholders(len(g)) + ") THEN n ELSE 0 END)")
+		groupArgs = append(groupArgs, anySlice(g)...)
+		counted = append(counted, g...)
 	}
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 400)
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		in := placeholders(len(chunk))
-		args := append(anySlice(chunk), since[:min(len(since), 10)])
-		query := `SELECT card_id, outcome, n, '' FROM injection_daily WHERE card_id IN (` + in + `) AND day >= ?`
+		args := append(slices.Clone(groupArgs), anySlice(chunk)...)
+		args = append(args, since[:min(len(since), 10)])
+		args = append(args, anySlice(counted)...)
+		query := `SELECT card_id, ''` + sums.String() + ` FROM injection_daily WHERE card_id IN (` + in + `) AND day >= ? AND outcome IN (` + placeholders(len(counted)) + `) GROUP BY card_id`
 		if len(latest) > 0 {
-			query += ` UNION ALL SELECT card_id, outcome, 0, last_at FROM injection_last
-				WHERE card_id IN (` + in + `) AND outcome IN (` + placeholders(len(latest)) + `)`
+			query += ` UNION ALL SELECT card_id, max(last_at)` + strings.Repeat(", 0", len(groups)) + ` FROM injection_last
+				WHERE card_id IN (` + in + `) AND outcome IN (` + placeholders(len(latest)) + `) GROUP BY card_id`
 			args = append(args, anySlice(chunk)...)
 			args = append(args, anySlice(latest)...)
 		}
@@ -121,23 +129,24 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
+		counts := make([]int, len(groups))
+		dest := make([]any, 2+len(groups))
+		var id, last string
+		dest[0], dest[1] = &id, &last
+		for i := range counts {
+			dest[2+i] = &counts[i]
+		}
 		for rows.Next() {
-			var id, outcome, last string
-			var count int
-			if err := rows.Scan(&id, &outcome, &count, &last); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read injection rollups: %w", err)
-			}
-			g, counted := group[outcome]
-			if !counted && last == "" {
-				continue
 			}
 			sum, ok := out[id]
 			if !ok {
 				sum.Counts = make([]int, len(groups))
 			}
-			if counted {
-				sum.Counts[g] += count
+			for i, c := range counts {
+				sum.Counts[i] += c
 			}
 			sum.Latest = max(sum.Latest, last)
 			out[id] = sum

@@ -10,7 +10,8 @@ import (
 
 // The injection outcomes of DESIGN §6 and how the 30-day counts read them:
 // applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
-// viewed. ref_only and skipped_scope are recorded but cool nothing.
+// viewed. ref_only is recorded but cools nothing; skipped_scope is only
+// counted per request (most candidates are out of scope).
 const (
 	outcomeInlineFull    = "inline_full"
 	outcomeInlineCompact = "inline_compact"

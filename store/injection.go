@@ -37,9 +37,11 @@ type InjectionStats struct {
 
 // InjectionStats returns, per card of cardIDs, the count and newest time of
 // each outcome among the events of the UTC days from since's day on (the
-// rollup counts by day), or of all time when since is "". Cards without
-// events are missing from the map. The read is bounded by days and outcomes
-// (injection_daily, injection_last), never by the number of requests.
+// rollup counts by day), or of all time when since is "" (kept for the
+// applied outcomes, inline_full and inline_compact, only). skipped_scope is
+// never rolled up. Cards without events are missing from the map. The read
+// is bounded by days and outcomes (injection_daily, injection_last), never
+// by the number of requests.
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	out := make(map[string]InjectionStats, len(cardIDs))
 	for len(cardIDs) > 0 {

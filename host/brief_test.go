@@ -136,7 +136,7 @@ func TestBrief(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		if n, _ := st.CountInjectionEvents(ctx, ""); n != 0 {
+		if n, _ := st.CountInjectionRequests(ctx, ""); n != 0 {
 			t.Errorf("brief wrote %d injection events", n)
 		}
 	})

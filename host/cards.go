@@ -45,8 +45,8 @@ func (h *Host) ViewCard(ctx context.Context, id string) (Card, error) {
 		return Card{}, err
 	}
 	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: h.stamp()}}
-	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, row) }); err != nil {
-		return Card{}, internal(err, "record the view of %s", id)
+	if err := h.recordInjections(ctx, row, "record the view of "+id); err != nil {
+		return Card{}, err
 	}
 	return c, nil
 }

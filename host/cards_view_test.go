@@ -35,7 +35,7 @@ func TestViewCardWarmsTheCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	stats, err := st.InjectionStats(ctx, []string{id, "kc_nope"}, "")
+	stats, err := st.InjectionStats(ctx, []string{id, "kc_nope"}, "2000-01-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ type ContextRequest struct {
 	// DryRun writes nothing: no injection events, and no request id unless
 	// one is given.
 	DryRun bool `json:"dry_run,omitempty"`
-	// RequestID names the request in injection_events. Defaults to a new
+	// RequestID names the request's telemetry record. Defaults to a new
 	// "rq_" id (none with DryRun). A fixed id with a fixed clock makes the
 	// pack byte-identical across runs over the same database.
 	RequestID string `json:"request_id,omitempty"`
@@ -282,8 +282,9 @@ type PackPolicy struct {
 // Context assembles the context pack for req at the host's location (DESIGN
 // §6): SQL candidate selection within the visible anchors (all anchors with
 // AllRepos), the batched scope and lanes policies, ordering, the dao_tian
-// limit, whole-item budget packing and rendering. Unless DryRun it appends
-// one injection event per considered card in one transaction; those rows
+// limit, whole-item budget packing and rendering, all without the write
+// lock. Unless DryRun it then records the request's outcomes (one request
+// record and the per-card rollups, one short transaction); those counts
 // cool cards over time.
 //
 // Bad input (budget, instruction sizes) is KindInvalid and writes nothing;

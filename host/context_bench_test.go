@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
 )
 
 // benchEpoch is the clock of generated palaces and of the hosts that query
@@ -105,14 +106,33 @@ func benchSpecs(b *testing.B) []struct {
 	specs := []struct {
 		name string
 		spec host.BenchSpec
-	}{{"10k", host.BenchSpec10k}}
+	}{{"10k", host.BenchSpec10k}, {"10k-year", host.BenchSpec10k.WithYear()}}
 	if os.Getenv("BENCH_LARGE") == "1" {
 		specs = append(specs, struct {
 			name string
 			spec host.BenchSpec
-		}{"100k", host.BenchSpec100k})
+		}{"100k", host.BenchSpec100k}, struct {
+			name string
+			spec host.BenchSpec
+		}{"100k-year", host.BenchSpec100k.WithYear()})
 	}
 	return specs
+}
+
+// dbBytes is the database's used size (pages in use, the write-ahead log's
+// committed pages included) as a store opened on home sees it.
+func dbBytes(b *testing.B, home string) int64 {
+	b.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(home, "palace.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	t, err := st.Telemetry(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t.FileBytes - t.FreeBytes
 }
 
 // latency collects per-op durations and reports p50/p99, the process CPU
@@ -171,8 +191,11 @@ func peakRSSKB() int {
 
 // BenchmarkContext measures Host.Context warm and in-process on generated
 // palaces (targets: p99 ≤ 10 ms at 10k cards, ≤ 40 ms at 100k), rotating
-// over benchRequests. "read" is a dry run; "write" also appends the
-// injection events (about one per candidate) in a copy of the palace.
+// over benchRequests, with and without a year of request history
+// ("-year": 200k requests over 365 days, default retention). "read" is a
+// dry run; "write" also records the request's telemetry in a copy of the
+// palace and reports the database bytes it grew by per request
+// (bytes/req; target ≤ 2 KB at 10k). db-MB is the database's used size.
 func BenchmarkContext(b *testing.B) {
 	for _, s := range benchSpecs(b) {
 		for _, mode := range []string{"read", "write"} {
@@ -193,6 +216,7 @@ func BenchmarkContext(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				size := dbBytes(b, home)
 				resetPeakRSS()
 				var lat latency
 				b.ReportAllocs()
@@ -208,7 +232,13 @@ func BenchmarkContext(b *testing.B) {
 						b.Fatalf("context: %v (considered %d)", err, p.Selection.Considered)
 					}
 				}
+				b.StopTimer()
 				lat.report(b)
+				grown := dbBytes(b, home)
+				b.ReportMetric(float64(grown)/(1<<20), "db-MB")
+				if mode == "write" {
+					b.ReportMetric(float64(grown-size)/float64(len(lat.d)), "bytes/req")
+				}
 			})
 		}
 	}

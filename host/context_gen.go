@@ -15,7 +15,7 @@ import (
 
 // BenchGeneratorVersion changes whenever GenerateBench's output for the same
 // spec changes; benchmark caches key on it.
-const BenchGeneratorVersion = 1
+const BenchGeneratorVersion = 2
 
 // BenchSpec describes a synthetic palace for benchmarks.
 type BenchSpec struct {
@@ -25,8 +25,15 @@ type BenchSpec struct {
 	Repos     int   `json:"repos"`
 	Worktrees int   `json:"worktrees"`
 	Seed      int64 `json:"seed"`
-	// Events is how many injection events of recent telemetry to write.
+	// Events is how many injection events of recent telemetry to write
+	// (as request records of 50 events).
 	Events int `json:"events"`
+	// Requests is how many context requests of history to write, spread
+	// over the last Days days and shaped like real packs of repository 0
+	// (~200 candidates each), with the default retention applied as it is
+	// in use. 0 writes none.
+	Requests int `json:"requests,omitempty"`
+	Days     int `json:"days,omitempty"`
 }
 
 // BenchSpec10k is the issue's standard palace: 10k cards, 100k evidence,
@@ -39,7 +46,18 @@ var BenchSpec100k = BenchSpec{Cards: 100_000, Evidence: 1_000_000, Links: 3_000_
 
 // Key names the spec in cache paths.
 func (s BenchSpec) Key() string {
-	return fmt.Sprintf("v%d-%dc-%de-%dl-%dr-%dw-%dq-s%d", BenchGeneratorVersion, s.Cards, s.Evidence, s.Links, s.Repos, s.Worktrees, s.Events, s.Seed)
+	k := fmt.Sprintf("v%d-%dc-%de-%dl-%dr-%dw-%dq-s%d", BenchGeneratorVersion, s.Cards, s.Evidence, s.Links, s.Repos, s.Worktrees, s.Events, s.Seed)
+	if s.Requests > 0 {
+		k += fmt.Sprintf("-%dh%dd", s.Requests, s.Days)
+	}
+	return k
+}
+
+// WithYear is the spec with a year of history: 200k requests over 365 days
+// (about 550 a day, one busy developer's agents).
+func (s BenchSpec) WithYear() BenchSpec {
+	s.Requests, s.Days = 200_000, 365
+	return s
 }
 
 // BenchProgress reports generation progress: Stage names the table, Done
@@ -51,16 +69,20 @@ type BenchProgress struct {
 
 // BenchStats counts what GenerateBench wrote.
 type BenchStats struct {
-	Spec      BenchSpec `json:"spec"`
-	Anchors   int       `json:"anchors"`
-	Cards     int       `json:"cards"`
-	Evidence  int       `json:"evidence"`
-	Links     int       `json:"links"`
-	Events    int       `json:"events"`
-	Elapsed   string    `json:"elapsed"`
-	Worktree  string    `json:"worktree"`
-	Repo      string    `json:"repo"`
-	Requested string    `json:"requested_from"`
+	Spec     BenchSpec `json:"spec"`
+	Anchors  int       `json:"anchors"`
+	Cards    int       `json:"cards"`
+	Evidence int       `json:"evidence"`
+	Links    int       `json:"links"`
+	Events   int       `json:"events"`
+	// Requests are the history's request records, Pruned those the
+	// retention dropped again.
+	Requests  int    `json:"requests,omitempty"`
+	Pruned    int    `json:"pruned,omitempty"`
+	Elapsed   string `json:"elapsed"`
+	Worktree  string `json:"worktree"`
+	Repo      string `json:"repo"`
+	Requested string `json:"requested_from"`
 }
 
 // benchBatch rows go in one transaction.
@@ -137,8 +159,12 @@ func (h *Host) GenerateBench(ctx context.Context, spec BenchSpec, progress func(
 	if err := g.events(ctx); err != nil {
 		return BenchStats{}, err
 	}
+	if err := g.history(ctx); err != nil {
+		return BenchStats{}, err
+	}
 	return BenchStats{
 		Spec: spec, Anchors: len(g.anchorIDs), Cards: spec.Cards, Evidence: spec.Evidence, Links: g.links, Events: spec.Events,
+		Requests: g.requests, Pruned: g.pruned,
 		Elapsed: time.Since(start).Round(time.Millisecond).String(), Worktree: h.loc.Worktree, Repo: h.loc.RepoIdentity,
 		Requested: h.loc.Dir,
 	}, nil
@@ -156,6 +182,8 @@ type benchGen struct {
 	evByAnchor [][]string
 	cardIDs    []string
 	links      int
+	requests   int
+	pruned     int
 }
 
 func (g *benchGen) report(stage string, done, total int) {
@@ -395,25 +423,112 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai,
 }
 
 // events writes recent injection telemetry: each event picks a card and an
-// outcome, at a time within the last 30 days.
+// outcome, at a time within the last 30 days; every 50 events form one
+// request record.
 func (g *benchGen) events(ctx context.Context) error {
 	total := g.spec.Events
 	outcomes := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled, outcomeSkippedScope, outcomeViewed}
 	for done := 0; done < total; {
 		n := min(benchBatch, total-done)
-		rows := make([]store.InjectionEvent, n)
-		for i := range rows {
-			t := g.now.Add(-time.Duration(g.rng.IntN(30*24*60)) * time.Minute)
-			rows[i] = store.InjectionEvent{
-				RequestID: fmt.Sprintf("rq_bench_%d", (done+i)/50), CardID: g.cardIDs[g.rng.IntN(len(g.cardIDs))],
-				Outcome: outcomes[g.rng.IntN(len(outcomes))], CreatedAt: store.FormatTime(t),
+		var batch [][]store.InjectionEvent
+		for i := 0; i < n; i += 50 {
+			k := min(50, n-i)
+			t := store.FormatTime(g.now.Add(-time.Duration(g.rng.IntN(30*24*60)) * time.Minute))
+			rows := make([]store.InjectionEvent, k)
+			for j := range rows {
+				rows[j] = store.InjectionEvent{
+					RequestID: fmt.Sprintf("rq_bench_%d", (done+i)/50), CardID: g.cardIDs[g.rng.IntN(len(g.cardIDs))],
+					Outcome: outcomes[g.rng.IntN(len(outcomes))], CreatedAt: t,
+				}
 			}
+			batch = append(batch, rows)
 		}
-		if err := g.h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
+		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
+		if err != nil {
 			return internal(err, "bench gen: injection events")
 		}
 		done += n
 		g.report("injection events", done, total)
+	}
+	return nil
+}
+
+// benchHistoryRequests are the requests whose packs shape the history.
+var benchHistoryRequests = []ContextRequest{
+	{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}},
+	{File: "api/handler.go", Intents: []string{"review"}},
+	{Query: "retry deadline context cancel", Field: "api"},
+	{Query: "flaky ci pipeline runner", Intents: []string{"test", "investigate"}, Tools: []string{"go"}},
+	{},
+	{File: "host/context.go", Language: "go", Intents: []string{"refactor", "perf"}},
+	{Query: "migration schema index", Field: "database"},
+	{Query: "cache memory leak", Intents: []string{"perf"}},
+}
+
+// history writes spec.Requests request records over the last spec.Days
+// days, oldest first, as real use would: each is the outcome list of one
+// of benchHistoryRequests' packs at repository 0 (dry-run assembled once),
+// with one card in ten given another outcome (cooling moves cards between
+// lanes over time), recorded through the same path as a context request.
+// Raw records older than the retention window are dropped as they age,
+// as in use.
+func (g *benchGen) history(ctx context.Context) error {
+	total, days := g.spec.Requests, max(1, g.spec.Days)
+	if total <= 0 {
+		return nil
+	}
+	var shapes [][]store.InjectionEvent
+	for _, r := range benchHistoryRequests {
+		r.DryRun = true
+		a, err := g.h.assemble(ctx, r)
+		if err != nil {
+			return err
+		}
+		var shape []store.InjectionEvent
+		for _, c := range a.considered {
+			if c.outcome != "" {
+				shape = append(shape, store.InjectionEvent{CardID: c.card.ID, Outcome: c.outcome})
+			}
+		}
+		shapes = append(shapes, shape)
+	}
+	drift := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled}
+	span := time.Duration(days) * 24 * time.Hour
+	start := g.now.Add(-span)
+	const batch = 500
+	for done := 0; done < total; {
+		n := min(batch, total-done)
+		var last time.Time
+		batch := make([][]store.InjectionEvent, n)
+		for i := range n {
+			last = start.Add(time.Duration(float64(span) * float64(done+i) / float64(total)))
+			t := store.FormatTime(last)
+			shape := shapes[g.rng.IntN(len(shapes))]
+			rows := make([]store.InjectionEvent, len(shape))
+			for j, ev := range shape {
+				ev.RequestID, ev.CreatedAt = fmt.Sprintf("rq_hist_%d", done+i), t
+				if ev.Outcome != outcomeSkippedScope && g.rng.IntN(10) == 0 {
+					ev.Outcome = drift[g.rng.IntN(len(drift))]
+				}
+				rows[j] = ev
+			}
+			if g.rng.IntN(20) == 0 {
+				rows = append(rows, store.InjectionEvent{RequestID: rows[0].RequestID, CardID: shape[g.rng.IntN(len(shape))].CardID, Outcome: outcomeViewed, CreatedAt: t})
+			}
+			batch[i] = rows
+		}
+		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
+		if err != nil {
+			return internal(err, "bench gen: history")
+		}
+		done += n
+		g.requests += n
+		pruned, err := g.h.store.PruneTelemetry(ctx, cutoffDays(last, g.h.telemetryDays), 0)
+		if err != nil {
+			return internal(err, "bench gen: history")
+		}
+		g.pruned += pruned
+		g.report("history", done, total)
 	}
 	return nil
 }

@@ -10,7 +10,8 @@ import (
 
 // The injection outcomes of DESIGN §6 and how the 30-day counts read them:
 // applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
-// viewed. ref_only and skipped_scope are recorded but cool nothing.
+// viewed. ref_only is recorded but cools nothing; skipped_scope is only
+// counted per request (most candidates are out of scope).
 const (
 	outcomeInlineFull    = "inline_full"
 	outcomeInlineCompact = "inline_compact"
@@ -96,8 +97,12 @@ func daysSince(stamp string, now time.Time) int {
 	return int(now.Sub(t) / (24 * time.Hour))
 }
 
-// logInjections appends one injection event per considered card that has an
-// outcome, in one transaction.
+// logInjections records the request's outcomes: one request record and the
+// per-card rollups, in one short transaction taken after the pack was
+// assembled (the reads hold no write lock, nor does the lookup of the
+// cards' rowids the record is coded with). skipped_scope cards are counted,
+// not listed. Every 64th record also drops a few raw records older than the
+// retention window (their counts stay in the rollups).
 func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 	stamp := store.FormatTime(a.now)
 	rows := make([]store.InjectionEvent, 0, len(a.considered))
@@ -106,16 +111,27 @@ func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 			rows = append(rows, store.InjectionEvent{RequestID: a.pack.RequestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
 		}
 	}
+	return h.recordInjections(ctx, rows, "record injection events")
+}
+
+// recordInjections writes one request's events and keeps retention going.
+func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent, what string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
-		return internal(err, "record injection events")
+	seq, err := h.store.RecordInjections(ctx, rows)
+	if err != nil {
+		return internal(err, "%s", what)
+	}
+	if seq%pruneEvery == 0 {
+		// Best effort: a failure here loses nothing (the records stay and
+		// the next prune or `palace maintenance` drops them).
+		_, _ = h.store.PruneTelemetry(ctx, h.telemetryCutoff(), pruneStep)
 	}
 	return nil
 }
 
-// RecordViews appends a "viewed" injection event for each card id, for
+// RecordViews records a "viewed" injection event for each card id, for
 // views that do not go through ViewCard (an editor listing several cards).
 // It warms each card's lane a little (recent views count up to 5 salience
 // points). Unknown ids are KindInvalid and nothing is written. Both modes.
@@ -135,8 +151,5 @@ func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
 		}
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: stamp})
 	}
-	if err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
-		return internal(err, "record views")
-	}
-	return nil
+	return h.recordInjections(ctx, rows, "record views")
 }

@@ -329,25 +329,34 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if n, _ := st.CountInjectionEvents(ctx, ""); n != 0 {
-		t.Fatalf("a dry run wrote %d injection events", n)
+	if n, _ := st.CountInjectionRequests(ctx, ""); n != 0 {
+		t.Fatalf("a dry run wrote %d injection records", n)
 	}
 	req.DryRun, req.RequestID = false, "rq_one"
 	if _, err := h.Context(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := st.InjectionStats(ctx, []string{in, ref, cold, out}, "")
+	stats, err := st.InjectionStats(ctx, []string{in, ref, cold, out}, "2000-01-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{in: "inline_compact", ref: "ref_only", cold: "skipped_cooled", out: "skipped_scope"}
+	// skipped_scope is counted per request, not rolled up per card.
+	want := map[string]string{in: "inline_compact", ref: "ref_only", cold: "skipped_cooled"}
 	for id, outcome := range want {
 		if got := stats[id].Counts; len(got) != 1 || got[outcome] != 1 {
 			t.Errorf("%s: events %v, want one %s", id, got, outcome)
 		}
 	}
-	if n, _ := st.CountInjectionEvents(ctx, "rq_one"); n != 4 {
-		t.Errorf("rq_one wrote %d rows, want 4 (one per candidate)", n)
+	if got, ok := stats[out]; ok {
+		t.Errorf("%s (out of scope) has rollups %v, want none", out, got)
+	}
+	recs, err := st.InjectionRequests(ctx, "rq_one")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("rq_one records = %+v, %v; want one", recs, err)
+	}
+	wantCards := map[string][]string{"inline_compact": {in}, "ref_only": {ref}, "skipped_cooled": {cold}}
+	if r := recs[0]; !reflect.DeepEqual(r.Cards, wantCards) || r.ScopeSkipped != 1 {
+		t.Errorf("rq_one record = %+v, want cards %v and 1 out of scope", r, wantCards)
 	}
 }
 

@@ -84,6 +84,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			cards, _ := st.CountCards(ctx)
 			ev, _ := st.CountEvidence(ctx)
 			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
+			r.Checks = append(r.Checks, telemetryCheck(ctx, st, h.telemetryDays))
 		}
 	}
 	set, err := policies.Load(ctx, h.PolicySources(), policies.Options{})

@@ -43,6 +43,9 @@ type Options struct {
 	Now func() time.Time
 	// PolicyTimeout bounds each policy evaluation. Defaults to policies.DefaultTimeout.
 	PolicyTimeout time.Duration
+	// TelemetryDays is how many days raw context-request telemetry is kept.
+	// Defaults to $PALACE_TELEMETRY_DAYS, else DefaultTelemetryDays.
+	TelemetryDays int
 }
 
 // Host is an open palace. It is safe for concurrent use.
@@ -58,6 +61,8 @@ type Host struct {
 	echo echoGuard
 
 	policyTimeout time.Duration
+	// telemetryDays is the retention of raw request records.
+	telemetryDays int
 	// policyMu guards the current policy set; a watcher may swap it.
 	policyMu  sync.RWMutex
 	policySet *policies.Set
@@ -129,7 +134,11 @@ func newHost(ctx context.Context, opts Options) (*Host, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Host{home: home, mode: mode, actor: actor, now: now, loc: loc, policyTimeout: opts.PolicyTimeout}, nil
+	days, err := telemetryDays(opts.TelemetryDays)
+	if err != nil {
+		return nil, err
+	}
+	return &Host{home: home, mode: mode, actor: actor, now: now, loc: loc, policyTimeout: opts.PolicyTimeout, telemetryDays: days}, nil
 }
 
 // Close releases the database.

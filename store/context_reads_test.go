@@ -76,13 +76,11 @@ func TestInjectionSummaries(t *testing.T) {
 		ev("kc_1", "trimmed", "2026-01-05T10:00:00.000Z"),
 		ev("kc_1", "trimmed", "2026-01-06T10:00:00.000Z"),
 		ev("kc_1", "inline_compact", "2026-01-06T11:00:00.000Z"),
-		ev("kc_1", "ref_only", "2026-01-06T12:00:00.000Z"), // in no group
-		ev("kc_2", "skipped_scope", "2026-01-06T12:00:00.000Z"),
+		ev("kc_1", "ref_only", "2026-01-06T12:00:00.000Z"),      // in no group
+		ev("kc_2", "skipped_scope", "2026-01-06T12:00:00.000Z"), // counted per request only
 		ev("kc_6", "viewed", "2026-01-07T12:00:00.000Z"),
 	}
-	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
-		t.Fatal(err)
-	}
+	record(t, s, rows...)
 	groups := [][]string{{"inline_full", "inline_compact"}, {"trimmed"}, {"viewed"}}
 	got, err := s.InjectionSummaries(ctx, []string{"kc_1", "kc_2", "kc_6", "kc_5"}, "2026-01-05T23:00:00.000Z", groups, []string{"inline_full", "inline_compact"})
 	if err != nil {

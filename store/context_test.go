@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -198,9 +199,7 @@ func TestInjectionStatsWindow(t *testing.T) {
 		{RequestID: "rq_3", CardID: "kc_1", Outcome: "inline_full", CreatedAt: "2026-01-25T00:00:00.000Z"},
 		{RequestID: "rq_3", CardID: "kc_2", Outcome: "skipped_cooled", CreatedAt: "2026-01-25T00:00:00.000Z"},
 	}
-	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, rows) }); err != nil {
-		t.Fatal(err)
-	}
+	record(t, s, rows...)
 	st, err := s.InjectionStats(ctx, []string{"kc_1", "kc_2", "kc_6"}, "2026-01-10T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
@@ -211,31 +210,43 @@ func TestInjectionStatsWindow(t *testing.T) {
 	if _, ok := st["kc_6"]; ok {
 		t.Error("kc_6 has no events but got stats")
 	}
+	// All-time totals are kept for the applied outcomes only.
 	all, err := s.InjectionStats(ctx, []string{"kc_1"}, "")
-	if err != nil || all["kc_1"].Counts["trimmed"] != 2 {
-		t.Errorf("all time = %+v, %v; want 2 trimmed", all, err)
+	if err != nil || all["kc_1"].Counts["inline_full"] != 2 || all["kc_1"].Counts["trimmed"] != 0 {
+		t.Errorf("all time = %+v, %v; want 2 inline_full and no trimmed total", all, err)
 	}
-	if n, err := s.CountInjectionEvents(ctx, "rq_2"); err != nil || n != 2 {
-		t.Errorf("rq_2 rows = %d, %v", n, err)
+	if n, err := s.CountInjectionRequests(ctx, "rq_2"); err != nil || n != 1 {
+		t.Errorf("rq_2 records = %d, %v; want 1", n, err)
 	}
 	bad := []store.InjectionEvent{{RequestID: "rq_4", CardID: "kc_1", Outcome: "loved", CreatedAt: now}}
-	err = s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, bad) })
-	if !store.IsConstraint(err) || !strings.Contains(err.Error(), "kc_1") {
-		t.Errorf("unknown outcome: err = %v, want a constraint error naming the card", err)
+	_, err = recordErr(s, bad)
+	if !errors.Is(err, store.ErrBadOutcome) || !strings.Contains(err.Error(), "kc_1") {
+		t.Errorf("unknown outcome: err = %v, want ErrBadOutcome naming the card", err)
+	}
+	unknown := []store.InjectionEvent{{RequestID: "rq_5", CardID: "kc_nope", Outcome: "trimmed", CreatedAt: now}}
+	if _, err := recordErr(s, unknown); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "kc_nope") {
+		t.Errorf("unknown card: err = %v, want ErrNotFound naming it", err)
+	}
+	if n, _ := s.CountInjectionRequests(ctx, ""); n != 3 {
+		t.Errorf("%d records after two refused writes, want 3", n)
 	}
 }
 
 // TestInjectionRollupBackfill takes a database back to schema 1 with raw
-// injection events and no rollups, reopens it, and checks that migrations
-// 2 to 6 counted the old events and evidence and that the triggers count new
-// ones.
+// injection events and no rollups, reopens it, and checks that the
+// migrations counted the old events and evidence, turned the old events
+// into request records, and that new records and evidence are counted.
 func TestInjectionRollupBackfill(t *testing.T) {
 	s, path := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
 	err := s.Tx(ctx, func(tx *store.Tx) error {
 		for _, q := range []string{
-			"DROP TRIGGER injection_events_rollup", "DROP TABLE injection_daily", "DROP TABLE injection_last",
+			"DROP TABLE injection_requests",
+			`CREATE TABLE injection_events (request_id TEXT NOT NULL, card_id TEXT NOT NULL REFERENCES cards(id),
+				outcome TEXT NOT NULL CHECK (outcome IN ('inline_full','inline_compact','ref_only','trimmed','skipped_cooled','skipped_scope','viewed')),
+				created_at TEXT NOT NULL)`,
+			"DROP TABLE injection_daily", "DROP TABLE injection_last",
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			"DROP INDEX card_links_card_time", "DROP INDEX evidence_anchor",
@@ -246,7 +257,8 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			"DROP TRIGGER evidence_redactions_no_delete", "DROP TABLE evidence_redactions", "DROP TRIGGER evidence_no_update",
 			"CREATE TRIGGER evidence_no_update BEFORE UPDATE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END",
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
-				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z')`,
+				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z'),
+				('rq_3','kc_2','skipped_scope','2026-01-06T09:00:00.000Z')`,
 			"PRAGMA user_version = 1",
 		} {
 			if err := tx.ExecForTest(ctx, q); err != nil {
@@ -264,9 +276,9 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	add := []store.InjectionEvent{{RequestID: "rq_4", CardID: "kc_1", Outcome: "trimmed", CreatedAt: "2026-01-06T12:00:00.000Z"}}
-	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertInjectionEvents(ctx, add) }); err != nil {
-		t.Fatal(err)
+	record(t, s, store.InjectionEvent{RequestID: "rq_4", CardID: "kc_1", Outcome: "trimmed", CreatedAt: "2026-01-06T12:00:00.000Z"})
+	if recs, err := s.InjectionRequests(ctx, "rq_3"); err != nil || len(recs) != 1 || !reflect.DeepEqual(recs[0].Cards, map[string][]string{"inline_full": {"kc_1"}}) || recs[0].ScopeSkipped != 1 {
+		t.Errorf("rq_3 converted = %+v, %v; want its inline_full of kc_1 and one card out of scope", recs, err)
 	}
 	tests := []struct {
 		since      string
@@ -274,7 +286,8 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		latestTrim string
 		inlineFull int
 	}{
-		{"", 3, "2026-01-06T12:00:00.000Z", 1},
+		{"", 0, "", 1}, // all-time totals of applied outcomes only
+		{"2026-01-01T00:00:00.000Z", 3, "2026-01-06T12:00:00.000Z", 1},
 		{"2026-01-06T08:00:00.000Z", 1, "2026-01-06T12:00:00.000Z", 1}, // whole UTC days
 		{"2026-01-07T00:00:00.000Z", 0, "", 0},
 	}

@@ -15,3 +15,27 @@ func Pragma(s *Store, name string) (int64, error) {
 	err := s.db.QueryRow("PRAGMA " + name).Scan(&v)
 	return v, err
 }
+
+// RowsForTest runs a read and returns its rows as strings, for tests
+// that compare against an older SQL shape.
+func (s *Store) RowsForTest(ctx context.Context, q string, args ...any) ([][]string, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]string, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
+}

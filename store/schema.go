@@ -255,6 +255,43 @@ BEGIN
 	INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content);
 END;
 `,
+	// Telemetry of one row per context request instead of one per
+	// candidate card. A request considered ~200 cards on a 10k-card palace
+	// and appended a row for each (~40 KB of rows and index), most of them
+	// skipped_scope, which nothing counts; concurrent agents queued behind
+	// those writes. injection_requests keeps, per request, the cards per
+	// outcome in a compact blob (card rowids, delta-coded; see
+	// encodeRequest) and only the number of skipped_scope cards; the
+	// writer updates the rollups itself in the same short transaction:
+	// injection_daily for every outcome but skipped_scope, injection_last
+	// for the applied outcomes only (nothing reads the other all-time
+	// totals, so their rows go). Raw requests are dropped after a retention
+	// window (the rollups already hold their counts). The old per-card rows
+	// convert into request rows whose cards are text ("outcome:id,id;
+	// outcome:id", which the reader also takes) with their skipped_scope
+	// cards counted, and the old table goes. The entry assumes only what
+	// migrations 1 to 5 created, so it runs the same whatever number it
+	// gets.
+	`
+DROP TRIGGER IF EXISTS injection_events_rollup;
+CREATE TABLE injection_requests (
+	seq           INTEGER PRIMARY KEY,
+	request_id    TEXT NOT NULL,
+	created_at    TEXT NOT NULL,
+	cards         BLOB NOT NULL CHECK (typeof(cards) IN ('blob','text')),
+	scope_skipped INTEGER NOT NULL DEFAULT 0 CHECK (scope_skipped >= 0)
+);
+CREATE INDEX injection_requests_time ON injection_requests(created_at);
+INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped)
+	SELECT request_id, created_at,
+		coalesce(group_concat(CASE WHEN outcome != 'skipped_scope' THEN outcome || ':' || ids END, ';'), ''),
+		sum(CASE WHEN outcome = 'skipped_scope' THEN n ELSE 0 END)
+	FROM (SELECT request_id, created_at, outcome, group_concat(card_id, ',') AS ids, count(*) AS n, min(rowid) AS first
+		FROM injection_events GROUP BY request_id, created_at, outcome)
+	GROUP BY request_id, created_at ORDER BY min(first);
+DROP TABLE injection_events;
+DELETE FROM injection_last WHERE outcome NOT IN ('inline_full','inline_compact');
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

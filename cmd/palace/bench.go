@@ -21,7 +21,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 
 func newBenchGenCmd(g *globals) *cobra.Command {
 	spec := host.BenchSpec10k
-	var large bool
+	var large, year bool
+	var requests, days int
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Fill an empty palace with a realistic synthetic one (10k cards by default)",
@@ -29,8 +30,11 @@ func newBenchGenCmd(g *globals) *cobra.Command {
 --repos repositories and --worktrees worktrees (the current checkout is
 repository 0, worktree 0), evidence, cards of every tier, status, persistence
 and scope, links, and 30 days of injection events. Deterministic for --seed.
---large generates 100k cards and 1M evidence. Progress goes to stderr on a
-terminal. Human mode only; refuses a palace that holds anything.`,
+--large generates 100k cards and 1M evidence. --year adds a year of context
+requests (200k over 365 days, or --requests over --days), shaped like real
+packs of repository 0 and kept with the default telemetry retention (raw
+records of the last 30 days, per-card per-day counts for all of it). Progress
+goes to stderr on a terminal. Human mode only; refuses a palace that holds anything.`,
 		Example: `  palace bench gen --home /tmp/bench-home
   palace --home /tmp/big bench gen --large`,
 		Args: cobra.NoArgs,
@@ -39,6 +43,15 @@ terminal. Human mode only; refuses a palace that holds anything.`,
 				big := host.BenchSpec100k
 				big.Seed = spec.Seed
 				spec = big
+			}
+			if year && requests == 0 {
+				requests = spec.WithYear().Requests
+			}
+			if requests < 0 || requests > 0 && days < 1 {
+				return usageError{fmt.Sprintf("--requests %d over --days %d: pass a count ≥ 0 and at least one day", requests, days)}
+			}
+			if requests > 0 {
+				spec.Requests, spec.Days = requests, days
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				var progress func(host.BenchProgress)
@@ -61,6 +74,9 @@ terminal. Human mode only; refuses a palace that holds anything.`,
 				return g.output(st, func(w io.Writer) {
 					fmt.Fprintf(w, "generated %d cards, %d evidence, %d links, %d injection events over %d anchors in %s\n",
 						st.Cards, st.Evidence, st.Links, st.Events, st.Anchors, st.Elapsed)
+					if st.Requests > 0 {
+						fmt.Fprintf(w, "and %d context requests over %d days (%d raw records dropped by the retention)\n", st.Requests, spec.Days, st.Pruned)
+					}
 					fmt.Fprintf(w, "repository 0 is %s, worktree 0 is %s\n", st.Repo, st.Worktree)
 				})
 			})
@@ -73,6 +89,9 @@ terminal. Human mode only; refuses a palace that holds anything.`,
 	f.IntVar(&spec.Repos, "repos", spec.Repos, "repositories")
 	f.IntVar(&spec.Worktrees, "worktrees", spec.Worktrees, "worktrees (spread over the repositories)")
 	f.IntVar(&spec.Events, "events", spec.Events, "injection events of the last 30 days")
+	f.IntVar(&requests, "requests", 0, "context requests of history to write (0 = none; --year: 200000)")
+	f.IntVar(&days, "days", 365, "days the history spans")
+	f.BoolVar(&year, "year", false, "add a year of context requests (200k over 365 days)")
 	f.Int64Var(&spec.Seed, "seed", spec.Seed, "random seed")
 	f.BoolVar(&large, "large", false, "100k cards and 1M evidence (other size flags are ignored)")
 	return cmd

@@ -26,9 +26,10 @@ worktree, its repository and global memory (never another repository's, unless
 under a character budget without cutting any item, each with its citations.
 
 Text output is the exact Markdown to inject; --explain appends the why-trace.
---format json prints the whole pack. Unless --dry-run, each request records one
-injection event per considered card; those events cool cards that keep being
-trimmed or skipped.`,
+--format json prints the whole pack. Unless --dry-run, each request records
+which card got which outcome (one short write after the pack is built; cards
+out of scope are only counted); those counts cool cards that keep being
+trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 		Example: `  palace context "sqlite locking" --file store/store.go --intent debug
   palace context --instruction "answer in plain text" --budget 2000
   palace context --all-repos --format json --dry-run`,

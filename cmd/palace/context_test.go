@@ -86,3 +86,35 @@ func TestCLIContextBriefAuditExitCodes(t *testing.T) {
 		t.Errorf("audit after set_review_after = %v", rows)
 	}
 }
+
+// TestMaintenanceAndDoctorTelemetry runs context requests, then
+// `palace maintenance` and `palace doctor` as the real binary.
+func TestMaintenanceAndDoctorTelemetry(t *testing.T) {
+	e := newEnv(t)
+	ev1 := e.record("writes queue behind the lock")
+	ev2 := e.record("checked with two writers")
+	e.distill("Keep write transactions short", "shu", "--supporting", ev1, "--verification", ev2)
+	for range 3 {
+		e.ok("context", "write transactions", "--include-candidates")
+	}
+	doc := e.jsonOf("doctor")
+	found := false
+	for _, c := range doc["checks"].([]any) {
+		c := c.(map[string]any)
+		if c["name"] == "telemetry" {
+			found = true
+			if d := c["detail"].(string); !strings.Contains(d, "3 request records kept 30 days") {
+				t.Errorf("doctor telemetry: %q", d)
+			}
+		}
+	}
+	if !found {
+		t.Error("doctor has no telemetry line")
+	}
+	out := e.ok("maintenance", "--vacuum")
+	if !strings.Contains(out, "dropped 0 request records older than 30 days; rebuilt the file") || !strings.Contains(out, "3 request records kept") {
+		t.Errorf("maintenance: %q", out)
+	}
+	wantCode(t, e.run("maintenance", "--keep-days", "-1"), 2, "--keep-days")
+	wantCode(t, e.run("--mode", "agent", "maintenance"), 3)
+}

@@ -36,7 +36,8 @@ packs of repository 0 and kept with the default telemetry retention (raw
 records of the last 30 days, per-card per-day counts for all of it). Progress
 goes to stderr on a terminal. Human mode only; refuses a palace that holds anything.`,
 		Example: `  palace bench gen --home /tmp/bench-home
-  palace --home /tmp/big bench gen --large`,
+  palace --home /tmp/big bench gen --large
+  palace --home /tmp/year bench gen --year`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if large {

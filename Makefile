@@ -3,6 +3,10 @@ GO         ?= go
 BIN        := bin/palace
 TOOLS      := $(CURDIR)/.tools
 STATICCHECK_VERSION := v0.8.2
+# VERSION is what `palace --version` prints: the tag (or commit) of this
+# checkout. `go install …@vX.Y.Z` builds get the module version instead.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+LDFLAGS    := -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
 .PHONY: all build test test-go test-vscode demo bench lint plugins tools vscode-package clean
@@ -10,7 +14,7 @@ export CGO_ENABLED := 0
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/palace
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/palace
 
 demo: build
 	./examples/demo/demo.sh

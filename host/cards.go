@@ -65,18 +65,18 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	return h.view(ctx, c, links)
 }
 
-// ListCards lists cards, dao_tian first.
-func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
+// storeCardFilter checks f and turns it into the store's filter.
+func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
 	sf := store.CardFilter{Field: f.Field, Limit: f.Limit}
 	if f.Tier != "" {
 		if err := oneOf("tier", f.Tier, Tiers); err != nil {
-			return nil, err
+			return store.CardFilter{}, err
 		}
 		sf.Tiers = []string{f.Tier}
 	}
 	if f.Status != "" {
 		if err := oneOf("status", f.Status, Statuses); err != nil {
-			return nil, err
+			return store.CardFilter{}, err
 		}
 		sf.Statuses = []string{f.Status}
 	}
@@ -87,9 +87,36 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 	default:
 		k, err := h.resolveAnchorKind("anchor", f.Anchor)
 		if err != nil {
-			return nil, err
+			return store.CardFilter{}, err
 		}
 		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	}
+	return sf, nil
+}
+
+// ListCardsTotal is ListCards with the number of cards matching f
+// regardless of its limit, as ListEvidence gives.
+func (h *Host) ListCardsTotal(ctx context.Context, f CardFilter) ([]Card, int, error) {
+	cards, err := h.ListCards(ctx, f)
+	if err != nil || f.Limit <= 0 || len(cards) < f.Limit {
+		return cards, len(cards), err
+	}
+	sf, err := h.storeCardFilter(CardFilter{Tier: f.Tier, Status: f.Status, Anchor: f.Anchor, Field: f.Field})
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := h.store.ListCards(ctx, sf)
+	if err != nil {
+		return nil, 0, internal(err, "count cards")
+	}
+	return cards, len(rows), nil
+}
+
+// ListCards lists cards, dao_tian first.
+func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
+	sf, err := h.storeCardFilter(f)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := h.store.ListCards(ctx, sf)
 	if err != nil {

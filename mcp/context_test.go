@@ -70,8 +70,8 @@ func TestContextIsTheHostsPack(t *testing.T) {
 func TestContextBadRequestNamesTheField(t *testing.T) {
 	s := connect(t, newPalaceEnv(t).open(t, host.Agent))
 	for args, want := range map[string]string{
-		`{"budget": -5}`:          "palace: --budget -5 is negative: pass a size in characters (default 8000)",
-		`{"dao_tian_limit": -1}`:  "palace: --dao-tian-limit -1 is negative: pass 0 to leave dao_tian out",
+		`{"budget": -5}`:          "palace: budget -5 is negative: pass a size in characters (default 8000)",
+		`{"dao_tian_limit": -1}`:  "palace: dao_tian_limit -1 is negative: pass 0 to leave dao_tian out",
 		`{"budget": "big"}`:       `palace: argument "budget" must be an integer, got a string`,
 		`{"query": "x", "k": 1}`:  `palace: argument "k" is not known to palace_context`,
 		`{"instructions": "one"}`: `palace: argument "instructions" must be an array of strings, got a string`,

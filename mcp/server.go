@@ -33,6 +33,7 @@ type Server struct {
 	tools  []tool
 	log    *slog.Logger
 	hidden map[string]bool
+	res    cardResources
 }
 
 // New builds the server for h, whose mode decides the tool list: in agent
@@ -70,8 +71,30 @@ func New(h *host.Host, opts Options) *Server {
 			return call(ctx, req.Params.Arguments), nil
 		})
 	}
-	s.srv.AddReceivingMiddleware(s.recoverAll, s.modeGuard, s.logCalls)
+	s.addResources()
+	s.addPrompts()
+	s.srv.AddReceivingMiddleware(s.recoverAll, s.modeGuard, s.logCalls, s.resyncAfterCardChange)
 	return s
+}
+
+// cardChangingTools are the tools after which the card resources may have
+// changed.
+var cardChangingTools = map[string]bool{ToolDistill: true, ToolLink: true, ToolPromote: true, ToolDemote: true,
+	ToolRetire: true, ToolPublish: true, ToolAuditAction: true}
+
+// resyncAfterCardChange refreshes the card resources after a tool call
+// that may have changed a card, so the list_changed notification follows
+// the change at once rather than at the next periodic resync.
+func (s *Server) resyncAfterCardChange(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && cardChangingTools[r.Params.Name] {
+			if serr := s.SyncResources(ctx); serr != nil {
+				s.log.Warn("card resources not refreshed", "error", serr)
+			}
+		}
+		return res, err
+	}
 }
 
 // ToolNames lists the tools this server offers, in tools/list order.
@@ -86,6 +109,9 @@ func (s *Server) ToolNames() []string {
 // Connect serves one session on t (tests use the SDK's in-memory
 // transports) and returns it; the session ends when t closes or ctx ends.
 func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
+	if err := s.SyncResources(ctx); err != nil {
+		s.log.Warn("card resources not listed", "error", err)
+	}
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect mcp session: %w", err)
@@ -98,6 +124,20 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 // nil error. In-flight calls are cancelled then; host operations roll back
 // whole, so nothing is half-written.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	if err := s.SyncResources(ctx); err != nil {
+		s.log.Warn("card resources not listed", "error", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.resync(ctx, defaultResyncPeriod)
+	}()
+	// The resync must be over before the caller closes the host.
+	defer func() {
+		cancel()
+		<-done
+	}()
 	err := s.srv.Run(ctx, &StdioTransport{In: in, Out: out})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, sdk.ErrConnectionClosed) {
 		return nil

@@ -199,8 +199,8 @@ func TestCardsTool(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"action": "get"}, "palace: id is required for action get: the card id (kc_…)"},
-		{map[string]any{"action": "get", "id": "kc_nope"}, "palace: no card kc_nope: list them with `palace card list --anchor all`"},
-		{map[string]any{"action": "get", "id": ev}, "palace: no card " + ev + ": " + ev + " is an evidence id: use `palace evidence show " + ev + "`"},
+		{map[string]any{"action": "get", "id": "kc_nope"}, "palace: no card kc_nope: list them with palace_cards (action list, anchor all)"},
+		{map[string]any{"action": "get", "id": ev}, "palace: no card " + ev + ": " + ev + " is an evidence id: use a card id (kc_…) instead"},
 		{map[string]any{"action": "events", "id": ids[0], "tier": "qi"}, "palace: tier, status, anchor, field and limit filter action list; action events takes only id"},
 		{map[string]any{"action": "list", "id": ids[0]}, "palace: id is for get and events: list filters by tier, status, anchor and field"},
 		{map[string]any{"action": "delete"}, `palace: action "delete" is not valid: use list, get or events`},
@@ -231,17 +231,17 @@ func TestBadArgumentsNameTheField(t *testing.T) {
 		{"integer as fraction", mcp.ToolCards, map[string]any{"limit": 1.5},
 			`palace: argument "limit" must be an integer, got a number 1.5`},
 		{"missing content", mcp.ToolRecord, map[string]any{},
-			"palace: content is empty: pass --content TEXT, --file PATH or text on stdin"},
+			"palace: content is empty: pass the content argument"},
 		{"bad enum", mcp.ToolRecord, map[string]any{"content": "x", "provenance": "dream"},
 			`palace: provenance "dream" is not valid: use one of runtime, research, human`},
 		{"missing tier", mcp.ToolDistill, map[string]any{"statement": "s", "supporting": []string{"ev_1"}},
 			"palace: tier is required: use one of dao_tian, dao_ren, shu, qi"},
 		{"missing supporting", mcp.ToolDistill, map[string]any{"statement": "s", "tier": "qi"},
-			"palace: at least one --supporting evidence ref is required: record the evidence first with `palace record`"},
+			"palace: at least one evidence id in argument \"supporting\" is required: record the evidence first with palace_record"},
 		{"unknown evidence", mcp.ToolDistill, map[string]any{"statement": "s", "tier": "qi", "supporting": []string{"ev_nope"}},
-			"palace: --supporting ev_nope: no such evidence; record it first with `palace record`"},
+			"palace: supporting ev_nope: no such evidence; record it first with palace_record"},
 		{"gate of nothing", mcp.ToolGate, map[string]any{"id": "kc_nope"},
-			"palace: no card kc_nope: list them with `palace card list --anchor all`"},
+			"palace: no card kc_nope: list them with palace_cards (action list, anchor all)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := s.on(t).fail(tc.tool, tc.args); got != tc.want {
@@ -255,7 +255,7 @@ func TestAgentCannotDirectWrite(t *testing.T) {
 	s := connect(t, newPalaceEnv(t).open(t, host.Agent))
 	ev := s.record("evidence")
 	got := s.fail(mcp.ToolDistill, map[string]any{"statement": "s", "tier": "qi", "supporting": []string{ev}, "direct": true, "status": "promoted"})
-	if want := "palace: distill --direct is refused in agent mode: only a human may distill --direct (mode is fixed by --mode/PALACE_MODE=agent)"; got != want {
+	if want := "palace: distill direct is refused in agent mode: only a human may distill direct (mode is fixed by mode/PALACE_MODE=agent)"; got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
 	if cards := s.ok(mcp.ToolCards, map[string]any{"anchor": "all"})["cards"].([]any); len(cards) != 0 {
@@ -335,7 +335,7 @@ func TestAuditActionThroughMCP(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		`{"id": "` + id + `", "action": "polish"}`:                                `palace: action "polish" is not valid: use one of rescope, revoke, set_expiry, set_review_after, mark_foundational, prefer_compact, set_persistence, set_render_pref`,
-		`{"id": "` + id + `", "action": "revoke"}`:                                "palace: --reason is required to revoke: say why the card no longer holds",
+		`{"id": "` + id + `", "action": "revoke"}`:                                "palace: reason is required to revoke: say why the card no longer holds",
 		`{"id": "` + id + `", "action": "set_persistence", "value": "protected"}`: "palace: card " + id + " already has",
 	} {
 		var a map[string]any

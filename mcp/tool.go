@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -49,6 +50,7 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		// A programming error, caught by every test that builds a server.
 		panic(fmt.Sprintf("mcp: schema of %s: %v", name, err))
 	}
+	polishSchema(schema)
 	for prop, vals := range enums {
 		setEnum(schema, name, prop, vals)
 	}
@@ -59,6 +61,9 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		Title:       title,
 		Description: desc,
 		InputSchema: schema,
+		// Every successful call returns its JSON object as structuredContent
+		// (and the same JSON, or a rendering, as text).
+		OutputSchema: &jsonschema.Schema{Type: "object", Description: "The result as a JSON object: the same value the CLI prints with --format json."},
 		Annotations: &sdk.ToolAnnotations{
 			Title:           title,
 			ReadOnlyHint:    h.readOnly,
@@ -87,6 +92,58 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		return okResult(out)
 	}
 	return tool{def: def, call: call}
+}
+
+// Id patterns: a prefix and 26 characters of lower-case Crockford base32.
+const (
+	cardIDPattern     = "^kc_[0-9a-hjkmnp-tv-z]{26}$"
+	evidenceIDPattern = "^ev_[0-9a-hjkmnp-tv-z]{26}$"
+	letterIDPattern   = "^[0-9a-f]{12}$"
+)
+
+// polishSchema makes an inferred input schema one that clients which build
+// arguments from it (forms, CLI flags converted by "type") handle: an
+// optional argument is a plain type left out of "required", never a
+// ["null", T] union, and the ids, statements, dates and lists palace checks
+// carry the same constraints in the schema.
+func polishSchema(schema *jsonschema.Schema) {
+	one := 1
+	maxStatement := 280
+	for name, p := range schema.Properties {
+		plainType(p)
+		if p.Items != nil {
+			plainType(p.Items)
+		}
+		switch name {
+		case "id":
+			p.Pattern = cardIDPattern
+		case "evidence_id":
+			p.Pattern = evidenceIDPattern
+		case "supporting", "verification", "teaching", "counterexample":
+			p.Items.Pattern = evidenceIDPattern
+			if slices.Contains(schema.Required, name) {
+				p.MinItems = &one
+			}
+		case "answers":
+			p.Items.Pattern = letterIDPattern
+		case "statement":
+			p.MaxLength = &maxStatement
+		case "review_after", "expires_at":
+			p.Format = "date"
+		}
+	}
+}
+
+// plainType turns the ["null", T] that a Go pointer or slice infers to
+// into T.
+func plainType(p *jsonschema.Schema) {
+	if len(p.Types) == 2 && slices.Contains(p.Types, "null") {
+		p.Type = p.Types[0]
+		if p.Type == "null" {
+			p.Type = p.Types[1]
+		}
+		p.Types = nil
+	}
 }
 
 // setEnum restricts property prop of the tool's schema to vals.
@@ -124,10 +181,10 @@ func okResult(out output) *sdk.CallToolResult {
 }
 
 // errorResult is a tool error: isError, the message the CLI prints for err
-// first, then the partial result (a gate's answer to a denied promote) as
+// in MCP's words (tools and arguments, not commands and flags) first, then the partial result (a gate's answer to a denied promote) as
 // JSON when there is one.
 func errorResult(err error, out output) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: ErrorText(err)}}}
+	res := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: Reword(ErrorText(err))}}}
 	if out.Partial != nil && !isNil(out.Partial) {
 		if b, merr := marshal(out.Partial); merr == nil {
 			res.Content = append(res.Content, &sdk.TextContent{Text: string(b)})

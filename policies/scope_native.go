@@ -219,12 +219,12 @@ func intersect(have, want []string) []string {
 }
 
 // firstGlob returns the first pattern matching file the way OPA's
-// glob.match(pattern, ["/"], file) does: same library, same separators. A
-// pattern that does not compile matches nothing, as a builtin error makes
-// the Rego expression undefined.
+// glob.match(gitglob(pattern), ["/"], file) does: same library, same
+// separators. A pattern that does not compile matches nothing, as a builtin
+// error makes the Rego expression undefined.
 func firstGlob(patterns []string, file string) (string, bool) {
 	for _, p := range patterns {
-		if g := compiledGlob(p); g != nil && g.Match(file) {
+		if g := compiledGlob(gitGlob(p)); g != nil && g.Match(file) {
 			return p, true
 		}
 	}
@@ -259,4 +259,18 @@ func compiledGlob(p string) *glob.Pattern {
 	globs.m[p] = g
 	globs.Unlock()
 	return g
+}
+
+// gitGlob gives a pattern gitignore's meaning of `**/` (the one Cursor's
+// globs and Copilot's applyTo use): a leading `**/` or a `/**/` matches zero
+// or more directories, so `**/*.go` also matches a root-level main.go and
+// `a/**/b` matches a/b. The glob library's `**` alone needs at least the
+// slashes around it, so each such `**/` becomes the alternation `{**/,}`.
+// It is gitglob(p) of default/scope.rego; change both together.
+func gitGlob(p string) string {
+	p = strings.ReplaceAll(p, "/**/", "/{**/,}")
+	if strings.HasPrefix(p, "**/") {
+		p = "{**/,}" + p[len("**/"):]
+	}
+	return p
 }

@@ -27,27 +27,31 @@ func newCardListCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				cards, err := h.ListCards(ctx, f)
+				cards, total, err := h.ListCardsTotal(ctx, f)
 				if err != nil {
 					return err
 				}
 				if cards == nil {
 					cards = []host.Card{}
 				}
-				return g.output(map[string]any{"cards": cards}, func(w io.Writer) {
+				return g.output(map[string]any{"cards": cards, "total": total}, func(w io.Writer) {
 					if len(cards) == 0 {
 						fmt.Fprintln(w, "no cards match; distill one with `palace distill`")
 						return
 					}
 					p := newPainter(w)
-					t := newTable(w)
-					fmt.Fprintln(t, "ID\tTIER\tSTATUS\tANCHOR\tFIELD\tS/V/T/C\tSTATEMENT")
+					rows := [][]cell{{{text: "ID"}, {text: "TIER"}, {text: "STATUS"}, {text: "ANCHOR"}, {text: "FIELD"}, {text: "S/V/T/C"}, {text: "STATEMENT"}}}
 					for _, c := range cards {
-						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d/%d/%d/%d\t%s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, c.Field,
-							c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"], truncate(c.Statement, 60))
+						counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"])
+						rows = append(rows, []cell{{text: c.ID}, {text: c.Tier, code: tierColors[c.Tier]}, {text: c.Status, code: statusColors[c.Status]},
+							{text: c.Anchor.Kind}, {text: c.Field}, {text: counts}, {text: truncate(c.Statement, 60)}})
 					}
-					t.Flush()
-					fmt.Fprintf(w, "%s\n", p.dim(plural(len(cards), "card")+" · S/V/T/C = supporting/verification/teaching/counterexample evidence"))
+					p.table(w, rows)
+					shown := plural(len(cards), "card")
+					if total > len(cards) {
+						shown = fmt.Sprintf("%d of %s", len(cards), plural(total, "card"))
+					}
+					fmt.Fprintf(w, "%s\n", p.dim(shown+" · S/V/T/C = supporting/verification/teaching/counterexample evidence"))
 				})
 			})
 		},

@@ -25,7 +25,10 @@ Codex, Cursor, VS Code). The mode is fixed at start: agent unless --mode human
 is given, and PALACE_MODE=agent cannot be raised. In agent mode the human-only
 tools (promote, demote, retire, publish, audit_action) are not offered.
 
-stdout carries JSON-RPC only; with --log-level the server logs to stderr.
+stdout carries JSON-RPC only; with --log-level the server logs to stderr, and
+its first line names the palace home, the worktree and the repository served.
+A client that does not pass its environment on must set PALACE_HOME in its
+server configuration (see mcp/README.md).
 The server ends cleanly when stdin closes or on the first SIGINT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,11 +38,15 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 			}
 			g.defaultMode = host.Agent
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				// The first line says what is served: a client that does not
+				// pass PALACE_HOME through shows here which home it got.
+				loc := h.Location()
+				logger.Info("palace mcp serving", "home", h.Home(), "worktree", orDash(loc.Worktree),
+					"repo", orDash(loc.RepoIdentity), "mode", h.Mode(), "actor", h.Actor())
 				ctx, cancel := context.WithCancel(ctx)
 				defer cancel()
 				stopWatch := watchPolicies(ctx, h, logger)
 				defer stopWatch()
-				logger.Info("palace mcp serving", "mode", h.Mode(), "home", h.Home(), "actor", h.Actor())
 				srv := palacemcp.New(h, palacemcp.Options{Version: palaceVersion(), Logger: logger})
 				return srv.Run(ctx, g.stdin, g.stdout)
 			})

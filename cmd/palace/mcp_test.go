@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	palacemcp "github.com/palacehq/palace/mcp"
 )
 
 // mcpSession starts the real binary as `palace mcp args…` in e and
@@ -88,8 +91,9 @@ func TestMCPModeIsFixedAtStart(t *testing.T) {
 	}
 }
 
-// TestMCPErrorsMatchCLI: a tool error carries exactly what the CLI prints
-// on stderr for the same operation.
+// TestMCPErrorsMatchCLI: a tool error carries what the CLI prints on
+// stderr for the same operation, in MCP's words: tools and arguments, never
+// commands and flags.
 func TestMCPErrorsMatchCLI(t *testing.T) {
 	e := newEnv(t)
 	seen := e.record("without WAL the tests flake")
@@ -136,8 +140,11 @@ func TestMCPErrorsMatchCLI(t *testing.T) {
 				t.Fatalf("%s succeeded over MCP", tc.tool)
 			}
 			got := res.Content[0].(*sdk.TextContent).Text
-			if want := strings.TrimSuffix(r.stderr, "\n"); got != want {
-				t.Errorf("MCP says\n%s\nCLI says\n%s", got, want)
+			if want := palacemcp.Reword(strings.TrimSuffix(r.stderr, "\n")); got != want {
+				t.Errorf("MCP says\n%s\nCLI says, reworded\n%s", got, want)
+			}
+			if strings.Contains(got, "`palace ") || regexp.MustCompile(`(^|\s)--[a-z]`).MatchString(got) {
+				t.Errorf("MCP error names a CLI command or flag:\n%s", got)
 			}
 		})
 	}

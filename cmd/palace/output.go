@@ -40,11 +40,53 @@ func isTTY(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// painter colors text on terminals unless NO_COLOR is set.
+// painter colors text on terminals unless NO_COLOR is set (or TERM is
+// dumb); CLICOLOR_FORCE=1 colors output that is not a terminal too.
 type painter struct{ on bool }
 
 func newPainter(w io.Writer) painter {
-	return painter{on: isTTY(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"}
+	if os.Getenv("NO_COLOR") != "" {
+		return painter{}
+	}
+	if f := os.Getenv("CLICOLOR_FORCE"); f != "" && f != "0" {
+		return painter{on: true}
+	}
+	return painter{on: isTTY(w) && os.Getenv("TERM") != "dumb"}
+}
+
+// cell is one table cell: its text and the color it is painted in.
+type cell struct{ text, code string }
+
+// table writes rows in columns two spaces apart. It measures the plain
+// text, not the escape codes a painted cell carries, which is why it is not
+// a tabwriter: tabwriter counts escape bytes as width and misaligns every
+// column after a colored one. The last column is not padded.
+func (p painter) table(w io.Writer, rows [][]cell) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			if c.code != "" {
+				b.WriteString(p.paint(c.code, c.text))
+			} else {
+				b.WriteString(c.text)
+			}
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
+			}
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
+	}
 }
 
 func (p painter) paint(code, s string) string {
@@ -54,16 +96,15 @@ func (p painter) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-// tier renders a tier with a fixed width and its color.
-func (p painter) tier(t string) string {
-	codes := map[string]string{"dao_tian": "1;35", "dao_ren": "35", "shu": "36", "qi": "33"}
-	return p.paint(codes[t], t)
-}
+var (
+	tierColors   = map[string]string{"dao_tian": "1;35", "dao_ren": "35", "shu": "36", "qi": "33"}
+	statusColors = map[string]string{"candidate": "2", "promoted": "32", "canonical": "1;32", "demoted": "31", "retired": "2;31"}
+)
 
-func (p painter) status(s string) string {
-	codes := map[string]string{"candidate": "2", "promoted": "32", "canonical": "1;32", "demoted": "31", "retired": "2;31"}
-	return p.paint(codes[s], s)
-}
+// tier renders a tier in its color.
+func (p painter) tier(t string) string { return p.paint(tierColors[t], t) }
+
+func (p painter) status(s string) string { return p.paint(statusColors[s], s) }
 
 func (p painter) verdict(allow bool) string {
 	if allow {
@@ -84,9 +125,13 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// plural counts n of word in English: 1 card, 2 cards, 3 batches.
 func plural(n int, word string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return fmt.Sprintf("%d %s", n, word)
+	case strings.HasSuffix(word, "ch"), strings.HasSuffix(word, "sh"), strings.HasSuffix(word, "s"), strings.HasSuffix(word, "x"):
+		return fmt.Sprintf("%d %ses", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -30,8 +30,14 @@ Exit codes: 0 ok · 1 a "no" (errors found, a test failed, the gate denied)
 · 2 bad usage or input · 4 internal error.`,
 	}
 	cmd.AddCommand(newPolicyListCmd(g), newPolicyCheckCmd(g), newPolicyEvalCmd(g), newPolicyTestCmd(g), newPolicyFmtCmd(g))
+	for _, add := range extraPolicyCommands {
+		cmd.AddCommand(add(g))
+	}
 	return cmd
 }
+
+// extraPolicyCommands lets policy subcommands register from their own file.
+var extraPolicyCommands []func(*globals) *cobra.Command
 
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),

@@ -100,6 +100,7 @@ func newRoot(g *globals) *cobra.Command {
 		Short: "Governed memory for coding agents",
 		Long: `palace records evidence, distills knowledge cards from it, promotes them only
 through gates, and assembles bounded, cited context packs for agents.`,
+		Version:       palaceVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -134,6 +135,11 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	for _, add := range extraCommands {
 		root.AddCommand(add(g))
 	}
+	root.SetVersionTemplate("palace {{.Version}}\n")
+	// cobra adds its completion command on first use; add it now so the
+	// tree below gets its flags completed too.
+	root.InitDefaultCompletionCmd()
+	finishTree(g, root)
 	return root
 }
 

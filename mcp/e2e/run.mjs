@@ -211,7 +211,8 @@ test('errors are tool results with the CLI message; bad arguments name the field
     assert.ok(res.isError, JSON.stringify(args));
     assert.match(text(res), want);
   }
-  // The same failure through the CLI prints the same message.
+  // The same failure through the CLI prints the same message, in the CLI's
+  // words (flags, commands) where MCP names arguments and tools.
   let stderr = '';
   try {
     palace(['distill', '--statement', 's', '--tier', 'qi', '--supporting', 'ev_nope']);
@@ -220,7 +221,8 @@ test('errors are tool results with the CLI message; bad arguments name the field
   }
   const res = await agent.callTool({ name: 'palace_distill', arguments: { statement: 's', tier: 'qi', supporting: ['ev_nope'] } });
   assert.ok(res.isError);
-  assert.equal(text(res), stderr.trimEnd());
+  assert.equal(stderr.trimEnd(), 'palace: --supporting ev_nope: no such evidence; record it first with `palace record`');
+  assert.equal(text(res), 'palace: supporting ev_nope: no such evidence; record it first with palace_record');
 });
 
 test('concurrent tool calls are answered correctly, in any order', async () => {

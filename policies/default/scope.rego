@@ -117,15 +117,26 @@ query_why(shared) := [] if {
 neutral := {"points": 0, "miss": false, "hit": false, "why": []}
 
 # path: `**` crosses directories, `*` does not (glob.match with "/" as the
-# delimiter). The first matching glob, in the card's order, is named.
+# delimiter), and a leading `**/` or a `/**/` matches zero or more
+# directories as in .gitignore (see gitglob). The first matching glob, in
+# the card's order, is named.
 path_part(paths) := neutral if {
 	count(paths) == 0
 } else := {"points": 5, "miss": false, "hit": false, "why": [sprintf("path-scoped to %s; the request names no file, so it could apply", [concat(", ", paths)])]} if {
 	file == ""
 } else := {"points": 15, "miss": false, "hit": true, "why": [sprintf("path %s matches %s", [file, hits[0]])]} if {
-	hits := [p | some p in paths; glob.match(p, ["/"], file)]
+	hits := [p | some p in paths; glob.match(gitglob(p), ["/"], file)]
 	count(hits) > 0
 } else := {"points": 0, "miss": true, "hit": false, "why": [sprintf("path %s matches none of %s", [file, concat(", ", paths)])]}
+
+# gitglob gives `**/` gitignore's meaning: glob.match's `**` alone needs the
+# slashes around it, so `**/*.go` would miss a root-level main.go. Each
+# leading `**/` or `/**/` becomes the alternation `{**/,}`: zero or more
+# directories.
+gitglob(p) := concat("", ["{**/,}", substring(q, 3, -1)]) if {
+	q := replace(p, "/**/", "/{**/,}")
+	startswith(q, "**/")
+} else := replace(p, "/**/", "/{**/,}")
 
 # language: compared case-insensitively.
 language_part(langs) := neutral if {

@@ -54,6 +54,15 @@ test_single_star_stays_in_one_directory if {
 	one({"file": "store/db.go"}, card("a", {"paths": ["store/*.go"]})).applies
 }
 
+test_double_star_slash_matches_zero_directories if {
+	one({"file": "main.go"}, card("a", {"paths": ["**/*.go"]})).applies
+	one({"file": "cmd/palace/main.go"}, card("a", {"paths": ["**/*.go"]})).applies
+	one({"file": "store/query.go"}, card("a", {"paths": ["store/**/query.go"]})).applies
+	one({"file": "store/sql/v2/query.go"}, card("a", {"paths": ["store/**/query.go"]})).applies
+	not one({"file": "storequery.go"}, card("a", {"paths": ["store/**/query.go"]})).applies
+	not one({"file": "main.ts"}, card("a", {"paths": ["**/*.go"]})).applies
+}
+
 test_path_scoped_without_file_could_apply if {
 	r := one({}, card("a", {"paths": ["store/**", "db/**"]}))
 	r == {"applies": true, "scope_fit": 5, "operation_fit": 0, "why": ["path-scoped to store/**, db/**; the request names no file, so it could apply"]}

@@ -44,8 +44,9 @@ function newClient(): LanguageClient {
   };
   const options: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
+    // Only the settings the server reads: palace.path and palace.mode
+    // choose the process (a change restarts it), so they are not sent.
     initializationOptions: settings(),
-    synchronize: { configurationSection: 'palace' },
     outputChannelName: 'palace',
     middleware: {
       // The code lens runs palace.context; show the pack it returns.
@@ -132,15 +133,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // Everything else reaches the server as didChangeConfiguration.
       if (e.affectsConfiguration('palace.path') || e.affectsConfiguration('palace.mode')) {
         void restart();
+      } else if (e.affectsConfiguration('palace') && client) {
+        void client.sendNotification('workspace/didChangeConfiguration', { settings: { palace: settings() } });
       }
     }),
   );
   try {
     await start();
   } catch (err) {
-    void vscode.window.showErrorMessage(`palace: could not start \`palace lsp\`: ${(err as Error).message}. Set palace.path.`);
+    client = undefined;
+    // Said once per session, with what to do: the extension activates only
+    // in workspaces with .palace/ or on a palace command.
+    if (!installHintShown) {
+      installHintShown = true;
+      void vscode.window.showErrorMessage(
+        `palace: could not start \`palace lsp\` (${(err as Error).message}). Install palace (go install github.com/palacehq/palace/cmd/palace@latest) or set palace.path to the binary.`,
+      );
+    }
   }
 }
+
+let installHintShown = false;
 
 export async function deactivate(): Promise<void> {
   if (client) {

@@ -78,13 +78,14 @@ type budgetStage struct {
 	verb string
 }
 
-// packBudget fits the items under the budget by whole items, in the order
-// of DESIGN §6.4: evidence first (raw, opt-in), then the lowest-salience
-// scoped items are trimmed to their compact form, then rendered ref-only,
-// then reference lines are left out (inspector-only), and only then are
-// core items compacted and, unless foundational or protected, reduced.
-// Nothing is ever cut mid-text; a pack whose protected core still does not
-// fit is returned over budget with the reason.
+// packBudget fits the items under the budget by whole items and by value
+// (DESIGN §6.4): evidence goes first (raw, opt-in); then, least valuable
+// first (the last in pack order), full items are compacted, reference
+// lines are left out, inline items are reduced to a reference line, and
+// those lines are left out, until the pack fits. The most valuable items
+// stay whole the longest. Nothing is ever cut mid-text and nothing exceeds
+// the budget but the preamble and transient instructions, which are never
+// left out (the pack says so).
 func (h *Host) packBudget(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
@@ -147,14 +148,10 @@ func (h *Host) packBudget(a *assembly) {
 	stages := []budgetStage{
 		{func(s *slot) bool { return s.ev != nil && s.form == "inline_full" }, "ref_only", "reduced to a reference line"},
 		{func(s *slot) bool { return s.ev != nil && s.form == "ref_only" }, "inspector_only", "left out"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
-		{func(s *slot) bool {
-			return s.item != nil && s.item.Lane != "core" && s.form == "ref_only" && !s.protected()
-		}, "inspector_only", "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
-		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && !s.protected() }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
+		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && s.item.LaneForm == "ref_only" }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && inline(s) }, "ref_only", "reduced to a reference line"},
+		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" }, "inspector_only", "left out (inspector-only)"},
 	}
 	for _, st := range stages {
 		if p.total <= limit {
@@ -166,20 +163,16 @@ func (h *Host) packBudget(a *assembly) {
 				picks = append(picks, s)
 			}
 		}
-		// Lowest salience first; among equals, the one packed last.
-		slices.SortStableFunc(picks, func(x, y *slot) int {
-			if d := x.salience() - y.salience(); d != 0 {
-				return d
-			}
-			return y.order - x.order
-		})
+		// Least valuable first: items are in pack order, which is by value
+		// inside a lane, so the one packed last goes first.
+		slices.SortStableFunc(picks, func(x, y *slot) int { return y.order - x.order })
 		for _, s := range picks {
 			if p.total <= limit {
 				break
 			}
 			from := s.form
 			p.set(s, st.to)
-			why := fmt.Sprintf("salience %d was the lowest left in this step", s.salience())
+			why := fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.salience())
 			if s.ev != nil {
 				why = "raw evidence goes before any card"
 			}

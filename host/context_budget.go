@@ -81,9 +81,9 @@ type budgetStage struct {
 // packBudget fits the items under the budget by whole items and by value
 // (DESIGN §6.4): evidence goes first (raw, opt-in); then, least valuable
 // first (the last in pack order), full items are compacted, reference
-// lines are left out, inline items are reduced to a reference line, and
-// those lines are left out, until the pack fits. The most valuable items
-// stay whole the longest. Nothing is ever cut mid-text and nothing exceeds
+// lines are left out, then inline items, until the pack fits; what was
+// left out then comes back as a reference line where one still fits. The
+// most valuable items stay whole the longest. Nothing is ever cut mid-text and nothing exceeds
 // the budget but the preamble and transient instructions, which are never
 // left out (the pack says so).
 func (h *Host) packBudget(a *assembly) {
@@ -150,7 +150,7 @@ func (h *Host) packBudget(a *assembly) {
 		{func(s *slot) bool { return s.ev != nil && s.form == "ref_only" }, "inspector_only", "left out"},
 		{func(s *slot) bool { return s.item != nil && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
 		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && s.item.LaneForm == "ref_only" }, "inspector_only", "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && inline(s) }, "ref_only", "reduced to a reference line"},
+		{func(s *slot) bool { return s.item != nil && inline(s) }, "inspector_only", "left out (inspector-only)"},
 		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" }, "inspector_only", "left out (inspector-only)"},
 	}
 	for _, st := range stages {
@@ -178,6 +178,19 @@ func (h *Host) packBudget(a *assembly) {
 			}
 			s.trim(from, st.to, fmt.Sprintf("%s to fit the budget of %d characters: %s", st.verb, limit, why))
 		}
+	}
+	// What the budget left out comes back as a reference line, most
+	// valuable first, wherever that line still fits.
+	for _, s := range p.slots {
+		if s.item == nil || s.form != "inspector_only" || s.item.Trimmed == nil || s.item.LaneForm == "inspector_only" {
+			continue
+		}
+		p.set(s, "ref_only")
+		if p.total > limit {
+			p.set(s, "inspector_only")
+			continue
+		}
+		s.trim(s.item.Trimmed.From, "ref_only", fmt.Sprintf("reduced to a reference line to fit the budget of %d characters: the more valuable items took the room", limit))
 	}
 	for _, s := range p.slots {
 		if s.item != nil {

@@ -73,7 +73,8 @@ func ftsExpr(terms []string, op string) string {
 // content, its triggers (intent tags, tool needs, the literal words of its
 // patterns, its field and the words of its scope paths) and the texts of
 // the evidence it cites — against the request's terms: the query's, and,
-// weighted lower, the parts of the file under edit. Terms
+// weighted lower, their synonyms from a small software-engineering
+// thesaurus (context_thesaurus.go) and the parts of the file under edit. Terms
 // are stems and whole identifiers (see context_tokens.go). The score of a
 // card is
 //
@@ -96,8 +97,10 @@ const (
 
 // Query term weights (w_q) by source.
 const (
-	relWQuery    = 1.0
-	relWFile     = 0.4
+	relWQuery = 1.0
+	relWFile  = 0.4
+	// relWSynonym weighs the words the thesaurus adds to the query's.
+	relWSynonym = 0.5
 	// relCoverageFull is the share of the query's idf weight a card must
 	// cover to count as fully on topic.
 	relCoverageFull = 0.45
@@ -136,8 +139,14 @@ func newRelQuery(query, file string) *relQuery {
 			q.pre[k>>6] |= 1 << (k & 63)
 		}
 	}
-	for _, t := range tokenTerms(query) {
+	terms := tokenTerms(query)
+	for _, t := range terms {
 		add(t, relWQuery)
+	}
+	for _, t := range terms {
+		for _, syn := range synonyms[t] {
+			add(syn, relWSynonym)
+		}
 	}
 	// The file's extension says its language, which the scope policy
 	// weighs; as a word ("go", "py") it would only match prose.

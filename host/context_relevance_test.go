@@ -14,7 +14,7 @@ func TestTokenTermsCodeAware(t *testing.T) {
 	}{
 		// camelCase humps, whole identifier kept.
 		{"useEffect", []string{"effect", "useeffect"}},
-		{"HTTPServer handlers" , []string{"http", "server", "httpserver", "handler"}},
+		{"HTTPServer handlers", []string{"http", "server", "httpserver", "handler"}},
 		// snake_case and dotted names.
 		{"zz_generated.deepcopy.go", []string{"zz", "generat", "deepcopi", "go", "zz_generated.deepcopy.go"}},
 		// paths: every segment, the whole path once.

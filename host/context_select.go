@@ -24,12 +24,12 @@ type candidate struct {
 	relevance float64
 	// matched are the request terms the card holds (the why of its relevance).
 	matched []string
-	scope     policies.ScopeResult
-	lane      policies.LaneResult
-	laned     bool
-	counts    policies.Counts30d
-	ageDays   int
-	outcome   string // injection outcome; "" writes no event
+	scope   policies.ScopeResult
+	lane    policies.LaneResult
+	laned   bool
+	counts  policies.Counts30d
+	ageDays int
+	outcome string // injection outcome; "" writes no event
 	// roles counts an item's evidence links by role (cite reads them all);
 	// a brief reports them.
 	roles roleCounts
@@ -289,7 +289,7 @@ func cooledOut(l policies.LaneResult) bool {
 }
 
 // refOnlyFloor is the default lanes policy's lowest ref_only salience.
-const refOnlyFloor = 30
+const refOnlyFloor = 36
 
 // demote moves c one lane down past its lane's count limit, saying so.
 func demote(c *candidate, from string) {
@@ -348,7 +348,7 @@ func laneOrder(l string) int {
 
 // skip records c as skipped for reason.
 func (a *assembly) skip(c *candidate, reason, dupOf string) {
-	s := SkippedCard{ID: c.card.ID, Tier: c.card.Tier, Anchor: c.anchor.Kind, Reason: reason, DuplicateOf: dupOf}
+	s := SkippedCard{ID: c.card.ID, Tier: c.card.Tier, Anchor: c.anchor.Kind, Reason: reason, DuplicateOf: dupOf, Relevance: c.relevance}
 	if c.laned {
 		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
 	}

@@ -60,7 +60,7 @@ func persistenceBonus(p string) int {
 
 // The constants of default/lanes.rego; its header says why they are these.
 const (
-	relevancePoints = 40
+	relevancePoints = 60
 	// relevantCard is the relevance from which persistence counts, onTopic
 	// the one from which cooling is waived.
 	relevantCard = 0.3
@@ -83,7 +83,7 @@ func laneOf(salience int, persistence string, relevance float64) string {
 		return "core"
 	case salience >= 45, persistence == "protected" && relevant && salience >= 40:
 		return "scoped"
-	case salience >= 30:
+	case salience >= 36:
 		return "ref_only"
 	}
 	return "inspector_only"

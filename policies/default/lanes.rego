@@ -6,7 +6,7 @@
 # the query and the file under edit, 0..1) is part of salience, so what the
 # request is about decides what is inlined:
 #
-#   salience = scope_fit + operation_fit + relevance points (relevance × 40,
+#   salience = scope_fit + operation_fit + relevance points (relevance × 60,
 #   rounded) + persistence bonus (foundational 20, protected 10, only for a
 #   card relevant to the request: relevance ≥ 0.3) + min(applied, 5) +
 #   min(viewed, 5) − skip cooling − trim cooling − inactivity, clamped to
@@ -21,7 +21,7 @@
 #
 # Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
 # relevant protected card ≥ 40 (foundational and protected cards are a floor
-# for relevant cards: they do not fall below an inline form); ref_only ≥ 30;
+# for relevant cards: they do not fall below an inline form); ref_only ≥ 36;
 # else inspector_only. Core and scoped render compact by default (one line
 # each); a card's render_pref can ask for the full text. The per-lane count
 # limits are the host's (config core_inline_limit, scoped_inline_limit,
@@ -66,7 +66,7 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 	breakdown := {
 		"scope_fit": object.get(c, "scope_fit", 0),
 		"operation_fit": object.get(c, "operation_fit", 0),
-		"relevance": round(relevance * 40),
+		"relevance": round(relevance * 60),
 		"persistence": persistence_points(persistence, relevance),
 		"applied": min([applied, 5]),
 		"viewed": min([object.get(counts, "viewed", 0), 5]),
@@ -99,7 +99,7 @@ lane_of(s, persistence, relevance) := "core" if {
 	relevance >= relevant
 	s >= 40
 } else := "ref_only" if {
-	s >= 30
+	s >= 36
 } else := "inspector_only"
 
 # A card's render_pref can soften or sharpen the lane's default form; the

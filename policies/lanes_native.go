@@ -19,7 +19,7 @@ func defaultLanes(in LanesInput) LanesOutput {
 		b := map[string]int{
 			"scope_fit":     c.ScopeFit,
 			"operation_fit": c.OperationFit,
-			"relevance":     int(math.Round(rel * relevancePoints)),
+			"relevance":     relPoints(rel, relevancePoints),
 			"persistence":   persistence,
 			"applied":       min(applied, 5),
 			"viewed":        min(c.Counts30d.Viewed, 5),
@@ -66,6 +66,13 @@ const (
 	relevantCard = 0.3
 	onTopic      = 0.5
 )
+
+// relPoints is relevance × scale rounded half up, on thousandths, as the
+// Rego computes it.
+func relPoints(relevance float64, scale int) int {
+	m := int(math.Round(relevance * 1000))
+	return (m*scale + 500) / 1000
+}
 
 // cooling is the penalty of n skips or trims (net of applications) against
 // threshold, capped; none for a card the request is about.

@@ -2,7 +2,6 @@ package policies
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -115,7 +114,7 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		located = unscopedFit
 		why = append(why, "the request matches its scope, so it ranks no lower than an unscoped card")
 	}
-	op := int(math.Round(c.Relevance * relevanceOpFit))
+	op := relPoints(c.Relevance, relevanceOpFit)
 	hitIntents := intersect(c.Trigger.Intents, x.Intents)
 	hitTools := intersect(c.Trigger.ToolNeeds, x.Tools)
 	for _, i := range hitIntents {

@@ -66,7 +66,7 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 	breakdown := {
 		"scope_fit": object.get(c, "scope_fit", 0),
 		"operation_fit": object.get(c, "operation_fit", 0),
-		"relevance": round(relevance * 60),
+		"relevance": points(relevance, 60),
 		"persistence": persistence_points(persistence, relevance),
 		"applied": min([applied, 5]),
 		"viewed": min([object.get(counts, "viewed", 0), 5]),
@@ -77,6 +77,10 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 	salience := min([100, max([0, sum([v | some v in breakdown])])])
 	lane := lane_of(salience, persistence, relevance)
 }
+
+# points(relevance, scale) is relevance × scale rounded half up, computed
+# on thousandths (the host sends three decimals) so every engine agrees.
+points(relevance, scale) := floor(((round(relevance * 1000) * scale) + 500) / 1000)
 
 persistence_points(p, relevance) := object.get(persistence_bonus, p, 0) if {
 	relevance >= relevant

@@ -61,7 +61,7 @@ decision := {c.id: result(c) | some c in input.cards}
 result(c) := {
 	"applies": misses == 0,
 	"scope_fit": min([30, location + field_fit.points]),
-	"operation_fit": min([20, (round(relevance * 12) + (8 * count(hit_intents))) + (8 * count(hit_tools))]),
+	"operation_fit": min([20, (floor(((round(relevance * 1000) * 12) + 500) / 1000) + (8 * count(hit_intents))) + (8 * count(hit_tools))]),
 	"why": array.concat(
 		[line | some p in array.concat(parts, [base]); some line in p.why],
 		array.concat(

@@ -2,7 +2,9 @@
 # (0..100), its breakdown, the injection lane and the render form.
 #
 # Input and output are documented in policies/README.md. One evaluation
-# covers the whole batch. The formula is DESIGN §5's:
+# covers the whole batch. This is the seed arithmetic, which the example
+# plugin examples/plugins/lanes-go computes and TestLanesGoMatchesRego
+# holds it to; the embedded default weighs relevance instead:
 #
 #   salience = scope_fit + operation_fit + persistence bonus (foundational 20,
 #   protected 10) + min(applied*2, 10) + min(viewed, 5) − min(skipped*2, 15)

@@ -57,8 +57,8 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 	if r.Status != "promoted" || r.Counts30d.Trimmed != 8 || r.LastOutcome != "trimmed" {
 		t.Errorf("row = status %s, 30d %+v, last %q; want promoted, 8 trimmed, last trimmed", r.Status, r.Counts30d, r.LastOutcome)
 	}
-	if r.SalienceBreakdown["trimmed"] != -10 || r.Salience != 40 || r.Lane != "ref_only" {
-		t.Errorf("salience %d %v lane %s; want 50 − 10 for trims = 40, ref_only", r.Salience, r.SalienceBreakdown, r.Lane)
+	if r.SalienceBreakdown["trimmed"] != -10 || r.Salience != 36 || r.Lane != "ref_only" {
+		t.Errorf("salience %d %v lane %s; want 46 − 10 for trims = 36, ref_only", r.Salience, r.SalienceBreakdown, r.Lane)
 	}
 	if !hasWarning(r, "cooling") || !hasSuggestion(r, "prefer_compact") {
 		t.Errorf("warnings %+v, suggestions %+v; want cooling and prefer_compact", r.Warnings, r.Suggested)

@@ -82,10 +82,12 @@ func ftsExpr(terms []string, op string) string {
 //
 // with idf over the ranked set, so a term common here ranks low here.
 // relevance in 0..1 is then the geometric mean of the score relative to
-// the best card's and of how much of the query it covers (the score over
-// relCoverageFull of the query's total idf weight): a card that is the best
-// of a poor lot is not relevant, nor is a card that merely shares the one
-// common word a generic request holds.
+// the best card's and of how much of the query it covers (the score of the
+// query's words and their synonyms over relCoverageFull of the query's
+// total idf weight): a card that is the best of a poor lot is not
+// relevant, nor is a card that merely shares the one common word a generic
+// request holds, and the file's path words count half: the file ranks cards
+// the query is about more than it makes a card relevant alone.
 
 // Field weights (W_f).
 const (
@@ -104,6 +106,9 @@ const (
 	// relCoverageFull is the share of the query's idf weight a card must
 	// cover to count as fully on topic.
 	relCoverageFull = 0.45
+	// relFileCoverage is the share of a file word's score that counts as
+	// covering the query.
+	relFileCoverage = 0.5
 	// maxRelTerms bounds the distinct terms of one request.
 	maxRelTerms = 32
 )
@@ -272,7 +277,9 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 			ideal += idf[t]
 		}
 	}
-	if ideal == 0 {
+	// Without query words the file is all the request says: it counts.
+	fileOnly := ideal == 0
+	if fileOnly {
 		for t := range nt {
 			ideal += q.weights[t] * idf[t]
 		}
@@ -280,7 +287,7 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 	scores := make([]relScore, len(docs))
 	best := 0.0
 	for i := range docs {
-		s := 0.0
+		s, sq := 0.0, 0.0
 		var matched []string
 		for t := range nt {
 			tf := 0.0
@@ -296,9 +303,15 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 				continue
 			}
 			matched = append(matched, q.terms[t])
-			s += q.weights[t] * idf[t] * tf * (bm25K1 + 1) / (tf + bm25K1)
+			v := q.weights[t] * idf[t] * tf * (bm25K1 + 1) / (tf + bm25K1)
+			s += v
+			if fileOnly || q.weights[t] != relWFile {
+				sq += v
+			} else {
+				sq += v * relFileCoverage
+			}
 		}
-		scores[i] = relScore{score: s, matched: matched}
+		scores[i] = relScore{score: s, coverage: sq, matched: matched}
 		best = math.Max(best, s)
 	}
 	if best == 0 {
@@ -310,7 +323,7 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 			continue
 		}
 		sc.relative = sc.score / best
-		sc.coverage = math.Min(1, sc.score/(relCoverageFull*ideal*(bm25K1+1)))
+		sc.coverage = math.Min(1, sc.coverage/(relCoverageFull*ideal*(bm25K1+1)))
 		sc.relevance = round3(math.Sqrt(sc.relative * sc.coverage))
 		sc.relative, sc.coverage = round3(sc.relative), round3(sc.coverage)
 		out[d.id] = sc

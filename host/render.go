@@ -52,11 +52,7 @@ func sectionHeader(k sectionKey, origin *AnchorRef) string {
 	if origin != nil {
 		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, displayIdentity(*origin))
 	}
-	h := "\n## " + sectionTitles[k.name] + "\n\n"
-	if k.name == "references" {
-		h += "Cards that apply but render as a reference; fetch the full text with `palace card show ID`.\n"
-	}
-	return h
+	return "\n## " + sectionTitles[k.name] + "\n\n"
 }
 
 func renderInstructions(list []string) string {

@@ -65,6 +65,8 @@ const (
 	// the one from which cooling is waived.
 	relevantCard = 0.3
 	onTopic      = 0.5
+	// worthALine is the relevance a reference line needs.
+	worthALine = 0.2
 )
 
 // relPoints is relevance × scale rounded half up, on thousandths, as the
@@ -90,7 +92,7 @@ func laneOf(salience int, persistence string, relevance float64) string {
 		return "core"
 	case salience >= 45, persistence == "protected" && relevant && salience >= 40:
 		return "scoped"
-	case salience >= 36:
+	case salience >= 36 && relevance >= worthALine:
 		return "ref_only"
 	}
 	return "inspector_only"

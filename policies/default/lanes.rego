@@ -21,7 +21,8 @@
 #
 # Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
 # relevant protected card ≥ 40 (foundational and protected cards are a floor
-# for relevant cards: they do not fall below an inline form); ref_only ≥ 36;
+# for relevant cards: they do not fall below an inline form); ref_only ≥ 36 with relevance ≥ 0.2 (a
+# reference line needs real relevance);
 # else inspector_only. Core and scoped render compact by default (one line
 # each); a card's render_pref can ask for the full text. The per-lane count
 # limits are the host's (config core_inline_limit, scoped_inline_limit,
@@ -53,6 +54,10 @@ trim_threshold := setting("trim_cooling_threshold_30d", 4)
 relevant := 0.3
 
 on_topic := 0.5
+
+# worth_a_line is the relevance a reference line needs: a scope match alone
+# does not earn one.
+worth_a_line := 0.2
 
 persistence_bonus := {"foundational": 20, "protected": 10}
 
@@ -104,6 +109,7 @@ lane_of(s, persistence, relevance) := "core" if {
 	s >= 40
 } else := "ref_only" if {
 	s >= 36
+	relevance >= worth_a_line
 } else := "inspector_only"
 
 # A card's render_pref can soften or sharpen the lane's default form; the

@@ -87,9 +87,14 @@ test_lane_thresholds if {
 	one(item("a", "standard", "auto", [30, 20], none, 0)).lane == "scoped"
 	one(rel_item("a", "standard", "auto", [30, 20], 0.334, none, 0)).lane == "core"
 	one(item("a", "standard", "auto", [25, 20], none, 0)).lane == "scoped"
-	one(item("a", "standard", "auto", [24, 20], none, 0)).lane == "ref_only"
-	one(item("a", "standard", "auto", [30, 6], none, 0)).lane == "ref_only"
-	one(item("a", "standard", "auto", [30, 5], none, 0)).lane == "inspector_only"
+	one(item("a", "standard", "auto", [24, 20], none, 0)).lane == "inspector_only"
+	one(rel_item("a", "standard", "auto", [14, 10], 0.2, none, 0)).lane == "ref_only"
+	one(rel_item("a", "standard", "auto", [13, 10], 0.2, none, 0)).lane == "inspector_only"
+}
+
+test_a_reference_line_needs_relevance if {
+	one(rel_item("a", "standard", "auto", [14, 10], 0.199, none, 0)).lane == "inspector_only"
+	one(rel_item("a", "standard", "auto", [24, 0], 0.2, none, 0)).lane == "ref_only"
 }
 
 test_persistence_is_a_floor_for_relevant_cards_only if {
@@ -113,7 +118,7 @@ test_render_forms if {
 	one(item("a", "standard", "auto", [30, 20], none, 0)).render_form == "inline_compact"
 	one(item("a", "standard", "inline_full", [30, 20], none, 0)).render_form == "inline_full"
 	one(item("a", "standard", "ref_preferred", [30, 20], none, 0)).render_form == "ref_only"
-	one(item("a", "standard", "inline_full", [30, 6], none, 0)).render_form == "ref_only"
+	one(rel_item("a", "standard", "inline_full", [14, 10], 0.2, none, 0)).render_form == "ref_only"
 	one(item("a", "standard", "inline_full", [0, 0], none, 0)).render_form == "inspector_only"
 }
 

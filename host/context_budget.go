@@ -33,13 +33,6 @@ func (s *slot) text(form string) string {
 
 func (s *slot) size() int { return runeLen(s.text(s.form)) }
 
-// protected items are foundational or protected cards: the budget may
-// compact them but never reduce them further (004 §4.2: they do not fall
-// below inline_compact).
-func (s *slot) protected() bool {
-	return s.item != nil && (s.item.Persistence == "foundational" || s.item.Persistence == "protected")
-}
-
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {
 	fixed   int // preamble and transient instructions

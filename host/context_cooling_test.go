@@ -4,21 +4,7 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/palacehq/palace/host"
 )
-
-// laneOf is where a card ended up in p: its item lane, or inspector_only
-// when it was skipped as cooled.
-func laneOf(p host.Pack, id string) string {
-	if it, ok := item(p, id); ok {
-		return it.Lane
-	}
-	if skippedReason(p, id) == "skipped_cooled" {
-		return "inspector_only"
-	}
-	return "absent"
-}
 
 // TestContextCoolingRecovers: a card trimmed by the budget request after
 // request builds up trim counts, yet the next request about it inlines it

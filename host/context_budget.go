@@ -71,14 +71,14 @@ type budgetStage struct {
 	verb string
 }
 
-// packBudget fits the items under the budget by whole items and by value
-// (DESIGN §6.4): evidence goes first (raw, opt-in); then, least valuable
-// first (the last in pack order), full items are compacted, reference
-// lines are left out, then inline items, until the pack fits; what was
-// left out then comes back as a reference line where one still fits. The
-// most valuable items stay whole the longest. Nothing is ever cut mid-text and nothing exceeds
-// the budget but the preamble and transient instructions, which are never
-// left out (the pack says so).
+// packBudget fits the items under the budget by whole items and by value:
+// evidence goes first (raw, opt-in); then, least valuable first (the last
+// in pack order), full items are compacted, reference lines are left out,
+// then inline items, until the pack fits; what was left out then comes
+// back as a reference line where one still fits. The most valuable items
+// stay whole the longest. Nothing is ever cut mid-text, and nothing
+// exceeds the budget but the preamble and transient instructions, which
+// are never left out (the pack says so).
 func (h *Host) packBudget(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
@@ -324,7 +324,7 @@ func (h *Host) finish(a *assembly) {
 	used := runeLen(pk.Rendered)
 	pk.Budget = BudgetUse{Limit: pk.Request.Budget, Used: used, Remaining: max(0, pk.Request.Budget-used), Over: used > pk.Request.Budget}
 	if pk.Budget.Over {
-		pk.Budget.OverflowReason = fmt.Sprintf("the preamble, transient instructions and foundational/protected core items need %d characters, over the budget of %d; items are never cut, so the pack is over budget", used, pk.Request.Budget)
+		pk.Budget.OverflowReason = fmt.Sprintf("the preamble and transient instructions need %d characters, over the budget of %d; they are never cut, so the pack is over budget", used, pk.Request.Budget)
 		if pk.MemoryExists.Rendered == 0 {
 			pk.Budget.OverflowReason = fmt.Sprintf("nothing fits the budget of %d characters; the pack still says what exists (%d characters)", pk.Request.Budget, used)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// selectCandidates runs the bounded selection of DESIGN §6.1 and fills
+// selectCandidates runs the bounded selection of a request and fills
 // a.considered. Without a query, file or language it is one SQL statement:
 // the first CandidateLimit cards by persistence, tier, anchor and id,
 // picked from an index and read whole, with the count. With one, the

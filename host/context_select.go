@@ -204,7 +204,7 @@ func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
 // cooling thresholds and the per-lane count limits arrange enforces.
 var lanesConfig = policies.DefaultLanesConfig()
 
-// arrange dedupes, orders (DESIGN §6.3), applies the per-lane count limits
+// arrange dedupes, orders, applies the per-lane count limits
 // and the dao_tian limit, and splits the considered cards into items and
 // skipped cards.
 func (h *Host) arrange(a *assembly) {
@@ -314,7 +314,7 @@ func outranksDuplicate(c, b *candidate) bool {
 
 var laneRank = map[string]int{"core": 0, "scoped": 1, "ref_only": 2, "inspector_only": 3}
 
-// packOrder is DESIGN §6.3: lane, then value — salience, which holds the
+// packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
 // anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {

@@ -112,6 +112,17 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
+	// Without a query (an editor asking about a file, an agent starting
+	// out) nothing says what the request is about: every card is taken as
+	// just relevant, so its scope, its file words and its persistence
+	// decide, as they did before the request had words.
+	if len(tokenTerms(pr.Query)) == 0 {
+		for _, c := range cards {
+			r := rel[c.ID]
+			r.relevance = max(r.relevance, noQueryRelevance)
+			rel[c.ID] = r
+		}
+	}
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
 	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
@@ -141,6 +152,11 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	return nil
 }
+
+// noQueryRelevance is the relevance of every card for a request without
+// query words: that of a card just relevant to it (persistence counts and
+// a reference line is earned; cooling still applies).
+const noQueryRelevance = 0.3
 
 // evidencePerCard is how many of a card's cited evidence rows (in link
 // order, the first being the one it was distilled from) the relevance

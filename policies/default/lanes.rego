@@ -8,7 +8,8 @@
 #
 #   salience = scope_fit + operation_fit + relevance points (relevance × 60,
 #   rounded) + persistence bonus (foundational 20, protected 10, only for a
-#   card relevant to the request: relevance ≥ 0.3) + min(applied, 5) +
+#   card relevant to the request: relevance ≥ 0.3) + min(applied, 5) (also
+#   only for a relevant card) +
 #   min(viewed, 5) − skip cooling − trim cooling − inactivity, clamped to
 #   0..100, where
 #     skip cooling = min(15, 2 × max(0, skipped − applied − threshold + 1))
@@ -73,7 +74,7 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 		"operation_fit": object.get(c, "operation_fit", 0),
 		"relevance": points(relevance, 60),
 		"persistence": persistence_points(persistence, relevance),
-		"applied": min([applied, 5]),
+		"applied": warming(applied, relevance),
 		"viewed": min([object.get(counts, "viewed", 0), 5]),
 		"skipped": 0 - cooling(object.get(counts, "skipped", 0) - applied, skip_threshold, 15, relevance),
 		"trimmed": 0 - cooling(object.get(counts, "trimmed", 0) - applied, trim_threshold, 10, relevance),
@@ -88,6 +89,12 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 points(relevance, scale) := floor(((round(relevance * 1000) * scale) + 500) / 1000)
 
 persistence_points(p, relevance) := object.get(persistence_bonus, p, 0) if {
+	relevance >= relevant
+} else := 0
+
+# warming is the applied bonus, for a card relevant to the request only:
+# being inlined for other requests does not make a card worth inlining here.
+warming(applied, relevance) := min([applied, 5]) if {
 	relevance >= relevant
 } else := 0
 

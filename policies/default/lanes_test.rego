@@ -37,7 +37,7 @@ test_relevance_points_round_half_up_on_thousandths if {
 }
 
 test_counts_are_capped if {
-	r := one(item("a", "standard", "auto", [30, 20], {"applied": 9, "viewed": 9, "skipped": 0, "trimmed": 0}, 0))
+	r := one(rel_item("a", "standard", "auto", [30, 20], 0.3, {"applied": 9, "viewed": 9, "skipped": 0, "trimmed": 0}, 0))
 	r.breakdown.applied == 5
 	r.breakdown.viewed == 5
 	p := one(item("a", "standard", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 40, "trimmed": 40}, 0))
@@ -48,8 +48,13 @@ test_counts_are_capped if {
 test_cooling_starts_at_its_threshold_and_recovers_with_use if {
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 5, "trimmed": 3}, 0)).salience == 30
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 26
-	# each application offsets one skip or trim
-	one(item("a", "standard", "auto", [30, 0], {"applied": 1, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 31
+	# each application offsets one skip or trim (and warms only a relevant card)
+	one(item("a", "standard", "auto", [30, 0], {"applied": 1, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 30
+}
+
+test_warming_only_for_relevant_cards if {
+	one(rel_item("a", "standard", "auto", [0, 0], 0.299, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 0
+	one(rel_item("a", "standard", "auto", [0, 0], 0.3, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 4
 }
 
 test_cooling_never_pushes_out_a_card_the_request_is_about if {
@@ -83,7 +88,7 @@ test_salience_is_clamped if {
 }
 
 test_lane_thresholds if {
-	one(item("a", "standard", "auto", [30, 20], {"applied": 10, "viewed": 10, "skipped": 0, "trimmed": 0}, 0)).salience == 60
+	one(item("a", "standard", "auto", [30, 20], {"applied": 10, "viewed": 10, "skipped": 0, "trimmed": 0}, 0)).salience == 55
 	one(item("a", "standard", "auto", [30, 20], none, 0)).lane == "scoped"
 	one(rel_item("a", "standard", "auto", [30, 20], 0.334, none, 0)).lane == "core"
 	one(item("a", "standard", "auto", [25, 20], none, 0)).lane == "scoped"

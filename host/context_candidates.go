@@ -163,9 +163,23 @@ const noQueryRelevance = 0.3
 // model reads: evidence often says in other words why a rule exists.
 const evidencePerCard = 2
 
+// evidenceRankLimit is the largest selection whose cited evidence the
+// model reads.
+const evidenceRankLimit = 64
+
 // rankCards ranks cards with every field of the model, their cited
-// evidence included (one batched read of links, one of evidence texts).
+// evidence included (one batched read of links, one of evidence texts)
+// when the selection is within evidenceRankLimit.
 func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []store.Card) (map[string]relScore, error) {
+	docs := make([]relevanceDoc, len(cards))
+	if len(cards) > evidenceRankLimit {
+		// A large selection is ranked on the cards alone: reading every
+		// card's links costs more than the latency target allows.
+		for i, c := range cards {
+			docs[i] = cardDoc(c, "")
+		}
+		return rq.rank(docs), nil
+	}
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
@@ -184,7 +198,6 @@ func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []store.Card) 
 	if err != nil {
 		return nil, internal(err, "read evidence for ranking")
 	}
-	docs := make([]relevanceDoc, len(cards))
 	var b strings.Builder
 	for i, c := range cards {
 		b.Reset()

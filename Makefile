@@ -9,7 +9,7 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo u
 LDFLAGS    := -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: all build test test-go test-vscode demo bench lint plugins tools vscode-package clean
+.PHONY: all build test test-go test-vscode demo bench lint plugins tools vscode-package clean quality
 
 all: build
 
@@ -50,6 +50,15 @@ tools: $(TOOLS)/staticcheck
 
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# quality runs the retrieval-quality benchmark (a copy of shared/ beside the
+# clone) on the dev tasks and fails when a figure drops below its floor
+# (.ci/quality_check.py).
+QUALITY ?= ../shared/quality
+quality: build
+	@if [ ! -f $(QUALITY)/run.py ]; then echo "skip quality: $(QUALITY)/run.py not found (set QUALITY=)"; exit 0; fi; \
+	out=$$(mktemp -d) && python3 $(QUALITY)/run.py --palace $(BIN) --no-ablation --out $$out $(QUALITY)/dev/tasks.jsonl && \
+	python3 .ci/quality_check.py $$out/dev-*.json
 
 plugins:
 	$(MAKE) -C examples/plugins

@@ -106,6 +106,12 @@ type AuditSuggestion struct {
 // render form, salience and its breakdown, 30-day counts, review and expiry
 // dates, warnings and suggested actions (DESIGN §6). It reads only; both
 // modes. Unknown filter values are KindInvalid.
+// auditRelevance is the relevance the audit lanes every card with: that of
+// a request just relevant to the card, so persistence counts, a reference
+// line is earned and cooling still shows (a request about the card waives
+// it).
+const auditRelevance = 0.3
+
 func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 	sf := store.CardFilter{Statuses: AuthoritativeStatuses()}
 	if f.Tier != "" {
@@ -214,6 +220,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		in := policies.ScopeInput{Context: fits[idx[0]], Cards: make([]policies.ScopeCard, len(idx))}
 		for j, i := range idx {
 			in.Cards[j] = scopeCard(cards[i], cands[i].anchor.Kind)
+			in.Cards[j].Relevance = auditRelevance
 		}
 		out, d := set.Scope(ctx, in)
 		rep.ScopePolicy = d
@@ -221,14 +228,15 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 			cands[i].scope = out[cards[i].ID]
 		}
 	}
-	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards))}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards)), Config: lanesConfig}
 	for i, c := range cands {
 		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 		c.counts, c.ageDays = cs.counts, cs.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
 				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field},
-			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Counts30d: c.counts, AgeDays: c.ageDays,
+			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: auditRelevance,
+			Counts30d: c.counts, AgeDays: c.ageDays,
 		}
 	}
 	lout, ld := set.Lanes(ctx, lin)

@@ -57,8 +57,10 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 	if r.Status != "promoted" || r.Counts30d.Trimmed != 8 || r.LastOutcome != "trimmed" {
 		t.Errorf("row = status %s, 30d %+v, last %q; want promoted, 8 trimmed, last trimmed", r.Status, r.Counts30d, r.LastOutcome)
 	}
-	if r.SalienceBreakdown["trimmed"] != -10 || r.Salience != 40 || r.Lane != "ref_only" {
-		t.Errorf("salience %d %v lane %s; want 50 − 10 for trims = 40, ref_only", r.Salience, r.SalienceBreakdown, r.Lane)
+	// The audit lanes a card as for a request just relevant to it (0.3):
+	// 30 + 20 + 18 − 10 for trims = 58, scoped.
+	if r.SalienceBreakdown["trimmed"] != -10 || r.Salience != 58 || r.Lane != "scoped" {
+		t.Errorf("salience %d %v lane %s; want 30 + 20 + 18 − 10 for trims = 58, scoped", r.Salience, r.SalienceBreakdown, r.Lane)
 	}
 	if !hasWarning(r, "cooling") || !hasSuggestion(r, "prefer_compact") {
 		t.Errorf("warnings %+v, suggestions %+v; want cooling and prefer_compact", r.Warnings, r.Suggested)
@@ -73,7 +75,7 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 		f    host.AuditFilter
 		want []string
 	}{
-		{host.AuditFilter{Lane: "ref_only"}, []string{id, quiet}},
+		{host.AuditFilter{Lane: "scoped"}, []string{id, quiet}},
 		{host.AuditFilter{Lane: "core"}, nil},
 		{host.AuditFilter{Warning: "cooling", Tier: "shu", Anchor: "worktree"}, []string{id, quiet}},
 		{host.AuditFilter{Anchor: "repo"}, nil},

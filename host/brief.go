@@ -278,7 +278,7 @@ type briefCandidate struct {
 }
 
 // briefCandidates gates up to five candidate cards of the visible anchors
-// (of the request's field, when it names one): the best BM25 matches of the
+// (of the request's field, when it names one): the best matches (relevance model) of the
 // query, or the first in persistence, tier and anchor order without one.
 func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
 	q := store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: []string{"candidate"}, Now: store.FormatTime(a.now)}
@@ -290,12 +290,12 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
 		pool = append(pool, store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
-		docs = append(docs, relevanceDoc{t.ID, t.Statement, t.Content})
+		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
 	h.sortByFill(pool)
 	var ids []string
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
-		rel := bm25Rank(terms, docs)
+		rel := bm25Rank(a.req.Query, docs)
 		for _, c := range pool {
 			if rel[c.ID] > 0 {
 				ids = append(ids, c.ID)

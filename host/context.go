@@ -199,11 +199,15 @@ type SkippedCard struct {
 	ID     string `json:"id"`
 	Tier   string `json:"tier"`
 	Anchor string `json:"anchor"`
-	// Reason is skipped_scope, skipped_cooled, dao_tian_limit or duplicate.
+	// Reason is skipped_scope, skipped_cooled (cooling kept it out),
+	// not_relevant (the request is not about it), lane_limit,
+	// dao_tian_limit or duplicate.
 	Reason      string `json:"reason"`
 	DuplicateOf string `json:"duplicate_of,omitempty"`
 	Lane        string `json:"lane,omitempty"`
 	Salience    int    `json:"salience,omitempty"`
+	// Relevance is the card's relevance to the request, 0..1.
+	Relevance float64 `json:"relevance,omitempty"`
 	// Why and SalienceBreakdown are filled with Explain only (`palace audit`
 	// says why a card cooled at any time).
 	Why               []string       `json:"why,omitempty"`

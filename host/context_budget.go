@@ -33,13 +33,6 @@ func (s *slot) text(form string) string {
 
 func (s *slot) size() int { return runeLen(s.text(s.form)) }
 
-// protected items are foundational or protected cards: the budget may
-// compact them but never reduce them further (004 §4.2: they do not fall
-// below inline_compact).
-func (s *slot) protected() bool {
-	return s.item != nil && (s.item.Persistence == "foundational" || s.item.Persistence == "protected")
-}
-
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {
 	fixed   int // preamble and transient instructions
@@ -78,13 +71,14 @@ type budgetStage struct {
 	verb string
 }
 
-// packBudget fits the items under the budget by whole items, in the order
-// of DESIGN §6.4: evidence first (raw, opt-in), then the lowest-salience
-// scoped items are trimmed to their compact form, then rendered ref-only,
-// then reference lines are left out (inspector-only), and only then are
-// core items compacted and, unless foundational or protected, reduced.
-// Nothing is ever cut mid-text; a pack whose protected core still does not
-// fit is returned over budget with the reason.
+// packBudget fits the items under the budget by whole items and by value:
+// evidence goes first (raw, opt-in); then, least valuable first (the last
+// in pack order), full items are compacted, reference lines are left out,
+// then inline items, until the pack fits; what was left out then comes
+// back as a reference line where one still fits. The most valuable items
+// stay whole the longest. Nothing is ever cut mid-text, and nothing
+// exceeds the budget but the preamble and transient instructions, which
+// are never left out (the pack says so).
 func (h *Host) packBudget(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
@@ -147,14 +141,10 @@ func (h *Host) packBudget(a *assembly) {
 	stages := []budgetStage{
 		{func(s *slot) bool { return s.ev != nil && s.form == "inline_full" }, "ref_only", "reduced to a reference line"},
 		{func(s *slot) bool { return s.ev != nil && s.form == "ref_only" }, "inspector_only", "left out"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane != "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
-		{func(s *slot) bool {
-			return s.item != nil && s.item.Lane != "core" && s.form == "ref_only" && !s.protected()
-		}, "inspector_only", "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
-		{func(s *slot) bool { return s.item != nil && s.item.Lane == "core" && inline(s) && !s.protected() }, "ref_only", "reduced to a reference line"},
-		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && !s.protected() }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
+		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && s.item.LaneForm == "ref_only" }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && inline(s) }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" }, "inspector_only", "left out (inspector-only)"},
 	}
 	for _, st := range stages {
 		if p.total <= limit {
@@ -166,25 +156,34 @@ func (h *Host) packBudget(a *assembly) {
 				picks = append(picks, s)
 			}
 		}
-		// Lowest salience first; among equals, the one packed last.
-		slices.SortStableFunc(picks, func(x, y *slot) int {
-			if d := x.salience() - y.salience(); d != 0 {
-				return d
-			}
-			return y.order - x.order
-		})
+		// Least valuable first: items are in pack order, which is by value
+		// inside a lane, so the one packed last goes first.
+		slices.SortStableFunc(picks, func(x, y *slot) int { return y.order - x.order })
 		for _, s := range picks {
 			if p.total <= limit {
 				break
 			}
 			from := s.form
 			p.set(s, st.to)
-			why := fmt.Sprintf("salience %d was the lowest left in this step", s.salience())
+			why := fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.salience())
 			if s.ev != nil {
 				why = "raw evidence goes before any card"
 			}
 			s.trim(from, st.to, fmt.Sprintf("%s to fit the budget of %d characters: %s", st.verb, limit, why))
 		}
+	}
+	// What the budget left out comes back as a reference line, most
+	// valuable first, wherever that line still fits.
+	for _, s := range p.slots {
+		if s.item == nil || s.form != "inspector_only" || s.item.Trimmed == nil || s.item.LaneForm == "inspector_only" {
+			continue
+		}
+		p.set(s, "ref_only")
+		if p.total > limit {
+			p.set(s, "inspector_only")
+			continue
+		}
+		s.trim(s.item.Trimmed.From, "ref_only", fmt.Sprintf("reduced to a reference line to fit the budget of %d characters: the more valuable items took the room", limit))
 	}
 	for _, s := range p.slots {
 		if s.item != nil {
@@ -325,7 +324,7 @@ func (h *Host) finish(a *assembly) {
 	used := runeLen(pk.Rendered)
 	pk.Budget = BudgetUse{Limit: pk.Request.Budget, Used: used, Remaining: max(0, pk.Request.Budget-used), Over: used > pk.Request.Budget}
 	if pk.Budget.Over {
-		pk.Budget.OverflowReason = fmt.Sprintf("the preamble, transient instructions and foundational/protected core items need %d characters, over the budget of %d; items are never cut, so the pack is over budget", used, pk.Request.Budget)
+		pk.Budget.OverflowReason = fmt.Sprintf("the preamble and transient instructions need %d characters, over the budget of %d; they are never cut, so the pack is over budget", used, pk.Request.Budget)
 		if pk.MemoryExists.Rendered == 0 {
 			pk.Budget.OverflowReason = fmt.Sprintf("nothing fits the budget of %d characters; the pack still says what exists (%d characters)", pk.Request.Budget, used)
 		}

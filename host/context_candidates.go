@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,41 +10,39 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// selectCandidates runs the bounded selection of DESIGN §6.1 and fills
-// a.considered. Without a query it is one SQL statement: the first
-// CandidateLimit cards by persistence, tier, anchor and id, picked from an
-// index and read whole, with the count. With one, the visible cards are ranked
-// by BM25 (see context_relevance.go): all of them when they are within
-// CandidateLimit, else a quarter of the slots go to the head of the SQL
-// order (so foundational cards are never crowded out by text matches), then
-// the best matches, then the rest of that order. With AllRepos, FTS5 ranks
-// the whole palace instead.
+// selectCandidates runs the bounded selection of a request and fills
+// a.considered. Without a query, file or language it is one SQL statement:
+// the first CandidateLimit cards by persistence, tier, anchor and id,
+// picked from an index and read whole, with the count. With one, the
+// visible cards are ranked by the relevance model (context_relevance.go):
+// all of them when they are within CandidateLimit, else a first pass over
+// their statements and contents picks which to read — a quarter of the
+// slots go to the head of the SQL order (so foundational cards are never
+// crowded out by text matches), then the best matches, then the rest of
+// that order. The cards read are then ranked over every field. With
+// AllRepos, FTS5 ranks the whole palace instead.
 func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	q := h.candidateQuery(a.req, a.now)
-	terms := queryTerms(a.req.Query)
+	pr := a.pack.Request
+	rq := newRelQuery(pr.Query, pr.File)
 	var (
 		cards []store.Card
 		total int
 		err   error
 	)
-	rel := map[string]float64{}
-	if len(terms) > 0 || q.Match != "" {
+	rel := map[string]relScore{}
+	if !rq.empty() || q.Match != "" {
 		if total, err = h.store.CountCandidates(ctx, q); err != nil {
 			return internal(err, "select context candidates")
 		}
 	}
 	switch {
-	case len(terms) > 0 && !a.req.AllRepos && total <= CandidateLimit:
+	case !rq.empty() && !a.req.AllRepos && total <= CandidateLimit:
 		if cards, err = h.store.CandidateCards(ctx, q); err != nil {
 			return internal(err, "select context candidates")
 		}
-		docs := make([]relevanceDoc, len(cards))
-		for i, c := range cards {
-			docs[i] = relevanceDoc{c.ID, c.Statement, c.Content}
-		}
-		rel = bm25Rank(terms, docs)
 		h.sortByFill(cards)
-	case len(terms) > 0 && !a.req.AllRepos:
+	case !rq.empty() && !a.req.AllRepos:
 		texts, err := h.store.CandidateTexts(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
@@ -53,22 +50,22 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		docs := make([]relevanceDoc, len(texts))
 		rowids := make(map[string]int64, len(texts))
 		for i, t := range texts {
-			docs[i] = relevanceDoc{t.ID, t.Statement, t.Content}
+			docs[i] = relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content}
 			rowids[t.ID] = t.RowID
 		}
-		rel = bm25Rank(terms, docs)
+		first := rq.rank(docs)
 		fill := make([]store.Card, len(texts))
 		for i, t := range texts {
 			fill[i] = store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
 		}
 		h.sortByFill(fill)
-		matched := make([]string, 0, len(rel))
-		for id := range rel {
+		matched := make([]string, 0, len(first))
+		for id := range first {
 			matched = append(matched, id)
 		}
 		slices.SortFunc(matched, func(x, y string) int {
-			if rel[x] != rel[y] {
-				if rel[x] > rel[y] {
+			if first[x].score != first[y].score {
+				if first[x].score > first[y].score {
 					return -1
 				}
 				return 1
@@ -86,17 +83,11 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		}
 		cards = inOrder(ids, byID)
 	case q.Match != "":
-		// Every repository (AllRepos) with a query: FTS5 ranks the palace.
+		// Every repository (AllRepos) with a query: FTS5 picks the
+		// candidates from the whole palace; the model ranks them below.
 		matched, fill, err := h.store.Candidates(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
-		}
-		for _, m := range matched {
-			r := 1.0
-			if best := matched[0].BM25; best < 0 {
-				r = m.BM25 / best
-			}
-			rel[m.ID] = math.Round(r*1000) / 1000
 		}
 		fillCards := make([]store.Card, len(fill))
 		for i, id := range fill {
@@ -110,9 +101,26 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	default:
-		// No query: the head of the fill order, and the count, in one read.
+		// Nothing to rank by: the head of the fill order, and the count, in
+		// one read.
 		if cards, total, err = h.store.CandidateFill(ctx, q); err != nil {
 			return internal(err, "select context candidates")
+		}
+	}
+	if !rq.empty() && len(cards) > 0 {
+		if rel, err = h.rankCards(ctx, rq, cards); err != nil {
+			return err
+		}
+	}
+	// Without a query (an editor asking about a file, an agent starting
+	// out) nothing says what the request is about: every card is taken as
+	// just relevant, so its scope, its file words and its persistence
+	// decide, as they did before the request had words.
+	if len(tokenTerms(pr.Query)) == 0 {
+		for _, c := range cards {
+			r := rel[c.ID]
+			r.relevance = max(r.relevance, noQueryRelevance)
+			rel[c.ID] = r
 		}
 	}
 	refs := map[string]AnchorRef{}
@@ -128,7 +136,8 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			ref = h.anchorRef(ctx, c.AnchorID)
 			refs[c.AnchorID] = ref
 		}
-		cand := &candidate{card: c, anchor: ref, relevance: rel[c.ID]}
+		r := rel[c.ID]
+		cand := &candidate{card: c, anchor: ref, relevance: r.relevance, matched: r.matched}
 		if r, ok := ranks[c.AnchorID]; ok {
 			cand.rank = r
 		} else {
@@ -142,6 +151,66 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		InspectorOnlyIDs: []string{}, TrimmedDueToBudgetIDs: []string{},
 	}
 	return nil
+}
+
+// noQueryRelevance is the relevance of every card for a request without
+// query words: that of a card just relevant to it (persistence counts and
+// a reference line is earned; cooling still applies).
+const noQueryRelevance = 0.3
+
+// evidencePerCard is how many of a card's cited evidence rows (in link
+// order, the first being the one it was distilled from) the relevance
+// model reads: evidence often says in other words why a rule exists.
+const evidencePerCard = 2
+
+// evidenceRankLimit is the largest selection whose cited evidence the
+// model reads.
+const evidenceRankLimit = 64
+
+// rankCards ranks cards with every field of the model, their cited
+// evidence included (one batched read of links, one of evidence texts)
+// when the selection is within evidenceRankLimit.
+func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []store.Card) (map[string]relScore, error) {
+	docs := make([]relevanceDoc, len(cards))
+	if len(cards) > evidenceRankLimit {
+		// A large selection is ranked on the cards alone: reading every
+		// card's links costs more than the latency target allows.
+		for i, c := range cards {
+			docs[i] = cardDoc(c, "")
+		}
+		return rq.rank(docs), nil
+	}
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	links, err := h.store.LinkRows(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read citations for ranking")
+	}
+	var evIDs []string
+	for _, id := range ids {
+		for _, l := range links[id][:min(len(links[id]), evidencePerCard)] {
+			evIDs = append(evIDs, l.EvidenceID)
+		}
+	}
+	texts, err := h.store.EvidenceTexts(ctx, evIDs)
+	if err != nil {
+		return nil, internal(err, "read evidence for ranking")
+	}
+	var b strings.Builder
+	for i, c := range cards {
+		b.Reset()
+		for _, l := range links[c.ID][:min(len(links[c.ID]), evidencePerCard)] {
+			e := texts[l.EvidenceID]
+			b.WriteString(e.Content)
+			b.WriteByte(' ')
+			b.WriteString(e.SourceRef)
+			b.WriteByte(' ')
+		}
+		docs[i] = cardDoc(c, b.String())
+	}
+	return rq.rank(docs), nil
 }
 
 // mergeCandidates picks at most CandidateLimit ids: the first quarter of
@@ -250,7 +319,7 @@ func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
 		for i, e := range rows {
 			docs[i] = relevanceDoc{id: e.ID, content: e.Content}
 		}
-		rel := bm25Rank(terms, docs)
+		rel := bm25Rank(a.req.Query, docs)
 		matched := rows[:0:0]
 		for _, e := range rows {
 			if rel[e.ID] > 0 {

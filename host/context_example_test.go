@@ -12,8 +12,9 @@ import (
 )
 
 // A context pack for a file: the card's scope (path, language, field) and
-// triggers (two intents) fit the request fully, so it lands in the scoped
-// lane and renders compactly, with its two citations.
+// triggers (two intents) fit the request fully and the file's path words
+// make it relevant, so it lands in the core lane and renders compactly
+// (core and scoped items are one line by default), with its two citations.
 func ExampleHost_Context() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "palace-example")
@@ -55,8 +56,8 @@ func ExampleHost_Context() {
 	}
 	fmt.Println(p.Budget.Used <= p.Budget.Limit, p.Sections[0].Name)
 	// Output:
-	// scoped inline_compact 50 Open SQLite in WAL mode with a busy timeout
+	// core inline_compact 72 Open SQLite in WAL mode with a busy timeout
 	//   cites supporting "ci://4812"
 	//   cites verification ""
-	// true scoped
+	// true core
 }

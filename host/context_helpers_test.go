@@ -162,15 +162,6 @@ func itemIDs(p host.Pack) []string {
 	return out
 }
 
-func skippedReason(p host.Pack, id string) string {
-	for _, s := range p.Skipped {
-		if s.ID == id {
-			return s.Reason
-		}
-	}
-	return ""
-}
-
 func item(p host.Pack, id string) (host.Item, bool) {
 	for _, it := range p.Items {
 		if it.ID == id {

@@ -2,10 +2,13 @@ package host
 
 import (
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/palacehq/palace/store"
 )
 
 // Query relevance. Text ranking of the visible cards happens here, in Go,
@@ -13,11 +16,9 @@ import (
 // the matches of every repository of the palace before the anchor filter
 // drops them, which costs O(matches in the whole palace) — 5–17 ms at 10k
 // cards for common words, measured — while the visible set is a few hundred
-// cards. The tokenizer follows FTS5's unicode61 (lower-cased runs of letters
-// and digits) and the score is BM25 (k1 1.2, b 0.75) with the statement
-// weighted twice the content, as the bm25(cards_fts, 2.0, 1.0) the
-// --all-repos path asks FTS5 for. Document frequencies come from the
-// visible set, so a term common here ranks low here.
+// cards. queryTerms and ftsQuery below still serve FTS5 (--all-repos and
+// the evidence search), which tokenizes like unicode61; the model every
+// pack is ranked by is further down.
 
 const (
 	bm25K1 = 1.2
@@ -67,131 +68,295 @@ func ftsExpr(terms []string, op string) string {
 	return strings.Join(quoted, " "+op+" ")
 }
 
-// relevanceDoc is one document of a ranking: an id and two weighted fields.
+// The relevance model. One ranking serves every caller (context packs,
+// briefs, evidence for a pack): BM25F over a card's fields — statement,
+// content, its triggers (intent tags, tool needs, the literal words of its
+// patterns, its field and the words of its scope paths) and the texts of
+// the evidence it cites — against the request's terms: the query's, and,
+// weighted lower, their synonyms from a small software-engineering
+// thesaurus (context_thesaurus.go) and the parts of the file under edit. Terms
+// are stems and whole identifiers (see context_tokens.go). The score of a
+// card is
+//
+//	Σ_q w_q · idf_q · tf'_q (k1+1) / (tf'_q + k1),  tf'_q = Σ_f W_f · tf_qf / (1 − b + b·len_f/avg_f)
+//
+// with idf over the ranked set, so a term common here ranks low here.
+// relevance in 0..1 is then the geometric mean of the score relative to
+// the best card's and of how much of the query it covers (the score of the
+// query's words and their synonyms over relCoverageFull of the query's
+// total idf weight): a card that is the best of a poor lot is not
+// relevant, nor is a card that merely shares the one common word a generic
+// request holds, and the file's path words count half: the file ranks cards
+// the query is about more than it makes a card relevant alone.
+
+// Field weights (W_f).
+const (
+	relWStatement = 3.0
+	relWContent   = 1.0
+	relWTrigger   = 2.0
+	relWEvidence  = 0.5
+)
+
+// Query term weights (w_q) by source.
+const (
+	relWQuery = 1.0
+	relWFile  = 0.4
+	// relWSynonym weighs the words the thesaurus adds to the query's.
+	relWSynonym = 0.5
+	// relCoverageFull is the share of the query's idf weight a card must
+	// cover to count as fully on topic.
+	relCoverageFull = 0.45
+	// relFileCoverage is the share of a file word's score that counts as
+	// covering the query.
+	relFileCoverage = 0.5
+	// maxRelTerms bounds the distinct terms of one request.
+	maxRelTerms = 32
+)
+
+// relQuery is a request's weighted terms, indexed for scanning.
+type relQuery struct {
+	terms   []string
+	weights []float64
+	index   map[string]int
+	// pre marks the two-byte prefixes of the stemmed terms: a token whose
+	// first two bytes are unmarked cannot stem to a term, so most tokens
+	// are never stemmed.
+	pre [1 << 10]uint64
+}
+
+// newRelQuery builds the terms of a request: the query's and the file
+// path's, each with its weight (a term from both keeps the higher).
+func newRelQuery(query, file string) *relQuery {
+	q := &relQuery{index: map[string]int{}}
+	add := func(t string, w float64) {
+		if i, ok := q.index[t]; ok {
+			q.weights[i] = max(q.weights[i], w)
+			return
+		}
+		if len(q.terms) == maxRelTerms {
+			return
+		}
+		q.index[t] = len(q.terms)
+		q.terms = append(q.terms, t)
+		q.weights = append(q.weights, w)
+		if len(t) >= 2 {
+			k := uint16(t[0])<<8 | uint16(t[1])
+			q.pre[k>>6] |= 1 << (k & 63)
+		}
+	}
+	terms := tokenTerms(query)
+	for _, t := range terms {
+		add(t, relWQuery)
+	}
+	for _, t := range terms {
+		for _, syn := range synonyms[t] {
+			add(syn, relWSynonym)
+		}
+	}
+	// The file's extension says its language, which the scope policy
+	// weighs; as a word ("go", "py") it would only match prose.
+	if ext := path.Ext(file); ext != "" && !strings.Contains(ext, "/") {
+		file = strings.TrimSuffix(file, ext)
+	}
+	for _, t := range tokenTerms(file) {
+		add(t, relWFile)
+	}
+	return q
+}
+
+func (q *relQuery) empty() bool { return q == nil || len(q.terms) == 0 }
+
+// relevanceDoc is one document of a ranking and its fields.
 type relevanceDoc struct {
 	id                 string
 	statement, content string
+	trigger, evidence  string
 }
 
-// bm25Rank scores docs against terms and returns each matching doc's score
-// divided by the best score (rounded to 3 decimals, so 1 is the best
-// match); docs matching no term are absent.
-func bm25Rank(terms []string, docs []relevanceDoc) map[string]float64 {
-	out := map[string]float64{}
-	if len(terms) == 0 || len(docs) == 0 {
+// relFields is the number of fields of a relevanceDoc.
+const relFields = 4
+
+var relWeights = [relFields]float64{relWStatement, relWContent, relWTrigger, relWEvidence}
+
+func (d *relevanceDoc) field(f int) string {
+	switch f {
+	case 0:
+		return d.statement
+	case 1:
+		return d.content
+	case 2:
+		return d.trigger
+	}
+	return d.evidence
+}
+
+// count adds the query's term counts in s to tf and returns the number of
+// word parts of s.
+func (q *relQuery) count(s string, tf []int) int {
+	n := 0
+	scanWords(s, func(tok []byte, whole bool) {
+		if whole {
+			if i, ok := q.index[string(tok)]; ok {
+				tf[i]++
+			}
+			return
+		}
+		n++
+		if len(tok) < 2 {
+			return
+		}
+		k := uint16(tok[0])<<8 | uint16(tok[1])
+		if q.pre[k>>6]&(1<<(k&63)) == 0 || relStopwords[string(tok)] {
+			return
+		}
+		if i, ok := q.index[stemBytes(tok)]; ok {
+			tf[i]++
+		}
+	})
+	return n
+}
+
+// stemBytes is stem of a token buffer; a cached stem costs no allocation.
+func stemBytes(b []byte) string {
+	stemMu.RLock()
+	s, ok := stemCache[string(b)]
+	stemMu.RUnlock()
+	if ok {
+		return s
+	}
+	return stem(string(b))
+}
+
+// relScore is one document's ranking.
+type relScore struct {
+	score, relative, coverage, relevance float64
+	// matched are the query terms the document holds, in query order.
+	matched []string
+}
+
+// rank scores docs against q. Documents matching no term are absent.
+func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
+	out := map[string]relScore{}
+	if q.empty() || len(docs) == 0 {
 		return out
 	}
-	index := make(map[string]int, len(terms))
-	for i, t := range terms {
-		index[t] = i
-	}
-	// Per doc: the statement's and the content's length in tokens and term
-	// counts, in flat arrays (a ranking reads up to a few thousand docs).
-	nt := len(terms)
-	lenS := make([]int, len(docs))
-	lenC := make([]int, len(docs))
-	tfS := make([]int, len(docs)*nt)
-	tfC := make([]int, len(docs)*nt)
+	nt := len(q.terms)
+	lens := make([]int, len(docs)*relFields)
+	tfs := make([]int, len(docs)*relFields*nt)
+	var sums [relFields]int
 	df := make([]int, nt)
-	var sumS, sumC int
-	for i, d := range docs {
-		lenS[i] = countTerms(d.statement, index, tfS[i*nt:(i+1)*nt])
-		lenC[i] = countTerms(d.content, index, tfC[i*nt:(i+1)*nt])
-		sumS += lenS[i]
-		sumC += lenC[i]
+	for i := range docs {
+		hit := make([]bool, nt)
+		for f := range relFields {
+			base := (i*relFields + f) * nt
+			l := q.count(docs[i].field(f), tfs[base:base+nt])
+			lens[i*relFields+f] = l
+			sums[f] += l
+			for t := range nt {
+				if tfs[base+t] > 0 {
+					hit[t] = true
+				}
+			}
+		}
 		for t := range nt {
-			if tfS[i*nt+t]+tfC[i*nt+t] > 0 {
+			if hit[t] {
 				df[t]++
 			}
 		}
 	}
 	n := float64(len(docs))
-	avgS := math.Max(1, float64(sumS)/n)
-	avgC := math.Max(1, float64(sumC)/n)
+	var avg [relFields]float64
+	for f := range relFields {
+		avg[f] = math.Max(1, float64(sums[f])/n)
+	}
 	idf := make([]float64, nt)
+	ideal := 0.0
 	for t := range nt {
 		idf[t] = math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-	}
-	part := func(tf, length int, avg float64) float64 {
-		if tf == 0 {
-			return 0
+		if q.weights[t] == relWQuery {
+			ideal += idf[t]
 		}
-		f := float64(tf)
-		return f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(length)/avg))
 	}
-	scores := make([]float64, len(docs))
+	// Without query words the file is all the request says: it counts.
+	fileOnly := ideal == 0
+	if fileOnly {
+		for t := range nt {
+			ideal += q.weights[t] * idf[t]
+		}
+	}
+	scores := make([]relScore, len(docs))
 	best := 0.0
 	for i := range docs {
-		s := 0.0
+		s, sq := 0.0, 0.0
+		var matched []string
 		for t := range nt {
-			s += idf[t] * (2*part(tfS[i*nt+t], lenS[i], avgS) + part(tfC[i*nt+t], lenC[i], avgC))
+			tf := 0.0
+			for f := range relFields {
+				c := tfs[(i*relFields+f)*nt+t]
+				if c == 0 {
+					continue
+				}
+				norm := 1 - bm25B + bm25B*float64(lens[i*relFields+f])/avg[f]
+				tf += relWeights[f] * float64(c) / norm
+			}
+			if tf == 0 {
+				continue
+			}
+			matched = append(matched, q.terms[t])
+			v := q.weights[t] * idf[t] * tf * (bm25K1 + 1) / (tf + bm25K1)
+			s += v
+			if fileOnly || q.weights[t] != relWFile {
+				sq += v
+			} else {
+				sq += v * relFileCoverage
+			}
 		}
-		scores[i] = s
+		scores[i] = relScore{score: s, coverage: sq, matched: matched}
 		best = math.Max(best, s)
 	}
 	if best == 0 {
 		return out
 	}
 	for i, d := range docs {
-		if scores[i] > 0 {
-			out[d.id] = math.Round(scores[i]/best*1000) / 1000
+		sc := scores[i]
+		if sc.score <= 0 {
+			continue
 		}
+		sc.relative = sc.score / best
+		sc.coverage = math.Min(1, sc.coverage/(relCoverageFull*ideal*(bm25K1+1)))
+		sc.relevance = round3(math.Sqrt(sc.relative * sc.coverage))
+		sc.relative, sc.coverage = round3(sc.relative), round3(sc.coverage)
+		out[d.id] = sc
 	}
 	return out
 }
 
-// countTerms tokenizes s like unicode61 — runs of letters and digits,
-// lower-cased — without allocating, adds the indexed terms' counts to tf
-// and returns the number of tokens. ASCII, most of any text, skips the
-// unicode tables.
-func countTerms(s string, index map[string]int, tf []int) int {
-	var buf [64]byte
-	tok := buf[:0]
-	long := false
-	length := 0
-	flush := func() {
-		if len(tok) > 0 || long {
-			length++
-			if !long {
-				if i, ok := index[string(tok)]; ok {
-					tf[i]++
-				}
-			}
-		}
-		tok, long = buf[:0], false
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// bm25Rank ranks docs against a plain query (no file, no language) and
+// returns each matching doc's relevance.
+func bm25Rank(query string, docs []relevanceDoc) map[string]float64 {
+	out := map[string]float64{}
+	for id, s := range newRelQuery(query, "").rank(docs) {
+		out[id] = s.relevance
 	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-			case 'A' <= c && c <= 'Z':
-				c += 'a' - 'A'
-			default:
-				flush()
-				continue
-			}
-			if len(tok) == len(buf) {
-				long = true // longer than any query term can be; counts as one token
-				continue
-			}
-			tok = append(tok, c)
-			continue
+	return out
+}
+
+// cardDoc is the relevance document of a card: its texts, its triggers,
+// field and scope path words, and the evidence texts it cites (ev).
+func cardDoc(c store.Card, ev string) relevanceDoc {
+	var b strings.Builder
+	for _, xs := range [][]string{c.Trigger.Intents, c.Trigger.ToolNeeds, c.Scope.Paths} {
+		for _, x := range xs {
+			b.WriteString(x)
+			b.WriteByte(' ')
 		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		r = unicode.ToLower(r)
-		if len(tok)+utf8.RuneLen(r) > len(buf) {
-			long = true
-			continue
-		}
-		tok = utf8.AppendRune(tok, r)
 	}
-	flush()
-	return length
+	for _, p := range c.Trigger.Patterns {
+		b.WriteString(patternWords(p))
+		b.WriteByte(' ')
+	}
+	b.WriteString(c.Field)
+	return relevanceDoc{id: c.ID, statement: c.Statement, content: c.Content, trigger: b.String(), evidence: ev}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -21,12 +22,14 @@ type candidate struct {
 	rank      int // anchor proximity: worktree 0, repo 1, global 2, another repository 3
 	foreign   bool
 	relevance float64
-	scope     policies.ScopeResult
-	lane      policies.LaneResult
-	laned     bool
-	counts    policies.Counts30d
-	ageDays   int
-	outcome   string // injection outcome; "" writes no event
+	// matched are the request terms the card holds (the why of its relevance).
+	matched []string
+	scope   policies.ScopeResult
+	lane    policies.LaneResult
+	laned   bool
+	counts  policies.Counts30d
+	ageDays int
+	outcome string // injection outcome; "" writes no event
 	// roles counts an item's evidence links by role (cite reads them all);
 	// a brief reports them.
 	roles roleCounts
@@ -142,6 +145,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	}
 	for i, c := range a.considered {
 		sin.Cards[i] = scopeCard(c.card, c.anchor.Kind)
+		sin.Cards[i].Relevance = c.relevance
 	}
 	sout, sd := set.Scope(ctx, sin)
 	a.pack.Policy.Scope = sd
@@ -164,7 +168,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 		// pack says so through the lanes decision's error.
 		stats = map[string]coolingStats{}
 	}
-	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying))}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: lanesConfig}
 	for i, c := range applying {
 		st := stats[c.card.ID]
 		c.counts, c.ageDays = st.counts, st.ageDays
@@ -196,8 +200,13 @@ func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
 	}
 }
 
-// arrange dedupes, orders (DESIGN §6.3), applies the dao_tian limit and
-// splits the considered cards into items and skipped cards.
+// lanesConfig is the lanes configuration of every request: the policy's
+// cooling thresholds and the per-lane count limits arrange enforces.
+var lanesConfig = policies.DefaultLanesConfig()
+
+// arrange dedupes, orders, applies the per-lane count limits
+// and the dao_tian limit, and splits the considered cards into items and
+// skipped cards.
 func (h *Host) arrange(a *assembly) {
 	// Duplicates: a published copy and its original (or two cards with the
 	// same statement) both apply; the innermost wins.
@@ -219,14 +228,37 @@ func (h *Host) arrange(a *assembly) {
 		case best[c.card.StatementNorm] != c:
 			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
 		case c.lane.Lane == "inspector_only" || c.lane.RenderForm == "inspector_only":
-			c.outcome = "skipped_cooled"
-			a.skip(c, "skipped_cooled", "")
+			// Only a card that cooling kept out was a real candidate: its
+			// skip is recorded and cools it further. A card the request is
+			// not about writes no event, so what other requests ask never
+			// cools it.
+			if cooledOut(c.lane) {
+				c.outcome = outcomeSkippedCooled
+				a.skip(c, "skipped_cooled", "")
+			} else {
+				a.skip(c, "not_relevant", "")
+			}
 		default:
 			live = append(live, c)
 		}
 	}
 	slices.SortFunc(live, packOrder)
-	daoTian := 0
+	// The lanes' count limits: a lane's overflow, least valuable last in
+	// pack order, moves down one lane (core → scoped → references → out).
+	limits := map[string]int{"core": lanesConfig.CoreInlineLimit, "scoped": lanesConfig.ScopedInlineLimit, "ref_only": lanesConfig.RefOnlyLimit}
+	for _, lane := range []string{"core", "scoped"} {
+		n := 0
+		for _, c := range live {
+			if c.lane.Lane != lane {
+				continue
+			}
+			if n++; n > limits[lane] {
+				demote(c, lane)
+			}
+		}
+		slices.SortFunc(live, packOrder)
+	}
+	daoTian, refs := 0, 0
 	for _, c := range live {
 		if c.card.Tier == "dao_tian" {
 			daoTian++
@@ -235,9 +267,38 @@ func (h *Host) arrange(a *assembly) {
 				continue
 			}
 		}
+		if c.lane.Lane == "ref_only" {
+			if refs++; refs > limits["ref_only"] {
+				a.skip(c, "lane_limit", "")
+				continue
+			}
+		}
 		a.items = append(a.items, c)
 	}
 	// Skipped cards list in the order they were considered, which is stable.
+}
+
+// cooledOut says whether a card left at inspector_only would have had a
+// place without its cooling penalties.
+func cooledOut(l policies.LaneResult) bool {
+	penalty := 0
+	for _, k := range []string{"skipped", "trimmed", "inactivity"} {
+		penalty -= min(0, l.Breakdown[k])
+	}
+	return penalty > 0 && l.Salience+penalty >= refOnlyFloor
+}
+
+// refOnlyFloor is the default lanes policy's lowest ref_only salience.
+const refOnlyFloor = 36
+
+// demote moves c one lane down past its lane's count limit, saying so.
+func demote(c *candidate, from string) {
+	to := map[string]string{"core": "scoped", "scoped": "ref_only"}[from]
+	c.lane.Lane = to
+	if to == "ref_only" {
+		c.lane.RenderForm = "ref_only"
+	}
+	c.scope.Why = append(c.scope.Why, fmt.Sprintf("the %s lane is full (its limit is a lanes setting), so it moved to %s", from, to))
 }
 
 // better says whether c should win over b among duplicates.
@@ -253,19 +314,26 @@ func outranksDuplicate(c, b *candidate) bool {
 
 var laneRank = map[string]int{"core": 0, "scoped": 1, "ref_only": 2, "inspector_only": 3}
 
-// packOrder is DESIGN §6.3: lane, tier (dao_tian first), anchor (worktree,
-// repo, global, another repository), salience (highest first), id.
+// packOrder is the pack order: lane, then value — salience, which holds the
+// request's relevance, then relevance itself — then tier (dao_tian first),
+// anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {
 	if d := laneOrder(x.lane.Lane) - laneOrder(y.lane.Lane); d != 0 {
 		return d
+	}
+	if d := y.lane.Salience - x.lane.Salience; d != 0 {
+		return d
+	}
+	if x.relevance != y.relevance {
+		if x.relevance > y.relevance {
+			return -1
+		}
+		return 1
 	}
 	if d := TierRank(x.card.Tier) - TierRank(y.card.Tier); d != 0 {
 		return d
 	}
 	if d := x.rank - y.rank; d != 0 {
-		return d
-	}
-	if d := y.lane.Salience - x.lane.Salience; d != 0 {
 		return d
 	}
 	return strings.Compare(x.card.ID, y.card.ID)
@@ -280,7 +348,7 @@ func laneOrder(l string) int {
 
 // skip records c as skipped for reason.
 func (a *assembly) skip(c *candidate, reason, dupOf string) {
-	s := SkippedCard{ID: c.card.ID, Tier: c.card.Tier, Anchor: c.anchor.Kind, Reason: reason, DuplicateOf: dupOf}
+	s := SkippedCard{ID: c.card.ID, Tier: c.card.Tier, Anchor: c.anchor.Kind, Reason: reason, DuplicateOf: dupOf, Relevance: c.relevance}
 	if c.laned {
 		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
 	}
@@ -326,12 +394,16 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 	}
 	for _, c := range a.items {
 		c.roles = countRoles(links[c.card.ID])
+		why := nonNilStrings(c.scope.Why)
+		if len(c.matched) > 0 {
+			why = append(why, fmt.Sprintf("relevance %.3g: the request shares %s with the card", c.relevance, strings.Join(c.matched, ", ")))
+		}
 		it := Item{
 			ID: c.card.ID, Statement: c.card.Statement, Content: c.card.Content, Tier: c.card.Tier, Status: c.card.Status,
 			Domain: c.card.Domain, Field: c.card.Field, Anchor: c.anchor, Foreign: c.foreign,
 			Persistence: c.card.Persistence, RenderPref: c.card.RenderPref,
 			Lane: c.lane.Lane, LaneForm: c.lane.RenderForm, RenderForm: c.lane.RenderForm,
-			Salience: c.lane.Salience, SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why),
+			Salience: c.lane.Salience, SalienceBreakdown: c.lane.Breakdown, WhyApplies: why,
 			Citations: []Citation{}, CitationCount: len(links[c.card.ID]), Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
 		}
 		if it.SalienceBreakdown == nil {

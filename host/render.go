@@ -52,11 +52,7 @@ func sectionHeader(k sectionKey, origin *AnchorRef) string {
 	if origin != nil {
 		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, displayIdentity(*origin))
 	}
-	h := "\n## " + sectionTitles[k.name] + "\n\n"
-	if k.name == "references" {
-		h += "Cards that apply but render as a reference; fetch the full text with `palace card show ID`.\n"
-	}
-	return h
+	return "\n## " + sectionTitles[k.name] + "\n\n"
 }
 
 func renderInstructions(list []string) string {
@@ -70,7 +66,7 @@ func renderInstructions(list []string) string {
 }
 
 // renderItem renders a card in form: inline_full (statement, content,
-// citations), inline_compact (one line with citations) or ref_only (one
+// citations), inline_compact (one line, citations counted) or ref_only (one
 // line with the id and how to fetch it). inspector_only renders nothing.
 func renderItem(it *Item, form string) string {
 	var b strings.Builder
@@ -82,8 +78,14 @@ func renderItem(it *Item, form string) string {
 		}
 		b.WriteString(" " + oneLine(it.Statement))
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
-		if c := citeLine(it.Citations, it.CitationCount); c != "" {
-			b.WriteString(" · " + c)
+		// The compact form is one short line: its citations are counted,
+		// and listed in the full form and by `palace card show ID`.
+		if form == "inline_full" {
+			if c := citeLine(it.Citations, it.CitationCount); c != "" {
+				b.WriteString(" · " + c)
+			}
+		} else {
+			b.WriteString(" · " + countNoun(max(it.CitationCount, len(it.Citations)), "citation"))
 		}
 		b.WriteString("\n")
 		if form == "inline_full" && strings.TrimSpace(it.Content) != "" {

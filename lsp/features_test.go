@@ -72,7 +72,6 @@ func TestHoverShowsTriggeredThenScopedCards(t *testing.T) {
 		"**palace · applies to db/open.go**",
 		"*dao_ren*", // tiers in order
 		"Migrations are forward-only — promoted · worktree · 1 supporting · 1 verification · `" + s.dao + "`",
-		"1 more card as references",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("hover on sql.Open lacks %q:\n%s", want, got)

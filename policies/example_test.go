@@ -18,7 +18,7 @@ func ExampleSet_Scope() {
 		Context: policies.ScopeContext{File: "store/sql/query.go", Language: "go", Intents: []string{"refactor"}, Query: "retry the transaction"},
 		Cards: []policies.ScopeCard{
 			{ID: "kc_tx", Statement: "Every multi-row write is one transaction", Scope: policies.CardScope{Paths: []string{"store/**"}, Languages: []string{"go"}},
-				Trigger: policies.CardTrigger{Intents: []string{"refactor"}}},
+				Trigger: policies.CardTrigger{Intents: []string{"refactor"}}, Relevance: 0.5},
 			{ID: "kc_ui", Scope: policies.CardScope{Paths: []string{"web/**"}}},
 		},
 	})
@@ -31,10 +31,9 @@ func ExampleSet_Scope() {
 	}
 	fmt.Println("engine:", d.Engine, "source:", d.Source)
 	// Output:
-	// kc_tx true 23 20
+	// kc_tx true 24 14
 	//   path store/sql/query.go matches store/**
 	//   language go is one of go
-	//   the query shares transaction with the card
 	//   intent refactor is one of the card's trigger intents
 	// kc_ui false 0 0
 	//   path store/sql/query.go matches none of web/**
@@ -46,13 +45,13 @@ func ExampleSet_Lanes() {
 	set, _ := policies.LoadDefaults(ctx, policies.Options{})
 	out, _ := set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{
 		Card:     policies.LanesCardInfo{ID: "kc_law", Persistence: "foundational", RenderPref: "inline_compact"},
-		ScopeFit: 16, OperationFit: 10,
+		ScopeFit: 16, OperationFit: 10, Relevance: 0.4,
 		Counts30d: policies.Counts30d{Applied: 1, Trimmed: 2},
 		AgeDays:   60,
 	}}})
 	r := out["kc_law"]
 	fmt.Println(r.Salience, r.Lane, r.RenderForm, r.Breakdown["inactivity"])
-	// Output: 40 core inline_compact -4
+	// Output: 67 core inline_compact -4
 }
 
 // The gate answers allow, reasons and what is missing; Decision says which

@@ -21,8 +21,5 @@ func ModuleOf(s *Set, p Point) any {
 	return nil
 }
 
-// ScopeStopwords is the Go engine's copy of default/scope.rego's stopwords.
-var ScopeStopwords = scopeStopwords
-
 // WasmInput is the JSON a .wasm module receives for in.
 func WasmInput(p Point, in any) ([]byte, error) { return wasmInput(p, in) }

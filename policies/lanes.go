@@ -33,13 +33,17 @@ type LanesCard struct {
 	Card         LanesCardInfo `json:"card"`
 	ScopeFit     int           `json:"scope_fit"`
 	OperationFit int           `json:"operation_fit"`
-	// Relevance is the query relevance (FTS rank); the default ignores it.
+	// Relevance is the host's ranking of the card against the request
+	// (query and file under edit), 0..1; part of the default salience.
 	Relevance float64   `json:"relevance"`
 	Counts30d Counts30d `json:"counts30d"`
 	AgeDays   int       `json:"age_days"`
 }
 
-// LanesConfig tunes cooling. A zero field means its default.
+// LanesConfig tunes cooling and the lanes' sizes. A zero field means its
+// default. The cooling fields are the policy's; the limits are enforced by
+// the host after the policy has laned every card (a lane's overflow, least
+// valuable first, moves down a lane).
 type LanesConfig struct {
 	// InactivityGraceDays defaults to 30.
 	InactivityGraceDays int `json:"inactivity_grace_days"`
@@ -47,7 +51,21 @@ type LanesConfig struct {
 	InactivityStepDays int `json:"inactivity_step_days"`
 	// InactivityMax defaults to 10.
 	InactivityMax int `json:"inactivity_max"`
+	// SkipCoolingThreshold30d (6) and TrimCoolingThreshold30d (4) are the
+	// 30-day skip and trim counts, net of applications, from which cooling
+	// costs salience.
+	SkipCoolingThreshold30d int `json:"skip_cooling_threshold_30d"`
+	TrimCoolingThreshold30d int `json:"trim_cooling_threshold_30d"`
+	// CoreInlineLimit (6), ScopedInlineLimit (8) and RefOnlyLimit (24) cap
+	// the items of each lane.
+	CoreInlineLimit   int `json:"core_inline_limit"`
+	ScopedInlineLimit int `json:"scoped_inline_limit"`
+	RefOnlyLimit      int `json:"ref_only_limit"`
 }
+
+// DefaultLanesConfig is the configuration every request uses unless a team
+// changes it.
+func DefaultLanesConfig() LanesConfig { return LanesConfig{}.withDefaults() }
 
 // withDefaults fills zero fields, so every engine (Rego, Go, WASM) sees the
 // same numbers.
@@ -61,6 +79,16 @@ func (c LanesConfig) withDefaults() LanesConfig {
 	if c.InactivityMax == 0 {
 		c.InactivityMax = 10
 	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.SkipCoolingThreshold30d, 6)
+	def(&c.TrimCoolingThreshold30d, 4)
+	def(&c.CoreInlineLimit, 6)
+	def(&c.ScopedInlineLimit, 8)
+	def(&c.RefOnlyLimit, 24)
 	return c
 }
 
@@ -157,6 +185,11 @@ func lanesValue(in LanesInput) ast.Value {
 			ast.Item(str("inactivity_grace_days"), num(in.Config.InactivityGraceDays)),
 			ast.Item(str("inactivity_step_days"), num(in.Config.InactivityStepDays)),
 			ast.Item(str("inactivity_max"), num(in.Config.InactivityMax)),
+			ast.Item(str("skip_cooling_threshold_30d"), num(in.Config.SkipCoolingThreshold30d)),
+			ast.Item(str("trim_cooling_threshold_30d"), num(in.Config.TrimCoolingThreshold30d)),
+			ast.Item(str("core_inline_limit"), num(in.Config.CoreInlineLimit)),
+			ast.Item(str("scoped_inline_limit"), num(in.Config.ScopedInlineLimit)),
+			ast.Item(str("ref_only_limit"), num(in.Config.RefOnlyLimit)),
 		))),
 	)
 }

@@ -1,7 +1,8 @@
 package policies
 
-// defaultLanes is default/lanes.rego in Go (and what
-// examples/plugins/lanes-go computes). It serves the lanes point when the
+import "math"
+
+// defaultLanes is default/lanes.rego in Go. It serves the lanes point when the
 // active set's lanes package is the unmodified embedded one, and it is the
 // fallback when a team's lanes policy fails. TestNativeMatchesRego proves
 // the two identical over generated inputs; change both together.
@@ -9,14 +10,22 @@ func defaultLanes(in LanesInput) LanesOutput {
 	cfg := in.Config.withDefaults()
 	out := make(LanesOutput, len(in.Cards))
 	for _, c := range in.Cards {
+		rel := c.Relevance
+		applied := c.Counts30d.Applied
+		persistence, warming := 0, 0
+		if rel >= relevantCard {
+			persistence = persistenceBonus(c.Card.Persistence)
+			warming = min(applied, 5)
+		}
 		b := map[string]int{
 			"scope_fit":     c.ScopeFit,
 			"operation_fit": c.OperationFit,
-			"persistence":   persistenceBonus(c.Card.Persistence),
-			"applied":       min(c.Counts30d.Applied*2, 10),
+			"relevance":     relPoints(rel, relevancePoints),
+			"persistence":   persistence,
+			"applied":       warming,
 			"viewed":        min(c.Counts30d.Viewed, 5),
-			"skipped":       -min(c.Counts30d.Skipped*2, 15),
-			"trimmed":       -min(c.Counts30d.Trimmed*2, 10),
+			"skipped":       -cooling(c.Counts30d.Skipped-applied, cfg.SkipCoolingThreshold30d, 15, rel),
+			"trimmed":       -cooling(c.Counts30d.Trimmed-applied, cfg.TrimCoolingThreshold30d, 10, rel),
 			"inactivity":    -min(cfg.InactivityMax, max(0, floorDiv(c.AgeDays-cfg.InactivityGraceDays, cfg.InactivityStepDays))),
 		}
 		sum := 0
@@ -24,7 +33,7 @@ func defaultLanes(in LanesInput) LanesOutput {
 			sum += v
 		}
 		salience := min(100, max(0, sum))
-		lane := laneOf(salience, c.Card.Persistence)
+		lane := laneOf(salience, c.Card.Persistence, rel)
 		out[c.Card.ID] = LaneResult{Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
 	}
 	return out
@@ -50,13 +59,41 @@ func persistenceBonus(p string) int {
 	return 0
 }
 
-func laneOf(salience int, persistence string) string {
+// The constants of default/lanes.rego; its header says why they are these.
+const (
+	relevancePoints = 60
+	// relevantCard is the relevance from which persistence counts, onTopic
+	// the one from which cooling is waived.
+	relevantCard = 0.3
+	onTopic      = 0.5
+	// worthALine is the relevance a reference line needs.
+	worthALine = 0.2
+)
+
+// relPoints is relevance × scale rounded half up, on thousandths, as the
+// Rego computes it.
+func relPoints(relevance float64, scale int) int {
+	m := int(math.Round(relevance * 1000))
+	return (m*scale + 500) / 1000
+}
+
+// cooling is the penalty of n skips or trims (net of applications) against
+// threshold, capped; none for a card the request is about.
+func cooling(n, threshold, limit int, relevance float64) int {
+	if relevance >= onTopic {
+		return 0
+	}
+	return min(limit, 2*max(0, n-threshold+1))
+}
+
+func laneOf(salience int, persistence string, relevance float64) string {
+	relevant := relevance >= relevantCard
 	switch {
-	case persistence == "foundational" && salience >= 40, salience >= 70:
+	case salience >= 70, persistence == "foundational" && relevant && salience >= 40:
 		return "core"
-	case salience >= 45:
+	case salience >= 45, persistence == "protected" && relevant && salience >= 40:
 		return "scoped"
-	case salience >= 20:
+	case salience >= 36 && relevance >= worthALine:
 		return "ref_only"
 	}
 	return "inspector_only"
@@ -66,15 +103,7 @@ func laneOf(salience int, persistence string) string {
 // lane itself never changes.
 func renderForm(lane, pref string) string {
 	switch lane {
-	case "core":
-		switch pref {
-		case "inline_compact":
-			return "inline_compact"
-		case "ref_preferred":
-			return "ref_only"
-		}
-		return "inline_full"
-	case "scoped":
+	case "core", "scoped":
 		switch pref {
 		case "inline_full":
 			return "inline_full"

@@ -43,10 +43,10 @@ func TestScopeDefault(t *testing.T) {
 		}
 		out, d := set.Scope(context.Background(), in)
 		want := map[string]policies.ScopeResult{
-			"kc_store": {Applies: true, ScopeFit: 23, OperationFit: 10, Why: []string{
+			"kc_store": {Applies: true, ScopeFit: 24, OperationFit: 8, Why: []string{
 				"path store/sql/db.go matches store/**", "language go is one of go", "intent migrate is one of the card's trigger intents"}},
 			"kc_ui":  {Applies: false, ScopeFit: 0, Why: []string{"path store/sql/db.go matches none of web/**"}},
-			"kc_any": {Applies: true, ScopeFit: 20, Why: []string{"unscoped: applies everywhere at its anchor"}},
+			"kc_any": {Applies: true, ScopeFit: 10, Why: []string{"unscoped: applies everywhere at its anchor"}},
 		}
 		for id, w := range want {
 			got := out[id]
@@ -65,10 +65,11 @@ func TestScopeDefault(t *testing.T) {
 }
 
 // TestScopeOrderings holds the default scope and lanes, through both
-// engines, to the orderings DESIGN §5's lanes need (default/scope.rego's
-// header): a perfectly scoped card asked about on-topic is scoped, an
-// unscoped foundational card is core, an unscoped standard card that shares
-// nothing with the query is a reference, a path that misses excludes.
+// engines, to the orderings the lanes need (default/scope.rego's header):
+// a card the request is about is inlined, and more so when its scope is
+// confirmed; a card it is not about stays out whatever its scope or
+// persistence; a path that misses excludes unless the request is about the
+// card.
 func TestScopeOrderings(t *testing.T) {
 	perfect := policies.ScopeCard{ID: "kc_wal", Field: "storage", Statement: "Open SQLite in WAL mode with a busy timeout",
 		Scope: policies.CardScope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}}}
@@ -76,24 +77,35 @@ func TestScopeOrderings(t *testing.T) {
 		Trigger: policies.CardTrigger{Intents: []string{"review"}}}
 	plain := policies.ScopeCard{ID: "kc_plain", Statement: "Buttons use the Button component"}
 	onTopic := policies.ScopeContext{File: "store/db.go", Language: "go", Field: "storage", Query: "sqlite busy timeout"}
+	fieldLaw := policies.ScopeCard{ID: "kc_ev", Persistence: "foundational", Scope: policies.CardScope{Fields: []string{"storage"}},
+		Trigger: policies.CardTrigger{Intents: []string{"review"}}}
+	pathOnly := policies.ScopeCard{ID: "kc_s", Statement: "Open SQLite in WAL mode", Scope: policies.CardScope{Paths: []string{"store/**"}}}
 	tests := []struct {
-		name     string
-		ctx      policies.ScopeContext
-		card     policies.ScopeCard
-		lane     string // "" when the card must not apply
-		salience int
+		name      string
+		ctx       policies.ScopeContext
+		card      policies.ScopeCard
+		relevance float64
+		lane      string // "" when the card must not apply
+		salience  int
 	}{
-		{"perfect fit on-topic is scoped", onTopic, perfect, "scoped", 45},
-		{"perfect fit off-topic is a reference", policies.ScopeContext{File: "store/db.go", Language: "go", Field: "storage", Query: "button"}, perfect, "ref_only", 30},
-		{"path miss does not apply", policies.ScopeContext{File: "web/app.ts", Query: "sqlite busy timeout"}, perfect, "", 0},
-		{"foundational unscoped with one shared term is core", policies.ScopeContext{Query: "claim"}, law, "core", 50},
-		{"foundational unscoped with an intent is core", policies.ScopeContext{Intents: []string{"review"}}, law, "core", 50},
-		{"standard unscoped without overlap is a reference", onTopic, plain, "ref_only", 20},
-		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}},
-			policies.ScopeCard{ID: "kc_ev", Persistence: "foundational", Scope: policies.CardScope{Fields: []string{"storage"}},
-				Trigger: policies.CardTrigger{Intents: []string{"review"}}}, "core", 57},
-		{"path-scoped on-topic without a file is a reference", policies.ScopeContext{Query: "sqlite wal"},
-			policies.ScopeCard{ID: "kc_s", Statement: "Open SQLite in WAL mode", Scope: policies.CardScope{Paths: []string{"store/**"}}}, "ref_only", 20},
+		// 30 + 10 + 48
+		{"perfect fit on-topic is core", onTopic, perfect, 0.8, "core", 88},
+		// 30, nothing for relevance: a confirmed scope alone is not worth a line
+		{"perfect fit off-topic stays out", onTopic, perfect, 0, "inspector_only", 30},
+		{"path miss does not apply", policies.ScopeContext{File: "web/app.ts", Query: "sqlite busy timeout"}, perfect, 0.2, "", 0},
+		// language and field could apply (3 + 3) + 7 + 36
+		{"path miss the request is about applies", policies.ScopeContext{File: "web/app.ts", Query: "sqlite busy timeout"}, perfect, 0.6, "scoped", 49},
+		// 10 + 6 + 30 + 20
+		{"foundational unscoped the request is about is core", policies.ScopeContext{Query: "claim"}, law, 0.5, "core", 66},
+		// 10 + 8: an intent alone does not make it relevant, and persistence is no pass
+		{"foundational unscoped with only an intent stays out", policies.ScopeContext{Intents: []string{"review"}}, law, 0, "inspector_only", 18},
+		{"standard unscoped without overlap stays out", onTopic, plain, 0, "inspector_only", 10},
+		// 16 + 12 + 18 + 20
+		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 66},
+		// 5 + 8 + 42
+		{"path-scoped on-topic without a file is scoped", policies.ScopeContext{Query: "sqlite wal"}, pathOnly, 0.7, "scoped", 55},
+		// the same card with its path confirmed: 20 + 8 + 42
+		{"a confirmed path outranks no file", policies.ScopeContext{File: "store/x.go", Query: "sqlite wal"}, pathOnly, 0.7, "core", 70},
 	}
 	for _, opts := range []policies.Options{{}, {RegoOnly: true}} {
 		set, err := policies.LoadDefaults(context.Background(), opts)
@@ -102,7 +114,9 @@ func TestScopeOrderings(t *testing.T) {
 		}
 		for _, tt := range tests {
 			ctx := context.Background()
-			sout, _ := set.Scope(ctx, policies.ScopeInput{Context: tt.ctx, Cards: []policies.ScopeCard{tt.card}})
+			card := tt.card
+			card.Relevance = tt.relevance
+			sout, _ := set.Scope(ctx, policies.ScopeInput{Context: tt.ctx, Cards: []policies.ScopeCard{card}})
 			r := sout[tt.card.ID]
 			if !r.Applies {
 				if tt.lane != "" {
@@ -110,9 +124,13 @@ func TestScopeOrderings(t *testing.T) {
 				}
 				continue
 			}
+			if tt.lane == "" {
+				t.Errorf("%s (rego only %v): applies: %v", tt.name, opts.RegoOnly, r.Why)
+				continue
+			}
 			lout, _ := set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{{
 				Card:     policies.LanesCardInfo{ID: tt.card.ID, Persistence: tt.card.Persistence},
-				ScopeFit: r.ScopeFit, OperationFit: r.OperationFit,
+				ScopeFit: r.ScopeFit, OperationFit: r.OperationFit, Relevance: tt.relevance,
 			}}})
 			if l := lout[tt.card.ID]; l.Lane != tt.lane || l.Salience != tt.salience {
 				t.Errorf("%s (rego only %v): lane %s salience %d, want %s %d (why %v)", tt.name, opts.RegoOnly, l.Lane, l.Salience, tt.lane, tt.salience, r.Why)
@@ -128,11 +146,12 @@ func TestLanesDefault(t *testing.T) {
 	}
 	out, d := set.Lanes(context.Background(), policies.LanesInput{Cards: []policies.LanesCard{{
 		Card:     policies.LanesCardInfo{ID: "kc_1", Persistence: "foundational", RenderPref: "ref_preferred"},
-		ScopeFit: 12, OperationFit: 10, Counts30d: policies.Counts30d{Applied: 1, Skipped: 1}, AgeDays: 51,
+		ScopeFit: 2, OperationFit: 2, Relevance: 0.3, Counts30d: policies.Counts30d{Applied: 1, Skipped: 8}, AgeDays: 51,
 	}}})
 	got := out["kc_1"]
-	// 12 + 10 + 20 + 2 − 2 − floor((51−30)/7)=3 → 39: foundational needs 40 for core.
-	if got.Salience != 39 || got.Lane != "ref_only" || got.RenderForm != "ref_only" || got.Breakdown["inactivity"] != -3 || got.Breakdown["skipped"] != -2 {
+	// 2 + 2 + 18 + 20 + 1 − 2×(8−1−6+1)=4 − floor((51−30)/7)=3 → 36: a
+	// relevant foundational card needs 40 for core.
+	if got.Salience != 36 || got.Lane != "ref_only" || got.RenderForm != "ref_only" || got.Breakdown["inactivity"] != -3 || got.Breakdown["skipped"] != -4 {
 		t.Errorf("lanes = %+v", got)
 	}
 	if d.Engine != policies.EngineGo || d.Point != policies.Lanes {
@@ -176,7 +195,7 @@ func TestScopeAndLanesFallBack(t *testing.T) {
 			case policies.Scope:
 				var out policies.ScopeOutput
 				out, d = set.Scope(ctx, policies.ScopeInput{Context: policies.ScopeContext{File: "store/db.go"}, Cards: []policies.ScopeCard{storeCard}})
-				if r := out["kc_store"]; !r.Applies || r.ScopeFit != 20 {
+				if r := out["kc_store"]; !r.Applies || r.ScopeFit != 23 {
 					t.Errorf("fallback result %+v is not the default's", r)
 				}
 			case policies.Lanes:

@@ -50,6 +50,9 @@ type ScopeCard struct {
 	Statement   string      `json:"statement"`
 	Scope       CardScope   `json:"scope"`
 	Trigger     CardTrigger `json:"trigger"`
+	// Relevance is the host's ranking of the card against the request
+	// (query and file), 0..1.
+	Relevance float64 `json:"relevance"`
 }
 
 // ScopeInput is the input of palace.scope: one request and its whole batch
@@ -123,6 +126,7 @@ func scopeValue(in ScopeInput) ast.Value {
 				ast.Item(str("intents"), stringArray(c.Trigger.Intents)),
 				ast.Item(str("tool_needs"), stringArray(c.Trigger.ToolNeeds)),
 			))),
+			ast.Item(str("relevance"), ast.FloatNumberTerm(c.Relevance)),
 		))
 	}
 	x := in.Context

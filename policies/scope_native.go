@@ -15,7 +15,7 @@ import (
 // proves the two identical over generated inputs; change both together.
 func defaultScope(in ScopeInput) ScopeOutput {
 	x := in.Context
-	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field, query: queryTerms(x.Query)}
+	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field}
 	out := make(ScopeOutput, len(in.Cards))
 	for _, c := range in.Cards {
 		out[c.ID] = req.result(c, x)
@@ -25,22 +25,23 @@ func defaultScope(in ScopeInput) ScopeOutput {
 
 // The points of default/scope.rego; its header says why they are these.
 const (
-	unscopedFit  = 20
-	pathFit      = 15
-	languageFit  = 8
-	fieldFit     = 7
-	couldApply   = 5
-	maxScopeFit  = 30
-	oneTermFit   = 10
-	manyTermsFit = 15
-	triggerFit   = 10
-	maxOpFit     = 20
+	unscopedFit     = 10
+	pathFit         = 20
+	languageFit     = 4
+	fieldFit        = 6
+	pathCouldApply  = 5
+	otherCouldApply = 3
+	maxScopeFit     = 30
+	relevanceOpFit  = 12
+	triggerFit      = 8
+	maxOpFit        = 20
+	// relevantToRequest is the relevance from which a path scope the file
+	// misses no longer excludes a card.
+	relevantToRequest = 0.5
 )
 
 type scopeRequest struct {
 	file, language, field string
-	// query is the query's terms, sorted and distinct.
-	query []string
 }
 
 func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
@@ -57,12 +58,14 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		all := strings.Join(sc.Paths, ", ")
 		switch hit, ok := firstGlob(sc.Paths, r.file); {
 		case r.file == "":
-			located += couldApply
+			located += pathCouldApply
 			why = append(why, fmt.Sprintf("path-scoped to %s; the request names no file, so it could apply", all))
 		case ok:
 			located += pathFit
 			hits++
 			why = append(why, fmt.Sprintf("path %s matches %s", r.file, hit))
+		case c.Relevance >= relevantToRequest:
+			why = append(why, fmt.Sprintf("path %s matches none of %s, but the request is about the card", r.file, all))
 		default:
 			miss = true
 			why = append(why, fmt.Sprintf("path %s matches none of %s", r.file, all))
@@ -72,7 +75,7 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		all := strings.Join(sc.Languages, ", ")
 		switch {
 		case r.language == "":
-			located += couldApply
+			located += otherCouldApply
 			why = append(why, fmt.Sprintf("language-scoped to %s; the request names no language, so it could apply", all))
 		case slices.ContainsFunc(sc.Languages, func(l string) bool { return strings.ToLower(l) == r.language }):
 			located += languageFit
@@ -86,7 +89,7 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 	switch all := strings.Join(sc.Fields, ", "); {
 	case len(sc.Fields) == 0 && r.field == "":
 	case r.field == "":
-		fieldPts = couldApply
+		fieldPts = otherCouldApply
 		why = append(why, fmt.Sprintf("field-scoped to %s; the request names no field, so it could apply", all))
 	case len(sc.Fields) == 0 && c.Field == r.field:
 		// The card's own field is a bonus, not a scope: it confirms nothing.
@@ -111,14 +114,7 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		located = unscopedFit
 		why = append(why, "the request matches its scope, so it ranks no lower than an unscoped card")
 	}
-	op := 0
-	if shared := r.sharedTerms(c); len(shared) > 0 {
-		op = oneTermFit
-		if len(shared) > 1 {
-			op = manyTermsFit
-		}
-		why = append(why, fmt.Sprintf("the query shares %s with the card", strings.Join(shared, ", ")))
-	}
+	op := relPoints(c.Relevance, relevanceOpFit)
 	hitIntents := intersect(c.Trigger.Intents, x.Intents)
 	hitTools := intersect(c.Trigger.ToolNeeds, x.Tools)
 	for _, i := range hitIntents {
@@ -133,76 +129,6 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		OperationFit: min(maxOpFit, op+triggerFit*(len(hitIntents)+len(hitTools))),
 		Why:          why,
 	}
-}
-
-// sharedTerms are the query's terms that the card's statement, trigger
-// intents or tool needs also hold, sorted.
-func (r scopeRequest) sharedTerms(c ScopeCard) []string {
-	if len(r.query) == 0 {
-		return nil
-	}
-	var shared []string
-	note := func(s string) {
-		eachTerm(s, func(t string) {
-			if i, ok := slices.BinarySearch(r.query, t); ok && !slices.Contains(shared, r.query[i]) {
-				shared = append(shared, r.query[i])
-			}
-		})
-	}
-	note(c.Statement)
-	for _, s := range c.Trigger.Intents {
-		note(s)
-	}
-	for _, s := range c.Trigger.ToolNeeds {
-		note(s)
-	}
-	slices.Sort(shared)
-	return shared
-}
-
-// scopeStopwords is the stopword set of default/scope.rego.
-var scopeStopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`all also and any are but can does for from has have
-		how into its not should than that the their then there these this use used using was were
-		what when where which who why will with you your`) {
-		scopeStopwords[w] = true
-	}
-}
-
-// queryTerms is terms(q) of default/scope.rego, sorted and distinct.
-func queryTerms(q string) []string {
-	var out []string
-	eachTerm(q, func(t string) { out = append(out, t) })
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// eachTerm calls fn with every term of s as default/scope.rego's terms(s)
-// finds them: regex.split("[^a-z0-9_]+", lower(s)) keeps the runs of
-// [a-z0-9_] of the lower-cased text, and runs shorter than 3 bytes or in the
-// stopword list are dropped. Scanning bytes is the same split: every byte
-// of a multi-byte rune lies outside [a-z0-9_].
-func eachTerm(s string, fn func(string)) {
-	s = strings.ToLower(s)
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && isTermByte(s[i]) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 && i-start >= 3 && !scopeStopwords[s[start:i]] {
-			fn(s[start:i])
-		}
-		start = -1
-	}
-}
-
-func isTermByte(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_'
 }
 
 // intersect is the sorted, distinct members of have that are also in want,

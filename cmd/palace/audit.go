@@ -120,7 +120,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 	fl.StringVar(&req.Value, "value", "", "the new value (dates, persistence, render preference; none clears)")
 	fl.StringVar(&req.Reason, "reason", "", "why (required for revoke)")
 	fl.StringVar(&req.Anchor, "anchor", "", "rescope: the anchor kind it should live at (only its own; widen with palace publish)")
-	listFlag(fl, &sc.Paths, "scope-path", "rescope: path glob")
+	verbatimFlag(fl, &sc.Paths, "scope-path", "rescope: path glob")
 	listFlag(fl, &sc.Languages, "scope-lang", "rescope: language")
 	listFlag(fl, &sc.Fields, "scope-field", "rescope: field")
 	_ = cmd.MarkFlagRequired("action")

@@ -48,7 +48,7 @@ func TestCLIContextTextIsTheRenderedPack(t *testing.T) {
 	}
 	explained := e.ok(append(args, "--explain")...)
 	if !strings.HasPrefix(explained, text) || !strings.Contains(explained, "# why (not part of the pack)") ||
-		!strings.Contains(explained, id+"  shu  lane scoped → inline_compact  salience 50") {
+		!strings.Contains(explained, id+"  shu  lane core → inline_compact  salience 81") {
 		t.Errorf("--explain output:\n%s", explained)
 	}
 }

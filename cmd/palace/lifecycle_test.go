@@ -314,3 +314,24 @@ func TestCardShowCountsAsAView(t *testing.T) {
 	}
 	t.Fatalf("the audit does not list %s", id)
 }
+
+// TestDistillVerbatimListFlags: a repeated --trigger-pattern or --scope-path
+// carries one value as written (a regexp with a comma or a quote, a glob
+// with braces); the comma lists stay for ids; a value CSV-quoted the way the
+// flags used to need arrives unwrapped.
+func TestDistillVerbatimListFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.evidence(2, "general")
+	got := e.jsonOf("distill", "--statement", "Patterns stay whole", "--tier", "qi", "--supporting", ev[0]+","+ev[1],
+		"--trigger-pattern", "a{1,3}", "--trigger-pattern", `say "hi"`, "--trigger-pattern", `"x,""y"""`,
+		"--scope-path", "{api,web}/**", "--scope-path", "docs/**")
+	trig := got["trigger"].(map[string]any)["patterns"].([]any)
+	if want := []any{"a{1,3}", `say "hi"`, `x,"y"`}; !reflect.DeepEqual(trig, want) {
+		t.Errorf("patterns %q, want %q", trig, want)
+	}
+	paths := got["scope"].(map[string]any)["paths"].([]any)
+	if want := []any{"{api,web}/**", "docs/**"}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("paths %q, want %q", paths, want)
+	}
+}

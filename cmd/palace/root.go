@@ -177,7 +177,52 @@ func (g *globals) withHost(cmd *cobra.Command, fn func(context.Context, *host.Ho
 
 func (g *globals) json() bool { return g.format == "json" }
 
-// listFlag is a repeatable flag that also takes comma lists.
+// listFlag is a repeatable flag that also takes comma lists, for values
+// that never hold a comma (ids, tags, languages, fields, intents, tools).
 func listFlag(fs *pflag.FlagSet, p *[]string, name, usage string) {
 	fs.StringSliceVar(p, name, nil, usage+" (repeat or comma-separate)")
+}
+
+// verbatimFlag is a repeatable flag whose every occurrence is one value,
+// taken as written, for values that may hold commas or quotes (path globs
+// such as {a,b}/**, regular expressions such as a{1,3}).
+func verbatimFlag(fs *pflag.FlagSet, p *[]string, name, usage string) {
+	fs.Var(&verbatimList{p: p}, name, usage+" (repeat for more; each value is taken as written)")
+}
+
+type verbatimList struct {
+	p       *[]string
+	changed bool
+}
+
+func (l *verbatimList) Set(v string) error {
+	if !l.changed {
+		*l.p, l.changed = nil, true
+	}
+	*l.p = append(*l.p, unquoteCSVField(v))
+	return nil
+}
+
+func (l *verbatimList) Type() string { return "stringArray" }
+
+func (l *verbatimList) String() string { return "[" + strings.Join(*l.p, ",") + "]" }
+
+// unquoteCSVField unwraps a value written as one CSV-quoted field — wrapped
+// in double quotes, every inner quote doubled — when the quoting was needed
+// (the value holds a comma, a quote, a newline or edge spaces), which is
+// how these flags were passed when they were comma lists. Anything else is
+// returned as is.
+func unquoteCSVField(v string) string {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return v
+	}
+	inner := v[1 : len(v)-1]
+	if strings.Count(inner, `"`) != 2*strings.Count(inner, `""`) {
+		return v
+	}
+	u := strings.ReplaceAll(inner, `""`, `"`)
+	if strings.ContainsAny(u, ",\"\n") || u != strings.TrimSpace(u) {
+		return u
+	}
+	return v
 }

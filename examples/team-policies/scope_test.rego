@@ -16,7 +16,6 @@ test_matching_intent_is_boosted if {
 	d.a.operation_fit == 20
 	d.a.why == [
 		"path store/db.go matches store/**",
-		"the request matches its scope, so it ranks no lower than an unscoped card",
 		"intent migrate is one of the card's trigger intents",
 		"team boost: intent migrate matches",
 	]
@@ -31,6 +30,6 @@ test_no_intent_no_boost if {
 test_a_card_that_does_not_apply_is_not_boosted if {
 	d := scope.decision with input as {"context": {"file": "web/app.ts", "intents": ["migrate"]}, "cards": [card("a", ["store/**"], ["migrate"])]}
 	not d.a.applies
-	d.a.operation_fit == 10
+	d.a.operation_fit == 8
 	count(d.a.why) == 2
 }

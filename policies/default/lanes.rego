@@ -2,16 +2,32 @@
 # (0..100), its breakdown, the injection lane and the render form.
 #
 # Input and output are documented in policies/README.md. One evaluation
-# covers the whole batch. The formula is DESIGN §5's:
+# covers the whole batch. Relevance (the host's ranking of the card against
+# the query and the file under edit, 0..1) is part of salience, so what the
+# request is about decides what is inlined:
 #
-#   salience = scope_fit + operation_fit + persistence bonus (foundational 20,
-#   protected 10) + min(applied*2, 10) + min(viewed, 5) − min(skipped*2, 15)
-#   − min(trimmed*2, 10) − inactivity, clamped to 0..100, where
-#   inactivity = min(max, max(0, floor((age_days − grace) / step))).
+#   salience = scope_fit + operation_fit + relevance points (relevance × 60,
+#   rounded) + persistence bonus (foundational 20, protected 10, only for a
+#   card relevant to the request: relevance ≥ 0.3) + min(applied, 5) (also
+#   only for a relevant card) +
+#   min(viewed, 5) − skip cooling − trim cooling − inactivity, clamped to
+#   0..100, where
+#     skip cooling = min(15, 2 × max(0, skipped − applied − threshold + 1))
+#     with threshold skip_cooling_threshold_30d (6), trim cooling the same
+#     with trimmed, trim_cooling_threshold_30d (4) and a cap of 10, both 0
+#     for a card the request is about (relevance ≥ 0.5): cooling recovers
+#     as the card is applied again and never pushes out a card relevant to
+#     the current request; and
+#     inactivity = min(max, max(0, floor((age_days − grace) / step))).
 #
-# Lanes: (foundational and ≥ 40) or ≥ 70 core, ≥ 45 scoped, ≥ 20 ref_only,
-# else inspector_only. The example plugin examples/plugins/lanes-go computes
-# the same; keep them in step.
+# Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
+# relevant protected card ≥ 40 (foundational and protected cards are a floor
+# for relevant cards: they do not fall below an inline form); ref_only ≥ 36 with relevance ≥ 0.2 (a
+# reference line needs real relevance);
+# else inspector_only. Core and scoped render compact by default (one line
+# each); a card's render_pref can ask for the full text. The per-lane count
+# limits are the host's (config core_inline_limit, scoped_inline_limit,
+# ref_only_limit).
 package palace.lanes
 
 import rego.v1
@@ -30,6 +46,20 @@ step := setting("inactivity_step_days", 7)
 
 inactivity_max := setting("inactivity_max", 10)
 
+skip_threshold := setting("skip_cooling_threshold_30d", 6)
+
+trim_threshold := setting("trim_cooling_threshold_30d", 4)
+
+# relevant is the relevance from which persistence counts; on_topic the one
+# from which cooling is waived.
+relevant := 0.3
+
+on_topic := 0.5
+
+# worth_a_line is the relevance a reference line needs: a scope match alone
+# does not earn one.
+worth_a_line := 0.2
+
 persistence_bonus := {"foundational": 20, "protected": 10}
 
 decision := {c.card.id: result(c) | some c in input.cards}
@@ -37,38 +67,65 @@ decision := {c.card.id: result(c) | some c in input.cards}
 result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "render_form": render_form(lane, object.get(c.card, "render_pref", "auto"))} if {
 	counts := object.get(c, "counts30d", {})
 	persistence := object.get(c.card, "persistence", "standard")
+	relevance := object.get(c, "relevance", 0)
+	applied := object.get(counts, "applied", 0)
 	breakdown := {
 		"scope_fit": object.get(c, "scope_fit", 0),
 		"operation_fit": object.get(c, "operation_fit", 0),
-		"persistence": object.get(persistence_bonus, persistence, 0),
-		"applied": min([object.get(counts, "applied", 0) * 2, 10]),
+		"relevance": points(relevance, 60),
+		"persistence": persistence_points(persistence, relevance),
+		"applied": warming(applied, relevance),
 		"viewed": min([object.get(counts, "viewed", 0), 5]),
-		"skipped": 0 - min([object.get(counts, "skipped", 0) * 2, 15]),
-		"trimmed": 0 - min([object.get(counts, "trimmed", 0) * 2, 10]),
+		"skipped": 0 - cooling(object.get(counts, "skipped", 0) - applied, skip_threshold, 15, relevance),
+		"trimmed": 0 - cooling(object.get(counts, "trimmed", 0) - applied, trim_threshold, 10, relevance),
 		"inactivity": 0 - min([inactivity_max, max([0, floor((object.get(c, "age_days", 0) - grace) / step)])]),
 	}
 	salience := min([100, max([0, sum([v | some v in breakdown])])])
-	lane := lane_of(salience, persistence)
+	lane := lane_of(salience, persistence, relevance)
 }
 
-lane_of(s, persistence) := "core" if {
-	persistence == "foundational"
-	s >= 40
-} else := "core" if {
+# points(relevance, scale) is relevance × scale rounded half up, computed
+# on thousandths (the host sends three decimals) so every engine agrees.
+points(relevance, scale) := floor(((round(relevance * 1000) * scale) + 500) / 1000)
+
+persistence_points(p, relevance) := object.get(persistence_bonus, p, 0) if {
+	relevance >= relevant
+} else := 0
+
+# warming is the applied bonus, for a card relevant to the request only:
+# being inlined for other requests does not make a card worth inlining here.
+warming(applied, relevance) := min([applied, 5]) if {
+	relevance >= relevant
+} else := 0
+
+cooling(n, threshold, cap, relevance) := 0 if {
+	relevance >= on_topic
+} else := min([cap, 2 * max([0, (n - threshold) + 1])])
+
+lane_of(s, persistence, relevance) := "core" if {
 	s >= 70
+} else := "core" if {
+	persistence == "foundational"
+	relevance >= relevant
+	s >= 40
 } else := "scoped" if {
 	s >= 45
+} else := "scoped" if {
+	persistence == "protected"
+	relevance >= relevant
+	s >= 40
 } else := "ref_only" if {
-	s >= 20
+	s >= 36
+	relevance >= worth_a_line
 } else := "inspector_only"
 
 # A card's render_pref can soften or sharpen the lane's default form; the
 # lane itself never changes.
 preferred := {
-	"core": {"inline_compact": "inline_compact", "ref_preferred": "ref_only"},
+	"core": {"inline_full": "inline_full", "ref_preferred": "ref_only"},
 	"scoped": {"inline_full": "inline_full", "ref_preferred": "ref_only"},
 }
 
-lane_form := {"core": "inline_full", "scoped": "inline_compact", "ref_only": "ref_only", "inspector_only": "inspector_only"}
+lane_form := {"core": "inline_compact", "scoped": "inline_compact", "ref_only": "ref_only", "inspector_only": "inspector_only"}
 
 render_form(lane, pref) := object.get(object.get(preferred, lane, {}), pref, lane_form[lane])

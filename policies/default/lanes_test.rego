@@ -4,9 +4,11 @@ import rego.v1
 
 import data.palace.lanes
 
-item(id, persistence, pref, fit, counts, age) := {
+item(id, persistence, pref, fit, counts, age) := rel_item(id, persistence, pref, fit, 0, counts, age)
+
+rel_item(id, persistence, pref, fit, relevance, counts, age) := {
 	"card": {"id": id, "persistence": persistence, "render_pref": pref},
-	"scope_fit": fit[0], "operation_fit": fit[1], "relevance": 0,
+	"scope_fit": fit[0], "operation_fit": fit[1], "relevance": relevance,
 	"counts30d": counts, "age_days": age,
 }
 
@@ -18,23 +20,48 @@ one(c) := r if {
 }
 
 test_breakdown_of_every_term if {
-	r := one(item("a", "protected", "auto", [20, 10], {"applied": 2, "viewed": 3, "skipped": 1, "trimmed": 1}, 44))
+	r := one(rel_item("a", "protected", "auto", [20, 10], 0.4, {"applied": 2, "viewed": 3, "skipped": 9, "trimmed": 7}, 44))
 	r.breakdown == {
-		"scope_fit": 20, "operation_fit": 10, "persistence": 10, "applied": 4,
-		"viewed": 3, "skipped": -2, "trimmed": -2, "inactivity": -2,
+		"scope_fit": 20, "operation_fit": 10, "relevance": 24, "persistence": 10, "applied": 2,
+		"viewed": 3, "skipped": -4, "trimmed": -4, "inactivity": -2,
 	}
-	r.salience == 41
-	r.lane == "ref_only"
-	r.render_form == "ref_only"
+	r.salience == 59
+	r.lane == "scoped"
+	r.render_form == "inline_compact"
+}
+
+test_relevance_points_round_half_up_on_thousandths if {
+	one(rel_item("a", "standard", "auto", [0, 0], 0.525, none, 0)).breakdown.relevance == 32
+	one(rel_item("a", "standard", "auto", [0, 0], 0.35, none, 0)).breakdown.relevance == 21
+	one(rel_item("a", "standard", "auto", [0, 0], 1, none, 0)).breakdown.relevance == 60
 }
 
 test_counts_are_capped if {
-	r := one(item("a", "standard", "auto", [30, 20], {"applied": 9, "viewed": 9, "skipped": 0, "trimmed": 0}, 0))
-	r.breakdown.applied == 10
+	r := one(rel_item("a", "standard", "auto", [30, 20], 0.3, {"applied": 9, "viewed": 9, "skipped": 0, "trimmed": 0}, 0))
+	r.breakdown.applied == 5
 	r.breakdown.viewed == 5
-	p := one(item("a", "standard", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 20, "trimmed": 20}, 0))
+	p := one(item("a", "standard", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 40, "trimmed": 40}, 0))
 	p.breakdown.skipped == -15
 	p.breakdown.trimmed == -10
+}
+
+test_cooling_starts_at_its_threshold_and_recovers_with_use if {
+	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 5, "trimmed": 3}, 0)).salience == 30
+	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 26
+	# each application offsets one skip or trim (and warms only a relevant card)
+	one(item("a", "standard", "auto", [30, 0], {"applied": 1, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 30
+}
+
+test_warming_only_for_relevant_cards if {
+	one(rel_item("a", "standard", "auto", [0, 0], 0.299, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 0
+	one(rel_item("a", "standard", "auto", [0, 0], 0.3, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 4
+}
+
+test_cooling_never_pushes_out_a_card_the_request_is_about if {
+	r := one(rel_item("a", "standard", "auto", [10, 6], 0.5, {"applied": 0, "viewed": 0, "skipped": 30, "trimmed": 30}, 0))
+	r.breakdown.skipped == 0
+	r.breakdown.trimmed == 0
+	r.lane == "scoped"
 }
 
 test_inactivity_grace_step_and_max if {
@@ -46,47 +73,57 @@ test_inactivity_grace_step_and_max if {
 }
 
 test_config_overrides_and_zero_means_default if {
-	c := item("a", "standard", "auto", [50, 0], none, 20)
-	r := lanes.decision.a with input as {"cards": [c], "config": {"inactivity_grace_days": 10, "inactivity_step_days": 2, "inactivity_max": 3}}
+	c := item("a", "standard", "auto", [50, 0], {"applied": 0, "viewed": 0, "skipped": 2, "trimmed": 0}, 20)
+	r := lanes.decision.a with input as {"cards": [c], "config": {"inactivity_grace_days": 10, "inactivity_step_days": 2, "inactivity_max": 3, "skip_cooling_threshold_30d": 1}}
 	r.breakdown.inactivity == -3
+	r.breakdown.skipped == -4
 	r0 := lanes.decision.a with input as {"cards": [c], "config": {"inactivity_grace_days": 0, "inactivity_step_days": 0, "inactivity_max": 0}}
 	r0.breakdown.inactivity == 0
+	r0.breakdown.skipped == 0
 }
 
 test_salience_is_clamped if {
-	one(item("a", "foundational", "auto", [30, 20], {"applied": 5, "viewed": 5, "skipped": 0, "trimmed": 0}, 0)).salience == 85
-	one(item("a", "foundational", "auto", [90, 20], none, 0)).salience == 100
-	one(item("a", "standard", "auto", [0, 0], {"applied": 0, "viewed": 0, "skipped": 9, "trimmed": 9}, 0)).salience == 0
+	one(rel_item("a", "foundational", "auto", [30, 20], 1, none, 0)).salience == 100
+	one(item("a", "standard", "auto", [0, 0], {"applied": 0, "viewed": 0, "skipped": 20, "trimmed": 20}, 0)).salience == 0
 }
 
 test_lane_thresholds if {
-	one(item("a", "standard", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).lane == "scoped"
-	one(item("a", "standard", "auto", [30, 20], {"applied": 10, "viewed": 10, "skipped": 0, "trimmed": 0}, 0)).salience == 65
-	one(item("a", "protected", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 5, "trimmed": 0}, 0)).lane == "scoped"
-	one(item("a", "protected", "auto", [30, 20], {"applied": 5, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).lane == "core"
-	one(item("a", "protected", "auto", [30, 20], {"applied": 4, "viewed": 1, "skipped": 0, "trimmed": 0}, 0)).lane == "scoped"
+	one(item("a", "standard", "auto", [30, 20], {"applied": 10, "viewed": 10, "skipped": 0, "trimmed": 0}, 0)).salience == 55
+	one(item("a", "standard", "auto", [30, 20], none, 0)).lane == "scoped"
+	one(rel_item("a", "standard", "auto", [30, 20], 0.334, none, 0)).lane == "core"
 	one(item("a", "standard", "auto", [25, 20], none, 0)).lane == "scoped"
-	one(item("a", "standard", "auto", [24, 20], none, 0)).lane == "ref_only"
-	one(item("a", "standard", "auto", [20, 0], none, 0)).lane == "ref_only"
-	one(item("a", "standard", "auto", [19, 0], none, 0)).lane == "inspector_only"
+	one(item("a", "standard", "auto", [24, 20], none, 0)).lane == "inspector_only"
+	one(rel_item("a", "standard", "auto", [14, 10], 0.2, none, 0)).lane == "ref_only"
+	one(rel_item("a", "standard", "auto", [13, 10], 0.2, none, 0)).lane == "inspector_only"
 }
 
-test_foundational_reaches_core_at_40 if {
-	one(item("a", "foundational", "auto", [20, 0], none, 0)).lane == "core"
-	one(item("a", "foundational", "auto", [19, 0], none, 0)).lane == "ref_only"
-	one(item("a", "protected", "auto", [30, 0], none, 0)).lane == "ref_only"
+test_a_reference_line_needs_relevance if {
+	one(rel_item("a", "standard", "auto", [14, 10], 0.199, none, 0)).lane == "inspector_only"
+	one(rel_item("a", "standard", "auto", [24, 0], 0.2, none, 0)).lane == "ref_only"
+}
+
+test_persistence_is_a_floor_for_relevant_cards_only if {
+	# relevant: the bonus counts and foundational reaches core at 40,
+	# protected scoped at 40
+	one(rel_item("a", "foundational", "auto", [0, 2], 0.3, none, 0)).lane == "core"
+	one(rel_item("a", "protected", "auto", [10, 2], 0.3, none, 0)).lane == "scoped"
+	one(rel_item("a", "foundational", "auto", [0, 0], 0.3, none, 0)).salience == 38
+	# not relevant: no bonus, no floor
+	r := one(rel_item("a", "foundational", "auto", [10, 8], 0.29, none, 0))
+	r.breakdown.persistence == 0
+	r.lane == "inspector_only"
 }
 
 test_render_forms if {
-	core := [30, 20]
 	counts := {"applied": 5, "viewed": 5, "skipped": 0, "trimmed": 0}
-	one(item("a", "protected", "auto", core, counts, 0)).render_form == "inline_full"
-	one(item("a", "protected", "inline_compact", core, counts, 0)).render_form == "inline_compact"
-	one(item("a", "protected", "ref_preferred", core, counts, 0)).render_form == "ref_only"
+	one(item("a", "standard", "auto", [30, 20], counts, 0)).render_form == "inline_compact"
+	one(item("a", "standard", "inline_full", [30, 20], counts, 0)).render_form == "inline_full"
+	one(item("a", "standard", "inline_compact", [30, 20], counts, 0)).render_form == "inline_compact"
+	one(item("a", "standard", "ref_preferred", [30, 20], counts, 0)).render_form == "ref_only"
 	one(item("a", "standard", "auto", [30, 20], none, 0)).render_form == "inline_compact"
 	one(item("a", "standard", "inline_full", [30, 20], none, 0)).render_form == "inline_full"
 	one(item("a", "standard", "ref_preferred", [30, 20], none, 0)).render_form == "ref_only"
-	one(item("a", "standard", "inline_full", [20, 0], none, 0)).render_form == "ref_only"
+	one(rel_item("a", "standard", "inline_full", [14, 10], 0.2, none, 0)).render_form == "ref_only"
 	one(item("a", "standard", "inline_full", [0, 0], none, 0)).render_form == "inspector_only"
 }
 
@@ -95,6 +132,7 @@ test_missing_render_pref_and_persistence if {
 	r.lane == "scoped"
 	r.render_form == "inline_compact"
 	r.breakdown.persistence == 0
+	r.breakdown.relevance == 0
 }
 
 test_batch_has_one_result_per_card if {

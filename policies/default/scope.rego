@@ -6,32 +6,33 @@
 # by the host before a card reaches this policy.
 #
 # scope_fit (0..30) = location + field, capped at 30:
-#   - field: 7 when the card's scope fields contain the request's field (or,
-#     for a card without scope fields, its own field equals it); 5 when the
-#     card is field-scoped and the request names no field ("could apply");
-#     a request field outside the scope fields excludes the card.
-#   - location: path 15 and language 8 when the request names them and they
-#     match; 5 each when the card is scoped there and the request says
-#     nothing ("could apply"); a named one that misses excludes the card.
-#     An unscoped card (no paths, languages or fields) has a base of 20: it
-#     applies everywhere at its anchor. A scoped card the request confirms
-#     (a named path, language or scope field matches) is lifted to that base
-#     too, so being scoped never ranks a card below an unscoped one.
-#   Path + language + field reach exactly 30.
+#   - location: an unscoped card (no paths, languages or fields) has a base
+#     of 10: it applies everywhere at its anchor. A path scope the named
+#     file matches earns 20 and a language scope the named language matches
+#     4, so a confirmed path scope outranks no scope; a scoped card the
+#     request confirms (a scope matched, none missed) is lifted to the base
+#     at least. Scoped where the request names nothing: path 5, language
+#     3 ("could apply").
+#   - a named language outside the card's languages excludes the card. A
+#     named file outside its paths excludes it too, unless the request is
+#     about the card (relevance >= 0.5): a card scoped to tests/** still
+#     applies when the question is about tests and the open file is not
+#     one, without the path's points.
+#   - field: 6 when the card's scope fields contain the request's field (or,
+#     for a card without scope fields, its own field equals it); 3 when the
+#     card is field-scoped and the request names no field; a request field
+#     outside the scope fields excludes the card.
 #
-# operation_fit (0..20): the query's terms against the card's statement,
-# trigger intents and tool needs (lower case, split on [^a-z0-9_]+,
-# stopwords and terms under 3 characters dropped): one shared term 10, two or
-# more 15; plus 10 for every request intent among the card's trigger intents
-# and every request tool among its tool needs; capped at 20.
+# operation_fit (0..20): relevance (the host's ranking of the card against
+# the query and the file, 0..1) times 12, rounded, plus 8 for every request
+# intent among the card's trigger intents and every request tool among its
+# tool needs; capped at 20. The query's words reach this policy only through
+# relevance, which stems them, splits identifiers and ignores generic words.
 #
-# With the default lanes: a card scoped on path, language and field that the
-# request matches on all three and asks about on-topic (two shared terms)
-# reaches 30 + 15 = 45, scoped; an unscoped foundational card 20 + 20 = 40,
-# core, before any query or intent; an unscoped standard card that shares
-# nothing with the query stays at 20, ref_only; a path-scoped card asked
-# about on-topic without a file reaches 5 + 15 = 20, level with that
-# unscoped card.
+# With the default lanes: a path-scoped card on the open file that the
+# query is about (relevance 0.8) scores 20 + 10 here and 32 more for
+# relevance in lanes, 62, inline; an unscoped card nothing in the request
+# mentions stays at 10, out of the pack.
 #
 # Teams replace this package by placing their own `package palace.scope` in
 # <repo>/.palace/policies/. Keep the why lines readable: people see them.
@@ -51,66 +52,39 @@ intents := {x | some x in object.get(req, "intents", [])}
 
 tools := {x | some x in object.get(req, "tools", [])}
 
-query_terms := terms(object.get(req, "query", ""))
-
-# stopwords are common words of three letters or more (shorter ones are
-# dropped anyway) that would make every card share a term with every query.
-stopwords := {
-	"all", "also", "and", "any", "are", "but", "can", "does", "for", "from", "has", "have",
-	"how", "into", "its", "not", "should", "than", "that", "the", "their", "then", "there",
-	"these", "this", "use", "used", "using", "was", "were", "what", "when", "where", "which",
-	"who", "why", "will", "with", "you", "your",
-}
-
-# terms is the set of a text's lower-cased runs of [a-z0-9_], at least 3
-# characters long, stopwords dropped.
-terms(s) := {t | some t in regex.split(`[^a-z0-9_]+`, lower(s)); count(t) >= 3; not stopwords[t]}
+# relevant_to_request is the relevance from which a path scope the file
+# misses no longer excludes a card.
+relevant_to_request := 0.5
 
 decision := {c.id: result(c) | some c in input.cards}
 
 result(c) := {
 	"applies": misses == 0,
 	"scope_fit": min([30, location + field_fit.points]),
-	"operation_fit": min([20, (query_points(shared) + (10 * count(hit_intents))) + (10 * count(hit_tools))]),
+	"operation_fit": min([20, (floor(((round(relevance * 1000) * 12) + 500) / 1000) + (8 * count(hit_intents))) + (8 * count(hit_tools))]),
 	"why": array.concat(
 		[line | some p in array.concat(parts, [base]); some line in p.why],
 		array.concat(
-			query_why(shared),
-			array.concat(
-				[sprintf("intent %s is one of the card's trigger intents", [x]) | some x in hit_intents],
-				[sprintf("tool %s is one of the card's tool needs", [x]) | some x in hit_tools],
-			),
+			[sprintf("intent %s is one of the card's trigger intents", [x]) | some x in hit_intents],
+			[sprintf("tool %s is one of the card's tool needs", [x]) | some x in hit_tools],
 		),
 	),
 } if {
+	relevance := object.get(c, "relevance", 0)
 	scope := object.get(c, "scope", {})
 	paths := object.get(scope, "paths", [])
 	langs := object.get(scope, "languages", [])
 	fields := object.get(scope, "fields", [])
 	field_fit := field_part(fields, object.get(c, "field", ""))
-	parts := [path_part(paths), language_part(langs), field_fit]
+	parts := [path_part(paths, relevance), language_part(langs), field_fit]
 	located := parts[0].points + parts[1].points
 	misses := count([1 | some p in parts; p.miss])
 	base := base_part((count(paths) + count(langs)) + count(fields), count([1 | some p in parts; p.hit]), misses, located)
 	location := located + base.points
 	trigger := object.get(c, "trigger", {})
-	card_intents := object.get(trigger, "intents", [])
-	card_tools := object.get(trigger, "tool_needs", [])
-	hit_intents := sort({x | some x in card_intents; x in intents})
-	hit_tools := sort({x | some x in card_tools; x in tools})
-	text := concat(" ", array.concat([object.get(c, "statement", "")], array.concat(card_intents, card_tools)))
-	shared := sort(query_terms & terms(text))
+	hit_intents := sort({x | some x in object.get(trigger, "intents", []); x in intents})
+	hit_tools := sort({x | some x in object.get(trigger, "tool_needs", []); x in tools})
 }
-
-query_points(shared) := 15 if {
-	count(shared) >= 2
-} else := 10 if {
-	count(shared) == 1
-} else := 0
-
-query_why(shared) := [] if {
-	count(shared) == 0
-} else := [sprintf("the query shares %s with the card", [concat(", ", shared)])]
 
 # A part is what one dimension adds: points, whether it excludes the card
 # (miss), whether the request confirmed a scope (hit), and its why lines.
@@ -120,13 +94,15 @@ neutral := {"points": 0, "miss": false, "hit": false, "why": []}
 # delimiter), and a leading `**/` or a `/**/` matches zero or more
 # directories as in .gitignore (see gitglob). The first matching glob, in
 # the card's order, is named.
-path_part(paths) := neutral if {
+path_part(paths, relevance) := neutral if {
 	count(paths) == 0
 } else := {"points": 5, "miss": false, "hit": false, "why": [sprintf("path-scoped to %s; the request names no file, so it could apply", [concat(", ", paths)])]} if {
 	file == ""
-} else := {"points": 15, "miss": false, "hit": true, "why": [sprintf("path %s matches %s", [file, hits[0]])]} if {
+} else := {"points": 20, "miss": false, "hit": true, "why": [sprintf("path %s matches %s", [file, hits[0]])]} if {
 	hits := [p | some p in paths; glob.match(gitglob(p), ["/"], file)]
 	count(hits) > 0
+} else := {"points": 0, "miss": false, "hit": false, "why": [sprintf("path %s matches none of %s, but the request is about the card", [file, concat(", ", paths)])]} if {
+	relevance >= relevant_to_request
 } else := {"points": 0, "miss": true, "hit": false, "why": [sprintf("path %s matches none of %s", [file, concat(", ", paths)])]}
 
 # gitglob gives `**/` gitignore's meaning: glob.match's `**` alone needs the
@@ -141,9 +117,9 @@ gitglob(p) := concat("", ["{**/,}", substring(q, 3, -1)]) if {
 # language: compared case-insensitively.
 language_part(langs) := neutral if {
 	count(langs) == 0
-} else := {"points": 5, "miss": false, "hit": false, "why": [sprintf("language-scoped to %s; the request names no language, so it could apply", [concat(", ", langs)])]} if {
+} else := {"points": 3, "miss": false, "hit": false, "why": [sprintf("language-scoped to %s; the request names no language, so it could apply", [concat(", ", langs)])]} if {
 	language == ""
-} else := {"points": 8, "miss": false, "hit": true, "why": [sprintf("language %s is one of %s", [language, concat(", ", langs)])]} if {
+} else := {"points": 4, "miss": false, "hit": true, "why": [sprintf("language %s is one of %s", [language, concat(", ", langs)])]} if {
 	some l in langs
 	lower(l) == language
 } else := {"points": 0, "miss": true, "hit": false, "why": [sprintf("language %s is not one of %s", [language, concat(", ", langs)])]}
@@ -154,23 +130,23 @@ language_part(langs) := neutral if {
 field_part(fields, own) := neutral if {
 	count(fields) == 0
 	field == ""
-} else := {"points": 5, "miss": false, "hit": false, "why": [sprintf("field-scoped to %s; the request names no field, so it could apply", [concat(", ", fields)])]} if {
+} else := {"points": 3, "miss": false, "hit": false, "why": [sprintf("field-scoped to %s; the request names no field, so it could apply", [concat(", ", fields)])]} if {
 	field == ""
-} else := {"points": 7, "miss": false, "hit": false, "why": [sprintf("card field %s matches the request", [field])]} if {
+} else := {"points": 6, "miss": false, "hit": false, "why": [sprintf("card field %s matches the request", [field])]} if {
 	count(fields) == 0
 	own == field
 } else := neutral if {
 	count(fields) == 0
-} else := {"points": 7, "miss": false, "hit": true, "why": [sprintf("field %s is one of the scope fields %s", [field, concat(", ", fields)])]} if {
+} else := {"points": 6, "miss": false, "hit": true, "why": [sprintf("field %s is one of the scope fields %s", [field, concat(", ", fields)])]} if {
 	field in fields
 } else := {"points": 0, "miss": true, "hit": false, "why": [sprintf("field %s is not one of the scope fields %s", [field, concat(", ", fields)])]}
 
 # base_part lifts the location of an unscoped card, and of a scoped card the
-# request confirmed (a scope matched, none missed), to 20.
-base_part(scopes, hits, misses, located) := {"points": 20, "why": ["unscoped: applies everywhere at its anchor"]} if {
+# request confirmed (a scope matched, none missed), to 10.
+base_part(scopes, hits, misses, located) := {"points": 10, "why": ["unscoped: applies everywhere at its anchor"]} if {
 	scopes == 0
-} else := {"points": 20 - located, "why": ["the request matches its scope, so it ranks no lower than an unscoped card"]} if {
+} else := {"points": 10 - located, "why": ["the request matches its scope, so it ranks no lower than an unscoped card"]} if {
 	hits > 0
 	misses == 0
-	located < 20
+	located < 10
 } else := {"points": 0, "why": []}

@@ -1,0 +1,220 @@
+package host
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Tokens of the relevance model. Text is read the way code is written: a
+// word is a run of letters, digits and underscores, joined by '.', '/',
+// '-' or ':' when those sit between word characters, so an identifier such
+// as k8s.io/client-go, useEffect or zz_generated is one word. Each word
+// yields its parts — split at joiners, underscores and camelCase humps
+// (HTTPServer → http, server) — lower-cased and reduced to their English
+// Snowball stem (listeners → listen, pinned → pin), and, when it has
+// several parts, the whole word lower-cased as one more token, so an exact
+// identifier still counts more than its pieces. Stopwords — English
+// function words and words so generic in engineering requests that they
+// rank nothing ("run", "only", "make", "need") — are dropped. The same
+// tokenizer reads queries, file paths and card texts.
+
+// relStopwords are never terms. They are checked before stemming.
+var relStopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its of on or
+		that the their then there these this to was we were what when where which who why will with you your
+		do does did doing done not no can could should would must may might shall am been being me my our us
+		they them he she his her so than too very just also only any all some each every other such same own
+		about above after again against before below between both during further here off once out over under
+		until up down while more most few nor now get got getting set want wants need needs needed make makes
+		made making run runs running ran use uses used using add adds added adding new like way thing things
+		sure please let lets one two etc e g ie eg via per else still even much many well really something
+		anything everything`) {
+		relStopwords[w] = true
+	}
+}
+
+// maxStemCache bounds the process-wide stem cache; it is emptied when full.
+const maxStemCache = 1 << 16
+
+var (
+	stemMu    sync.RWMutex
+	stemCache = map[string]string{}
+)
+
+// stem is the Snowball English stem of a lower-cased ASCII word (other
+// words are their own stem), cached for the process.
+func stem(w string) string {
+	stemMu.RLock()
+	s, ok := stemCache[w]
+	stemMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = w
+	if isASCIILetters(w) {
+		s = english.Stem(w, true)
+		if s == "" {
+			s = w
+		}
+	}
+	stemMu.Lock()
+	if len(stemCache) >= maxStemCache {
+		stemCache = map[string]string{}
+	}
+	stemCache[strings.Clone(w)] = s
+	stemMu.Unlock()
+	return s
+}
+
+func isASCIILetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// scanWords calls fn for every token of s: each part of each word
+// (lower-cased, not stemmed; stopwords included, so callers can count
+// length) with whole false, then the whole word with whole true when it
+// has more than one part. Buffers passed to fn are reused: copy to keep.
+func scanWords(s string, fn func(tok []byte, whole bool)) {
+	var word, part []byte
+	var wbuf, pbuf [96]byte
+	word, part = wbuf[:0], pbuf[:0]
+	parts := 0
+	var prev rune // previous rune of the current part, 0 at a part start
+	prevUpper := false
+	flushPart := func() {
+		if len(part) > 0 {
+			fn(part, false)
+			parts++
+		}
+		part = pbuf[:0]
+		prev, prevUpper = 0, false
+	}
+	flushWord := func() {
+		flushPart()
+		// Trailing joiners are punctuation, not part of the word.
+		w := word
+		for len(w) > 0 && isJoiner(w[len(w)-1]) {
+			w = w[:len(w)-1]
+		}
+		if parts > 1 && len(w) > 0 {
+			fn(w, true)
+		}
+		word, parts = wbuf[:0], 0
+	}
+	for i := 0; i < len(s); {
+		r, w := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRuneInString(s[i:])
+		}
+		i += w
+		switch {
+		case r == '_' || isJoiner(byte(r)) && r < utf8.RuneSelf:
+			// A joiner inside a word splits parts; at a word's start it is
+			// punctuation.
+			if len(word) == 0 {
+				continue
+			}
+			if r != '_' && (i >= len(s) || !isWordStart(s[i:])) {
+				flushWord()
+				continue
+			}
+			flushPart()
+			if len(word) < len(wbuf) {
+				word = append(word, byte(r))
+			}
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			upper := unicode.IsUpper(r)
+			lr := unicode.ToLower(r)
+			// camelCase hump: lower→Upper, or the last capital of a run of
+			// capitals followed by a lower-case letter (HTTPServer).
+			if upper && prev != 0 && !prevUpper && unicode.IsLetter(prev) {
+				flushPart()
+			} else if !upper && unicode.IsLower(r) && prevUpper && len(part) > 1 {
+				last, lw := utf8.DecodeLastRune(part)
+				part = part[:len(part)-lw]
+				flushPart()
+				part = utf8.AppendRune(part, last)
+				prev, prevUpper = last, true
+			}
+			if len(part)+utf8.RuneLen(lr) <= len(pbuf) {
+				part = utf8.AppendRune(part, lr)
+			}
+			if len(word)+utf8.RuneLen(lr) <= len(wbuf) {
+				word = utf8.AppendRune(word, lr)
+			}
+			prev, prevUpper = r, upper
+		default:
+			flushWord()
+		}
+	}
+	flushWord()
+}
+
+func isJoiner(c byte) bool { return c == '.' || c == '/' || c == '-' || c == ':' }
+
+// isWordStart says whether s starts with a letter, digit or underscore.
+func isWordStart(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// tokenTerms is the terms of s as the relevance model indexes them: stems
+// of the parts and whole compound words, stopwords and one-character
+// parts dropped, in order of first appearance, each once.
+func tokenTerms(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	scanWords(s, func(tok []byte, whole bool) {
+		t := string(tok)
+		if !whole {
+			if len(t) < 2 || relStopwords[t] {
+				return
+			}
+			t = stem(t)
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// patternWords turns a trigger pattern (a regexp) into the literal words it
+// holds: escapes of punctuation become the punctuation, class escapes
+// (\b, \s, \w, \d…) become spaces, so generated\.pb\.go reads as
+// generated.pb.go.
+func patternWords(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '\\' && i+1 < len(p) {
+			n := p[i+1]
+			i++
+			if n >= 'a' && n <= 'z' || n >= 'A' && n <= 'Z' {
+				b.WriteByte(' ')
+			} else {
+				b.WriteByte(n)
+			}
+			continue
+		}
+		switch c {
+		case '[', ']', '(', ')', '{', '}', '*', '+', '?', '|', '^', '$':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

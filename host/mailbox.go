@@ -191,9 +191,9 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(abs)
+			b, err := ReadInputFile("FILE", abs, MaxBoxBytes)
 			if err != nil {
-				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+				return rep, err
 			}
 			opts := mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)}
 			rep.Checked = append(rep.Checked, p)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -35,9 +34,9 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				}
 				var all []host.Hints
 				for _, f := range files {
-					text, err := os.ReadFile(f)
+					text, err := host.ReadInputFile("FILE", f, host.MaxHintsFileBytes)
 					if err != nil {
-						return usageError{fmt.Sprintf("read %s: %v", f, err)}
+						return err
 					}
 					res, err := h.Hints(ctx, set, host.HintsRequest{File: f, Text: string(text), Language: language})
 					if err != nil {

@@ -95,10 +95,10 @@ func checkTags(tags []string) error {
 		return invalid("tags", "%d tags, over the limit of %d: keep the tags that help find the evidence", len(tags), MaxTags)
 	}
 	for i, t := range tags {
-		if err := checkText("tags", t, MaxTagBytes, "a tag is a short label"); err != nil {
+		if err := checkText(fmt.Sprintf("tag %d", i+1), t, MaxTagBytes, "a tag is a short label"); err != nil {
 			var he *Error
 			if errors.As(err, &he) {
-				he.Msg = fmt.Sprintf("tag %d: %s", i+1, he.Msg)
+				he.Field = "tags" // the argument, while the message names the tag
 			}
 			return err
 		}

@@ -43,7 +43,7 @@ func newCardListCmd(g *globals) *cobra.Command {
 					t := newTable(w)
 					fmt.Fprintln(t, "ID\tTIER\tSTATUS\tANCHOR\tFIELD\tS/V/T/C\tSTATEMENT")
 					for _, c := range cards {
-						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d/%d/%d/%d\t%s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, c.Field,
+						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d/%d/%d/%d\t%s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Field),
 							c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"], truncate(c.Statement, 60))
 					}
 					t.Flush()
@@ -81,24 +81,24 @@ func newCardShowCmd(g *globals) *cobra.Command {
 func printCard(w io.Writer, c host.Card) {
 	p := newPainter(w)
 	fmt.Fprintf(w, "%s  %s %s\n", c.ID, p.tier(c.Tier), p.status(c.Status))
-	fmt.Fprintf(w, "  %s\n", c.Statement)
+	fmt.Fprintf(w, "  %s\n", escapeControls(c.Statement))
 	if c.Content != "" {
 		for _, line := range strings.Split(strings.TrimRight(c.Content, "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", p.dim(line))
 		}
 	}
 	t := newTable(w)
-	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, c.Anchor.Identity)
-	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, c.Field)
+	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, escapeControls(c.Anchor.Identity))
+	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, escapeControls(c.Field))
 	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
 	if s := c.Scope.String(); s != "" {
-		fmt.Fprintf(t, "  scope\t%s\n", s)
+		fmt.Fprintf(t, "  scope\t%s\n", escapeControls(s))
 	}
 	if s := triggerLine(c.Trigger); s != "" {
-		fmt.Fprintf(t, "  trigger\t%s\n", s)
+		fmt.Fprintf(t, "  trigger\t%s\n", escapeControls(s))
 	}
 	if c.ReviewAfter != "" || c.ExpiresAt != "" {
-		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", orDash(c.ReviewAfter), orDash(c.ExpiresAt))
+		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", escapeControls(orDash(c.ReviewAfter)), escapeControls(orDash(c.ExpiresAt)))
 	}
 	if c.OriginCard != "" {
 		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
@@ -162,12 +162,12 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 								move = ""
 							}
 						}
-						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, e.Actor, e.ActorType)
+						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, escapeControls(e.Actor), e.ActorType)
 						if e.Reason != "" {
-							fmt.Fprintf(w, "   reason: %s\n", e.Reason)
+							fmt.Fprintf(w, "   reason: %s\n", escapeControls(e.Reason))
 						}
 						if e.Policy != "" {
-							fmt.Fprintf(w, "   policy: %s %s%s\n", e.Policy, shortHash(e.PolicyHash), reviewerOf(e.Decision))
+							fmt.Fprintf(w, "   policy: %s %s%s\n", escapeControls(e.Policy), shortHash(e.PolicyHash), escapeControls(reviewerOf(e.Decision)))
 						}
 						if len(e.Data) > 0 {
 							fmt.Fprintf(w, "   %s\n", p.dim(compactJSON(e.Data)))
@@ -254,7 +254,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					t := newTable(w)
 					fmt.Fprintln(t, "ID\tANCHOR\tFIELD\tPROVENANCE\tCONTENT")
 					for _, e := range evs {
-						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, e.Field, e.Provenance, truncate(e.Content, 60))
+						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, escapeControls(e.Field), e.Provenance, truncate(e.Content, 60))
 					}
 					t.Flush()
 					fmt.Fprintf(w, "%d of %d shown\n", len(evs), total)
@@ -277,14 +277,14 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					return err
 				}
 				return g.output(e, func(w io.Writer) {
-					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, e.Field, e.Provenance, e.Anchor.Kind, e.CreatedAt)
+					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, escapeControls(e.Field), e.Provenance, e.Anchor.Kind, e.CreatedAt)
 					if e.SourceRef != "" {
-						fmt.Fprintf(w, "source: %s\n", e.SourceRef)
+						fmt.Fprintf(w, "source: %s\n", escapeControls(e.SourceRef))
 					}
 					if len(e.Tags) > 0 {
-						fmt.Fprintf(w, "tags: %s\n", strings.Join(e.Tags, ", "))
+						fmt.Fprintf(w, "tags: %s\n", escapeControls(strings.Join(e.Tags, ", ")))
 					}
-					fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Content, "\n"))
+					fmt.Fprintf(w, "\n%s\n", escapeControls(strings.TrimRight(e.Content, "\n")))
 				})
 			})
 		},

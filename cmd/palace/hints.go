@@ -48,11 +48,11 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				return g.output(map[string]any{"files": all}, func(w io.Writer) {
 					for _, res := range all {
 						for _, m := range res.Matches {
-							fmt.Fprintf(w, "%s:%d:%d: %s %s\n", res.File, m.Line, m.Col, m.Card.ID, m.Card.Label())
+							fmt.Fprintf(w, "%s:%d:%d: %s %s\n", escapeControls(res.File), m.Line, m.Col, m.Card.ID, escapeControls(m.Card.Label()))
 						}
 					}
 					for _, inv := range set.Invalid() {
-						fmt.Fprintf(g.stderr, "palace: card %s: %s\n", inv.CardID, inv.Error)
+						fmt.Fprintf(g.stderr, "palace: card %s: %s\n", inv.CardID, escapeControls(inv.Error))
 					}
 				})
 			})

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -191,9 +192,9 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := ReadInputFile("FILE", abs, MaxBoxBytes)
+			b, err := bounded.ReadFile(abs, MaxBoxBytes)
 			if err != nil {
-				return rep, err
+				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 			}
 			opts := mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)}
 			rep.Checked = append(rep.Checked, p)

@@ -108,7 +108,7 @@ func TestHostileInput(t *testing.T) {
 		{"policy eval --input /dev/zero", nil, []string{"policy", "eval", "gate", "--input", "/dev/zero"}, 2, []string{"--input /dev/zero is a device"}},
 		{"policy eval --input - from /dev/zero", zero, []string{"policy", "eval", "gate", "--input", "-"}, 2, []string{"--input is over the limit of 16 MiB"}},
 		{"plugin inspect /dev/zero", nil, []string{"plugin", "inspect", "/dev/zero"}, 2, []string{"FILE /dev/zero is a device"}},
-		{"mailbox check /dev/zero", nil, []string{"mailbox", "check", "/dev/zero"}, 2, []string{"FILE /dev/zero is a device"}},
+		{"mailbox check /dev/zero", nil, []string{"mailbox", "check", "/dev/zero"}, 2, []string{"read box /dev/zero: is a device"}},
 		{"record --file FIFO", nil, []string{"record", "--file", fifo}, 2, []string{"is a named pipe (FIFO)"}},
 		{"hints directory", nil, []string{"hints", dir}, 2, []string{"is a directory"}},
 		{"record --file 300 MB", nil, []string{"record", "--file", huge}, 2, []string{"314572800 bytes, over the size limit of 1 MiB"}},

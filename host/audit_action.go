@@ -141,6 +141,9 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(store.C
 			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
 		}
 		sc := store.Scope{Paths: cleanList(req.Scope.Paths), Languages: cleanList(req.Scope.Languages), Fields: cleanList(req.Scope.Fields)}
+		if err := checkScope(sc); err != nil {
+			return a, nil, err
+		}
 		a.Scope = &sc
 		old, now = func(c store.Card) string { return scopeText(c.Scope) }, scopeText(sc)
 	case "set_expiry":

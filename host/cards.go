@@ -67,6 +67,9 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 
 // storeCardFilter checks f and turns it into the store's filter.
 func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
+	if err := checkLimit(f.Limit); err != nil {
+		return store.CardFilter{}, err
+	}
 	sf := store.CardFilter{Field: f.Field, Limit: f.Limit}
 	if f.Tier != "" {
 		if err := oneOf("tier", f.Tier, Tiers); err != nil {
@@ -195,8 +198,8 @@ func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, 
 		}
 		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
 	}
-	if f.Limit < 0 {
-		return nil, 0, invalid("limit", "--limit %d is negative: pass 0 for no limit", f.Limit)
+	if err := checkLimit(f.Limit); err != nil {
+		return nil, 0, err
 	}
 	rows, total, err := h.store.ListEvidence(ctx, sf)
 	if err != nil {

@@ -131,6 +131,20 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 	case len(req.Content) > MaxContentBytes:
 		return store.Card{}, "", invalid("content", "content is %d bytes, over the 1 MiB limit", len(req.Content))
 	}
+	for _, c := range []struct{ field, value, fix string }{
+		{"statement", stmt, "pass text"},
+		{"content", req.Content, "pass text; base64-encode binary data"},
+	} {
+		if err := checkText(c.field, c.value, 0, c.fix); err != nil {
+			return store.Card{}, "", err
+		}
+	}
+	if err := checkText("field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"); err != nil {
+		return store.Card{}, "", err
+	}
+	if err := checkScope(req.Scope); err != nil {
+		return store.Card{}, "", err
+	}
 	if req.Tier == "" {
 		return store.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(Tiers, ", "))
 	}

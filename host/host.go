@@ -109,6 +109,9 @@ func newHost(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, internal(err, "open palace at %s", opts.Home)
 	}
+	if err := checkHome(home, opts.Home != ""); err != nil {
+		return nil, err
+	}
 	cwd := opts.Cwd
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {
@@ -252,4 +255,20 @@ func (h *Host) resolveAnchorKind(field, s string) (anchor.Kind, error) {
 		return "", invalid(field, "%s %s needs a git checkout, and %s is not inside one: use --anchor global or --cwd inside a repository", field, k, h.loc.Dir)
 	}
 	return k, nil
+}
+
+// checkHome refuses a home that exists but is not a directory (a file, or a
+// link to one): palace would fail later with a storage error.
+func checkHome(home string, fromFlag bool) error {
+	fi, err := os.Stat(home)
+	if err != nil || fi.IsDir() {
+		return nil // missing homes are created; other errors surface on open
+	}
+	if fromFlag {
+		return invalid("home", "--home %s is not a directory: pass a directory (palace creates it when missing)", home)
+	}
+	if os.Getenv(HomeEnv) == "" {
+		return invalid("home", "the default home %s is not a directory: move the file away, or pass --home DIR", home)
+	}
+	return invalid("home", "%s %s is not a directory: point %s at a directory (palace creates it when missing), or pass --home", HomeEnv, home, HomeEnv)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -206,7 +207,7 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(abs)
+			b, err := bounded.ReadFile(abs, MaxBoxBytes)
 			if err != nil {
 				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 			}

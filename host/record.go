@@ -1,12 +1,9 @@
 package host
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +87,9 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 		return fail(invalid("content", "content is empty: pass --content TEXT, --file PATH or text on stdin"))
 	case len(req.Content) > MaxContentBytes:
 		return fail(invalid("content", "content is %d bytes, over the 1 MiB limit: record a summary and put the full text in --source-ref", len(req.Content)))
+	}
+	if err := checkEvidenceInput(req); err != nil {
+		return fail(err)
 	}
 	if err := h.echo.check(req.Content); err != nil {
 		return fail(err)
@@ -177,32 +177,16 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 		kind anchor.Kind
 	}
 	var rows []row
-	br := bufio.NewReaderSize(r, 1<<16)
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			trimmed := bytes.TrimSpace(line)
-			if len(trimmed) > 0 {
-				if !utf8.Valid(trimmed) {
-					return BatchResult{}, invalid("jsonl", "%s:%d: line is not valid UTF-8: re-encode the file as UTF-8", name, lineNo)
-				}
-				req, perr := decodeRecordLine(trimmed, defaults)
-				if perr != nil {
-					return BatchResult{}, invalid("jsonl", "%s:%d: %v: each line must be one JSON object like {\"content\": \"…\", \"field\": \"…\"}", name, lineNo, perr)
-				}
-				ev, kind, verr := h.prepareEvidence(req, fmt.Sprintf("%s:%d: ", name, lineNo))
-				if verr != nil {
-					return BatchResult{}, verr
-				}
-				rows = append(rows, row{ev, kind})
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	err := readRecordLines(r, name, defaults, func(lineNo int, req RecordRequest) error {
+		ev, kind, err := h.prepareEvidence(req, fmt.Sprintf("%s:%d: ", name, lineNo))
 		if err != nil {
-			return BatchResult{}, invalid("jsonl", "read %s: %v", name, err)
+			return err
 		}
+		rows = append(rows, row{ev, kind})
+		return nil
+	})
+	if err != nil {
+		return BatchResult{}, err
 	}
 	res := BatchResult{IDs: make([]string, 0, len(rows))}
 	for start := 0; start < len(rows); start += BatchSize {
@@ -241,21 +225,4 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 		res.FirstID, res.LastID = res.IDs[0], res.IDs[n-1]
 	}
 	return res, nil
-}
-
-func decodeRecordLine(line []byte, defaults RecordRequest) (RecordRequest, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	req := defaults
-	req.Content, req.Tags = "", nil
-	if err := dec.Decode(&req); err != nil {
-		return RecordRequest{}, fmt.Errorf("invalid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if dec.More() {
-		return RecordRequest{}, errors.New("more than one JSON value on the line")
-	}
-	if req.Tags == nil {
-		req.Tags = defaults.Tags
-	}
-	return req, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/internal/bounded"
 )
 
 // diagnosticsQueue debounces diagnostics: a change marks its document, and
@@ -105,7 +105,7 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 		if err != nil || kindOfPath(path, ws.h.Home()) != kindBox {
 			return
 		}
-		content, err := os.ReadFile(path)
+		content, err := bounded.ReadFile(path, host.MaxBoxBytes)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Printf("read %s: %v", path, err)
 			return
@@ -273,7 +273,7 @@ func (s *Server) publishPolicyErrors(old, cur map[string][]policyError) {
 		}
 		d, isOpen := open[f]
 		if !isOpen {
-			content, _ := os.ReadFile(f)
+			content, _ := bounded.ReadFile(f, host.MaxModuleBytes)
 			d = newDocument(uri.File(f), "rego", 0, string(content))
 		}
 		s.diags.publish(d.uri, d.version, isOpen, policyDiags(d, cur[f]))

@@ -19,6 +19,11 @@ import (
 // is never a valid palace request.
 const DefaultMaxFrameBytes = 16 << 20
 
+// codeServerNotInitialized answers a request sent before initialize: the
+// code JSON-RPC servers (LSP first) use for it, in the range JSON-RPC
+// reserves for server errors.
+const codeServerNotInitialized = -32002
+
 // StdioTransport is newline-delimited JSON-RPC over a reader and a writer,
 // the MCP stdio transport. Unlike the SDK's, it survives malformed input:
 // the SDK decodes stdin as one JSON stream, so a single line of garbage
@@ -72,6 +77,13 @@ type lineConn struct {
 	// handlers, and the read loop writes error responses of its own.
 	writeMu sync.Mutex
 	out     io.Writer
+
+	// initMu guards the session state the transport follows to give the
+	// SDK's uncoded errors a JSON-RPC code: the ids of initialize requests
+	// not yet answered, and whether one was answered with success.
+	initMu      sync.Mutex
+	initIDs     map[any]bool
+	initialized bool
 }
 
 var _ sdk.Connection = (*lineConn)(nil)
@@ -90,6 +102,7 @@ func (c *lineConn) readLoop() {
 			if msg == nil {
 				c.reject(id, code, reason)
 			} else {
+				c.noteInitialize(msg)
 				select {
 				case c.incoming <- msg:
 				case <-c.closed:
@@ -203,6 +216,54 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// noteInitialize remembers the id of an initialize request, to recognize
+// its answer in Write.
+func (c *lineConn) noteInitialize(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || !req.ID.IsValid() {
+		return
+	}
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	if c.initIDs == nil {
+		c.initIDs = map[any]bool{}
+	}
+	c.initIDs[req.ID.Raw()] = true
+}
+
+// codeErrors gives a JSON-RPC code to an error the SDK returns without one
+// (it would go out as code 0, which no client can classify): -32002 for a
+// request refused because the session is not initialized yet, -32600
+// (invalid request) otherwise, including a failed initialize. It also
+// notes a successful answer to initialize.
+func (c *lineConn) codeErrors(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return msg
+	}
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	isInit := c.initIDs[resp.ID.Raw()]
+	if isInit {
+		delete(c.initIDs, resp.ID.Raw())
+		if resp.Error == nil {
+			c.initialized = true
+		}
+	}
+	var wire *jsonrpc.Error
+	if resp.Error == nil || (errors.As(resp.Error, &wire) && wire.Code != 0) {
+		return msg
+	}
+	coded := *resp
+	switch {
+	case !isInit && !c.initialized:
+		coded.Error = &jsonrpc.Error{Code: codeServerNotInitialized, Message: resp.Error.Error() + ": the server is not initialized; send initialize first"}
+	default:
+		coded.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: resp.Error.Error()}
+	}
+	return &coded
+}
+
 // Write writes one message as one line.
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
@@ -213,7 +274,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return sdk.ErrConnectionClosed
 	default:
 	}
-	b, err := encodeMessage(msg)
+	b, err := encodeMessage(c.codeErrors(msg))
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}

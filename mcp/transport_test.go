@@ -118,3 +118,47 @@ func TestRunEndsCleanlyOnCancel(t *testing.T) {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 }
+
+// TestErrorsBeforeInitializeHaveCodes: the SDK refuses requests before
+// initialize without a JSON-RPC code; the transport gives them -32002
+// (server not initialized), a failed initialize -32600, never code 0.
+func TestErrorsBeforeInitializeHaveCodes(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Agent)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ss, err := mcp.New(h, mcp.Options{}).Connect(context.Background(), &mcp.StdioTransport{In: inR, Out: outW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	w := &wire{t: t, in: inW, out: sc}
+
+	w.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	wantError(t, w.next(), float64(1), -32002, "send initialize first")
+	w.send(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"palace_record","arguments":{"content":"early"}}}`)
+	wantError(t, w.next(), "c", -32002, "not initialized")
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"initialize"}`) // no params
+	wantError(t, w.next(), float64(2), -32600, "params")
+
+	w.send(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := w.next(); m["id"] != float64(3) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// A NUL-leading content is a tool error naming the argument, not an
+	// internal failure.
+	w.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"palace_record","arguments":{"content":"\u0000evil"}}}`)
+	m := w.next()
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(4) || res == nil || res["isError"] != true {
+		t.Fatalf("NUL content: %v", m)
+	}
+	if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "content") || !strings.Contains(text, "NUL") {
+		t.Errorf("NUL content error does not name the argument: %q", text)
+	}
+	inW.Close()
+	if err := ss.Wait(); err != nil && err != io.EOF {
+		t.Errorf("session ended with %v", err)
+	}
+}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/palacehq/palace/internal/bounded"
 )
 
 // The names of the three policy sources, in load order.
@@ -188,6 +190,10 @@ type snapshot struct {
 	fingerprint string
 }
 
+// maxPolicyFileBytes bounds one policy file (.rego or .wasm) read from a
+// policy folder; a Go-built plugin is ~3 MB.
+const maxPolicyFileBytes = 64 << 20
+
 func readSnapshot(src Sources) (snapshot, error) {
 	var snap snapshot
 	h := sha256.New()
@@ -197,7 +203,9 @@ func readSnapshot(src Sources) (snapshot, error) {
 			return snapshot{}, err
 		}
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
+			// A repository's policy folder is untrusted: a FIFO or a link to
+			// /dev/zero must be refused, not read until memory runs out.
+			b, err := bounded.ReadFile(p, maxPolicyFileBytes)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted between the listing and the read: an editor mid-save
 			}

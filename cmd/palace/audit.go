@@ -65,10 +65,10 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 		}
 		fmt.Fprintf(w, "\n%s  %s  salience %d (%s)\n", r.ID, r.Lane, r.Salience, breakdownLine(r.SalienceBreakdown))
 		for _, x := range r.Warnings {
-			fmt.Fprintf(w, "  %s %s\n", p.paint("33", "warning "+x.Code+":"), x.Message)
+			fmt.Fprintf(w, "  %s %s\n", p.paint("33", "warning "+x.Code+":"), escapeControls(x.Message))
 		}
 		for _, s := range r.Suggested {
-			fmt.Fprintf(w, "  suggest %s: %s\n    %s\n", s.Action, s.Why, p.dim(s.Command))
+			fmt.Fprintf(w, "  suggest %s: %s\n    %s\n", s.Action, escapeControls(s.Why), p.dim(s.Command))
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",

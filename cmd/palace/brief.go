@@ -56,11 +56,11 @@ with their commands. Writes nothing.`,
 func printBrief(w io.Writer, b host.Brief) {
 	p := newPainter(w)
 	head := func(s string) { fmt.Fprintf(w, "\n%s\n", p.paint("1", s)) }
-	fmt.Fprintln(w, b.Summary)
+	fmt.Fprintln(w, escapeControls(b.Summary))
 	if len(b.KeyFacts) > 0 {
 		head("Key facts")
 		for _, f := range b.KeyFacts {
-			fmt.Fprintf(w, "  - [%s] %s  %s\n", p.tier(f.Tier), f.Statement, p.dim(f.CardID+" · "+f.Anchor+" · cites "+orDash(strings.Join(f.Cites, ", "))))
+			fmt.Fprintf(w, "  - [%s] %s  %s\n", p.tier(f.Tier), escapeControls(f.Statement), p.dim(f.CardID+" · "+f.Anchor+" · cites "+orDash(strings.Join(f.Cites, ", "))))
 		}
 	}
 	if len(b.Cards) > 0 {
@@ -79,19 +79,19 @@ func printBrief(w io.Writer, b host.Brief) {
 			if !e.Matched {
 				by = strings.Join(e.Roles, "/") + " of " + strings.Join(e.CitedBy, ", ")
 			}
-			fmt.Fprintf(w, "  %s  %s · %s · %s\n    %s\n", e.ID, e.Field, orDash(e.SourceRef), p.dim(by), e.Excerpt)
+			fmt.Fprintf(w, "  %s  %s · %s · %s\n    %s\n", e.ID, escapeControls(e.Field), escapeControls(orDash(e.SourceRef)), p.dim(by), escapeControls(e.Excerpt))
 		}
 	}
 	if len(b.Entities) > 0 {
 		head("Entities")
 		for _, e := range b.Entities {
-			fmt.Fprintf(w, "  %-10s %s  %s\n", e.Kind, e.Text, p.dim(fmt.Sprintf("×%d in %s", e.Count, strings.Join(e.Sources, ", "))))
+			fmt.Fprintf(w, "  %-10s %s  %s\n", e.Kind, escapeControls(e.Text), p.dim(fmt.Sprintf("×%d in %s", e.Count, strings.Join(e.Sources, ", "))))
 		}
 	}
 	if len(b.Unresolved) > 0 {
 		head("Unresolved")
 		for _, c := range b.Unresolved {
-			fmt.Fprintf(w, "  - %s  %s\n", c.Text, p.dim("("+c.Cue+", "+c.Source+")"))
+			fmt.Fprintf(w, "  - %s  %s\n", escapeControls(c.Text), p.dim("("+c.Cue+", "+c.Source+")"))
 		}
 	}
 	head("Uncertainty")
@@ -99,12 +99,12 @@ func printBrief(w io.Writer, b host.Brief) {
 		fmt.Fprintln(w, "  none found")
 	}
 	for _, s := range b.Uncertainty {
-		fmt.Fprintf(w, "  - %s: %s\n", p.paint("33", s.Code), s.Message)
+		fmt.Fprintf(w, "  - %s: %s\n", p.paint("33", s.Code), escapeControls(s.Message))
 	}
 	if len(b.NextActions) > 0 {
 		head("Next actions")
 		for i, a := range b.NextActions {
-			fmt.Fprintf(w, "  %d. %s: %s\n     %s\n", i+1, a.Action, a.Why, p.dim(a.Command))
+			fmt.Fprintf(w, "  %d. %s: %s\n     %s\n", i+1, a.Action, escapeControls(a.Why), p.dim(a.Command))
 		}
 	}
 }

@@ -44,7 +44,7 @@ func newCardListCmd(g *globals) *cobra.Command {
 					for _, c := range cards {
 						counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"])
 						rows = append(rows, []cell{{text: c.ID}, {text: c.Tier, code: tierColors[c.Tier]}, {text: c.Status, code: statusColors[c.Status]},
-							{text: c.Anchor.Kind}, {text: c.Field}, {text: counts}, {text: truncate(c.Statement, 60)}})
+							{text: c.Anchor.Kind}, {text: escapeControls(c.Field)}, {text: counts}, {text: truncate(c.Statement, 60)}})
 					}
 					p.table(w, rows)
 					shown := plural(len(cards), "card")
@@ -85,24 +85,24 @@ func newCardShowCmd(g *globals) *cobra.Command {
 func printCard(w io.Writer, c host.Card) {
 	p := newPainter(w)
 	fmt.Fprintf(w, "%s  %s %s\n", c.ID, p.tier(c.Tier), p.status(c.Status))
-	fmt.Fprintf(w, "  %s\n", c.Statement)
+	fmt.Fprintf(w, "  %s\n", escapeControls(c.Statement))
 	if c.Content != "" {
 		for _, line := range strings.Split(strings.TrimRight(c.Content, "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", p.dim(line))
 		}
 	}
 	t := newTable(w)
-	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, c.Anchor.Identity)
-	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, c.Field)
+	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, escapeControls(c.Anchor.Identity))
+	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, escapeControls(c.Field))
 	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
 	if s := c.Scope.String(); s != "" {
-		fmt.Fprintf(t, "  scope\t%s\n", s)
+		fmt.Fprintf(t, "  scope\t%s\n", escapeControls(s))
 	}
 	if s := triggerLine(c.Trigger); s != "" {
-		fmt.Fprintf(t, "  trigger\t%s\n", s)
+		fmt.Fprintf(t, "  trigger\t%s\n", escapeControls(s))
 	}
 	if c.ReviewAfter != "" || c.ExpiresAt != "" {
-		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", orDash(c.ReviewAfter), orDash(c.ExpiresAt))
+		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", escapeControls(orDash(c.ReviewAfter)), escapeControls(orDash(c.ExpiresAt)))
 	}
 	if c.OriginCard != "" {
 		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
@@ -166,12 +166,12 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 								move = ""
 							}
 						}
-						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, e.Actor, e.ActorType)
+						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, escapeControls(e.Actor), e.ActorType)
 						if e.Reason != "" {
-							fmt.Fprintf(w, "   reason: %s\n", e.Reason)
+							fmt.Fprintf(w, "   reason: %s\n", escapeControls(e.Reason))
 						}
 						if e.Policy != "" {
-							fmt.Fprintf(w, "   policy: %s %s%s\n", e.Policy, shortHash(e.PolicyHash), reviewerOf(e.Decision))
+							fmt.Fprintf(w, "   policy: %s %s%s\n", escapeControls(e.Policy), shortHash(e.PolicyHash), escapeControls(reviewerOf(e.Decision)))
 						}
 						if len(e.Data) > 0 {
 							fmt.Fprintf(w, "   %s\n", p.dim(compactJSON(e.Data)))
@@ -258,7 +258,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					t := newTable(w)
 					fmt.Fprintln(t, "ID\tANCHOR\tFIELD\tPROVENANCE\tCONTENT")
 					for _, e := range evs {
-						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, e.Field, e.Provenance, truncate(e.Content, 60))
+						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, escapeControls(e.Field), e.Provenance, truncate(e.Content, 60))
 					}
 					t.Flush()
 					fmt.Fprintf(w, "%d of %d shown\n", len(evs), total)
@@ -281,17 +281,17 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					return err
 				}
 				return g.output(e, func(w io.Writer) {
-					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, e.Field, e.Provenance, e.Anchor.Kind, e.CreatedAt)
+					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, escapeControls(e.Field), e.Provenance, e.Anchor.Kind, e.CreatedAt)
 					if e.SourceRef != "" {
-						fmt.Fprintf(w, "source: %s\n", e.SourceRef)
+						fmt.Fprintf(w, "source: %s\n", escapeControls(e.SourceRef))
 					}
 					if len(e.Tags) > 0 {
-						fmt.Fprintf(w, "tags: %s\n", strings.Join(e.Tags, ", "))
+						fmt.Fprintf(w, "tags: %s\n", escapeControls(strings.Join(e.Tags, ", ")))
 					}
 					if e.Redaction != nil {
-						fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, e.Redaction.Actor, e.Redaction.Reason)
+						fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, escapeControls(e.Redaction.Actor), escapeControls(e.Redaction.Reason))
 					}
-					fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Content, "\n"))
+					fmt.Fprintf(w, "\n%s\n", escapeControls(strings.TrimRight(e.Content, "\n")))
 				})
 			})
 		},
@@ -313,7 +313,7 @@ Refused in agent mode (exit 3).`,
 					return err
 				}
 				return g.output(e, func(w io.Writer) {
-					fmt.Fprintf(w, "redacted %s\n%s\n", e.ID, e.Content)
+					fmt.Fprintf(w, "redacted %s\n%s\n", e.ID, escapeControls(e.Content))
 				})
 			})
 		},

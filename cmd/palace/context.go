@@ -45,7 +45,13 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 				}
 				policyNotice(g.stderr, pack.Policy)
 				return g.output(pack, func(w io.Writer) {
-					fmt.Fprint(w, pack.Rendered)
+					// Piped, the pack is the exact Markdown to inject; on a
+					// terminal a person reads it, escaped.
+					if isTTY(w) {
+						fmt.Fprint(w, escapeControls(pack.Rendered))
+					} else {
+						fmt.Fprint(w, pack.Rendered)
+					}
 					if req.Explain {
 						printExplain(w, pack)
 					}
@@ -83,7 +89,7 @@ func printExplain(w io.Writer, p host.Pack) {
 	for _, it := range p.Items {
 		fmt.Fprintf(w, "%s  %s  lane %s → %s  salience %d (%s)\n", it.ID, it.Tier, it.Lane, it.RenderForm, it.Salience, breakdownLine(it.SalienceBreakdown))
 		for _, why := range it.WhyApplies {
-			fmt.Fprintf(w, "    why: %s\n", why)
+			fmt.Fprintf(w, "    why: %s\n", escapeControls(why))
 		}
 		fmt.Fprintf(w, "    30d: applied %d, skipped %d, trimmed %d, viewed %d · age %d days\n",
 			it.Counts30d.Applied, it.Counts30d.Skipped, it.Counts30d.Trimmed, it.Counts30d.Viewed, it.AgeDays)
@@ -102,9 +108,9 @@ func printExplain(w io.Writer, p host.Pack) {
 				line += " (" + breakdownLine(s.SalienceBreakdown) + ")"
 			}
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, escapeControls(line))
 		for _, why := range s.Why {
-			fmt.Fprintf(w, "    why: %s\n", why)
+			fmt.Fprintf(w, "    why: %s\n", escapeControls(why))
 		}
 	}
 	m := p.MemoryExists

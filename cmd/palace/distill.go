@@ -28,7 +28,7 @@ without the gate (audited as direct_write).`,
 				}
 				return g.output(c, func(w io.Writer) {
 					p := newPainter(w)
-					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, c.Statement)
+					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
 					fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
 					if c.Status == "candidate" {
 						fmt.Fprintf(w, "next: palace gate %s\n", c.ID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -35,9 +34,9 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				}
 				var all []host.Hints
 				for _, f := range files {
-					text, err := os.ReadFile(f)
+					text, err := host.ReadInputFile("FILE", f, host.MaxHintsFileBytes)
 					if err != nil {
-						return usageError{fmt.Sprintf("read %s: %v", f, err)}
+						return err
 					}
 					res, err := h.Hints(ctx, set, host.HintsRequest{File: f, Text: string(text), Language: language})
 					if err != nil {
@@ -49,11 +48,11 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				return g.output(map[string]any{"files": all}, func(w io.Writer) {
 					for _, res := range all {
 						for _, m := range res.Matches {
-							fmt.Fprintf(w, "%s:%d:%d: %s %s\n", res.File, m.Line, m.Col, m.Card.ID, m.Card.Label())
+							fmt.Fprintf(w, "%s:%d:%d: %s %s\n", escapeControls(res.File), m.Line, m.Col, m.Card.ID, escapeControls(m.Card.Label()))
 						}
 					}
 					for _, inv := range set.Invalid() {
-						fmt.Fprintf(g.stderr, "palace: card %s: %s\n", inv.CardID, inv.Error)
+						fmt.Fprintf(g.stderr, "palace: card %s: %s\n", inv.CardID, escapeControls(inv.Error))
 					}
 				})
 			})

@@ -48,7 +48,7 @@ func printGate(w io.Writer, g host.GateResult) {
 	}
 	fmt.Fprintf(w, "gate %s  %s → %s\n", p.verdict(g.Allow), g.CardID, what)
 	for _, r := range g.Reasons {
-		fmt.Fprintf(w, "  - %s\n", r)
+		fmt.Fprintf(w, "  - %s\n", escapeControls(r))
 	}
 	if len(g.Missing) > 0 {
 		roles := make([]string, 0, len(g.Missing))

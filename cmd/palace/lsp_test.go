@@ -77,7 +77,7 @@ func TestHintsCommand(t *testing.T) {
 	if len(res.Files) != 1 || len(res.Files[0].Matches) != 1 || res.Files[0].Matches[0].Card.ID != qi {
 		t.Fatalf("hints json: %+v", res)
 	}
-	wantCode(t, e.run("hints", "nope.go"), 2, "read nope.go")
+	wantCode(t, e.run("hints", "nope.go"), 2, "FILE nope.go cannot be read")
 }
 
 // lspProcess is `palace lsp` driven over its real stdin/stdout.

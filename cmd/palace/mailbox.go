@@ -314,7 +314,7 @@ func tuneGCForCheck() {
 func printFindings(w, stderr io.Writer, rep host.MailCheckReport) {
 	p := newPainter(w)
 	for _, f := range rep.Findings {
-		s := f.String()
+		s := escapeControls(f.String())
 		if p.on {
 			color := "1;31"
 			if f.Severity == mailbox.SeverityWarning {

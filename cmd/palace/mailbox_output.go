@@ -17,6 +17,14 @@ import (
 // the alignment (text/tabwriter would count them as width).
 func printTable(w io.Writer, header []string, rows [][]string, paint func(col int, cell string) string) {
 	width := make([]int, len(header))
+	safe := make([][]string, len(rows))
+	for i, r := range rows {
+		safe[i] = make([]string, len(r))
+		for j, c := range r {
+			safe[i][j] = escapeControls(c)
+		}
+	}
+	rows = safe
 	for _, r := range append([][]string{header}, rows...) {
 		for i, c := range r {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
@@ -96,7 +104,7 @@ func printLetters(w, stderr io.Writer, mb *mailbox.Mailbox, res mailbox.SweepRes
 	}
 	fmt.Fprintln(w, summary)
 	for _, u := range res.Unreachable {
-		fmt.Fprintf(w, "%s %s: %s\n", p.paint("33", "unreachable"), u.Path, u.Reason)
+		fmt.Fprintf(w, "%s %s: %s\n", p.paint("33", "unreachable"), escapeControls(u.Path), escapeControls(u.Reason))
 	}
 	if len(res.Invalid) > 0 {
 		paths := map[string]bool{}
@@ -172,7 +180,7 @@ func printDistribution(w io.Writer, d host.MailDistribution) {
 	if len(d.Invalid) > 0 {
 		fmt.Fprintf(w, "\n%s (never delivered):\n", p.paint("31", "not deliverable"))
 		for _, ip := range d.Invalid {
-			fmt.Fprintf(w, "%s:%d: %s %s\n", ip.Path, ip.Line, ip.Code, ip.Message)
+			fmt.Fprintf(w, "%s:%d: %s %s\n", escapeControls(ip.Path), ip.Line, ip.Code, escapeControls(ip.Message))
 		}
 	}
 }

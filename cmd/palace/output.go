@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -89,7 +90,10 @@ func (p painter) table(w io.Writer, rows [][]cell) {
 	}
 }
 
+// paint colors s; s is escaped first (escapeControls), so a painted value
+// can never carry escape codes of its own.
 func (p painter) paint(code, s string) string {
+	s = escapeControls(s)
 	if !p.on {
 		return s
 	}
@@ -115,9 +119,69 @@ func (p painter) verdict(allow bool) string {
 
 func (p painter) dim(s string) string { return p.paint("2", s) }
 
-// truncate cuts s to n runes with an ellipsis, on one line.
+// escapeControls makes text read from the store, a mailbox or a repository
+// safe to print on a terminal: every character that a terminal would act
+// on instead of showing is written visibly as an escape. That is C0
+// controls but newline and tab (ESC starts the sequences that retitle a
+// window, clear the screen or hide text), DEL, C1 controls (U+0080–U+009F,
+// 8-bit CSI among them), Unicode format characters (bidi overrides such as
+// U+202E, zero-width spaces and joiners, the BOM) and line and paragraph
+// separators. Bytes that are not UTF-8 are shown as \xNN. Text without
+// such characters is returned as it is.
+//
+// Every text printer passes untrusted strings through it (directly, or
+// through truncate, paint and printTable); JSON output is escaped by the
+// encoder instead.
+func escapeControls(s string) string {
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if needsEscape(r, size) {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case needsEscape(r, size) && r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case needsEscape(r, size):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(r rune, size int) bool {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return true
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r == '\u2028' || r == '\u2029':
+		return true
+	}
+	return r > 0x9f && unicode.Is(unicode.Cf, r)
+}
+
+// truncate cuts s to n runes with an ellipsis, on one line, with control
+// characters escaped.
 func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = escapeControls(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/plugins"
 )
 
@@ -58,29 +56,5 @@ Exit codes: 0 it would load · 1 it would not · 2 the file cannot be read.`,
 // readModule reads a module file of at most 64 MiB (a Go plugin is ~3 MB;
 // anything far larger is not a policy).
 func readModule(path string) ([]byte, error) {
-	const limit = 64 << 20
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("%s cannot be read: %v", path, unwrapPath(err))}
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, usageError{fmt.Sprintf("%s is a directory: pass a .wasm file", path)}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("%s cannot be read: %v", path, unwrapPath(err))}
-	}
-	if len(b) > limit {
-		return nil, usageError{fmt.Sprintf("%s is over 64 MiB: not a policy module", path)}
-	}
-	return b, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return host.ReadInputFile("FILE", path, host.MaxModuleBytes)
 }

@@ -228,24 +228,10 @@ the mailbox rules deny the letter.`,
 
 // readInput reads a JSON document from a file or stdin ("-"), at most 16 MiB.
 func (g *globals) readInput(name string) ([]byte, error) {
-	const limit = 16 << 20
-	var r io.Reader = g.stdin
 	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usageError{fmt.Sprintf("--input %s cannot be read: %v", name, errors.Unwrap(err))}
-		}
-		defer f.Close()
-		r = f
+		return host.ReadInputFile("--input", name, host.MaxInputBytes)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read --input %s: %w", name, err)
-	}
-	if len(b) > limit {
-		return nil, usageError{fmt.Sprintf("--input %s is over 16 MiB", name)}
-	}
-	return b, nil
+	return io.ReadAll(host.LimitInput("--input", g.stdin, host.MaxInputBytes))
 }
 
 func newPolicyTestCmd(g *globals) *cobra.Command {
@@ -362,9 +348,9 @@ linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
 			var changed []string
 			var errs policies.Errors
 			for _, path := range paths {
-				src, err := os.ReadFile(path)
+				src, err := host.ReadInputFile("PATH", path, host.MaxModuleBytes)
 				if err != nil {
-					return usageError{fmt.Sprintf("%s cannot be read: %v", path, errors.Unwrap(err))}
+					return err
 				}
 				out, err := policies.Format(path, src)
 				if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,9 +63,9 @@ per line; every line is validated before anything is written).`,
 				}
 				switch {
 				case file != "":
-					b, err := os.ReadFile(file)
+					b, err := host.ReadInputFile("--file", file, host.MaxContentBytes)
 					if err != nil {
-						return &host.Error{Kind: host.KindInvalid, Field: "file", Msg: fmt.Sprintf("read --file %s", file), Err: err}
+						return err
 					}
 					req.Content = string(b)
 					if req.SourceRef == "" {
@@ -103,12 +102,12 @@ per line; every line is validated before anything is written).`,
 }
 
 func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, defaults host.RecordRequest) error {
-	var r io.Reader = g.stdin
+	r := host.LimitInput("--jsonl", g.stdin, host.MaxJSONLBytes)
 	name := "stdin"
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := host.OpenInputFile("--jsonl", path, host.MaxJSONLBytes)
 		if err != nil {
-			return &host.Error{Kind: host.KindInvalid, Field: "jsonl", Msg: fmt.Sprintf("open --jsonl %s", path), Err: err}
+			return err
 		}
 		defer f.Close()
 		r, name = f, path

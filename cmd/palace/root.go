@@ -60,18 +60,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func report(g *globals, err error) int {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintf(g.stderr, "palace: %v\nRun 'palace --help' for usage.\n", err)
+		fmt.Fprintf(g.stderr, "palace: %s\nRun 'palace --help' for usage.\n", escapeControls(err.Error()))
 		return 2
 	}
 	var ex exitError
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	fmt.Fprintf(g.stderr, "palace: %v\n", err)
+	// Messages quote the input at fault, which may come from a hostile
+	// file: escaped like every other text palace prints.
+	fmt.Fprintf(g.stderr, "palace: %s\n", escapeControls(err.Error()))
 	var he *host.Error
 	if errors.As(err, &he) {
 		for _, r := range he.Reasons {
-			fmt.Fprintf(g.stderr, "  - %s\n", r)
+			fmt.Fprintf(g.stderr, "  - %s\n", escapeControls(r))
 		}
 	}
 	return host.ExitCode(err)

@@ -1,0 +1,194 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/store"
+)
+
+// Input limits shared by every surface (CLI flags, JSON Lines imports, MCP
+// arguments): one check in host, so the three cannot disagree. Each is far
+// above what honest use needs and small enough that a crafted value cannot
+// bloat the database, the indexes or a context pack.
+const (
+	// MaxFieldBytes bounds field: an identifier used in filters, lanes and
+	// distill suggestions ("go", "release-process"), never prose.
+	MaxFieldBytes = 128
+	// MaxDomainBytes bounds domain (one of four words) before it is matched,
+	// so an error never echoes a huge value.
+	MaxDomainBytes = 128
+	// MaxSourceRefBytes bounds source_ref: a file:line, a URL or a command.
+	// 2 KiB holds any practical URL (browsers and proxies cap near it).
+	MaxSourceRefBytes = 2 << 10
+	// MaxTags bounds how many tags one piece of evidence carries.
+	MaxTags = 64
+	// MaxTagBytes bounds one tag: a label, like field.
+	MaxTagBytes = 128
+	// MaxJSONLBytes bounds one --jsonl import: every row is validated in
+	// memory before the first is written.
+	MaxJSONLBytes = 256 << 20
+	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
+	// every character escaped (\u00XX is six bytes) plus the other fields.
+	MaxJSONLLineBytes = 8 << 20
+	// MaxHintsFileBytes bounds a file given to `palace hints`: source code,
+	// not data.
+	MaxHintsFileBytes = 16 << 20
+	// MaxInputBytes bounds a JSON input document (policy eval --input).
+	MaxInputBytes = 16 << 20
+	// MaxBoxBytes bounds one mailbox file given to `mailbox check`.
+	MaxBoxBytes = 256 << 20
+	// MaxModuleBytes bounds a policy file or .wasm module read from disk (a
+	// Go-built plugin is ~3 MB; anything far larger is not a policy).
+	MaxModuleBytes = 64 << 20
+)
+
+// checkText refuses a value that is not valid UTF-8, holds a NUL byte (SQLite
+// and every terminal stop reading text at it), or is longer than limit bytes
+// (0: no limit). field names the input in the message, fix says what to do.
+func checkText(field, value string, limit int, fix string) error {
+	switch {
+	case !utf8.ValidString(value):
+		return invalid(field, "%s is not valid UTF-8: %s", field, fix)
+	case strings.IndexByte(value, 0) >= 0:
+		return invalid(field, "%s holds a NUL byte (at byte %d): palace stores text; %s", field, strings.IndexByte(value, 0), fix)
+	case limit > 0 && len(value) > limit:
+		return invalid(field, "%s is %d bytes, over the limit of %s: %s", field, len(value), bounded.Human(int64(limit)), fix)
+	}
+	return nil
+}
+
+// checkEvidenceInput applies the per-field limits to one piece of evidence
+// (content's own size and emptiness checks stay with the other content
+// rules).
+func checkEvidenceInput(req RecordRequest) error {
+	if i := strings.IndexByte(req.Content, 0); i >= 0 {
+		return invalid("content", "content holds a NUL byte (at byte %d): palace stores text; base64-encode binary data", i)
+	}
+	for _, c := range []struct {
+		field, value string
+		limit        int
+		fix          string
+	}{
+		{"field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"},
+		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(Domains, ", ")},
+		{"source_ref", req.SourceRef, MaxSourceRefBytes, "point at the source (file:line, URL, command), do not paste it"},
+		{"anchor", req.Anchor, MaxFieldBytes, "use worktree, repo or global"},
+		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(Provenances, ", ")},
+	} {
+		if err := checkText(c.field, c.value, c.limit, c.fix); err != nil {
+			return err
+		}
+	}
+	return checkTags(req.Tags)
+}
+
+func checkTags(tags []string) error {
+	if len(tags) > MaxTags {
+		return invalid("tags", "%d tags, over the limit of %d: keep the tags that help find the evidence", len(tags), MaxTags)
+	}
+	for i, t := range tags {
+		if err := checkText(fmt.Sprintf("tag %d", i+1), t, MaxTagBytes, "a tag is a short label"); err != nil {
+			var he *Error
+			if errors.As(err, &he) {
+				he.Field = "tags" // the argument, while the message names the tag
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkScope refuses a path glob that can never match (an unclosed [ or {),
+// so a card is not stored with a scope that silently applies nowhere.
+func checkScope(sc store.Scope) error {
+	for _, p := range sc.Paths {
+		if err := checkText("scope_path", p, MaxSourceRefBytes, "use a path glob such as internal/** or *.go"); err != nil {
+			return err
+		}
+		if !doublestar.ValidatePattern(p) {
+			return invalid("scope_path", "scope path %q is not a valid glob (an unclosed [ or {, or a trailing \\): close it, or escape a literal [ as \\[", p)
+		}
+	}
+	for _, l := range [][]string{sc.Languages, sc.Fields} {
+		for _, v := range l {
+			if err := checkText("scope", v, MaxFieldBytes, "use a language id or a field name"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkLimit is the one rule for every --limit: 0 means no limit, a
+// negative count is refused.
+func checkLimit(n int) error {
+	if n < 0 {
+		return invalid("limit", "--limit %d is negative: pass 0 for no limit", n)
+	}
+	return nil
+}
+
+// ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at
+// most limit bytes. A path that is not a regular file, cannot be read or is
+// over the limit is bad input (KindInvalid) naming the flag; nothing larger
+// than limit+1 bytes is ever allocated.
+func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
+	b, err := bounded.ReadFile(path, limit)
+	if err != nil {
+		return nil, inputFileError(flag, path, limit, err)
+	}
+	return b, nil
+}
+
+// OpenInputFile opens a file named by flag for streaming, with the checks of
+// ReadInputFile; reading past limit fails with a KindInvalid error.
+func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
+	f, _, err := bounded.Open(path, limit)
+	if err != nil {
+		return nil, inputFileError(flag, path, limit, err)
+	}
+	return f, nil
+}
+
+// LimitInput wraps a stream named by flag (stdin) so that reading more than
+// limit bytes fails with a KindInvalid error naming it.
+func LimitInput(flag string, r io.Reader, limit int64) io.Reader {
+	return &inputReader{r: bounded.Reader(r, limit), flag: flag, limit: limit}
+}
+
+type inputReader struct {
+	r     io.Reader
+	flag  string
+	limit int64
+}
+
+func (r *inputReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if errors.Is(err, bounded.ErrTooLarge) {
+		err = invalid(strings.TrimLeft(r.flag, "-"), "%s is over the limit of %s: split the input", r.flag, bounded.Human(r.limit))
+	}
+	return n, err
+}
+
+func inputFileError(flag, path string, limit int64, err error) error {
+	field := strings.TrimLeft(flag, "-")
+	var ke *bounded.KindError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ke):
+		return invalid(field, "%s %s %s: pass a regular file (pipe a stream to - instead)", flag, path, ke.Error())
+	case errors.Is(err, bounded.ErrTooLarge):
+		return invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
+	case errors.As(err, &pe):
+		return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: pe.Err}
+	}
+	return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
+}

@@ -1,0 +1,198 @@
+// Package bounded reads files and streams with a size limit fixed before the
+// first byte is read. It owns one rule for every file palace reads from a
+// path it was given (a flag, an argument, a repository's .palace folder):
+// the path must name a regular file, its size is checked with Stat before
+// reading, and reading never allocates more than limit+1 bytes, so
+// /dev/zero, a FIFO or a multi-gigabyte file is refused at once instead of
+// growing the process until the kernel kills it.
+//
+// It knows nothing of palace's fields or exit codes: callers wrap its errors
+// (match them with errors.Is against ErrNotRegular and ErrTooLarge).
+package bounded
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+var (
+	// ErrNotRegular is returned for a directory, device, FIFO or socket.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge is returned when a file or stream holds more than the limit.
+	ErrTooLarge = errors.New("over the size limit")
+)
+
+// SizeError reports a file or stream over its limit. It matches ErrTooLarge.
+type SizeError struct {
+	// Size is the file's size from Stat, or -1 for a stream (only "more
+	// than Limit" is known).
+	Size  int64
+	Limit int64
+}
+
+func (e *SizeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("more than %s: %s", Human(e.Limit), ErrTooLarge)
+	}
+	return fmt.Sprintf("%d bytes, %s of %s", e.Size, ErrTooLarge, Human(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrTooLarge) hold.
+func (e *SizeError) Is(target error) bool { return target == ErrTooLarge }
+
+// KindError reports a path that is not a regular file. It matches ErrNotRegular.
+type KindError struct {
+	// Kind is "a directory", "a named pipe (FIFO)", "a device", "a socket"
+	// or "not a regular file".
+	Kind string
+}
+
+func (e *KindError) Error() string { return "is " + e.Kind }
+
+// Is makes errors.Is(err, ErrNotRegular) hold.
+func (e *KindError) Is(target error) bool { return target == ErrNotRegular }
+
+// ReadFile reads the regular file at path, refusing one larger than limit
+// bytes. A symlink is followed (its target must be a regular file). Errors
+// from the file system are returned as they are (*fs.PathError).
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, size, err := Open(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// size+1 lets a file that grew since Stat be seen; a growing file is
+	// read into a buffer of at most limit+1 bytes, and the reader refuses
+	// the byte past the limit.
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Open opens the regular file at path for reading and returns it with its
+// size. The path is checked with Stat before it is opened, so a FIFO is
+// refused without blocking on open, and the open file once more. The
+// returned reader yields at most limit bytes and then fails (ErrTooLarge).
+func Open(path string, limit int64) (io.ReadCloser, int64, error) {
+	before, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := regular(before); err != nil {
+		return nil, 0, err
+	}
+	if before.Size() > limit {
+		return nil, 0, &SizeError{Size: before.Size(), Limit: limit}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	// Checked again on the open file: the path may have been replaced
+	// since Stat (an editor's atomic save does that; a regular file then is
+	// fine).
+	if err := regular(after); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if after.Size() > limit {
+		f.Close()
+		return nil, 0, &SizeError{Size: after.Size(), Limit: limit}
+	}
+	return &limitedFile{Reader: Reader(f, limit), f: f}, after.Size(), nil
+}
+
+type limitedFile struct {
+	io.Reader
+	f *os.File
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
+func regular(fi fs.FileInfo) error {
+	m := fi.Mode()
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &KindError{Kind: "a directory"}
+	case m&fs.ModeNamedPipe != 0:
+		return &KindError{Kind: "a named pipe (FIFO)"}
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return &KindError{Kind: "a device"}
+	case m&fs.ModeSocket != 0:
+		return &KindError{Kind: "a socket"}
+	}
+	return &KindError{Kind: "not a regular file"}
+}
+
+// Reader returns a reader of r that fails with a *SizeError (matching
+// ErrTooLarge) once more than limit bytes have come through it, for streams
+// such as stdin whose size cannot be known in advance. It never reads more
+// than limit+1 bytes from r.
+func Reader(r io.Reader, limit int64) io.Reader {
+	return &limitReader{r: r, left: limit + 1, limit: limit}
+}
+
+type limitReader struct {
+	r     io.Reader
+	left  int64 // bytes that may still be read from r, one past the limit
+	limit int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, &SizeError{Size: -1, Limit: l.limit}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left <= 0 {
+		// The byte past the limit arrived: report it instead of the data.
+		return n - 1, &SizeError{Size: -1, Limit: l.limit}
+	}
+	return n, err
+}
+
+// ReadAll reads all of r, failing with a *SizeError once it holds more than
+// limit bytes.
+func ReadAll(r io.Reader, limit int64) ([]byte, error) {
+	return io.ReadAll(Reader(r, limit))
+}
+
+// Human writes a byte count the way palace's messages and README do: 1 MiB,
+// 64 KiB, 100 bytes.
+func Human(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

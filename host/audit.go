@@ -104,7 +104,7 @@ type AuditSuggestion struct {
 
 // Audit lists the authoritative cards of the chosen anchors with lane,
 // render form, salience and its breakdown, 30-day counts, review and expiry
-// dates, warnings and suggested actions (DESIGN §6). It reads only; both
+// dates, warnings and suggested actions. It reads only; both
 // modes. Unknown filter values are KindInvalid.
 // auditRelevance is the relevance the audit lanes every card with: that of
 // a request just relevant to the card, so persistence counts, a reference

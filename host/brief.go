@@ -118,7 +118,7 @@ type BriefAction struct {
 	Command string `json:"command"`
 }
 
-// Brief builds the brief of req on the context selection (DESIGN §6): key
+// Brief builds the brief of req on the context selection: key
 // facts from authoritative cards, cited evidence, cards with citations,
 // entities and unresolved cues found in the cited text, uncertainty signals
 // and next actions. It writes nothing (no injection events). Bad input is

@@ -34,7 +34,7 @@ type CardFilter struct {
 // ViewCard is ShowCard for someone who asked to see the card — `palace
 // card show`, an agent's `palace_cards get`, an editor opening a card — and
 // records that view: one "viewed" injection event, which warms the card's
-// lane a little (recent views count up to 5 salience points, DESIGN §5).
+// lane a little (recent views count up to 5 salience points).
 // The ref-only lines of a context pack tell agents to fetch cards this way.
 // Internal reads (after a lifecycle change, a hover) use ShowCard, which
 // records nothing. An unknown id is KindNotFound and nothing is written;

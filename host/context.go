@@ -10,7 +10,7 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// Context assembly defaults (DESIGN §6).
+// Context assembly defaults.
 const (
 	// DefaultBudget is a pack's character budget when the request names none.
 	DefaultBudget = 8000
@@ -283,8 +283,8 @@ type PackPolicy struct {
 	Fallback string `json:"fallback,omitempty"`
 }
 
-// Context assembles the context pack for req at the host's location (DESIGN
-// §6): SQL candidate selection within the visible anchors (all anchors with
+// Context assembles the context pack for req at the host's location:
+// SQL candidate selection within the visible anchors (all anchors with
 // AllRepos), the batched scope and lanes policies, ordering, the dao_tian
 // limit, whole-item budget packing and rendering, all without the write
 // lock. Unless DryRun it then records the request's outcomes (one request

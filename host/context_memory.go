@@ -9,7 +9,7 @@ import (
 )
 
 // memoryExists counts what exists where the pack looked and, when nothing
-// renders, says why (DESIGN §6.6: never claim absence falsely).
+// renders, says why (never claim absence falsely).
 func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 	var anchors []string
 	if !a.req.AllRepos {
@@ -143,7 +143,7 @@ func countNoun(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// distillSuggestions are DESIGN §6.7: up to three fields of the visible
+// distillSuggestions are up to three fields of the visible
 // anchors with at least DistillMinEvidence evidence rows and no
 // authoritative card, most evidence first.
 func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {

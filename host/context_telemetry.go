@@ -8,7 +8,7 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// The injection outcomes of DESIGN §6 and how the 30-day counts read them:
+// The injection outcomes and how the 30-day counts read them:
 // applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
 // viewed. ref_only is recorded but cools nothing; skipped_scope is only
 // counted per request (most candidates are out of scope).

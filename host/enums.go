@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The enumerations of DESIGN §1. The store's CHECK constraints hold the same
+// The enumerations of palace's vocabulary. The store's CHECK constraints hold the same
 // lists; a test keeps them in step.
 var (
 	Tiers        = []string{"dao_tian", "dao_ren", "shu", "qi"}

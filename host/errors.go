@@ -6,7 +6,7 @@ import (
 )
 
 // Kind classifies a host error; the CLI maps each kind to one exit code
-// (DESIGN §9) and MCP/LSP to their error forms.
+// and MCP/LSP to their error forms.
 type Kind int
 
 // Error kinds.

@@ -95,7 +95,7 @@ func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Lin
 	}
 	out, d := set.Gate(ctx, in)
 	res.Allow, res.Reasons, res.Missing, res.Policy = out.Allow, out.Reasons, out.Missing, d
-	// Floors of DESIGN §4, checked after the policy: no policy lifts them.
+	// Floors, checked after the policy: no policy lifts them.
 	var floors []string
 	if action == "promote" && c.Tier == "dao_tian" && target == "canonical" && reviewer.Type != "human" {
 		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")

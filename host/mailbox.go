@@ -20,7 +20,7 @@ import (
 	"github.com/palacehq/palace/policies"
 )
 
-// Mail is the mailbox face of a palace (DESIGN §7): the spool, the global
+// Mail is the mailbox face of a palace: the spool, the global
 // box and the box registry of one home, seen from one workspace, with the
 // team's palace.mailbox rules. It never needs the database, so OpenMail
 // gives the pre-commit hook and `palace mailbox file` a Mail without opening
@@ -65,7 +65,7 @@ func (m *Mail) Mailbox() *mailbox.Mailbox { return m.h.Mailbox() }
 //
 // Rules never fails: a policy set that does not load yields rules that
 // refuse every letter with the load errors (PM101), because the mailbox
-// fails closed (DESIGN §5).
+// fails closed.
 func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) {
 	if !mayServeMailbox(m.h.PolicySources()) {
 		return nil, nil
@@ -352,7 +352,7 @@ func (m *Mail) List(ctx context.Context, opts mailbox.ListOptions) (mailbox.Swee
 	return res, mailError(err, "list mailbox")
 }
 
-// mailError classifies a mailbox error (DESIGN §9) as FileLetter does: a
+// mailError classifies a mailbox error as FileLetter does: a
 // bad letter is bad input, a secret is a "no", anything else is internal.
 func mailError(err error, what string) error {
 	if err == nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/palacehq/palace/host/mailbox"
 )
 
-// FileLetter appends a field report to this palace's spool (DESIGN §7)
+// FileLetter appends a field report to this palace's spool
 // through host/mailbox, for the MCP tool palace_mailbox_file and any other
 // surface that files letters. The letter's agent defaults to the host's
 // actor and its ts to now. Errors are classified like every host error: a

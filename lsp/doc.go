@@ -1,6 +1,6 @@
 // Package lsp is palace's language server: `palace lsp` speaks LSP 3.18 over
 // stdio (go.lsp.dev/protocol types, go.lsp.dev/jsonrpc2 transport) so an
-// editor shows governed knowledge next to the code it applies to (DESIGN §8).
+// editor shows governed knowledge next to the code it applies to.
 //
 // It owns the JSON-RPC session and everything editor-shaped: the document
 // buffers and their UTF-16 positions, the client's settings and

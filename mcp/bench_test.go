@@ -71,7 +71,7 @@ var benchRequests = []benchRequest{
 //   - go-sdk is the go-sdk client, which also decodes the whole result
 //     (about 80 KB for these packs) into Go values several times over.
 //
-// Target (issue 8): stdio p99 ≤ in-process p99 + 3 ms (overhead-p99-ms);
+// Target: stdio p99 ≤ in-process p99 + 3 ms (overhead-p99-ms);
 // paired-overhead-* are percentiles of each iteration's own difference.
 func BenchmarkContextStdio(b *testing.B) {
 	home, repo := benchPalace(b)

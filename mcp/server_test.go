@@ -16,7 +16,7 @@ import (
 	"github.com/palacehq/palace/mcp"
 )
 
-// The tool sets of DESIGN §8 and issue 8, sorted as tools/list orders them.
+// The tool sets of each mode, sorted as tools/list orders them.
 var (
 	agentTools = []string{mcp.ToolBrief, mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolGate, mcp.ToolLink, mcp.ToolMailboxFile, mcp.ToolRecord}
 	humanOnly  = []string{mcp.ToolAuditAction, mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolRetire}

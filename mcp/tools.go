@@ -38,7 +38,7 @@ const (
 	ToolAuditAction = "palace_audit_action"
 )
 
-// HumanOnlyTools are the tools only a human-mode server offers (DESIGN §4:
+// HumanOnlyTools are the tools only a human-mode server offers (a floor no policy lifts:
 // agent mode cannot promote, demote, retire, publish or change a card's
 // governance).
 var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolAuditAction}

@@ -10,7 +10,7 @@ func init() {
 	extraTools = append(extraTools, func(s *Server) []tool { return []tool{s.mailboxFileTool()} })
 }
 
-// mailboxFileArgs are a letter's fields (DESIGN §7) but ts, which the
+// mailboxFileArgs are a letter's fields but ts, which the
 // server stamps.
 type mailboxFileArgs struct {
 	Class    string   `json:"class" jsonschema:"What kind of report: tool_error, missing_doc, wrong_doc, unexpected_behavior, feature_request, question… (a short snake_case word)."`

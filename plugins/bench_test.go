@@ -10,7 +10,7 @@ import (
 	"github.com/palacehq/palace/plugins"
 )
 
-// Targets (issue 4): a warm lanes call on a 200-card batch ≤ 2 ms; a cold
+// Targets: a warm lanes call on a 200-card batch ≤ 2 ms; a cold
 // Load with a warm disk cache ≤ 30 ms; without a cache a Go guest compiles in
 // about a second.
 

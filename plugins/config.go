@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of Config. They are the sandbox palace promises in DESIGN §5.
+// Defaults of Config. They are the sandbox palace promises (docs/architecture.md).
 const (
 	DefaultMemoryLimit = 64 << 20               // bytes per linear memory
 	DefaultDeadline    = 100 * time.Millisecond // per call

@@ -9,7 +9,7 @@ import (
 )
 
 // The example plugins in examples/plugins must answer exactly what palace's
-// embedded Rego defaults answer (DESIGN §5, policies/README.md). These tables
+// embedded Rego defaults answer (policies/README.md). These tables
 // pin that contract on the real wasm.
 
 func TestGateGo(t *testing.T) {

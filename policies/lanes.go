@@ -114,7 +114,7 @@ type LaneResult struct {
 // LanesOutput maps card id to its result; every input card has one.
 type LanesOutput map[string]LaneResult
 
-// The lanes and render forms of DESIGN §1.
+// The lanes and render forms.
 var (
 	laneNames   = []string{"core", "scoped", "ref_only", "inspector_only"}
 	renderForms = []string{"inline_full", "inline_compact", "ref_only", "inspector_only"}
@@ -123,7 +123,7 @@ var (
 // Lanes evaluates palace.lanes over a batch. It never fails: when the
 // serving policy errors, exceeds its deadline or returns a malformed
 // output, the embedded default decides instead and Decision.Fallback says
-// why (DESIGN §5).
+// why.
 func (s *Set) Lanes(ctx context.Context, in LanesInput) (LanesOutput, Decision) {
 	in.Config = in.Config.withDefaults()
 	d := s.decision(Lanes)

@@ -33,7 +33,7 @@ import (
 // Point names a decision point.
 type Point string
 
-// The decision points of DESIGN §5.
+// The decision points.
 const (
 	Gate    Point = "gate"
 	Scope   Point = "scope"

@@ -80,7 +80,7 @@ type ScopeOutput map[string]ScopeResult
 // Scope evaluates palace.scope over a batch. It never fails: when the
 // serving policy errors, exceeds its deadline or returns a malformed
 // output, the embedded default decides instead and Decision.Fallback says
-// why (DESIGN §5).
+// why.
 func (s *Set) Scope(ctx context.Context, in ScopeInput) (ScopeOutput, Decision) {
 	d := s.decision(Scope)
 	if d.Engine == EngineGo {

@@ -15,7 +15,7 @@ import (
 	"github.com/palacehq/palace/policies"
 )
 
-// Targets (issue 4): a warm lanes-go call on a 200-card batch ≤ 2 ms; a
+// Targets: a warm lanes-go call on a 200-card batch ≤ 2 ms; a
 // cold load with a warm disk cache ≤ 30 ms; the warm gate-go call reported
 // beside the prepared Rego gate and the Go engine.
 

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ID prefixes of DESIGN §3.
+// ID prefixes: ev_ evidence, kc_ cards, ke_ events.
 const (
 	EvidencePrefix = "ev_"
 	CardPrefix     = "kc_"

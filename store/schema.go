@@ -4,7 +4,7 @@ package store
 // version i to i+1. A released entry is never edited; a change is a new entry.
 // Each runs inside the one transaction that also sets user_version.
 var migrations = []string{
-	// 1: the initial schema of DESIGN §3.
+	// 1: the initial schema.
 	`
 CREATE TABLE anchors (
 	id         TEXT PRIMARY KEY,

@@ -234,7 +234,7 @@ func newMailboxCheckCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [FILE…]",
 		Short: "Check boxes: the pre-commit hook (exit 1 on any error finding)",
-		Long: `Check mailbox boxes for every problem of DESIGN §7 — invalid JSON, missing
+		Long: `Check mailbox boxes for every problem a box can have — invalid JSON, missing
 fields, secrets (redacted), conflict markers, duplicate ids, invalid UTF-8,
 over-long lines, project letters in the global box, unknown answers (warning) —
 and the team's palace.mailbox deny rules. One finding per line:

@@ -57,7 +57,7 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 }
 
 // watchPolicies keeps h's policy set current while the server runs
-// (DESIGN §5: a long-running process swaps in edited policies without a
+// (a long-running process swaps in edited policies without a
 // restart). The returned stop cancels the watcher and waits for its
 // goroutine. A watcher that cannot start is logged, not fatal: the server
 // then serves the set it loads on first use, as the CLI does.

@@ -16,7 +16,7 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-// globals are the flags every command takes (DESIGN §9).
+// globals are the flags every command takes.
 type globals struct {
 	format string
 	home   string

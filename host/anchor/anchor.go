@@ -1,6 +1,6 @@
 // Package anchor derives palace's persistence anchors from the filesystem and git.
 //
-// It owns the rules of DESIGN §3: the repo anchor is the normalized origin
+// It owns the rules of anchoring: the repo anchor is the normalized origin
 // remote (github.com/org/name) or, without one, the main worktree's top-level
 // path; the worktree anchor is the canonical checkout path; outside git only
 // the global anchor exists. It runs git as a subprocess and must not touch the

@@ -157,7 +157,7 @@ type lineResult struct {
 // goroutines cost more than they save.
 const minChunk = 256 << 10
 
-// Check runs every check of DESIGN §7 on one box's bytes and returns the
+// Check runs every mailbox check on one box's bytes and returns the
 // findings ordered by line, column and code. It is pure over its input (the
 // LSP runs it on unsaved buffers); the only outside call is opts.Deny.
 // Lines are parsed and scanned for secrets in parallel; the result does not

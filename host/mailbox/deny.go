@@ -9,7 +9,7 @@ import (
 )
 
 // DenyInput is the input of the palace.mailbox decision point for one
-// letter (DESIGN §5): {box, path, line, letter}, plus the letter's id.
+// letter: {box, path, line, letter}, plus the letter's id.
 type DenyInput struct {
 	// Box is "project" (a repository's box) or "global", as palace.mailbox
 	// documents it (policies/README.md).

@@ -1,5 +1,5 @@
 // Package mailbox owns palace's mailbox: agents' field reports ("letters")
-// and where they travel (DESIGN §7).
+// and where they travel.
 //
 //   - A letter is one JSON object per line; its id is the first 12 hex
 //     characters of the sha256 of the line's bytes ([ID]). [ParseLine] and

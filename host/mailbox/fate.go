@@ -1,7 +1,7 @@
 package mailbox
 
 // Fate is where a letter stands, derived from the reply graph and never
-// stored (DESIGN §7).
+// stored.
 type Fate string
 
 // The four fates. Open letters are wet_ink and in_flight.

@@ -15,7 +15,7 @@ import (
 // line, so a 10 MB line is one clear finding (PM010), never a hang.
 const MaxLineBytes = 64 << 10
 
-// Letter is one field report (DESIGN §7). Fields marshal in this order.
+// Letter is one field report. Fields marshal in this order.
 type Letter struct {
 	// TS is when the letter was written, RFC3339. Required.
 	TS string `json:"ts"`

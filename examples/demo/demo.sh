@@ -96,7 +96,7 @@ run card list
 
 say "What an agent gets at task start: a bounded, cited context pack"
 echo "The instruction comes first; the WAL card fits this file, field and query, so it is inlined with"
-echo "its citations; the errors card applies everywhere but fits nothing here, so it is a reference."
+echo "its citations; the errors card applies everywhere but is not about this request, so it stays out (--explain says why)."
 echo "--explain appends the why-trace (not part of the pack); --dry-run records no injection events."
 run context "sqlite busy timeout" --file store/db.go --field storage --intent storage \
   --instruction "Answer in at most ten lines." --budget 1800 --explain --dry-run

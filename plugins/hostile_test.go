@@ -65,12 +65,10 @@ func hostileModules(tb testing.TB) []hostileModule {
 // hostileLoadBound is how long a Load of a hostile module may take, with
 // room for a machine busy with other tests; a Load that hangs fails the test
 // here instead of timing out the whole run. Most are refused in
-// microseconds or stopped at the 100 ms deadline. The slowest is
-// recursive-start: a module palace cannot rewrite with its checks (it does
-// not import sched_yield) is stopped by wazero at loop headers only, so a
-// start function that recurses without looping runs until wazero's call
-// stack ceiling (~100 MB) traps it, seconds later.
-const hostileLoadBound = 30 * time.Second
+// microseconds by the walk or stopped at the 100 ms deadline; a start
+// function that could recurse without looping (which wazero would stop only
+// at its call stack ceiling, seconds later) is refused by the walk.
+const hostileLoadBound = 5 * time.Second
 
 // TestHostileModulesRefused loads every module of the corpus into a runtime
 // with the default limits: each must be refused, by palace's own checks or

@@ -72,8 +72,13 @@ type validator struct {
 	dataSegments                     uint32
 	dataCount                        *uint32
 	start                            *uint32
-	exportNames                      map[string]struct{}
-	sawNameSection                   bool
+	// calls holds, per defined function, the functions its body calls and
+	// whether it calls through a table; filled only for a module with a
+	// start function (see startRecursion).
+	calls          [][]uint32
+	callsTable     []bool
+	exportNames    map[string]struct{}
+	sawNameSection bool
 }
 
 // validate checks the binary b section by section; memoryPages is the cap a
@@ -135,6 +140,9 @@ func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	}
 	if v.start != nil && *v.start >= v.funcs {
 		return nil, fmt.Errorf("the start section names function %d but the module has %d", *v.start, v.funcs)
+	}
+	if err := v.startRecursion(); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -615,8 +623,13 @@ func (v *validator) codeSection(r *reader) error {
 		if err != nil {
 			return fmt.Errorf("function body %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
 		}
-		if err := functionBody(body); err != nil {
+		calls, table, err := functionBody(body, v.start != nil)
+		if err != nil {
 			return fmt.Errorf("function body %d: %w", i, err)
+		}
+		if v.start != nil {
+			v.calls = append(v.calls, calls)
+			v.callsTable = append(v.callsTable, table)
 		}
 	}
 	v.codes = n
@@ -625,28 +638,29 @@ func (v *validator) codeSection(r *reader) error {
 
 // functionBody checks a body's local declarations (wazero allocates one slot
 // per declared local before it reads any instruction) and counts its
-// branches, stepping over every instruction.
-func functionBody(body []byte) error {
+// branches, stepping over every instruction. With withCalls it also returns
+// the functions the body calls and whether it calls through a table.
+func functionBody(body []byte, withCalls bool) (calls []uint32, table bool, err error) {
 	r := &reader{b: body}
 	groups, err := r.count("local declarations", 2, maxLocals)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	var total uint64
 	for range groups {
 		n, err := r.u32()
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		if total += uint64(n); total > maxLocals {
-			return fmt.Errorf("declares more than %d locals", maxLocals)
+			return nil, false, fmt.Errorf("declares more than %d locals", maxLocals)
 		}
 		if err := r.valueType(); err != nil {
-			return fmt.Errorf("local: %w", err)
+			return nil, false, fmt.Errorf("local: %w", err)
 		}
 	}
 	if r.off == len(body) || body[len(body)-1] != 0x0b {
-		return errors.New("does not end with an end instruction")
+		return nil, false, errors.New("does not end with an end instruction")
 	}
 	branches := 0
 	for r.off < len(body) {
@@ -656,11 +670,78 @@ func functionBody(body []byte) error {
 		switch op {
 		case 0x02, 0x03, 0x04, 0x0d, 0x0e: // block loop if br_if br_table
 			if branches++; branches > maxBranches {
-				return fmt.Errorf("more than %d blocks, loops, ifs and conditional branches in one function (compiling takes time that grows with their square)", maxBranches)
+				return nil, false, fmt.Errorf("more than %d blocks, loops, ifs and conditional branches in one function (compiling takes time that grows with their square)", maxBranches)
 			}
+		case 0x10: // call
+			if withCalls {
+				at := r.off
+				if callee, err := r.u32(); err == nil {
+					calls = append(calls, callee)
+				}
+				r.off = at
+			}
+		case 0x11: // call_indirect
+			table = true
 		}
 		if err := skipImmediates(r, op); err != nil {
-			return fmt.Errorf("instruction 0x%02x at byte %d: %w", op, start, err)
+			return nil, false, fmt.Errorf("instruction 0x%02x at byte %d: %w", op, start, err)
+		}
+	}
+	return calls, table, nil
+}
+
+// startRecursion refuses a start function that can recurse or call through
+// a table. A start function runs while the module is instantiated, under
+// the call deadline; wazero stops a guest that overruns it only at loop
+// headers (and palace's inserted checks need the guest's sched_yield
+// import), so a start function that recurses without looping would run
+// until wazero's call stack ceiling traps it, seconds later. Without
+// recursion or indirect calls its running time is bounded by its loops,
+// which are checked. Real guests (Go, Rust, TinyGo with the Extism PDKs)
+// declare no start section and are not affected.
+func (v *validator) startRecursion() error {
+	if v.start == nil {
+		return nil
+	}
+	imported := v.funcs - v.definedFuncs
+	if *v.start < imported {
+		return nil // an imported host function: palace's own code
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make([]uint8, len(v.calls))
+	type frame struct {
+		fn   uint32
+		next int
+	}
+	root := *v.start - imported
+	stack := []frame{{fn: root}}
+	state[root] = open
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == 0 && v.callsTable[top.fn] {
+			return fmt.Errorf("the start function (function %d) reaches function %d, which calls through a table; palace cannot bound a start function's recursion, so run that code from an exported function instead", *v.start, top.fn+imported)
+		}
+		if top.next == len(v.calls[top.fn]) {
+			state[top.fn] = done
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		callee := v.calls[top.fn][top.next]
+		top.next++
+		if callee < imported || callee-imported >= uint32(len(v.calls)) {
+			continue // a host function, or an index the compiler will refuse
+		}
+		c := callee - imported
+		switch state[c] {
+		case open:
+			return fmt.Errorf("the start function (function %d) can recurse: function %d calls function %d again; palace cannot bound a start function's recursion, so run that code from an exported function instead", *v.start, top.fn+imported, callee)
+		case unseen:
+			state[c] = open
+			stack = append(stack, frame{fn: c})
 		}
 	}
 	return nil

@@ -45,6 +45,7 @@ lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod or go.sum is not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; }
 
 tools: $(TOOLS)/staticcheck
 

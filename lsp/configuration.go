@@ -11,8 +11,15 @@ func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChan
 	s.mu.Lock()
 	cur := s.settings
 	next, notes, err := applySettings(cur, p.Settings)
+	var stale map[string]*workspace
 	if err == nil {
 		s.settings = next
+		// Another home drops the open workspaces in the same critical
+		// section, so no request sees the new settings with a workspace of
+		// the old home; they reopen on next use.
+		if next.Home != cur.Home {
+			stale, s.spaces = s.spaces, map[string]*workspace{}
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -22,9 +29,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChan
 	for _, n := range notes {
 		s.logMessage(protocol.MessageTypeWarning, "%s", n)
 	}
-	if next.Home != cur.Home {
-		s.closeWorkspaces()
-	}
+	closeSpaces(stale)
 	s.refreshAll()
 }
 

@@ -103,7 +103,8 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 		s.mu.Unlock()
 		return ws, nil
 	}
-	home := s.settings.Home
+	setting := s.settings.Home
+	home := setting
 	s.mu.Unlock()
 	if home == "" {
 		home = s.opts.Home
@@ -132,6 +133,13 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 	ws.reset()
 
 	s.mu.Lock()
+	// The home changed while this one opened: open it again on the new one.
+	if s.settings.Home != setting {
+		s.mu.Unlock()
+		probe.Close()
+		h.Close()
+		return s.workspaceAt(ctx, dir)
+	}
 	// Another request may have opened it meanwhile; keep the first, and
 	// share a host between folders of the same checkout.
 	if other, ok := s.spaces[dir]; ok {
@@ -162,6 +170,12 @@ func (s *Server) closeWorkspaces() {
 	spaces := s.spaces
 	s.spaces = map[string]*workspace{}
 	s.mu.Unlock()
+	closeSpaces(spaces)
+}
+
+// closeSpaces closes each workspace of spaces once (folders of one checkout
+// share one).
+func closeSpaces(spaces map[string]*workspace) {
 	seen := map[*workspace]bool{}
 	for _, ws := range spaces {
 		if !seen[ws] {

@@ -6,10 +6,12 @@
 import json
 import sys
 
-# Floors: the figures measured on the dev tasks when the ranking was last
-# tuned, less a little slack for ties. Raise them as quality improves.
-FLOORS = {"recall_inline": 0.80, "precision_inline": 0.52, "rr": 0.75}
-CEILINGS = {"chars": 1200, "leaks": 0, "over_budget": 0}
+# Floors: the latest dev figures (the benchmark and the packs are
+# deterministic, so a run of the same code gives the same numbers), rounded
+# down. Raise them whenever quality improves; a change that lowers one must
+# say why.
+FLOORS = {"recall_inline": 0.818, "precision_inline": 0.572, "rr": 0.789}
+CEILINGS = {"chars": 866, "leaks": 0, "over_budget": 0}
 
 r = json.load(open(sys.argv[1]))
 a = r["aggregate"]["palace"]

@@ -11,7 +11,7 @@ import (
 // Secrets written with JSON escapes or split by invisible characters are
 // found, and the finding spans the secret as written.
 func TestScanDecoded(t *testing.T) {
-	key := "AKIA" + gen(50, base32, 16)
+	key := "AKIA" + secretstest.Gen(50, secretstest.Base32, 16)
 	esc := `\u0041` + key[1:]
 	tests := []struct {
 		name, text, rule, span string
@@ -49,7 +49,7 @@ func TestScanDecoded(t *testing.T) {
 }
 
 func TestScanDecodedCleanAndPragma(t *testing.T) {
-	key := "AKIA" + gen(51, base32, 16)
+	key := "AKIA" + secretstest.Gen(51, secretstest.Base32, 16)
 	for _, text := range []string{
 		`{"what":"\u0041` + key[1:] + `"} palace:allow-secret`,
 		`{"what":"caf\u00e9 \n tab\t quote\" \\ \/ \ud83d\ude00 \ud800 \uZZZZ"}`,

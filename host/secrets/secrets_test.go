@@ -3,43 +3,24 @@ package secrets_test
 import (
 	"bytes"
 	"encoding/base64"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/host/secrets/secretstest"
 )
 
 // Test secrets are assembled at run time from a seeded generator so this
 // file holds no literal credential for other scanners (or push protection)
 // to trip on.
 
-const (
-	upper   = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	lower   = "abcdefghijklmnopqrstuvwxyz"
-	digits  = "0123456789"
-	alnum   = upper + lower + digits
-	base32  = upper + "234567"
-	hexdig  = digits + "abcdef"
-	b64     = alnum + "+/"
-	b64url  = alnum + "-_"
-	mixedPW = alnum + "!#%*+"
-)
-
-func gen(seed uint64, charset string, n int) string {
-	r := rand.New(rand.NewPCG(seed, seed*31+7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = charset[r.IntN(len(charset))]
-	}
-	return string(b)
-}
+const mixedPW = secretstest.Alnum + "!#%*+"
 
 func jwt(header, payload string, sig bool) string {
 	enc := base64.RawURLEncoding
 	s := enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString([]byte(payload))
 	if sig {
-		s += "." + gen(9, b64url, 43)
+		s += "." + secretstest.Gen(9, secretstest.Base64URL, 43)
 	}
 	return s
 }
@@ -47,25 +28,25 @@ func jwt(header, payload string, sig bool) string {
 func pemBlock(label, sep string) string {
 	lines := []string{"-----BEGIN " + label + "-----"}
 	for i := range 4 {
-		lines = append(lines, gen(uint64(100+i), b64, 64))
+		lines = append(lines, secretstest.Gen(uint64(100+i), secretstest.Base64, 64))
 	}
 	lines = append(lines, "-----END "+label+"-----")
 	return strings.Join(lines, sep)
 }
 
 var (
-	awsKeyID   = "AKIA" + gen(1, base32, 16)
-	awsSecret  = gen(2, b64, 40)
-	ghPAT      = "ghp_" + gen(3, alnum, 36)
-	ghFine     = "github_pat_" + gen(4, alnum, 22) + "_" + gen(5, alnum, 59)
-	glPAT      = "glpat-" + gen(6, alnum+"-_", 20)
-	slackBot   = "xoxb-" + gen(7, digits, 12) + "-" + gen(8, digits, 13) + "-" + gen(10, alnum, 24)
-	slackHook  = "https://hooks.slack.com/services/T" + gen(11, upper+digits, 8) + "/B" + gen(12, upper+digits, 10) + "/" + gen(13, alnum, 24)
-	stripeKey  = "sk_live_" + gen(14, alnum, 24)
-	googleKey  = "AIza" + gen(15, b64url, 35)
+	awsKeyID   = "AKIA" + secretstest.Gen(1, secretstest.Base32, 16)
+	awsSecret  = secretstest.Gen(2, secretstest.Base64, 40)
+	ghPAT      = "ghp_" + secretstest.Gen(3, secretstest.Alnum, 36)
+	ghFine     = "github_pat_" + secretstest.Gen(4, secretstest.Alnum, 22) + "_" + secretstest.Gen(5, secretstest.Alnum, 59)
+	glPAT      = "glpat-" + secretstest.Gen(6, secretstest.Alnum+"-_", 20)
+	slackBot   = "xoxb-" + secretstest.Gen(7, secretstest.Digits, 12) + "-" + secretstest.Gen(8, secretstest.Digits, 13) + "-" + secretstest.Gen(10, secretstest.Alnum, 24)
+	slackHook  = "https://hooks.slack.com/services/T" + secretstest.Gen(11, secretstest.Upper+secretstest.Digits, 8) + "/B" + secretstest.Gen(12, secretstest.Upper+secretstest.Digits, 10) + "/" + secretstest.Gen(13, secretstest.Alnum, 24)
+	stripeKey  = "sk_live_" + secretstest.Gen(14, secretstest.Alnum, 24)
+	googleKey  = "AIza" + secretstest.Gen(15, secretstest.Base64URL, 35)
 	jwtToken   = jwt(`{"alg":"HS256","typ":"JWT"}`, `{"sub":"1234567890","name":"agent"}`, true)
-	genericPW  = gen(16, mixedPW, 18)
-	genericKey = gen(17, alnum, 32)
+	genericPW  = secretstest.Gen(16, mixedPW, 18)
+	genericKey = secretstest.Gen(17, secretstest.Alnum, 32)
 )
 
 func TestScanTruePositives(t *testing.T) {
@@ -76,21 +57,21 @@ func TestScanTruePositives(t *testing.T) {
 	}{
 		{"aws key id in env", "AWS_ACCESS_KEY_ID=" + awsKeyID, "aws-access-key-id", awsKeyID},
 		{"aws docs example key id", `"aws_access_key_id": "AKIAIOSFODNN7EXAMPLE"`, "aws-access-key-id", "AKIAIOSFODNN7EXAMPLE"},
-		{"aws session key id", "key ASIA" + gen(18, base32, 16) + " expired", "aws-access-key-id", "ASIA" + gen(18, base32, 16)},
+		{"aws session key id", "key ASIA" + secretstest.Gen(18, secretstest.Base32, 16) + " expired", "aws-access-key-id", "ASIA" + secretstest.Gen(18, secretstest.Base32, 16)},
 		{"aws secret in env", "AWS_SECRET_ACCESS_KEY=" + awsSecret, "aws-secret-access-key", awsSecret},
 		{"aws secret in json", `{"SecretAccessKey": "` + awsSecret + `"}`, "aws-secret-access-key", awsSecret},
 		{"aws secret in ini", "aws_secret_access_key = " + awsSecret, "aws-secret-access-key", awsSecret},
 		{"github pat", "token " + ghPAT + " leaked", "github-token", ghPAT},
-		{"github oauth", "gho_" + gen(19, alnum, 36), "github-token", "gho_" + gen(19, alnum, 36)},
-		{"github app", "Authorization: Bearer ghs_" + gen(20, alnum, 36), "github-token", "ghs_" + gen(20, alnum, 36)},
+		{"github oauth", "gho_" + secretstest.Gen(19, secretstest.Alnum, 36), "github-token", "gho_" + secretstest.Gen(19, secretstest.Alnum, 36)},
+		{"github app", "Authorization: Bearer ghs_" + secretstest.Gen(20, secretstest.Alnum, 36), "github-token", "ghs_" + secretstest.Gen(20, secretstest.Alnum, 36)},
 		{"github fine-grained", "GH=" + ghFine, "github-fine-grained-pat", ghFine},
 		{"gitlab pat", "remote https://oauth2:" + glPAT + "@gitlab.com/x.git", "gitlab-token", glPAT},
-		{"gitlab runner", "glrt-" + gen(21, alnum, 20), "gitlab-token", "glrt-" + gen(21, alnum, 20)},
+		{"gitlab runner", "glrt-" + secretstest.Gen(21, secretstest.Alnum, 20), "gitlab-token", "glrt-" + secretstest.Gen(21, secretstest.Alnum, 20)},
 		{"slack bot token", "SLACK=" + slackBot, "slack-token", slackBot},
-		{"slack app token", "xapp-1-A" + gen(22, upper+digits, 10) + "-" + gen(23, digits, 13) + "-" + gen(24, hexdig, 64), "slack-token", "xapp-1-A" + gen(22, upper+digits, 10) + "-" + gen(23, digits, 13) + "-" + gen(24, hexdig, 64)},
+		{"slack app token", "xapp-1-A" + secretstest.Gen(22, secretstest.Upper+secretstest.Digits, 10) + "-" + secretstest.Gen(23, secretstest.Digits, 13) + "-" + secretstest.Gen(24, secretstest.Hex, 64), "slack-token", "xapp-1-A" + secretstest.Gen(22, secretstest.Upper+secretstest.Digits, 10) + "-" + secretstest.Gen(23, secretstest.Digits, 13) + "-" + secretstest.Gen(24, secretstest.Hex, 64)},
 		{"slack webhook", "post to " + slackHook, "slack-webhook-url", strings.TrimPrefix(slackHook, "https://")},
 		{"stripe live", "stripe.api_key = '" + stripeKey + "'", "stripe-secret-key", stripeKey},
-		{"stripe restricted test", "rk_test_" + gen(25, alnum, 30), "stripe-secret-key", "rk_test_" + gen(25, alnum, 30)},
+		{"stripe restricted test", "rk_test_" + secretstest.Gen(25, secretstest.Alnum, 30), "stripe-secret-key", "rk_test_" + secretstest.Gen(25, secretstest.Alnum, 30)},
 		{"google api key", "https://maps.googleapis.com/maps/api/js?key=" + googleKey, "google-api-key", googleKey},
 		{"private key, real newlines", "cfg:\n" + pemBlock("RSA PRIVATE KEY", "\n"), "private-key", pemBlock("RSA PRIVATE KEY", "\n")[:len("-----BEGIN RSA PRIVATE KEY-----\n")+64]},
 		{"private key, json escaped", `{"snippet":"` + pemBlock("OPENSSH PRIVATE KEY", `\n`) + `"}`, "private-key", pemBlock("OPENSSH PRIVATE KEY", `\n`)[:len(`-----BEGIN OPENSSH PRIVATE KEY-----\n`)+64]},
@@ -107,7 +88,7 @@ func TestScanTruePositives(t *testing.T) {
 		{"generic query string", "GET /hook?token=" + genericKey + "&x=1", "generic-secret", genericKey},
 		{"generic go assign", "apiKey := \"" + genericKey + "\"", "generic-secret", genericKey},
 		{"generic x-api-key header", "x-api-key: " + genericKey, "generic-secret", genericKey},
-		{"generic hex secret", `"secret": "` + gen(26, hexdig, 40) + `"`, "generic-secret", gen(26, hexdig, 40)},
+		{"generic hex secret", `"secret": "` + secretstest.Gen(26, secretstest.Hex, 40) + `"`, "generic-secret", secretstest.Gen(26, secretstest.Hex, 40)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,10 +114,10 @@ func TestScanTruePositives(t *testing.T) {
 }
 
 func TestScanFalsePositives(t *testing.T) {
-	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), []byte(gen(30, alnum+"\x00\x01\xff\xfe", 6000))...)
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), []byte(secretstest.Gen(30, secretstest.Alnum+"\x00\x01\xff\xfe", 6000))...)
 	dataURI := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
-	sha1 := gen(31, hexdig, 40)
-	sha256 := gen(32, hexdig, 64)
+	sha1 := secretstest.Gen(31, secretstest.Hex, 40)
+	sha256 := secretstest.Gen(32, secretstest.Hex, 64)
 	uuid := "123e4567-e89b-12d3-a456-426614174000"
 	tests := []struct{ name, text string }{
 		{"uuid", "request id " + uuid},
@@ -148,7 +129,7 @@ func TestScanFalsePositives(t *testing.T) {
 		{"sha256 sum", sha256 + "  palace-linux-amd64.tar.gz"},
 		{"sha256 field", "sha256: " + sha256},
 		{"token sha256", "token_sha256 = " + sha256},
-		{"key fingerprint", "key_fingerprint: SHA256:" + gen(33, b64, 43)},
+		{"key fingerprint", "key_fingerprint: SHA256:" + secretstest.Gen(33, secretstest.Base64, 43)},
 		{"png data uri", `{"what":"screenshot","snippet":"` + dataURI + `"}`},
 		{"png data uri as image", "avatar = " + dataURI},
 		{"prose", "Rotate the token before the secret key expires; the password policy requires 12 characters."},
@@ -163,16 +144,16 @@ func TestScanFalsePositives(t *testing.T) {
 		{"placeholder", "api_key = 'your-api-key-here-1234'"},
 		{"changeme", "POSTGRES_PASSWORD=changeme123"},
 		{"github placeholder", "ghp_" + strings.Repeat("X", 36)},
-		{"github too short", "ghp_" + gen(34, alnum, 20)},
-		{"github inside word", "xghp_" + gen(35, alnum, 36)},
+		{"github too short", "ghp_" + secretstest.Gen(34, secretstest.Alnum, 20)},
+		{"github inside word", "xghp_" + secretstest.Gen(35, secretstest.Alnum, 36)},
 		{"slack docs placeholder", "xoxb-your-token-here-please"},
-		{"stripe publishable", "pk_live_" + gen(36, alnum, 24)},
+		{"stripe publishable", "pk_live_" + secretstest.Gen(36, secretstest.Alnum, 24)},
 		{"aws low entropy", "AKIA" + strings.Repeat("A", 16)},
-		{"aws key too long", "AKIA" + gen(37, base32, 20)},
-		{"google key wrong length", "AIza" + gen(38, b64url, 20)},
-		{"public key", "-----BEGIN PUBLIC KEY-----\n" + gen(39, b64, 64) + "\n-----END PUBLIC KEY-----"},
+		{"aws key too long", "AKIA" + secretstest.Gen(37, secretstest.Base32, 20)},
+		{"google key wrong length", "AIza" + secretstest.Gen(38, secretstest.Base64URL, 20)},
+		{"public key", "-----BEGIN PUBLIC KEY-----\n" + secretstest.Gen(39, secretstest.Base64, 64) + "\n-----END PUBLIC KEY-----"},
 		{"private key placeholder", "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----"},
-		{"jwt-like without json header", "ey" + "J" + gen(40, alnum, 20) + ".eyJ" + gen(41, alnum, 20) + "." + gen(42, alnum, 20)},
+		{"jwt-like without json header", "ey" + "J" + secretstest.Gen(40, secretstest.Alnum, 20) + ".eyJ" + secretstest.Gen(41, secretstest.Alnum, 20) + "." + secretstest.Gen(42, secretstest.Alnum, 20)},
 		{"version", "token_version: 1.2.3-beta.4"},
 		{"length", "password_length = 12345678"},
 		{"tokenizer", "tokenizer: bpe-v2-2024-large"},

@@ -25,15 +25,17 @@ type Fixture struct {
 	Secret string
 }
 
+// Character sets the fixtures draw from, for tests that make more values of
+// the same shapes with Gen.
 const (
-	upper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	lower  = "abcdefghijklmnopqrstuvwxyz"
-	digits = "0123456789"
-	alnum  = upper + lower + digits
-	base32 = upper + "234567"
-	hexdig = digits + "abcdef"
-	b64    = alnum + "+/"
-	b64url = alnum + "-_"
+	Upper     = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	Lower     = "abcdefghijklmnopqrstuvwxyz"
+	Digits    = "0123456789"
+	Alnum     = Upper + Lower + Digits
+	Base32    = Upper + "234567"
+	Hex       = Digits + "abcdef"
+	Base64    = Alnum + "+/"
+	Base64URL = Alnum + "-_"
 )
 
 // Gen returns n characters drawn from charset by a generator seeded with
@@ -54,33 +56,33 @@ func Fixtures(variant uint64) []Fixture {
 	g := func(k uint64, cs string, n int) string { return Gen(s+k, cs, n) }
 	enc := base64.RawURLEncoding
 	jwt := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." +
-		enc.EncodeToString([]byte(`{"sub":"`+g(40, digits, 10)+`","name":"svc"}`)) + "." + g(41, b64url, 43)
-	pem := "-----BEGIN RSA PRIVATE KEY-----\\n" + g(42, b64, 64) + "\\n" + g(43, b64, 64) + "\\n-----END RSA PRIVATE KEY-----"
-	openai := "sk-proj-" + g(1, alnum+"_-", 74) + "T3BlbkFJ" + g(2, alnum+"_-", 74)
+		enc.EncodeToString([]byte(`{"sub":"`+g(40, Digits, 10)+`","name":"svc"}`)) + "." + g(41, Base64URL, 43)
+	pem := "-----BEGIN RSA PRIVATE KEY-----\\n" + g(42, Base64, 64) + "\\n" + g(43, Base64, 64) + "\\n-----END RSA PRIVATE KEY-----"
+	openai := "sk-proj-" + g(1, Alnum+"_-", 74) + "T3BlbkFJ" + g(2, Alnum+"_-", 74)
 	// A leading or trailing '-' or '_' would fall outside the word boundary
 	// the rule needs; keep the ends alphanumeric.
-	openai = "sk-proj-" + g(3, alnum, 1) + openai[9:len(openai)-1] + g(4, alnum, 1)
+	openai = "sk-proj-" + g(3, Alnum, 1) + openai[9:len(openai)-1] + g(4, Alnum, 1)
 	fx := []Fixture{
 		{Kind: "openai", Rule: "openai-api-key", Secret: openai},
-		{Kind: "anthropic", Rule: "anthropic-api-key", Secret: "sk-ant-api03-" + g(5, alnum, 93) + "AA"},
-		{Kind: "google", Rule: "google-api-key", Secret: "AIza" + g(6, b64url, 35)},
-		{Kind: "huggingface", Rule: "huggingface-access-token", Secret: "hf_" + g(7, upper+lower, 34)},
-		{Kind: "perplexity", Rule: "perplexity-api-key", Secret: "pplx-" + g(8, alnum, 48)},
-		{Kind: "npm", Rule: "npm-access-token", Secret: "npm_" + g(9, lower+digits, 36)},
-		{Kind: "pypi", Rule: "pypi-upload-token", Secret: "pypi-AgEIcHlwaS5vcmc" + g(10, alnum, 70)},
-		{Kind: "twilio", Rule: "twilio-api-key", Secret: "SK" + g(11, hexdig, 32)},
-		{Kind: "sendgrid", Rule: "sendgrid-api-token", Secret: "SG." + g(12, alnum, 22) + "." + g(13, alnum, 43)},
-		{Kind: "aws-key-id", Rule: "aws-access-key-id", Secret: "AKIA" + g(14, base32, 16)},
-		{Kind: "aws-secret", Rule: "aws-secret-access-key", Secret: g(15, b64, 40)},
-		{Kind: "github", Rule: "github-token", Secret: "ghp_" + g(16, alnum, 36)},
-		{Kind: "github-fine-grained", Rule: "github-fine-grained-pat", Secret: "github_pat_" + g(17, alnum, 22) + "_" + g(18, alnum, 59)},
-		{Kind: "gitlab", Rule: "gitlab-token", Secret: "glpat-" + g(19, alnum, 20)},
-		{Kind: "slack", Rule: "slack-token", Secret: "xoxb-" + g(20, digits, 12) + "-" + g(21, digits, 13) + "-" + g(22, alnum, 24)},
-		{Kind: "stripe", Rule: "stripe-secret-key", Secret: "sk_live_" + g(23, alnum, 24)},
-		{Kind: "digitalocean", Rule: "digitalocean-pat", Secret: "dop_v1_" + g(24, hexdig, 64)},
+		{Kind: "anthropic", Rule: "anthropic-api-key", Secret: "sk-ant-api03-" + g(5, Alnum, 93) + "AA"},
+		{Kind: "google", Rule: "google-api-key", Secret: "AIza" + g(6, Base64URL, 35)},
+		{Kind: "huggingface", Rule: "huggingface-access-token", Secret: "hf_" + g(7, Upper+Lower, 34)},
+		{Kind: "perplexity", Rule: "perplexity-api-key", Secret: "pplx-" + g(8, Alnum, 48)},
+		{Kind: "npm", Rule: "npm-access-token", Secret: "npm_" + g(9, Lower+Digits, 36)},
+		{Kind: "pypi", Rule: "pypi-upload-token", Secret: "pypi-AgEIcHlwaS5vcmc" + g(10, Alnum, 70)},
+		{Kind: "twilio", Rule: "twilio-api-key", Secret: "SK" + g(11, Hex, 32)},
+		{Kind: "sendgrid", Rule: "sendgrid-api-token", Secret: "SG." + g(12, Alnum, 22) + "." + g(13, Alnum, 43)},
+		{Kind: "aws-key-id", Rule: "aws-access-key-id", Secret: "AKIA" + g(14, Base32, 16)},
+		{Kind: "aws-secret", Rule: "aws-secret-access-key", Secret: g(15, Base64, 40)},
+		{Kind: "github", Rule: "github-token", Secret: "ghp_" + g(16, Alnum, 36)},
+		{Kind: "github-fine-grained", Rule: "github-fine-grained-pat", Secret: "github_pat_" + g(17, Alnum, 22) + "_" + g(18, Alnum, 59)},
+		{Kind: "gitlab", Rule: "gitlab-token", Secret: "glpat-" + g(19, Alnum, 20)},
+		{Kind: "slack", Rule: "slack-token", Secret: "xoxb-" + g(20, Digits, 12) + "-" + g(21, Digits, 13) + "-" + g(22, Alnum, 24)},
+		{Kind: "stripe", Rule: "stripe-secret-key", Secret: "sk_live_" + g(23, Alnum, 24)},
+		{Kind: "digitalocean", Rule: "digitalocean-pat", Secret: "dop_v1_" + g(24, Hex, 64)},
 		{Kind: "private-key", Rule: "private-key", Secret: pem},
 		{Kind: "jwt", Rule: "jwt", Secret: jwt},
-		{Kind: "password", Rule: "generic-secret", Secret: g(25, alnum, 12) + "!" + g(26, alnum, 6)},
+		{Kind: "password", Rule: "generic-secret", Secret: g(25, Alnum, 12) + "!" + g(26, Alnum, 6)},
 	}
 	for i := range fx {
 		f := &fx[i]

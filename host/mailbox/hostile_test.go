@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -102,16 +101,7 @@ func TestFileConcurrentRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	const goroutines, procs, each = 6, 3, 20
-	var cmds []*exec.Cmd
-	for p := range procs {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "PALACE_TEST_FILER=proc"+fmt.Sprint(p), "PALACE_TEST_HOME="+home, fmt.Sprintf("PALACE_TEST_COUNT=%d", each))
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
+	cmds := startFilers(t, home, procs, each)
 	mb := &mailbox.Mailbox{Home: home}
 	var (
 		wg       sync.WaitGroup

@@ -73,13 +73,10 @@ func TestFileRefusesWithoutWriting(t *testing.T) {
 	}
 }
 
-// Many goroutines and many processes append at once; every letter must
-// arrive whole, exactly once.
-func TestFileConcurrentAppends(t *testing.T) {
-	home := t.TempDir()
-	const goroutines, procs, each = 8, 4, 60
-	mb := &mailbox.Mailbox{Home: home}
-
+// startFilers starts procs copies of the test binary, each filing each
+// letters into home's spool (the PALACE_TEST_FILER branch of TestMain).
+func startFilers(t *testing.T, home string, procs, each int) []*exec.Cmd {
+	t.Helper()
 	var cmds []*exec.Cmd
 	for p := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -90,6 +87,17 @@ func TestFileConcurrentAppends(t *testing.T) {
 		}
 		cmds = append(cmds, cmd)
 	}
+	return cmds
+}
+
+// Many goroutines and many processes append at once; every letter must
+// arrive whole, exactly once.
+func TestFileConcurrentAppends(t *testing.T) {
+	home := t.TempDir()
+	const goroutines, procs, each = 8, 4, 60
+	mb := &mailbox.Mailbox{Home: home}
+
+	cmds := startFilers(t, home, procs, each)
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {

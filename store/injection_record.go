@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ErrBadOutcome is returned for an outcome not in Outcomes, or events of
@@ -83,6 +84,9 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 	}
 	sums := map[key]*agg{}
 	var order []key
+	var touched []string // cards with a window row to move, once each
+	seen := map[string]bool{}
+	var newestDay string
 	blobs := make([][]byte, len(requests))
 	scope := make([]int, len(requests))
 	for i, events := range requests {
@@ -103,7 +107,12 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 				a = &agg{}
 				sums[k] = a
 				order = append(order, k)
+				if !seen[k.card] {
+					seen[k.card] = true
+					touched = append(touched, k.card)
+				}
 			}
+			newestDay = max(newestDay, k.day)
 			a.n++
 			a.last = max(a.last, stamp)
 		}
@@ -128,10 +137,12 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 			chunk := order[:n]
 			order = order[n:]
 			daily := make([]any, 0, 5*n)
+			window := make([]any, 0, 5*n)
 			var last []any
 			for _, k := range chunk {
 				a := sums[k]
 				daily = append(daily, k.card, k.day, k.outcome, a.n, a.last)
+				window = append(window, k.card, k.outcome, k.day, a.n, a.last)
 				if slices.Contains(lastOutcomes, k.outcome) {
 					last = append(last, k.card, k.outcome, a.n, a.last)
 				}
@@ -140,6 +151,14 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
 				` ON CONFLICT(card_id, day, outcome) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`, daily...); err != nil {
 				return fmt.Errorf("roll up injections by day: %w", err)
+			}
+			// A write for a day before a row's base changes nothing there:
+			// readers take such days from injection_daily.
+			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, last_at) VALUES `+
+				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
+				` ON CONFLICT(card_id, outcome) DO UPDATE SET n = n + CASE WHEN excluded.base >= base THEN excluded.n ELSE 0 END,
+					last_at = max(last_at, excluded.last_at)`, window...); err != nil {
+				return fmt.Errorf("roll up injections over the window: %w", err)
 			}
 			if len(last) == 0 {
 				continue
@@ -150,12 +169,44 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 				return fmt.Errorf("roll up injections: %w", err)
 			}
 		}
-		return nil
+		return rebaseWindow(ctx, tx, touched, newestDay)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return seqs, nil
+}
+
+// windowDays is how far behind the newest written day a running count's
+// base is kept: the cooling horizon, so that a request's read needs a day
+// or two of injection_daily rows at most. Counts are exact with any base.
+const windowDays = 30
+
+// rebaseWindow moves the base of the running counts of cards forward to
+// windowDays before newest, taking the days it passes out of their counts.
+// A row moves at most once a day, and then subtracts a few of its card's
+// daily rows.
+func rebaseWindow(ctx context.Context, tx *Tx, cards []string, newest string) error {
+	day, err := time.Parse(time.DateOnly, newest)
+	if err != nil {
+		return nil // not a day (a test's odd stamp): the counts stay exact without a rebase
+	}
+	base := day.AddDate(0, 0, -windowDays).Format(time.DateOnly)
+	for len(cards) > 0 {
+		n := min(len(cards), 500)
+		chunk := cards[:n]
+		cards = cards[n:]
+		args := append([]any{base, base}, anySlice(chunk)...)
+		args = append(args, base)
+		if _, err := tx.tx.ExecContext(ctx, `UPDATE injection_window SET
+			n = n - coalesce((SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = injection_window.card_id
+				AND d.day >= injection_window.base AND d.day < ? AND d.outcome = injection_window.outcome), 0),
+			base = ?
+			WHERE card_id IN (`+placeholders(n)+`) AND base < ?`, args...); err != nil {
+			return fmt.Errorf("move the injection window: %w", err)
+		}
+	}
+	return nil
 }
 
 // cardRowIDs maps card ids to their rowids; an unknown id is ErrNotFound.

@@ -246,7 +246,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			`CREATE TABLE injection_events (request_id TEXT NOT NULL, card_id TEXT NOT NULL REFERENCES cards(id),
 				outcome TEXT NOT NULL CHECK (outcome IN ('inline_full','inline_compact','ref_only','trimmed','skipped_cooled','skipped_scope','viewed')),
 				created_at TEXT NOT NULL)`,
-			"DROP TABLE injection_window", "DROP TABLE injection_daily", "DROP TABLE injection_last",
+			"DROP TABLE injection_window", "DROP TABLE injection_daily",
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			"DROP INDEX card_links_card_time", "DROP INDEX evidence_anchor",

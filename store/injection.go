@@ -39,7 +39,7 @@ type InjectionStats struct {
 // rollup counts by day), or of all time when since is "" (kept for the
 // applied outcomes, inline_full and inline_compact, only). skipped_scope is
 // never rolled up. Cards without events are missing from the map. The read
-// is bounded by days and outcomes (injection_daily, injection_last), never
+// is bounded by days and outcomes (injection_daily, injection_window), never
 // by the number of requests.
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	out := make(map[string]InjectionStats, len(cardIDs))
@@ -48,7 +48,8 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		args := anySlice(chunk)
-		query := `SELECT card_id, outcome, total, last_at FROM injection_last WHERE card_id IN (` + placeholders(len(chunk)) + `)`
+		query := `SELECT card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
+			AND outcome IN ('inline_full', 'inline_compact')`
 		if since != "" {
 			// Summed here rather than with GROUP BY: the rows come in key
 			// order and a temp b-tree would cost more than the sum.

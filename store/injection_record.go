@@ -59,6 +59,9 @@ func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (
 // generator of history, or a server that batches). It returns each
 // request's sequence number (0 for one without events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
+	if !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
+		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
+	}
 	var ids []string
 	for _, events := range requests {
 		for _, ev := range events {

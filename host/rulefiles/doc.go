@@ -17,7 +17,7 @@
 // and a line `<!-- palace:end -->`, both at column 0. Each rule inside is
 // one list item ending in an annotation that cites the card:
 //
-//	- Statement. (`kc_…` · shu · canonical · paths `store/**` · languages go)
+//   - Statement. (`kc_…` · shu · canonical · paths `store/**` · languages go)
 //
 // so an agent can ask palace for the card, and Parse can read the rule back
 // with its tier and scope. A reference line (`- ref `kc_…`: …`) points at a

@@ -99,7 +99,7 @@ func TestParseHandWritten(t *testing.T) {
 		},
 		{
 			name: "cursor mdc with unquoted globs and prose", file: ".cursor/rules/ts.mdc",
-			text: "---\ndescription: TypeScript rules\nglobs: src/**/*.ts, src/**/*.tsx\nalwaysApply: false\n---\n# TS\n\nUse strict mode everywhere.\n\nNo default exports;\nname every export.\n",
+			text:  "---\ndescription: TypeScript rules\nglobs: src/**/*.ts, src/**/*.tsx\nalwaysApply: false\n---\n# TS\n\nUse strict mode everywhere.\n\nNo default exports;\nname every export.\n",
 			scope: []string{"src/**/*.ts", "src/**/*.tsx"},
 			want: []rule{
 				{8, "Use strict mode everywhere.", "", []string{"src/**/*.ts", "src/**/*.tsx"}},

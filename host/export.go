@@ -80,6 +80,9 @@ type ExportResult struct {
 // cards stay governed.
 func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, error) {
 	t, ok := rulefiles.ParseTarget(req.Target)
+	if req.Target == "" {
+		return ExportResult{}, invalid("to", "--to is required: use %s", targetList())
+	}
 	if !ok {
 		return ExportResult{}, invalid("to", "--to %q is not a target: use %s", req.Target, targetList())
 	}

@@ -58,7 +58,6 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 	f.BoolVar(&req.Check, "check", false, "write nothing; exit 1 when a file differs from what the cards give")
 	f.BoolVar(&req.DryRun, "dry-run", false, "write nothing; print each file that would change")
 	f.IntVar(&req.Budget, "budget", 0, "characters per file (default 8000 for AGENTS.md/CLAUDE.md, 4000 per Cursor/Copilot file)")
-	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
 

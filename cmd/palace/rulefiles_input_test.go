@@ -215,3 +215,57 @@ func TestContextHookClaudeCode(t *testing.T) {
 	}
 	wantCode(t, e.runIn(elsewhere, []byte("{}"), "context", "--hook", "cursor"), 1, "--hook \"cursor\" is not supported")
 }
+
+// TestExportBadInput: a broken block, a linked AGENTS.md, an unknown target
+// and a directory outside git exit 2 naming the problem, and write nothing.
+func TestExportBadInput(t *testing.T) {
+	t.Parallel()
+	e := ruleEnv(t)
+	broken := "# Mine\n\n<!-- palace:begin agents-md -->\n- half a block\n"
+	e.write("AGENTS.md", []byte(broken))
+	before := snapshot(t, e.dir)
+	wantCode(t, e.run("export", "--to", "agents-md"), 2, "AGENTS.md:3: palace:begin without a palace:end")
+	wantCode(t, e.run("export", "--to", "agents-md", "--check"), 2, "AGENTS.md:3:")
+	e.write("CLAUDE.md", []byte("<!-- palace:begin claude-md -->\n<!-- palace:end -->\n<!-- palace:begin claude-md -->\n<!-- palace:end -->\n"))
+	wantCode(t, e.run("export", "--to", "claude-md"), 2, "CLAUDE.md:3: a second palace block")
+	before["CLAUDE.md"] = ""
+	if err := os.Remove(filepath.Join(e.dir, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	delete(before, "CLAUDE.md")
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, outside, filepath.Join(e.dir, "CLAUDE.md"))
+	wantCode(t, e.run("export", "--to", "claude-md"), 2, "symbolic link")
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Errorf("export wrote through a link: %q", b)
+	}
+	if err := os.Remove(filepath.Join(e.dir, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.run("export", "--to", "windsurf"), 2, `--to "windsurf" is not a target: use agents-md, claude-md, cursor, copilot`)
+	wantCode(t, e.run("export"), 2, "--to is required: use agents-md")
+	wantCode(t, e.run("export", "--to", "cursor", "--check", "--dry-run"), 2, "do not go together")
+	wantCode(t, e.runIn(t.TempDir(), nil, "export", "--to", "cursor"), 2, "not inside a git checkout")
+	after := snapshot(t, e.dir)
+	for k := range before {
+		if before[k] != after[k] {
+			t.Errorf("%s changed", k)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("files created: %d before, %d after", len(before), len(after))
+	}
+	// --dry-run shows the new file and writes nothing.
+	e.write("AGENTS.md", []byte("# Mine\n"))
+	r := e.run("export", "--to", "agents-md", "--dry-run")
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "would_write  AGENTS.md") || !strings.Contains(r.stdout, "Run make test before every commit.") {
+		t.Errorf("dry run output:\n%s", r.stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "AGENTS.md")); string(b) != "# Mine\n" {
+		t.Errorf("--dry-run wrote AGENTS.md: %q", b)
+	}
+}

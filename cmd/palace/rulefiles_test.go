@@ -332,3 +332,34 @@ func TestExportFrontMatterGlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestExportLeavesOutContestedAndExpired: a governed card with a newer
+// counterexample, or past its expiry date, is left out with the reason.
+func TestExportLeavesOutContestedAndExpired(t *testing.T) {
+	t.Parallel()
+	e := ruleEnv(t)
+	ev := e.record("seen", "--anchor", "repo")
+	old := e.distill("An expired rule.", "qi", "--anchor", "repo", "--supporting", ev, "--expires-at", "2020-01-01", "--direct", "--status", "promoted")
+	disputed := e.distill("A disputed rule.", "qi", "--anchor", "repo", "--supporting", ev, "--direct", "--status", "promoted")
+	e.ok("card", "link", disputed, "--role", "counterexample", "--evidence", e.record("it failed here", "--anchor", "repo"))
+	var res struct {
+		LeftOut []struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"left_out"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("export", "--to", "agents-md", "--format", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, l := range res.LeftOut {
+		reasons[l.ID] = l.Reason
+	}
+	if !strings.HasPrefix(reasons[old], "expired on 2020-01-01") || !strings.HasPrefix(reasons[disputed], "contested") {
+		t.Errorf("left out %v, want %s expired and %s contested", reasons, old, disputed)
+	}
+	data, _ := os.ReadFile(filepath.Join(e.dir, "AGENTS.md"))
+	if strings.Contains(string(data), "An expired rule.") || strings.Contains(string(data), "A disputed rule.") {
+		t.Errorf("AGENTS.md carries a left-out card:\n%s", data)
+	}
+}

@@ -18,7 +18,7 @@ func Merge(name string, existing []byte, block string) ([]byte, error) {
 	text := string(existing)
 	start, end := -1, -1
 	startLine := 0
-	fence := ""
+	fence, fenceLine := "", 0
 	off := 0
 	for ln := 1; off < len(text); ln++ {
 		next := strings.IndexByte(text[off:], '\n')
@@ -31,10 +31,9 @@ func Merge(name string, existing []byte, block string) ([]byte, error) {
 		switch {
 		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
 			if fence == "" {
-				fence = t[:3]
-			} else if strings.HasPrefix(t, fence) {
-				fence = ""
+				fenceLine = ln
 			}
+			fence = nextFence(fence, t)
 		case fence != "":
 		case strings.HasPrefix(l, beginPrefix):
 			if start >= 0 {
@@ -54,6 +53,10 @@ func Merge(name string, existing []byte, block string) ([]byte, error) {
 		return nil, &ParseError{File: name, Line: startLine, Msg: "palace:begin without a palace:end: restore the end line (<!-- palace:end -->) or remove the block, then export again"}
 	case start >= 0:
 		return []byte(text[:start] + block + text[end:]), nil
+	case fence != "":
+		// An appended block would sit inside the open fence, unseen by the
+		// next export, which would append another.
+		return nil, &ParseError{File: name, Line: fenceLine, Msg: "this code fence is never closed, so palace's block cannot be placed after it: close the fence, then export again"}
 	}
 	sep := "\n"
 	if !strings.HasSuffix(text, "\n") {

@@ -359,12 +359,7 @@ func (s *scanner) scan(lines []string, from int) error {
 		}
 		skip := s.inBlock && !s.opts.IncludeGenerated
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			switch {
-			case fence == "":
-				fence = t[:3]
-			case strings.HasPrefix(t, fence):
-				fence = ""
-			}
+			fence = nextFence(fence, t)
 			if !skip {
 				s.continueRule(l, true)
 			}

@@ -9,6 +9,26 @@ import (
 	"github.com/palacehq/palace/host/rulefiles"
 )
 
+// TestUnclosedFenceInContent: a card whose content opens a code fence and
+// never closes it is rendered with the fence closed, so the block still
+// ends where it should and merges again unchanged.
+func TestUnclosedFenceInContent(t *testing.T) {
+	c := rulefiles.Card{ID: "kc_f", Statement: "Show the command.", Content: "Run:\n```sh\nmake test", Tier: "qi", Status: "canonical", Field: "general", RenderPref: "inline_full"}
+	f := rulefiles.Render(rulefiles.AgentsMD, []rulefiles.Card{c}, rulefiles.Options{})[0]
+	merged, err := rulefiles.Merge("AGENTS.md", []byte("# T\n"), f.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rulefiles.Merge("AGENTS.md", merged, f.Content)
+	if err != nil || string(again) != string(merged) {
+		t.Fatalf("second merge: %v\n%s", err, again)
+	}
+	doc, err := rulefiles.Parse("AGENTS.md", merged, rulefiles.ParseOptions{IncludeGenerated: true})
+	if err != nil || len(doc.Rules) != 1 || doc.Rules[0].Content != "Run:\n```sh\nmake test\n```" {
+		t.Fatalf("parse: %v %+v", err, doc.Rules)
+	}
+}
+
 // TestRoundTrip: every rendered card reads back with its statement, content
 // (in full form), tier, field and scope; reference lines read back as none.
 func TestRoundTrip(t *testing.T) {
@@ -202,6 +222,7 @@ func TestMerge(t *testing.T) {
 		{"append without trailing newline", "# Title", "# Title\n\n" + block, ""},
 		{"replace keeps both sides byte for byte", "Top\r\n\n<!-- palace:begin agents-md -->\nold\n<!-- palace:end -->\n\nBottom  \r\n", "Top\r\n\n" + block + "\nBottom  \r\n", ""},
 		{"marker inside a fence is text", "```\n<!-- palace:begin agents-md -->\n```\n", "```\n<!-- palace:begin agents-md -->\n```\n\n" + block, ""},
+		{"unclosed fence before an appended block", "# T\n\n```go\ncode\n", "", "AGENTS.md:3: this code fence is never closed, so palace's block cannot be placed after it: close the fence, then export again"},
 		{"begin without end", "a\n<!-- palace:begin agents-md -->\nb\n", "", "AGENTS.md:2: palace:begin without a palace:end: restore the end line (<!-- palace:end -->) or remove the block, then export again"},
 		{"two blocks", "<!-- palace:begin agents-md -->\n<!-- palace:end -->\n<!-- palace:begin agents-md -->\n<!-- palace:end -->\n", "", "AGENTS.md:3: a second palace block (the first begins on line 1): remove one, then export again"},
 	}

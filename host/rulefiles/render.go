@@ -389,13 +389,20 @@ func renderItem(c Card, form Form) string {
 	}
 	var b strings.Builder
 	b.WriteString(line)
+	fence := ""
 	for _, l := range strings.Split(strings.TrimRight(normalizeNewlines(c.Content), "\n"), "\n") {
 		l = strings.TrimRight(l, " \t")
 		if l == "" {
 			b.WriteString("\n")
 			continue
 		}
+		fence = nextFence(fence, strings.TrimSpace(l))
 		b.WriteString("  " + l + "\n")
+	}
+	if fence != "" {
+		// An unclosed code fence would swallow the end marker for every
+		// Markdown reader, palace's own included: close it.
+		b.WriteString("  " + fence + "\n")
 	}
 	return b.String()
 }
@@ -539,4 +546,18 @@ func OwnedName(t Target, name string) bool {
 func Generated(t Target, data []byte) bool {
 	m := []byte(beginMarker(t) + "\n")
 	return bytes.HasPrefix(data, m) || bytes.Contains(data, append([]byte("\n"), m...))
+}
+
+// nextFence is the code-fence state after a line (trimmed): "" outside a
+// fence, else the fence's opening characters (``` or ~~~).
+func nextFence(fence, t string) string {
+	switch {
+	case !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~"):
+		return fence
+	case fence == "":
+		return t[:3]
+	case strings.HasPrefix(t, fence):
+		return ""
+	}
+	return fence
 }

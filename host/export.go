@@ -165,13 +165,16 @@ func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, err
 	return res, nil
 }
 
-func targetList() string {
+// ExportTargets are the values of ExportRequest.Target.
+func ExportTargets() []string {
 	names := make([]string, len(rulefiles.Targets))
 	for i, t := range rulefiles.Targets {
 		names[i] = string(t)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
+
+func targetList() string { return strings.Join(ExportTargets(), ", ") }
 
 // exportCards reads the repository's authoritative cards as rulefiles
 // cards, with the ones left out and why.

@@ -58,6 +58,7 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 	f.BoolVar(&req.Check, "check", false, "write nothing; exit 1 when a file differs from what the cards give")
 	f.BoolVar(&req.DryRun, "dry-run", false, "write nothing; print each file that would change")
 	f.IntVar(&req.Budget, "budget", 0, "characters per file (default 8000 for AGENTS.md/CLAUDE.md, 4000 per Cursor/Copilot file)")
+	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(host.ExportTargets(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -141,6 +142,7 @@ exits 2 naming the file and line, and nothing is imported.`,
 	f.StringVar(&req.Field, "field", "", "field of the candidates (default general)")
 	f.StringVar(&req.Anchor, "anchor", "", "worktree, repo or global (default repo in a checkout)")
 	f.BoolVar(&req.IncludeGenerated, "include-generated", false, "import the rules of palace blocks too (into a palace without those cards)")
+	_ = cmd.RegisterFlagCompletionFunc("anchor", cobra.FixedCompletions(host.AnchorKinds, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

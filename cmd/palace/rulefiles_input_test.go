@@ -269,3 +269,16 @@ func TestExportBadInput(t *testing.T) {
 		t.Errorf("--dry-run wrote AGENTS.md: %q", b)
 	}
 }
+
+// TestExportImportCompletion: --to completes export targets (not publish's
+// repo/global), import's --anchor the anchors a file can go to.
+func TestExportImportCompletion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if got := completions(t, e, "export", "--to", ""); strings.Join(got, ",") != "agents-md,claude-md,cursor,copilot" {
+		t.Errorf("export --to completes %v", got)
+	}
+	if got := completions(t, e, "import", "--anchor", ""); strings.Join(got, ",") != "worktree,repo,global" {
+		t.Errorf("import --anchor completes %v", got)
+	}
+}

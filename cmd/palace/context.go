@@ -68,7 +68,7 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 	f.BoolVar(&req.Explain, "explain", false, "append the why-trace: lanes, salience breakdowns, budget actions, skipped cards")
 	f.BoolVar(&req.DryRun, "dry-run", false, "write nothing (no injection events, no request id unless --request-id)")
 	f.StringVar(&req.RequestID, "request-id", "", "fix the request id (with a fixed database the pack is byte-identical)")
-	f.StringVar(&hook, "hook", "", "answer an agent's hook: read its JSON payload on stdin, print its JSON answer (claude-code)")
+	f.StringVar(&hook, "hook", "", "answer an agent's hook: read its JSON payload on stdin, print its JSON answer (claude-code or gemini-cli)")
 	return cmd
 }
 

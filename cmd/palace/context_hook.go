@@ -15,9 +15,9 @@ import (
 // pack as added context.
 //
 // Every failure exits 1, never 2: Claude Code reads exit code 2 from a
-// UserPromptSubmit hook as "block this prompt" and erases it, and a memory
-// that cannot be read must not stop the user's work. The message goes to
-// stderr, which the agent shows.
+// UserPromptSubmit hook, and Gemini CLI from BeforeAgent, as "block this
+// prompt" and erase it, and a memory that cannot be read must not stop the
+// user's work. The message goes to stderr, which the agent shows.
 func runContextHook(cmd *cobra.Command, g *globals, agent string, req host.ContextRequest) error {
 	err := func() error {
 		p, err := host.ReadHookPayload(agent, g.stdin)

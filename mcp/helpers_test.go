@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,7 +136,32 @@ func (s *session) ok(name string, args any) map[string]any {
 	if res.IsError {
 		s.t.Fatalf("%s(%v): tool error: %s", name, args, text(res))
 	}
-	return structured(s.t, res)
+	out := structured(s.t, res)
+	s.checkOutput(name, out)
+	return out
+}
+
+// checkOutput validates a result's structuredContent against the output
+// schema the tool advertises, as a validating client would: every tool
+// call a test makes through ok checks the schema against what is sent.
+func (s *session) checkOutput(name string, out map[string]any) {
+	s.t.Helper()
+	raw, err := json.Marshal(s.tool(name).OutputSchema)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		s.t.Fatalf("%s: output schema does not decode: %v", name, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		s.t.Fatalf("%s: output schema does not resolve: %v", name, err)
+	}
+	if err := resolved.Validate(out); err != nil {
+		got, _ := json.Marshal(out)
+		s.t.Fatalf("%s: result does not match its output schema: %v\n%s", name, err, got)
+	}
 }
 
 // fail calls a tool that must return a tool error and returns its text.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -89,7 +90,7 @@ It never creates or changes a knowledge card and never changes what palace injec
 				SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor,
 			})
 			return output{Value: ev}, err
-		})
+		}).returning(outputOf[host.Evidence]("The recorded evidence, with its id (ev_…)."))
 }
 
 type distillArgs struct {
@@ -136,7 +137,7 @@ After distilling, call palace_gate to see what a promotion would still need, and
 			req.Trigger.Patterns, req.Trigger.Intents, req.Trigger.ToolNeeds = a.TriggerPattern, a.Intents, a.ToolNeeds
 			c, err := s.h.Distill(ctx, req)
 			return output{Value: c}, err
-		})
+		}).returning(outputOf[host.Card]("The new card, with its id (kc_…) and evidence links."))
 	if s.h.Mode() == host.Agent {
 		// An agent can never direct-write: host refuses it (with the CLI's
 		// message) should an agent send direct anyway, and the schema an
@@ -161,7 +162,7 @@ In agent mode the reviewer is you, an agent, so a gate that needs a human review
 		func(ctx context.Context, a gateArgs) (output, error) {
 			res, err := s.h.Gate(ctx, a.ID, host.GateRequest{Target: a.Target, Reviewer: a.Reviewer})
 			return output{Value: res}, err
-		})
+		}).returning(outputOf[host.GateResult]("The gate's decision: allow, its reasons and the missing evidence per role."))
 }
 
 type cardsArgs struct {
@@ -172,6 +173,25 @@ type cardsArgs struct {
 	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included). Defaults to every anchor visible from here."`
 	Field  string `json:"field,omitempty" jsonschema:"list: only this field."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"list: at most this many cards. Defaults to 50; 0 means no limit."`
+}
+
+// cardsList and cardsEvents are palace_cards' list and events results.
+type cardsList struct {
+	Cards []host.Card `json:"cards"`
+}
+
+type cardsEvents struct {
+	CardID string        `json:"card_id"`
+	Events []store.Event `json:"events"`
+}
+
+// cardsOutput is palace_cards' output schema: one shape per action.
+func cardsOutput() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "object",
+		Description: "list: {cards}; get: the card with its anchor and evidence links; events: {card_id, events}.",
+		AnyOf:       []*jsonschema.Schema{outputOf[cardsList]("action list"), outputOf[host.Card]("action get"), outputOf[cardsEvents]("action events")},
+	}
 }
 
 // DefaultCardLimit bounds palace_cards list unless the call says otherwise:
@@ -202,7 +222,7 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				if cards == nil {
 					cards = []host.Card{}
 				}
-				return output{Value: map[string]any{"cards": cards}}, err
+				return output{Value: cardsList{Cards: cards}}, err
 			case "get", "events":
 				if a.ID == "" {
 					return output{}, invalidArg("id", "id is required for action %s: the card id (kc_…)", a.Action)
@@ -216,10 +236,10 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 					return output{Value: c}, err
 				}
 				evs, err := s.h.CardEvents(ctx, a.ID)
-				return output{Value: map[string]any{"card_id": a.ID, "events": nonNil(evs)}}, err
+				return output{Value: cardsEvents{CardID: a.ID, Events: nonNil(evs)}}, err
 			}
 			return output{}, invalidArg("action", "action %q is not valid: use list, get or events", a.Action)
-		})
+		}).returning(cardsOutput())
 }
 
 func invalidArg(field, format string, args ...any) error {

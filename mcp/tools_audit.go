@@ -39,5 +39,5 @@ func (s *Server) auditActionTool() tool {
 			}
 			res, err := s.h.AuditAction(ctx, a.ID, req)
 			return output{Value: res}, err
-		})
+		}).returning(outputOf[host.AuditActionResult]("The governed card and the event that changed it."))
 }

@@ -33,5 +33,5 @@ Call it before a larger piece of work or when palace_context's pack is not enoug
 				DaoTianLimit: a.DaoTianLimit, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos,
 			})
 			return output{Value: b}, err
-		})
+		}).returning(outputOf[host.Brief]("The brief: key facts, next actions and what memory exists."))
 }

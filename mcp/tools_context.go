@@ -46,5 +46,5 @@ Call it at the start of every task, and again when you move to a different file 
 				return output{}, err
 			}
 			return output{Value: pack, Text: pack.Rendered}, nil
-		})
+		}).returning(outputOf[host.Pack]("The pack: rendered Markdown, its items with citations and why each applies, the selection and the budget."))
 }

@@ -31,7 +31,7 @@ Only call this when the human you work with has asked for this promotion.`,
 				return output{Partial: res.Gate}, err
 			}
 			return output{Value: res}, nil
-		})
+		}).returning(changeSchema)
 }
 
 type demoteArgs struct {
@@ -48,7 +48,7 @@ func (s *Server) demoteTool() tool {
 		func(ctx context.Context, a demoteArgs) (output, error) {
 			res, err := s.h.Demote(ctx, a.ID, host.DemoteRequest{Reason: a.Reason, Counterexample: a.Counterexample, Target: a.Target})
 			return changeOutput(res, err)
-		})
+		}).returning(changeSchema)
 }
 
 type retireArgs struct {
@@ -63,7 +63,7 @@ func (s *Server) retireTool() tool {
 		func(ctx context.Context, a retireArgs) (output, error) {
 			res, err := s.h.Retire(ctx, a.ID, a.Reason)
 			return changeOutput(res, err)
-		})
+		}).returning(changeSchema)
 }
 
 type publishArgs struct {
@@ -83,8 +83,11 @@ func (s *Server) publishTool() tool {
 				return output{Partial: res.Gate}, err
 			}
 			return output{Value: res}, nil
-		})
+		}).returning(outputOf[host.PublishResult]("The published copy, the original and the gate's decision."))
 }
+
+// changeSchema is the output schema of promote, demote and retire.
+var changeSchema = outputOf[host.ChangeResult]("The changed card, the event and the gate's decision.")
 
 // changeOutput is a demote or retire result; only a success has one.
 func changeOutput(res host.ChangeResult, err error) (output, error) {

@@ -27,5 +27,5 @@ It never changes a card's status: only a human promotes or demotes. Linking the 
 		func(ctx context.Context, a linkArgs) (output, error) {
 			res, err := s.h.Link(ctx, a.ID, host.LinkRequest{Role: a.Role, EvidenceID: a.EvidenceID, Note: a.Note})
 			return output{Value: res}, err
-		})
+		}).returning(outputOf[host.LinkResult]("The link and the card's evidence counts."))
 }

@@ -39,5 +39,5 @@ The letter is scanned for secrets first: one that contains a secret is refused a
 			}
 			filed, err := s.h.FileLetter(ctx, l)
 			return output{Value: filed}, err
-		})
+		}).returning(outputOf[mailbox.Filed]("The filed letter's id and where it waits."))
 }

@@ -14,7 +14,7 @@ import (
 // raw JSON (an event's data and decision) is any value, and a letter's
 // external field is true or the place it is tracked.
 var outputTypes = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[json.RawMessage]():  {},
 	reflect.TypeFor[mailbox.External](): {Types: []string{"boolean", "string"}},
 }
 

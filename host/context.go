@@ -303,6 +303,7 @@ func (h *Host) Context(ctx context.Context, req ContextRequest) (Pack, error) {
 		if err := h.logInjections(ctx, a); err != nil {
 			return Pack{}, err
 		}
+		h.recordSignature(ctx, a)
 	}
 	h.echo.remember(a.pack.Rendered)
 	return a.pack, nil

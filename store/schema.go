@@ -292,6 +292,48 @@ INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped)
 DROP TABLE injection_events;
 DELETE FROM injection_last WHERE outcome NOT IN ('inline_full','inline_compact');
 `,
+	// Adoption signals: what an agent or a person said happened with a
+	// card (used, accepted, rejected, rollback, contradiction, neutral) or
+	// with a request (miss: knowledge that was needed and not given). Rows
+	// are append-only evidence about use, never authority: nothing reads
+	// them to change a card's status or to satisfy a gate. request_terms
+	// keeps each context request's signature (the terms of its query, file,
+	// field and intents) for as long as raw telemetry is kept, so a signal
+	// naming a request can be weighed for requests like it; the signal
+	// copies the signature, so pruning loses nothing a signal needs. The
+	// entry assumes only what the first migration created, so it runs the
+	// same whatever number it gets.
+	`
+CREATE TABLE adoption_events (
+	id            TEXT PRIMARY KEY,
+	signal        TEXT NOT NULL CHECK (signal IN ('used','accepted','rejected','miss','rollback','contradiction','neutral')),
+	card_id       TEXT REFERENCES cards(id),
+	request_id    TEXT NOT NULL DEFAULT '',
+	request_terms TEXT NOT NULL DEFAULT '',
+	query         TEXT NOT NULL DEFAULT '',
+	field         TEXT NOT NULL DEFAULT '',
+	evidence_id   TEXT REFERENCES evidence(id),
+	note          TEXT NOT NULL DEFAULT '',
+	actor         TEXT NOT NULL,
+	actor_type    TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	policy_hash   TEXT NOT NULL DEFAULT '',
+	created_at    TEXT NOT NULL,
+	CHECK (card_id IS NOT NULL OR signal = 'miss')
+);
+CREATE INDEX adoption_events_card_time ON adoption_events(card_id, created_at);
+CREATE INDEX adoption_events_time ON adoption_events(created_at);
+CREATE TRIGGER adoption_events_no_update BEFORE UPDATE ON adoption_events
+BEGIN SELECT RAISE(ABORT, 'adoption events are append-only'); END;
+CREATE TRIGGER adoption_events_no_delete BEFORE DELETE ON adoption_events
+BEGIN SELECT RAISE(ABORT, 'adoption events are append-only'); END;
+CREATE TABLE request_terms (
+	request_id TEXT PRIMARY KEY,
+	query      TEXT NOT NULL DEFAULT '',
+	terms      TEXT NOT NULL,
+	created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX request_terms_time ON request_terms(created_at);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

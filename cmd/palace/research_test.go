@@ -135,4 +135,11 @@ func TestResearchBadInputWritesNothing(t *testing.T) {
 	if n := e.evidenceTotal(); n != 0 {
 		t.Errorf("refused ingests wrote %d rows", n)
 	}
+	// A team policy may let agents ingest (the scaffold: small reports).
+	e.vars = nil
+	e.ok("policy", "new", "research", "--out", filepath.Join(e.dir, ".palace", "policies"))
+	e.vars = []string{"PALACE_MODE=agent"}
+	if got := e.jsonOf("research", "ingest", p); got["written"] != float64(3) || e.evidenceTotal() != 3 {
+		t.Errorf("agent ingest under the team policy: %v", got)
+	}
 }

@@ -174,9 +174,6 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	// Explicit adoption signals from requests like this one; like the
 	// counts they are advisory.
 	signals, sigErr := h.signalCounts(ctx, applying, a.signature, a.now)
-	if sigErr != nil && coolErr == nil {
-		coolErr = sigErr
-	}
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: lanesConfig}
 	for i, c := range applying {
 		st := stats[c.card.ID]
@@ -193,6 +190,9 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	lout, ld := set.Lanes(ctx, lin)
 	if coolErr != nil && ld.Error == "" {
 		ld.Error = "reading the 30-day injection counts failed, cards were laned as fresh: " + coolErr.Error()
+	}
+	if sigErr != nil && ld.Error == "" {
+		ld.Error = "reading the adoption signals failed, cards were laned without them: " + sigErr.Error()
 	}
 	a.pack.Policy.Lanes = ld
 	for _, c := range applying {

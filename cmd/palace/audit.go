@@ -21,9 +21,10 @@ func newAuditCmd(g *globals) *cobra.Command {
 		Use:   "audit",
 		Short: "Audit authoritative cards: lanes, salience, 30-day counts, warnings, suggested actions",
 		Long: `List every authoritative card with the lane and render form it gets where it fits
-best, its salience and breakdown, its 30-day injection counts, review and expiry
-dates, warnings (overbroad_scope, cooling, stale, review_due, expired,
-never_applied, conflict) and suggested actions. Read-only.
+best, its salience and breakdown, its 30-day injection counts and adoption
+signals, review and expiry dates, warnings (overbroad_scope, cooling, stale,
+review_due, expired, never_applied, conflict, contradicted, turned_down) and
+suggested actions. Read-only.
 
 Act on a row with 'palace audit action ID --action …' (human mode).`,
 		Args: cobra.NoArgs,

@@ -9,7 +9,7 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo u
 LDFLAGS    := -X main.version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: all build test test-go test-vscode demo bench lint plugins tools vscode-package clean quality
+.PHONY: all build test test-go test-vscode demo bench lint plugins tools vscode-package clean quality quality-feedback
 
 all: build
 
@@ -60,6 +60,12 @@ quality: build
 	@if [ ! -f $(QUALITY)/run.py ]; then echo "skip quality: $(QUALITY)/run.py not found (set QUALITY=)"; exit 0; fi; \
 	out=$$(mktemp -d) && python3 $(QUALITY)/run.py --palace $(BIN) --no-ablation --out $$out $(QUALITY)/dev/tasks.jsonl && \
 	python3 .ci/quality_check.py $$out/dev-*.json
+
+# quality-feedback replays the dev tasks with simulated adoption signals
+# (.ci/quality_feedback.py) and fails unless R@inline and P@inline rise.
+quality-feedback: build
+	@if [ ! -f $(QUALITY)/run.py ]; then echo "skip quality-feedback: $(QUALITY)/run.py not found (set QUALITY=)"; exit 0; fi; \
+	python3 .ci/quality_feedback.py --palace $(BIN) --quality $(QUALITY)
 
 plugins:
 	$(MAKE) -C examples/plugins

@@ -28,7 +28,7 @@ const (
 )
 
 // AuditWarnings are the warning codes an audit row may carry.
-var AuditWarnings = []string{"overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict"}
+var AuditWarnings = []string{"overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
 // AuditFilter selects the rows of Audit. Empty fields match all.
 type AuditFilter struct {
@@ -87,6 +87,9 @@ type AuditRow struct {
 	Evidence    map[string]int    `json:"evidence"`
 	Warnings    []AuditWarning    `json:"warnings"`
 	Suggested   []AuditSuggestion `json:"suggested_actions"`
+	// Signals30d counts the card's adoption signals of the last 30 days,
+	// from any request; nil when it has none.
+	Signals30d map[string]int `json:"signals_30d,omitempty"`
 }
 
 // AuditWarning is one finding about a card.
@@ -187,6 +190,10 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	if err != nil {
 		return nil, internal(err, "audit: read injection events")
 	}
+	signals, err := h.cardSignalEvents(ctx, ids, now)
+	if err != nil {
+		return nil, err
+	}
 	roles, err := h.store.LinkRoleCounts(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "audit: count links")
@@ -270,6 +277,10 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 			}
 		}
 		r.Warnings, r.Suggested = auditFindings(c, r, dupes[c.card.StatementNorm], now)
+		r.Signals30d = signalCountsOf(signals[c.card.ID])
+		w, s := contradictionFindings(c.card, signals[c.card.ID])
+		w2, s2 := turnedDownFindings(c.card, r.Signals30d)
+		r.Warnings, r.Suggested = append(append(r.Warnings, w...), w2...), append(append(r.Suggested, s...), s2...)
 		rows[i] = r
 	}
 	slices.SortStableFunc(rows, func(x, y AuditRow) int {

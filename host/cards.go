@@ -45,7 +45,7 @@ func (h *Host) ViewCard(ctx context.Context, id string) (Card, error) {
 		return Card{}, err
 	}
 	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: h.stamp()}}
-	if err := h.recordInjections(ctx, row, "record the view of "+id); err != nil {
+	if err := h.recordInjections(ctx, row, nil, "record the view of "+id); err != nil {
 		return Card{}, err
 	}
 	return c, nil

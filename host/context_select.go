@@ -66,6 +66,9 @@ type assembly struct {
 	// slots and origins are the packed rendering (see packBudget).
 	slots   []*slot
 	origins []AnchorRef
+	// signature is the request's terms, which adoption signals are
+	// weighed against (signatureOf).
+	signature string
 }
 
 // assemble builds the pack without writing anything.
@@ -74,7 +77,7 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{req: req, now: h.now()}
+	a := &assembly{req: req, now: h.now(), signature: signatureOf(pr.Query, pr.File, pr.Field, pr.Intents)}
 	a.pack = Pack{
 		RequestID: h.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
 		TransientInstructions: nonNilStrings(req.Instructions),
@@ -168,10 +171,13 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 		// pack says so through the lanes decision's error.
 		stats = map[string]coolingStats{}
 	}
+	// Explicit adoption signals from requests like this one; like the
+	// counts they are advisory.
+	signals, sigErr := h.signalCounts(ctx, applying, a.signature, a.now)
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: lanesConfig}
 	for i, c := range applying {
 		st := stats[c.card.ID]
-		c.counts, c.ageDays = st.counts, st.ageDays
+		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{
 				ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
@@ -184,6 +190,9 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	lout, ld := set.Lanes(ctx, lin)
 	if coolErr != nil && ld.Error == "" {
 		ld.Error = "reading the 30-day injection counts failed, cards were laned as fresh: " + coolErr.Error()
+	}
+	if sigErr != nil && ld.Error == "" {
+		ld.Error = "reading the adoption signals failed, cards were laned without them: " + sigErr.Error()
 	}
 	a.pack.Policy.Lanes = ld
 	for _, c := range applying {

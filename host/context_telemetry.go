@@ -111,15 +111,33 @@ func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 			rows = append(rows, store.InjectionEvent{RequestID: a.pack.RequestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
 		}
 	}
-	return h.recordInjections(ctx, rows, "record injection events")
+	return h.recordInjections(ctx, rows, requestTerms(a), "record injection events")
 }
 
-// recordInjections writes one request's events and keeps retention going.
-func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent, what string) error {
+// requestTerms is the signature of a logged request, kept so that a signal
+// naming its request id can be weighed for requests like it; nil when
+// there is none. A request that rendered nothing keeps none: no signal can
+// be about its cards, and a miss falls back to its own query.
+func requestTerms(a *assembly) *store.RequestTerms {
+	if a.pack.RequestID == "" || a.signature == "" {
+		return nil
+	}
+	return &store.RequestTerms{RequestID: a.pack.RequestID, Query: a.pack.Request.Query, Terms: a.signature, CreatedAt: store.FormatTime(a.now)}
+}
+
+// recordInjections writes one request's events (and its terms, when given,
+// in the same transaction) and keeps retention going.
+func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	seq, err := h.store.RecordInjections(ctx, rows)
+	var seq int64
+	var err error
+	if terms != nil {
+		seq, err = h.store.RecordRequest(ctx, rows, *terms)
+	} else {
+		seq, err = h.store.RecordInjections(ctx, rows)
+	}
 	if err != nil {
 		return internal(err, "%s", what)
 	}
@@ -151,5 +169,5 @@ func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
 		}
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: stamp})
 	}
-	return h.recordInjections(ctx, rows, "record views")
+	return h.recordInjections(ctx, rows, nil, "record views")
 }

@@ -103,6 +103,9 @@ func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Lin
 	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
 		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
 	}
+	if action == "promote" {
+		floors = append(floors, h.researchFloor(ctx, c, links)...)
+	}
 	if len(floors) > 0 {
 		if res.Allow {
 			res.Reasons = nil

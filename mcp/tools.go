@@ -19,7 +19,8 @@ How to use it:
 1. At the start of a task call palace_context (with the task as query, and the file you work on). Read the pack and follow it; it is what the team has verified. Call it again when you move to another file or subtask. Before a larger piece of work, palace_brief tells you what is known, from which evidence, and what is still open.
 2. As you learn something worth keeping (a command that works, a failure and its cause, a user's correction), call palace_record with the evidence and where it came from (source_ref).
 3. When evidence supports a reusable rule, call palace_distill to propose a candidate card citing the evidence ids, then palace_gate to see what a promotion would still need. When you re-check a candidate and it holds, record that and palace_link it as verification. Tell the user; do not try to promote.
-4. When a tool, doc or expectation fails you, file a field report with palace_mailbox_file.
+4. Right after you use a card from the pack, find one does not fit, have to undo its advice, or need knowledge the pack did not give you, call palace_feedback (used, rejected, rollback, miss) with the pack's request_id and a one-line note: it is how the memory learns what helps.
+5. When a tool, doc or expectation fails you, file a field report with palace_mailbox_file.
 
 Never: promote, demote, retire or publish cards (humans do that); record text that palace gave you (context packs, briefs); put secrets in evidence or letters.`
 

@@ -10,7 +10,7 @@
 // into policies, host or store.
 //
 // A plugin is a WebAssembly module that exports one function per decision
-// point it serves, named after the point (gate, scope, lanes, mailbox), with
+// point it serves, named after the point (gate, scope, lanes, mailbox, research), with
 // the Extism ABI: the function takes no parameters, reads the point's JSON
 // input from the Extism kernel, writes its JSON output there and returns 0;
 // a non-zero status, an Extism error or a trap fails the call.
@@ -42,11 +42,11 @@ import "errors"
 // DecisionPoints lists the decision points a plugin can serve, in the order
 // Module.Points and Report.DecisionPoints use. Each is served by an exported
 // function of the same name.
-var DecisionPoints = []string{"gate", "scope", "lanes", "mailbox"}
+var DecisionPoints = []string{"gate", "scope", "lanes", "mailbox", "research"}
 
 // decisionPoints is the package's own copy: DecisionPoints is a variable, and
 // a caller changing it must not change what the sandbox accepts.
-var decisionPoints = [...]string{"gate", "scope", "lanes", "mailbox"}
+var decisionPoints = [...]string{"gate", "scope", "lanes", "mailbox", "research"}
 
 // Errors returned (wrapped, with the plugin's name) by Load and Call; test
 // with errors.Is.

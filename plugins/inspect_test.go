@@ -79,7 +79,7 @@ func TestInspectJSON(t *testing.T) {
 	}{
 		{"plain wasm", wasmModule{funcs: []wasmFunc{{export: "add", params: []valType{i32, i32}, results: []valType{i32}, body: []byte{0x20, 0x00, 0x20, 0x01, 0x6a}}}}.bytes(),
 			`{"name":"m.wasm","size":44,"sha256":"","abi":"plain wasm","decision_points":[],"exports":["add"],"imports":[],"would_load":false,` +
-				`"verdict":"would not load: exports none of the decision points gate, scope, lanes, mailbox","problems":["exports none of the decision points gate, scope, lanes, mailbox"]}`},
+				`"verdict":"would not load: exports none of the decision points gate, scope, lanes, mailbox, research","problems":["exports none of the decision points gate, scope, lanes, mailbox, research"]}`},
 		{"not wasm", []byte("MZ\x90\x00"),
 			`{"name":"m.wasm","size":4,"sha256":"","abi":"unknown","decision_points":[],"exports":[],"imports":[],"would_load":false,` +
 				`"verdict":"would not load: not a valid WebAssembly module: not a WebAssembly binary (missing \\0asm magic)","problems":["not a valid WebAssembly module: not a WebAssembly binary (missing \\0asm magic)"]}`},

@@ -31,7 +31,7 @@ func TestLoadRefusesBadModules(t *testing.T) {
 		{"several bad imports", gateModule(returnsZero, evil, wasmImport{module: "os", name: "exec"}),
 			"load plugin m.wasm: imports env.evil_fn: only extism:host/env and wasi_snapshot_preview1 are allowed (and 1 more; see palace plugin inspect)"},
 		{"no decision point", wasmModule{funcs: []wasmFunc{{export: "greet", results: []valType{i32}, body: returnsZero}}}.bytes(),
-			"load plugin m.wasm: exports none of the decision points gate, scope, lanes, mailbox"},
+			"load plugin m.wasm: exports none of the decision points gate, scope, lanes, mailbox, research"},
 		{"decision point with parameters", wasmModule{funcs: []wasmFunc{{export: "lanes", params: []valType{i32}, results: []valType{i32}, body: returnsZero}}}.bytes(),
 			"load plugin m.wasm: exports lanes with signature (i32) -> (i32); a decision point takes no parameters and returns an i32 status (0 = ok)"},
 		{"decision point that is not a function", wasmModule{memory: 1, extraExports: []struct {

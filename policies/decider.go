@@ -90,6 +90,8 @@ func regoInput(p Point, in any) (ast.Value, error) {
 		return lanesValue(x), nil
 	case MailboxInput:
 		return mailboxValue(x), nil
+	case ResearchInput:
+		return researchValue(x), nil
 	}
 	return nil, fmt.Errorf("evaluate %s: input of type %T is not a decision point input", p.Package(), in)
 }

@@ -87,6 +87,7 @@ func init() {
 		"intents", "tools", "query", "anchors", "scope", "paths", "languages", "fields", "trigger",
 		"patterns", "tool_needs", "render_pref", "scope_fit", "operation_fit", "relevance",
 		"counts30d", "applied", "skipped", "trimmed", "viewed", "age_days", "config",
+		"used", "accepted", "rejected", "rollback", "miss", "contradiction",
 		"inactivity_grace_days", "inactivity_step_days", "inactivity_max", "box", "path", "line", "letter",
 		"promote", "publish", "promoted", "canonical", "candidate", "demoted", "retired", "repo", "global",
 		"worktree", "human", "agent", "dao_tian", "dao_ren", "shu", "qi", "project", "agent", "skill",

@@ -62,7 +62,7 @@ func (e *wasmEngine) eval(ctx context.Context, p Point, input any) (any, error) 
 		if raw, err = ast.JSON(x); err == nil {
 			in, err = json.Marshal(raw)
 		}
-	case GateInput, ScopeInput, LanesInput, MailboxInput:
+	case GateInput, ScopeInput, LanesInput, MailboxInput, ResearchInput:
 		in, err = wasmInput(p, x)
 	default:
 		in, err = json.Marshal(input)

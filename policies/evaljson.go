@@ -60,6 +60,13 @@ func (s *Set) EvalJSON(ctx context.Context, p Point, input []byte) (any, Decisio
 			return nil, Decision{Point: p}, &InputError{p, err}
 		}
 		return s.Mailbox(ctx, in)
+	case Research:
+		var in ResearchInput
+		if err := decodeStrict(input, &in); err != nil {
+			return nil, Decision{Point: p}, &InputError{p, err}
+		}
+		out, d := s.Research(ctx, in)
+		return out, d, nil
 	}
 	return nil, Decision{Point: p}, fmt.Errorf("unknown decision point %q", p)
 }

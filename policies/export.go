@@ -47,7 +47,7 @@ func ExportDefaults() (map[string][]byte, error) {
 func Scaffold(p Point) (map[string][]byte, error) {
 	s, ok := scaffolds[p]
 	if !ok {
-		return nil, fmt.Errorf("no decision point %q: use one of gate, scope, lanes, mailbox", p)
+		return nil, fmt.Errorf("no decision point %q: use one of gate, scope, lanes, mailbox, research", p)
 	}
 	return map[string][]byte{string(p) + ".rego": []byte(s[0]), string(p) + "_test.rego": []byte(s[1])}, nil
 }
@@ -157,6 +157,33 @@ test_bug_without_snippet_is_denied if {
 
 test_bug_with_snippet_passes if {
 	count(mailbox.deny) == 0 with input as {"box": "global", "letter": {"class": "bug", "what": "crash", "snippet": "panic: x"}}
+}
+`},
+	Research: {`# Team research policy: replaces palace.research whole. This one lets an
+# agent ingest a small report as evidence too (research never becomes a
+# card by itself: candidate insights stay suggestions).
+package palace.research
+
+import rego.v1
+
+import data.palace.default.research as base
+
+decision := {"allow": true, "reasons": ["agents may ingest reports of at most 50 findings"]} if {
+	input.mode == "agent"
+	input.report.findings <= 50
+} else := base.decision
+`, `package palace.research_test
+
+import rego.v1
+
+import data.palace.research
+
+test_agent_ingests_a_small_report if {
+	research.decision.allow with input as {"action": "ingest", "dry_run": false, "mode": "agent", "report": {"findings": 3}}
+}
+
+test_agent_does_not_ingest_a_large_one if {
+	not research.decision.allow with input as {"action": "ingest", "dry_run": false, "mode": "agent", "report": {"findings": 500}}
 }
 `},
 }

@@ -20,12 +20,22 @@ type LanesCardInfo struct {
 	Field      string `json:"field"`
 }
 
-// Counts30d are a card's injection outcomes over the last 30 days.
+// Counts30d are a card's injection outcomes over the last 30 days and the
+// adoption signals of the same window from requests like the current one
+// (a signal that names no request counts for every request).
 type Counts30d struct {
 	Applied int `json:"applied"`
 	Skipped int `json:"skipped"`
 	Trimmed int `json:"trimmed"`
 	Viewed  int `json:"viewed"`
+	// Used, Accepted, Rejected, Rollback, Miss and Contradiction count
+	// explicit adoption signals (Miss: the card was needed and not given).
+	Used          int `json:"used,omitempty"`
+	Accepted      int `json:"accepted,omitempty"`
+	Rejected      int `json:"rejected,omitempty"`
+	Rollback      int `json:"rollback,omitempty"`
+	Miss          int `json:"miss,omitempty"`
+	Contradiction int `json:"contradiction,omitempty"`
 }
 
 // LanesCard is one card of a lanes batch with what scope said about it.
@@ -175,6 +185,12 @@ func lanesValue(in LanesInput) ast.Value {
 				ast.Item(str("skipped"), num(c.Counts30d.Skipped)),
 				ast.Item(str("trimmed"), num(c.Counts30d.Trimmed)),
 				ast.Item(str("viewed"), num(c.Counts30d.Viewed)),
+				ast.Item(str("used"), num(c.Counts30d.Used)),
+				ast.Item(str("accepted"), num(c.Counts30d.Accepted)),
+				ast.Item(str("rejected"), num(c.Counts30d.Rejected)),
+				ast.Item(str("rollback"), num(c.Counts30d.Rollback)),
+				ast.Item(str("miss"), num(c.Counts30d.Miss)),
+				ast.Item(str("contradiction"), num(c.Counts30d.Contradiction)),
 			))),
 			ast.Item(str("age_days"), num(c.AgeDays)),
 		))

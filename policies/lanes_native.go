@@ -28,6 +28,12 @@ func defaultLanes(in LanesInput) LanesOutput {
 			"trimmed":       -cooling(c.Counts30d.Trimmed-applied, cfg.TrimCoolingThreshold30d, 10, rel),
 			"inactivity":    -min(cfg.InactivityMax, max(0, floorDiv(c.AgeDays-cfg.InactivityGraceDays, cfg.InactivityStepDays))),
 		}
+		if n := adoptedPoints(c.Counts30d); n != 0 {
+			b["adopted"] = n
+		}
+		if n := rejectedPoints(c.Counts30d); n != 0 {
+			b["rejected"] = n
+		}
 		sum := 0
 		for _, v := range b {
 			sum += v
@@ -114,3 +120,10 @@ func renderForm(lane, pref string) string {
 	}
 	return lane
 }
+
+// adoptedPoints warms a card that requests like this one used, accepted or
+// missed; rejectedPoints cools one they rejected or rolled back, whatever
+// its relevance. Explicit signals weigh more than rendering counts.
+func adoptedPoints(c Counts30d) int { return min(24, 12*(c.Used+c.Accepted+c.Miss)) }
+
+func rejectedPoints(c Counts30d) int { return -min(60, 30*(c.Rejected+c.Rollback)) }

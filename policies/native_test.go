@@ -122,6 +122,13 @@ func genLanes(r *rand.Rand, n int) policies.LanesInput {
 			Counts30d: policies.Counts30d{Applied: small(), Skipped: small(), Trimmed: small(), Viewed: small()},
 			AgeDays:   pick(r, []int{0, 1, 29, 30, 36, 37, 44, 100, 1000, 100000}),
 		})
+		// Adoption signals on a third of the cards, negative counts included
+		// (the policies must agree on any input).
+		if r.IntN(3) == 0 {
+			c := &in.Cards[len(in.Cards)-1].Counts30d
+			sig := func() int { return r.IntN(5) - 1 }
+			c.Used, c.Accepted, c.Rejected, c.Rollback, c.Miss, c.Contradiction = sig(), sig(), sig(), sig(), sig(), sig()
+		}
 	}
 	return in
 }

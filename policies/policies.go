@@ -1,6 +1,6 @@
 // Package policies owns palace's decision points and the engines behind them.
 //
-// A decision point (gate, scope, lanes, mailbox) is a Rego package
+// A decision point (gate, scope, lanes, mailbox, research) is a Rego package
 // `palace.<point>` with a `decision` rule (mailbox: a conftest-style `deny`
 // set). Sets of policies load from three sources in order — the embedded
 // defaults, $PALACE_HOME/policies/ and <repo>/.palace/policies/ — and a later
@@ -39,10 +39,12 @@ const (
 	Scope   Point = "scope"
 	Lanes   Point = "lanes"
 	Mailbox Point = "mailbox"
+	// Research decides whether a research report may be ingested.
+	Research Point = "research"
 )
 
 // Points lists every decision point in a fixed order.
-var Points = []Point{Gate, Scope, Lanes, Mailbox}
+var Points = []Point{Gate, Scope, Lanes, Mailbox, Research}
 
 // Package is the Rego package that serves p, e.g. "palace.gate".
 func (p Point) Package() string { return "palace." + string(p) }
@@ -72,7 +74,7 @@ func ParsePoint(s string) (Point, error) {
 		p = Point(s[len("palace."):])
 	}
 	if !p.Valid() {
-		return "", fmt.Errorf("unknown decision point %q: use one of gate, scope, lanes, mailbox", s)
+		return "", fmt.Errorf("unknown decision point %q: use one of gate, scope, lanes, mailbox, research", s)
 	}
 	return p, nil
 }

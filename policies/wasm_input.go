@@ -19,6 +19,12 @@ func wasmInput(p Point, in any) ([]byte, error) {
 		return appendScope(make([]byte, 0, 256+400*len(x.Cards)), x), nil
 	case LanesInput:
 		return appendLanes(make([]byte, 0, 64+300*len(x.Cards)), x), nil
+	case ResearchInput:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s: encode input: %w", p.Package(), err)
+		}
+		return b, nil
 	case MailboxInput:
 		if x.Letter == nil {
 			x.Letter = map[string]any{}
@@ -158,6 +164,14 @@ func appendLanes(b []byte, in LanesInput) []byte {
 		b = strconv.AppendInt(b, int64(c.Counts30d.Trimmed), 10)
 		b = append(b, `,"viewed":`...)
 		b = strconv.AppendInt(b, int64(c.Counts30d.Viewed), 10)
+		for _, n := range [...]struct {
+			key string
+			v   int
+		}{{`,"used":`, c.Counts30d.Used}, {`,"accepted":`, c.Counts30d.Accepted}, {`,"rejected":`, c.Counts30d.Rejected},
+			{`,"rollback":`, c.Counts30d.Rollback}, {`,"miss":`, c.Counts30d.Miss}, {`,"contradiction":`, c.Counts30d.Contradiction}} {
+			b = append(b, n.key...)
+			b = strconv.AppendInt(b, int64(n.v), 10)
+		}
 		b = append(b, `},"age_days":`...)
 		b = strconv.AppendInt(b, int64(c.AgeDays), 10)
 		b = append(b, '}')

@@ -259,6 +259,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			`INSERT INTO injection_events VALUES ('rq_1','kc_1','trimmed','2026-01-05T10:00:00.000Z'),
 				('rq_2','kc_1','trimmed','2026-01-05T11:00:00.000Z'), ('rq_3','kc_1','inline_full','2026-01-06T09:00:00.000Z'),
 				('rq_3','kc_2','skipped_scope','2026-01-06T09:00:00.000Z')`,
+			"DROP TABLE adoption_events", "DROP TABLE request_terms",
 			"PRAGMA user_version = 1",
 		} {
 			if err := tx.ExecForTest(ctx, q); err != nil {

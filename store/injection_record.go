@@ -59,7 +59,22 @@ func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (
 // generator of history, or a server that batches). It returns each
 // request's sequence number (0 for one without events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
-	if !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
+	return s.recordBatch(ctx, requests, nil)
+}
+
+// RecordRequest is RecordInjections with the request's terms (see
+// RecordRequestTerms) written in the same transaction: a logged request
+// costs one write transaction, not two.
+func (s *Store) RecordRequest(ctx context.Context, events []InjectionEvent, terms RequestTerms) (int64, error) {
+	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, func(tx *Tx) error { return tx.recordRequestTerms(ctx, terms) })
+	if err != nil || len(seqs) == 0 {
+		return 0, err
+	}
+	return seqs[0], nil
+}
+
+func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, also func(*Tx) error) ([]int64, error) {
+	if also == nil && !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
 		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
 	}
 	var ids []string
@@ -157,6 +172,9 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 					total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
 				return fmt.Errorf("roll up injections over the window: %w", err)
 			}
+		}
+		if also != nil {
+			return also(tx)
 		}
 		return nil
 	})

@@ -296,9 +296,10 @@ DELETE FROM injection_last WHERE outcome NOT IN ('inline_full','inline_compact')
 	// the total and the newest event ever, so a context request reads one
 	// short range per card: summing injection_daily over the window and
 	// reading injection_last cost three index seeks per candidate, a fifth
-	// of a request. It replaces injection_last (a write less per request). n counts the card's events of the days from base on; the
-	// writer moves base forward as days leave the window, and a reader
-	// corrects for the days between base and its own window start from
+	// of a request. It replaces injection_last (a write less per request).
+	// n counts the card's events of the days from base on; the writer
+	// moves base forward as days leave the window, and a reader corrects
+	// for the days between base and its own window start from
 	// injection_daily (see InjectionSummaries), so any base is correct and
 	// a recent one is cheap.
 	`
@@ -316,6 +317,48 @@ INSERT INTO injection_window(card_id, outcome, base, n, total, last_at)
 		sum(CASE WHEN day >= (SELECT date(max(day), '-30 days') FROM injection_daily) THEN n ELSE 0 END), sum(n), max(last_at)
 	FROM injection_daily GROUP BY card_id, outcome;
 DROP TABLE injection_last;
+`,
+	// Adoption signals: what an agent or a person said happened with a
+	// card (used, accepted, rejected, rollback, contradiction, neutral) or
+	// with a request (miss: knowledge that was needed and not given). Rows
+	// are append-only evidence about use, never authority: nothing reads
+	// them to change a card's status or to satisfy a gate. request_terms
+	// keeps each context request's signature (the terms of its query, file,
+	// field and intents) for as long as raw telemetry is kept, so a signal
+	// naming a request can be weighed for requests like it; the signal
+	// copies the signature, so pruning loses nothing a signal needs. The
+	// entry assumes only what the first migration created, so it runs the
+	// same whatever number it gets.
+	`
+CREATE TABLE adoption_events (
+	id            TEXT PRIMARY KEY,
+	signal        TEXT NOT NULL CHECK (signal IN ('used','accepted','rejected','miss','rollback','contradiction','neutral')),
+	card_id       TEXT REFERENCES cards(id),
+	request_id    TEXT NOT NULL DEFAULT '',
+	request_terms TEXT NOT NULL DEFAULT '',
+	query         TEXT NOT NULL DEFAULT '',
+	field         TEXT NOT NULL DEFAULT '',
+	evidence_id   TEXT REFERENCES evidence(id),
+	note          TEXT NOT NULL DEFAULT '',
+	actor         TEXT NOT NULL,
+	actor_type    TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	policy_hash   TEXT NOT NULL DEFAULT '',
+	created_at    TEXT NOT NULL,
+	CHECK (card_id IS NOT NULL OR signal = 'miss')
+);
+CREATE INDEX adoption_events_card_time ON adoption_events(card_id, created_at);
+CREATE INDEX adoption_events_time ON adoption_events(created_at);
+CREATE TRIGGER adoption_events_no_update BEFORE UPDATE ON adoption_events
+BEGIN SELECT RAISE(ABORT, 'adoption events are append-only'); END;
+CREATE TRIGGER adoption_events_no_delete BEFORE DELETE ON adoption_events
+BEGIN SELECT RAISE(ABORT, 'adoption events are append-only'); END;
+CREATE TABLE request_terms (
+	request_id TEXT PRIMARY KEY,
+	query      TEXT NOT NULL DEFAULT '',
+	terms      TEXT NOT NULL,
+	created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX request_terms_time ON request_terms(created_at);
 `,
 }
 

@@ -162,7 +162,12 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 			if err != nil {
 				return err
 			}
-			deleted, err = res.RowsAffected()
+			if deleted, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			// Request signatures live as long as the raw records (adoption
+			// signals copy the signature they need).
+			_, err = tx.pruneRequestTerms(ctx, before, n)
 			return err
 		})
 		if err != nil {

@@ -21,9 +21,10 @@ func newAuditCmd(g *globals) *cobra.Command {
 		Use:   "audit",
 		Short: "Audit authoritative cards: lanes, salience, 30-day counts, warnings, suggested actions",
 		Long: `List every authoritative card with the lane and render form it gets where it fits
-best, its salience and breakdown, its 30-day injection counts, review and expiry
-dates, warnings (overbroad_scope, cooling, stale, review_due, expired,
-never_applied, conflict) and suggested actions. Read-only.
+best, its salience and breakdown, its 30-day injection counts and adoption
+signals, review and expiry dates, warnings (overbroad_scope, cooling, stale,
+review_due, expired, never_applied, conflict, contradicted, turned_down) and
+suggested actions. Read-only.
 
 Act on a row with 'palace audit action ID --action …' (human mode).`,
 		Args: cobra.NoArgs,
@@ -53,10 +54,10 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 		return
 	}
 	t := newTable(w)
-	fmt.Fprintln(t, "ID\tTIER\tANCHOR\tLANE\tFORM\tSAL\tA/S/T/V 30d\tREVIEW\tSTATEMENT")
+	fmt.Fprintln(t, "ID\tTIER\tANCHOR\tLANE\tFORM\tSAL\tA/S/T/V 30d\tSIGNALS 30d\tREVIEW\tSTATEMENT")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\n", r.ID, p.tier(r.Tier), r.Anchor.Kind, r.Lane, r.RenderForm, r.Salience,
-			r.Counts30d.Applied, r.Counts30d.Skipped, r.Counts30d.Trimmed, r.Counts30d.Viewed, orDash(dateOnly(r.ReviewAfter)), truncate(r.Statement, 50))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\t%s\n", r.ID, p.tier(r.Tier), r.Anchor.Kind, r.Lane, r.RenderForm, r.Salience,
+			r.Counts30d.Applied, r.Counts30d.Skipped, r.Counts30d.Trimmed, r.Counts30d.Viewed, signalsCell(r.Signals30d), orDash(dateOnly(r.ReviewAfter)), truncate(r.Statement, 50))
 	}
 	t.Flush()
 	for _, r := range rep.Rows {
@@ -73,6 +74,21 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 	}
 	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",
 		plural(rep.Audited, "card"), rep.Lanes["core"], rep.Lanes["scoped"], rep.Lanes["ref_only"], rep.Lanes["inspector_only"])))
+}
+
+// signalsCell is a card's adoption signals in a table cell: "used 2 ·
+// rejected 1", "-" for none.
+func signalsCell(m map[string]int) string {
+	var parts []string
+	for _, s := range host.Signals {
+		if n := m[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " · ")
 }
 
 func dateOnly(s string) string {

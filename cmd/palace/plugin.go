@@ -17,7 +17,7 @@ func newPluginCmd(g *globals) *cobra.Command {
 		Use:   "plugin",
 		Short: "Inspect WebAssembly policy plugins",
 		Long: `A .wasm file in $PALACE_HOME/policies/ or <repo>/.palace/policies/ is an Extism
-plugin that serves the decision points it exports (gate, scope, lanes, mailbox).
+plugin that serves the decision points it exports (gate, scope, lanes, mailbox, research).
 See plugins/README.md for how to write and build one.`,
 	}
 	cmd.AddCommand(newPluginInspectCmd(g))

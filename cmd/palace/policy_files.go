@@ -58,7 +58,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:       "new POINT",
-		Short:     "Write a team policy skeleton for POINT (gate, scope, lanes, mailbox) with a passing test",
+		Short:     "Write a team policy skeleton for POINT (gate, scope, lanes, mailbox, research) with a passing test",
 		Long:      `Write POINT.rego and POINT_test.rego into --out (default .palace/policies of the current directory). The policy starts as the embedded default; its test passes with palace policy test and with stock opa test beside palace policy defaults. Existing files are never overwritten.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: pointNames(),

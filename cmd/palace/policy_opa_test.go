@@ -34,7 +34,7 @@ func TestPolicyScaffoldPassesPalaceTest(t *testing.T) {
 		t.Fatalf("palace policy test on the scaffold:\n%s", out)
 	}
 	wantCode(t, e.run("policy", "new", "gate"), 2, "already exists")
-	wantCode(t, e.run("policy", "new", "gates"), 2, "use one of gate, scope, lanes, mailbox")
+	wantCode(t, e.run("policy", "new", "gates"), 2, "use one of gate, scope, lanes, mailbox, research")
 	wantCode(t, e.run("policy", "defaults"), 2, "--out is required")
 }
 

@@ -39,7 +39,7 @@ func TestPolicyTeamGateChangesTheNextGate(t *testing.T) {
 	if r := e.run("gate", id); r.code != 0 {
 		t.Fatalf("default gate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if out := e.ok("policy", "list"); !strings.Contains(out, "palace.gate     embedded  go") {
+	if out := e.ok("policy", "list"); !strings.Contains(out, "palace.gate      embedded  go") {
 		t.Fatalf("list before:\n%s", out)
 	}
 

@@ -20,6 +20,16 @@
 #     the current request; and
 #     inactivity = min(max, max(0, floor((age_days − grace) / step))).
 #
+# Explicit adoption signals weigh more than rendering counts. counts30d
+# also holds the signals of the last 30 days from requests like this one
+# (the host compares the requests' terms): used, accepted and miss (the
+# card was needed and not given) warm the card, adopted = min(24, 12 ×
+# (used + accepted + miss)); rejected and rollback cool it, rejected =
+# −min(60, 30 × (rejected + rollback)), whatever its relevance (a
+# lexically tempting card an agent turned down is the case that matters).
+# Both terms appear in the breakdown only when they are not 0. Signals
+# never change a card's status; a contradiction is the audit's business.
+#
 # Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
 # relevant protected card ≥ 40 (foundational and protected cards are a floor
 # for relevant cards: they do not fall below an inline form); ref_only ≥ 36 with relevance ≥ 0.2 (a
@@ -69,7 +79,7 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 	persistence := object.get(c.card, "persistence", "standard")
 	relevance := object.get(c, "relevance", 0)
 	applied := object.get(counts, "applied", 0)
-	breakdown := {
+	base := {
 		"scope_fit": object.get(c, "scope_fit", 0),
 		"operation_fit": object.get(c, "operation_fit", 0),
 		"relevance": points(relevance, 60),
@@ -80,8 +90,18 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 		"trimmed": 0 - cooling(object.get(counts, "trimmed", 0) - applied, trim_threshold, 10, relevance),
 		"inactivity": 0 - min([inactivity_max, max([0, floor((object.get(c, "age_days", 0) - grace) / step)])]),
 	}
+	breakdown := object.union(base, signal_terms(counts))
 	salience := min([100, max([0, sum([v | some v in breakdown])])])
 	lane := lane_of(salience, persistence, relevance)
+}
+
+# signal_terms are the adoption signals' salience terms, the non-zero ones.
+signal_terms(counts) := {k: v |
+	some k, v in {
+		"adopted": min([24, 12 * ((object.get(counts, "used", 0) + object.get(counts, "accepted", 0)) + object.get(counts, "miss", 0))]),
+		"rejected": 0 - min([60, 30 * (object.get(counts, "rejected", 0) + object.get(counts, "rollback", 0))]),
+	}
+	v != 0
 }
 
 # points(relevance, scale) is relevance × scale rounded half up, computed

@@ -139,3 +139,28 @@ test_batch_has_one_result_per_card if {
 	d := lanes.decision with input as {"cards": [item("a", "standard", "auto", [0, 0], none, 0), item("b", "standard", "auto", [0, 0], none, 0)]}
 	count(d) == 2
 }
+
+test_adoption_signals_warm_and_cool if {
+	# A used card, off topic and otherwise ref_only, is warmed inline.
+	used := one(rel_item("a", "standard", "auto", [20, 0], 0.2, object.union(none, {"used": 1}), 0))
+	used.breakdown.adopted == 12
+	used.salience == 44
+	warmer := one(rel_item("a", "standard", "auto", [20, 0], 0.2, object.union(none, {"used": 2, "miss": 1}), 0))
+	warmer.breakdown.adopted == 24
+	warmer.lane == "scoped"
+
+	# A rejected card loses its inline place even when the request is
+	# about it: the relevance waiver is for rendering counts only.
+	rejected := one(rel_item("a", "standard", "auto", [20, 10], 0.9, object.union(none, {"rejected": 1}), 0))
+	rejected.breakdown.rejected == -30
+	rejected.salience == 54
+	twice := one(rel_item("a", "standard", "auto", [20, 10], 0.9, object.union(none, {"rejected": 1, "rollback": 2}), 0))
+	twice.breakdown.rejected == -60
+	twice.lane == "inspector_only"
+}
+
+test_no_signal_no_term if {
+	r := one(rel_item("a", "standard", "auto", [20, 0], 0.2, object.union(none, {"neutral": 3, "contradiction": 2}), 0))
+	not "adopted" in object.keys(r.breakdown)
+	not "rejected" in object.keys(r.breakdown)
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/palacehq/palace/host"
+)
+
+func init() { extraCommands = append(extraCommands, newAdoptCmd, newAdoptionCmd) }
+
+func newAdoptCmd(g *globals) *cobra.Command {
+	var req host.AdoptRequest
+	cmd := &cobra.Command{
+		Use:   "adopt SIGNAL [--card ID] [--request ID] [--note N]",
+		Short: "Record what happened with a card or a pack: used, accepted, rejected, miss, rollback, contradiction, neutral",
+		Long: `Record an adoption signal (append-only, both modes: it is evidence, not authority).
+
+  used / accepted       the card helped (warms it for requests like --request)
+  rejected / rollback   the card did not fit or its advice was undone (cools it for such requests)
+  miss                  palace did not give knowledge that was needed (--note says what;
+                        --card when the card exists but was not in the pack)
+  contradiction         what was seen contradicts the card (--evidence links the evidence;
+                        palace audit then suggests demoting it with that evidence)
+  neutral               the card was seen and made no difference
+
+A signal never changes a card's status and never counts toward a gate. The
+record is checked first: an unknown signal or id, a card signal without --card
+or a miss that says nothing is refused (exit 2); an outcome signal with neither
+--note nor --request, a contradiction without --evidence, or a request that is
+not on record are warnings, refused too unless --allow-warnings. --check prints
+the check and writes nothing (exit 0 when ready, 1 otherwise).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Signal = args[0]
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Adopt(ctx, req)
+				if err != nil {
+					return err
+				}
+				if err := g.output(res, func(w io.Writer) { printAdopt(w, res) }); err != nil {
+					return err
+				}
+				if req.CheckOnly && res.Quality != "ready" {
+					return exitError{1}
+				}
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&req.CardID, "card", "", "the card the signal is about (kc_…); required but for a miss")
+	fl.StringVar(&req.RequestID, "request", "", "the context pack's request_id (rq_…): the signal counts for requests like it")
+	fl.StringVar(&req.Note, "note", "", "what happened, in a sentence")
+	fl.StringVar(&req.Query, "query", "", "what was asked or needed, when no request id names it")
+	fl.StringVar(&req.Field, "field", "", "topic (default the card's field)")
+	fl.StringVar(&req.EvidenceID, "evidence", "", "evidence a contradiction rests on (ev_…)")
+	fl.BoolVar(&req.AllowWarnings, "allow-warnings", false, "record a signal whose check found only warnings")
+	fl.BoolVar(&req.CheckOnly, "check", false, "check the record and write nothing")
+	return cmd
+}
+
+func printAdopt(w io.Writer, r host.AdoptResult) {
+	p := newPainter(w)
+	switch {
+	case r.Written:
+		fmt.Fprintf(w, "recorded %s %s\n", r.Event.Signal, r.Event.ID)
+	default:
+		fmt.Fprintf(w, "check: %s (nothing written)\n", r.Quality)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "  %s %s\n", p.paint("31", "error:"), escapeControls(e))
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(w, "  %s %s\n", p.paint("33", "warning:"), escapeControls(x))
+	}
+	if r.Quality != "invalid" {
+		fmt.Fprintf(w, "  %s\n", p.dim(r.Effect))
+	}
+}
+
+func newAdoptionCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "adoption stats|review",
+		Short: "Report adoption signals: per card and field, and the misses to distill next",
+	}
+	var f host.AdoptionFilter
+	stats := &cobra.Command{
+		Use:   "stats [--card ID] [--since D]",
+		Short: "Count used, accepted, rejected, miss… per card and per field (read-only)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				st, err := h.AdoptionStats(ctx, f)
+				if err != nil {
+					return err
+				}
+				return g.output(st, func(w io.Writer) { printAdoptionStats(w, st) })
+			})
+		},
+	}
+	var rf host.AdoptionFilter
+	review := &cobra.Command{
+		Use:   "review [--card ID] [--since D]",
+		Short: "The stats, the misses grouped by field (the queue of knowledge to distill next), cards turned down or contradicted (read-only)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				rev, err := h.AdoptionReview(ctx, rf)
+				if err != nil {
+					return err
+				}
+				return g.output(rev, func(w io.Writer) { printAdoptionReview(w, rev) })
+			})
+		},
+	}
+	for _, c := range []struct {
+		cmd *cobra.Command
+		f   *host.AdoptionFilter
+	}{{stats, &f}, {review, &rf}} {
+		c.cmd.Flags().StringVar(&c.f.CardID, "card", "", "only this card's signals")
+		c.cmd.Flags().StringVar(&c.f.Since, "since", "", "only signals since YYYY-MM-DD, an RFC 3339 time or Nd days ago")
+	}
+	cmd.AddCommand(stats, review)
+	return cmd
+}
+
+// signalLine is "used 2 · rejected 1 · …" over every signal kind.
+func signalLine(m map[string]int) string {
+	parts := make([]string, 0, len(host.Signals))
+	for _, s := range host.Signals {
+		parts = append(parts, fmt.Sprintf("%s %d", s, m[s]))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func printAdoptionStats(w io.Writer, st host.AdoptionStats) {
+	since := "all time"
+	if st.Since != "" {
+		since = "since " + st.Since
+	}
+	fmt.Fprintf(w, "%s (%s): %s\n", plural(st.Total, "signal"), since, signalLine(st.Signals))
+	if len(st.Cards) > 0 {
+		fmt.Fprintln(w, "\nby card:")
+		t := newTable(w)
+		fmt.Fprintln(t, "ID\tTIER\tSTATUS\tUSED\tACC\tREJ\tMISS\tRBK\tCONTRA\tNEUTRAL\tSTATEMENT")
+		for _, c := range st.Cards {
+			s := c.Signals
+			fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", c.ID, orDash(c.Tier), orDash(c.Status), s["used"], s["accepted"], s["rejected"],
+				s["miss"], s["rollback"], s["contradiction"], s["neutral"], truncate(escapeControls(c.Statement), 50))
+		}
+		t.Flush()
+	}
+	if len(st.Fields) > 0 {
+		fmt.Fprintln(w, "\nby field:")
+		for _, f := range st.Fields {
+			fmt.Fprintf(w, "  %-20s %s\n", escapeControls(f.Field), signalLine(f.Signals))
+		}
+	}
+}
+
+func printAdoptionReview(w io.Writer, r host.AdoptionReview) {
+	p := newPainter(w)
+	printAdoptionStats(w, r.AdoptionStats)
+	if len(r.Misses) > 0 {
+		fmt.Fprintln(w, "\nmisses, the knowledge to distill next:")
+		for _, g := range r.Misses {
+			fmt.Fprintf(w, "  %s (%s)\n", escapeControls(g.Field), plural(g.Count, "miss"))
+			for _, n := range g.Needs {
+				what := firstNonEmptyString(n.Note, n.Query)
+				extra := ""
+				if len(n.CardIDs) > 0 {
+					extra = " · card " + strings.Join(n.CardIDs, ", ")
+				}
+				if len(n.RequestIDs) > 0 {
+					extra += " · request " + strings.Join(n.RequestIDs, ", ")
+				}
+				fmt.Fprintf(w, "    %d× %s%s\n", n.Count, escapeControls(what), p.dim(extra))
+			}
+			fmt.Fprintf(w, "    %s\n", p.dim(g.Command))
+		}
+	}
+	for _, sec := range []struct {
+		title string
+		cards []host.CardAdoption
+	}{{"turned down (cooled for requests like those):", r.TurnedDown}, {"contradicted (see palace audit for the suggested demotion):", r.Contradicted}} {
+		if len(sec.cards) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s\n", sec.title)
+		for _, c := range sec.cards {
+			fmt.Fprintf(w, "  %s  %s\n", c.ID, truncate(escapeControls(c.Statement), 60))
+			for _, n := range c.Notes {
+				fmt.Fprintf(w, "    %s\n", escapeControls(n))
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Conclusion)
+}
+
+func firstNonEmptyString(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeReport writes a report with n findings and returns its path.
+func writeReport(t *testing.T, dir, name string, n int, edit func(map[string]any)) string {
+	t.Helper()
+	var findings []any
+	for i := range n {
+		findings = append(findings, map[string]any{"id": fmt.Sprintf("f%03d", i), "content": fmt.Sprintf("Finding %d: edge caches keep stale pages for %d seconds", i, i), "source": "s1", "field": "caching"})
+	}
+	r := map[string]any{"report_id": "rr-cache-2026", "title": "Edge caching",
+		"sources":            []any{map[string]any{"id": "s1", "url": "https://example.com/caching", "title": "Caching guide"}, map[string]any{"id": "s2", "path": "docs/caching.md"}},
+		"findings":           findings,
+		"candidate_insights": []any{map[string]any{"statement": "Purge the edge cache on deploy", "tier": "shu", "findings": []any{"f001", "f002"}}}}
+	if edit != nil {
+		edit(r)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// evidenceTotal counts the evidence rows in the database.
+func (e *env) evidenceTotal() int {
+	e.t.Helper()
+	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--limit", "1")["total"].(float64))
+}
+
+func TestResearchIngestIsEvidenceFirstAndIdempotent(t *testing.T) {
+	e := newEnv(t)
+	rep := writeReport(t, t.TempDir(), "r.json", 200, nil)
+	if got := e.jsonOf("research", "validate", rep); got["findings"] != float64(200) || got["written"] != float64(0) {
+		t.Fatalf("validate: %v", got)
+	}
+	plan := e.jsonOf("research", "ingest", "--dry-run", rep)
+	if n := e.evidenceTotal(); n != 0 {
+		t.Fatalf("a dry run wrote %d evidence rows", n)
+	}
+	var planned []string
+	for _, x := range plan["evidence"].([]any) {
+		planned = append(planned, x.(map[string]any)["id"].(string))
+	}
+	sugg := plan["suggestions"].([]any)[0].(map[string]any)
+	for _, id := range sugg["supporting"].([]any) {
+		if !slices.Contains(planned, id.(string)) {
+			t.Errorf("suggestion cites %v, not a planned id", id)
+		}
+	}
+	if !strings.Contains(sugg["command"].(string), "palace distill") {
+		t.Errorf("suggestion command %v", sugg["command"])
+	}
+
+	first := e.jsonOf("research", "ingest", rep)
+	if first["written"] != float64(200) || e.evidenceTotal() != 200 {
+		t.Fatalf("first ingest wrote %v, %d rows in the database", first["written"], e.evidenceTotal())
+	}
+	second := e.run("research", "ingest", rep)
+	wantCode(t, second, 0)
+	if !strings.Contains(second.stdout, "nothing to write") || !strings.Contains(second.stdout, "0 rows written") || e.evidenceTotal() != 200 {
+		t.Errorf("second ingest: %s (%d rows)", second.stdout, e.evidenceTotal())
+	}
+	// The planned ids are the rows, research provenance at the repo anchor,
+	// citing the source URL.
+	ev := e.jsonOf("evidence", "show", planned[7])
+	if ev["provenance"] != "research" || ev["source_ref"] != "https://example.com/caching" || ev["anchor"].(map[string]any)["kind"] != "repo" {
+		t.Errorf("evidence %s: %v", planned[7], ev)
+	}
+	// Research cannot make a dao_tian card authoritative by itself, even
+	// linked in every role a person would fill.
+	card := e.distill("Stale pages are the price of every cache", "dao_tian",
+		"--supporting", strings.Join(planned[0:3], ","), "--verification", strings.Join(planned[3:5], ","), "--teaching", planned[5])
+	r := e.run("gate", card, "--format", "json")
+	wantCode(t, r, 1)
+	if !strings.Contains(r.stdout, "floor: research evidence alone cannot make a dao_tian card authoritative") {
+		t.Errorf("gate: %s", r.stdout)
+	}
+	wantCode(t, e.run("promote", card, "--reason", "research says so"), 1, "research evidence alone")
+}
+
+func TestResearchBadInputWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	big := strings.Repeat("x", 1000)
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]any)
+		want string
+	}{
+		{"no report_id", func(r map[string]any) { delete(r, "report_id") }, "report_id: missing"},
+		{"finding without source", func(r map[string]any) { delete(r["findings"].([]any)[3].(map[string]any), "source") }, "findings[3].source: missing"},
+		{"source not a URL or path", func(r map[string]any) { r["sources"].([]any)[0].(map[string]any)["url"] = "see the docs" }, `sources[0].url: "see the docs" is not a URL or a path`},
+		{"unknown source id", func(r map[string]any) { r["findings"].([]any)[2].(map[string]any)["source"] = "s9" }, "findings[2].source"},
+		{"duplicate finding ids", func(r map[string]any) { r["findings"].([]any)[4].(map[string]any)["id"] = "f001" }, `findings[4].id: duplicate id "f001" (first at findings[1])`},
+		{"insight cites no finding", func(r map[string]any) {
+			r["candidate_insights"].([]any)[0].(map[string]any)["findings"] = []any{"f999"}
+		}, "candidate_insights[0].findings[0]"},
+		{"10 MB of findings", func(r map[string]any) {
+			fs := r["findings"].([]any)
+			for i := range 10_500 {
+				fs = append(fs, map[string]any{"id": fmt.Sprintf("g%d", i), "content": big, "source": "s1"})
+			}
+			r["findings"] = fs
+		}, "over the size limit of 8 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeReport(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".json", 10, tc.edit)
+			for _, args := range [][]string{{"research", "validate", p}, {"research", "ingest", p}} {
+				wantCode(t, e.run(args...), 2, tc.want)
+			}
+			if n := e.evidenceTotal(); n != 0 {
+				t.Errorf("bad input wrote %d rows", n)
+			}
+		})
+	}
+	p := writeReport(t, dir, "ok.json", 3, nil)
+	wantCode(t, e.run("research", "ingest", "--anchor", "global", p), 2, "about: report rr-cache-2026 is about a project")
+	e.vars = []string{"PALACE_MODE=agent"}
+	wantCode(t, e.run("research", "ingest", p), 3, "palace.research refused to ingest")
+	wantCode(t, e.run("research", "ingest", "--dry-run", p), 0)
+	if n := e.evidenceTotal(); n != 0 {
+		t.Errorf("refused ingests wrote %d rows", n)
+	}
+	// A team policy may let agents ingest (the scaffold: small reports).
+	e.vars = nil
+	e.ok("policy", "new", "research", "--out", filepath.Join(e.dir, ".palace", "policies"))
+	e.vars = []string{"PALACE_MODE=agent"}
+	if got := e.jsonOf("research", "ingest", p); got["written"] != float64(3) || e.evidenceTotal() != 3 {
+		t.Errorf("agent ingest under the team policy: %v", got)
+	}
+}

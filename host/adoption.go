@@ -1,0 +1,284 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/store"
+)
+
+// Adoption signals are what an agent or a person says happened after a
+// context pack: a card was used, accepted, rejected or rolled back, it
+// contradicted what was seen, or palace missed knowledge that was needed.
+// They are evidence about use, never authority: they feed the lanes policy
+// (for requests like the one that produced them) and the audit, and they
+// never change a card's status or count toward a gate.
+
+// Signals are the adoption signals, in the order reports list them.
+var Signals = []string{"used", "accepted", "rejected", "miss", "rollback", "contradiction", "neutral"}
+
+// outcomeSignals are the signals that say how a card fared: without a note
+// or a request they carry little.
+var outcomeSignals = []string{"used", "accepted", "rejected", "rollback", "contradiction"}
+
+// MaxSignalNoteRunes bounds a signal's note and query.
+const MaxSignalNoteRunes = 2000
+
+// likeRequest is the share of terms (Jaccard) from which two requests are
+// alike: a signal from a request counts for the requests like it.
+const likeRequest = 0.5
+
+// AdoptRequest is one adoption signal to record.
+type AdoptRequest struct {
+	// Signal is one of Signals.
+	Signal string `json:"signal"`
+	// CardID is the card the signal is about; required but for a miss.
+	CardID string `json:"card_id,omitempty"`
+	// RequestID is the context pack's request_id; the signal then counts
+	// for requests like that one.
+	RequestID string `json:"request_id,omitempty"`
+	// Query says what was asked or needed (a miss's usual form), when no
+	// request id names it.
+	Query string `json:"query,omitempty"`
+	// Field is the topic; defaults to the card's field.
+	Field string `json:"field,omitempty"`
+	// EvidenceID links the evidence a contradiction rests on.
+	EvidenceID string `json:"evidence_id,omitempty"`
+	Note       string `json:"note,omitempty"`
+	// AllowWarnings records a signal whose check found only warnings.
+	AllowWarnings bool `json:"allow_warnings,omitempty"`
+	// CheckOnly checks the record and writes nothing.
+	CheckOnly bool `json:"check_only,omitempty"`
+}
+
+// AdoptResult is the check of a signal and, when written, the event.
+type AdoptResult struct {
+	// Quality is ready, warning or invalid.
+	Quality  string   `json:"quality"`
+	Errors   []string `json:"errors"`
+	Warnings []string `json:"warnings"`
+	Written  bool     `json:"written"`
+	// Event is the recorded row (or, for a check, the row it would be).
+	Event store.AdoptionEvent `json:"event"`
+	// Effect says what the signal does, in a sentence.
+	Effect string `json:"effect"`
+}
+
+// Adopt checks an adoption signal and records it. The check refuses a
+// record that carries no information: an unknown signal, a card signal
+// without a card, a miss that says nothing of what was needed, unknown
+// ids (all KindInvalid, exit 2). Warnings — an outcome signal with neither
+// note nor request, a contradiction without its evidence, a request that
+// is not on record — refuse too unless AllowWarnings. With CheckOnly
+// nothing is written and the result says what the check found. Both modes:
+// a signal is evidence, not authority.
+func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error) {
+	res, ev, err := h.checkAdoption(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	if req.CheckOnly {
+		return res, nil
+	}
+	switch {
+	case res.Quality == "invalid":
+		return res, &Error{Kind: KindInvalid, Field: "signal", Msg: "the signal was not recorded: " + strings.Join(res.Errors, "; ")}
+	case res.Quality == "warning" && !req.AllowWarnings:
+		return res, &Error{Kind: KindInvalid, Field: "signal", Msg: "the signal was not recorded, it carries little information: " +
+			strings.Join(res.Warnings, "; ") + " (fix that, or pass --allow-warnings to record it anyway)"}
+	}
+	if err := h.store.InsertAdoption(ctx, ev); err != nil {
+		return res, internal(err, "record adoption signal")
+	}
+	res.Written = true
+	return res, nil
+}
+
+// checkAdoption applies the record-quality rules and builds the row. Only
+// storage failures are returned as errors.
+func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult, store.AdoptionEvent, error) {
+	res := AdoptResult{Errors: []string{}, Warnings: []string{}}
+	bad := func(format string, args ...any) { res.Errors = append(res.Errors, fmt.Sprintf(format, args...)) }
+	warn := func(format string, args ...any) { res.Warnings = append(res.Warnings, fmt.Sprintf(format, args...)) }
+	sig := strings.TrimSpace(req.Signal)
+	req.Note, req.Query = strings.TrimSpace(req.Note), strings.TrimSpace(req.Query)
+	now := h.now()
+	ev := store.AdoptionEvent{
+		ID: store.NewID(store.AdoptionPrefix, now), Signal: sig, CardID: strings.TrimSpace(req.CardID),
+		RequestID: strings.TrimSpace(req.RequestID), Query: req.Query, Field: strings.TrimSpace(req.Field),
+		EvidenceID: strings.TrimSpace(req.EvidenceID), Note: req.Note,
+		Actor: h.actor, ActorType: h.actorType(), CreatedAt: store.FormatTime(now),
+	}
+	if set, err := h.Policies(ctx); err == nil {
+		ev.PolicyHash = set.Hash()
+	}
+	if !slices.Contains(Signals, sig) {
+		bad("signal %q is not valid: use one of %s", sig, strings.Join(Signals, ", "))
+	}
+	for _, f := range []struct{ name, v string }{{"note", req.Note}, {"query", req.Query}, {"field", ev.Field}} {
+		switch {
+		case !utf8.ValidString(f.v):
+			bad("--%s is not valid UTF-8", f.name)
+		case utf8.RuneCountInString(f.v) > MaxSignalNoteRunes:
+			bad("--%s is %d characters, over %d: keep it to what happened", f.name, utf8.RuneCountInString(f.v), MaxSignalNoteRunes)
+		default:
+			if err := refuseSecrets(f.name, f.v); err != nil {
+				bad("%v", err)
+			}
+		}
+	}
+	if ev.CardID == "" && sig != "miss" && slices.Contains(Signals, sig) {
+		bad("signal %s needs --card ID: the card it is about (only a miss may name none)", sig)
+	}
+	if sig == "miss" && ev.CardID == "" && req.Note == "" && req.Query == "" && ev.RequestID == "" {
+		bad("a miss needs --note (what you needed and did not get), --query or --request")
+	}
+	if ev.CardID != "" {
+		c, err := h.store.Card(ctx, ev.CardID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			bad("card %s does not exist: pass the id of a card from the pack (kc_…)", ev.CardID)
+		case err != nil:
+			return res, ev, internal(err, "check adoption signal")
+		case ev.Field == "":
+			ev.Field = c.Field
+		}
+	}
+	if ev.EvidenceID != "" {
+		if _, err := h.store.Evidence(ctx, ev.EvidenceID); errors.Is(err, store.ErrNotFound) {
+			bad("evidence %s does not exist: record the evidence first (palace record) and pass its id", ev.EvidenceID)
+		} else if err != nil {
+			return res, ev, internal(err, "check adoption signal")
+		}
+	}
+	switch {
+	case ev.RequestID != "":
+		rt, err := h.store.RequestTermsOf(ctx, ev.RequestID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			warn("request %s is not on record (a dry run, a request that was about nothing, or older than the %d-day telemetry window): the signal will count for every request", ev.RequestID, h.telemetryDays)
+			ev.RequestTerms = signatureOf(req.Query, "", "", nil)
+		case err != nil:
+			return res, ev, internal(err, "check adoption signal")
+		default:
+			ev.RequestTerms = rt.Terms
+			if ev.Query == "" {
+				ev.Query = rt.Query
+			}
+			if ev.Field == "" {
+				ev.Field = fieldOfSignature(rt.Terms)
+			}
+		}
+	case req.Query != "":
+		ev.RequestTerms = signatureOf(req.Query, "", "", nil)
+	}
+	if slices.Contains(outcomeSignals, sig) && req.Note == "" && ev.RequestID == "" && req.Query == "" {
+		warn("a %s signal with neither --note nor --request says nothing of what happened: name the pack's request id or add a note", sig)
+	}
+	if sig == "contradiction" && ev.EvidenceID == "" {
+		warn("a contradiction without --evidence gives a person nothing to demote with: record what contradicts the card (palace record) and pass its id")
+	}
+	res.Quality = "ready"
+	if len(res.Warnings) > 0 {
+		res.Quality = "warning"
+	}
+	if len(res.Errors) > 0 {
+		res.Quality = "invalid"
+	}
+	res.Event = ev
+	res.Effect = signalEffect(ev)
+	return res, ev, nil
+}
+
+// signalEffect says in a sentence what a signal does.
+func signalEffect(ev store.AdoptionEvent) string {
+	where := "for requests like " + firstNonEmpty(ev.RequestID, "this query")
+	if ev.RequestTerms == "" {
+		where = "for every request (it names no request)"
+	}
+	switch ev.Signal {
+	case "used", "accepted":
+		return fmt.Sprintf("warms %s %s; its status is unchanged", ev.CardID, where)
+	case "rejected", "rollback":
+		return fmt.Sprintf("cools %s %s; its status is unchanged", ev.CardID, where)
+	case "miss":
+		if ev.CardID != "" {
+			return fmt.Sprintf("warms %s %s and lists the miss in `palace adoption review`", ev.CardID, where)
+		}
+		return "lists the miss in `palace adoption review`, the queue of knowledge to distill next"
+	case "contradiction":
+		return fmt.Sprintf("flags %s as contradicted in `palace audit` with a suggested demotion; its status is unchanged until a person decides", ev.CardID)
+	}
+	return "recorded for review; it changes no lane"
+}
+
+// signatureOf is a request's signature: the sorted terms of its query and
+// file (as the relevance model reads them) and its field and intents,
+// space-separated. Two requests are alike when their signatures share
+// enough terms (sameRequest).
+func signatureOf(query, file, field string, intents []string) string {
+	seen := map[string]bool{}
+	var terms []string
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	for _, t := range tokenTerms(query) {
+		add(t)
+	}
+	for _, t := range tokenTerms(file) {
+		add(t)
+	}
+	if f := strings.ToLower(strings.TrimSpace(field)); f != "" {
+		add("field:" + strings.Join(strings.Fields(f), "_"))
+	}
+	for _, i := range intents {
+		if i = strings.ToLower(strings.TrimSpace(i)); i != "" {
+			add("intent:" + strings.Join(strings.Fields(i), "_"))
+		}
+	}
+	slices.Sort(terms)
+	return strings.Join(terms, " ")
+}
+
+// sameRequest says whether a signal recorded with signature sig counts for
+// a request with terms cur: a signal that names no request counts for
+// every request; otherwise the two must share likeRequest of their terms.
+func sameRequest(sig string, cur map[string]bool) bool {
+	if sig == "" {
+		return true
+	}
+	terms := strings.Fields(sig)
+	shared := 0
+	for _, t := range terms {
+		if cur[t] {
+			shared++
+		}
+	}
+	union := len(terms) + len(cur) - shared
+	return union > 0 && float64(shared) >= likeRequest*float64(union)
+}
+
+// fieldOfSignature is the field a request signature names, "" for none.
+func fieldOfSignature(sig string) string {
+	for _, t := range strings.Fields(sig) {
+		if f, ok := strings.CutPrefix(t, "field:"); ok {
+			return f
+		}
+	}
+	return ""
+}
+
+func termSet(sig string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range strings.Fields(sig) {
+		out[t] = true
+	}
+	return out
+}

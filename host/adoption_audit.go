@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/palacehq/palace/store"
+)
+
+// auditTurnedDown is the number of rejected and rollback signals in 30
+// days from which the audit flags a card as turned down.
+const auditTurnedDown = 2
+
+// cardSignalEvents reads the cooling window's adoption signals of cards,
+// by card, oldest first.
+func (h *Host) cardSignalEvents(ctx context.Context, ids []string, now time.Time) (map[string][]store.AdoptionEvent, error) {
+	out := map[string][]store.AdoptionEvent{}
+	since := store.FormatTime(now.Add(-coolingWindow))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		evs, err := h.store.ListAdoption(ctx, store.AdoptionFilter{CardIDs: ids[:n], Since: since})
+		if err != nil {
+			return nil, internal(err, "audit: read adoption signals")
+		}
+		for _, e := range evs {
+			out[e.CardID] = append(out[e.CardID], e)
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// signalCountsOf counts signals by kind; nil for none.
+func signalCountsOf(evs []store.AdoptionEvent) map[string]int {
+	if len(evs) == 0 {
+		return nil
+	}
+	m := map[string]int{}
+	for _, e := range evs {
+		m[e.Signal]++
+	}
+	return m
+}
+
+// contradictionFindings is the one place where contradiction signals on a
+// card become audit output: a "contradicted" warning and the suggested
+// action, demoting the card with the evidence the signals linked as its
+// counterexample. A signal never changes the card's status: a person
+// decides. When cards gain a contested state (kept authoritative, out of
+// the inline lanes until resolved), this function is where a contradiction
+// signal marks a card contested.
+func contradictionFindings(c store.Card, evs []store.AdoptionEvent) ([]AuditWarning, []AuditSuggestion) {
+	var n int
+	var evidence, notes []string
+	for _, e := range evs {
+		if e.Signal != "contradiction" {
+			continue
+		}
+		n++
+		if e.EvidenceID != "" && !slices.Contains(evidence, e.EvidenceID) {
+			evidence = append(evidence, e.EvidenceID)
+		}
+		if e.Note != "" {
+			notes = append(notes, e.Note)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	msg := fmt.Sprintf("%d contradiction signals in 30 days", n)
+	if len(notes) > 0 {
+		msg += ": " + notes[len(notes)-1]
+	}
+	w := AuditWarning{Code: "contradicted", Message: msg}
+	s := AuditSuggestion{Action: "demote", Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
+	if len(evidence) == 0 {
+		s.Why = "an agent saw it contradicted but linked no evidence: record what contradicts it, then demote with that evidence"
+		s.Command = fmt.Sprintf("palace record --content \"what contradicts it\" --source-ref REF && palace demote %s --reason \"contradicted\" --counterexample EV_ID", c.ID)
+	} else {
+		s.Command = fmt.Sprintf("palace demote %s --reason \"contradicted\" --counterexample %s", c.ID, strings.Join(evidence, ","))
+	}
+	return []AuditWarning{w}, []AuditSuggestion{s}
+}
+
+// turnedDownFindings flags a card agents keep rejecting or rolling back.
+func turnedDownFindings(c store.Card, counts map[string]int) ([]AuditWarning, []AuditSuggestion) {
+	n := counts["rejected"] + counts["rollback"]
+	if n < auditTurnedDown {
+		return nil, nil
+	}
+	return []AuditWarning{{Code: "turned_down", Message: fmt.Sprintf("rejected %d and rolled back %d times in 30 days (used %d): it cools for requests like those", counts["rejected"], counts["rollback"], counts["used"]+counts["accepted"])}},
+		[]AuditSuggestion{{Action: "rescope", Why: "agents turn it down: narrow its scope to where it helps (`palace adoption review --card " + c.ID + "` has their notes)", Command: auditCommand(c.ID, "rescope")}}
+}

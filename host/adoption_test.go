@@ -1,0 +1,90 @@
+package host_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/palacehq/palace/host"
+)
+
+// A signal counts for requests like the one that produced it: a rejection
+// of a card for one request cools it there and nowhere else, and no signal
+// ever changes its status or its gate.
+func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	dir := e.repo("app", "https://github.com/acme/app")
+	h := e.openClock(dir)
+	id := e.card(h, cxCard{statement: "Retry SQLite writes after a busy timeout", tier: "shu", field: "storage"})
+	e.card(h, cxCard{statement: "Wrap each migration in one transaction", tier: "shu", field: "storage"})
+
+	asked := host.ContextRequest{Query: "sqlite busy retry writes", File: "store/store.go"}
+	other := host.ContextRequest{Query: "migration transaction", File: "store/schema.go", DryRun: true}
+	p, err := h.Context(ctx, asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry := asked
+	dry.DryRun = true
+	salience := func(req host.ContextRequest) (int, map[string]int) {
+		t.Helper()
+		p, err := h.Context(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			if it.ID == id {
+				return it.Salience, it.SalienceBreakdown
+			}
+		}
+		for _, s := range p.Skipped {
+			if s.ID == id {
+				return s.Salience, nil
+			}
+		}
+		t.Fatalf("card %s is not in the pack of %q", id, req.Query)
+		return 0, nil
+	}
+	sameBefore, _ := salience(dry)
+	otherBefore, _ := salience(other)
+	gateBefore, err := h.Gate(ctx, id, host.GateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := h.Adopt(ctx, host.AdoptRequest{Signal: "rejected", CardID: id, RequestID: p.RequestID, Note: "not this code path"})
+	if err != nil || !res.Written || res.Event.RequestTerms == "" {
+		t.Fatalf("adopt: %+v, %v", res, err)
+	}
+	sameAfter, bd := salience(dry)
+	if sameAfter >= sameBefore || bd["rejected"] != -30 {
+		t.Errorf("same request: salience %d → %d (breakdown %v), want 30 lower", sameBefore, sameAfter, bd)
+	}
+	if otherAfter, _ := salience(other); otherAfter != otherBefore {
+		t.Errorf("another request: salience %d → %d, want unchanged", otherBefore, otherAfter)
+	}
+	// A used signal for the same request makes up for it in part.
+	if _, err := h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, bd := salience(dry); s != sameAfter+12 || bd["adopted"] != 12 {
+		t.Errorf("after used: salience %d (breakdown %v), want %d", s, bd, sameAfter+12)
+	}
+
+	gateAfter, err := h.Gate(ctx, id, host.GateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gateAfter.Allow != gateBefore.Allow || len(gateAfter.Counts) != len(gateBefore.Counts) || gateAfter.Counts["verification"] != gateBefore.Counts["verification"] {
+		t.Errorf("gate changed with signals: %+v → %+v", gateBefore, gateAfter)
+	}
+	cards, err := h.ListCards(ctx, host.CardFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cards {
+		if c.Status != "promoted" {
+			t.Errorf("%s is %s after signals", c.ID, c.Status)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// signalCounts counts, per card, the adoption signals of the cooling
+// window that come from requests like this one (signature): a signal that
+// names no request counts for every request. The counts go to the lanes
+// policy beside the injection counts; neutral signals count nowhere.
+func (h *Host) signalCounts(ctx context.Context, cards []*candidate, signature string, now time.Time) (map[string]policies.Counts30d, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.card.ID
+	}
+	sigs, err := h.store.CardSignals(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	if err != nil || len(sigs) == 0 {
+		return nil, err
+	}
+	cur := termSet(signature)
+	out := map[string]policies.Counts30d{}
+	for _, s := range sigs {
+		if !sameRequest(s.RequestTerms, cur) {
+			continue
+		}
+		c := out[s.CardID]
+		addSignal(&c, s.Signal)
+		out[s.CardID] = c
+	}
+	return out, nil
+}
+
+// addSignal counts one signal into c.
+func addSignal(c *policies.Counts30d, signal string) {
+	switch signal {
+	case "used":
+		c.Used++
+	case "accepted":
+		c.Accepted++
+	case "rejected":
+		c.Rejected++
+	case "rollback":
+		c.Rollback++
+	case "miss":
+		c.Miss++
+	case "contradiction":
+		c.Contradiction++
+	}
+}
+
+// withSignals is c with the signal counts of s.
+func withSignals(c, s policies.Counts30d) policies.Counts30d {
+	c.Used, c.Accepted, c.Rejected, c.Rollback, c.Miss, c.Contradiction = s.Used, s.Accepted, s.Rejected, s.Rollback, s.Miss, s.Contradiction
+	return c
+}

@@ -1,0 +1,568 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Research ingest is evidence-first: a research report (a JSON document
+// with report_id, title, sources, findings and optional
+// candidate_insights) enters the palace as one evidence row per finding,
+// provenance research, with an id derived from the report and the finding
+// so a second ingest of the same report writes nothing. Candidate insights
+// become distill suggestions citing the planned evidence ids; research
+// never creates, promotes or reviews a card by itself.
+
+// MaxReportBytes bounds a research report.
+const MaxReportBytes = 8 << 20
+
+// ResearchRequest asks to validate, plan or ingest a report.
+type ResearchRequest struct {
+	// Report is the report's JSON.
+	Report []byte `json:"-"`
+	// Name names the report in messages (its file).
+	Name string `json:"name,omitempty"`
+	// Action is validate, plan (a dry run of ingest) or ingest.
+	Action string `json:"action"`
+	// Anchor is repo (the default), worktree or global; global only for a
+	// report whose about is general.
+	Anchor string `json:"anchor,omitempty"`
+}
+
+// ResearchPlan is what an ingest writes, would write, or wrote.
+type ResearchPlan struct {
+	ReportID string `json:"report_id"`
+	Title    string `json:"title"`
+	About    string `json:"about"`
+	Action   string `json:"action"`
+	DryRun   bool   `json:"dry_run"`
+	Anchor   string `json:"anchor"`
+	Sources  int    `json:"sources"`
+	Findings int    `json:"findings"`
+	// Evidence is one planned row per finding, in report order.
+	Evidence []PlannedEvidence `json:"evidence"`
+	// New counts the rows not yet in the palace; Written those written now.
+	New     int `json:"new"`
+	Written int `json:"written"`
+	// Suggestions are the report's candidate insights as distill commands
+	// citing the planned evidence; nothing distills them automatically.
+	Suggestions []ResearchSuggestion `json:"suggestions"`
+	Policy      policies.Decision    `json:"policy"`
+	Message     string               `json:"message"`
+}
+
+// PlannedEvidence is one finding's evidence row.
+type PlannedEvidence struct {
+	ID        string `json:"id"`
+	FindingID string `json:"finding_id"`
+	Field     string `json:"field"`
+	SourceRef string `json:"source_ref"`
+	// Exists is true when a previous ingest wrote it.
+	Exists bool `json:"exists"`
+}
+
+// ResearchSuggestion is a candidate insight as a distill suggestion.
+type ResearchSuggestion struct {
+	Statement  string   `json:"statement"`
+	Tier       string   `json:"tier"`
+	Field      string   `json:"field"`
+	Supporting []string `json:"supporting"`
+	Command    string   `json:"command"`
+	// Note says what research cannot supply for the tier, when anything.
+	Note string `json:"note,omitempty"`
+}
+
+// report is a validated report.
+type report struct {
+	id, title, about, field string
+	sources                 map[string]reportSource
+	nSources                int
+	findings                []reportFinding
+	insights                []reportInsight
+}
+
+type reportSource struct{ ref, title string }
+
+type reportFinding struct {
+	id, content, source, field, domain string
+	tags                               []string
+}
+
+type reportInsight struct {
+	statement, content, tier, field string
+	findings                        []string
+}
+
+var reportIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
+
+// Research validates a report, plans its ingest, or ingests it. Bad input
+// is KindInvalid naming the JSON path at fault (findings[3].source) and
+// writes nothing; a write the palace.research policy refuses is KindMode
+// (the embedded default lets agents validate and plan only). An ingest
+// writes the new rows in batches of BatchSize and says how many it wrote:
+// 0 when the report was ingested before.
+func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan, error) {
+	switch req.Action {
+	case "validate", "plan", "ingest":
+	default:
+		return ResearchPlan{}, invalid("action", "action %q is not valid: use validate, plan or ingest", req.Action)
+	}
+	name := firstNonEmpty(req.Name, "report")
+	if len(req.Report) > MaxReportBytes {
+		return ResearchPlan{}, invalid("report", "%s is %d bytes, over the %d MiB limit of a research report: split it into several reports", name, len(req.Report), MaxReportBytes>>20)
+	}
+	r, err := parseReport(req.Report)
+	if err != nil {
+		var he *Error
+		if errors.As(err, &he) {
+			he.Msg = name + ": " + he.Msg
+		}
+		return ResearchPlan{}, err
+	}
+	kind, err := h.researchAnchor(req.Anchor, r)
+	if err != nil {
+		return ResearchPlan{}, err
+	}
+	plan := ResearchPlan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
+		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []ResearchSuggestion{}}
+	rows := make([]store.Evidence, len(r.findings))
+	for i, f := range r.findings {
+		ev, _, err := h.prepareEvidence(RecordRequest{Content: f.content, Field: f.field, Domain: f.domain, Provenance: "research",
+			SourceRef: f.source, Tags: f.tags, Anchor: string(kind)}, "")
+		if err != nil {
+			var he *Error
+			if errors.As(err, &he) {
+				he.Msg = fmt.Sprintf("%s: findings[%d].%s: %s", name, i, researchField(he.Field), he.Msg)
+			}
+			return ResearchPlan{}, err
+		}
+		ev.ID = researchEvidenceID(r.id, f.id)
+		rows[i] = ev
+		plan.Evidence[i] = PlannedEvidence{ID: ev.ID, FindingID: f.id, Field: ev.Field, SourceRef: ev.SourceRef}
+	}
+	have, err := h.store.EvidenceHashes(ctx, evidenceIDs(rows))
+	if err != nil {
+		return ResearchPlan{}, internal(err, "plan research ingest")
+	}
+	var fresh []store.Evidence
+	for i, ev := range rows {
+		sum, ok := have[ev.ID]
+		switch {
+		case !ok:
+			fresh = append(fresh, ev)
+		case sum != ev.ContentSHA256:
+			return ResearchPlan{}, invalid("report", "%s: findings[%d].content: finding %q of report %q was ingested before (%s) with other content: evidence is never edited, so give the changed finding a new id", name, i, r.findings[i].id, r.id, ev.ID)
+		default:
+			plan.Evidence[i].Exists = true
+		}
+	}
+	plan.New = len(fresh)
+	// Key order: each batch then writes neighbouring index entries.
+	slices.SortFunc(fresh, func(x, y store.Evidence) int { return strings.Compare(x.ID, y.ID) })
+	plan.Suggestions = researchSuggestions(r, plan.Evidence)
+	set, err := h.Policies(ctx)
+	if err != nil {
+		return plan, internal(err, "load policies for palace.research")
+	}
+	out, d := set.Research(ctx, policies.ResearchInput{Action: req.Action, DryRun: plan.DryRun, Mode: string(h.mode), Actor: h.actor,
+		Anchor: string(kind), Report: policies.ResearchReport{ReportID: r.id, Title: r.title, Findings: len(r.findings), Sources: r.nSources, Insights: len(r.insights)}})
+	plan.Policy = d
+	if !out.Allow {
+		return plan, &Error{Kind: KindMode, Field: "action", Msg: fmt.Sprintf("palace.research refused to %s report %s", req.Action, r.id), Reasons: out.Reasons}
+	}
+	if plan.DryRun {
+		plan.Message = fmt.Sprintf("%s: %d findings valid; an ingest would write %d evidence rows (%d already ingested)", r.id, len(r.findings), plan.New, len(r.findings)-plan.New)
+		return plan, nil
+	}
+	if len(fresh) == 0 {
+		plan.Message = fmt.Sprintf("%s: nothing to write, all %d findings were ingested before (0 rows written)", r.id, len(r.findings))
+		return plan, nil
+	}
+	for start := 0; start < len(fresh); start += BatchSize {
+		batch := fresh[start:min(start+BatchSize, len(fresh))]
+		err := h.store.Tx(ctx, func(tx *store.Tx) error {
+			a, err := h.ensureAnchor(ctx, tx, kind)
+			if err != nil {
+				return err
+			}
+			for _, ev := range batch {
+				ev.AnchorID = a.ID
+				if err := tx.InsertEvidence(ctx, ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return plan, internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)
+		}
+		plan.Written += len(batch)
+	}
+	plan.Message = fmt.Sprintf("%s: wrote %d evidence rows (%d already ingested)", r.id, plan.Written, len(r.findings)-plan.Written)
+	return plan, nil
+}
+
+// researchAnchor resolves where a report's evidence lands: the repo anchor
+// by default, global only when asked and the report is not about a project.
+func (h *Host) researchAnchor(s string, r report) (anchor.Kind, error) {
+	if s == "" {
+		if !h.loc.InGit {
+			if r.about == "project" {
+				return "", invalid("anchor", "report %s is about a project and %s is not inside a git checkout: run it in the project (--cwd), or set \"about\": \"general\" and pass --anchor global", r.id, h.loc.Dir)
+			}
+			return anchor.Global, nil
+		}
+		s = string(anchor.Repo)
+	}
+	k, err := h.resolveAnchorKind("anchor", s)
+	if err != nil {
+		return "", err
+	}
+	if k == anchor.Global && r.about == "project" {
+		return "", invalid("anchor", "about: report %s is about a project (about defaults to project), so its evidence stays at the repo anchor: ingest it without --anchor global, or set \"about\": \"general\" if it holds everywhere", r.id)
+	}
+	return k, nil
+}
+
+// researchField maps a RecordRequest field to the finding's JSON key.
+func researchField(f string) string {
+	switch f {
+	case "source_ref":
+		return "source"
+	case "":
+		return "content"
+	}
+	return f
+}
+
+func evidenceIDs(rows []store.Evidence) []string {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// researchEvidenceID is the stable evidence id of a report's finding: the
+// evidence prefix and 26 Crockford base32 digits, the shape of every other
+// evidence id — 10 from a hash of the report id, 16 from a hash of both
+// ids. The rows of one report share a prefix, so an ingest writes one
+// region of the primary-key index instead of pages all over it (random
+// keys made an ingest 5× slower, measured).
+func researchEvidenceID(reportID, findingID string) string {
+	report := sha256.Sum256([]byte("palace research report\x00" + reportID))
+	finding := sha256.Sum256([]byte("palace research\x00" + reportID + "\x00" + findingID))
+	var out [26]byte
+	base32Digits(out[:10], report[:])
+	base32Digits(out[10:], finding[:])
+	return store.EvidencePrefix + string(out[:])
+}
+
+// base32Digits fills out with Crockford base32 digits of the bits of sum.
+func base32Digits(out, sum []byte) {
+	const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+	var acc uint64
+	bits, j := 0, 0
+	for _, b := range sum {
+		acc = acc<<8 | uint64(b)
+		bits += 8
+		for bits >= 5 && j < len(out) {
+			out[j] = crockford[(acc>>(bits-5))&31]
+			bits -= 5
+			j++
+		}
+		if j == len(out) {
+			return
+		}
+	}
+}
+
+// researchSuggestions turns candidate insights into distill suggestions.
+func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggestion {
+	idOf := map[string]string{}
+	for _, p := range planned {
+		idOf[p.FindingID] = p.ID
+	}
+	out := []ResearchSuggestion{}
+	for _, in := range r.insights {
+		s := ResearchSuggestion{Statement: in.statement, Tier: in.tier, Field: in.field, Supporting: []string{}}
+		for _, f := range in.findings {
+			s.Supporting = append(s.Supporting, idOf[f])
+		}
+		s.Command = fmt.Sprintf("palace distill --statement %s --tier %s --field %s --supporting %s", shellWord(s.Statement), s.Tier, shellWord(s.Field), strings.Join(s.Supporting, ","))
+		if in.content != "" {
+			s.Command += " --content " + shellWord(in.content)
+		}
+		if strings.HasPrefix(s.Tier, "dao") {
+			s.Note = "research alone cannot make a dao card authoritative: its gate needs verification or teaching recorded by a person or at run time"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// parseReport decodes and validates a report. Errors are KindInvalid and
+// name the JSON path at fault.
+func parseReport(b []byte) (report, error) {
+	var r report
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return r, invalid("report", "not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return r, invalid("report", "more than one JSON value: a report is one object")
+	}
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return r, invalid("report", "$: a report is a JSON object with report_id, title, sources and findings")
+	}
+	var err error
+	if r.id, err = reqString(top, "report_id", "report_id", 128); err != nil {
+		return r, err
+	}
+	if !reportIDPattern.MatchString(r.id) {
+		return r, invalid("report", "report_id: %q is not an id: use letters, digits and . _ : / - (at most 128, starting with a letter or digit)", r.id)
+	}
+	if r.title, err = reqString(top, "title", "title", 1000); err != nil {
+		return r, err
+	}
+	if r.about, err = optString(top, "about", "about", 32); err != nil {
+		return r, err
+	}
+	switch r.about {
+	case "":
+		r.about = "project"
+	case "project", "general":
+	default:
+		return r, invalid("report", "about: %q is not valid: use project (the default) or general", r.about)
+	}
+	if r.field, err = optString(top, "field", "field", MaxFieldBytes); err != nil {
+		return r, err
+	}
+	srcs, err := optArray(top, "sources", "sources")
+	if err != nil {
+		return r, err
+	}
+	r.sources = map[string]reportSource{}
+	r.nSources = len(srcs)
+	firstSource := map[string]int{}
+	for i, x := range srcs {
+		p := fmt.Sprintf("sources[%d]", i)
+		o, ok := x.(map[string]any)
+		if !ok {
+			return r, invalid("report", "%s: a source is an object {id, url, title}", p)
+		}
+		id, err := reqString(o, "id", p+".id", 128)
+		if err != nil {
+			return r, err
+		}
+		if j, dup := firstSource[id]; dup {
+			return r, invalid("report", "%s.id: duplicate id %q (first at sources[%d]): give each source its own id", p, id, j)
+		}
+		firstSource[id] = i
+		ref, err := optString(o, "url", p+".url", MaxSourceRefBytes)
+		if err != nil {
+			return r, err
+		}
+		key := ".url"
+		if ref == "" {
+			if ref, err = optString(o, "path", p+".path", MaxSourceRefBytes); err != nil {
+				return r, err
+			}
+			key = ".path"
+		}
+		if ref == "" {
+			return r, invalid("report", "%s.url: missing: every source needs a url (or a path) a person can open", p)
+		}
+		if !isURLOrPath(ref) {
+			return r, invalid("report", "%s%s: %q is not a URL or a path: name where the source can be read (https://…, docs/x.md)", p, key, ref)
+		}
+		title, err := optString(o, "title", p+".title", 1000)
+		if err != nil {
+			return r, err
+		}
+		r.sources[id] = reportSource{ref: ref, title: title}
+	}
+	fs, err := optArray(top, "findings", "findings")
+	if err != nil {
+		return r, err
+	}
+	if len(fs) == 0 {
+		return r, invalid("report", "findings: missing or empty: a report brings at least one finding")
+	}
+	firstFinding := map[string]int{}
+	for i, x := range fs {
+		p := fmt.Sprintf("findings[%d]", i)
+		o, ok := x.(map[string]any)
+		if !ok {
+			return r, invalid("report", "%s: a finding is an object {id, content, source}", p)
+		}
+		var f reportFinding
+		if f.id, err = reqString(o, "id", p+".id", 128); err != nil {
+			return r, err
+		}
+		if j, dup := firstFinding[f.id]; dup {
+			return r, invalid("report", "%s.id: duplicate id %q (first at findings[%d]): finding ids make the evidence ids, so each must be unique", p, f.id, j)
+		}
+		firstFinding[f.id] = i
+		if f.content, err = reqString(o, "content", p+".content", MaxContentBytes); err != nil {
+			return r, err
+		}
+		src, err := optString(o, "source", p+".source", MaxSourceRefBytes)
+		if err != nil {
+			return r, err
+		}
+		switch s, known := r.sources[src]; {
+		case src == "":
+			return r, invalid("report", "%s.source: missing: name a source id from sources[] or a URL, so the finding can be checked", p)
+		case known:
+			f.source = s.ref
+		case isURLOrPath(src) && strings.ContainsAny(src, "/."):
+			f.source = src
+		default:
+			return r, invalid("report", "%s.source: %q is neither a source id from sources[] nor a URL or path", p, src)
+		}
+		if f.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
+			return r, err
+		}
+		if f.field == "" {
+			f.field = r.field
+		}
+		if f.domain, err = optString(o, "domain", p+".domain", MaxDomainBytes); err != nil {
+			return r, err
+		}
+		tags, err := optArray(o, "tags", p+".tags")
+		if err != nil {
+			return r, err
+		}
+		for j, t := range tags {
+			s, ok := t.(string)
+			if !ok {
+				return r, invalid("report", "%s.tags[%d]: a tag is a string", p, j)
+			}
+			f.tags = append(f.tags, s)
+		}
+		f.tags = append(f.tags, "research", "report:"+truncateBytes(r.id, MaxTagBytes-len("report:")))
+		r.findings = append(r.findings, f)
+	}
+	ins, err := optArray(top, "candidate_insights", "candidate_insights")
+	if err != nil {
+		return r, err
+	}
+	for i, x := range ins {
+		p := fmt.Sprintf("candidate_insights[%d]", i)
+		o, ok := x.(map[string]any)
+		if !ok {
+			return r, invalid("report", "%s: an insight is an object {statement, tier, field, findings}", p)
+		}
+		var in reportInsight
+		if in.statement, err = reqString(o, "statement", p+".statement", 4000); err != nil {
+			return r, err
+		}
+		if n := utf8.RuneCountInString(in.statement); n > 280 {
+			return r, invalid("report", "%s.statement: %d characters, over the 280 of a card's statement: shorten it", p, n)
+		}
+		if in.content, err = optString(o, "content", p+".content", MaxContentBytes); err != nil {
+			return r, err
+		}
+		if in.tier, err = optString(o, "tier", p+".tier", 32); err != nil {
+			return r, err
+		}
+		if in.tier == "" {
+			in.tier = "shu"
+		}
+		if !containsString(Tiers, in.tier) {
+			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(Tiers, ", "))
+		}
+		if in.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
+			return r, err
+		}
+		refs, err := optArray(o, "findings", p+".findings")
+		if err != nil {
+			return r, err
+		}
+		if len(refs) == 0 {
+			return r, invalid("report", "%s.findings: missing: an insight cites the finding ids it rests on", p)
+		}
+		for j, x := range refs {
+			s, ok := x.(string)
+			if _, known := firstFinding[s]; !ok || !known {
+				return r, invalid("report", "%s.findings[%d]: %v is not the id of a finding of this report", p, j, x)
+			}
+			in.findings = append(in.findings, s)
+		}
+		// The insight's field defaults to that of the first finding it cites.
+		in.field = firstNonEmpty(in.field, r.findings[firstFinding[in.findings[0]]].field, "general")
+		r.insights = append(r.insights, in)
+	}
+	return r, nil
+}
+
+func reqString(o map[string]any, key, path string, limit int) (string, error) {
+	s, err := optString(o, key, path, limit)
+	if err == nil && s == "" {
+		return "", invalid("report", "%s: missing: it is required", path)
+	}
+	return s, err
+}
+
+func optString(o map[string]any, key, path string, limit int) (string, error) {
+	v, ok := o[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", invalid("report", "%s: must be a string", path)
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > limit {
+		return "", invalid("report", "%s: %d bytes, over the limit of %d", path, len(s), limit)
+	}
+	return s, nil
+}
+
+func optArray(o map[string]any, key, path string) ([]any, error) {
+	v, ok := o[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return nil, invalid("report", "%s: must be an array", path)
+	}
+	return a, nil
+}
+
+// isURLOrPath accepts an absolute URL with a scheme and a host (or a file:
+// URL) and a path: text without spaces or control characters.
+func isURLOrPath(s string) bool {
+	if strings.Contains(s, "://") || strings.HasPrefix(s, "file:") {
+		u, err := url.Parse(s)
+		return err == nil && u.Scheme != "" && (u.Host != "" || u.Scheme == "file" && u.Path != "")
+	}
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) < 0
+}
+
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

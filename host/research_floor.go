@@ -1,0 +1,58 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/palacehq/palace/store"
+)
+
+// researchFloor is the floor research evidence meets at a dao card's gate:
+// research is source-backed evidence and no more, so it can never by
+// itself supply the teaching or the review a dao tier needs. A dao_tian or
+// dao_ren card whose supporting, verification and teaching evidence is all
+// research is refused, and teaching links to research evidence do not
+// count as teaching. No policy lifts it. An unreadable provenance refuses
+// too (fail closed).
+func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Link) []string {
+	if !strings.HasPrefix(c.Tier, "dao") {
+		return nil
+	}
+	var ids []string
+	for _, l := range links {
+		if l.Role != "counterexample" {
+			ids = append(ids, l.EvidenceID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	evs, err := h.store.EvidenceByIDs(ctx, ids)
+	if err != nil {
+		return []string{fmt.Sprintf("floor: the provenance of %s's evidence could not be read, denying: %v", c.ID, err)}
+	}
+	research, teaching, researchTeaching := 0, 0, 0
+	for _, l := range links {
+		if l.Role == "counterexample" {
+			continue
+		}
+		isResearch := evs[l.EvidenceID].Provenance == "research"
+		if isResearch {
+			research++
+		}
+		if l.Role == "teaching" {
+			teaching++
+			if isResearch {
+				researchTeaching++
+			}
+		}
+	}
+	var out []string
+	if research == len(ids) {
+		out = append(out, fmt.Sprintf("floor: research evidence alone cannot make a %s card authoritative (all %d linked evidence rows are research): link verification or teaching recorded by a person or at run time", c.Tier, research))
+	} else if teaching > 0 && researchTeaching == teaching && c.Tier == "dao_tian" {
+		out = append(out, fmt.Sprintf("floor: research cannot be a dao_tian card's teaching (its %d teaching links are research): link what a person taught (human provenance) as teaching", teaching))
+	}
+	return out
+}

@@ -95,17 +95,17 @@ type Triggers struct {
 
 // Event is the last lifecycle event of a card.
 type Event struct {
-	Type       string   `yaml:"type"`
-	At         string   `yaml:"at"`
-	Actor      string   `yaml:"actor"`
-	Reviewer   Reviewer `yaml:"reviewer"`
-	PolicyHash string   `yaml:"policy_hash,omitempty"`
+	Type       string   `yaml:"type" json:"type"`
+	At         string   `yaml:"at" json:"at"`
+	Actor      string   `yaml:"actor" json:"actor"`
+	Reviewer   Reviewer `yaml:"reviewer" json:"reviewer"`
+	PolicyHash string   `yaml:"policy_hash,omitempty" json:"policy_hash,omitempty"`
 }
 
 // Reviewer is who reviewed a lifecycle change.
 type Reviewer struct {
-	Name string `yaml:"name"`
-	Type string `yaml:"type"`
+	Name string `yaml:"name" json:"name"`
+	Type string `yaml:"type" json:"type"`
 }
 
 // Citation links the card to one piece of evidence in a role.

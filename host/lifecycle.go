@@ -68,8 +68,13 @@ func promoteTarget(c store.Card, target string) (string, error) {
 
 // evaluateGate runs the policy and then the Go floors.
 func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, action, target, reviewerName string) GateResult {
+	return h.gateAs(ctx, c, links, action, target, h.reviewer(reviewerName))
+}
+
+// gateAs is evaluateGate with the reviewer given as is (a card file names
+// the reviewer of its last lifecycle change).
+func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, action, target string, reviewer policies.Reviewer) GateResult {
 	counts := store.CountRoles(links)
-	reviewer := h.reviewer(reviewerName)
 	in := policies.GateInput{
 		Action: action,
 		Target: target,

@@ -16,7 +16,6 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host/anchor"
-	"github.com/palacehq/palace/store"
 )
 
 // CardsCheckRequest asks for the check of card files.
@@ -238,16 +237,6 @@ func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte,
 		out[i] = buf
 	}
 	return out, nil
-}
-
-// heldCards lists this palace's cards whose file's claim of authority the
-// gate refused at import, for doctor and audit.
-func (h *Host) heldCards(ctx context.Context) ([]store.CardFile, error) {
-	rows, err := h.store.HeldCardFiles(ctx)
-	if err != nil {
-		return nil, internal(err, "read held card files")
-	}
-	return rows, nil
 }
 
 func sortStableBy(fs []cardfile.Finding, less func(a, b cardfile.Finding) bool) {

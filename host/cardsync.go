@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -581,7 +582,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			return err
 		}
 		fr := p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored.Seq,
-			Held: strings.Join(held, "; ")}, f)
+			Held: heldJSON(fc.Status, held)}, f)
 		if err := tx.PutCardFile(ctx, fr); err != nil {
 			return err
 		}
@@ -745,4 +746,41 @@ func headCommit(ctx context.Context, dir string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// heldRecord is what card_files.held keeps: the status the file claimed and
+// the gate's reasons for refusing it.
+type heldRecord struct {
+	Claimed string   `json:"claimed_status"`
+	Reasons []string `json:"reasons"`
+}
+
+func heldJSON(claimed string, reasons []string) string {
+	if len(reasons) == 0 {
+		return ""
+	}
+	return string(mustJSON(heldRecord{Claimed: claimed, Reasons: reasons}))
+}
+
+// HeldCards lists the cards of anchorIDs (every anchor when empty) whose
+// file claimed promoted or canonical and was held back as a candidate by
+// the gate at import, with the gate's reasons. doctor and audit show them.
+func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+	rows, err := h.store.HeldCardFiles(ctx)
+	if err != nil {
+		return nil, internal(err, "read held card files")
+	}
+	out := []HeldCard{}
+	for _, r := range rows {
+		if len(anchorIDs) > 0 && !slices.Contains(anchorIDs, r.AnchorID) {
+			continue
+		}
+		var rec heldRecord
+		if err := json.Unmarshal([]byte(r.Held), &rec); err != nil {
+			rec.Reasons = []string{r.Held}
+		}
+		out = append(out, HeldCard{CardID: r.CardID, Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID),
+			Claimed: rec.Claimed, Reasons: rec.Reasons})
+	}
+	return out, nil
 }

@@ -152,6 +152,9 @@ type ChangeResult struct {
 	Card  Card        `json:"card"`
 	Event store.Event `json:"event"`
 	Gate  *GateResult `json:"gate,omitempty"`
+	// Export is the card file written after the change, when the checkout
+	// asks for it (AutoExportConfig).
+	Export *ExportNote `json:"export,omitempty"`
 }
 
 // Promote appends the verification refs, asks the gate, checks the floors
@@ -224,6 +227,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		return ChangeResult{}, classify(conflict(err), "promote "+id)
 	}
 	res.Gate = &gate
+	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }
@@ -324,6 +328,8 @@ type LinkResult struct {
 	Card  Card         `json:"card"`
 	Added bool         `json:"added"`
 	Event *store.Event `json:"event,omitempty"`
+	// Export is the card file written after the change (AutoExportConfig).
+	Export *ExportNote `json:"export,omitempty"`
 }
 
 // Link adds a role link (never changes status). Both modes.
@@ -355,6 +361,9 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	if err != nil {
 		return LinkResult{}, classify(err, "link "+id)
 	}
+	if res.Added {
+		res.Export = h.autoExport(ctx, id)
+	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }
@@ -374,6 +383,7 @@ func (h *Host) change(ctx context.Context, id, op string, fn func(context.Contex
 	if err != nil {
 		return ChangeResult{}, classify(conflict(err), op+" "+id)
 	}
+	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }

@@ -784,3 +784,14 @@ func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, e
 	}
 	return out, nil
 }
+
+// CardFile renders card id as the file palace sync writes for it: the
+// same bytes for an unchanged card. Any card of the palace may be rendered
+// (sync writes only this repository's); an unknown id is KindInvalid.
+func (h *Host) CardFile(ctx context.Context, id string) ([]byte, error) {
+	files, err := h.renderIDs(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return files[id], nil
+}

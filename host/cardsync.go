@@ -13,8 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/palacehq/palace/cardfile"
@@ -36,6 +40,11 @@ type SyncRequest struct {
 	Resolve map[string]string `json:"resolve,omitempty"`
 	// DryRun reports what a sync would do and writes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Rewrite writes the file of every card sync covers again, changed or
+	// not, files removed from the checkout included (to restore them, or
+	// after an upgrade of palace). Files changed in the checkout are still
+	// imported, or reported as conflicts.
+	Rewrite bool `json:"rewrite,omitempty"`
 }
 
 // SyncReport says what a sync did (or, dry, would do).
@@ -147,7 +156,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 			Msg: fmt.Sprintf("%s in %s: nothing was imported or exported; fix them (palace cards check shows them) and sync again",
 				plural(countErrors(rep.Findings), "card file problem"), cardfile.Dir)}
 	}
-	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve}
+	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite}
 	inDir := map[string]bool{}
 	for _, f := range files {
 		inDir[f.id] = true
@@ -159,7 +168,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 			continue
 		}
 		switch {
-		case r.File != nil && r.File.FileSHA256 != "":
+		case r.File != nil && r.File.FileSHA256 != "" && !req.Rewrite:
 			rep.Removed = append(rep.Removed, r.CardID)
 		default:
 			p.export = append(p.export, r)
@@ -245,39 +254,61 @@ func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncF
 	if err != nil {
 		return nil, internal(err, "read %s", dir)
 	}
-	out := make([]*syncFile, 0, len(entries))
+	var names []fs.DirEntry
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, cardfile.Ext) || strings.HasPrefix(name, ".") {
-			continue
+		if name := e.Name(); strings.HasSuffix(name, cardfile.Ext) && !strings.HasPrefix(name, ".") {
+			names = append(names, e)
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	}
+	// A stat per file, and a read of those that may have changed, in
+	// parallel: the system calls are most of a sync that changes nothing.
+	files := make([]*syncFile, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) {
+		files[i], errs[i] = h.scanFile(dir, names[i], byID)
+	})
+	out := make([]*syncFile, 0, len(files))
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "read %s", filepath.Join(dir, names[i].Name()))
 		}
-		if err != nil {
-			return nil, internal(err, "read %s", filepath.Join(dir, name))
-		}
-		if !info.Mode().IsRegular() {
-			continue
-		}
-		f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name,
-			abs: filepath.Join(dir, name), size: info.Size(), mtime: info.ModTime().UnixNano()}
-		if r := byID[f.id]; r != nil && r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
-			r.File.Size == f.size && r.File.MtimeNS == f.mtime {
-			f.keep, f.sha = true, r.File.FileSHA256
+		if f != nil {
 			out = append(out, f)
-			continue
 		}
-		if err := f.read(); err != nil {
-			return nil, internal(err, "read %s", f.abs)
-		}
-		if r := byID[f.id]; r != nil && r.File != nil && r.File.FileSHA256 == f.sha {
-			f.keep = true
-		}
-		out = append(out, f)
 	}
 	return out, nil
+}
+
+// scanFile stats one directory entry and reads it unless the last sync in
+// this checkout saw it with the same size and mtime. Nil for an entry that
+// is gone or not a regular file.
+func (h *Host) scanFile(dir string, e fs.DirEntry, byID map[string]*store.SyncRow) (*syncFile, error) {
+	name := e.Name()
+	info, err := e.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil
+	}
+	f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name,
+		abs: filepath.Join(dir, name), size: info.Size(), mtime: info.ModTime().UnixNano()}
+	r := byID[f.id]
+	if r != nil && r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
+		r.File.Size == f.size && r.File.MtimeNS == f.mtime {
+		f.keep, f.sha = true, r.File.FileSHA256
+		return f, nil
+	}
+	if err := f.read(); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	f.keep = r != nil && r.File != nil && r.File.FileSHA256 == f.sha
+	return f, nil
 }
 
 // read reads the file, at most one byte over the limit (Decode reports
@@ -303,22 +334,29 @@ func sha256Hex(b []byte) string {
 }
 
 // checkFiles decodes every file that changed and reports its problems, and
-// ids declared twice.
+// ids declared twice. Files are decoded in parallel (YAML parsing is most of
+// an import's CPU); findings come out in file order.
 func checkFiles(files []*syncFile) []cardfile.Finding {
-	var out []cardfile.Finding
-	declared := map[string]string{}
-	for _, f := range files {
+	per := make([][]cardfile.Finding, len(files))
+	parallel(len(files), func(i int) {
+		f := files[i]
 		if f.keep {
-			declared[f.id] = f.path
-			continue
+			return
 		}
 		p, fs := cardfile.Decode(f.path, f.data)
-		out = append(out, fs...)
-		if cardfile.HasErrors(fs) {
-			continue
+		if !cardfile.HasErrors(fs) {
+			f.parsed = &p
+			fs = append(fs, secretFindings(f.path, p)...)
 		}
-		f.parsed = &p
-		out = append(out, secretFindings(f.path, p)...)
+		per[i] = fs
+	})
+	var out []cardfile.Finding
+	declared := map[string]string{}
+	for i, f := range files {
+		out = append(out, per[i]...)
+		if f.keep {
+			declared[f.id] = f.path
+		}
 	}
 	for _, f := range files {
 		if f.parsed == nil {
@@ -333,6 +371,33 @@ func checkFiles(files []*syncFile) []cardfile.Finding {
 		declared[id] = f.path
 	}
 	return out
+}
+
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // secretFindings scans a card file's text and its evidence for secrets:
@@ -365,6 +430,7 @@ type plan struct {
 	rep     *SyncReport
 	repoID  string
 	resolve map[string]string
+	rewrite bool
 	export  []*store.SyncRow
 	imports []*syncFile
 	rows    map[string]*store.SyncRow // the rows of imports that update a card
@@ -384,6 +450,8 @@ func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 	switch {
 	case r == nil:
 		p.imports = append(p.imports, f)
+	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || Authoritative(r.Status)):
+		p.export = append(p.export, r)
 	case f.keep && !changedHere(r):
 		p.rep.Unchanged++
 		if f.data != nil {
@@ -648,13 +716,19 @@ func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 	if err != nil {
 		return nil, err
 	}
+	list := make([]cardfile.Card, 0, len(files))
+	for _, f := range files {
+		list = append(list, f)
+	}
+	enc := make([][]byte, len(list))
+	errs := make([]error, len(list))
+	parallel(len(list), func(i int) { enc[i], errs[i] = cardfile.Encode(list[i]) })
 	out := make(map[string][]byte, len(files))
-	for id, f := range files {
-		b, err := cardfile.Encode(f)
-		if err != nil {
-			return nil, internal(err, "render card %s", id)
+	for i, f := range list {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "render card %s", f.ID)
 		}
-		out[id] = b
+		out[f.ID] = enc[i]
 	}
 	return out, nil
 }
@@ -672,29 +746,35 @@ func (p *plan) exportAll(ctx context.Context) error {
 	if err := os.MkdirAll(p.rep.Dir, 0o755); err != nil {
 		return internal(err, "create %s", p.rep.Dir)
 	}
-	recs := make([]store.CardFile, 0, len(p.export))
-	for _, r := range p.export {
+	written := make([]*syncFile, len(p.export))
+	errs := make([]error, len(p.export))
+	parallel(len(p.export), func(i int) {
+		r := p.export[i]
 		b := files[r.CardID]
 		if len(b) > cardfile.MaxFileBytes {
+			return
+		}
+		f := &syncFile{id: r.CardID, abs: filepath.Join(p.rep.Dir, cardfile.FileName(r.CardID)), sha: sha256Hex(b)}
+		f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		written[i] = f
+	})
+	recs := make([]store.CardFile, 0, len(p.export))
+	for i, r := range p.export {
+		if errs[i] != nil {
+			return internal(errs[i], "write %s", written[i].abs)
+		}
+		f := written[i]
+		if f == nil {
 			p.rep.Findings = append(p.rep.Findings, cardfile.Finding{Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID), Line: 1, Col: 1,
 				Code: cardfile.CodeTooLarge, Severity: cardfile.SeverityWarning, CardID: r.CardID,
-				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(b), cardfile.MaxFileBytes)})
+				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(files[r.CardID]), cardfile.MaxFileBytes)})
 			continue
 		}
-		f := &syncFile{id: r.CardID, abs: filepath.Join(p.rep.Dir, cardfile.FileName(r.CardID))}
-		if err := writeFileAtomic(f.abs, b); err != nil {
-			return internal(err, "write %s", f.abs)
-		}
-		info, err := os.Stat(f.abs)
-		if err != nil {
-			return internal(err, "write %s", f.abs)
-		}
-		f.size, f.mtime = info.Size(), info.ModTime().UnixNano()
 		held := ""
 		if r.File != nil && !Authoritative(r.Status) {
 			held = r.File.Held
 		}
-		recs = append(recs, p.stat(store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: sha256Hex(b),
+		recs = append(recs, p.stat(store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: f.sha,
 			EventSeq: r.EventSeq, Held: held}, f))
 		p.rep.Exported = append(p.rep.Exported, r.CardID)
 	}
@@ -713,30 +793,35 @@ func (p *plan) exportAll(ctx context.Context) error {
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same
-// directory, so a reader (git, an editor) never sees half a card.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// directory, so a reader (git, an editor) never sees half a card, and
+// returns the file's size and mtime.
+func writeFileAtomic(path string, b []byte) (size, mtime int64, err error) {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.Itoa(os.Getpid()))
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Left by a process that died mid-write (same pid, reused).
+		os.Remove(tmp)
+		fh, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	_, err = fh.Write(b)
+	var info os.FileInfo
+	if err == nil {
+		info, err = fh.Stat()
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if cerr := fh.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err != nil {
+		os.Remove(tmp)
+		return 0, 0, err
 	}
-	return nil
+	return info.Size(), info.ModTime().UnixNano(), nil
 }
 
 // headCommit is the checkout's HEAD commit, "" when there is none yet.

@@ -135,9 +135,13 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	}
 	rep.Dir = filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
 	repoID := AnchorID(h.loc.Identity(anchor.Repo))
-	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	mark, err := h.store.EventMark(ctx)
 	if err != nil {
 		return rep, internal(err, "read cards to sync")
+	}
+	rows, fast, err := h.syncRows(ctx, repoID, mark, req)
+	if err != nil {
+		return rep, err
 	}
 	byID := make(map[string]*store.SyncRow, len(rows))
 	for i := range rows {
@@ -149,6 +153,11 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	files, err := h.scanCardDir(rep.Dir, byID)
 	if err != nil {
 		return rep, err
+	}
+	if fast {
+		if err := h.fillStatus(ctx, files, byID); err != nil {
+			return rep, err
+		}
 	}
 	rep.Findings = checkFiles(files)
 	if cardfile.HasErrors(rep.Findings) {
@@ -192,9 +201,71 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	if err := p.run(ctx); err != nil {
 		return rep, err
 	}
+	// Nothing left pending: until the next card event, a sync need not look
+	// at every card again.
+	settled := len(p.imports) == 0 && len(rep.Conflicts) == 0 && len(rep.Findings) == 0
+	if settled && (!fast || len(rep.Exported) > 0) {
+		if err := h.store.SetSyncMark(ctx, repoID, mark); err != nil {
+			return rep, internal(err, "record the sync")
+		}
+	} else if !settled {
+		if err := h.store.SetSyncMark(ctx, repoID, -1); err != nil {
+			return rep, internal(err, "record the sync")
+		}
+	}
 	slices.Sort(rep.Exported)
 	slices.Sort(rep.Imported)
 	return rep, nil
+}
+
+// syncRows lists the cards a sync looks at. When the last sync of this
+// repository left nothing pending and no card event happened since (mark),
+// the cards are exactly those with a file row, unchanged: only card_files is
+// read (fast). Otherwise every authoritative or tracked card of the
+// repository is read with its last event.
+func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req SyncRequest) ([]store.SyncRow, bool, error) {
+	last, ok, err := h.store.SyncMark(ctx, repoID)
+	if err != nil {
+		return nil, false, internal(err, "read cards to sync")
+	}
+	if ok && last == mark && len(req.Share) == 0 && len(req.Resolve) == 0 && !req.Rewrite {
+		files, err := h.store.CardFiles(ctx, repoID)
+		if err != nil {
+			return nil, false, internal(err, "read cards to sync")
+		}
+		rows := make([]store.SyncRow, len(files))
+		for i := range files {
+			rows[i] = store.SyncRow{CardID: files[i].CardID, EventSeq: files[i].EventSeq, File: &files[i]}
+		}
+		return rows, true, nil
+	}
+	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	if err != nil {
+		return nil, false, internal(err, "read cards to sync")
+	}
+	return rows, false, nil
+}
+
+// fillStatus reads the status of the cards whose file changed, which the
+// fast listing does not carry (an import starts from it).
+func (h *Host) fillStatus(ctx context.Context, files []*syncFile, byID map[string]*store.SyncRow) error {
+	var ids []string
+	for _, f := range files {
+		if r := byID[f.id]; r != nil && !f.keep {
+			ids = append(ids, f.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := h.store.CardAnchors(ctx, ids)
+	if err != nil {
+		return internal(err, "read cards")
+	}
+	for _, id := range ids {
+		byID[id].Status = found[id].Status
+	}
+	return nil
 }
 
 func countErrors(fs []cardfile.Finding) int {

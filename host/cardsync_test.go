@@ -304,6 +304,9 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	p.b.git(p.db, "pull", "-q")
 	hb := p.b.open(p.db, host.Human)
 	mustSync(t, hb, host.SyncRequest{})
+	// Settled: the next sync reads only the file rows, and must still see
+	// a file that changes.
+	mustSync(t, hb, host.SyncRequest{})
 
 	// A demotes; B pulls: B's card is demoted too, by an imported event.
 	counter := p.a.ev(ha, "WAL with busy timeout still deadlocked", "storage", "")
@@ -321,6 +324,9 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	c, _ := hb.ShowCard(ctx, id)
 	if c.Status != "demoted" || c.Counts["counterexample"] != 1 {
 		t.Fatalf("B's card %s with %v, want demoted with the counterexample", c.Status, c.Counts)
+	}
+	if evs, _ := hb.CardEvents(ctx, id); evs[len(evs)-1].FromStatus != "promoted" || evs[len(evs)-1].ToStatus != "demoted" {
+		t.Errorf("B's import event %+v, want promoted → demoted", evs[len(evs)-1])
 	}
 
 	// Both sides change the card: B retires it, A adds a teaching link.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -206,4 +207,61 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 		}
 	}
 	return out, nil
+}
+
+// CardFiles lists the file rows of anchorID, by card id.
+func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at
+		FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
+	if err != nil {
+		return nil, fmt.Errorf("list card files: %w", err)
+	}
+	defer rows.Close()
+	var out []CardFile
+	for rows.Next() {
+		var f CardFile
+		if err := rows.Scan(&f.CardID, &f.AnchorID, &f.FileSHA256, &f.EventSeq, &f.Checkout, &f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+			return nil, fmt.Errorf("list card files: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// EventMark is the rowid of the newest card event (0 without events): it
+// grows with every lifecycle change anywhere in the palace.
+func (s *Store) EventMark(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) FROM card_events`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the newest card event: %w", err)
+	}
+	return n, nil
+}
+
+// SyncMark is the event mark recorded by the last sync of anchorID that
+// left nothing pending; ok is false when there is none.
+func (s *Store) SyncMark(ctx context.Context, anchorID string) (mark int64, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT event_rowid FROM card_sync_marks WHERE anchor_id = ?`, anchorID).Scan(&mark)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read the sync mark of %s: %w", anchorID, err)
+	}
+	return mark, true, nil
+}
+
+// SetSyncMark records mark for anchorID; a negative mark removes it.
+func (s *Store) SetSyncMark(ctx context.Context, anchorID string, mark int64) error {
+	var err error
+	if mark < 0 {
+		_, err = s.db.ExecContext(ctx, `DELETE FROM card_sync_marks WHERE anchor_id = ?`, anchorID)
+	} else {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO card_sync_marks(anchor_id, event_rowid) VALUES (?, ?)
+			ON CONFLICT(anchor_id) DO UPDATE SET event_rowid = excluded.event_rowid`, anchorID, mark)
+	}
+	if err != nil {
+		return fmt.Errorf("record the sync mark of %s: %w", anchorID, err)
+	}
+	return nil
 }

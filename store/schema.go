@@ -300,7 +300,10 @@ DELETE FROM injection_last WHERE outcome NOT IN ('inline_full','inline_compact')
 	// and its size and mtime in the checkout that saw it, so an unchanged
 	// directory is not read again), the card's last event seq then, and why
 	// an imported claim of authority was held back as a candidate. A row
-	// with an empty hash is a candidate shared but not yet written. The
+	// with an empty hash is a candidate shared but not yet written.
+	// card_sync_marks keeps, per anchor, the last card event when a sync
+	// left nothing pending: while no event follows it, the next sync reads
+	// card_files alone instead of every card with its last event. The
 	// entry assumes only what migrations 1 to 5 created, so it runs the
 	// same whatever number it gets.
 	`
@@ -333,17 +336,21 @@ CREATE TRIGGER card_events_no_delete BEFORE DELETE ON card_events
 BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
 
 CREATE TABLE IF NOT EXISTS card_files (
-	card_id     TEXT PRIMARY KEY REFERENCES cards(id),
 	anchor_id   TEXT NOT NULL REFERENCES anchors(id),
+	card_id     TEXT NOT NULL UNIQUE REFERENCES cards(id),
 	file_sha256 TEXT NOT NULL DEFAULT '',
 	event_seq   INTEGER NOT NULL DEFAULT 0,
 	checkout    TEXT NOT NULL DEFAULT '',
 	size        INTEGER NOT NULL DEFAULT -1,
 	mtime_ns    INTEGER NOT NULL DEFAULT 0,
 	held        TEXT NOT NULL DEFAULT '',
-	synced_at   TEXT NOT NULL
+	synced_at   TEXT NOT NULL,
+	PRIMARY KEY (anchor_id, card_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS card_files_anchor ON card_files(anchor_id);
+CREATE TABLE IF NOT EXISTS card_sync_marks (
+	anchor_id   TEXT PRIMARY KEY REFERENCES anchors(id),
+	event_rowid INTEGER NOT NULL
+);
 `,
 }
 

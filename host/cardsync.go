@@ -333,10 +333,15 @@ func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncF
 	}
 	// A stat per file, and a read of those that may have changed, in
 	// parallel: the system calls are most of a sync that changes nothing.
+	ds, err := openDirStater(dir)
+	if err != nil {
+		return nil, internal(err, "read %s", dir)
+	}
+	defer ds.Close()
 	files := make([]*syncFile, len(names))
 	errs := make([]error, len(names))
 	parallel(len(names), func(i int) {
-		files[i], errs[i] = h.scanFile(dir, names[i], byID)
+		files[i], errs[i] = h.scanFile(ds, dir, names[i].Name(), byID)
 	})
 	out := make([]*syncFile, 0, len(files))
 	for i, f := range files {
@@ -353,20 +358,19 @@ func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncF
 // scanFile stats one directory entry and reads it unless the last sync in
 // this checkout saw it with the same size and mtime. Nil for an entry that
 // is gone or not a regular file.
-func (h *Host) scanFile(dir string, e fs.DirEntry, byID map[string]*store.SyncRow) (*syncFile, error) {
-	name := e.Name()
-	info, err := e.Info()
+func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.SyncRow) (*syncFile, error) {
+	size, mtime, regular, err := ds.stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
+	if !regular {
 		return nil, nil
 	}
 	f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name,
-		abs: filepath.Join(dir, name), size: info.Size(), mtime: info.ModTime().UnixNano()}
+		abs: filepath.Join(dir, name), size: size, mtime: mtime}
 	r := byID[f.id]
 	if r != nil && r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
 		r.File.Size == f.size && r.File.MtimeNS == f.mtime {

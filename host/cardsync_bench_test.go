@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,11 +94,16 @@ func benchSync(b *testing.B, h *host.Host, req host.SyncRequest) host.SyncReport
 // empty palace: decode, secret scan, gate per card, one transaction.
 func BenchmarkSyncImport10k(b *testing.B) {
 	repo := benchCardDir(b, syncBenchCards)
+	var cpu cpuClock
+	n := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		h := openBench(b, filepath.Join(b.TempDir(), fmt.Sprintf("home%d", i)), repo)
 		b.StartTimer()
+		cpu.Start()
 		rep := benchSync(b, h, host.SyncRequest{})
+		cpu.Stop()
+		n++
 		b.StopTimer()
 		if len(rep.Imported) != syncBenchCards || len(rep.Held) != 0 {
 			b.Fatalf("imported %d, held %d", len(rep.Imported), len(rep.Held))
@@ -105,6 +111,7 @@ func BenchmarkSyncImport10k(b *testing.B) {
 		h.Close()
 		b.StartTimer()
 	}
+	cpu.report(b, n)
 }
 
 // BenchmarkSyncExport10k writes the files of 10k cards (render from the
@@ -119,12 +126,18 @@ func BenchmarkSyncExport10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var cpu cpuClock
+	n := 0
+	cpu.Start()
 	for b.Loop() {
 		rep := benchSync(b, h, host.SyncRequest{Rewrite: true})
 		if len(rep.Exported) != syncBenchCards {
 			b.Fatalf("exported %d", len(rep.Exported))
 		}
+		n++
 	}
+	cpu.Stop()
+	cpu.report(b, n)
 	// Rewriting imported cards gives the bytes they were imported from.
 	if after, err := os.ReadFile(sample); err != nil || string(after) != string(before) {
 		b.Fatalf("rewrite changed %s (%v):\n%s\n---- was ----\n%s", sample, err, after, before)
@@ -139,10 +152,41 @@ func BenchmarkSyncNoop10k(b *testing.B) {
 	defer h.Close()
 	benchSync(b, h, host.SyncRequest{})
 	benchSync(b, h, host.SyncRequest{}) // records the stats the import could not trust yet
+	var cpu cpuClock
+	n := 0
+	cpu.Start()
 	for b.Loop() {
 		rep := benchSync(b, h, host.SyncRequest{})
 		if rep.Unchanged != syncBenchCards || len(rep.Exported)+len(rep.Imported) != 0 {
 			b.Fatalf("no-op sync: %d unchanged, %d exported, %d imported", rep.Unchanged, len(rep.Exported), len(rep.Imported))
 		}
+		n++
+	}
+	cpu.Stop()
+	cpu.report(b, n)
+}
+
+// cpuClock adds up the process's CPU time (user + system, every thread)
+// over the timed parts of a benchmark: on a shared machine wall time
+// includes waiting for a core, CPU time does not.
+type cpuClock struct {
+	start, total time.Duration
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (c *cpuClock) Start() { c.start = cpuNow() }
+func (c *cpuClock) Stop()  { c.total += cpuNow() - c.start }
+
+// report adds cpu-ms/op to the benchmark's output.
+func (c *cpuClock) report(b *testing.B, n int) {
+	if n > 0 {
+		b.ReportMetric(float64(c.total.Milliseconds())/float64(n), "cpu-ms/op")
 	}
 }

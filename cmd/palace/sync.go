@@ -116,7 +116,7 @@ func printSync(w io.Writer, rep host.SyncReport) {
 		fmt.Fprintf(w, "--- file %s\n%s", c.Path, indentBlock(c.File))
 		fmt.Fprintf(w, "+++ palace %s\n%s", c.CardID, indentBlock(c.Palace))
 	}
-	if len(rep.Findings) == 0 {
+	if !cardfile.HasErrors(rep.Findings) {
 		fmt.Fprintf(w, "%s: %d exported, %d imported, %d held, %d conflicts, %d unchanged\n", rep.Dir,
 			len(rep.Exported), len(rep.Imported), len(rep.Held), len(rep.Conflicts), rep.Unchanged)
 	}

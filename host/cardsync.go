@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -420,8 +421,11 @@ func checkFiles(files []*syncFile) []cardfile.Finding {
 		}
 		p, fs := cardfile.Decode(f.path, f.data)
 		if !cardfile.HasErrors(fs) {
-			f.parsed = &p
+			fs = append(fs, limitFindings(f.path, p)...)
 			fs = append(fs, secretFindings(f.path, p)...)
+			if !cardfile.HasErrors(fs) {
+				f.parsed = &p
+			}
 		}
 		per[i] = fs
 	})
@@ -473,6 +477,38 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// limitFindings applies the limits every other way in applies (record,
+// distill, MCP) to a card file's card and evidence: sizes, NUL bytes,
+// globs and trigger patterns that compile.
+func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
+	var out []cardfile.Finding
+	add := func(line int, err error) {
+		if err != nil {
+			out = append(out, cardfile.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeValue,
+				Severity: cardfile.SeverityError, CardID: p.Card.ID, Message: err.Error()})
+		}
+	}
+	c := p.Card
+	add(p.Line("field"), checkText("field", c.Field, MaxFieldBytes, "use a short name such as go or release-process"))
+	add(p.Line("statement"), checkText("statement", c.Statement, 0, "remove it"))
+	add(p.Line("content"), checkText("content", c.Content, MaxContentBytes, "keep the card short; the evidence carries the detail"))
+	add(p.Line("scope"), checkScope(store.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
+	for _, pat := range c.Triggers.Patterns {
+		if _, err := regexp.Compile(pat); err != nil {
+			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
+		}
+	}
+	for i, e := range c.Evidence {
+		line := p.EvidenceLines[i]
+		if len(e.Content) > MaxContentBytes {
+			add(line, fmt.Errorf("evidence %s content is %d bytes, over the limit of 1 MiB", e.ID, len(e.Content)))
+		}
+		add(line, checkEvidenceInput(RecordRequest{Content: e.Content, Field: e.Field, Domain: e.Domain,
+			SourceRef: e.SourceRef, Provenance: e.Provenance, Tags: e.Tags}))
+	}
+	return out
 }
 
 // secretFindings scans a card file's text and its evidence for secrets:

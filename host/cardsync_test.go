@@ -260,6 +260,8 @@ func TestSyncBadInputImportsNothing(t *testing.T) {
 		{"unknown tier", "kc_01othercardothercardother.md", bytes.Replace(other, []byte("tier: shu"), []byte("tier: sage"), 1), cardfile.CodeValue, 4},
 		{"duplicate id", "kc_01copy.md", good, cardfile.CodeFileName, 2},
 		{"10 MB", "kc_01big.md", bytes.Repeat([]byte("x"), 10<<20), cardfile.CodeTooLarge, 1},
+		{"NUL in evidence", "kc_01othercardothercardother.md", bytes.Replace(other, []byte("content: I say so"), []byte(`content: "I say\0so"`), 1), cardfile.CodeCitation, 0},
+		{"trigger pattern", "kc_01othercardothercardother.md", bytes.Replace(other, []byte("patterns: []"), []byte("patterns: ['(']"), 1), cardfile.CodeValue, 12},
 		{"conflict markers", "kc_01othercardothercardother.md", append(append([]byte("<<<<<<< HEAD\n"), other...), []byte("=======\n>>>>>>> b\n")...), cardfile.CodeConflict, 1},
 	}
 	for _, tt := range tests {

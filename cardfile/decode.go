@@ -139,9 +139,21 @@ type decoder struct {
 	id       string
 }
 
+// maxFindings bounds the findings of one file: past it, a file is broken
+// beyond what a list helps with, and a crafted file could otherwise make
+// millions of them.
+const maxFindings = 100
+
 func (d *decoder) add(line int, code string, format string, args ...any) {
 	if line < 1 {
 		line = 1
+	}
+	if len(d.findings) >= maxFindings {
+		if len(d.findings) == maxFindings {
+			d.findings = append(d.findings, Finding{Path: d.path, Line: line, Col: 1, Code: code, Severity: SeverityError,
+				Message: fmt.Sprintf("more than %d problems: fix these first", maxFindings)})
+		}
+		return
 	}
 	d.findings = append(d.findings, Finding{Path: d.path, Line: line, Col: 1, Code: code,
 		Severity: SeverityError, Message: fmt.Sprintf(format, args...)})
@@ -310,7 +322,7 @@ func (d *decoder) mapping(n *yaml.Node, where string, known []string, fn func(ke
 		return
 	}
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && len(d.findings) <= maxFindings; i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case !slices.Contains(known, k.Value):

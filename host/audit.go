@@ -53,6 +53,10 @@ type AuditReport struct {
 	Rows        []AuditRow        `json:"rows"`
 	ScopePolicy policies.Decision `json:"scope_policy"`
 	LanesPolicy policies.Decision `json:"lanes_policy"`
+	// Held are cards of these anchors whose card file claimed promoted or
+	// canonical but did not pass the gate at import: they are candidates
+	// here, and the reasons say what the gate missed.
+	Held []HeldCard `json:"held,omitempty"`
 }
 
 // AuditRow is one card of the audit. Lane, RenderForm and Salience are the
@@ -148,8 +152,12 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 	if err != nil {
 		return AuditReport{}, internal(err, "audit: list cards")
 	}
+	held, err := h.HeldCards(ctx, sf.AnchorIDs)
+	if err != nil {
+		return AuditReport{}, err
+	}
 	now := h.now()
-	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[string]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}}
+	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[string]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
 	for _, l := range []string{"core", "scoped", "ref_only", "inspector_only"} {
 		rep.Lanes[l] = 0
 	}

@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -85,6 +87,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			ev, _ := st.CountEvidence(ctx)
 			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
 			r.Checks = append(r.Checks, telemetryCheck(ctx, st, h.telemetryDays))
+			r.Checks = append(r.Checks, heldCheck(ctx, st))
 		}
 	}
 	set, err := policies.Load(ctx, h.PolicySources(), policies.Options{})
@@ -100,4 +103,27 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 		add("policies", "ok", detail, "")
 	}
 	return r
+}
+
+// heldCheck warns about imported card files whose claim of authority the
+// gate refused (the cards stay candidates).
+func heldCheck(ctx context.Context, st *store.Store) Check {
+	rows, err := st.HeldCardFiles(ctx)
+	if err != nil {
+		return Check{Name: "card files", Status: "warn", Detail: err.Error()}
+	}
+	if len(rows) == 0 {
+		return Check{Name: "card files", Status: "ok", Detail: "no imported card is held back by the gate"}
+	}
+	var parts []string
+	for _, r := range rows {
+		var rec heldRecord
+		if json.Unmarshal([]byte(r.Held), &rec) != nil {
+			rec.Reasons = []string{r.Held}
+		}
+		parts = append(parts, fmt.Sprintf("%s claims %s: %s", r.CardID, rec.Claimed, strings.Join(rec.Reasons, "; ")))
+	}
+	return Check{Name: "card files", Status: "warn",
+		Detail: fmt.Sprintf("%d imported card(s) held as candidates by the gate: %s", len(rows), strings.Join(parts, " | ")),
+		Fix:    "add the evidence the gate asks for and promote (palace promote ID), or set status: candidate in the file; palace cards check shows the same"}
 }

@@ -68,8 +68,13 @@ func promoteTarget(c store.Card, target string) (string, error) {
 
 // evaluateGate runs the policy and then the Go floors.
 func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, action, target, reviewerName string) GateResult {
+	return h.gateAs(ctx, c, links, action, target, h.reviewer(reviewerName))
+}
+
+// gateAs is evaluateGate with the reviewer given as is (a card file names
+// the reviewer of its last lifecycle change).
+func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, action, target string, reviewer policies.Reviewer) GateResult {
 	counts := store.CountRoles(links)
-	reviewer := h.reviewer(reviewerName)
 	in := policies.GateInput{
 		Action: action,
 		Target: target,
@@ -150,6 +155,9 @@ type ChangeResult struct {
 	Card  Card        `json:"card"`
 	Event store.Event `json:"event"`
 	Gate  *GateResult `json:"gate,omitempty"`
+	// Export is the card file written after the change, when the checkout
+	// asks for it (AutoExportConfig).
+	Export *ExportNote `json:"export,omitempty"`
 }
 
 // Promote appends the verification refs, asks the gate, checks the floors
@@ -222,6 +230,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		return ChangeResult{}, classify(conflict(err), "promote "+id)
 	}
 	res.Gate = &gate
+	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }
@@ -322,6 +331,8 @@ type LinkResult struct {
 	Card  Card         `json:"card"`
 	Added bool         `json:"added"`
 	Event *store.Event `json:"event,omitempty"`
+	// Export is the card file written after the change (AutoExportConfig).
+	Export *ExportNote `json:"export,omitempty"`
 }
 
 // Link adds a role link (never changes status). Both modes.
@@ -353,6 +364,9 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	if err != nil {
 		return LinkResult{}, classify(err, "link "+id)
 	}
+	if res.Added {
+		res.Export = h.autoExport(ctx, id)
+	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }
@@ -372,6 +386,7 @@ func (h *Host) change(ctx context.Context, id, op string, fn func(context.Contex
 	if err != nil {
 		return ChangeResult{}, classify(conflict(err), op+" "+id)
 	}
+	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }

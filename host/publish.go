@@ -22,6 +22,9 @@ type PublishResult struct {
 	Original Card        `json:"original"`
 	Copy     Card        `json:"copy"`
 	Gate     *GateResult `json:"gate,omitempty"`
+	// Export is the copy's card file, written when the copy is this
+	// repository's and the checkout asks for it (AutoExportConfig).
+	Export *ExportNote `json:"export,omitempty"`
 }
 
 // Publish copies an authoritative card one step outward (worktree → repo →
@@ -121,7 +124,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		return PublishResult{}, err
 	}
 	cp, err := h.ShowCard(ctx, copyID)
-	return PublishResult{Original: orig, Copy: cp, Gate: &gate}, err
+	return PublishResult{Original: orig, Copy: cp, Gate: &gate, Export: h.autoExport(ctx, copyID)}, err
 }
 
 // outward is the next anchor kind out from k, "" for global.

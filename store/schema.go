@@ -360,6 +360,66 @@ CREATE TABLE request_terms (
 ) WITHOUT ROWID;
 CREATE INDEX request_terms_time ON request_terms(created_at);
 `,
+	// Card files: repo cards travel with git as files under
+	// <repo>/.palace/cards/. card_events learns the event type imported
+	// (a CHECK constraint cannot be altered in SQLite, so the table is
+	// rebuilt with its rows and its append-only triggers), and card_files
+	// remembers, per card, the file as it was at the last sync (its hash,
+	// and its size and mtime in the checkout that saw it, so an unchanged
+	// directory is not read again), the card's last event seq then, and why
+	// an imported claim of authority was held back as a candidate. A row
+	// with an empty hash is a candidate shared but not yet written.
+	// card_sync_marks keeps, per anchor, the last card event when a sync
+	// left nothing pending: while no event follows it, the next sync reads
+	// card_files alone instead of every card with its last event. The
+	// entry assumes only what migrations 1 to 5 created, so it runs the
+	// same whatever number it gets.
+	`
+DROP TRIGGER card_events_no_update;
+DROP TRIGGER card_events_no_delete;
+CREATE TABLE card_events_next (
+	id          TEXT PRIMARY KEY,
+	card_id     TEXT NOT NULL REFERENCES cards(id),
+	seq         INTEGER NOT NULL CHECK (seq > 0),
+	type        TEXT NOT NULL CHECK (type IN ('created','linked','promoted','demoted','retired','published','direct_write','updated','imported')),
+	from_status TEXT NOT NULL DEFAULT '',
+	to_status   TEXT NOT NULL DEFAULT '',
+	reason      TEXT NOT NULL DEFAULT '',
+	actor       TEXT NOT NULL,
+	actor_type  TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	policy      TEXT NOT NULL DEFAULT '',
+	policy_hash TEXT NOT NULL DEFAULT '',
+	decision    TEXT NOT NULL DEFAULT 'null' CHECK (json_valid(decision)),
+	data        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(data)),
+	created_at  TEXT NOT NULL,
+	UNIQUE (card_id, seq)
+);
+INSERT INTO card_events_next(id, card_id, seq, type, from_status, to_status, reason, actor, actor_type, policy, policy_hash, decision, data, created_at)
+	SELECT id, card_id, seq, type, from_status, to_status, reason, actor, actor_type, policy, policy_hash, decision, data, created_at FROM card_events;
+DROP TABLE card_events;
+ALTER TABLE card_events_next RENAME TO card_events;
+CREATE TRIGGER card_events_no_update BEFORE UPDATE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+CREATE TRIGGER card_events_no_delete BEFORE DELETE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+
+CREATE TABLE IF NOT EXISTS card_files (
+	anchor_id   TEXT NOT NULL REFERENCES anchors(id),
+	card_id     TEXT NOT NULL UNIQUE REFERENCES cards(id),
+	file_sha256 TEXT NOT NULL DEFAULT '',
+	event_seq   INTEGER NOT NULL DEFAULT 0,
+	checkout    TEXT NOT NULL DEFAULT '',
+	size        INTEGER NOT NULL DEFAULT -1,
+	mtime_ns    INTEGER NOT NULL DEFAULT 0,
+	held        TEXT NOT NULL DEFAULT '',
+	synced_at   TEXT NOT NULL,
+	PRIMARY KEY (anchor_id, card_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS card_sync_marks (
+	anchor_id   TEXT PRIMARY KEY REFERENCES anchors(id),
+	event_rowid INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

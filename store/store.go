@@ -72,6 +72,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheSize/1024))
 	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", MmapSize))
+	// Statement journals (a statement with triggers or constraint checks
+	// inside a larger transaction saves the pages it touches, to undo itself
+	// alone) and temporary b-trees stay in memory: in a file they cost a
+	// write(2) per page, a sixth of a 10k-card import, measured.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)

@@ -49,6 +49,7 @@ Act on a row with 'palace audit action ID --action …' (human mode).`,
 
 func printAudit(w io.Writer, rep host.AuditReport) {
 	p := newPainter(w)
+	defer printHeld(w, rep.Held)
 	if len(rep.Rows) == 0 {
 		fmt.Fprintf(w, "no authoritative card matches (%s audited)\n", plural(rep.Audited, "card"))
 		return
@@ -156,4 +157,20 @@ func eventChange(e store.Event) string {
 		return e.Type
 	}
 	return d.From + " → " + d.To
+}
+
+// printHeld lists imported cards whose file's claim of authority the gate
+// refused.
+func printHeld(w io.Writer, held []host.HeldCard) {
+	if len(held) == 0 {
+		return
+	}
+	p := newPainter(w)
+	fmt.Fprintf(w, "\n%s\n", p.paint("33", fmt.Sprintf("%s held as candidates: the card file claims authority the gate did not allow", plural(len(held), "imported card"))))
+	for _, hc := range held {
+		fmt.Fprintf(w, "%s  %s claims %s\n", hc.CardID, hc.Path, hc.Claimed)
+		for _, r := range hc.Reasons {
+			fmt.Fprintf(w, "  - %s\n", escapeControls(r))
+		}
+	}
 }

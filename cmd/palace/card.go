@@ -228,6 +228,7 @@ func newCardLinkCmd(g *globals) *cobra.Command {
 						return
 					}
 					fmt.Fprintf(w, "linked %s → %s as %s\n  evidence: %s\n", req.EvidenceID, args[0], req.Role, countsLine(res.Card.Counts))
+					printExportNote(w, res.Export)
 				})
 			})
 		},

@@ -81,7 +81,19 @@ func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) er
 		} else {
 			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("event #%d", res.Event.Seq)))
 		}
+		printExportNote(w, res.Export)
 	})
+}
+
+// printExportNote says which card file a change wrote (palace.autoExport).
+func printExportNote(w io.Writer, n *host.ExportNote) {
+	switch {
+	case n == nil:
+	case n.Path != "":
+		fmt.Fprintf(w, "  %s\n", newPainter(w).dim("wrote "+n.Path))
+	default:
+		fmt.Fprintf(w, "  card file not written: %s\n", escapeControls(n.Skipped))
+	}
 }
 
 // printDenial prints the gate's answer as the command's result when the
@@ -171,6 +183,7 @@ func newPublishCmd(g *globals) *cobra.Command {
 				return g.output(res, func(w io.Writer) {
 					fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
 						res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
+					printExportNote(w, res.Export)
 				})
 			})
 		},

@@ -1,0 +1,223 @@
+// Package cardfile owns the text form of a card that travels with git: one
+// Markdown file per card under <repo>/.palace/cards/, a YAML front matter
+// holding the card's governed fields, its citations and the evidence they
+// cite, and the card's content as the Markdown body.
+//
+// Encode is deterministic (stable key order, LF endings, one trailing
+// newline), so encoding an unchanged card gives the same bytes, and Decode
+// validates a file and reports every problem as a Finding with a line. The
+// package knows nothing of the database, policies or git: it turns bytes into
+// a Card and back, and says what is wrong with the bytes. Whether a card may
+// hold the status it claims is the gate's question, asked by the host.
+package cardfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Dir is where card files live, relative to a repository's top level.
+const Dir = ".palace/cards"
+
+// Ext is a card file's extension; the file name is the card id plus Ext.
+const Ext = ".md"
+
+// MaxFileBytes bounds one card file. A card with its evidence is a few
+// kilobytes; evidence is at most 1 MiB each, and a file this size is a
+// mistake (a pasted log, a binary), not a card.
+const MaxFileBytes = 4 << 20
+
+// MaxStatementChars bounds a statement, as the palace does.
+const MaxStatementChars = 280
+
+// The vocabularies a card file may use. The host's lists are the same; a
+// test there keeps them in step.
+var (
+	Tiers        = []string{"dao_tian", "dao_ren", "shu", "qi"}
+	Statuses     = []string{"candidate", "promoted", "canonical", "demoted", "retired"}
+	Domains      = []string{"project", "agent", "skill", "global"}
+	Provenances  = []string{"runtime", "research", "human"}
+	Roles        = []string{"supporting", "verification", "teaching", "counterexample"}
+	Persistences = []string{"standard", "protected", "foundational"}
+	RenderPrefs  = []string{"auto", "inline_full", "inline_compact", "ref_preferred"}
+	ActorTypes   = []string{"human", "agent"}
+)
+
+// Card is one card file. Field order is the file's key order.
+type Card struct {
+	ID          string   `yaml:"id"`
+	Statement   string   `yaml:"statement"`
+	Tier        string   `yaml:"tier"`
+	Status      string   `yaml:"status"`
+	Domain      string   `yaml:"domain"`
+	Field       string   `yaml:"field"`
+	Scope       Scope    `yaml:"scope"`
+	Triggers    Triggers `yaml:"triggers"`
+	Persistence string   `yaml:"persistence"`
+	RenderPref  string   `yaml:"render_pref"`
+	ReviewAfter string   `yaml:"review_after,omitempty"`
+	ExpiresAt   string   `yaml:"expires_at,omitempty"`
+	OriginCard  string   `yaml:"origin_card,omitempty"`
+	CreatedBy   string   `yaml:"created_by"`
+	CreatedAt   string   `yaml:"created_at"`
+	// LastEvent is the card's last lifecycle event: what a reviewer of the
+	// file sees as "who let this card have its status, under which policy".
+	LastEvent *Event     `yaml:"last_event,omitempty"`
+	Citations []Citation `yaml:"citations"`
+	// Evidence holds every piece of evidence a citation names, so a clone
+	// has what the gate needs.
+	Evidence []Evidence `yaml:"evidence"`
+	// Content is the card's longer text. Encode writes it as the Markdown
+	// body; only text the body cannot hold exactly (a carriage return, a
+	// trailing newline) goes into the front matter instead.
+	Content string `yaml:"content,omitempty"`
+}
+
+// Scope limits where a card applies; empty lists mean anywhere.
+type Scope struct {
+	Paths     []string `yaml:"paths,flow"`
+	Languages []string `yaml:"languages,flow"`
+	Fields    []string `yaml:"fields,flow"`
+}
+
+// Triggers say what wakes a card up.
+type Triggers struct {
+	Patterns  []string `yaml:"patterns,flow"`
+	Intents   []string `yaml:"intents,flow"`
+	ToolNeeds []string `yaml:"tool_needs,flow"`
+}
+
+// Event is the last lifecycle event of a card.
+type Event struct {
+	Type       string   `yaml:"type" json:"type"`
+	At         string   `yaml:"at" json:"at"`
+	Actor      string   `yaml:"actor" json:"actor"`
+	Reviewer   Reviewer `yaml:"reviewer" json:"reviewer"`
+	PolicyHash string   `yaml:"policy_hash,omitempty" json:"policy_hash,omitempty"`
+}
+
+// Reviewer is who reviewed a lifecycle change.
+type Reviewer struct {
+	Name string `yaml:"name" json:"name"`
+	Type string `yaml:"type" json:"type"`
+}
+
+// Citation links the card to one piece of evidence in a role.
+type Citation struct {
+	Evidence  string `yaml:"evidence"`
+	Role      string `yaml:"role"`
+	SourceRef string `yaml:"source_ref"`
+	SHA256    string `yaml:"sha256"`
+	Note      string `yaml:"note,omitempty"`
+}
+
+// Evidence is one cited piece of evidence, content included.
+type Evidence struct {
+	ID         string   `yaml:"id"`
+	SHA256     string   `yaml:"sha256"`
+	Domain     string   `yaml:"domain"`
+	Field      string   `yaml:"field"`
+	Provenance string   `yaml:"provenance"`
+	SourceRef  string   `yaml:"source_ref"`
+	Tags       []string `yaml:"tags,flow"`
+	Actor      string   `yaml:"actor"`
+	ActorType  string   `yaml:"actor_type"`
+	CreatedAt  string   `yaml:"created_at"`
+	// Redacted is set when the content is the notice that replaced leaked
+	// text; SHA256 stays the hash of the original.
+	Redacted bool   `yaml:"redacted,omitempty"`
+	Content  string `yaml:"content"`
+}
+
+// FileName is the name of card id's file inside Dir.
+func FileName(id string) string { return id + Ext }
+
+// ContentSHA256 is the hash a citation and an evidence entry carry: hex
+// sha256 of the content's bytes.
+func ContentSHA256(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+// roleRank orders citations in a file.
+func roleRank(r string) int {
+	if i := slices.Index(Roles, r); i >= 0 {
+		return i
+	}
+	return len(Roles)
+}
+
+// Normalize puts c's lists in file order (citations by role then evidence,
+// evidence by id) and turns nil lists into empty ones, so two equal cards
+// encode the same.
+func Normalize(c Card) Card {
+	c.Citations = slices.Clone(c.Citations)
+	slices.SortStableFunc(c.Citations, func(a, b Citation) int {
+		if d := roleRank(a.Role) - roleRank(b.Role); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Evidence, b.Evidence)
+	})
+	c.Evidence = slices.Clone(c.Evidence)
+	slices.SortStableFunc(c.Evidence, func(a, b Evidence) int { return strings.Compare(a.ID, b.ID) })
+	for i := range c.Evidence {
+		c.Evidence[i].Tags = nonNil(c.Evidence[i].Tags)
+	}
+	if c.Citations == nil {
+		c.Citations = []Citation{}
+	}
+	if c.Evidence == nil {
+		c.Evidence = []Evidence{}
+	}
+	c.Scope = Scope{nonNil(c.Scope.Paths), nonNil(c.Scope.Languages), nonNil(c.Scope.Fields)}
+	c.Triggers = Triggers{nonNil(c.Triggers.Patterns), nonNil(c.Triggers.Intents), nonNil(c.Triggers.ToolNeeds)}
+	return c
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// bodySafe reports whether content survives the round trip as a Markdown
+// body: Decode drops the one newline Encode adds, and the file has LF
+// endings only.
+func bodySafe(content string) bool {
+	return !strings.ContainsRune(content, '\r') && !strings.HasSuffix(content, "\n")
+}
+
+// Encode renders c as a card file: "---", the front matter, "---", then the
+// content as the body. Equal cards give equal bytes. It fails only on a card
+// the YAML encoder cannot represent (it never does for valid UTF-8).
+func Encode(c Card) ([]byte, error) {
+	c = Normalize(c)
+	body := ""
+	if bodySafe(c.Content) {
+		body, c.Content = c.Content, ""
+	}
+	var buf bytes.Buffer
+	buf.Grow(1024 + len(body))
+	buf.WriteString("---\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+	}
+	buf.WriteString("---\n")
+	if body != "" {
+		buf.WriteString(body)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}

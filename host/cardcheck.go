@@ -1,0 +1,252 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/host/anchor"
+)
+
+// CardsCheckRequest asks for the check of card files.
+type CardsCheckRequest struct {
+	// Paths are card files, relative to the host's directory or absolute.
+	// Empty: with Staged every staged card file, else every file in this
+	// checkout's .palace/cards.
+	Paths []string `json:"paths,omitempty"`
+	// Staged checks the version of each file in the index (what is about to
+	// be committed) instead of the working tree.
+	Staged bool `json:"staged,omitempty"`
+}
+
+// CardsCheckReport is the result of CheckCards.
+type CardsCheckReport struct {
+	Checked  []string           `json:"checked"`
+	Findings []cardfile.Finding `json:"findings"`
+	Errors   int                `json:"errors"`
+	Warnings int                `json:"warnings"`
+	Staged   bool               `json:"staged"`
+}
+
+// CheckCards is the pre-commit check of card files: each file's format
+// (cardfile.Decode), secrets, ids declared twice, and whether the status it
+// claims is one the repository's gate policy allows for the evidence the
+// file carries (PC012). It opens no database and creates no palace home;
+// it loads the policies a palace at opts would. A path that cannot be read
+// or is not staged is KindInvalid; git failing is KindInternal. Findings are
+// sorted by path and line.
+func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (CardsCheckReport, error) {
+	rep := CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return rep, err
+	}
+	if req.Staged && !h.loc.InGit {
+		return rep, invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", h.loc.Dir)
+	}
+	files, err := h.cardFilesToCheck(ctx, req)
+	if err != nil {
+		return rep, err
+	}
+	for _, f := range files {
+		rep.Checked = append(rep.Checked, f.path)
+	}
+	rep.Findings = append(rep.Findings, checkFiles(files)...)
+	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	for _, f := range files {
+		if f.parsed == nil || !Authoritative(f.parsed.Card.Status) {
+			continue
+		}
+		fc := f.parsed.Card
+		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), "promote", fc.Status, fileReviewer(fc))
+		if !g.Allow {
+			rep.Findings = append(rep.Findings, cardfile.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
+				Code: cardfile.CodeGate, Severity: cardfile.SeverityError, CardID: fc.ID,
+				Message: fmt.Sprintf("status %s is not allowed by the gate for the evidence this file carries (%s): cite the evidence the gate needs, or set status: candidate",
+					fc.Status, strings.Join(g.Reasons, "; "))})
+		}
+	}
+	sortFindings(rep.Findings)
+	for _, f := range rep.Findings {
+		if f.Severity == cardfile.SeverityError {
+			rep.Errors++
+		} else {
+			rep.Warnings++
+		}
+	}
+	return rep, nil
+}
+
+func sortFindings(fs []cardfile.Finding) {
+	// Stable: a file's findings keep the order Decode gave them.
+	sortStableBy(fs, func(a, b cardfile.Finding) bool {
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Line < b.Line
+	})
+}
+
+// cardFilesToCheck reads the files a check covers.
+func (h *Host) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*syncFile, error) {
+	var rel []string // relative to the worktree when staged
+	switch {
+	case len(req.Paths) > 0:
+		for _, p := range req.Paths {
+			abs := p
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(h.loc.Dir, p)
+			}
+			if !req.Staged {
+				rel = append(rel, abs)
+				continue
+			}
+			r, err := filepath.Rel(h.loc.Worktree, abs)
+			if err != nil || strings.HasPrefix(r, "..") {
+				return nil, invalid("FILE", "%s is outside the checkout %s: --staged checks files of this checkout", p, h.loc.Worktree)
+			}
+			rel = append(rel, filepath.ToSlash(r))
+		}
+	case req.Staged:
+		var err error
+		if rel, err = stagedCardPaths(ctx, h.loc.Worktree); err != nil {
+			return nil, internal(err, "list staged card files")
+		}
+	case !h.loc.InGit:
+		return nil, nil
+	default:
+		dir := filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, internal(err, "read %s", dir)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), cardfile.Ext) && !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
+				rel = append(rel, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if req.Staged {
+		blobs, err := indexBlobs(ctx, h.loc.Worktree, rel)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*syncFile, len(rel))
+		for i, r := range rel {
+			out[i] = &syncFile{id: strings.TrimSuffix(filepath.Base(r), cardfile.Ext), path: r, data: blobs[i]}
+		}
+		return out, nil
+	}
+	out := make([]*syncFile, 0, len(rel))
+	for i, abs := range rel {
+		f := &syncFile{id: strings.TrimSuffix(filepath.Base(abs), cardfile.Ext), abs: abs, path: h.display(abs)}
+		if len(req.Paths) > 0 {
+			f.path = req.Paths[i]
+		}
+		if err := f.read(); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, invalid("FILE", "card file %s does not exist", f.path)
+			}
+			return nil, invalid("FILE", "read card file %s: %v", f.path, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// display names abs relative to the host's directory when it is inside it.
+func (h *Host) display(abs string) string {
+	if r, err := filepath.Rel(h.loc.Dir, abs); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return abs
+}
+
+// stagedCardPaths lists the card files added, copied, modified or renamed
+// in the index, relative to the worktree.
+func stagedCardPaths(ctx context.Context, worktree string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", worktree, "diff", "--cached", "--name-only", "-z",
+		"--diff-filter=ACMR", "--", cardfile.Dir).Output()
+	if err != nil {
+		return nil, fmt.Errorf("git diff --cached: %w", err)
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if strings.HasSuffix(p, cardfile.Ext) && !strings.HasPrefix(filepath.Base(p), ".") {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// indexBlobs reads the index version of each path (relative to the
+// worktree) with one git cat-file process. A path not in the index is
+// KindInvalid.
+func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", worktree, "cat-file", "--batch")
+	var in bytes.Buffer
+	for _, p := range paths {
+		in.WriteString(":" + p + "\n")
+	}
+	cmd.Stdin = &in
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, internal(err, "read the index")
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, internal(err, "read the index")
+	}
+	defer cmd.Wait() //nolint:errcheck // the output is what counts
+	r := bufio.NewReader(stdout)
+	out := make([][]byte, len(paths))
+	for i, p := range paths {
+		header, err := r.ReadString('\n')
+		if err != nil {
+			return nil, internal(err, "read the index")
+		}
+		fields := strings.Fields(header)
+		if len(fields) != 3 {
+			return nil, invalid("FILE", "card file %s is not staged: stage it (git add) or check the file on disk without --staged", p)
+		}
+		size, err := strconv.ParseInt(fields[2], 10, 64)
+		if err != nil {
+			return nil, internal(fmt.Errorf("git cat-file header %q", header), "read the index")
+		}
+		// Read at most one byte over the limit; discard the rest.
+		keep := min(size, cardfile.MaxFileBytes+1)
+		buf := make([]byte, keep)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, internal(err, "read the index")
+		}
+		if _, err := r.Discard(int(size-keep) + 1); err != nil {
+			return nil, internal(err, "read the index")
+		}
+		out[i] = buf
+	}
+	return out, nil
+}
+
+func sortStableBy(fs []cardfile.Finding, less func(a, b cardfile.Finding) bool) {
+	slices.SortStableFunc(fs, func(a, b cardfile.Finding) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,993 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// SyncRequest asks for one sync of this checkout's card files with the
+// palace.
+type SyncRequest struct {
+	// Share lists candidate cards of this repository to write as files
+	// although they are not authoritative (a candidate the team should
+	// review). Authoritative repo cards are written without asking.
+	Share []string `json:"share,omitempty"`
+	// Resolve settles conflicts, card id → "file" (take the file) or
+	// "palace" (overwrite the file with this palace's card).
+	Resolve map[string]string `json:"resolve,omitempty"`
+	// DryRun reports what a sync would do and writes nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Rewrite writes the file of every card sync covers again, changed or
+	// not, files removed from the checkout included (to restore them, or
+	// after an upgrade of palace). Files changed in the checkout are still
+	// imported, or reported as conflicts.
+	Rewrite bool `json:"rewrite,omitempty"`
+}
+
+// SyncReport says what a sync did (or, dry, would do).
+type SyncReport struct {
+	// Dir is the checkout's card directory.
+	Dir string `json:"dir"`
+	// Commit is the checkout's HEAD, recorded in imported events.
+	Commit   string   `json:"commit,omitempty"`
+	DryRun   bool     `json:"dry_run,omitempty"`
+	Exported []string `json:"exported"`
+	Imported []string `json:"imported"`
+	// Held are files whose claim of authority the gate refused: the card
+	// was imported as a candidate.
+	Held      []HeldCard     `json:"held"`
+	Conflicts []SyncConflict `json:"conflicts"`
+	// Removed are cards written before whose file is gone from this
+	// checkout (deleted upstream, or a branch without it): they stay in the
+	// palace and are not written again until they change here.
+	Removed   []string           `json:"removed"`
+	Findings  []cardfile.Finding `json:"findings"`
+	Unchanged int                `json:"unchanged"`
+}
+
+// HeldCard is a card file whose promoted/canonical claim failed the gate.
+type HeldCard struct {
+	CardID  string   `json:"card_id"`
+	Path    string   `json:"path"`
+	Line    int      `json:"line"`
+	Claimed string   `json:"claimed_status"`
+	Reasons []string `json:"reasons"`
+}
+
+// SyncConflict is a card changed both in its file and in this palace since
+// the last sync. Nothing is merged: both versions are shown, and `palace
+// sync --resolve ID=file|palace` picks one.
+type SyncConflict struct {
+	CardID string `json:"card_id"`
+	Path   string `json:"path"`
+	// File is the file as it is in the checkout; Palace is the file this
+	// palace would write.
+	File   string `json:"file"`
+	Palace string `json:"palace"`
+}
+
+// syncFile is one file of the card directory.
+type syncFile struct {
+	id     string // the file name without .md
+	path   string // relative to the worktree, slash-separated
+	abs    string
+	size   int64
+	mtime  int64
+	data   []byte // nil when the file was not read (unchanged by stat)
+	sha    string
+	parsed *cardfile.Parsed
+	keep   bool // unchanged since the last sync
+}
+
+// racyWindow: a file modified this close to when its stat was recorded may
+// change again within the same mtime tick, so its stat is not trusted.
+const racyWindow = 2 * time.Second
+
+// Sync exports this repository's cards that changed in the palace to
+// <worktree>/.palace/cards/ and imports the card files that changed there
+// (a pull, a checkout, a merge): new cards keep their ids, and a file that
+// claims promoted or canonical is re-checked against the gate; one that
+// fails is imported as a candidate and reported as held. A card changed on
+// both sides is a conflict, reported with both versions and left alone.
+//
+// Files with problems (malformed, unknown tier, duplicate id, oversized,
+// conflict markers, a secret) make the sync refuse before writing anything:
+// KindInvalid with the findings in the report. Only this repository's cards
+// are written: worktree cards never leave the machine and global cards
+// stay personal. Human mode only (an import can make a card
+// authoritative).
+func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
+	rep := SyncReport{Exported: []string{}, Imported: []string{}, Held: []HeldCard{}, Conflicts: []SyncConflict{},
+		Removed: []string{}, Findings: []cardfile.Finding{}, DryRun: req.DryRun}
+	if err := h.requireHuman("sync"); err != nil {
+		return rep, err
+	}
+	if !h.loc.InGit {
+		return rep, invalid("--cwd", "%s is not inside a git checkout: card files live in a repository's .palace/cards; run palace sync in a checkout", h.loc.Dir)
+	}
+	for id, side := range req.Resolve {
+		if side != "file" && side != "palace" {
+			return rep, invalid("resolve", "--resolve %s=%s: say file (take the file) or palace (keep this palace's card)", id, side)
+		}
+	}
+	rep.Dir = filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
+	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	mark, err := h.store.EventMark(ctx)
+	if err != nil {
+		return rep, internal(err, "read cards to sync")
+	}
+	rows, fast, err := h.syncRows(ctx, repoID, mark, req)
+	if err != nil {
+		return rep, err
+	}
+	byID := make(map[string]*store.SyncRow, len(rows))
+	for i := range rows {
+		byID[rows[i].CardID] = &rows[i]
+	}
+	if err := h.share(ctx, req.Share, repoID, byID, &rows); err != nil {
+		return rep, err
+	}
+	files, err := h.scanCardDir(rep.Dir, byID)
+	if err != nil {
+		return rep, err
+	}
+	if fast {
+		if err := h.fillStatus(ctx, files, byID); err != nil {
+			return rep, err
+		}
+	}
+	rep.Findings = checkFiles(files)
+	if cardfile.HasErrors(rep.Findings) {
+		return rep, &Error{Kind: KindInvalid, Field: "card files",
+			Msg: fmt.Sprintf("%s in %s: nothing was imported or exported; fix them (palace cards check shows them) and sync again",
+				plural(countErrors(rep.Findings), "card file problem"), cardfile.Dir)}
+	}
+	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite}
+	inDir := map[string]bool{}
+	for _, f := range files {
+		inDir[f.id] = true
+		p.file(ctx, f, byID[f.id])
+	}
+	for i := range rows {
+		r := &rows[i]
+		if inDir[r.CardID] {
+			continue
+		}
+		switch {
+		case r.File != nil && r.File.FileSHA256 != "" && !req.Rewrite:
+			rep.Removed = append(rep.Removed, r.CardID)
+		default:
+			p.export = append(p.export, r)
+		}
+	}
+	if err := p.checkIDs(ctx); err != nil {
+		return rep, err
+	}
+	if len(p.imports) > 0 {
+		rep.Commit = headCommit(ctx, h.loc.Worktree)
+	}
+	if req.DryRun {
+		for _, r := range p.export {
+			rep.Exported = append(rep.Exported, r.CardID)
+		}
+		for _, f := range p.imports {
+			rep.Imported = append(rep.Imported, f.id)
+		}
+		return rep, nil
+	}
+	if err := p.run(ctx); err != nil {
+		return rep, err
+	}
+	// Nothing left pending: until the next card event, a sync need not look
+	// at every card again.
+	settled := len(p.imports) == 0 && len(rep.Conflicts) == 0 && len(rep.Findings) == 0
+	if settled && (!fast || len(rep.Exported) > 0) {
+		if err := h.store.SetSyncMark(ctx, repoID, mark); err != nil {
+			return rep, internal(err, "record the sync")
+		}
+	} else if !settled {
+		if err := h.store.SetSyncMark(ctx, repoID, -1); err != nil {
+			return rep, internal(err, "record the sync")
+		}
+	}
+	slices.Sort(rep.Exported)
+	slices.Sort(rep.Imported)
+	return rep, nil
+}
+
+// syncRows lists the cards a sync looks at. When the last sync of this
+// repository left nothing pending and no card event happened since (mark),
+// the cards are exactly those with a file row, unchanged: only card_files is
+// read (fast). Otherwise every authoritative or tracked card of the
+// repository is read with its last event.
+func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req SyncRequest) ([]store.SyncRow, bool, error) {
+	last, ok, err := h.store.SyncMark(ctx, repoID)
+	if err != nil {
+		return nil, false, internal(err, "read cards to sync")
+	}
+	if ok && last == mark && len(req.Share) == 0 && len(req.Resolve) == 0 && !req.Rewrite {
+		files, err := h.store.CardFiles(ctx, repoID)
+		if err != nil {
+			return nil, false, internal(err, "read cards to sync")
+		}
+		rows := make([]store.SyncRow, len(files))
+		for i := range files {
+			rows[i] = store.SyncRow{CardID: files[i].CardID, EventSeq: files[i].EventSeq, File: &files[i]}
+		}
+		return rows, true, nil
+	}
+	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	if err != nil {
+		return nil, false, internal(err, "read cards to sync")
+	}
+	return rows, false, nil
+}
+
+// fillStatus reads the status of the cards whose file changed, which the
+// fast listing does not carry (an import starts from it).
+func (h *Host) fillStatus(ctx context.Context, files []*syncFile, byID map[string]*store.SyncRow) error {
+	var ids []string
+	for _, f := range files {
+		if r := byID[f.id]; r != nil && !f.keep {
+			ids = append(ids, f.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := h.store.CardAnchors(ctx, ids)
+	if err != nil {
+		return internal(err, "read cards")
+	}
+	for _, id := range ids {
+		byID[id].Status = found[id].Status
+	}
+	return nil
+}
+
+func countErrors(fs []cardfile.Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == cardfile.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// share marks candidate cards to be written as files.
+func (h *Host) share(ctx context.Context, ids []string, repoID string, byID map[string]*store.SyncRow, rows *[]store.SyncRow) error {
+	for _, id := range ids {
+		if _, ok := byID[id]; ok {
+			continue
+		}
+		c, err := h.store.Card(ctx, id)
+		if err != nil {
+			return notFound(err, "card", id)
+		}
+		if c.AnchorID != repoID {
+			switch h.anchorKindOf(c.AnchorID) {
+			case anchor.Worktree:
+				return invalid("share", "card %s is anchored to this worktree, and worktree cards never leave the machine: publish it to the repository first (palace publish %s --to repo)", id, id)
+			case anchor.Global:
+				return invalid("share", "card %s is global, and global cards are personal: only this repository's cards are shared", id)
+			}
+			return invalid("share", "card %s belongs to another repository: share it from a checkout of its own", id)
+		}
+		*rows = append(*rows, store.SyncRow{CardID: c.ID, Status: c.Status, EventSeq: 0})
+		byID[id] = &(*rows)[len(*rows)-1]
+	}
+	// The appends may have moved the rows; point the map at the new ones.
+	for i := range *rows {
+		byID[(*rows)[i].CardID] = &(*rows)[i]
+	}
+	return nil
+}
+
+// scanCardDir reads the card directory: every *.md file's stat, and the
+// bytes of each file that may have changed since the last sync (in this
+// checkout, a file with the size and mtime recorded then is not read).
+func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, internal(err, "read %s", dir)
+	}
+	var names []fs.DirEntry
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, cardfile.Ext) && !strings.HasPrefix(name, ".") {
+			names = append(names, e)
+		}
+	}
+	// A stat per file, and a read of those that may have changed, in
+	// parallel: the system calls are most of a sync that changes nothing.
+	ds, err := openDirStater(dir)
+	if err != nil {
+		return nil, internal(err, "read %s", dir)
+	}
+	defer ds.Close()
+	files := make([]*syncFile, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) {
+		files[i], errs[i] = h.scanFile(ds, dir, names[i].Name(), byID)
+	})
+	out := make([]*syncFile, 0, len(files))
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "read %s", filepath.Join(dir, names[i].Name()))
+		}
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// scanFile stats one directory entry and reads it unless the last sync in
+// this checkout saw it with the same size and mtime. Nil for an entry that
+// is gone or not a regular file.
+func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.SyncRow) (*syncFile, error) {
+	size, mtime, regular, err := ds.stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !regular {
+		return nil, nil
+	}
+	f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name,
+		abs: filepath.Join(dir, name), size: size, mtime: mtime}
+	r := byID[f.id]
+	if r != nil && r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
+		r.File.Size == f.size && r.File.MtimeNS == f.mtime {
+		f.keep, f.sha = true, r.File.FileSHA256
+		return f, nil
+	}
+	if err := f.read(); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	f.keep = r != nil && r.File != nil && r.File.FileSHA256 == f.sha
+	return f, nil
+}
+
+// read reads the file, at most one byte over the limit (Decode reports
+// the size).
+func (f *syncFile) read() error {
+	fh, err := os.Open(f.abs)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(fh, cardfile.MaxFileBytes+1)); err != nil {
+		return err
+	}
+	f.data = buf.Bytes()
+	f.sha = sha256Hex(f.data)
+	return nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// checkFiles decodes every file that changed and reports its problems, and
+// ids declared twice. Files are decoded in parallel (YAML parsing is most of
+// an import's CPU); findings come out in file order.
+func checkFiles(files []*syncFile) []cardfile.Finding {
+	per := make([][]cardfile.Finding, len(files))
+	parallel(len(files), func(i int) {
+		f := files[i]
+		if f.keep {
+			return
+		}
+		p, fs := cardfile.Decode(f.path, f.data)
+		if !cardfile.HasErrors(fs) {
+			fs = append(fs, limitFindings(f.path, p)...)
+			fs = append(fs, secretFindings(f.path, p)...)
+			if !cardfile.HasErrors(fs) {
+				f.parsed = &p
+			}
+		}
+		per[i] = fs
+	})
+	var out []cardfile.Finding
+	declared := map[string]string{}
+	for i, f := range files {
+		out = append(out, per[i]...)
+		if f.keep {
+			declared[f.id] = f.path
+		}
+	}
+	for _, f := range files {
+		if f.parsed == nil {
+			continue
+		}
+		id := f.parsed.Card.ID
+		if first, dup := declared[id]; dup && first != f.path {
+			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
+				Severity: cardfile.SeverityError, CardID: id,
+				Message: fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)})
+		}
+		declared[id] = f.path
+	}
+	return out
+}
+
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// limitFindings applies the limits every other way in applies (record,
+// distill, MCP) to a card file's card and evidence: sizes, NUL bytes,
+// globs and trigger patterns that compile.
+func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
+	var out []cardfile.Finding
+	add := func(line int, err error) {
+		if err != nil {
+			out = append(out, cardfile.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeValue,
+				Severity: cardfile.SeverityError, CardID: p.Card.ID, Message: err.Error()})
+		}
+	}
+	c := p.Card
+	add(p.Line("field"), checkText("field", c.Field, MaxFieldBytes, "use a short name such as go or release-process"))
+	add(p.Line("statement"), checkText("statement", c.Statement, 0, "remove it"))
+	add(p.Line("content"), checkText("content", c.Content, MaxContentBytes, "keep the card short; the evidence carries the detail"))
+	add(p.Line("scope"), checkScope(store.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
+	for _, pat := range c.Triggers.Patterns {
+		if _, err := regexp.Compile(pat); err != nil {
+			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
+		}
+	}
+	for i, e := range c.Evidence {
+		line := p.EvidenceLines[i]
+		if len(e.Content) > MaxContentBytes {
+			add(line, fmt.Errorf("evidence %s content is %d bytes, over the limit of 1 MiB", e.ID, len(e.Content)))
+		}
+		add(line, checkEvidenceInput(RecordRequest{Content: e.Content, Field: e.Field, Domain: e.Domain,
+			SourceRef: e.SourceRef, Provenance: e.Provenance, Tags: e.Tags}))
+	}
+	return out
+}
+
+// secretFindings scans a card file's text and its evidence for secrets:
+// they must not be stored, nor sit in a repository.
+func secretFindings(path string, p cardfile.Parsed) []cardfile.Finding {
+	var out []cardfile.Finding
+	add := func(line int, what, text string) {
+		if strings.Contains(text, secrets.AllowPragma) {
+			return
+		}
+		for _, s := range secrets.ScanString(text) {
+			out = append(out, cardfile.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeSecret,
+				Severity: cardfile.SeverityError, CardID: p.Card.ID,
+				Message: fmt.Sprintf("%s holds a secret (%s %s at its line %d): remove it from the file and rotate it", what, s.Rule, s.Redacted, s.Line)})
+		}
+	}
+	add(p.Line("statement"), "the statement", p.Card.Statement)
+	add(p.Line("content"), "the content", p.Card.Content)
+	for i, e := range p.Card.Evidence {
+		if !e.Redacted {
+			add(p.EvidenceLines[i], "evidence "+e.ID, e.Content)
+		}
+	}
+	return out
+}
+
+// plan is what one sync does, decided before anything is written.
+type plan struct {
+	h       *Host
+	rep     *SyncReport
+	repoID  string
+	resolve map[string]string
+	rewrite bool
+	export  []*store.SyncRow
+	imports []*syncFile
+	rows    map[string]*store.SyncRow // the rows of imports that update a card
+	restat  []store.CardFile          // unchanged files whose stat is new
+}
+
+// changedHere reports whether the card changed in this palace since its
+// file was last written or read.
+func changedHere(r *store.SyncRow) bool {
+	return r.File == nil || r.File.FileSHA256 == "" || r.EventSeq > r.File.EventSeq
+}
+
+func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
+	if p.rows == nil {
+		p.rows = map[string]*store.SyncRow{}
+	}
+	switch {
+	case r == nil:
+		p.imports = append(p.imports, f)
+	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || Authoritative(r.Status)):
+		p.export = append(p.export, r)
+	case f.keep && !changedHere(r):
+		p.rep.Unchanged++
+		if f.data != nil {
+			fr := *r.File
+			p.restat = append(p.restat, p.stat(fr, f))
+		}
+	case f.keep:
+		if r.File.Held != "" && !Authoritative(r.Status) {
+			// The file claims more than the gate let this palace accept:
+			// writing the candidate back would undo the team's claim.
+			p.rep.Unchanged++
+			return
+		}
+		p.export = append(p.export, r)
+	case !changedHere(r) || p.resolve[f.id] == "file":
+		p.rows[f.id] = r
+		p.imports = append(p.imports, f)
+	case p.resolve[f.id] == "palace":
+		p.export = append(p.export, r)
+	default:
+		p.conflict(ctx, f, r)
+	}
+}
+
+func (p *plan) conflict(ctx context.Context, f *syncFile, r *store.SyncRow) {
+	c := SyncConflict{CardID: f.id, Path: f.path, File: string(f.data)}
+	if b, err := p.h.renderIDs(ctx, []string{r.CardID}); err == nil {
+		c.Palace = string(b[r.CardID])
+		if c.Palace == c.File {
+			// Both sides made the same change: nothing to merge.
+			fr := store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: r.EventSeq}
+			p.restat = append(p.restat, p.stat(fr, f))
+			p.rep.Unchanged++
+			return
+		}
+	}
+	p.rep.Conflicts = append(p.rep.Conflicts, c)
+}
+
+// stat records f's stat in fr, unless the file changed too recently to
+// trust its mtime.
+func (p *plan) stat(fr store.CardFile, f *syncFile) store.CardFile {
+	fr.Checkout, fr.Size, fr.MtimeNS = p.h.loc.Worktree, f.size, f.mtime
+	if time.Since(time.Unix(0, f.mtime)) < racyWindow {
+		fr.Size = -1
+	}
+	fr.SyncedAt = p.h.stamp()
+	return fr
+}
+
+// checkIDs looks up the ids of new files in the palace. An id held at
+// another anchor (a copy of some card, or a forged id) refuses the sync; an
+// id this repository holds without a file (a candidate never shared, or a
+// file record lost) is a conflict unless both sides are equal.
+func (p *plan) checkIDs(ctx context.Context) error {
+	var ids []string
+	for _, f := range p.imports {
+		if p.rows[f.id] == nil {
+			ids = append(ids, f.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := p.h.store.CardAnchors(ctx, ids)
+	if err != nil {
+		return internal(err, "read cards")
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	var bad []cardfile.Finding
+	kept := p.imports[:0]
+	for _, f := range p.imports {
+		a, ok := found[f.id]
+		switch {
+		case !ok || p.rows[f.id] != nil:
+			kept = append(kept, f)
+		case a.AnchorID == p.repoID:
+			p.conflict(ctx, f, &store.SyncRow{CardID: f.id, Status: a.Status})
+		default:
+			where := p.h.anchorRef(ctx, a.AnchorID).Kind
+			bad = append(bad, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeLocal,
+				Severity: cardfile.SeverityError, CardID: f.id,
+				Message: fmt.Sprintf("card %s exists in this palace at the %s anchor, not this repository's: give the file's card a new id, or remove the file", f.id, where)})
+		}
+	}
+	p.imports = kept
+	if len(bad) > 0 {
+		p.rep.Findings = append(p.rep.Findings, bad...)
+		return &Error{Kind: KindInvalid, Field: "card files", Msg: fmt.Sprintf("%s: nothing was imported or exported", plural(len(bad), "card id held elsewhere"))}
+	}
+	return nil
+}
+
+// run imports, then exports, then records the new file states, each
+// import in the one transaction of all imports.
+func (p *plan) run(ctx context.Context) error {
+	if len(p.imports) > 0 || len(p.restat) > 0 {
+		if err := p.h.store.Tx(ctx, func(tx *store.Tx) error {
+			for _, fr := range p.restat {
+				if err := tx.PutCardFile(ctx, fr); err != nil {
+					return err
+				}
+			}
+			return p.importAll(ctx, tx)
+		}); err != nil {
+			p.rep.Imported, p.rep.Held = []string{}, []HeldCard{}
+			return classify(err, "import card files")
+		}
+	}
+	if len(p.export) == 0 {
+		return nil
+	}
+	return p.exportAll(ctx)
+}
+
+// importAll writes every imported file's evidence, card, links and event.
+func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
+	h := p.h
+	now := h.stamp()
+	if _, err := h.ensureAnchor(ctx, tx, anchor.Repo); err != nil {
+		return err
+	}
+	var evIDs []string
+	for _, f := range p.imports {
+		for _, e := range f.parsed.Card.Evidence {
+			evIDs = append(evIDs, e.ID)
+		}
+	}
+	have, err := tx.EvidenceByIDs(ctx, evIDs)
+	if err != nil {
+		return err
+	}
+	for _, f := range p.imports {
+		fc := f.parsed.Card
+		for i, e := range fc.Evidence {
+			if old, ok := have[e.ID]; ok {
+				if old.ContentSHA256 != e.SHA256 {
+					return &Error{Kind: KindInvalid, Field: "card files", Msg: fmt.Sprintf(
+						"%s:%d: %s evidence %s differs from the evidence of that id in this palace (sha256 %s, not %s): evidence is never edited; nothing was imported",
+						f.path, f.parsed.EvidenceLines[i], cardfile.CodeEvidenceSame, e.ID, short(old.ContentSHA256), short(e.SHA256))}
+				}
+				continue
+			}
+			ev := store.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
+				SourceRef: e.SourceRef, Tags: e.Tags, AnchorID: p.repoID, ContentSHA256: e.SHA256, Actor: e.Actor,
+				ActorType: e.ActorType, CreatedAt: e.CreatedAt}
+			if err := tx.InsertEvidence(ctx, ev); err != nil {
+				return err
+			}
+			have[e.ID] = ev
+		}
+		c := fromCardFile(fc, p.repoID, now)
+		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
+		links := fileLinks(fc, now)
+		from := ""
+		if r := p.rows[f.id]; r != nil {
+			from = r.Status
+		}
+		var gate *GateResult
+		var held []string
+		if Authoritative(fc.Status) && fc.Status != from {
+			g := h.gateAs(ctx, c, links, "promote", fc.Status, fileReviewer(fc))
+			gate = &g
+			if !g.Allow {
+				held = g.Reasons
+				// A card this palace holds keeps its status; a new one is a
+				// candidate.
+				c.Status = firstNonEmpty(from, "candidate")
+				p.rep.Held = append(p.rep.Held, HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"),
+					Claimed: fc.Status, Reasons: g.Reasons})
+			}
+		}
+		if from == "" {
+			if err := tx.InsertCard(ctx, c); err != nil {
+				return err
+			}
+		} else if err := tx.UpdateCardFromFile(ctx, c); err != nil {
+			return err
+		}
+		for _, l := range links {
+			if _, err := tx.InsertLink(ctx, l); err != nil {
+				return err
+			}
+		}
+		ev := store.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
+			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
+			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
+				Held: held, LastEvent: fc.LastEvent})}
+		if gate != nil {
+			ev.Policy, ev.PolicyHash, ev.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
+		}
+		stored, err := h.appendEvent(ctx, tx, f.id, ev)
+		if err != nil {
+			return err
+		}
+		fr := p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored.Seq,
+			Held: heldJSON(fc.Status, held)}, f)
+		if err := tx.PutCardFile(ctx, fr); err != nil {
+			return err
+		}
+		p.rep.Imported = append(p.rep.Imported, f.id)
+	}
+	return nil
+}
+
+func atCommit(commit string) string {
+	if commit == "" {
+		return ""
+	}
+	return " at " + commit
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// fileReviewer is the reviewer a card file names for its last lifecycle
+// change. A file that names none, or names one without saying human or
+// agent, is not taken as reviewed by a human.
+func fileReviewer(c cardfile.Card) policies.Reviewer {
+	if e := c.LastEvent; e != nil && e.Reviewer.Type != "" {
+		return policies.Reviewer{Name: e.Reviewer.Name, Type: e.Reviewer.Type}
+	}
+	if e := c.LastEvent; e != nil {
+		return policies.Reviewer{Name: e.Actor, Type: "agent"}
+	}
+	return policies.Reviewer{Name: c.CreatedBy, Type: "agent"}
+}
+
+// renderIDs renders the card files of ids.
+func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
+	var cards []store.Card
+	if len(ids) > 64 {
+		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
+		if err != nil {
+			return nil, internal(err, "read cards")
+		}
+		want := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			want[id] = true
+		}
+		for _, c := range all {
+			if want[c.ID] {
+				cards = append(cards, c)
+			}
+		}
+	} else {
+		for _, id := range ids {
+			c, err := h.store.Card(ctx, id)
+			if err != nil {
+				return nil, notFound(err, "card", id)
+			}
+			cards = append(cards, c)
+		}
+	}
+	files, err := h.renderCards(ctx, cards)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]cardfile.Card, 0, len(files))
+	for _, f := range files {
+		list = append(list, f)
+	}
+	enc := make([][]byte, len(list))
+	errs := make([]error, len(list))
+	parallel(len(list), func(i int) { enc[i], errs[i] = cardfile.Encode(list[i]) })
+	out := make(map[string][]byte, len(files))
+	for i, f := range list {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "render card %s", f.ID)
+		}
+		out[f.ID] = enc[i]
+	}
+	return out, nil
+}
+
+// exportAll writes the planned cards' files, then records them.
+func (p *plan) exportAll(ctx context.Context) error {
+	ids := make([]string, len(p.export))
+	for i, r := range p.export {
+		ids[i] = r.CardID
+	}
+	files, err := p.h.renderIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(p.rep.Dir, 0o755); err != nil {
+		return internal(err, "create %s", p.rep.Dir)
+	}
+	written := make([]*syncFile, len(p.export))
+	errs := make([]error, len(p.export))
+	parallel(len(p.export), func(i int) {
+		r := p.export[i]
+		b := files[r.CardID]
+		if len(b) > cardfile.MaxFileBytes {
+			return
+		}
+		f := &syncFile{id: r.CardID, abs: filepath.Join(p.rep.Dir, cardfile.FileName(r.CardID)), sha: sha256Hex(b)}
+		f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		written[i] = f
+	})
+	recs := make([]store.CardFile, 0, len(p.export))
+	for i, r := range p.export {
+		if errs[i] != nil {
+			return internal(errs[i], "write %s", written[i].abs)
+		}
+		f := written[i]
+		if f == nil {
+			p.rep.Findings = append(p.rep.Findings, cardfile.Finding{Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID), Line: 1, Col: 1,
+				Code: cardfile.CodeTooLarge, Severity: cardfile.SeverityWarning, CardID: r.CardID,
+				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(files[r.CardID]), cardfile.MaxFileBytes)})
+			continue
+		}
+		held := ""
+		if r.File != nil && !Authoritative(r.Status) {
+			held = r.File.Held
+		}
+		recs = append(recs, p.stat(store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: f.sha,
+			EventSeq: r.EventSeq, Held: held}, f))
+		p.rep.Exported = append(p.rep.Exported, r.CardID)
+	}
+	err = p.h.store.Tx(ctx, func(tx *store.Tx) error {
+		for _, fr := range recs {
+			if err := tx.PutCardFile(ctx, fr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return classify(err, "record exported card files")
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// directory, so a reader (git, an editor) never sees half a card, and
+// returns the file's size and mtime.
+func writeFileAtomic(path string, b []byte) (size, mtime int64, err error) {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.Itoa(os.Getpid()))
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Left by a process that died mid-write (same pid, reused).
+		os.Remove(tmp)
+		fh, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	_, err = fh.Write(b)
+	var info os.FileInfo
+	if err == nil {
+		info, err = fh.Stat()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, 0, err
+	}
+	return info.Size(), info.ModTime().UnixNano(), nil
+}
+
+// headCommit is the checkout's HEAD commit, "" when there is none yet.
+func headCommit(ctx context.Context, dir string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "-q", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// heldRecord is what card_files.held keeps: the status the file claimed and
+// the gate's reasons for refusing it.
+type heldRecord struct {
+	Claimed string   `json:"claimed_status"`
+	Reasons []string `json:"reasons"`
+}
+
+func heldJSON(claimed string, reasons []string) string {
+	if len(reasons) == 0 {
+		return ""
+	}
+	return string(mustJSON(heldRecord{Claimed: claimed, Reasons: reasons}))
+}
+
+// HeldCards lists the cards of anchorIDs (every anchor when empty) whose
+// file claimed promoted or canonical and was held back as a candidate by
+// the gate at import, with the gate's reasons. doctor and audit show them.
+func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+	rows, err := h.store.HeldCardFiles(ctx)
+	if err != nil {
+		return nil, internal(err, "read held card files")
+	}
+	out := []HeldCard{}
+	for _, r := range rows {
+		if len(anchorIDs) > 0 && !slices.Contains(anchorIDs, r.AnchorID) {
+			continue
+		}
+		var rec heldRecord
+		if err := json.Unmarshal([]byte(r.Held), &rec); err != nil {
+			rec.Reasons = []string{r.Held}
+		}
+		out = append(out, HeldCard{CardID: r.CardID, Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID),
+			Claimed: rec.Claimed, Reasons: rec.Reasons})
+	}
+	return out, nil
+}
+
+// CardFile renders card id as the file palace sync writes for it: the
+// same bytes for an unchanged card. Any card of the palace may be rendered
+// (sync writes only this repository's); an unknown id is KindInvalid.
+func (h *Host) CardFile(ctx context.Context, id string) ([]byte, error) {
+	files, err := h.renderIDs(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return files[id], nil
+}

@@ -1,0 +1,131 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// renderCards turns cards of this palace into card files: each card with
+// its citations, the evidence they cite and its last lifecycle event. The
+// reads are batched, so rendering every card of a repository costs a few
+// queries, not a few per card.
+func (h *Host) renderCards(ctx context.Context, cards []store.Card) (map[string]cardfile.Card, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read card links")
+	}
+	var evIDs []string
+	seen := map[string]bool{}
+	for _, ls := range links {
+		for _, l := range ls {
+			if !seen[l.EvidenceID] {
+				seen[l.EvidenceID] = true
+				evIDs = append(evIDs, l.EvidenceID)
+			}
+		}
+	}
+	evidence, err := h.store.EvidenceByIDs(ctx, evIDs)
+	if err != nil {
+		return nil, internal(err, "read cited evidence")
+	}
+	events, err := h.store.LastLifecycleEvents(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read card events")
+	}
+	out := make(map[string]cardfile.Card, len(cards))
+	for _, c := range cards {
+		out[c.ID] = toCardFile(c, links[c.ID], evidence, events[c.ID])
+	}
+	return out, nil
+}
+
+func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evidence, last store.Event) cardfile.Card {
+	f := cardfile.Card{
+		ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
+		Scope:       cardfile.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
+		Triggers:    cardfile.Triggers{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
+		Persistence: c.Persistence, RenderPref: c.RenderPref, ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
+		OriginCard: c.OriginCard, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, Content: c.Content,
+		LastEvent: fileEvent(last),
+	}
+	done := map[string]bool{}
+	for _, l := range links {
+		e := evidence[l.EvidenceID]
+		f.Citations = append(f.Citations, cardfile.Citation{Evidence: l.EvidenceID, Role: l.Role,
+			SourceRef: e.SourceRef, SHA256: e.ContentSHA256, Note: l.Note})
+		if done[e.ID] {
+			continue
+		}
+		done[e.ID] = true
+		f.Evidence = append(f.Evidence, cardfile.Evidence{ID: e.ID, SHA256: e.ContentSHA256, Domain: e.Domain,
+			Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef, Tags: e.Tags, Actor: e.Actor,
+			ActorType: e.ActorType, CreatedAt: e.CreatedAt, Content: e.Content,
+			// Redaction replaces the content and keeps the original's hash.
+			Redacted: cardfile.ContentSHA256(e.Content) != e.ContentSHA256})
+	}
+	return cardfile.Normalize(f)
+}
+
+// fileEvent is the last_event a card file shows for event e: an imported
+// card shows the event its file showed, so a card re-exported after an
+// import gives the same bytes.
+func fileEvent(e store.Event) *cardfile.Event {
+	if e.ID == "" {
+		return nil
+	}
+	if e.Type == "imported" {
+		var d importData
+		if json.Unmarshal(e.Data, &d) == nil {
+			return d.LastEvent
+		}
+		return nil
+	}
+	out := &cardfile.Event{Type: e.Type, At: e.CreatedAt, Actor: e.Actor, PolicyHash: e.PolicyHash,
+		Reviewer: cardfile.Reviewer{Name: e.Actor, Type: e.ActorType}}
+	var d struct {
+		Reviewer *policies.Reviewer `json:"reviewer"`
+	}
+	if json.Unmarshal(e.Decision, &d) == nil && d.Reviewer != nil && d.Reviewer.Type != "" {
+		out.Reviewer = cardfile.Reviewer{Name: d.Reviewer.Name, Type: d.Reviewer.Type}
+	}
+	return out
+}
+
+// importData is the data of an imported event.
+type importData struct {
+	Path       string          `json:"path"`
+	Commit     string          `json:"commit,omitempty"`
+	FileSHA256 string          `json:"file_sha256"`
+	Claimed    string          `json:"claimed_status"`
+	Held       []string        `json:"held,omitempty"`
+	LastEvent  *cardfile.Event `json:"last_event,omitempty"`
+}
+
+// fromCardFile is the store row a card file describes, at anchorID.
+func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
+	return store.Card{
+		ID: f.ID, Statement: f.Statement, StatementNorm: normalizeStatement(f.Statement), Content: f.Content,
+		Tier: f.Tier, Status: f.Status, Domain: f.Domain, Field: f.Field, AnchorID: anchorID,
+		Scope:       store.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
+		Trigger:     store.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
+		Persistence: f.Persistence, RenderPref: f.RenderPref, ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
+		OriginCard: f.OriginCard, CreatedBy: f.CreatedBy, CreatedAt: f.CreatedAt, UpdatedAt: now,
+	}
+}
+
+// fileLinks are the links a card file's citations describe.
+func fileLinks(f cardfile.Card, now string) []store.Link {
+	out := make([]store.Link, len(f.Citations))
+	for i, ci := range f.Citations {
+		out[i] = store.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+	}
+	return out
+}

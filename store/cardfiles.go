@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// CardFile is one row of card_files: what the last sync saw of a card's
+// file. FileSHA256 is "" for a candidate shared but not yet written.
+type CardFile struct {
+	CardID     string `json:"card_id"`
+	AnchorID   string `json:"anchor_id"`
+	FileSHA256 string `json:"file_sha256"`
+	// EventSeq is the card's last event seq when the file was written or
+	// read: a higher seq now means the card changed in this palace since.
+	EventSeq int `json:"event_seq"`
+	// Checkout, Size and MtimeNS describe the file in the checkout that
+	// last saw it; in that checkout, a file with the same size and mtime is
+	// taken as unchanged without reading it.
+	Checkout string `json:"checkout"`
+	Size     int64  `json:"size"`
+	MtimeNS  int64  `json:"mtime_ns"`
+	// Held says why the file's claim of authority was not accepted (the
+	// card stays a candidate); "" when nothing is held.
+	Held     string `json:"held,omitempty"`
+	SyncedAt string `json:"synced_at"`
+}
+
+// SyncRow is a card of one anchor that sync looks at: every card whose
+// status is in the statuses asked for, and every card with a file row.
+type SyncRow struct {
+	CardID   string
+	Status   string
+	EventSeq int
+	// File is the card's card_files row; nil when it has none.
+	File *CardFile
+}
+
+// SyncRows lists the cards of anchorID that are in one of statuses or
+// already have a file, with their last event seq, ordered by id.
+func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []string) ([]SyncRow, error) {
+	args := append([]any{anchorID}, anySlice(statuses)...)
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
+		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
+		f.card_id IS NOT NULL, COALESCE(f.file_sha256,''), COALESCE(f.event_seq,0), COALESCE(f.checkout,''),
+		COALESCE(f.size,-1), COALESCE(f.mtime_ns,0), COALESCE(f.held,''), COALESCE(f.synced_at,'')
+		FROM cards c LEFT JOIN card_files f ON f.card_id = c.id
+		WHERE c.anchor_id = ? AND (c.status IN (`+placeholders(len(statuses))+`) OR f.card_id IS NOT NULL)
+		ORDER BY c.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list cards to sync: %w", err)
+	}
+	defer rows.Close()
+	var out []SyncRow
+	for rows.Next() {
+		var r SyncRow
+		var has bool
+		var f CardFile
+		if err := rows.Scan(&r.CardID, &r.Status, &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
+			&f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+			return nil, fmt.Errorf("list cards to sync: %w", err)
+		}
+		if has {
+			f.CardID, f.AnchorID = r.CardID, anchorID
+			r.File = &f
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// PutCardFile inserts or replaces the file row of f.CardID.
+func (tx *Tx) PutCardFile(ctx context.Context, f CardFile) error {
+	if _, err := tx.exec(ctx, `INSERT INTO card_files(card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded.anchor_id,
+		file_sha256 = excluded.file_sha256, event_seq = excluded.event_seq, checkout = excluded.checkout,
+		size = excluded.size, mtime_ns = excluded.mtime_ns, held = excluded.held, synced_at = excluded.synced_at`,
+		f.CardID, f.AnchorID, f.FileSHA256, f.EventSeq, f.Checkout, f.Size, f.MtimeNS, f.Held, f.SyncedAt); err != nil {
+		return fmt.Errorf("record the file of %s: %w", f.CardID, err)
+	}
+	return nil
+}
+
+// LastEventSeq is the seq of the card's last event, 0 without events.
+func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
+	var n int
+	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(seq), 0) FROM card_events WHERE card_id = ?`, cardID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("last event of %s: %w", cardID, err)
+	}
+	return n, nil
+}
+
+// HeldCardFiles lists the file rows whose claim of authority is held back,
+// by card id.
+func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at
+		FROM card_files WHERE held != '' ORDER BY card_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list held card files: %w", err)
+	}
+	defer rows.Close()
+	var out []CardFile
+	for rows.Next() {
+		var f CardFile
+		if err := rows.Scan(&f.CardID, &f.AnchorID, &f.FileSHA256, &f.EventSeq, &f.Checkout, &f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+			return nil, fmt.Errorf("list held card files: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// UpdateCardFromFile replaces the governed fields of c.ID with c's (a card
+// file that changed upstream): statement, content, tier, status, domain,
+// field, scope, trigger, persistence, render preference, dates and origin.
+// Identity, anchor and creation stay.
+func (tx *Tx) UpdateCardFromFile(ctx context.Context, c Card) error {
+	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", c.ID, err)
+	}
+	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?, status = ?,
+		domain = ?, field = ?, scope = ?, trigger = ?, persistence = ?, render_pref = ?, review_after = ?,
+		expires_at = ?, origin_card = ?, updated_at = ? WHERE id = ?`,
+		c.Statement, c.StatementNorm, c.Content, c.Tier, c.Status, c.Domain, c.Field, scope, trig, c.Persistence,
+		c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt), nullable(c.OriginCard), c.UpdatedAt, c.ID)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", c.ID, err)
+	}
+	return oneRow(res, "card "+c.ID+" not found")
+}
+
+// LastLifecycleEvents returns, per card id, the card's last event that is
+// not a bare link: what a card file shows as its last lifecycle event.
+func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]Event, error) {
+	out := make(map[string]Event, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.card_id, e.seq, e.type, e.from_status, e.to_status, e.reason,
+			e.actor, e.actor_type, e.policy, e.policy_hash, e.decision, e.data, e.created_at
+			FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
+			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read last events: %w", err)
+		}
+		if err := scanEvents(rows, func(e Event) { out[e.CardID] = e }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func scanEvents(rows *sql.Rows, fn func(Event)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		var decision, data string
+		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, &e.Type, &e.FromStatus, &e.ToStatus, &e.Reason, &e.Actor,
+			&e.ActorType, &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
+			return fmt.Errorf("scan event: %w", err)
+		}
+		if decision != "null" {
+			e.Decision = json.RawMessage(decision)
+		}
+		if data != "{}" {
+			e.Data = json.RawMessage(data)
+		}
+		fn(e)
+	}
+	return rows.Err()
+}
+
+// CardAnchor is where a card lives and its status.
+type CardAnchor struct {
+	AnchorID string
+	Status   string
+}
+
+// CardAnchors returns the anchor and status of each of ids that exists.
+func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardAnchor, error) {
+	out := map[string]CardAnchor{}
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT id, anchor_id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read card anchors: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var a CardAnchor
+			if err := rows.Scan(&id, &a.AnchorID, &a.Status); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read card anchors: %w", err)
+			}
+			out[id] = a
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read card anchors: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// CardFiles lists the file rows of anchorID, by card id.
+func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at
+		FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
+	if err != nil {
+		return nil, fmt.Errorf("list card files: %w", err)
+	}
+	defer rows.Close()
+	var out []CardFile
+	for rows.Next() {
+		var f CardFile
+		if err := rows.Scan(&f.CardID, &f.AnchorID, &f.FileSHA256, &f.EventSeq, &f.Checkout, &f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+			return nil, fmt.Errorf("list card files: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// EventMark is the rowid of the newest card event (0 without events): it
+// grows with every lifecycle change anywhere in the palace.
+func (s *Store) EventMark(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) FROM card_events`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the newest card event: %w", err)
+	}
+	return n, nil
+}
+
+// SyncMark is the event mark recorded by the last sync of anchorID that
+// left nothing pending; ok is false when there is none.
+func (s *Store) SyncMark(ctx context.Context, anchorID string) (mark int64, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT event_rowid FROM card_sync_marks WHERE anchor_id = ?`, anchorID).Scan(&mark)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read the sync mark of %s: %w", anchorID, err)
+	}
+	return mark, true, nil
+}
+
+// SetSyncMark records mark for anchorID; a negative mark removes it.
+func (s *Store) SetSyncMark(ctx context.Context, anchorID string, mark int64) error {
+	var err error
+	if mark < 0 {
+		_, err = s.db.ExecContext(ctx, `DELETE FROM card_sync_marks WHERE anchor_id = ?`, anchorID)
+	} else {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO card_sync_marks(anchor_id, event_rowid) VALUES (?, ?)
+			ON CONFLICT(anchor_id) DO UPDATE SET event_rowid = excluded.event_rowid`, anchorID, mark)
+	}
+	if err != nil {
+		return fmt.Errorf("record the sync mark of %s: %w", anchorID, err)
+	}
+	return nil
+}

@@ -126,6 +126,9 @@ func (h *Host) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 		return nil, nil
 	default:
 		dir := filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
+		if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
+			return nil, err
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, internal(err, "read %s", dir)

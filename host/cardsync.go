@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/repofs"
 	"io"
 	"io/fs"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,6 +135,9 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 		}
 	}
 	rep.Dir = filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
+	if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
+		return rep, err
+	}
 	repoID := AnchorID(h.loc.Identity(anchor.Repo))
 	mark, err := h.store.EventMark(ctx)
 	if err != nil {
@@ -315,6 +318,27 @@ func (h *Host) share(ctx context.Context, ids []string, repoID string, byID map[
 	return nil
 }
 
+// refuseLinkedCardDir refuses a checkout whose .palace or .palace/cards is
+// a symbolic link: a cloned repository must not make palace read card
+// files from, or write them to, a directory outside it. Files in the
+// directory are opened without following links (see syncFile.read and
+// writeFileAtomic).
+func refuseLinkedCardDir(worktree string) error {
+	path := worktree
+	for _, c := range strings.Split(cardfile.Dir, "/") {
+		path = filepath.Join(path, c)
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return nil // missing: created as a directory, or nothing to read
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			return &Error{Kind: KindInvalid, Field: "card files", Msg: "use " + cardfile.Dir, Err: &repofs.LinkError{Path: path, Target: target}}
+		}
+	}
+	return nil
+}
+
 // scanCardDir reads the card directory: every *.md file's stat, and the
 // bytes of each file that may have changed since the last sync (in this
 // checkout, a file with the size and mtime recorded then is not read).
@@ -390,7 +414,9 @@ func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.
 // read reads the file, at most one byte over the limit (Decode reports
 // the size).
 func (f *syncFile) read() error {
-	fh, err := os.Open(f.abs)
+	// The directory is no link (refuseLinkedCardDir); the file must not be
+	// one either.
+	fh, err := repofs.OpenFile(filepath.Dir(f.abs), filepath.Base(f.abs), os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -904,32 +930,14 @@ func (p *plan) exportAll(ctx context.Context) error {
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same
-// directory, so a reader (git, an editor) never sees half a card, and
-// returns the file's size and mtime.
+// directory, so a reader (git, an editor) never sees half a card, without
+// following a link at path, and returns the file's size and mtime.
 func writeFileAtomic(path string, b []byte) (size, mtime int64, err error) {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+strconv.Itoa(os.Getpid()))
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		// Left by a process that died mid-write (same pid, reused).
-		os.Remove(tmp)
-		fh, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	}
-	if err != nil {
+	if err := repofs.WriteFileAtomic(filepath.Dir(path), filepath.Base(path), b, 0o644); err != nil {
 		return 0, 0, err
 	}
-	_, err = fh.Write(b)
-	var info os.FileInfo
-	if err == nil {
-		info, err = fh.Stat()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
+	info, err := os.Lstat(path)
 	if err != nil {
-		os.Remove(tmp)
 		return 0, 0, err
 	}
 	return info.Size(), info.ModTime().UnixNano(), nil

@@ -49,6 +49,9 @@ func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
 			continue
 		}
 		dir := filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))
+		if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
+			return &ExportNote{Skipped: err.Error()}
+		}
 		rel := cardfile.Dir + "/" + cardfile.FileName(id)
 		f := &syncFile{id: id, path: rel, abs: filepath.Join(dir, cardfile.FileName(id))}
 		if err := f.read(); err == nil && r.File != nil && r.File.FileSHA256 != "" && f.sha != r.File.FileSHA256 {

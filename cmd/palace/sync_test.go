@@ -273,3 +273,45 @@ func TestPreCommitCardsHook(t *testing.T) {
 		t.Fatalf("candidate refused (exit %d):\n%s", code, out)
 	}
 }
+
+// TestSyncRefusesLinkedCardDirs: a cloned checkout whose .palace/cards (or
+// .palace) is a link to a directory outside it, or whose card file is a
+// link, makes sync and cards check exit 2 naming the link; nothing is read
+// from or written to the outside directory.
+func TestSyncRefusesLinkedCardDirs(t *testing.T) {
+	for _, link := range []string{".palace/cards", ".palace"} {
+		t.Run(link, func(t *testing.T) {
+			e := newEnv(t)
+			outside := t.TempDir()
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(e.dir, link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(e.dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"sync"}, {"cards", "check"}} {
+				r := e.run(args...)
+				wantCode(t, r, 2, "is a symbolic link")
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Errorf("sync wrote into the linked directory: %v", entries)
+			}
+		})
+	}
+	t.Run("a card file", func(t *testing.T) {
+		e := newEnv(t)
+		secret := filepath.Join(t.TempDir(), "id_ed25519")
+		writeFile(t, filepath.Dir(secret), "id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+		writeFile(t, e.dir, ".palace/cards/kc_01forgedforgedforgedforge.md", strings.Replace(forgedCard, "status: promoted", "status: candidate", 1))
+		if err := os.Symlink(secret, filepath.Join(e.dir, ".palace/cards/kc_01linklinklinklinklinklin.md")); err != nil {
+			t.Fatal(err)
+		}
+		r := e.run("sync")
+		if strings.Contains(r.stdout+r.stderr, "OPENSSH") {
+			t.Errorf("sync printed the link's target content:\n%s%s", r.stdout, r.stderr)
+		}
+		if list := e.jsonOf("card", "list", "--anchor", "all"); len(list["cards"].([]any)) > 1 {
+			t.Errorf("a linked card file was imported: %v", list["cards"])
+		}
+	})
+}

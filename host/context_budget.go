@@ -14,7 +14,6 @@ type slot struct {
 	cand  *candidate
 	order int
 	form  string
-	fetch CardFetch
 	texts map[string]string
 }
 
@@ -24,7 +23,7 @@ func (s *slot) text(form string) string {
 	}
 	var t string
 	if s.item != nil {
-		t = renderItem(s.item, form, s.fetch)
+		t = renderItem(s.item, form)
 	} else {
 		t = renderEvidence(s.ev, form)
 	}
@@ -128,7 +127,7 @@ func (h *Host) packBudget(a *assembly) {
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
-		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, fetch: a.req.Fetch, texts: map[string]string{}}
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}

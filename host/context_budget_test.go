@@ -55,9 +55,10 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	}
 }
 
-// TestContextReferencesNameHowToFetch: a reference line says how its reader
-// fetches the card — the CLI command by default, the palace_cards tool for
-// an agent over MCP — and the budget counts either exactly.
+// TestContextReferencesNameHowToFetch: a reference line is the card's id,
+// tier, field and anchor, and the preamble says once how its reader
+// fetches a card — the CLI command by default, the palace_cards tool for an
+// agent over MCP; the budget counts either exactly.
 func TestContextReferencesNameHowToFetch(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
@@ -82,8 +83,8 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 		t.Fatalf("no reference among %d cards:\n%s", len(ids), p.Rendered)
 	}
 	for fetch, want := range map[host.CardFetch]string{
-		host.FetchByCLI:     "— `palace card show " + ref + "`",
-		host.FetchByMCPTool: "— palace_cards get `" + ref + "`",
+		host.FetchByCLI:     "fetch a card with `palace card show ID`.",
+		host.FetchByMCPTool: "fetch a card with palace_cards get `ID`.",
 	} {
 		req.Fetch = fetch
 		p, err := h.Context(ctx, req)
@@ -91,8 +92,9 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPack(t, p, "")
-		if it, _ := item(p, ref); it.RenderForm != "ref_only" || !strings.Contains(p.Rendered, want) {
-			t.Errorf("fetch %d: %s renders %s, want a reference line with %q:\n%s", fetch, ref, it.RenderForm, want, p.Rendered)
+		line := "- `" + ref + "` shu · field storage · worktree\n"
+		if it, _ := item(p, ref); it.RenderForm != "ref_only" || !strings.Contains(p.Rendered, line) || !strings.Contains(p.Rendered, want) {
+			t.Errorf("fetch %d: %s renders %s; want the line %q and the preamble saying %q:\n%s", fetch, ref, it.RenderForm, line, want, p.Rendered)
 		}
 		if fetch == host.FetchByMCPTool && strings.Contains(p.Rendered, "palace card show") {
 			t.Errorf("the MCP rendering names the CLI:\n%s", p.Rendered)
@@ -133,7 +135,7 @@ func checkPack(t *testing.T, p host.Pack, protected string) {
 				t.Errorf("%s inline_compact: statement must be whole, content absent", it.ID)
 			}
 		case "ref_only":
-			if strings.Contains(r, stmt) || !strings.Contains(r, "palace card show "+it.ID) && !strings.Contains(r, "palace_cards get `"+it.ID+"`") {
+			if strings.Contains(r, stmt) || !strings.Contains(r, "- `"+it.ID+"` "+it.Tier) {
 				t.Errorf("%s ref_only: one line with the id, no statement text", it.ID)
 			}
 		case "inspector_only":

@@ -28,12 +28,13 @@ import (
 
 var (
 	echoHeading = regexp.MustCompile(`(?m)^[\s>]*#{1,6}[ \t]*palace (context|brief)\b`)
-	// echoPreamble is the sentence under a pack's heading.
-	echoPreamble = regexp.MustCompile(`Governed memory for .{1,400}?Each card names its id and the evidence it cites`)
-	// echoItem matches a rendered card line: inline ("— `kc_…` · repo") or
-	// reference ("`kc_…` shu · field F · repo — `palace card show kc_…`",
-	// or "— palace_cards get `kc_…`" as MCP renders it).
-	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)|(—\\s*palace_cards get\\s*`kc_[0-9A-Za-z_]+`)")
+	// echoPreamble is the sentence under a pack's heading, as it is and as
+	// earlier versions wrote it.
+	echoPreamble = regexp.MustCompile(`(Governed memory for .{1,400}?Each card names its id and the evidence it cites)|(Memory of (repository|global memory).{1,400}?; fetch a card with)`)
+	// echoItem matches a rendered card line: inline ("— `kc_…` · repo"),
+	// reference ("`kc_…` shu · field F · repo"), and the reference forms of
+	// earlier versions ("… — `palace card show kc_…`").
+	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(`kc_[0-9A-Za-z_]+`\\s+(dao_tian|dao_ren|shu|qi)\\b[^\\n·]*·\\s*field\\s)|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)|(—\\s*palace_cards get\\s*`kc_[0-9A-Za-z_]+`)")
 )
 
 // echoJSON are key sets that only a pack or a brief has, for one pasted as

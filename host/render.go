@@ -53,7 +53,9 @@ func (f CardFetch) how(id string) string {
 	return "`palace card show " + id + "`"
 }
 
-// preamble opens every rendering.
+// preamble opens every rendering: whose memory it is and how to fetch a
+// card in full. It is said once here, not on every reference line: a pack
+// is read on every prompt, so each line of it is paid for every time.
 func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
 	if h.loc.InGit {
@@ -62,7 +64,7 @@ func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
 	}
-	return "# palace context\n\nGoverned memory for " + where + ". Each card names its id and the evidence it cites; fetch one with " + fetch.how("ID") + ".\n"
+	return "# palace context\n\nMemory of " + where + "; fetch a card with " + fetch.how("ID") + ".\n"
 }
 
 // sectionHeader is the heading block of a section.
@@ -85,8 +87,9 @@ func renderInstructions(list []string) string {
 
 // renderItem renders a card in form: inline_full (statement, content,
 // citations), inline_compact (one line, citations counted) or ref_only (one
-// line with the id and how to fetch it). inspector_only renders nothing.
-func renderItem(it *Item, form string, fetch CardFetch) string {
+// line with the id; the preamble says how to fetch it). inspector_only
+// renders nothing.
+func renderItem(it *Item, form string) string {
 	var b strings.Builder
 	switch form {
 	case "inline_full", "inline_compact":
@@ -121,8 +124,7 @@ func renderItem(it *Item, form string, fetch CardFetch) string {
 		if !Authoritative(it.Status) {
 			b.WriteString(" (" + it.Status + ")")
 		}
-		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
-		b.WriteString(" — " + fetch.how(it.ID) + "\n")
+		b.WriteString(" · field " + it.Field + " · " + originLabel(it) + "\n")
 	}
 	return b.String()
 }

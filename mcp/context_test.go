@@ -62,7 +62,7 @@ func TestContextIsTheHostsPack(t *testing.T) {
 		t.Errorf("the pack does not render the promoted card %s:\n%s", id, want.Rendered)
 	}
 	// An agent over MCP is told the tool to call, not a CLI command.
-	if got := text(res); strings.Contains(got, "palace card show") || !strings.Contains(got, "fetch one with palace_cards get `ID`") {
+	if got := text(res); strings.Contains(got, "palace card show") || !strings.Contains(got, "fetch a card with palace_cards get `ID`") {
 		t.Errorf("the pack names the CLI, or not the palace_cards tool, for fetching a card:\n%s", got)
 	}
 	gotJSON, _ := json.Marshal(res.StructuredContent)

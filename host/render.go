@@ -104,6 +104,9 @@ func renderItem(it *Item, form string) string {
 			b.WriteString(" (" + it.Status + ")")
 		}
 		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
+		if it.Contest != nil {
+			b.WriteString(" · **contested**: " + contestLine(it.Contest))
+		}
 		b.WriteString(" — `palace card show " + it.ID + "`\n")
 	}
 	return b.String()

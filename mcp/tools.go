@@ -169,9 +169,11 @@ type cardsArgs struct {
 	ID     string `json:"id,omitempty" jsonschema:"The card id (kc_…), for get and events."`
 	Tier   string `json:"tier,omitempty" jsonschema:"list: only this tier."`
 	Status string `json:"status,omitempty" jsonschema:"list: only this status."`
-	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included). Defaults to every anchor visible from here."`
+	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included; needs all_repos). Defaults to every anchor visible from here."`
 	Field  string `json:"field,omitempty" jsonschema:"list: only this field."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"list: at most this many cards. Defaults to 50; 0 means no limit."`
+	// AllRepos is the one explicit way to read other repositories' cards.
+	AllRepos bool `json:"all_repos,omitempty" jsonschema:"Read across every repository of the palace: list every anchor, or get another repository's card. Off by default: a workspace sees its own worktree, repository and global cards."`
 }
 
 // DefaultCardLimit bounds palace_cards list unless the call says otherwise:
@@ -198,7 +200,7 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				if limit < 0 {
 					return output{}, invalidArg("limit", "limit %d is negative: pass 0 for no limit", limit)
 				}
-				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit})
+				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit, AllRepos: a.AllRepos})
 				if cards == nil {
 					cards = []host.Card{}
 				}
@@ -212,10 +214,10 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				}
 				if a.Action == "get" {
 					// Fetching a card's full text is a view: it warms the card's lane.
-					c, err := s.h.ViewCard(ctx, a.ID)
+					c, err := s.h.ViewCard(ctx, a.ID, a.AllRepos)
 					return output{Value: c}, err
 				}
-				evs, err := s.h.CardEvents(ctx, a.ID)
+				evs, err := s.h.CardEvents(ctx, a.ID, a.AllRepos)
 				return output{Value: map[string]any{"card_id": a.ID, "events": nonNil(evs)}}, err
 			}
 			return output{}, invalidArg("action", "action %q is not valid: use list, get or events", a.Action)

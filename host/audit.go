@@ -36,11 +36,11 @@ type AuditFilter struct {
 	Lane string `json:"lane,omitempty"`
 	// Anchor is worktree, repo, global, "" (every anchor visible from here)
 	// or "all" (every anchor of the palace, which needs AllRepos).
-	Anchor  string `json:"anchor,omitempty"`
+	Anchor string `json:"anchor,omitempty"`
 	// AllRepos audits every repository's cards.
-	AllRepos bool `json:"all_repos,omitempty"`
-	Tier    string `json:"tier,omitempty"`
-	Warning string `json:"warning,omitempty"`
+	AllRepos bool   `json:"all_repos,omitempty"`
+	Tier     string `json:"tier,omitempty"`
+	Warning  string `json:"warning,omitempty"`
 }
 
 // AuditReport is the authority audit: every authoritative card with where

@@ -96,6 +96,9 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		if links, err = h.checkRefs(ctx, tx, c.ID, req.refs()); err != nil {
 			return err
 		}
+		if err := h.checkOneRole(ctx, tx, c.ID, links); err != nil {
+			return err
+		}
 		if err := tx.InsertCard(ctx, c); err != nil {
 			return err
 		}

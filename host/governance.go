@@ -51,10 +51,7 @@ func (h *Host) foreignCard(ctx context.Context, c store.Card, op string) error {
 		return nil
 	}
 	ref := h.anchorRef(ctx, c.AnchorID)
-	where := ref.Identity
-	if where == "" {
-		where = ref.ID
-	}
+	where := displayIdentity(ref)
 	if op == "read" {
 		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
 	}

@@ -71,10 +71,10 @@ type recordArgs struct {
 	Content    string   `json:"content" jsonschema:"The evidence itself: what you saw, ran, read or were told (a command and its output, a failing test, a doc passage, a user's correction). Plain text, up to 1 MiB. Never a context pack or brief palace gave you."`
 	Field      string   `json:"field,omitempty" jsonschema:"Topic the evidence belongs to, a free short string such as 'build', 'testing', 'db-migrations'. Defaults to 'general'. Reuse existing fields so evidence groups."`
 	Domain     string   `json:"domain,omitempty" jsonschema:"What the evidence is about: project (this codebase), agent (how agents should work), skill (a general technique) or global. Defaults to project (global at the global anchor)."`
-	Provenance string   `json:"provenance,omitempty" jsonschema:"How it was obtained: runtime (you observed it while working), research (read in docs or code) or human (a person told you). Defaults to runtime in agent mode."`
+	Provenance string   `json:"provenance,omitempty" jsonschema:"How it was obtained: runtime (you observed it while working), research (read in docs or code) or human (written in human mode only: an agent records what a person told it as runtime and a human confirms it). Defaults to runtime in agent mode."`
 	SourceRef  string   `json:"source_ref,omitempty" jsonschema:"Where it came from, so a human can check it: file:line, URL, command, test name, PR."`
 	Tags       []string `json:"tags,omitempty" jsonschema:"Free tags."`
-	Anchor     string   `json:"anchor,omitempty" jsonschema:"Where the evidence holds: worktree (this checkout, the default inside git), repo (every checkout of this repository) or global (everywhere)."`
+	Anchor     string   `json:"anchor,omitempty" jsonschema:"Where the evidence holds: worktree (this checkout, the default inside git), repo (every checkout of this repository; the default for research evidence) or global (everywhere; outside a git checkout it must be given, and the global anchor holds domain global only)."`
 }
 
 func (s *Server) recordTool() tool {
@@ -98,7 +98,7 @@ type distillArgs struct {
 	Tier           string   `json:"tier" jsonschema:"qi (knowledge about one tool), shu (a method), dao_ren (a law of this domain) or dao_tian (a universal law). Choose the narrowest tier that fits."`
 	Domain         string   `json:"domain,omitempty" jsonschema:"project, agent, skill or global. Defaults to project (global at the global anchor)."`
 	Field          string   `json:"field,omitempty" jsonschema:"Topic, as in palace_record. Defaults to 'general'."`
-	Anchor         string   `json:"anchor,omitempty" jsonschema:"worktree, repo or global. Defaults to the innermost anchor (the worktree inside git)."`
+	Anchor         string   `json:"anchor,omitempty" jsonschema:"worktree, repo or global. Defaults to the worktree inside git (dao_tian: global). Only dao_tian starts at global: publish other tiers outward. Outside a git checkout, global must be given."`
 	Supporting     []string `json:"supporting" jsonschema:"Ids (ev_…) of evidence that supports the statement. At least one."`
 	Verification   []string `json:"verification,omitempty" jsonschema:"Ids of evidence that verifies it (a passing test, a reproduced result)."`
 	Teaching       []string `json:"teaching,omitempty" jsonschema:"Ids of evidence where a human taught it."`

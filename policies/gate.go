@@ -15,8 +15,8 @@ type GateInput struct {
 	Action string `json:"action"`
 	// Target is the status (promoted, canonical) for promote and the anchor
 	// kind (repo, global) for publish.
-	Target   string     `json:"target"`
-	Card     GateCard   `json:"card"`
+	Target string   `json:"target"`
+	Card   GateCard `json:"card"`
 	// Counts are what the gate counts, per role: distinct evidence (a
 	// duplicate counts as its original, a piece of evidence in one role
 	// only); teaching counts rows of human provenance only; counterexample
@@ -34,8 +34,8 @@ type GateInput struct {
 	// time order.
 	Newest RoleTimes `json:"newest"`
 	// Contest says whether the card is contested and since when.
-	Contest GateContest `json:"contest"`
-	Reviewer Reviewer   `json:"reviewer"`
+	Contest  GateContest `json:"contest"`
+	Reviewer Reviewer    `json:"reviewer"`
 	// Mode is "human" or "agent".
 	Mode string `json:"mode"`
 }

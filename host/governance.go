@@ -511,7 +511,7 @@ func (h *Host) readAnchorIDs(kind string, allRepos bool) ([]string, error) {
 		return h.chainIDs(), nil
 	case "all":
 		if !allRepos {
-			return nil, invalid("anchor", "anchor all reads every repository's memory: ask for it explicitly with --all-repos (all_repos: true)")
+			return nil, invalid("anchor", "anchor all reads every repository's memory: ask for it explicitly with --all-repos")
 		}
 		return nil, nil
 	}

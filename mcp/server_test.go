@@ -206,6 +206,8 @@ func TestCardsTool(t *testing.T) {
 		{map[string]any{"action": "delete"}, `palace: action "delete" is not valid: use list, get or events`},
 		{map[string]any{"status": "gold"}, `palace: status "gold" is not valid: use one of candidate, promoted, canonical, demoted, retired`},
 		{map[string]any{"limit": -1}, "palace: limit -1 is negative: pass 0 for no limit"},
+		// Reading every repository is asked for explicitly.
+		{map[string]any{"anchor": "all"}, "palace: anchor all reads every repository's memory: ask for it explicitly with all_repos"},
 	} {
 		if got := s.fail(mcp.ToolCards, tc.args); got != tc.want {
 			t.Errorf("%v:\n got %q\nwant %q", tc.args, got, tc.want)

@@ -243,6 +243,8 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	}
 	lout, ld := set.Lanes(ctx, lin)
 	rep.LanesPolicy = ld
+	h.stampFileStateCached(ctx, &rep.ScopePolicy)
+	h.stampFileStateCached(ctx, &rep.LanesPolicy)
 	dupes := map[string][]store.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)

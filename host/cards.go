@@ -18,6 +18,8 @@ type Card struct {
 	Counts map[string]int `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
+	// Contest is set by ShowCard when the card is contested.
+	Contest *ItemContest `json:"contest,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.
@@ -84,7 +86,16 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	if err != nil {
 		return Card{}, internal(err, "read card %s", id)
 	}
-	return h.view(ctx, c, links)
+	v, err := h.view(ctx, c, links)
+	if err != nil {
+		return Card{}, err
+	}
+	open, err := h.openContests(ctx, []string{id})
+	if err != nil {
+		return Card{}, err
+	}
+	v.Contest = itemContest(open[id])
+	return v, nil
 }
 
 // storeCardFilter checks f and turns it into the store's filter.

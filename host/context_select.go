@@ -95,6 +95,8 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 		return nil, err
 	}
 	h.applyPolicies(ctx, a, set)
+	h.stampFileStateCached(ctx, &a.pack.Policy.Scope)
+	h.stampFileStateCached(ctx, &a.pack.Policy.Lanes)
 	if err := h.applyContests(ctx, a); err != nil {
 		return nil, err
 	}

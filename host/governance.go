@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
@@ -440,6 +443,53 @@ func (h *Host) stampFileState(ctx context.Context, d *policies.Decision) {
 	case policies.SourceRepo:
 		d.FileState = h.policyFileState(ctx, d.File)
 	}
+}
+
+// stampFileStateCached is stampFileState for the context path: a repo
+// policy file's state is asked of git at most once per fileStateTTL while
+// the file is unchanged, so a pack served by a team policy does not run
+// git on every request. Lifecycle decisions ask git every time.
+func (h *Host) stampFileStateCached(ctx context.Context, d *policies.Decision) {
+	if d.Source != policies.SourceRepo || d.File == "" {
+		h.stampFileState(ctx, d)
+		return
+	}
+	fi, err := os.Stat(d.File)
+	if err != nil {
+		d.FileState = "unknown"
+		return
+	}
+	key := fmt.Sprintf("%s|%d|%d", d.File, fi.Size(), fi.ModTime().UnixNano())
+	now := time.Now()
+	h.fileStates.Lock()
+	e, ok := h.fileStates.m[key]
+	h.fileStates.Unlock()
+	if ok && now.Sub(e.at) < fileStateTTL {
+		d.FileState = e.state
+		return
+	}
+	d.FileState = h.policyFileState(ctx, d.File)
+	h.fileStates.Lock()
+	if h.fileStates.m == nil || len(h.fileStates.m) > 64 {
+		h.fileStates.m = map[string]fileStateEntry{}
+	}
+	h.fileStates.m[key] = fileStateEntry{state: d.FileState, at: now}
+	h.fileStates.Unlock()
+}
+
+// fileStateTTL bounds how stale a cached policy file state may be (a
+// commit changes it without touching the file).
+const fileStateTTL = 2 * time.Second
+
+type fileStateEntry struct {
+	state string
+	at    time.Time
+}
+
+// fileStateCache guards the cached states of repo policy files.
+type fileStateCache struct {
+	sync.Mutex
+	m map[string]fileStateEntry
 }
 
 // policyFileState is anchor.FileState of a repo policy file, "unknown"

@@ -218,3 +218,28 @@ func TestKilledImportRerunsOnce(t *testing.T) {
 		t.Fatalf("a third run = %v, total %d", again, total())
 	}
 }
+
+// The pack says which policy file decided scope and lanes and how git sees it.
+func TestPackSaysHowGitSeesItsPolicies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.writeRepoPolicy("scope.rego", []byte(`package palace.scope
+
+import rego.v1
+
+decision := {c.id: {"applies": true, "scope_fit": 10, "operation_fit": 0, "why": ["team: everything applies"]} | some c in input.cards}
+`))
+	state := func() (string, string) {
+		p := e.jsonOf("context", "anything", "--dry-run")["policy"].(map[string]any)
+		scope := p["scope"].(map[string]any)
+		return scope["file"].(string), scope["file_state"].(string)
+	}
+	if file, st := state(); st != "untracked" || !strings.HasSuffix(file, "scope.rego") {
+		t.Fatalf("pack scope policy %s is %q, want untracked", file, st)
+	}
+	e.git("add", ".palace/policies")
+	e.git("commit", "-q", "-m", "adopt the defaults")
+	if _, st := state(); st != "tracked" {
+		t.Fatalf("after the commit the pack says %q, want tracked", st)
+	}
+}

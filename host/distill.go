@@ -113,8 +113,19 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 			ev.Reason = firstNonEmpty(req.Reason, "direct write by "+h.actor+", gate bypassed")
 		}
 		ev.Data = mustJSON(map[string]any{"links": linkSummary(links)})
-		_, err = h.appendEvent(ctx, tx, c.ID, ev)
-		return err
+		if _, err = h.appendEvent(ctx, tx, c.ID, ev); err != nil {
+			return err
+		}
+		// A card written authoritative over a counterexample starts contested.
+		for _, l := range links {
+			if l.Role == "counterexample" {
+				if _, err := h.contest(ctx, tx, c, ContestRequest{Kind: ContestCounterexample,
+					Reason: "written authoritative over counterexample " + l.EvidenceID, EvidenceID: l.EvidenceID}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Card{}, classify(err, "distill")

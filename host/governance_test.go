@@ -391,3 +391,18 @@ func TestCandidateExpiry(t *testing.T) {
 		t.Errorf("fresh candidate is %s", c.Status)
 	}
 }
+
+func TestDirectWriteOverACounterexampleStartsContested(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
+	sup, cex := e.ev(h, "it worked", "general", ""), e.ev(h, "it failed once", "general", "ci://9")
+	c, err := h.Distill(ctx, host.DistillRequest{Statement: "It works", Tier: "qi", Supporting: []string{sup}, Counterexample: []string{cex},
+		Direct: true, Status: "promoted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Contest == nil || c.Contest.Citations[0].EvidenceID != cex || c.Contest.Citations[0].SourceRef != "ci://9" {
+		t.Fatalf("direct write over a counterexample: contest %+v", c.Contest)
+	}
+}

@@ -245,6 +245,16 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 		var ids []string
 		existing := 0
 		err := h.store.Tx(ctx, func(tx *store.Tx) error {
+			// The originals of the batch's hashes, read in one query, then
+			// kept current as the batch inserts.
+			shas := make([]string, len(batch))
+			for i, r := range batch {
+				shas[i] = r.ev.ContentSHA256
+			}
+			originals, err := tx.OriginalsByHash(ctx, shas)
+			if err != nil {
+				return err
+			}
 			anchors := map[anchor.Kind]string{}
 			for _, r := range batch {
 				id, ok := anchors[r.kind]
@@ -256,14 +266,27 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 					id, anchors[r.kind] = a.ID, a.ID
 				}
 				r.ev.AnchorID = id
-				got, err := h.insertDistinct(ctx, tx, r.ev, r.allowDup)
-				if err != nil {
-					return err
-				}
-				ids = append(ids, got.ID)
-				if got.Existing {
+				key := id + "|" + r.ev.ContentSHA256
+				orig, found := originals[key]
+				switch {
+				case found && !r.allowDup:
+					ids = append(ids, orig)
 					existing++
+					continue
+				case found:
+					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
+						return err
+					}
+					if err := tx.MarkDuplicate(ctx, r.ev.ID, orig, store.DuplicateAllowed, r.ev.CreatedAt); err != nil {
+						return err
+					}
+				default:
+					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
+						return err
+					}
+					originals[key] = r.ev.ID
 				}
+				ids = append(ids, r.ev.ID)
 			}
 			return nil
 		})

@@ -17,10 +17,15 @@ const (
 // this hash at this anchor (the first one recorded), found false when none.
 func (tx *Tx) OriginalEvidence(ctx context.Context, anchorID, sha string) (string, bool, error) {
 	var id string
-	err := tx.tx.QueryRowContext(ctx, `SELECT e.id FROM evidence e
-		WHERE e.anchor_id = ? AND e.content_sha256 = ?
+	// Prepared once per transaction: an import asks once per row.
+	st, err := tx.stmt(ctx, `SELECT e.id FROM evidence e
+		WHERE substr(e.content_sha256, 1, 16) = substr(?1, 1, 16) AND e.content_sha256 = ?1 AND e.anchor_id = ?2
 		AND NOT EXISTS (SELECT 1 FROM evidence_duplicates d WHERE d.evidence_id = e.id)
-		ORDER BY e.rowid LIMIT 1`, anchorID, sha).Scan(&id)
+		ORDER BY e.rowid LIMIT 1`)
+	if err != nil {
+		return "", false, fmt.Errorf("look up evidence by hash: %w", err)
+	}
+	err = st.QueryRowContext(ctx, sha, anchorID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -193,4 +198,42 @@ func (tx *Tx) OriginalOf(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("read original of %s: %w", id, err)
 	}
 	return orig, nil
+}
+
+// OriginalsByHash returns, for the rows whose content hash is one of shas,
+// the id of each original keyed by anchor id + "|" + hash: one query per
+// 500 hashes instead of one per row of an import.
+func (tx *Tx) OriginalsByHash(ctx context.Context, shas []string) (map[string]string, error) {
+	out := map[string]string{}
+	for len(shas) > 0 {
+		n := min(len(shas), 500)
+		chunk := shas[:n]
+		shas = shas[n:]
+		prefixes := make([]any, len(chunk))
+		for i, s := range chunk {
+			prefixes[i] = s[:min(16, len(s))]
+		}
+		rows, err := tx.tx.QueryContext(ctx, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
+			WHERE substr(e.content_sha256, 1, 16) IN (`+placeholders(len(chunk))+`)
+			AND NOT EXISTS (SELECT 1 FROM evidence_duplicates d WHERE d.evidence_id = e.id)
+			ORDER BY e.rowid`, prefixes...)
+		if err != nil {
+			return nil, fmt.Errorf("look up evidence by hash: %w", err)
+		}
+		for rows.Next() {
+			var id, anchor, sha string
+			if err := rows.Scan(&id, &anchor, &sha); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("look up evidence by hash: %w", err)
+			}
+			if _, ok := out[anchor+"|"+sha]; !ok {
+				out[anchor+"|"+sha] = id
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("look up evidence by hash: %w", err)
+		}
+	}
+	return out, nil
 }

@@ -48,7 +48,7 @@ func TestMigrationMarksExistingDuplicates(t *testing.T) {
 			}
 		}
 		for _, q := range []string{
-			"DROP TABLE evidence_duplicates", "DROP TABLE card_contests", "DROP INDEX evidence_anchor_sha",
+			"DROP TABLE evidence_duplicates", "DROP TABLE card_contests", "DROP INDEX evidence_sha",
 			fmt.Sprintf("PRAGMA user_version = %d", v),
 		} {
 			if err := tx.ExecForTest(ctx, q); err != nil {

@@ -69,6 +69,9 @@ type ContextRequest struct {
 	// without it they carry their id, tier, anchor, reason, lane and
 	// salience only.
 	Explain bool `json:"explain,omitempty"`
+	// Fetch is how the reader of Rendered fetches a card it names: the CLI
+	// command (the default) or, for an agent over MCP, the palace_cards tool.
+	Fetch CardFetch `json:"-"`
 	// DryRun writes nothing: no injection events, and no request id unless
 	// one is given.
 	DryRun bool `json:"dry_run,omitempty"`

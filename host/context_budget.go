@@ -14,6 +14,7 @@ type slot struct {
 	cand  *candidate
 	order int
 	form  string
+	fetch CardFetch
 	texts map[string]string
 }
 
@@ -23,7 +24,7 @@ func (s *slot) text(form string) string {
 	}
 	var t string
 	if s.item != nil {
-		t = renderItem(s.item, form)
+		t = renderItem(s.item, form, s.fetch)
 	} else {
 		t = renderEvidence(s.ev, form)
 	}
@@ -121,13 +122,13 @@ func (h *Host) packBudget(a *assembly) {
 		}
 		return sectionHeader(k, nil)
 	}
-	p.fixed = runeLen(h.preamble(a.req.AllRepos))
+	p.fixed = runeLen(h.preamble(a.req.AllRepos, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
 		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
-		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}}
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, fetch: a.req.Fetch, texts: map[string]string{}}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
@@ -239,7 +240,7 @@ func outcomeOf(s *slot) string {
 func (h *Host) finish(a *assembly) {
 	pk := &a.pack
 	var b strings.Builder
-	b.WriteString(h.preamble(a.req.AllRepos))
+	b.WriteString(h.preamble(a.req.AllRepos, a.req.Fetch))
 	if len(pk.TransientInstructions) > 0 {
 		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil)
 		body := renderInstructions(pk.TransientInstructions)

@@ -55,6 +55,51 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	}
 }
 
+// TestContextReferencesNameHowToFetch: a reference line says how its reader
+// fetches the card — the CLI command by default, the palace_cards tool for
+// an agent over MCP — and the budget counts either exactly.
+func TestContextReferencesNameHowToFetch(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	// More scoped cards than the scoped lane holds: the rest are references.
+	var ids []string
+	for i := range 12 {
+		ids = append(ids, e.card(h, scoped(fmt.Sprintf("store rule %d: keep write transactions short", i), "shu")))
+	}
+	req := cxScopedRequest()
+	p, err := h.Context(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref string
+	for _, it := range p.Items {
+		if it.RenderForm == "ref_only" {
+			ref = it.ID
+		}
+	}
+	if ref == "" {
+		t.Fatalf("no reference among %d cards:\n%s", len(ids), p.Rendered)
+	}
+	for fetch, want := range map[host.CardFetch]string{
+		host.FetchByCLI:     "— `palace card show " + ref + "`",
+		host.FetchByMCPTool: "— palace_cards get `" + ref + "`",
+	} {
+		req.Fetch = fetch
+		p, err := h.Context(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPack(t, p, "")
+		if it, _ := item(p, ref); it.RenderForm != "ref_only" || !strings.Contains(p.Rendered, want) {
+			t.Errorf("fetch %d: %s renders %s, want a reference line with %q:\n%s", fetch, ref, it.RenderForm, want, p.Rendered)
+		}
+		if fetch == host.FetchByMCPTool && strings.Contains(p.Rendered, "palace card show") {
+			t.Errorf("the MCP rendering names the CLI:\n%s", p.Rendered)
+		}
+	}
+}
+
 // checkPack asserts what must hold for every pack: sizes add up, items are
 // whole or absent, the trim list is exact, and lower salience never keeps
 // more text than higher salience in the scoped lane.
@@ -88,7 +133,7 @@ func checkPack(t *testing.T, p host.Pack, protected string) {
 				t.Errorf("%s inline_compact: statement must be whole, content absent", it.ID)
 			}
 		case "ref_only":
-			if strings.Contains(r, stmt) || !strings.Contains(r, "palace card show "+it.ID) {
+			if strings.Contains(r, stmt) || !strings.Contains(r, "palace card show "+it.ID) && !strings.Contains(r, "palace_cards get `"+it.ID+"`") {
 				t.Errorf("%s ref_only: one line with the id, no statement text", it.ID)
 			}
 		case "inspector_only":

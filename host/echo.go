@@ -31,8 +31,9 @@ var (
 	// echoPreamble is the sentence under a pack's heading.
 	echoPreamble = regexp.MustCompile(`Governed memory for .{1,400}?Each card names its id and the evidence it cites`)
 	// echoItem matches a rendered card line: inline ("— `kc_…` · repo") or
-	// reference ("`kc_…` shu · field F · repo — `palace card show kc_…`").
-	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)")
+	// reference ("`kc_…` shu · field F · repo — `palace card show kc_…`",
+	// or "— palace_cards get `kc_…`" as MCP renders it).
+	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)|(—\\s*palace_cards get\\s*`kc_[0-9A-Za-z_]+`)")
 )
 
 // echoJSON are key sets that only a pack or a brief has, for one pasted as

@@ -46,6 +46,10 @@ type Options struct {
 	// TelemetryDays is how many days raw context-request telemetry is kept.
 	// Defaults to $PALACE_TELEMETRY_DAYS, else DefaultTelemetryDays.
 	TelemetryDays int
+	// DeferCreate opens a home without a database as empty and creates the
+	// database with the first write, so a client that only reads leaves no
+	// file behind (the MCP server does this).
+	DeferCreate bool
 }
 
 // Host is an open palace. It is safe for concurrent use.
@@ -91,7 +95,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, filepath.Join(h.home, "palace.db"))
+	open := store.Open
+	if opts.DeferCreate {
+		open = store.OpenDeferred
+	}
+	st, err := open(ctx, filepath.Join(h.home, "palace.db"))
 	if err != nil {
 		return nil, internal(err, "open palace at %s", h.home)
 	}

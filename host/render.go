@@ -35,8 +35,26 @@ var sectionTitles = map[string]string{
 	"evidence":               "Evidence",
 }
 
+// CardFetch is how the reader of a rendering fetches a card it names.
+type CardFetch int
+
+const (
+	// FetchByCLI names `palace card show ID`.
+	FetchByCLI CardFetch = iota
+	// FetchByMCPTool names the palace_cards tool, for an agent over MCP.
+	FetchByMCPTool
+)
+
+// how says how to fetch card id ("ID" in the preamble).
+func (f CardFetch) how(id string) string {
+	if f == FetchByMCPTool {
+		return "palace_cards get `" + id + "`"
+	}
+	return "`palace card show " + id + "`"
+}
+
 // preamble opens every rendering.
-func (h *Host) preamble(allRepos bool) string {
+func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
 	if h.loc.InGit {
 		where = "repository " + strings.TrimPrefix(h.loc.Identity(anchor.Repo), "repo:")
@@ -44,7 +62,7 @@ func (h *Host) preamble(allRepos bool) string {
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
 	}
-	return "# palace context\n\nGoverned memory for " + where + ". Each card names its id and the evidence it cites; fetch one with `palace card show ID`.\n"
+	return "# palace context\n\nGoverned memory for " + where + ". Each card names its id and the evidence it cites; fetch one with " + fetch.how("ID") + ".\n"
 }
 
 // sectionHeader is the heading block of a section.
@@ -68,7 +86,7 @@ func renderInstructions(list []string) string {
 // renderItem renders a card in form: inline_full (statement, content,
 // citations), inline_compact (one line, citations counted) or ref_only (one
 // line with the id and how to fetch it). inspector_only renders nothing.
-func renderItem(it *Item, form string) string {
+func renderItem(it *Item, form string, fetch CardFetch) string {
 	var b strings.Builder
 	switch form {
 	case "inline_full", "inline_compact":
@@ -79,7 +97,7 @@ func renderItem(it *Item, form string) string {
 		b.WriteString(" " + oneLine(it.Statement))
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
 		// The compact form is one short line: its citations are counted,
-		// and listed in the full form and by `palace card show ID`.
+		// and listed in the full form and when the card is fetched.
 		if form == "inline_full" {
 			if c := citeLine(it.Citations, it.CitationCount); c != "" {
 				b.WriteString(" · " + c)
@@ -107,7 +125,7 @@ func renderItem(it *Item, form string) string {
 		if it.Contest != nil {
 			b.WriteString(" · **contested**: " + contestLine(it.Contest))
 		}
-		b.WriteString(" — `palace card show " + it.ID + "`\n")
+		b.WriteString(" — " + fetch.how(it.ID) + "\n")
 	}
 	return b.String()
 }

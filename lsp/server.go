@@ -125,7 +125,11 @@ func New(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	s.bg, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	stream, err := newTolerantStream(jsonrpc2.NewHeaderStream(rwc), func(err error) {
+	capped, err := newCappedStream(rwc)
+	if err != nil {
+		return err
+	}
+	stream, err := newTolerantStream(capped, func(err error) {
 		s.log.Printf("rejected a malformed frame: %v", err)
 	})
 	if err != nil {

@@ -21,8 +21,9 @@ type frameStream interface {
 // with a parse (-32700) or invalid-request (-32600) error carrying a null
 // id, and reads on. jsonrpc2 v1 would otherwise end the connection on the
 // first malformed frame: one bad byte from an editor must not kill the
-// server. Framing errors (a bad Content-Length header) still end it, since
-// after one the stream cannot find the next message.
+// server. A frame over the size limit is skipped and answered the same way
+// (-32600). Framing errors (a bad Content-Length header) still end it,
+// since after one the stream cannot find the next message.
 type tolerantStream struct {
 	jsonrpc2.Stream
 	frames frameStream
@@ -44,12 +45,18 @@ func newTolerantStream(inner jsonrpc2.Stream, onBad func(error)) (*tolerantStrea
 func (s *tolerantStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	for {
 		frame, n, err := s.frames.ReadFrame(ctx)
-		if err != nil {
+		var tooLarge *frameTooLargeError
+		var werr *jsonrpc2.Error
+		switch {
+		case errors.As(err, &tooLarge):
+			// Its body was skipped, so the stream is still in step.
+			werr = jsonrpc2.NewError(jsonrpc2.InvalidRequest, tooLarge.Error())
+		case err != nil:
 			return nil, n, err
-		}
-		werr := checkFrame(frame)
-		if werr == nil {
-			return frame, n, nil
+		default:
+			if werr = checkFrame(frame); werr == nil {
+				return frame, n, nil
+			}
 		}
 		if s.onBad != nil {
 			s.onBad(werr)

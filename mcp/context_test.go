@@ -44,7 +44,8 @@ func TestContextIsTheHostsPack(t *testing.T) {
 
 	limit := 1
 	req := host.ContextRequest{Query: "sqlite locking", File: "store/store.go", Intents: []string{"debug"},
-		Instructions: []string{"answer in plain text"}, Budget: 4000, DaoTianLimit: &limit, IncludeEvidence: true, DryRun: true, RequestID: "rq_test"}
+		Instructions: []string{"answer in plain text"}, Budget: 4000, DaoTianLimit: &limit, IncludeEvidence: true, DryRun: true, RequestID: "rq_test",
+		Fetch: host.FetchByMCPTool}
 	want, err := agent.Context(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,10 @@ func TestContextIsTheHostsPack(t *testing.T) {
 	}
 	if !strings.Contains(want.Rendered, id) {
 		t.Errorf("the pack does not render the promoted card %s:\n%s", id, want.Rendered)
+	}
+	// An agent over MCP is told the tool to call, not a CLI command.
+	if got := text(res); strings.Contains(got, "palace card show") || !strings.Contains(got, "fetch one with palace_cards get `ID`") {
+		t.Errorf("the pack names the CLI, or not the palace_cards tool, for fetching a card:\n%s", got)
 	}
 	gotJSON, _ := json.Marshal(res.StructuredContent)
 	wantJSON, _ := json.Marshal(want)

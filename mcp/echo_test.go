@@ -31,6 +31,7 @@ func TestRecordRefusesItsOwnEcho(t *testing.T) {
 		{"brief heading", "## palace brief\n\n" + itemLine, "it contains a context pack palace rendered"},
 		{"one card line", "I was told: " + itemLine, "it contains a card line of a context pack palace rendered"},
 		{"one reference line", "see " + strings.Split(samplePack, "\n")[12], "it contains a card line of a context pack palace rendered"},
+		{"one reference line as MCP renders it", "see - `kc_01kjmma2g0h7p36grq3zgryb45` shu · field storage · repo — palace_cards get `kc_01kjmma2g0h7p36grq3zgryb45`", "it contains a card line of a context pack palace rendered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s.on(t).fail(mcp.ToolRecord, map[string]any{"content": tc.content})

@@ -40,7 +40,7 @@ Call it at the start of every task, and again when you move to a different file 
 				Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools,
 				Instructions: a.Instructions, Budget: a.Budget, DaoTianLimit: a.DaoTianLimit,
 				IncludeEvidence: a.IncludeEvidence, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos,
-				Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID,
+				Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID, Fetch: host.FetchByMCPTool,
 			})
 			if err != nil {
 				return output{}, err

@@ -246,7 +246,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			`CREATE TABLE injection_events (request_id TEXT NOT NULL, card_id TEXT NOT NULL REFERENCES cards(id),
 				outcome TEXT NOT NULL CHECK (outcome IN ('inline_full','inline_compact','ref_only','trimmed','skipped_cooled','skipped_scope','viewed')),
 				created_at TEXT NOT NULL)`,
-			"DROP TABLE injection_daily", "DROP TABLE injection_last",
+			"DROP TABLE injection_window", "DROP TABLE injection_daily",
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			"DROP INDEX card_links_card_time", "DROP INDEX evidence_anchor",
@@ -312,6 +312,17 @@ func TestInjectionRollupBackfill(t *testing.T) {
 		got := st["kc_1"]
 		if got.Counts["trimmed"] != tt.trimmed || got.Latest["trimmed"] != tt.latestTrim || got.Counts["inline_full"] != tt.inlineFull {
 			t.Errorf("since %q: %+v, want %d trimmed (latest %q), %d inline_full", tt.since, got, tt.trimmed, tt.latestTrim, tt.inlineFull)
+		}
+		if tt.since == "" {
+			continue
+		}
+		// The running counts the migration built answer the same.
+		sums, err := s.InjectionSummaries(ctx, []string{"kc_1"}, tt.since, [][]string{{"trimmed"}, {"inline_full"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := sums["kc_1"].Counts; tt.trimmed+tt.inlineFull == 0 && c != nil || tt.trimmed+tt.inlineFull > 0 && (c == nil || c[0] != tt.trimmed || c[1] != tt.inlineFull) {
+			t.Errorf("since %q: summaries %v, want %d trimmed and %d inline_full", tt.since, c, tt.trimmed, tt.inlineFull)
 		}
 	}
 }

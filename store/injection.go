@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // InjectionEvent is what one context request (or one view) did with one
@@ -40,7 +39,7 @@ type InjectionStats struct {
 // rollup counts by day), or of all time when since is "" (kept for the
 // applied outcomes, inline_full and inline_compact, only). skipped_scope is
 // never rolled up. Cards without events are missing from the map. The read
-// is bounded by days and outcomes (injection_daily, injection_last), never
+// is bounded by days and outcomes (injection_daily, injection_window), never
 // by the number of requests.
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	out := make(map[string]InjectionStats, len(cardIDs))
@@ -49,7 +48,8 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		args := anySlice(chunk)
-		query := `SELECT card_id, outcome, total, last_at FROM injection_last WHERE card_id IN (` + placeholders(len(chunk)) + `)`
+		query := `SELECT card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
+			AND outcome IN ('inline_full', 'inline_compact')`
 		if since != "" {
 			// Summed here rather than with GROUP BY: the rows come in key
 			// order and a temp b-tree would cost more than the sum.
@@ -97,60 +97,57 @@ type InjectionSummary struct {
 // InjectionSummaries returns, per card of cardIDs, the number of events of
 // each outcome group over the UTC days from since's day on, and the newest
 // event ever of the latest outcomes. Cards without any such event are
-// missing from the map. The window is summed in SQLite, one row per card:
-// a card in daily use has a row per day and outcome (~100 over the
-// window), and reading those rows one by one cost a 10k-card request
-// three times its reads on a year-old palace, measured; the rows come in
-// key order, so the GROUP BY needs no sorter.
+// missing from the map. It reads one short range per card, the card's
+// running counts (injection_window: one row per outcome), each corrected
+// by the daily rows between the row's base and since's day — none for a
+// card in use, whose base the writer keeps a window behind its newest day,
+// and a few otherwise. Summing the daily rows of the window and reading
+// the newest events apart cost three index seeks per card, measured.
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
 	out := make(map[string]InjectionSummary, len(cardIDs))
-	var sums strings.Builder
-	var groupArgs []any
-	var counted []string
-	for _, g := range groups {
-		sums.WriteString(", sum(CASE WHEN outcome IN (" + placeholders(len(g)) + ") THEN n ELSE 0 END)")
-		groupArgs = append(groupArgs, anySlice(g)...)
-		counted = append(counted, g...)
+	day := since[:min(len(since), 10)]
+	groupOf := map[string]int{}
+	for i, g := range groups {
+		for _, o := range g {
+			groupOf[o] = i
+		}
 	}
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 400)
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
-		in := placeholders(len(chunk))
-		args := append(slices.Clone(groupArgs), anySlice(chunk)...)
-		args = append(args, since[:min(len(since), 10)])
-		args = append(args, anySlice(counted)...)
-		query := `SELECT card_id, ''` + sums.String() + ` FROM injection_daily WHERE card_id IN (` + in + `) AND day >= ? AND outcome IN (` + placeholders(len(counted)) + `) GROUP BY card_id`
-		if len(latest) > 0 {
-			query += ` UNION ALL SELECT card_id, max(last_at)` + strings.Repeat(", 0", len(groups)) + ` FROM injection_last
-				WHERE card_id IN (` + in + `) AND outcome IN (` + placeholders(len(latest)) + `) GROUP BY card_id`
-			args = append(args, anySlice(chunk)...)
-			args = append(args, anySlice(latest)...)
-		}
-		rows, err := s.db.QueryContext(ctx, query, args...)
+		// Days in [since, base) are added to n, days in [base, since)
+		// taken from it.
+		rows, err := s.db.QueryContext(ctx, `SELECT card_id, outcome, last_at, n + CASE WHEN base = ? THEN 0 ELSE coalesce((
+				SELECT sum(CASE WHEN d.day >= ? THEN d.n ELSE -d.n END) FROM injection_daily d
+				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END
+			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`)`,
+			append([]any{day, day, day, day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
-		counts := make([]int, len(groups))
-		dest := make([]any, 2+len(groups))
-		var id, last string
-		dest[0], dest[1] = &id, &last
-		for i := range counts {
-			dest[2+i] = &counts[i]
-		}
+		var id, outcome, last string
+		var count int
 		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
+			if err := rows.Scan(&id, &outcome, &last, &count); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read injection rollups: %w", err)
+			}
+			g, counted := groupOf[outcome]
+			isLatest := slices.Contains(latest, outcome)
+			if !isLatest && (!counted || count == 0) {
+				continue
 			}
 			sum, ok := out[id]
 			if !ok {
 				sum.Counts = make([]int, len(groups))
 			}
-			for i, c := range counts {
-				sum.Counts[i] += c
+			if counted {
+				sum.Counts[g] += count
 			}
-			sum.Latest = max(sum.Latest, last)
+			if isLatest {
+				sum.Latest = max(sum.Latest, last)
+			}
 			out[id] = sum
 		}
 		rows.Close()

@@ -37,20 +37,15 @@ func (r InjectionRequest) Events() []InjectionEvent {
 	return out
 }
 
-// lastOutcomes are the outcomes injection_last keeps: a card's newest
-// applied event ends its inactivity, and the audit counts applications
-// ever. Nothing reads the others' all-time totals.
-var lastOutcomes = []string{"inline_full", "inline_compact"}
-
 // RecordInjections records one request's events (all of one request id and
 // time): one injection_requests row, and the rollups cooling and the audit
-// read — injection_daily for every outcome but skipped_scope, and
-// injection_last for the applied ones — one statement each, in one short
-// transaction. The card ids are resolved to their rowids before the
-// transaction begins, so the write lock is held for the writes only. An
-// unknown outcome is ErrBadOutcome and an unknown card ErrNotFound, and
-// nothing is written. It returns the record's sequence number (records
-// are numbered in insertion order), 0 for no events.
+// read — injection_daily and injection_window for every outcome but
+// skipped_scope — one statement each, in one short transaction. The card
+// ids are resolved to their rowids before the transaction begins, so the
+// write lock is held for the writes only. An unknown outcome is
+// ErrBadOutcome and an unknown card ErrNotFound, and nothing is written.
+// It returns the record's sequence number (records are numbered in
+// insertion order), 0 for no events.
 func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (int64, error) {
 	seqs, err := s.RecordInjectionBatch(ctx, [][]InjectionEvent{events})
 	if err != nil || len(seqs) == 0 {
@@ -64,6 +59,9 @@ func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (
 // generator of history, or a server that batches). It returns each
 // request's sequence number (0 for one without events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
+	if !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
+		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
+	}
 	var ids []string
 	for _, events := range requests {
 		for _, ev := range events {
@@ -123,31 +121,41 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
 			}
 		}
+		// Oldest day first: a window row moved forward by a later day must
+		// already count the earlier days of the batch it subtracts.
+		slices.SortStableFunc(order, func(a, b key) int { return strings.Compare(a.day, b.day) })
 		for len(order) > 0 {
 			n := min(len(order), 200)
 			chunk := order[:n]
 			order = order[n:]
 			daily := make([]any, 0, 5*n)
-			var last []any
+			window := make([]any, 0, 6*n)
 			for _, k := range chunk {
 				a := sums[k]
 				daily = append(daily, k.card, k.day, k.outcome, a.n, a.last)
-				if slices.Contains(lastOutcomes, k.outcome) {
-					last = append(last, k.card, k.outcome, a.n, a.last)
-				}
+				window = append(window, k.card, k.outcome, k.day, a.n, a.n, a.last)
 			}
 			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_daily(card_id, day, outcome, n, last_at) VALUES `+
 				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
 				` ON CONFLICT(card_id, day, outcome) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`, daily...); err != nil {
 				return fmt.Errorf("roll up injections by day: %w", err)
 			}
-			if len(last) == 0 {
-				continue
-			}
-			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_last(card_id, outcome, total, last_at) VALUES `+
-				strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(last)/4), ",")+
-				` ON CONFLICT(card_id, outcome) DO UPDATE SET total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, last...); err != nil {
-				return fmt.Errorf("roll up injections: %w", err)
+			// n counts the days from base on, so a write for an earlier day
+			// leaves it as it is (readers take such days from
+			// injection_daily). The write also moves base to windowDays
+			// before its day when base is older, taking the days it passes
+			// out of n: a row moves at most once a day, and then reads a
+			// few of its card's daily rows.
+			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, total, last_at) VALUES `+
+				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?),", n), ",")+
+				` ON CONFLICT(card_id, outcome) DO UPDATE SET
+					n = n + CASE WHEN excluded.base >= base THEN excluded.n ELSE 0 END
+						- CASE WHEN base < coalesce(date(excluded.base, '-`+windowDays+` days'), base) THEN coalesce((
+							SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = excluded.card_id
+							AND d.day >= injection_window.base AND d.day < date(excluded.base, '-`+windowDays+` days') AND d.outcome = excluded.outcome), 0) ELSE 0 END,
+					base = max(base, coalesce(date(excluded.base, '-`+windowDays+` days'), base)),
+					total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
+				return fmt.Errorf("roll up injections over the window: %w", err)
 			}
 		}
 		return nil
@@ -157,6 +165,12 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 	}
 	return seqs, nil
 }
+
+// windowDays is how far behind a card's newest written day its running
+// counts' base is kept: the cooling horizon, so that a request's read
+// needs a day or two of injection_daily rows at most. Counts are exact
+// with any base.
+const windowDays = "30"
 
 // cardRowIDs maps card ids to their rowids; an unknown id is ErrNotFound.
 // Cards are never deleted, so a rowid names one card for good (VACUUM

@@ -52,7 +52,7 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
+	db    *handle
 	path  string
 	refs  refCache
 	texts textCache
@@ -78,7 +78,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: newHandle(db), path: path}
 	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -213,5 +214,60 @@ func TestTelemetryCompact(t *testing.T) {
 	st, err := s.Telemetry(ctx)
 	if err != nil || st.WALBytes != 0 {
 		t.Errorf("after compact: %+v, %v; want an empty WAL", st, err)
+	}
+}
+
+// TestInjectionWindowAnyOrder records one random history of ~120 days in
+// shuffled batches (so days arrive out of order, some before a running
+// count's base and some after it moved) and checks that the windowed counts
+// agree, for many windows, with counting the daily rows directly.
+func TestInjectionWindowAnyOrder(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	cards := []string{"kc_1", "kc_2", "kc_3", "kc_4", "kc_5", "kc_6"}
+	outcomes := []string{"inline_full", "inline_compact", "ref_only", "trimmed", "skipped_cooled", "skipped_scope", "viewed"}
+	rng := rand.New(rand.NewPCG(11, 3))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var history [][]store.InjectionEvent
+	for i := range 600 {
+		stamp := store.FormatTime(start.Add(time.Duration(rng.IntN(120*24*60)) * time.Minute))
+		var req []store.InjectionEvent
+		for _, c := range cards {
+			if rng.IntN(3) > 0 {
+				req = append(req, store.InjectionEvent{RequestID: "rq_" + strconv.Itoa(i), CardID: c, Outcome: outcomes[rng.IntN(len(outcomes))], CreatedAt: stamp})
+			}
+		}
+		history = append(history, req)
+	}
+	for len(history) > 0 {
+		n := min(len(history), 1+rng.IntN(40))
+		if _, err := s.RecordInjectionBatch(ctx, history[:n]); err != nil {
+			t.Fatal(err)
+		}
+		history = history[n:]
+	}
+	groups := [][]string{{"inline_full", "inline_compact"}, {"skipped_cooled"}, {"trimmed"}, {"viewed"}, {"ref_only"}}
+	for day := -5; day <= 130; day += 3 {
+		since := store.FormatTime(start.AddDate(0, 0, day))
+		got, err := s.InjectionSummaries(ctx, cards, since, groups, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := s.InjectionStats(ctx, cards, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cards {
+			want := make([]int, len(groups))
+			for i, g := range groups {
+				for _, o := range g {
+					want[i] += direct[c].Counts[o]
+				}
+			}
+			if have := got[c].Counts; !reflect.DeepEqual(have, want) && !(have == nil && !slices.ContainsFunc(want, func(n int) bool { return n != 0 })) {
+				t.Fatalf("since day %d, %s: window counts %v, daily rows %v", day, c, have, want)
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@ func init() { extraCommands = append(extraCommands, newContextCmd) }
 func newContextCmd(g *globals) *cobra.Command {
 	var req host.ContextRequest
 	var daoTian int
+	var hook string
 	cmd := &cobra.Command{
 		Use:   "context [QUERY]",
 		Short: "Assemble the bounded, cited context pack an agent injects here",
@@ -37,6 +38,9 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 			req.Query = strings.Join(args, " ")
 			if cmd.Flags().Changed("dao-tian-limit") {
 				req.DaoTianLimit = &daoTian
+			}
+			if hook != "" {
+				return runContextHook(cmd, g, hook, req)
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				pack, err := h.Context(ctx, req)
@@ -64,6 +68,7 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 	f.BoolVar(&req.Explain, "explain", false, "append the why-trace: lanes, salience breakdowns, budget actions, skipped cards")
 	f.BoolVar(&req.DryRun, "dry-run", false, "write nothing (no injection events, no request id unless --request-id)")
 	f.StringVar(&req.RequestID, "request-id", "", "fix the request id (with a fixed database the pack is byte-identical)")
+	f.StringVar(&hook, "hook", "", "answer an agent's hook: read its JSON payload on stdin, print its JSON answer (claude-code or gemini-cli)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -308,5 +309,48 @@ func TestNeovimEndToEnd(t *testing.T) {
 	}
 	if len(res.CodelensShown) != 1 || res.CodelensShown[0].Line != 0 || !strings.HasPrefix(res.CodelensShown[0].Title, "palace · dao 1") {
 		t.Errorf("code lens shown: %+v", res.CodelensShown)
+	}
+}
+
+// TestLSPOversizedFrameIsSkipped sends `palace lsp` a 200 MiB message: the
+// server skips it without holding it (peak RSS stays far below its size),
+// answers it with an invalid-request error naming the limit, and serves the
+// next message.
+func TestLSPOversizedFrameIsSkipped(t *testing.T) {
+	e, _, _ := seedLSP(t)
+	p := startLSP(t, e)
+	const size = 200 << 20
+	go func() {
+		// The reply to the big frame can come before all of it is written.
+		if _, err := fmt.Fprintf(p.in, "Content-Length: %d\r\n\r\n", size); err != nil {
+			return
+		}
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for range size >> 20 {
+			if _, err := p.in.Write(chunk); err != nil {
+				return
+			}
+		}
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	}()
+	m := p.recv()
+	errObj, _ := m["error"].(map[string]any)
+	if errObj == nil || errObj["code"] != float64(-32600) || !strings.Contains(fmt.Sprint(errObj["message"]), "exceeds the limit of 67108864 bytes") {
+		t.Fatalf("reply to a 200 MiB frame: %v", m)
+	}
+	if r := p.response(1); r["result"] == nil {
+		t.Fatalf("initialize after the big frame: %v", r)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc to read peak memory from: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if kb <= 0 || kb > 150<<10 {
+				t.Errorf("peak RSS %d kB after a 200 MiB frame: the body was held", kb)
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 				return err
 			}
 			g.defaultMode = host.Agent
+			g.deferCreate = true
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				// The first line says what is served: a client that does not
 				// pass PALACE_HOME through shows here which home it got.

@@ -265,3 +265,46 @@ func TestMCPEndsCleanlyOnSIGINT(t *testing.T) {
 		t.Fatal("palace mcp did not end after SIGINT")
 	}
 }
+
+// TestMCPFreshHomeReadsCreateNothing serves a home that does not exist yet:
+// reads (tools, resources, a context pack, a brief, the card list) answer
+// from an empty palace and leave no database behind; the first write creates
+// it, and what it wrote is read back in the same session.
+func TestMCPFreshHomeReadsCreateNothing(t *testing.T) {
+	e := newEnv(t)
+	cs := e.mcpSession(t, nil)
+	ctx := context.Background()
+	db := filepath.Join(e.home, "palace.db")
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"palace_context", map[string]any{"query": "how do we run the migrations"}},
+		{"palace_brief", map[string]any{}},
+		{"palace_cards", map[string]any{}},
+	} {
+		if res := mcpCall(t, cs, call.name, call.args); res.IsError {
+			t.Fatalf("%s on a fresh home: %+v", call.name, res.Content)
+		}
+	}
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reads on a fresh home left %s behind (stat: %v)", db, err)
+	}
+	res := mcpCall(t, cs, "palace_record", map[string]any{"content": "go test ./... needs CGO_ENABLED=0 here", "field": "build", "source_ref": "Makefile:12"})
+	if res.IsError {
+		t.Fatalf("record: %+v", res.Content)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("the first write did not create the database: %v", err)
+	}
+	out := e.run("evidence", "list", "--format", "json")
+	if out.code != 0 || !strings.Contains(out.stdout, "CGO_ENABLED=0") {
+		t.Fatalf("the recorded evidence is not in the new database: %+v", out)
+	}
+	if res := mcpCall(t, cs, "palace_context", map[string]any{"query": "run the tests"}); res.IsError {
+		t.Fatalf("context after the first write: %+v", res.Content)
+	}
+}

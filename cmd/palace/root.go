@@ -27,6 +27,9 @@ type globals struct {
 	stdout, stderr io.Writer
 	// defaultMode is the surface's mode when neither --mode nor PALACE_MODE says.
 	defaultMode host.Mode
+	// deferCreate opens a home without a database as empty until the first
+	// write (a long-running server that may only ever read).
+	deferCreate bool
 }
 
 // usageError marks errors in how palace was called (exit 2).
@@ -155,7 +158,7 @@ func (g *globals) hostOptions() (host.Options, error) {
 	if err != nil {
 		return host.Options{}, err
 	}
-	return host.Options{Home: g.home, Cwd: g.cwd, Mode: mode}, nil
+	return host.Options{Home: g.home, Cwd: g.cwd, Mode: mode, DeferCreate: g.deferCreate}, nil
 }
 
 // open opens the host for one command.

@@ -78,7 +78,7 @@ func parseLetter(line []byte) (Letter, fieldCols, []issue) {
 		return l, cols, []issue{{code: CodeUTF8, sev: SeverityError, col: col,
 			msg: fmt.Sprintf("invalid UTF-8 at byte %d; letters are UTF-8 JSON", col)}}
 	}
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return l, cols, []issue{syntaxIssue(line)}
 	}
 	start := skipWS(line, 0)

@@ -88,3 +88,20 @@ func check(root, rel string, create bool) (string, error) {
 	}
 	return path, nil
 }
+
+// Remove deletes the file rel below root; no component may be a link
+// (checked with Lstat first, which leaves a race window).
+func Remove(root, rel string) error {
+	path, err := check(root, rel, false)
+	if err != nil {
+		return err
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	return os.Remove(path)
+}

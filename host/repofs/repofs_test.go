@@ -183,3 +183,36 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("missing dir: %v", err)
 	}
 }
+
+// TestRemove deletes a regular file and refuses a link, a linked directory
+// on the way and a directory, leaving what they point at alone.
+func TestRemove(t *testing.T) {
+	tr := newTree(t)
+	if err := os.MkdirAll(filepath.Join(tr.root, ".cursor", "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(tr.root, ".cursor", "rules", "palace-go.mdc")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := repofs.Remove(tr.root, filepath.Join(".cursor", "rules", "palace-go.mdc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(file); !os.IsNotExist(err) {
+		t.Fatalf("file still there: %v", err)
+	}
+	tr.link(t, filepath.Join(tr.outside, "target"), filepath.Join(".cursor", "rules", "palace-link.mdc"))
+	if err := repofs.Remove(tr.root, filepath.Join(".cursor", "rules", "palace-link.mdc")); !errors.Is(err, repofs.ErrLink) {
+		t.Errorf("link: %v, want ErrLink", err)
+	}
+	tr.link(t, tr.outside, ".github")
+	if err := repofs.Remove(tr.root, filepath.Join(".github", "target")); !errors.Is(err, repofs.ErrLink) {
+		t.Errorf("linked directory: %v, want ErrLink", err)
+	}
+	if err := repofs.Remove(tr.root, ".cursor"); !errors.Is(err, repofs.ErrNotRegular) {
+		t.Errorf("directory: %v, want ErrNotRegular", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(tr.outside, "target")); err != nil || string(b) != "keep\n" {
+		t.Errorf("outside target: %q, %v", b, err)
+	}
+}

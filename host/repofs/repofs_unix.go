@@ -164,3 +164,35 @@ func openat(dir int, name string, flag int, perm uint32) (int, error) {
 		}
 	}
 }
+
+// Remove deletes the file rel below root; neither a directory on the way
+// nor rel itself may be a link (unlinkat removes a link, not its target, but
+// a linked directory would move the removal outside the repository).
+func Remove(root, rel string) error {
+	comps, err := split(root, rel)
+	if err != nil {
+		return err
+	}
+	dir, err := openDirs(root, comps[:len(comps)-1], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := comps[len(comps)-1]
+	path := filepath.Join(root, filepath.Join(comps...))
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return &LinkError{Path: path, Target: readlinkat(dir, name)}
+	case unix.S_IFREG:
+	default:
+		return fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	if err := unix.Unlinkat(dir, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}

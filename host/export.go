@@ -1,0 +1,337 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/host/rulefiles"
+	"github.com/palacehq/palace/store"
+)
+
+// MaxRuleFileBytes is the largest rule file palace reads (to export into it
+// or import from it): 1 MiB, far above what an agent reads on each request.
+const MaxRuleFileBytes = 1 << 20
+
+// ExportRequest asks for the rule files of one target.
+type ExportRequest struct {
+	// Target is agents-md, claude-md, cursor or copilot.
+	Target string `json:"target"`
+	// Check writes nothing and reports the files that differ (stale).
+	Check bool `json:"check,omitempty"`
+	// DryRun writes nothing and returns each file's new content.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Budget overrides the per-file budget in characters; 0 keeps the
+	// target's default (rulefiles.BlockBudget or rulefiles.FileBudget).
+	Budget int `json:"budget,omitempty"`
+}
+
+// ExportFile is one file of an export.
+type ExportFile struct {
+	// Path is relative to the checkout root, slash-separated.
+	Path string `json:"path"`
+	// Action is written, unchanged or removed; with Check stale or
+	// unchanged; with DryRun would_write, would_remove or unchanged.
+	Action string             `json:"action"`
+	Cards  []rulefiles.Placed `json:"cards,omitempty"`
+	Used   int                `json:"used"`
+	Budget int                `json:"budget"`
+	// Content is the file as it would be written (DryRun only).
+	Content string `json:"content,omitempty"`
+}
+
+// ExportLeftOut is an authoritative card the export does not carry.
+type ExportLeftOut struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// ExportResult reports an export.
+type ExportResult struct {
+	Target string `json:"target"`
+	// Root is the checkout the files belong to.
+	Root    string          `json:"root"`
+	Cards   int             `json:"cards"`
+	LeftOut []ExportLeftOut `json:"left_out,omitempty"`
+	Files   []ExportFile    `json:"files"`
+	// Stale is set when a file differs from what the cards give (any mode).
+	Stale bool `json:"stale"`
+}
+
+// Export writes the repository's governed cards into the rule files of a
+// target: the promoted and canonical cards anchored to this repository
+// (never worktree or global cards, which are not the team's), less the
+// expired and contested ones. Hand-written text around a generated block is
+// kept byte for byte; generated Cursor and Copilot files whose cards are
+// gone are removed. Every file is computed before any is written, so a
+// malformed block (exit 2, naming file and line) writes nothing. The output
+// depends only on the cards, so exporting twice changes nothing. Outside a
+// git checkout, an unknown target, a symbolic link on the way or a file over
+// MaxRuleFileBytes are KindInvalid. Both modes: the files are generated, the
+// cards stay governed.
+func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, error) {
+	t, ok := rulefiles.ParseTarget(req.Target)
+	if req.Target == "" {
+		return ExportResult{}, invalid("to", "--to is required: use %s", targetList())
+	}
+	if !ok {
+		return ExportResult{}, invalid("to", "--to %q is not a target: use %s", req.Target, targetList())
+	}
+	if req.Budget < 0 {
+		return ExportResult{}, invalid("budget", "--budget %d is negative: pass a size in characters, or 0 for the default", req.Budget)
+	}
+	if req.Check && req.DryRun {
+		return ExportResult{}, invalid("check", "--check and --dry-run do not go together: --check reports stale files, --dry-run shows the new content")
+	}
+	if !h.loc.InGit {
+		return ExportResult{}, invalid("cwd", "export writes the rule files of a repository, and %s is not inside a git checkout: run it in one, or pass --cwd", h.loc.Dir)
+	}
+	root := h.loc.Worktree
+	cards, left, err := h.exportCards(ctx)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	res := ExportResult{Target: string(t), Root: root, Cards: len(cards), LeftOut: left}
+	type plan struct {
+		file   ExportFile
+		want   []byte
+		exists bool
+		remove bool
+	}
+	var plans []plan
+	keep := map[string]bool{}
+	for _, f := range rulefiles.Render(t, cards, rulefiles.Options{Budget: req.Budget}) {
+		keep[f.Path] = true
+		old, exists, err := readRepoFile(root, f.Path)
+		if err != nil {
+			return ExportResult{}, err
+		}
+		want := []byte(f.Content)
+		if f.Block {
+			if want, err = rulefiles.Merge(f.Path, old, f.Content); err != nil {
+				return ExportResult{}, invalid("file", "%v", err)
+			}
+		}
+		p := plan{file: ExportFile{Path: f.Path, Cards: f.Cards, Used: f.Used, Budget: f.Budget}, want: want, exists: exists}
+		if exists && bytes.Equal(old, want) {
+			p.file.Action = "unchanged"
+		}
+		plans = append(plans, p)
+	}
+	stale, err := ownedFiles(root, t, keep)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	for _, rel := range stale {
+		plans = append(plans, plan{file: ExportFile{Path: rel}, remove: true})
+	}
+	for i := range plans {
+		p := &plans[i]
+		if p.file.Action == "unchanged" {
+			continue
+		}
+		res.Stale = true
+		switch {
+		case req.Check:
+			p.file.Action = "stale"
+		case req.DryRun && p.remove:
+			p.file.Action = "would_remove"
+		case req.DryRun:
+			p.file.Action, p.file.Content = "would_write", string(p.want)
+		case p.remove:
+			if err := repofs.Remove(root, filepath.FromSlash(p.file.Path)); err != nil {
+				return res, repoFileError(p.file.Path, "remove", err)
+			}
+			p.file.Action = "removed"
+		default:
+			if err := writeRepoFile(root, p.file.Path, p.want, p.exists); err != nil {
+				return res, err
+			}
+			p.file.Action = "written"
+		}
+	}
+	for _, p := range plans {
+		res.Files = append(res.Files, p.file)
+	}
+	return res, nil
+}
+
+// ExportTargets are the values of ExportRequest.Target.
+func ExportTargets() []string {
+	names := make([]string, len(rulefiles.Targets))
+	for i, t := range rulefiles.Targets {
+		names[i] = string(t)
+	}
+	return names
+}
+
+func targetList() string { return strings.Join(ExportTargets(), ", ") }
+
+// exportCards reads the repository's authoritative cards as rulefiles
+// cards, with the ones left out and why.
+func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftOut, error) {
+	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: AuthoritativeStatuses()})
+	if err != nil {
+		return nil, nil, internal(err, "list the repository's cards")
+	}
+	ids := make([]string, len(rows))
+	for i, c := range rows {
+		ids[i] = c.ID
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return nil, nil, internal(err, "read the cards' evidence links")
+	}
+	contests, err := h.openContests(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	today := h.now().UTC().Format("2006-01-02")
+	var out []rulefiles.Card
+	var left []ExportLeftOut
+	for _, c := range rows {
+		switch {
+		case c.ExpiresAt != "" && c.ExpiresAt[:min(10, len(c.ExpiresAt))] < today:
+			left = append(left, ExportLeftOut{c.ID, "expired on " + c.ExpiresAt})
+			continue
+		case len(contests[c.ID]) > 0:
+			ic := itemContest(contests[c.ID])
+			left = append(left, ExportLeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
+			continue
+		case contestedByLinks(links[c.ID]):
+			left = append(left, ExportLeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})
+			continue
+		}
+		out = append(out, exportCard(c, links[c.ID]))
+	}
+	sort.Slice(left, func(i, j int) bool { return left[i].ID < left[j].ID })
+	return out, left, nil
+}
+
+// contestedByLinks: a counterexample linked after the newest verification.
+func contestedByLinks(links []store.Link) bool {
+	lastCounter, lastVerify := "", ""
+	for _, l := range links {
+		switch l.Role {
+		case "counterexample":
+			lastCounter = max(lastCounter, l.CreatedAt)
+		case "verification":
+			lastVerify = max(lastVerify, l.CreatedAt)
+		}
+	}
+	return lastCounter != "" && lastCounter >= lastVerify
+}
+
+// exportCard maps a card to what rendering needs. Its value is static (no
+// request, no telemetry), so an export depends on the cards alone:
+// authority, persistence and evidence.
+func exportCard(c store.Card, links []store.Link) rulefiles.Card {
+	r := countRoles(links)
+	value := min(r.verification, 5)*4 + min(r.supporting, 5)*2 + min(r.teaching, 5)
+	if c.Status == "canonical" {
+		value += 20
+	}
+	switch c.Persistence {
+	case "foundational":
+		value += 20
+	case "protected":
+		value += 10
+	}
+	return rulefiles.Card{
+		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: c.Tier, Status: c.Status,
+		Field: c.Field, RenderPref: c.RenderPref,
+		Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields,
+		Core:  c.Persistence == "foundational" || c.Tier == "dao_tian",
+		Value: value,
+	}
+}
+
+// readRepoFile reads rel below root without following links; exists is
+// false for a missing file.
+func readRepoFile(root, rel string) (data []byte, exists bool, err error) {
+	f, err := repofs.OpenFile(root, filepath.FromSlash(rel), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, repoFileError(rel, "read", err)
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, MaxRuleFileBytes+1))
+	if err != nil {
+		return nil, false, internal(err, "read %s", rel)
+	}
+	if len(data) > MaxRuleFileBytes {
+		return nil, false, invalid("file", "%s is over the 1 MiB limit of a rule file: agents read it on every request; shorten it, then export again", rel)
+	}
+	return data, true, nil
+}
+
+// writeRepoFile replaces rel below root atomically, creating it (and its
+// directories) first when missing.
+func writeRepoFile(root, rel string, data []byte, exists bool) error {
+	native := filepath.FromSlash(rel)
+	if !exists {
+		f, err := repofs.OpenFile(root, native, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return repoFileError(rel, "create", err)
+		}
+		if err := f.Close(); err != nil {
+			return internal(err, "create %s", rel)
+		}
+	}
+	if err := repofs.WriteFileAtomic(root, native, data, 0o644); err != nil {
+		return repoFileError(rel, "write", err)
+	}
+	return nil
+}
+
+func repoFileError(rel, op string, err error) error {
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return &Error{Kind: KindInvalid, Field: "file", Msg: fmt.Sprintf("%s %s", op, rel), Err: err}
+	}
+	return internal(err, "%s %s", op, rel)
+}
+
+// ownedFiles lists the generated files of target t on disk that keep does
+// not hold: palace's files whose cards are gone. A file is palace's when its
+// name is palace-* in the target's directory and it holds the target's
+// begin marker; anything else there is left alone.
+func ownedFiles(root string, t rulefiles.Target, keep map[string]bool) ([]string, error) {
+	dir := rulefiles.OwnedDir(t)
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, internal(err, "list %s", dir)
+	}
+	var out []string
+	for _, e := range entries {
+		rel := dir + "/" + e.Name()
+		if keep[rel] || !e.Type().IsRegular() || !rulefiles.OwnedName(t, e.Name()) {
+			continue
+		}
+		data, _, err := readRepoFile(root, rel)
+		if err != nil {
+			return nil, err
+		}
+		if rulefiles.Generated(t, data) {
+			out = append(out, rel)
+		}
+	}
+	return out, nil
+}

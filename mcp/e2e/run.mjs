@@ -164,8 +164,12 @@ test('palace_context returns the same pack as the CLI', async () => {
   const cli = palaceJSON(args, { PALACE_MODE: 'agent' });
   const res = await ok(agent, 'palace_context', { query: 'sqlite locking', file: 'store/store.go', intents: ['debug'],
     instructions: ['answer in plain text'], budget: 4000, dry_run: true, request_id: 'rq_e2e' });
-  assert.deepEqual(res.structuredContent, cli);
-  assert.equal(text(res), cli.rendered);
+  // The same pack, except that an agent over MCP is told to fetch a card
+  // with the palace_cards tool where the CLI names its own command.
+  const asMCP = (s) => s.replaceAll('`palace card show ID`', 'palace_cards get `ID`').replace(/`palace card show (kc_\w+)`/g, 'palace_cards get `$1`');
+  assert.deepEqual(res.structuredContent, { ...cli, rendered: asMCP(cli.rendered) });
+  assert.equal(text(res), asMCP(cli.rendered));
+  assert.ok(!text(res).includes('palace card show'), text(res));
   assert.equal(palace(args, { PALACE_MODE: 'agent' }), cli.rendered, 'text output is the rendered pack');
   assert.ok(cli.rendered.includes(seededCard), `the pack does not render ${seededCard}:\n${cli.rendered}`);
 });

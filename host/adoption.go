@@ -66,6 +66,8 @@ type AdoptResult struct {
 	Event store.AdoptionEvent `json:"event"`
 	// Effect says what the signal does, in a sentence.
 	Effect string `json:"effect"`
+	// Contested is true when a contradiction contested its card.
+	Contested bool `json:"contested,omitempty"`
 }
 
 // Adopt checks an adoption signal and records it. The check refuses a
@@ -95,6 +97,18 @@ func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error)
 		return res, internal(err, "record adoption signal")
 	}
 	res.Written = true
+	if ev.Signal == "contradiction" && ev.CardID != "" {
+		// A contradiction contests an authoritative card: it leaves the
+		// inline lanes until a person demotes or resolves it. Its status
+		// is unchanged; a candidate is not contested (nothing injects it
+		// inline on authority).
+		c, err := h.MarkContested(ctx, ev.CardID, ContestRequest{Kind: ContestContradiction,
+			Reason: firstNonEmpty(ev.Note, "an adoption signal reported a contradiction"), EvidenceID: ev.EvidenceID, Source: "adoption:" + ev.ID})
+		if err != nil {
+			return res, err
+		}
+		res.Contested = c.Contested
+	}
 	return res, nil
 }
 
@@ -211,7 +225,7 @@ func signalEffect(ev store.AdoptionEvent) string {
 		}
 		return "lists the miss in `palace adoption review`, the queue of knowledge to distill next"
 	case "contradiction":
-		return fmt.Sprintf("flags %s as contradicted in `palace audit` with a suggested demotion; its status is unchanged until a person decides", ev.CardID)
+		return fmt.Sprintf("contests %s when it is authoritative (context shows it as a reference with a warning) and flags it in `palace audit` with a suggested demotion; its status is unchanged until a person demotes or resolves it", ev.CardID)
 	}
 	return "recorded for review; it changes no lane"
 }

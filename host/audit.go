@@ -28,17 +28,19 @@ const (
 )
 
 // AuditWarnings are the warning codes an audit row may carry.
-var AuditWarnings = []string{"overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
+var AuditWarnings = []string{"contested", "overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
 // AuditFilter selects the rows of Audit. Empty fields match all.
 type AuditFilter struct {
 	// Lane is core, scoped, ref_only or inspector_only.
 	Lane string `json:"lane,omitempty"`
 	// Anchor is worktree, repo, global, "" (every anchor visible from here)
-	// or "all" (every anchor of the palace).
-	Anchor  string `json:"anchor,omitempty"`
-	Tier    string `json:"tier,omitempty"`
-	Warning string `json:"warning,omitempty"`
+	// or "all" (every anchor of the palace, which needs AllRepos).
+	Anchor string `json:"anchor,omitempty"`
+	// AllRepos audits every repository's cards.
+	AllRepos bool   `json:"all_repos,omitempty"`
+	Tier     string `json:"tier,omitempty"`
+	Warning  string `json:"warning,omitempty"`
 }
 
 // AuditReport is the authority audit: every authoritative card with where
@@ -94,6 +96,8 @@ type AuditRow struct {
 	// Signals30d counts the card's adoption signals of the last 30 days,
 	// from any request; nil when it has none.
 	Signals30d map[string]int `json:"signals_30d,omitempty"`
+	// Contest is set when the card is contested (such rows come first).
+	Contest *ItemContest `json:"contest,omitempty"`
 }
 
 // AuditWarning is one finding about a card.
@@ -137,17 +141,11 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 			return AuditReport{}, err
 		}
 	}
-	switch f.Anchor {
-	case "":
-		sf.AnchorIDs = h.chainIDs()
-	case "all":
-	default:
-		k, err := h.resolveAnchorKind("anchor", f.Anchor)
-		if err != nil {
-			return AuditReport{}, err
-		}
-		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	if err != nil {
+		return AuditReport{}, err
 	}
+	sf.AnchorIDs = ids
 	cards, err := h.store.ListCards(ctx, sf)
 	if err != nil {
 		return AuditReport{}, internal(err, "audit: list cards")
@@ -206,6 +204,10 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	if err != nil {
 		return nil, internal(err, "audit: count links")
 	}
+	contests, err := h.openContests(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	set, _, err := h.policySetForContext(ctx)
 	if err != nil {
 		return nil, err
@@ -256,6 +258,8 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	}
 	lout, ld := set.Lanes(ctx, lin)
 	rep.LanesPolicy = ld
+	h.stampFileStateCached(ctx, &rep.ScopePolicy)
+	h.stampFileStateCached(ctx, &rep.LanesPolicy)
 	dupes := map[string][]store.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)
@@ -289,9 +293,28 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		w, s := contradictionFindings(c.card, signals[c.card.ID])
 		w2, s2 := turnedDownFindings(c.card, r.Signals30d)
 		r.Warnings, r.Suggested = append(append(r.Warnings, w...), w2...), append(append(r.Suggested, s...), s2...)
+		if cs := contests[c.card.ID]; len(cs) > 0 {
+			ic := itemContest(cs)
+			r.Contest = ic
+			if r.Lane == "core" || r.Lane == "scoped" {
+				r.Lane, r.RenderForm = "ref_only", "ref_only"
+			}
+			r.Warnings = append([]AuditWarning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
+			r.Suggested = append([]AuditSuggestion{
+				{Action: "demote", Why: "the contradiction holds", Command: "palace demote " + c.card.ID + " --counterexample EV --reason \"…\""},
+				{Action: "resolve", Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},
+			}, r.Suggested...)
+		}
 		rows[i] = r
 	}
 	slices.SortStableFunc(rows, func(x, y AuditRow) int {
+		// Contested cards first: each waits for a human.
+		if cx, cy := x.Contest != nil, y.Contest != nil; cx != cy {
+			if cx {
+				return -1
+			}
+			return 1
+		}
 		if d := laneOrder(x.Lane) - laneOrder(y.Lane); d != 0 {
 			return d
 		}

@@ -191,7 +191,7 @@ func TestAuditActions(t *testing.T) {
 			id := e.card(h, c)
 			res, err := h.AuditAction(ctx, id, tt.req)
 			after, _ := h.ShowCard(ctx, id)
-			events, _ := h.CardEvents(ctx, id)
+			events, _ := h.CardEvents(ctx, id, false)
 			if tt.wantErr != "" {
 				if host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), strings.ReplaceAll(tt.wantErr, "ID", id)) {
 					t.Fatalf("err = %v, want invalid input naming %q", err, tt.wantErr)
@@ -237,7 +237,7 @@ func TestAuditActionAgentModeRefused(t *testing.T) {
 	if _, err := agent.Audit(ctx, host.AuditFilter{}); err != nil {
 		t.Errorf("agent audit: %v", err)
 	}
-	events, _ := agent.CardEvents(ctx, id)
+	events, _ := agent.CardEvents(ctx, id, false)
 	if len(events) != 1 {
 		t.Errorf("refused actions wrote %d events", len(events)-1)
 	}

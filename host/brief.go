@@ -330,7 +330,7 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 			keep = append(keep, id)
 		}
 	}
-	links, err := h.store.LinkRows(ctx, keep)
+	links, err := h.store.LinksFor(ctx, keep)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}
@@ -338,7 +338,7 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 	for _, id := range keep {
 		c := cards[id]
 		target, _ := promoteTarget(c, "")
-		g := h.evaluateGate(ctx, c, links[id], "promote", target, "")
+		g := h.evaluateGate(ctx, c, links[id], nil, "promote", target, "", false)
 		out = append(out, briefCandidate{card: c, missing: g.Missing, allow: g.Allow})
 	}
 	return out, nil

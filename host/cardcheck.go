@@ -68,7 +68,9 @@ func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (Cards
 			continue
 		}
 		fc := f.parsed.Card
-		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), "promote", fc.Status, fileReviewer(fc))
+		// A check decides nothing, so a team's policy being edited in the
+		// same change may judge the file (allowLocal).
+		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, "promote", fc.Status, fileReviewer(fc), true)
 		if !g.Allow {
 			rep.Findings = append(rep.Findings, cardfile.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
 				Code: cardfile.CodeGate, Severity: cardfile.SeverityError, CardID: fc.ID,

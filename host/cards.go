@@ -18,6 +18,8 @@ type Card struct {
 	Counts map[string]int `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
+	// Contest is set by ShowCard when the card is contested.
+	Contest *ItemContest `json:"contest,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.
@@ -25,10 +27,13 @@ type CardFilter struct {
 	Tier   string
 	Status string
 	// Anchor is worktree, repo, global, "" (every anchor visible from here)
-	// or "all" (every anchor in the palace, other repositories included).
+	// or "all" (every anchor in the palace, other repositories included),
+	// which needs AllRepos.
 	Anchor string
 	Field  string
 	Limit  int
+	// AllRepos reads every repository's cards: with Anchor "" or "all".
+	AllRepos bool
 }
 
 // ViewCard is ShowCard for someone who asked to see the card — `palace
@@ -39,14 +44,33 @@ type CardFilter struct {
 // Internal reads (after a lifecycle change, a hover) use ShowCard, which
 // records nothing. An unknown id is KindNotFound and nothing is written;
 // a failure to record the view is KindInternal. Both modes.
-func (h *Host) ViewCard(ctx context.Context, id string) (Card, error) {
-	c, err := h.ShowCard(ctx, id)
+//
+// A card anchored to another repository or worktree is KindInvalid unless
+// allRepos: reading across repositories is always asked for explicitly.
+func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, error) {
+	c, err := h.ReadCard(ctx, id, allRepos)
 	if err != nil {
 		return Card{}, err
 	}
 	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: h.stamp()}}
 	if err := h.recordInjections(ctx, row, nil, "record the view of "+id); err != nil {
 		return Card{}, err
+	}
+	return c, nil
+}
+
+// ReadCard is ShowCard for a reader outside palace (a resource, an
+// editor): another repository's card is KindInvalid unless allRepos. It
+// records nothing.
+func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, error) {
+	c, err := h.ShowCard(ctx, id)
+	if err != nil {
+		return Card{}, err
+	}
+	if !allRepos {
+		if err := h.foreignCard(ctx, c.Card, "read"); err != nil {
+			return Card{}, err
+		}
 	}
 	return c, nil
 }
@@ -62,7 +86,16 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	if err != nil {
 		return Card{}, internal(err, "read card %s", id)
 	}
-	return h.view(ctx, c, links)
+	v, err := h.view(ctx, c, links)
+	if err != nil {
+		return Card{}, err
+	}
+	open, err := h.openContests(ctx, []string{id})
+	if err != nil {
+		return Card{}, err
+	}
+	v.Contest = itemContest(open[id])
+	return v, nil
 }
 
 // storeCardFilter checks f and turns it into the store's filter.
@@ -83,17 +116,11 @@ func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
 		}
 		sf.Statuses = []string{f.Status}
 	}
-	switch f.Anchor {
-	case "":
-		sf.AnchorIDs = h.chainIDs()
-	case "all":
-	default:
-		k, err := h.resolveAnchorKind("anchor", f.Anchor)
-		if err != nil {
-			return store.CardFilter{}, err
-		}
-		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	if err != nil {
+		return store.CardFilter{}, err
 	}
+	sf.AnchorIDs = ids
 	return sf, nil
 }
 
@@ -104,7 +131,7 @@ func (h *Host) ListCardsTotal(ctx context.Context, f CardFilter) ([]Card, int, e
 	if err != nil || f.Limit <= 0 || len(cards) < f.Limit {
 		return cards, len(cards), err
 	}
-	sf, err := h.storeCardFilter(CardFilter{Tier: f.Tier, Status: f.Status, Anchor: f.Anchor, Field: f.Field})
+	sf, err := h.storeCardFilter(CardFilter{Tier: f.Tier, Status: f.Status, Anchor: f.Anchor, Field: f.Field, AllRepos: f.AllRepos})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -145,10 +172,17 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 	return out, nil
 }
 
-// CardEvents returns a card's audit trail.
-func (h *Host) CardEvents(ctx context.Context, id string) ([]store.Event, error) {
-	if _, err := h.store.Card(ctx, id); err != nil {
+// CardEvents returns a card's audit trail; another repository's card needs
+// allRepos (KindInvalid otherwise).
+func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]store.Event, error) {
+	c, err := h.store.Card(ctx, id)
+	if err != nil {
 		return nil, notFound(err, "card", id)
+	}
+	if !allRepos {
+		if err := h.foreignCard(ctx, c, "read"); err != nil {
+			return nil, err
+		}
 	}
 	evs, err := h.store.Events(ctx, id)
 	if err != nil {
@@ -157,13 +191,22 @@ func (h *Host) CardEvents(ctx context.Context, id string) ([]store.Event, error)
 	return evs, nil
 }
 
-// ShowEvidence returns one evidence row.
-func (h *Host) ShowEvidence(ctx context.Context, id string) (Evidence, error) {
+// ShowEvidence returns one evidence row; another repository's evidence
+// needs allRepos (KindInvalid otherwise).
+func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (Evidence, error) {
 	e, err := h.store.Evidence(ctx, id)
 	if err != nil {
 		return Evidence{}, notFound(err, "evidence", id)
 	}
 	out := Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
+	if !allRepos && h.visibleKind(e.AnchorID) == "" {
+		return Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, displayIdentity(out.Anchor))
+	}
+	if orig, err := h.store.DuplicateOf(ctx, id); err != nil {
+		return Evidence{}, internal(err, "read evidence %s", id)
+	} else {
+		out.DuplicateOf = orig
+	}
 	switch r, err := h.store.EvidenceRedaction(ctx, id); {
 	case err == nil:
 		out.Redaction = &r
@@ -179,25 +222,20 @@ type EvidenceFilter struct {
 	// Query keeps the evidence holding every word of it, best full-text
 	// match first.
 	Query string
-	// Anchor as in CardFilter.
-	Anchor string
-	Limit  int
+	// Anchor and AllRepos as in CardFilter.
+	Anchor   string
+	Limit    int
+	AllRepos bool
 }
 
 // ListEvidence lists evidence newest first, with the total match count.
 func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
 	sf := store.EvidenceFilter{Field: f.Field, Query: f.Query, Limit: f.Limit}
-	switch f.Anchor {
-	case "":
-		sf.AnchorIDs = h.chainIDs()
-	case "all":
-	default:
-		k, err := h.resolveAnchorKind("anchor", f.Anchor)
-		if err != nil {
-			return nil, 0, err
-		}
-		sf.AnchorIDs = []string{AnchorID(h.loc.Identity(k))}
+	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	if err != nil {
+		return nil, 0, err
 	}
+	sf.AnchorIDs = ids
 	if err := checkLimit(f.Limit); err != nil {
 		return nil, 0, err
 	}
@@ -236,9 +274,9 @@ func (h *Host) anchorRef(ctx context.Context, id string) AnchorRef {
 
 func notFound(err error, what, id string) error {
 	if errors.Is(err, store.ErrNotFound) {
-		hint := "list them with `palace card list --anchor all`"
+		hint := "list them with `palace card list --all-repos`"
 		if what == "evidence" {
-			hint = "list it with `palace evidence list --anchor all`"
+			hint = "list it with `palace evidence list --all-repos`"
 		}
 		if what == "card" && strings.HasPrefix(id, store.EvidencePrefix) {
 			hint = id + " is an evidence id: use `palace evidence show " + id + "`"

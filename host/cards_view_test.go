@@ -22,12 +22,12 @@ func TestViewCardWarmsTheCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		c, err := h.ViewCard(ctx, id)
+		c, err := h.ViewCard(ctx, id, false)
 		if err != nil || c.ID != id || len(c.Links) == 0 {
 			t.Fatalf("ViewCard = %+v, %v", c, err)
 		}
 	}
-	if _, err := h.ViewCard(ctx, "kc_nope"); host.KindOf(err) != host.KindInvalid {
+	if _, err := h.ViewCard(ctx, "kc_nope", false); host.KindOf(err) != host.KindInvalid {
 		t.Errorf("unknown id: err = %v, want invalid", err)
 	}
 	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))

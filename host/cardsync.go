@@ -752,7 +752,13 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		var gate *GateResult
 		var held []string
 		if Authoritative(fc.Status) && fc.Status != from {
-			g := h.gateAs(ctx, c, links, "promote", fc.Status, fileReviewer(fc))
+			// A contest open here holds the claim back too; an import is
+			// never decided by a local, uncommitted policy.
+			open, err := tx.OpenContests(ctx, []string{f.id})
+			if err != nil {
+				return err
+			}
+			g := h.gateAs(ctx, c, links, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
 			gate = &g
 			if !g.Allow {
 				held = g.Reasons

@@ -79,7 +79,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 	id := promoted(t, p.a, ha, "Set busy timeout before WAL")
 	// Cards that must not travel: a worktree card and a global one.
 	wt := p.a.card(ha, cxCard{statement: "my scratch note", tier: "qi", anchor: "worktree"})
-	gl := p.a.card(ha, cxCard{statement: "my personal habit", tier: "qi", anchor: "global"})
+	gl := p.a.card(ha, cxCard{statement: "my personal habit", tier: "dao_tian", anchor: "global"})
 	cand := p.a.card(ha, cxCard{statement: "an idea to review", tier: "qi", anchor: "repo", status: "candidate"})
 
 	rep := mustSync(t, ha, host.SyncRequest{})
@@ -121,7 +121,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 	if again, err := hb.CardFile(ctx, id); err != nil || !bytes.Equal(again, file) {
 		t.Errorf("B renders the imported card differently (%v):\n%s\n---- file ----\n%s", err, again, file)
 	}
-	evs, err := hb.CardEvents(ctx, id)
+	evs, err := hb.CardEvents(ctx, id, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 	if len(rep.Imported)+len(rep.Exported) != 0 || rep.Unchanged != 1 {
 		t.Errorf("second sync in B: %+v, want 1 unchanged", rep)
 	}
-	if n, _ := hb.CardEvents(ctx, id); len(n) != len(evs) {
+	if n, _ := hb.CardEvents(ctx, id, false); len(n) != len(evs) {
 		t.Errorf("second sync appended events: %d → %d", len(evs), len(n))
 	}
 	rep = mustSync(t, ha, host.SyncRequest{})
@@ -285,7 +285,7 @@ func TestSyncBadInputImportsNothing(t *testing.T) {
 			if !hit {
 				t.Errorf("findings %v, want %s at %s:%d", rep.Findings, tt.code, tt.file, tt.line)
 			}
-			if n, err := h.ListCards(ctx, host.CardFilter{Anchor: "all"}); err != nil || len(n) != 0 {
+			if n, err := h.ListCards(ctx, host.CardFilter{Anchor: "all", AllRepos: true}); err != nil || len(n) != 0 {
 				t.Errorf("a bad file let %d card(s) in (%v)", len(n), err)
 			}
 			crep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, host.CardsCheckRequest{})
@@ -327,7 +327,7 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	if c.Status != "demoted" || c.Counts["counterexample"] != 1 {
 		t.Fatalf("B's card %s with %v, want demoted with the counterexample", c.Status, c.Counts)
 	}
-	if evs, _ := hb.CardEvents(ctx, id); evs[len(evs)-1].FromStatus != "promoted" || evs[len(evs)-1].ToStatus != "demoted" {
+	if evs, _ := hb.CardEvents(ctx, id, false); evs[len(evs)-1].FromStatus != "promoted" || evs[len(evs)-1].ToStatus != "demoted" {
 		t.Errorf("B's import event %+v, want promoted → demoted", evs[len(evs)-1])
 	}
 

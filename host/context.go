@@ -164,6 +164,10 @@ type Item struct {
 	Counts30d     policies.Counts30d `json:"counts_30d"`
 	AgeDays       int                `json:"age_days"`
 	Relevance     float64            `json:"relevance"`
+	// Contest is set when the card is contested: it is shown as a
+	// reference with this warning, never inline, until it is resolved or
+	// demoted.
+	Contest *ItemContest `json:"contest,omitempty"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).

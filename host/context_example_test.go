@@ -30,9 +30,9 @@ func ExampleHost_Context() {
 		panic(err)
 	}
 	defer h.Close()
-	seen, _ := h.Record(ctx, host.RecordRequest{Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
-	fixed, _ := h.Record(ctx, host.RecordRequest{Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
-	_, err = h.Distill(ctx, host.DistillRequest{
+	seen, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
+	fixed, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
+	_, err = h.Distill(ctx, host.DistillRequest{Anchor: "global",
 		Statement: "Open SQLite in WAL mode with a busy timeout", Tier: "shu", Field: "storage",
 		Supporting: []string{seen.ID}, Verification: []string{fixed.ID},
 		Scope:   store.Scope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}},

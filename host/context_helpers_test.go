@@ -96,7 +96,17 @@ func (e *cxEnv) openClock(dir string) *host.Host {
 // ev records evidence and returns its id.
 func (e *cxEnv) ev(h *host.Host, content, field, src string) string {
 	e.t.Helper()
-	r, err := h.Record(context.Background(), host.RecordRequest{Content: content, Field: field, SourceRef: src})
+	return e.evAt(h, content, field, src, "")
+}
+
+// evAt records evidence at the global anchor when anchor is global (a host
+// outside git must say so), else at the default anchor.
+func (e *cxEnv) evAt(h *host.Host, content, field, src, anchor string) string {
+	e.t.Helper()
+	if anchor != "global" {
+		anchor = ""
+	}
+	r, err := h.Record(context.Background(), host.RecordRequest{Content: content, Field: field, SourceRef: src, Anchor: anchor})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -117,8 +127,8 @@ func (e *cxEnv) card(h *host.Host, c cxCard) string {
 	if field == "" {
 		field = "general"
 	}
-	sup := e.ev(h, "seen: "+c.statement, field, "src/"+field+".go:1")
-	ver := e.ev(h, "verified: "+c.statement, field, "")
+	sup := e.evAt(h, "seen: "+c.statement, field, "src/"+field+".go:1", c.anchor)
+	ver := e.evAt(h, "verified: "+c.statement, field, "", c.anchor)
 	req := host.DistillRequest{
 		Statement: c.statement, Content: c.content, Tier: c.tier, Field: c.field, Anchor: c.anchor,
 		Supporting: []string{sup}, Verification: []string{ver},

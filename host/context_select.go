@@ -33,6 +33,9 @@ type candidate struct {
 	// roles counts an item's evidence links by role (cite reads them all);
 	// a brief reports them.
 	roles roleCounts
+	// contests are the card's open contests: it stays out of the inline
+	// lanes while there are any.
+	contests []store.Contest
 }
 
 // roleCounts are a card's evidence links by role.
@@ -95,6 +98,11 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 		return nil, err
 	}
 	h.applyPolicies(ctx, a, set)
+	h.stampFileStateCached(ctx, &a.pack.Policy.Scope)
+	h.stampFileStateCached(ctx, &a.pack.Policy.Lanes)
+	if err := h.applyContests(ctx, a); err != nil {
+		return nil, err
+	}
 	h.arrange(a)
 	if err := h.cite(ctx, a); err != nil {
 		return nil, err
@@ -421,6 +429,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 		for _, l := range picked[c.card.ID] {
 			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
+		it.Contest = itemContest(c.contests)
 		a.pack.Items = append(a.pack.Items, it)
 	}
 	return nil

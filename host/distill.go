@@ -96,6 +96,9 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		if links, err = h.checkRefs(ctx, tx, c.ID, req.refs()); err != nil {
 			return err
 		}
+		if err := h.checkOneRole(ctx, tx, c.ID, links); err != nil {
+			return err
+		}
 		if err := tx.InsertCard(ctx, c); err != nil {
 			return err
 		}
@@ -110,8 +113,19 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 			ev.Reason = firstNonEmpty(req.Reason, "direct write by "+h.actor+", gate bypassed")
 		}
 		ev.Data = mustJSON(map[string]any{"links": linkSummary(links)})
-		_, err = h.appendEvent(ctx, tx, c.ID, ev)
-		return err
+		if _, err = h.appendEvent(ctx, tx, c.ID, ev); err != nil {
+			return err
+		}
+		// A card written authoritative over a counterexample starts contested.
+		for _, l := range links {
+			if l.Role == "counterexample" {
+				if _, err := h.contest(ctx, tx, c, ContestRequest{Kind: ContestCounterexample,
+					Reason: "written authoritative over counterexample " + l.EvidenceID, EvidenceID: l.EvidenceID}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Card{}, classify(err, "distill")
@@ -154,9 +168,19 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 	if len(req.Supporting) == 0 {
 		return store.Card{}, "", invalid("supporting", "at least one --supporting evidence ref is required: record the evidence first with `palace record`")
 	}
-	kind, err := h.resolveAnchorKind("anchor", req.Anchor)
+	// dao_tian is universal law: it lives at the global anchor. Other tiers
+	// start where they were learned and reach global only by publish, one
+	// gated step at a time.
+	def := h.loc.Innermost()
+	if req.Tier == "dao_tian" {
+		def = anchor.Global
+	}
+	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
 	if err != nil {
 		return store.Card{}, "", err
+	}
+	if kind == anchor.Global && req.Tier != "dao_tian" && req.Anchor != "" && h.loc.InGit {
+		return store.Card{}, "", invalid("anchor", "--anchor global for a %s card: only dao_tian starts at the global anchor; distill it here and publish it outward (`palace publish ID --to repo`, then `--to global`) through the gate", req.Tier)
 	}
 	status := "candidate"
 	if req.Direct {
@@ -170,9 +194,9 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 	} else if req.Status != "" && req.Status != "candidate" {
 		return store.Card{}, "", invalid("status", "--status %s needs --direct (human mode); distilled cards start as candidates", req.Status)
 	}
-	domain := firstNonEmpty(req.Domain, "project")
-	if req.Domain == "" && kind == anchor.Global {
-		domain = "global"
+	domain, err := anchorDomain(kind, req.Domain)
+	if err != nil {
+		return store.Card{}, "", err
 	}
 	persistence := firstNonEmpty(req.Persistence, "standard")
 	renderPref := firstNonEmpty(req.RenderPref, "auto")
@@ -180,7 +204,6 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 		field, v string
 		allowed  []string
 	}{
-		{"domain", domain, Domains},
 		{"persistence", persistence, Persistences},
 		{"render_pref", renderPref, RenderPrefs},
 	} {
@@ -193,14 +216,18 @@ func (h *Host) prepareCard(req DistillRequest) (store.Card, anchor.Kind, error) 
 			return store.Card{}, "", invalid("trigger_pattern", "trigger pattern %q is not a valid regular expression: %v", p, err)
 		}
 	}
+	now := h.now()
 	for _, d := range []struct{ field, v string }{{"review_after", req.ReviewAfter}, {"expires_at", req.ExpiresAt}} {
 		if d.v != "" {
-			if _, err := parseDate(d.v); err != nil {
+			t, err := parseDate(d.v)
+			if err != nil {
 				return store.Card{}, "", invalid(d.field, "%s %q is not a date: use YYYY-MM-DD or RFC3339", d.field, d.v)
+			}
+			if d.field == "expires_at" && !t.After(now) {
+				return store.Card{}, "", invalid(d.field, "expires_at %s is not in the future: a card that expired already could never be used; pass a later date or none", d.v)
 			}
 		}
 	}
-	now := h.now()
 	return store.Card{
 		ID:            store.NewID(store.CardPrefix, now),
 		Statement:     stmt,

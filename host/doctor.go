@@ -102,6 +102,18 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 		}
 		add("policies", "ok", detail, "")
 	}
+	if changes, err := h.LocalPolicyChanges(ctx); err != nil {
+		add("local policies", "warn", err.Error(), "")
+	} else if len(changes) > 0 {
+		var parts []string
+		for _, c := range changes {
+			parts = append(parts, c.Path+" ("+c.State+")")
+		}
+		add("local policies", "warn", "repo policy files git does not hold as committed: "+strings.Join(parts, ", ")+"; a promotion they decide is refused without --allow-local-policy",
+			"review them and commit them (or remove them)")
+	} else if h.loc.InGit {
+		add("local policies", "ok", "no untracked or modified repo policy files", "")
+	}
 	return r
 }
 

@@ -14,11 +14,11 @@ import (
 func TestRecordRefusesRenderedPacks(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, host.RecordRequest{Content: "with WAL the store tests pass", Field: "storage"})
+	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "with WAL the store tests pass", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
+	c, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
 		Supporting: []string{ev.ID}, Direct: true, Status: "promoted", Persistence: "foundational",
 		Trigger: store.Trigger{Intents: []string{"storage"}}})
 	if err != nil {
@@ -43,13 +43,13 @@ func TestRecordRefusesRenderedPacks(t *testing.T) {
 		"quoted pack": "> " + strings.ReplaceAll(pack.Rendered, "\n", "\n> "),
 		"card line":   "the agent was told: " + cardLine,
 	} {
-		_, err := h.Record(ctx, host.RecordRequest{Content: content})
+		_, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: content})
 		if host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "own echo") {
 			t.Errorf("%s: err = %v, want a refusal naming the echo", name, err)
 		}
 	}
 	// An agent's own words about a card are evidence.
-	if _, err := h.Record(ctx, host.RecordRequest{Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
+	if _, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
 		t.Errorf("own words refused: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,7 +15,12 @@ import (
 // drift apart unnoticed.
 func TestEnumsMatchSchema(t *testing.T) {
 	ctx := context.Background()
-	h, err := host.Open(ctx, host.Options{Home: filepath.Join(t.TempDir(), "home"), Cwd: t.TempDir()})
+	// Inside a git checkout: the global anchor holds domain global only.
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	h, err := host.Open(ctx, host.Options{Home: filepath.Join(t.TempDir(), "home"), Cwd: repo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -192,6 +192,10 @@ func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftO
 	if err != nil {
 		return nil, nil, internal(err, "read the cards' evidence links")
 	}
+	contests, err := h.openContests(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	today := h.now().UTC().Format("2006-01-02")
 	var out []rulefiles.Card
 	var left []ExportLeftOut
@@ -199,6 +203,10 @@ func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftO
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt[:min(10, len(c.ExpiresAt))] < today:
 			left = append(left, ExportLeftOut{c.ID, "expired on " + c.ExpiresAt})
+			continue
+		case len(contests[c.ID]) > 0:
+			ic := itemContest(contests[c.ID])
+			left = append(left, ExportLeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
 			continue
 		case contestedByLinks(links[c.ID]):
 			left = append(left, ExportLeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})

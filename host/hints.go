@@ -68,11 +68,22 @@ func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hi
 		return Hints{}, err
 	}
 	res.Policy = d
+	var ids []string
 	for _, m := range matches {
 		if applies[m.Card.ID] {
 			res.Matches = append(res.Matches, m)
+			ids = append(ids, m.Card.ID)
 		} else {
 			res.OutOfScope++
+		}
+	}
+	if len(ids) > 0 {
+		open, err := h.openContests(ctx, ids)
+		if err != nil {
+			return Hints{}, err
+		}
+		for i, m := range res.Matches {
+			res.Matches[i].Contest = itemContest(open[m.Card.ID])
 		}
 	}
 	return res, nil

@@ -71,6 +71,8 @@ type Host struct {
 	policyMu  sync.RWMutex
 	policySet *policies.Set
 	policyErr error
+	// fileStates caches how git sees repo policy files, for packs.
+	fileStates fileStateCache
 }
 
 // DefaultHome is $PALACE_HOME or ~/.palace.

@@ -230,8 +230,10 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 	if len(found) > 0 {
 		out.EvidenceID, out.SourceRef = found[0].ID, found[0].SourceRef
 	} else {
+		// The same content from another source stays its own row, marked a
+		// duplicate of the first so it never counts twice.
 		r.ev.AnchorID = anchorID
-		if err := tx.InsertEvidence(ctx, r.ev); err != nil {
+		if _, err := h.insertDistinct(ctx, tx, r.ev, true); err != nil {
 			return out, err
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true

@@ -20,6 +20,11 @@ type GateRequest struct {
 	// Reviewer names the reviewer. In human mode it defaults to the OS user
 	// (a human); in agent mode the reviewer is always the agent.
 	Reviewer string `json:"reviewer,omitempty"`
+	// AllowLocalPolicy lets a repo gate policy that git does not track as
+	// committed (untracked or modified) decide.
+	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
+	// AllRepos allows asking about a card of another repository (read-only).
+	AllRepos bool `json:"all_repos,omitempty"`
 }
 
 // GateResult is the gate's answer plus which policy gave it.
@@ -33,6 +38,13 @@ type GateResult struct {
 	Counts   map[string]int    `json:"counts"`
 	Reviewer policies.Reviewer `json:"reviewer"`
 	Policy   policies.Decision `json:"policy"`
+	// SourceRefs are the distinct source_refs per role the gate saw.
+	SourceRefs policies.SourceRefs `json:"source_refs"`
+	// Contest is the card's open contest, as the gate saw it.
+	Contest policies.GateContest `json:"contest"`
+	// AllowLocalPolicy is set when a local (untracked or modified) repo
+	// policy was allowed to decide.
+	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
 }
 
 // Gate evaluates palace.gate for promoting card id, then the floors no policy
@@ -42,6 +54,11 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, notFound(err, "card", id)
 	}
+	if !req.AllRepos {
+		if err := h.foreignCard(ctx, c, "read"); err != nil {
+			return GateResult{}, err
+		}
+	}
 	links, err := h.store.Links(ctx, id)
 	if err != nil {
 		return GateResult{}, internal(err, "read links of %s", id)
@@ -50,7 +67,11 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, err
 	}
-	return h.evaluateGate(ctx, c, links, "promote", target, req.Reviewer), nil
+	open, err := h.openContests(ctx, []string{id})
+	if err != nil {
+		return GateResult{}, err
+	}
+	return h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy), nil
 }
 
 func promoteTarget(c store.Card, target string) (string, error) {
@@ -67,14 +88,16 @@ func promoteTarget(c store.Card, target string) (string, error) {
 }
 
 // evaluateGate runs the policy and then the Go floors.
-func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, action, target, reviewerName string) GateResult {
-	return h.gateAs(ctx, c, links, action, target, h.reviewer(reviewerName))
+func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
+	return h.gateAs(ctx, c, links, contests, action, target, h.reviewer(reviewerName), allowLocal)
 }
 
 // gateAs is evaluateGate with the reviewer given as is (a card file names
 // the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, action, target string, reviewer policies.Reviewer) GateResult {
-	counts := store.CountRoles(links)
+func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
+	facts := factsOf(links, contests)
+	counts := map[string]int{"supporting": facts.counts.Supporting, "verification": facts.counts.Verification,
+		"teaching": facts.counts.Teaching, "counterexample": facts.counts.Counterexample}
 	in := policies.GateInput{
 		Action: action,
 		Target: target,
@@ -83,14 +106,16 @@ func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, act
 			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: c.Persistence,
 			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		},
-		Counts: policies.RoleCounts{
-			Supporting: counts["supporting"], Verification: counts["verification"],
-			Teaching: counts["teaching"], Counterexample: counts["counterexample"],
-		},
-		Reviewer: reviewer,
-		Mode:     string(h.mode),
+		Counts:     facts.counts,
+		AllCounts:  facts.all,
+		SourceRefs: facts.refs,
+		Newest:     facts.newest,
+		Contest:    facts.contest,
+		Reviewer:   reviewer,
+		Mode:       string(h.mode),
 	}
-	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: counts, Reviewer: reviewer}
+	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: counts, Reviewer: reviewer,
+		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
 	set, err := h.Policies(ctx)
 	if err != nil {
 		res.Reasons = []string{fmt.Sprintf("policy palace.gate could not load, denying: %v", err)}
@@ -100,8 +125,18 @@ func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, act
 	}
 	out, d := set.Gate(ctx, in)
 	res.Allow, res.Reasons, res.Missing, res.Policy = out.Allow, out.Reasons, out.Missing, d
+	h.stampFileState(ctx, &res.Policy)
 	// Floors, checked after the policy: no policy lifts them.
 	var floors []string
+	if f := localPolicyFloor(res.Policy, allowLocal); f != "" {
+		floors = append(floors, f)
+	}
+	if action != "resolve" && facts.contest.Contested {
+		floors = append(floors, fmt.Sprintf("floor: card %s is contested (%s since %s): resolve it with newer verification (`palace resolve`) or demote it first", c.ID, strings.Join(facts.contest.Kinds, ", "), facts.contest.Since))
+	}
+	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= h.stamp() {
+		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
+	}
 	if action == "promote" && c.Tier == "dao_tian" && target == "canonical" && reviewer.Type != "human" {
 		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
 	}
@@ -148,6 +183,9 @@ type PromoteRequest struct {
 	Reviewer string `json:"reviewer,omitempty"`
 	// Verification refs are linked first, in the same transaction.
 	Verification []string `json:"verification,omitempty"`
+	// AllowLocalPolicy lets a repo gate policy that git does not track as
+	// committed decide; the event records it.
+	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
 }
 
 // ChangeResult reports a lifecycle change.
@@ -177,6 +215,9 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err != nil {
 			return notFound(err, "card", id)
 		}
+		if err := h.foreignCard(ctx, c, "promote"); err != nil {
+			return err
+		}
 		target, err := promoteTarget(c, req.Target)
 		if err != nil {
 			return err
@@ -184,25 +225,19 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if !canPromote(c.Status, target) {
 			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
 		}
-		newLinks, err := h.checkRefs(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
 		if err != nil {
 			return err
-		}
-		var added []store.Link
-		for _, l := range newLinks {
-			ok, err := tx.InsertLink(ctx, l)
-			if err != nil {
-				return err
-			}
-			if ok {
-				added = append(added, l)
-			}
 		}
 		links, err := tx.Links(ctx, id)
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, "promote", target, req.Reviewer)
+		open, err := tx.OpenContests(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		gate = h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
@@ -215,11 +250,15 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
 			return err
 		}
-		res.Event, err = h.appendEvent(ctx, tx, id, store.Event{
+		ev := store.Event{
 			Type: "promoted", FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
 			Decision: mustJSON(gateRecord(gate)),
-		})
+		}
+		if gate.Policy.FileState != "" {
+			ev.Data = mustJSON(map[string]any{"policy_file": gate.Policy.File, "policy_file_state": gate.Policy.FileState, "allow_local_policy": req.AllowLocalPolicy})
+		}
+		res.Event, err = h.appendEvent(ctx, tx, id, ev)
 		return err
 	})
 	if err != nil {
@@ -251,6 +290,7 @@ func gateRecord(g GateResult) map[string]any {
 	return map[string]any{
 		"allow": g.Allow, "reasons": g.Reasons, "missing": g.Missing,
 		"counts": g.Counts, "reviewer": g.Reviewer, "policy": g.Policy,
+		"source_refs": g.SourceRefs, "allow_local_policy": g.AllowLocalPolicy,
 	}
 }
 
@@ -282,21 +322,27 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 		if c.Status == "retired" || c.Status == target {
 			return store.Event{}, invalid("id", "card %s is already %s", id, c.Status)
 		}
-		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
+		links, err := h.linkNew(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
 		if err != nil {
 			return store.Event{}, err
-		}
-		for _, l := range links {
-			if _, err := tx.InsertLink(ctx, l); err != nil {
-				return store.Event{}, err
-			}
 		}
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
 			return store.Event{}, err
 		}
+		closed, err := h.closeContests(ctx, tx, id, target)
+		if err != nil {
+			return store.Event{}, err
+		}
+		if err := h.supersedeCopies(ctx, tx, c, target, req.Reason); err != nil {
+			return store.Event{}, err
+		}
+		data := map[string]any{"links": linkSummary(links)}
+		if closed > 0 {
+			data["contests_closed"] = closed
+		}
 		return h.appendEvent(ctx, tx, id, store.Event{Type: target,
 			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
-			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
+			Data: mustJSON(data)})
 	})
 }
 
@@ -313,6 +359,12 @@ func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, err
 			return store.Event{}, invalid("id", "card %s is already retired", id)
 		}
 		if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
+			return store.Event{}, err
+		}
+		if _, err := h.closeContests(ctx, tx, id, "retired"); err != nil {
+			return store.Event{}, err
+		}
+		if err := h.supersedeCopies(ctx, tx, c, "retired", reason); err != nil {
 			return store.Event{}, err
 		}
 		return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
@@ -333,6 +385,9 @@ type LinkResult struct {
 	Event *store.Event `json:"event,omitempty"`
 	// Export is the card file written after the change (AutoExportConfig).
 	Export *ExportNote `json:"export,omitempty"`
+	// Contest is the event of the contest a counterexample opened on an
+	// authoritative card.
+	Contest *store.Event `json:"contest,omitempty"`
 }
 
 // Link adds a role link (never changes status). Both modes.
@@ -345,11 +400,18 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	}
 	var res LinkResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Card(ctx, id); err != nil {
+		c, err := tx.Card(ctx, id)
+		if err != nil {
 			return notFound(err, "card", id)
+		}
+		if err := h.foreignCard(ctx, c, "link"); err != nil {
+			return err
 		}
 		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{req.Role, []string{req.EvidenceID}}})
 		if err != nil {
+			return err
+		}
+		if err := h.checkOneRole(ctx, tx, id, links); err != nil {
 			return err
 		}
 		links[0].Note = req.Note
@@ -359,6 +421,12 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		ev, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Note,
 			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
 		res.Event = &ev
+		if err != nil || req.Role != "counterexample" {
+			return err
+		}
+		// A counterexample against an authoritative card contests it.
+		reason := firstNonEmpty(req.Note, "counterexample "+req.EvidenceID+" linked")
+		res.Contest, err = h.contest(ctx, tx, c, ContestRequest{Kind: ContestCounterexample, Reason: reason, EvidenceID: req.EvidenceID})
 		return err
 	})
 	if err != nil {
@@ -379,6 +447,9 @@ func (h *Host) change(ctx context.Context, id, op string, fn func(context.Contex
 		c, err := tx.Card(ctx, id)
 		if err != nil {
 			return notFound(err, "card", id)
+		}
+		if err := h.foreignCard(ctx, c, op); err != nil {
+			return err
 		}
 		res.Event, err = fn(ctx, tx, c)
 		return err

@@ -15,6 +15,9 @@ type PublishRequest struct {
 	To       string `json:"to"`
 	Reason   string `json:"reason"`
 	Reviewer string `json:"reviewer,omitempty"`
+	// AllowLocalPolicy lets a repo gate policy that git does not track as
+	// committed decide; the events record it.
+	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
 }
 
 // PublishResult reports the original (now stamped published_to) and its copy.
@@ -49,10 +52,10 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err != nil {
 			return notFound(err, "card", id)
 		}
-		from := h.visibleKind(c.AnchorID)
-		if from == "" {
-			return invalid("id", "card %s belongs to another repository or worktree: publish it from a checkout of its own", id)
+		if err := h.foreignCard(ctx, c, "publish"); err != nil {
+			return err
 		}
+		from := h.visibleKind(c.AnchorID)
 		if want := outward(from); want != to {
 			if want == "" {
 				return invalid("to", "card %s is global already: there is nothing outward of global", id)
@@ -69,7 +72,11 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, "publish", string(to), req.Reviewer)
+		open, err := tx.OpenContests(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		gate = h.evaluateGate(ctx, c, links, open[id], "publish", string(to), req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied publishing %s to %s", id, to), gate.Reasons)
 		}
@@ -88,6 +95,10 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		cp.AnchorID = target.ID
 		cp.OriginCard = c.ID
 		cp.PublishedTo = ""
+		if to == anchor.Global {
+			// The global anchor holds domain global only.
+			cp.Domain = "global"
+		}
 		cp.CreatedBy = h.actor
 		cp.CreatedAt, cp.UpdatedAt = store.FormatTime(now), store.FormatTime(now)
 		if err := tx.InsertCard(ctx, cp); err != nil {

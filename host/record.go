@@ -28,8 +28,15 @@ type RecordRequest struct {
 	Provenance string   `json:"provenance,omitempty"`
 	SourceRef  string   `json:"source_ref,omitempty"`
 	Tags       []string `json:"tags,omitempty"`
-	// Anchor is worktree, repo or global; defaults to the innermost (worktree in git).
+	// Anchor is worktree, repo or global. Defaults to the worktree, or to
+	// the repo for research evidence (what was read about the project holds
+	// for all its checkouts). Outside a git checkout it must be given as
+	// global: a write there would be seen from every repository.
 	Anchor string `json:"anchor,omitempty"`
+	// AllowDuplicate writes a new row even when the same content is on
+	// record at this anchor; the row is marked a duplicate of the first and
+	// never counts twice. Without it the existing row is returned.
+	AllowDuplicate bool `json:"allow_duplicate,omitempty"`
 }
 
 // Evidence is recorded evidence as the host shows it.
@@ -38,6 +45,12 @@ type Evidence struct {
 	Anchor AnchorRef `json:"anchor"`
 	// Redaction is set by ShowEvidence when the content was redacted.
 	Redaction *store.Redaction `json:"redaction,omitempty"`
+	// Existing is set by Record when the same content was on record at the
+	// anchor already: nothing was written and this is that row.
+	Existing bool `json:"existing,omitempty"`
+	// DuplicateOf names the original when this row repeats its content
+	// (recorded with AllowDuplicate, or marked when the palace migrated).
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // AnchorRef names an anchor in output.
@@ -47,25 +60,57 @@ type AnchorRef struct {
 	Identity string `json:"identity,omitempty"`
 }
 
-// Record validates req and appends one evidence row.
+// Record validates req and appends one evidence row. The same content at
+// the same anchor is recorded once: without AllowDuplicate the existing row
+// comes back with Existing set and nothing is written.
 func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) {
 	ev, kind, err := h.prepareEvidence(req, "")
 	if err != nil {
 		return Evidence{}, err
 	}
 	var a store.Anchor
+	var out Evidence
 	err = h.store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if a, err = h.ensureAnchor(ctx, tx, kind); err != nil {
 			return err
 		}
 		ev.AnchorID = a.ID
-		return tx.InsertEvidence(ctx, ev)
+		out, err = h.insertDistinct(ctx, tx, ev, req.AllowDuplicate)
+		return err
 	})
 	if err != nil {
 		return Evidence{}, internal(err, "record evidence")
 	}
-	return Evidence{Evidence: ev, Anchor: AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}}, nil
+	out.Anchor = AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
+	return out, nil
+}
+
+// insertDistinct inserts ev unless its content is on record at its anchor:
+// then it returns that row (Existing), or with allowDup inserts ev marked
+// as its duplicate.
+func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev store.Evidence, allowDup bool) (Evidence, error) {
+	orig, found, err := tx.OriginalEvidence(ctx, ev.AnchorID, ev.ContentSHA256)
+	if err != nil {
+		return Evidence{}, err
+	}
+	if found && !allowDup {
+		rows, err := tx.EvidenceByIDs(ctx, []string{orig})
+		if err != nil {
+			return Evidence{}, err
+		}
+		return Evidence{Evidence: rows[orig], Existing: true}, nil
+	}
+	if err := tx.InsertEvidence(ctx, ev); err != nil {
+		return Evidence{}, err
+	}
+	if found {
+		if err := tx.MarkDuplicate(ctx, ev.ID, orig, store.DuplicateAllowed, ev.CreatedAt); err != nil {
+			return Evidence{}, err
+		}
+		return Evidence{Evidence: ev, DuplicateOf: orig}, nil
+	}
+	return Evidence{Evidence: ev}, nil
 }
 
 // prepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
@@ -97,24 +142,6 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	if err := refuseSecrets("content", req.Content); err != nil {
 		return fail(err)
 	}
-	kind, err := h.resolveAnchorKind("anchor", req.Anchor)
-	if err != nil {
-		return fail(err)
-	}
-	field := req.Field
-	if field == "" {
-		field = "general"
-	}
-	domain := req.Domain
-	if domain == "" {
-		domain = "project"
-		if kind == anchor.Global {
-			domain = "global"
-		}
-	}
-	if err := oneOf("domain", domain, Domains); err != nil {
-		return fail(err)
-	}
 	prov := req.Provenance
 	if prov == "" {
 		prov = "human"
@@ -123,6 +150,25 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 		}
 	}
 	if err := oneOf("provenance", prov, Provenances); err != nil {
+		return fail(err)
+	}
+	if prov == "human" && h.mode == Agent {
+		return fail(&Error{Kind: KindMode, Field: "provenance", Msg: "provenance human is refused in agent mode: an agent records runtime or research evidence; a human records what people taught (mode is fixed by --mode/" + ModeEnv + "=agent)"})
+	}
+	def := h.loc.Innermost()
+	if prov == "research" {
+		def = anchor.Repo
+	}
+	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
+	if err != nil {
+		return fail(err)
+	}
+	field := req.Field
+	if field == "" {
+		field = "general"
+	}
+	domain, err := anchorDomain(kind, req.Domain)
+	if err != nil {
 		return fail(err)
 	}
 	for _, s := range append([]string{field, req.SourceRef}, req.Tags...) {
@@ -157,7 +203,11 @@ const BatchSize = 1000
 
 // BatchResult reports an import.
 type BatchResult struct {
+	// Imported counts the rows written; Existing the lines whose content was
+	// on record already (nothing written, so a re-run import writes nothing
+	// twice).
 	Imported int      `json:"imported"`
+	Existing int      `json:"existing"`
 	Batches  int      `json:"batches"`
 	FirstID  string   `json:"first_id,omitempty"`
 	LastID   string   `json:"last_id,omitempty"`
@@ -173,8 +223,9 @@ type Progress func(done, total int)
 // its line number) writes nothing; then rows commit in batches of BatchSize.
 func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
-		ev   store.Evidence
-		kind anchor.Kind
+		ev       store.Evidence
+		kind     anchor.Kind
+		allowDup bool
 	}
 	var rows []row
 	err := readRecordLines(r, name, defaults, func(lineNo int, req RecordRequest) error {
@@ -182,7 +233,7 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{ev, kind})
+		rows = append(rows, row{ev, kind, req.AllowDuplicate})
 		return nil
 	})
 	if err != nil {
@@ -191,7 +242,19 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 	res := BatchResult{IDs: make([]string, 0, len(rows))}
 	for start := 0; start < len(rows); start += BatchSize {
 		batch := rows[start:min(start+BatchSize, len(rows))]
+		var ids []string
+		existing := 0
 		err := h.store.Tx(ctx, func(tx *store.Tx) error {
+			// The originals of the batch's hashes, read in one query, then
+			// kept current as the batch inserts.
+			shas := make([]string, len(batch))
+			for i, r := range batch {
+				shas[i] = r.ev.ContentSHA256
+			}
+			originals, err := tx.OriginalsByHash(ctx, shas)
+			if err != nil {
+				return err
+			}
 			anchors := map[anchor.Kind]string{}
 			for _, r := range batch {
 				id, ok := anchors[r.kind]
@@ -203,22 +266,39 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 					id, anchors[r.kind] = a.ID, a.ID
 				}
 				r.ev.AnchorID = id
-				if err := tx.InsertEvidence(ctx, r.ev); err != nil {
-					return err
+				key := id + "|" + r.ev.ContentSHA256
+				orig, found := originals[key]
+				switch {
+				case found && !r.allowDup:
+					ids = append(ids, orig)
+					existing++
+					continue
+				case found:
+					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
+						return err
+					}
+					if err := tx.MarkDuplicate(ctx, r.ev.ID, orig, store.DuplicateAllowed, r.ev.CreatedAt); err != nil {
+						return err
+					}
+				default:
+					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
+						return err
+					}
+					originals[key] = r.ev.ID
 				}
+				ids = append(ids, r.ev.ID)
 			}
 			return nil
 		})
 		if err != nil {
-			return res, internal(err, "import %s: batch %d (rows %d–%d) rolled back, %d rows committed before it", name, res.Batches+1, start+1, start+len(batch), res.Imported)
+			return res, internal(err, "import %s: batch %d (rows %d–%d) rolled back, %d rows committed before it (re-running the import writes each row once)", name, res.Batches+1, start+1, start+len(batch), res.Imported)
 		}
-		for _, r := range batch {
-			res.IDs = append(res.IDs, r.ev.ID)
-		}
-		res.Imported += len(batch)
+		res.IDs = append(res.IDs, ids...)
+		res.Imported += len(batch) - existing
+		res.Existing += existing
 		res.Batches++
 		if progress != nil {
-			progress(res.Imported, len(rows))
+			progress(res.Imported+res.Existing, len(rows))
 		}
 	}
 	if n := len(res.IDs); n > 0 {

@@ -53,5 +53,5 @@ func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (Evidence,
 	case err != nil:
 		return Evidence{}, internal(err, "redact evidence %s", id)
 	}
-	return h.ShowEvidence(ctx, id)
+	return h.ShowEvidence(ctx, id, true)
 }

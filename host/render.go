@@ -124,7 +124,11 @@ func renderItem(it *Item, form string) string {
 		if !Authoritative(it.Status) {
 			b.WriteString(" (" + it.Status + ")")
 		}
-		b.WriteString(" · field " + it.Field + " · " + originLabel(it) + "\n")
+		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
+		if it.Contest != nil {
+			b.WriteString(" · **contested**: " + contestLine(it.Contest))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -336,6 +336,9 @@ type TriggerMatch struct {
 	EndCol  int         `json:"end_col"`
 	Pattern string      `json:"pattern"`
 	Card    TriggerCard `json:"card"`
+	// Contest is set when the card is contested: editors warn on the line
+	// instead of hinting.
+	Contest *ItemContest `json:"contest,omitempty"`
 }
 
 // Match finds, for every line of text, the cards whose trigger patterns

@@ -30,11 +30,11 @@ func openTriggerHost(t testing.TB) *host.Host {
 func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope store.Scope, trig store.Trigger) string {
 	t.Helper()
 	ctx := context.Background()
-	ev, err := h.Record(ctx, host.RecordRequest{Content: "seen: " + statement})
+	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen: " + statement})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{Statement: statement, Tier: tier, Supporting: []string{ev.ID},
+	c, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: statement, Tier: tier, Supporting: []string{ev.ID},
 		Scope: scope, Trigger: trig, Direct: true, Status: "promoted"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,11 +92,11 @@ func TestHintsMatchesAndScope(t *testing.T) {
 func TestHintsSkipsCandidatesAndLongLines(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, host.RecordRequest{Content: "seen"})
+	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Distill(ctx, host.DistillRequest{Statement: "candidate only", Tier: "qi", Supporting: []string{ev.ID},
+	if _, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "candidate only", Tier: "qi", Supporting: []string{ev.ID},
 		Trigger: store.Trigger{Patterns: []string{"needle"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestCompileTriggersReportsInvalid(t *testing.T) {
 	// must not depend on it.
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, _ := h.Record(ctx, host.RecordRequest{Content: "seen"})
-	_, err := h.Distill(ctx, host.DistillRequest{Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
+	ev, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen"})
+	_, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
 		Trigger: store.Trigger{Patterns: []string{"a("}}})
 	if err == nil || !strings.Contains(err.Error(), `trigger pattern "a(" is not a valid regular expression`) {
 		t.Fatalf("distill with a bad pattern: err = %v", err)
@@ -223,7 +223,7 @@ func TestChangeProbeSeesOtherHosts(t *testing.T) {
 	if v2, _ := p.Version(ctx); v2 != v1 {
 		t.Fatalf("version moved without a commit: %d → %d", v1, v2)
 	}
-	if _, err := b.Record(ctx, host.RecordRequest{Content: "from another host"}); err != nil {
+	if _, err := b.Record(ctx, host.RecordRequest{Anchor: "global", Content: "from another host"}); err != nil {
 		t.Fatal(err)
 	}
 	if v3, _ := p.Version(ctx); v3 == v1 {

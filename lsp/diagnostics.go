@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,12 +186,19 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 			sev = protocol.DiagnosticSeverityInformation
 		}
 		data, _ := json.Marshal(map[string]string{"card": m.Card.ID, "pattern": m.Pattern})
+		msg := fmt.Sprintf("%s (%s, %s, trigger %s)", m.Card.Label(), m.Card.Status, m.Card.Anchor.Kind, m.Pattern)
+		if m.Contest != nil {
+			// A contested card is a warning, not advice: do not apply it
+			// until a human demotes or resolves it.
+			sev = protocol.DiagnosticSeverityWarning
+			msg = fmt.Sprintf("contested (%s): %s — do not apply it until a human demotes or resolves it; %s", strings.Join(m.Contest.Kinds, ", "), msg, strings.Join(m.Contest.Reasons, "; "))
+		}
 		out = append(out, protocol.Diagnostic{
 			Range:    protocol.Range{Start: d.position(m.Line-1, m.Col-1), End: d.position(m.Line-1, m.EndCol-1)},
 			Severity: sev,
 			Code:     protocol.String(m.Card.ID),
 			Source:   protocol.NewOptional("palace"),
-			Message:  protocol.String(fmt.Sprintf("%s (%s, %s, trigger %s)", m.Card.Label(), m.Card.Status, m.Card.Anchor.Kind, m.Pattern)),
+			Message:  protocol.String(msg),
 			Data:     data,
 		})
 	}

@@ -527,3 +527,25 @@ func TestBoxHistoryAndTeamRules(t *testing.T) {
 		t.Fatalf("box diagnostics:\n%s\nwant PM006 on line 0 and PM120 on line 2", txt)
 	}
 }
+
+// A counterexample linked through the CLI to a promoted card turns its
+// trigger hints into warnings: the card is contested.
+func TestContestedCardWarnsOnItsTriggerLines(t *testing.T) {
+	s := newSeeded(t)
+	c := start(t, lsp.Options{Home: s.home}, nil)
+	c.initialize(s.fixture, nil)
+	u := c.open(s.file, "go", openGo)
+	c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	ev := strings.Fields(s.palace("record", "--content", "WAL on NFS still locks", "--source-ref", "ci://nfs"))[1]
+	s.palace("card", "link", s.qi, "--role", "counterexample", "--evidence", ev)
+	ds := c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return strings.Contains(diagText(ds), "contested") })
+	for _, d := range ds {
+		if code, _ := d.Code.(protocol.String); string(code) == s.qi {
+			if d.Severity != protocol.DiagnosticSeverityWarning || !strings.Contains(string(d.Message.(protocol.String)), "do not apply it") {
+				t.Fatalf("contested diagnostic = %+v", d)
+			}
+			return
+		}
+	}
+	t.Fatalf("no diagnostic for %s:\n%s", s.qi, diagText(ds))
+}

@@ -13,8 +13,8 @@ var (
 	cliPhrases = strings.NewReplacer(
 		"pass --content TEXT, --file PATH or text on stdin", "pass the content argument",
 		"at least one --supporting evidence ref is required", "at least one evidence id in argument \"supporting\" is required",
-		"list them with `palace card list --anchor all`", "list them with palace_cards (action list, anchor all)",
-		"list it with `palace evidence list --anchor all`", "use an id palace_record returned",
+		"list them with `palace card list --all-repos`", "list them with palace_cards (action list, all_repos true)",
+		"list it with `palace evidence list --all-repos`", "use an id palace_record returned",
 	)
 	cliCommand = regexp.MustCompile("`palace ([a-z]+)(?: ([a-z]+))?([^`]*)`")
 	cliFlag    = regexp.MustCompile(`(^|[\s(,])--([a-z][a-z-]*)`)

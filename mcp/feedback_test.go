@@ -148,7 +148,7 @@ func TestResearchToolModes(t *testing.T) {
 	if !strings.Contains(msg, "palace.research refused") {
 		t.Errorf("agent ingest: %s", msg)
 	}
-	if _, err := agent.ShowEvidence(context.Background(), ev); err == nil {
+	if _, err := agent.ShowEvidence(context.Background(), ev, false); err == nil {
 		t.Errorf("a refused ingest wrote %s", ev)
 	}
 	bad := map[string]any{"report_id": "rr-x", "title": "t", "findings": []any{map[string]any{"id": "f1", "content": "c"}}}

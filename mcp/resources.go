@@ -60,7 +60,7 @@ func (s *Server) readCard(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 	if !ok || id == "" {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	c, err := s.h.ShowCard(ctx, id)
+	c, err := s.h.ReadCard(ctx, id, false)
 	if err != nil {
 		if host.KindOf(err) == host.KindInvalid {
 			return nil, sdk.ResourceNotFoundError(uri)
@@ -208,7 +208,7 @@ func (s *Server) distillPrompt(ctx context.Context, req *sdk.GetPromptRequest) (
 	var b strings.Builder
 	b.WriteString("Propose one knowledge card from this evidence recorded in palace.\n\n")
 	for _, id := range ids {
-		e, err := s.h.ShowEvidence(ctx, id)
+		e, err := s.h.ShowEvidence(ctx, id, false)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: argument \"evidence\": %s", PromptDistill, Reword(ErrorText(err)))
 		}

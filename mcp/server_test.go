@@ -199,13 +199,15 @@ func TestCardsTool(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"action": "get"}, "palace: id is required for action get: the card id (kc_…)"},
-		{map[string]any{"action": "get", "id": "kc_nope"}, "palace: no card kc_nope: list them with palace_cards (action list, anchor all)"},
+		{map[string]any{"action": "get", "id": "kc_nope"}, "palace: no card kc_nope: list them with palace_cards (action list, all_repos true)"},
 		{map[string]any{"action": "get", "id": ev}, "palace: no card " + ev + ": " + ev + " is an evidence id: use a card id (kc_…) instead"},
 		{map[string]any{"action": "events", "id": ids[0], "tier": "qi"}, "palace: tier, status, anchor, field and limit filter action list; action events takes only id"},
 		{map[string]any{"action": "list", "id": ids[0]}, "palace: id is for get and events: list filters by tier, status, anchor and field"},
 		{map[string]any{"action": "delete"}, `palace: action "delete" is not valid: use list, get or events`},
 		{map[string]any{"status": "gold"}, `palace: status "gold" is not valid: use one of candidate, promoted, canonical, demoted, retired`},
 		{map[string]any{"limit": -1}, "palace: limit -1 is negative: pass 0 for no limit"},
+		// Reading every repository is asked for explicitly.
+		{map[string]any{"anchor": "all"}, "palace: anchor all reads every repository's memory: ask for it explicitly with all_repos"},
 	} {
 		if got := s.fail(mcp.ToolCards, tc.args); got != tc.want {
 			t.Errorf("%v:\n got %q\nwant %q", tc.args, got, tc.want)
@@ -241,7 +243,7 @@ func TestBadArgumentsNameTheField(t *testing.T) {
 		{"unknown evidence", mcp.ToolDistill, map[string]any{"statement": "s", "tier": "qi", "supporting": []string{"ev_nope"}},
 			"palace: supporting ev_nope: no such evidence; record it first with palace_record"},
 		{"gate of nothing", mcp.ToolGate, map[string]any{"id": "kc_nope"},
-			"palace: no card kc_nope: list them with palace_cards (action list, anchor all)"},
+			"palace: no card kc_nope: list them with palace_cards (action list, all_repos true)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := s.on(t).fail(tc.tool, tc.args); got != tc.want {
@@ -258,7 +260,7 @@ func TestAgentCannotDirectWrite(t *testing.T) {
 	if want := "palace: distill direct is refused in agent mode: only a human may distill direct (mode is fixed by mode/PALACE_MODE=agent)"; got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
-	if cards := s.ok(mcp.ToolCards, map[string]any{"anchor": "all"})["cards"].([]any); len(cards) != 0 {
+	if cards := s.ok(mcp.ToolCards, map[string]any{"anchor": "all", "all_repos": true})["cards"].([]any); len(cards) != 0 {
 		t.Errorf("a refused direct write left cards: %v", cards)
 	}
 }

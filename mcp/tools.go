@@ -73,10 +73,10 @@ type recordArgs struct {
 	Content    string   `json:"content" jsonschema:"The evidence itself: what you saw, ran, read or were told (a command and its output, a failing test, a doc passage, a user's correction). Plain text, up to 1 MiB. Never a context pack or brief palace gave you."`
 	Field      string   `json:"field,omitempty" jsonschema:"Topic the evidence belongs to, a free short string such as 'build', 'testing', 'db-migrations'. Defaults to 'general'. Reuse existing fields so evidence groups."`
 	Domain     string   `json:"domain,omitempty" jsonschema:"What the evidence is about: project (this codebase), agent (how agents should work), skill (a general technique) or global. Defaults to project (global at the global anchor)."`
-	Provenance string   `json:"provenance,omitempty" jsonschema:"How it was obtained: runtime (you observed it while working), research (read in docs or code) or human (a person told you). Defaults to runtime in agent mode."`
+	Provenance string   `json:"provenance,omitempty" jsonschema:"How it was obtained: runtime (you observed it while working), research (read in docs or code) or human (written in human mode only: an agent records what a person told it as runtime and a human confirms it). Defaults to runtime in agent mode."`
 	SourceRef  string   `json:"source_ref,omitempty" jsonschema:"Where it came from, so a human can check it: file:line, URL, command, test name, PR."`
 	Tags       []string `json:"tags,omitempty" jsonschema:"Free tags."`
-	Anchor     string   `json:"anchor,omitempty" jsonschema:"Where the evidence holds: worktree (this checkout, the default inside git), repo (every checkout of this repository) or global (everywhere)."`
+	Anchor     string   `json:"anchor,omitempty" jsonschema:"Where the evidence holds: worktree (this checkout, the default inside git), repo (every checkout of this repository; the default for research evidence) or global (everywhere; outside a git checkout it must be given, and the global anchor holds domain global only)."`
 }
 
 func (s *Server) recordTool() tool {
@@ -100,7 +100,7 @@ type distillArgs struct {
 	Tier           string   `json:"tier" jsonschema:"qi (knowledge about one tool), shu (a method), dao_ren (a law of this domain) or dao_tian (a universal law). Choose the narrowest tier that fits."`
 	Domain         string   `json:"domain,omitempty" jsonschema:"project, agent, skill or global. Defaults to project (global at the global anchor)."`
 	Field          string   `json:"field,omitempty" jsonschema:"Topic, as in palace_record. Defaults to 'general'."`
-	Anchor         string   `json:"anchor,omitempty" jsonschema:"worktree, repo or global. Defaults to the innermost anchor (the worktree inside git)."`
+	Anchor         string   `json:"anchor,omitempty" jsonschema:"worktree, repo or global. Defaults to the worktree inside git (dao_tian: global). Only dao_tian starts at global: publish other tiers outward. Outside a git checkout, global must be given."`
 	Supporting     []string `json:"supporting" jsonschema:"Ids (ev_…) of evidence that supports the statement. At least one."`
 	Verification   []string `json:"verification,omitempty" jsonschema:"Ids of evidence that verifies it (a passing test, a reproduced result)."`
 	Teaching       []string `json:"teaching,omitempty" jsonschema:"Ids of evidence where a human taught it."`
@@ -171,9 +171,11 @@ type cardsArgs struct {
 	ID     string `json:"id,omitempty" jsonschema:"The card id (kc_…), for get and events."`
 	Tier   string `json:"tier,omitempty" jsonschema:"list: only this tier."`
 	Status string `json:"status,omitempty" jsonschema:"list: only this status."`
-	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included). Defaults to every anchor visible from here."`
+	Anchor string `json:"anchor,omitempty" jsonschema:"list: worktree, repo, global, or all (every anchor in the palace, other repositories included; needs all_repos). Defaults to every anchor visible from here."`
 	Field  string `json:"field,omitempty" jsonschema:"list: only this field."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"list: at most this many cards. Defaults to 50; 0 means no limit."`
+	// AllRepos is the one explicit way to read other repositories' cards.
+	AllRepos bool `json:"all_repos,omitempty" jsonschema:"Read across every repository of the palace: list every anchor, or get another repository's card. Off by default: a workspace sees its own worktree, repository and global cards."`
 }
 
 // cardsList and cardsEvents are palace_cards' list and events results.
@@ -219,7 +221,7 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				if limit < 0 {
 					return output{}, invalidArg("limit", "limit %d is negative: pass 0 for no limit", limit)
 				}
-				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit})
+				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit, AllRepos: a.AllRepos})
 				if cards == nil {
 					cards = []host.Card{}
 				}
@@ -233,10 +235,10 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				}
 				if a.Action == "get" {
 					// Fetching a card's full text is a view: it warms the card's lane.
-					c, err := s.h.ViewCard(ctx, a.ID)
+					c, err := s.h.ViewCard(ctx, a.ID, a.AllRepos)
 					return output{Value: c}, err
 				}
-				evs, err := s.h.CardEvents(ctx, a.ID)
+				evs, err := s.h.CardEvents(ctx, a.ID, a.AllRepos)
 				return output{Value: cardsEvents{CardID: a.ID, Events: nonNil(evs)}}, err
 			}
 			return output{}, invalidArg("action", "action %q is not valid: use list, get or events", a.Action)

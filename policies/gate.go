@@ -15,12 +15,54 @@ type GateInput struct {
 	Action string `json:"action"`
 	// Target is the status (promoted, canonical) for promote and the anchor
 	// kind (repo, global) for publish.
-	Target   string     `json:"target"`
-	Card     GateCard   `json:"card"`
-	Counts   RoleCounts `json:"counts"`
-	Reviewer Reviewer   `json:"reviewer"`
+	Target string   `json:"target"`
+	Card   GateCard `json:"card"`
+	// Counts are what the gate counts, per role: distinct evidence (a
+	// duplicate counts as its original, a piece of evidence in one role
+	// only); teaching counts rows of human provenance only; counterexample
+	// counts only counterexamples no newer verification outweighs.
+	Counts RoleCounts `json:"counts"`
+	// AllCounts are the distinct evidence per role before the provenance
+	// and outweighing rules, for policies that want more (or less).
+	AllCounts RoleCounts `json:"all_counts"`
+	// SourceRefs are the distinct, non-empty source_refs of the card's
+	// evidence per role (sorted), so a policy can demand independent
+	// sources. Every role is present, empty when it has none.
+	SourceRefs SourceRefs `json:"source_refs"`
+	// Newest is when the newest evidence of each role was recorded
+	// (RFC3339 UTC with milliseconds, "" for none): such strings compare in
+	// time order.
+	Newest RoleTimes `json:"newest"`
+	// Contest says whether the card is contested and since when.
+	Contest  GateContest `json:"contest"`
+	Reviewer Reviewer    `json:"reviewer"`
 	// Mode is "human" or "agent".
 	Mode string `json:"mode"`
+}
+
+// SourceRefs lists distinct source_refs per role.
+type SourceRefs struct {
+	Supporting     []string `json:"supporting"`
+	Verification   []string `json:"verification"`
+	Teaching       []string `json:"teaching"`
+	Counterexample []string `json:"counterexample"`
+}
+
+// RoleTimes holds one timestamp per role.
+type RoleTimes struct {
+	Supporting     string `json:"supporting"`
+	Verification   string `json:"verification"`
+	Teaching       string `json:"teaching"`
+	Counterexample string `json:"counterexample"`
+}
+
+// GateContest describes a card's open contests: Since is the newest of
+// their times (the contradicting evidence's when it has one), Kinds their
+// distinct kinds, sorted.
+type GateContest struct {
+	Contested bool     `json:"contested"`
+	Since     string   `json:"since"`
+	Kinds     []string `json:"kinds"`
 }
 
 // GateCard is the part of a card the gate sees.
@@ -66,6 +108,13 @@ type Decision struct {
 	Hash    string `json:"hash,omitempty"`
 	SetHash string `json:"set_hash,omitempty"`
 	Engine  string `json:"engine,omitempty"`
+	// File is the policy file that decided, for a point served from the
+	// home or repo source ("" for the embedded defaults).
+	File string `json:"file,omitempty"`
+	// FileState is how git sees File, set by the host: tracked (as
+	// committed), modified, untracked, or home for the palace home's own
+	// policies; "" for the embedded defaults.
+	FileState string `json:"file_state,omitempty"`
 	// Error is set when the policy failed and the result is a fallback
 	// (gate: a deny).
 	Error string `json:"error,omitempty"`
@@ -102,6 +151,9 @@ func (s *Set) decision(p Point) Decision {
 	d := Decision{Point: p, SetHash: s.hash}
 	if sv, ok := s.served[p]; ok {
 		d.Source, d.Hash, d.Engine = sv.Source, sv.Hash, sv.Engine
+		if sv.Source != SourceEmbedded && len(sv.Files) > 0 {
+			d.File = sv.Files[0]
+		}
 	}
 	return d
 }
@@ -118,7 +170,6 @@ func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
 // round trip rego.EvalInput does for structs.
 func gateValue(in GateInput) ast.Value {
 	str := ast.InternedTerm[string]
-	num := ast.InternedTerm[int]
 	return ast.NewObject(
 		ast.Item(str("action"), str(in.Action)),
 		ast.Item(str("target"), str(in.Target)),
@@ -138,17 +189,41 @@ func gateValue(in GateInput) ast.Value {
 				ast.Item(str("fields"), stringArray(in.Card.Scope.Fields)),
 			))),
 		))),
-		ast.Item(str("counts"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("supporting"), num(in.Counts.Supporting)),
-			ast.Item(str("verification"), num(in.Counts.Verification)),
-			ast.Item(str("teaching"), num(in.Counts.Teaching)),
-			ast.Item(str("counterexample"), num(in.Counts.Counterexample)),
+		ast.Item(str("counts"), roleCountsTerm(in.Counts)),
+		ast.Item(str("all_counts"), roleCountsTerm(in.AllCounts)),
+		ast.Item(str("source_refs"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("supporting"), stringArray(in.SourceRefs.Supporting)),
+			ast.Item(str("verification"), stringArray(in.SourceRefs.Verification)),
+			ast.Item(str("teaching"), stringArray(in.SourceRefs.Teaching)),
+			ast.Item(str("counterexample"), stringArray(in.SourceRefs.Counterexample)),
+		))),
+		ast.Item(str("newest"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("supporting"), str(in.Newest.Supporting)),
+			ast.Item(str("verification"), str(in.Newest.Verification)),
+			ast.Item(str("teaching"), str(in.Newest.Teaching)),
+			ast.Item(str("counterexample"), str(in.Newest.Counterexample)),
+		))),
+		ast.Item(str("contest"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("contested"), ast.InternedTerm(in.Contest.Contested)),
+			ast.Item(str("since"), str(in.Contest.Since)),
+			ast.Item(str("kinds"), stringArray(in.Contest.Kinds)),
 		))),
 		ast.Item(str("reviewer"), ast.NewTerm(ast.NewObject(
 			ast.Item(str("name"), str(in.Reviewer.Name)),
 			ast.Item(str("type"), str(in.Reviewer.Type)),
 		))),
 	)
+}
+
+func roleCountsTerm(c RoleCounts) *ast.Term {
+	str := ast.InternedTerm[string]
+	num := ast.InternedTerm[int]
+	return ast.NewTerm(ast.NewObject(
+		ast.Item(str("supporting"), num(c.Supporting)),
+		ast.Item(str("verification"), num(c.Verification)),
+		ast.Item(str("teaching"), num(c.Teaching)),
+		ast.Item(str("counterexample"), num(c.Counterexample)),
+	))
 }
 
 // decodeGate checks the output's shape strictly: a policy that answers

@@ -72,6 +72,15 @@ func defaultGate(in GateInput) GateOutput {
 			return GateOutput{Allow: true, Reasons: []string{fmt.Sprintf("publish → %s: allowed", in.Target)}, Missing: map[string]int{}}
 		}
 		return deny(reasons...)
+	case "resolve":
+		nv, since := in.Newest.Verification, in.Contest.Since
+		if nv != "" && nv > since {
+			return GateOutput{Allow: true, Reasons: []string{fmt.Sprintf("resolve: verification of %s is newer than the contest (%s)", nv, since)}, Missing: map[string]int{}}
+		}
+		if nv == "" {
+			nv = "none"
+		}
+		return GateOutput{Allow: false, Reasons: []string{fmt.Sprintf("resolve: needs a verification recorded after the contest (%s); the newest is %s", since, nv)}, Missing: map[string]int{"verification": 1}}
 	}
 	return deny(fmt.Sprintf("unknown action %s", in.Action))
 }

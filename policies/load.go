@@ -532,3 +532,7 @@ func servedBy(p Point, files []File) Served {
 	sv.Hash = hex.EncodeToString(h.Sum(nil))
 	return sv
 }
+
+// ListSourceFiles lists the policy files (.rego, tests included, and .wasm)
+// under dir, sorted; a missing dir has none.
+func ListSourceFiles(dir string) ([]string, error) { return sourceFiles(dir, true) }

@@ -250,6 +250,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 			"CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)",
 			"DROP INDEX cards_context", "DROP TRIGGER evidence_counts_insert", "DROP TABLE evidence_counts",
 			"DROP INDEX card_links_card_time", "DROP INDEX evidence_anchor",
+			"DROP INDEX evidence_sha", "DROP TABLE evidence_duplicates", "DROP TABLE card_contests",
 			"DROP TRIGGER cards_text_changed", "DROP TABLE card_text_version",
 			"CREATE TRIGGER evidence_fts_insert AFTER INSERT ON evidence BEGIN INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content); END",
 			"CREATE INDEX evidence_field ON evidence(field)",

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // ExecForTest runs raw SQL inside a transaction, for tests that prove the
 // schema refuses what no code path does.
@@ -38,4 +41,17 @@ func (s *Store) RowsForTest(ctx context.Context, q string, args ...any) ([][]str
 		out = append(out, vals)
 	}
 	return out, rows.Err()
+}
+
+// MigrationIndex is the schema version before the first migration whose
+// text holds marker (its index in migrations), -1 when none does: tests
+// that take a database back to just before one migration find it by what
+// it creates, never by its number.
+func MigrationIndex(marker string) int {
+	for i, m := range migrations {
+		if strings.Contains(m, marker) {
+			return i
+		}
+	}
+	return -1
 }

@@ -14,6 +14,15 @@ type Link struct {
 	Note       string `json:"note,omitempty"`
 	CreatedAt  string `json:"created_at"`
 	SourceRef  string `json:"source_ref"`
+
+	// Original is the evidence this link counts as: the evidence itself, or
+	// the original it duplicates. Joined in on reads.
+	Original string `json:"-"`
+	// Provenance, ActorType and EvidenceAt are the evidence's, joined in on
+	// reads for the gate.
+	Provenance string `json:"-"`
+	ActorType  string `json:"-"`
+	EvidenceAt string `json:"-"`
 }
 
 // InsertLink adds l; inserted is false when the same (card, evidence, role)
@@ -52,8 +61,10 @@ func linksFor(ctx context.Context, q querier, ids []string) (map[string][]Link, 
 		n := min(len(ids), 500)
 		chunk := ids[:n]
 		ids = ids[n:]
-		rows, err := q.QueryContext(ctx, `SELECT l.card_id, l.evidence_id, l.role, l.note, l.created_at, e.source_ref
+		rows, err := q.QueryContext(ctx, `SELECT l.card_id, l.evidence_id, l.role, l.note, l.created_at, e.source_ref,
+			COALESCE(d.original_id, l.evidence_id), e.provenance, e.actor_type, e.created_at
 			FROM card_links l JOIN evidence e ON e.id = l.evidence_id
+			LEFT JOIN evidence_duplicates d ON d.evidence_id = l.evidence_id
 			WHERE l.card_id IN (`+placeholders(len(chunk))+`)
 			ORDER BY l.card_id, l.created_at, l.rowid`, anySlice(chunk)...)
 		if err != nil {
@@ -61,7 +72,8 @@ func linksFor(ctx context.Context, q querier, ids []string) (map[string][]Link, 
 		}
 		for rows.Next() {
 			var l Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role, &l.Note, &l.CreatedAt, &l.SourceRef); err != nil {
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role, &l.Note, &l.CreatedAt, &l.SourceRef,
+				&l.Original, &l.Provenance, &l.ActorType, &l.EvidenceAt); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("scan link: %w", err)
 			}
@@ -75,11 +87,33 @@ func linksFor(ctx context.Context, q querier, ids []string) (map[string][]Link, 
 	return out, nil
 }
 
-// CountRoles counts a card's links per role.
+// CountRoles counts a card's distinct evidence per role: a duplicate counts
+// as its original, and a piece of evidence linked in more than one role
+// (possible only in palaces from before one role per link was enforced)
+// counts in the role it was linked in first.
 func CountRoles(links []Link) map[string]int {
 	out := map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0}
-	for _, l := range links {
+	for _, l := range DistinctLinks(links) {
 		out[l.Role]++
+	}
+	return out
+}
+
+// DistinctLinks keeps the first link of each piece of evidence (by
+// Original, the evidence itself when Original is unset), in order.
+func DistinctLinks(links []Link) []Link {
+	seen := make(map[string]bool, len(links))
+	out := make([]Link, 0, len(links))
+	for _, l := range links {
+		k := l.Original
+		if k == "" {
+			k = l.EvidenceID
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, l)
 	}
 	return out
 }

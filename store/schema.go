@@ -420,6 +420,53 @@ CREATE TABLE IF NOT EXISTS card_sync_marks (
 	event_rowid INTEGER NOT NULL
 );
 `,
+	// Governance. Distinct evidence: evidence is counted once per content
+	// hash and anchor, so the first row of each (anchor, hash) is the
+	// original and every later row with the same content is a duplicate,
+	// listed in evidence_duplicates with its original (evidence itself stays
+	// append-only: rows are marked, never removed). Rows already duplicated
+	// when this runs are marked as cause 'migration'. Contested cards: a
+	// counterexample (or another contradiction) against an authoritative
+	// card opens a row in card_contests; demoting, retiring or resolving the
+	// card closes it. The entry assumes only what the earlier entries
+	// created, so it runs the same whatever number it gets.
+	`
+-- The lookup index holds a 16-hex prefix of the hash only: a quarter of
+-- the key, so an import pays less for it; the query checks the full hash.
+CREATE INDEX evidence_sha ON evidence(substr(content_sha256, 1, 16));
+CREATE TABLE evidence_duplicates (
+	evidence_id TEXT PRIMARY KEY REFERENCES evidence(id),
+	original_id TEXT NOT NULL REFERENCES evidence(id),
+	cause       TEXT NOT NULL CHECK (cause IN ('migration','allow_duplicate')),
+	created_at  TEXT NOT NULL,
+	CHECK (evidence_id != original_id)
+);
+CREATE INDEX evidence_duplicates_original ON evidence_duplicates(original_id);
+CREATE TRIGGER evidence_duplicates_no_update BEFORE UPDATE ON evidence_duplicates
+BEGIN SELECT RAISE(ABORT, 'evidence duplicates are append-only'); END;
+CREATE TRIGGER evidence_duplicates_no_delete BEFORE DELETE ON evidence_duplicates
+BEGIN SELECT RAISE(ABORT, 'evidence duplicates are append-only'); END;
+INSERT INTO evidence_duplicates(evidence_id, original_id, cause, created_at)
+	SELECT e.id, f.id, 'migration', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+	FROM evidence e JOIN (SELECT anchor_id, content_sha256, min(rowid) AS first FROM evidence GROUP BY 1, 2 HAVING count(*) > 1) g
+		ON g.anchor_id = e.anchor_id AND g.content_sha256 = e.content_sha256 AND e.rowid > g.first
+	JOIN evidence f ON f.rowid = g.first;
+
+CREATE TABLE card_contests (
+	seq         INTEGER PRIMARY KEY,
+	card_id     TEXT NOT NULL REFERENCES cards(id),
+	kind        TEXT NOT NULL CHECK (length(kind) > 0),
+	reason      TEXT NOT NULL CHECK (length(reason) > 0),
+	evidence_id TEXT REFERENCES evidence(id),
+	source      TEXT NOT NULL DEFAULT '',
+	actor       TEXT NOT NULL,
+	actor_type  TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	created_at  TEXT NOT NULL,
+	resolved_at TEXT,
+	resolution  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX card_contests_open ON card_contests(card_id) WHERE resolved_at IS NULL;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -60,7 +60,8 @@ func TestAdoptChecksTheRecord(t *testing.T) {
 		t.Errorf("--since in the future: %v", got)
 	}
 	audit := e.ok("audit")
-	for _, want := range []string{"used 1 · rejected 1 · contradiction 1", "warning contradicted:", "palace demote " + card + " --reason \"contradicted\" --counterexample " + contra} {
+	// The contradiction contested the promoted card (its status stays).
+	for _, want := range []string{"used 1 · rejected 1 · contradiction 1", "warning contested:", "warning contradicted:", "palace demote " + card + " --reason \"contradicted\" --counterexample " + contra} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("audit does not show %q:\n%s", want, audit)
 		}

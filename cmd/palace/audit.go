@@ -17,19 +17,33 @@ func init() { extraCommands = append(extraCommands, newAuditCmd) }
 
 func newAuditCmd(g *globals) *cobra.Command {
 	var f host.AuditFilter
+	var cand host.CandidateRequest
+	var listCandidates bool
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Audit authoritative cards: lanes, salience, 30-day counts, warnings, suggested actions",
 		Long: `List every authoritative card with the lane and render form it gets where it fits
 best, its salience and breakdown, its 30-day injection counts and adoption
-signals, review and expiry dates, warnings (overbroad_scope, cooling, stale,
-review_due, expired, never_applied, conflict, contradicted, turned_down) and
-suggested actions. Read-only.
+signals, review and expiry dates, warnings (contested, overbroad_scope, cooling,
+stale, review_due, expired, never_applied, conflict, contradicted, turned_down)
+and suggested actions. Contested cards come first. Read-only.
+
+--candidates lists the candidate cards instead, oldest first, marking those
+older than --candidate-days (default $PALACE_CANDIDATE_DAYS, else 30) or past
+their expiry; --apply-expiry archives (retires) those, each with an event
+(human mode).
 
 Act on a row with 'palace audit action ID --action …' (human mode).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				if listCandidates || cand.Apply {
+					rep, err := h.Candidates(ctx, cand)
+					if err != nil {
+						return err
+					}
+					return g.output(rep, func(w io.Writer) { printCandidates(w, rep) })
+				}
 				rep, err := h.Audit(ctx, f)
 				if err != nil {
 					return err
@@ -40,11 +54,35 @@ Act on a row with 'palace audit action ID --action …' (human mode).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Lane, "lane", "", "core, scoped, ref_only or inspector_only")
-	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (all needs --all-repos; default: every anchor visible from here)")
+	fl.BoolVar(&f.AllRepos, "all-repos", false, "audit every repository's cards")
+	fl.BoolVar(&listCandidates, "candidates", false, "list candidate cards by age, marking the stale ones")
+	fl.BoolVar(&cand.Apply, "apply-expiry", false, "archive (retire) candidates older than --candidate-days or past their expiry (human mode)")
+	fl.IntVar(&cand.MaxAgeDays, "candidate-days", 0, "age in days from which a candidate is stale (default $PALACE_CANDIDATE_DAYS, else 30)")
 	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
 	fl.StringVar(&f.Warning, "warning", "", "only rows with this warning: "+strings.Join(host.AuditWarnings, ", "))
 	cmd.AddCommand(newAuditActionCmd(g))
 	return cmd
+}
+
+func printCandidates(w io.Writer, rep host.CandidateReport) {
+	p := newPainter(w)
+	if len(rep.Candidates) == 0 {
+		fmt.Fprintln(w, "no candidate cards here")
+		return
+	}
+	t := newTable(w)
+	fmt.Fprintln(t, "ID\tTIER\tANCHOR\tAGE\tSTALE\tSTATEMENT")
+	for _, c := range rep.Candidates {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%dd\t%s\t%s\n", c.ID, p.tier(c.Tier), c.Anchor.Kind, c.AgeDays, orDash(c.Stale), truncate(c.Statement, 50))
+	}
+	t.Flush()
+	if len(rep.Archived) > 0 {
+		fmt.Fprintf(w, "archived %s: %s\n", plural(len(rep.Archived), "candidate"), strings.Join(rep.Archived, ", "))
+		return
+	}
+	fmt.Fprintf(w, "%s\n", p.dim(fmt.Sprintf("%s · %d stale (older than %d days or expired) · archive them with `palace audit --apply-expiry`",
+		plural(len(rep.Candidates), "candidate"), rep.Stale, rep.MaxAgeDays)))
 }
 
 func printAudit(w io.Writer, rep host.AuditReport) {

@@ -59,20 +59,22 @@ func newCardListCmd(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
 	fl.StringVar(&f.Status, "status", "", "candidate, promoted, canonical, demoted or retired")
-	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	fl.StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (all needs --all-repos; default: every anchor visible from here)")
 	fl.StringVar(&f.Field, "field", "", "field")
 	fl.IntVar(&f.Limit, "limit", 0, "at most this many cards (0 = all)")
+	fl.BoolVar(&f.AllRepos, "all-repos", false, "list every repository's cards, not only those visible from here")
 	return cmd
 }
 
 func newCardShowCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var allRepos bool
+	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one card with its anchor and evidence links (counts as a view: it warms the card's lane)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				c, err := h.ViewCard(ctx, args[0])
+				c, err := h.ViewCard(ctx, args[0], allRepos)
 				if err != nil {
 					return err
 				}
@@ -80,6 +82,8 @@ func newCardShowCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&allRepos, "all-repos", false, "show a card of another repository")
+	return cmd
 }
 
 func printCard(w io.Writer, c host.Card) {
@@ -111,6 +115,10 @@ func printCard(w io.Writer, c host.Card) {
 		fmt.Fprintf(t, "  published to\t%s\n", c.PublishedTo)
 	}
 	fmt.Fprintf(t, "  evidence\t%s\n", countsLine(c.Counts))
+	if c.Contest != nil {
+		fmt.Fprintf(t, "  contested\t%s since %s: %s\n", strings.Join(c.Contest.Kinds, ", "), c.Contest.Since, escapeControls(strings.Join(c.Contest.Reasons, "; ")))
+		fmt.Fprintf(t, "  to do\t%s\n", c.Contest.Action)
+	}
 	t.Flush()
 	for _, l := range c.Links {
 		ref := l.SourceRef
@@ -143,13 +151,14 @@ func orDash(s string) string {
 }
 
 func newCardEventsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var allRepos bool
+	cmd := &cobra.Command{
 		Use:   "events ID",
 		Short: "Show a card's append-only audit trail",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				evs, err := h.CardEvents(ctx, args[0])
+				evs, err := h.CardEvents(ctx, args[0], allRepos)
 				if err != nil {
 					return err
 				}
@@ -181,6 +190,8 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&allRepos, "all-repos", false, "show the events of a card of another repository")
+	return cmd
 }
 
 // reviewerOf names the reviewer recorded in a gate decision, if any.
@@ -229,6 +240,9 @@ func newCardLinkCmd(g *globals) *cobra.Command {
 					}
 					fmt.Fprintf(w, "linked %s → %s as %s\n  evidence: %s\n", req.EvidenceID, args[0], req.Role, countsLine(res.Card.Counts))
 					printExportNote(w, res.Export)
+					if res.Contest != nil {
+						fmt.Fprintf(w, "  %s is %s and now contested: context shows it as a reference with a warning until a human demotes it or runs `palace resolve %s --verification EV --reason R`\n", args[0], res.Card.Status, args[0])
+					}
 				})
 			})
 		},
@@ -269,15 +283,17 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 	}
 	list.Flags().StringVar(&f.Query, "query", "", "full-text search: evidence holding every word, best match first")
 	list.Flags().StringVar(&f.Field, "field", "", "field")
-	list.Flags().StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (default: every anchor visible from here)")
+	list.Flags().StringVar(&f.Anchor, "anchor", "", "worktree, repo, global or all (all needs --all-repos; default: every anchor visible from here)")
+	list.Flags().BoolVar(&f.AllRepos, "all-repos", false, "list every repository's evidence")
 	list.Flags().IntVar(&f.Limit, "limit", 50, "at most this many rows (0 = all); total counts every match")
+	var showAll bool
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one piece of evidence",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				e, err := h.ShowEvidence(ctx, args[0])
+				e, err := h.ShowEvidence(ctx, args[0], showAll)
 				if err != nil {
 					return err
 				}
@@ -289,6 +305,9 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					if len(e.Tags) > 0 {
 						fmt.Fprintf(w, "tags: %s\n", escapeControls(strings.Join(e.Tags, ", ")))
 					}
+					if e.DuplicateOf != "" {
+						fmt.Fprintf(w, "duplicate of: %s (counted once, as the original)\n", e.DuplicateOf)
+					}
 					if e.Redaction != nil {
 						fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, escapeControls(e.Redaction.Actor), escapeControls(e.Redaction.Reason))
 					}
@@ -297,6 +316,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	show.Flags().BoolVar(&showAll, "all-repos", false, "show evidence of another repository")
 	var reason string
 	redact := &cobra.Command{
 		Use:   "redact ID --reason TEXT",

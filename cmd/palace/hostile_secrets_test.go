@@ -82,11 +82,11 @@ func TestHostileSecrets(t *testing.T) {
 	t.Run("import refuses a secret and writes nothing", func(t *testing.T) {
 		lines := `{"content":"fine"}` + "\n" + `{"content":"` + fx[1].Text + `"}` + "\n"
 		p := e.writeFile("import.jsonl", []byte(lines))
-		before := e.jsonOf("evidence", "list", "--anchor", "all", "--limit", "0")["total"]
+		before := e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "0")["total"]
 		r := e.run("record", "--jsonl", p)
 		wantCode(t, r, 1, "import.jsonl:2: content holds a secret (anthropic-api-key")
 		noLeak(t, fx[1].Secret, r.stdout, r.stderr)
-		if after := e.jsonOf("evidence", "list", "--anchor", "all", "--limit", "0")["total"]; after != before {
+		if after := e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "0")["total"]; after != before {
 			t.Errorf("evidence count %v → %v after a refused import", before, after)
 		}
 	})
@@ -143,17 +143,17 @@ func TestHostileSecrets(t *testing.T) {
 		}
 		// The full-text index forgets the old text and finds the notice.
 		word := "scanner"
-		if got := e.jsonOf("evidence", "list", "--anchor", "all", "--query", word)["total"]; got != float64(0) {
+		if got := e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--query", word)["total"]; got != float64(0) {
 			t.Errorf("search for %q still finds %v rows", word, got)
 		}
-		if got := e.jsonOf("evidence", "list", "--anchor", "all", "--query", "rotated")["total"]; got != float64(1) {
+		if got := e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--query", "rotated")["total"]; got != float64(1) {
 			t.Errorf("search for the notice finds %v rows", got)
 		}
 		wantCode(t, e.run("evidence", "redact", fixtureID, "--reason", "again"), 2, "already redacted")
 		var list map[string]any
-		if err := json.Unmarshal([]byte(e.ok("evidence", "list", "--anchor", "all", "--format", "json")), &list); err != nil {
+		if err := json.Unmarshal([]byte(e.ok("evidence", "list", "--anchor", "all", "--all-repos", "--format", "json")), &list); err != nil {
 			t.Fatal(err)
 		}
-		noLeak(t, openai.Secret, e.ok("evidence", "list", "--anchor", "all", "--format", "json"))
+		noLeak(t, openai.Secret, e.ok("evidence", "list", "--anchor", "all", "--all-repos", "--format", "json"))
 	})
 }

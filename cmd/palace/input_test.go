@@ -18,7 +18,7 @@ import (
 
 func countEvidence(t *testing.T, e *env) int {
 	t.Helper()
-	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--limit", "1")["total"].(float64))
+	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "1")["total"].(float64))
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
@@ -60,13 +60,13 @@ func TestBadInputWritesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := countEvidence(t, e)
-			cards := e.jsonOf("card", "list", "--anchor", "all")
+			cards := e.jsonOf("card", "list", "--anchor", "all", "--all-repos")
 			r := e.run(tt.args...)
 			wantCode(t, r, 2, tt.want...)
 			if after := countEvidence(t, e); after != before {
 				t.Errorf("evidence rows %d → %d on bad input", before, after)
 			}
-			if after := e.jsonOf("card", "list", "--anchor", "all"); fmt.Sprint(after) != fmt.Sprint(cards) {
+			if after := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); fmt.Sprint(after) != fmt.Sprint(cards) {
 				t.Error("cards changed on bad input")
 			}
 		})

@@ -37,6 +37,8 @@ Exit 0 when allowed, 1 when denied. Nothing is written.`,
 	}
 	cmd.Flags().StringVar(&req.Target, "target", "", "promoted or canonical (default canonical for dao_tian, else promoted)")
 	cmd.Flags().StringVar(&req.Reviewer, "reviewer", "", "reviewer name (human mode; default the OS user)")
+	cmd.Flags().BoolVar(&req.AllowLocalPolicy, "allow-local-policy", false, "let an untracked or modified repo gate policy decide")
+	cmd.Flags().BoolVar(&req.AllRepos, "all-repos", false, "ask about a card of another repository")
 	return cmd
 }
 
@@ -62,8 +64,16 @@ func printGate(w io.Writer, g host.GateResult) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("evidence %s · reviewer %s (%s) · policy %s from %s %s",
-		countsLine(g.Counts), g.Reviewer.Name, g.Reviewer.Type, g.Policy.Point.Package(), orDash(g.Policy.Source), shortHash(g.Policy.Hash))))
+	fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("evidence %s · reviewer %s (%s) · policy %s from %s %s%s",
+		countsLine(g.Counts), g.Reviewer.Name, g.Reviewer.Type, g.Policy.Point.Package(), orDash(g.Policy.Source), shortHash(g.Policy.Hash), policyFileNote(g.Policy.File, g.Policy.FileState))))
+}
+
+// policyFileNote says which file decided and how git sees it.
+func policyFileNote(file, state string) string {
+	if file == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%s, %s)", escapeControls(file), orDash(state))
 }
 
 // changeOutput prints a lifecycle change; a gate denial prints the gate's
@@ -77,7 +87,14 @@ func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) er
 		p := newPainter(w)
 		fmt.Fprintf(w, "%s %s  %s → %s\n", verb, res.Card.ID, p.status(res.Event.FromStatus), p.status(res.Event.ToStatus))
 		if res.Event.Policy != "" {
-			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("allowed by %s %s · event #%d", res.Event.Policy, shortHash(res.Event.PolicyHash), res.Event.Seq)))
+			note := ""
+			if res.Gate != nil {
+				note = policyFileNote(res.Gate.Policy.File, res.Gate.Policy.FileState)
+				if res.Gate.AllowLocalPolicy && note != "" {
+					note += " allowed by --allow-local-policy"
+				}
+			}
+			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("allowed by %s %s%s · event #%d", res.Event.Policy, shortHash(res.Event.PolicyHash), note, res.Event.Seq)))
 		} else {
 			fmt.Fprintf(w, "  %s\n", p.dim(fmt.Sprintf("event #%d", res.Event.Seq)))
 		}
@@ -127,6 +144,34 @@ func newPromoteCmd(g *globals) *cobra.Command {
 	f.StringVar(&req.Target, "target", "", "promoted or canonical")
 	f.StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
 	listFlag(f, &req.Verification, "verification", "verification evidence id to link first")
+	f.BoolVar(&req.AllowLocalPolicy, "allow-local-policy", false, "let an untracked or modified repo gate policy decide (recorded in the event)")
+	return cmd
+}
+
+func newResolveCmd(g *globals) *cobra.Command {
+	var req host.ResolveRequest
+	cmd := &cobra.Command{
+		Use:   "resolve ID --verification EV… --reason R",
+		Short: "Resolve a contested (or demoted) card with newer verification, through the gate (human mode)",
+		Long: `Link newer verification evidence to a contested card and ask the gate
+(action resolve) whether it outweighs what contested the card; the default
+gate needs a verification recorded after the contest. On allow the card's
+contests close and it returns to the inline lanes; a demoted card may then be
+promoted again. Exit 1 when the gate denies (nothing is written), 2 when the
+card is not contested, 3 in agent mode.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+				res, err := h.Resolve(ctx, args[0], req)
+				return g.changeOutput(res, err, "resolved")
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Reason, "reason", "", "what the newer verification shows (required)")
+	f.StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
+	listFlag(f, &req.Verification, "verification", "verification evidence id (at least one)")
+	f.BoolVar(&req.AllowLocalPolicy, "allow-local-policy", false, "let an untracked or modified repo gate policy decide (recorded in the event)")
 	return cmd
 }
 
@@ -191,5 +236,6 @@ func newPublishCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&req.To, "to", "", "repo or global: one step outward")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why the card holds beyond its anchor (required)")
 	cmd.Flags().StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
+	cmd.Flags().BoolVar(&req.AllowLocalPolicy, "allow-local-policy", false, "let an untracked or modified repo gate policy decide (recorded in the events)")
 	return cmd
 }

@@ -175,10 +175,10 @@ func TestDistillRefErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.jsonOf("card", "list", "--anchor", "all")
+			before := e.jsonOf("card", "list", "--anchor", "all", "--all-repos")
 			r := e.run(append([]string{"distill"}, tt.args...)...)
 			wantCode(t, r, 2, tt.want...)
-			if after := e.jsonOf("card", "list", "--anchor", "all"); !reflect.DeepEqual(before, after) {
+			if after := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); !reflect.DeepEqual(before, after) {
 				t.Error("a refused distill wrote a card")
 			}
 		})
@@ -245,6 +245,9 @@ func TestTeamGatePolicy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "gate.rego"), []byte(strictQiGate), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A team policy is committed: an uncommitted one cannot make a card authoritative.
+	e.git("add", ".palace/policies/gate.rego")
+	e.git("commit", "-q", "-m", "team gate")
 	r := e.run("gate", id, "--format", "json")
 	wantCode(t, r, 1)
 	if !strings.Contains(r.stdout, "team rule: qi cards need 2 verification refs") {
@@ -257,9 +260,8 @@ func TestTeamGatePolicy(t *testing.T) {
 		t.Fatalf("event hash %s / decision %v do not show the team policy (gate said %s)", teamHash, dec["policy"], r.stdout)
 	}
 
-	if err := os.Remove(filepath.Join(dir, "gate.rego")); err != nil {
-		t.Fatal(err)
-	}
+	e.git("rm", "-q", ".palace/policies/gate.rego")
+	e.git("commit", "-q", "-m", "no team gate")
 	id2 := e.distill("Default policy decides again", "qi", "--supporting", ev[0], "--verification", ev[1])
 	e.ok("gate", id2)
 }
@@ -280,6 +282,8 @@ func TestExampleTeamGateSeesScope(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "gate.rego"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.git("add", ".palace/policies/gate.rego")
+	e.git("commit", "-q", "-m", "adopt the example team gate")
 	ev := e.evidence(3, "general")
 	scoped := e.distill("Store code closes rows", "qi", "--supporting", ev[0], "--verification", ev[1], "--scope-path", "store/**")
 	plain := e.distill("Handlers log request ids", "qi", "--supporting", ev[0], "--verification", ev[1], "--scope-path", "api/**")

@@ -83,7 +83,14 @@ per line; every line is validated before anything is written).`,
 					return err
 				}
 				return g.output(ev, func(w io.Writer) {
-					fmt.Fprintf(w, "recorded %s  %s anchor · field %s · %s\n", ev.ID, ev.Anchor.Kind, ev.Field, ev.Provenance)
+					switch {
+					case ev.Existing:
+						fmt.Fprintf(w, "already recorded as %s  %s anchor · field %s · %s (same content; nothing written — --allow-duplicate records a repeat that never counts twice)\n", ev.ID, ev.Anchor.Kind, ev.Field, ev.Provenance)
+					case ev.DuplicateOf != "":
+						fmt.Fprintf(w, "recorded %s  %s anchor · field %s · %s · duplicate of %s (counted once)\n", ev.ID, ev.Anchor.Kind, ev.Field, ev.Provenance, ev.DuplicateOf)
+					default:
+						fmt.Fprintf(w, "recorded %s  %s anchor · field %s · %s\n", ev.ID, ev.Anchor.Kind, ev.Field, ev.Provenance)
+					}
 				})
 			})
 		},
@@ -94,10 +101,11 @@ per line; every line is validated before anything is written).`,
 	f.StringVar(&jsonl, "jsonl", "", "import JSON Lines from a file (- for stdin)")
 	f.StringVar(&req.Field, "field", "", "field (default general)")
 	f.StringVar(&req.Domain, "domain", "", "project, agent, skill or global")
-	f.StringVar(&req.Provenance, "provenance", "", "runtime, research or human (default: human in human mode, runtime in agent mode)")
+	f.StringVar(&req.Provenance, "provenance", "", "runtime, research or human (default: human in human mode, runtime in agent mode; human is refused in agent mode)")
 	f.StringVar(&req.SourceRef, "source-ref", "", "where the evidence came from (file:line, URL, command)")
 	listFlag(f, &req.Tags, "tag", "tag")
-	f.StringVar(&req.Anchor, "anchor", "", "worktree, repo or global (default worktree inside git, else global)")
+	f.StringVar(&req.Anchor, "anchor", "", "worktree, repo or global (default: worktree, repo for research evidence; outside git, global must be given)")
+	f.BoolVar(&req.AllowDuplicate, "allow-duplicate", false, "record a repeat of content already on record here (marked a duplicate, never counted twice)")
 	return cmd
 }
 
@@ -127,6 +135,9 @@ func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, de
 		fmt.Fprintf(w, "imported %s in %s", plural(res.Imported, "evidence row"), plural(res.Batches, "batch"))
 		if res.Imported > 0 {
 			fmt.Fprintf(w, " (%s … %s)", res.FirstID, res.LastID)
+		}
+		if res.Existing > 0 {
+			fmt.Fprintf(w, "; %s already on record, not written again", plural(res.Existing, "line"))
 		}
 		fmt.Fprintln(w)
 	})

@@ -12,11 +12,11 @@ import (
 // counts is how many cards and evidence rows the palace holds.
 func (e *env) counts() (cards, evidence int) {
 	e.t.Helper()
-	cards = len(e.cards("--anchor", "all"))
+	cards = len(e.cards("--anchor", "all", "--all-repos"))
 	var ev struct {
 		Total int `json:"total"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("evidence", "list", "--anchor", "all", "--format", "json")), &ev); err != nil {
+	if err := json.Unmarshal([]byte(e.ok("evidence", "list", "--anchor", "all", "--all-repos", "--format", "json")), &ev); err != nil {
 		e.t.Fatal(err)
 	}
 	return cards, ev.Total

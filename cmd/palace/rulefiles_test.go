@@ -339,7 +339,9 @@ func TestExportLeavesOutContestedAndExpired(t *testing.T) {
 	t.Parallel()
 	e := ruleEnv(t)
 	ev := e.record("seen", "--anchor", "repo")
-	old := e.distill("An expired rule.", "qi", "--anchor", "repo", "--supporting", ev, "--expires-at", "2020-01-01", "--direct", "--status", "promoted")
+	// distill refuses an expiry in the past; a human expires a card with an audit action.
+	old := e.distill("An expired rule.", "qi", "--anchor", "repo", "--supporting", ev, "--direct", "--status", "promoted")
+	e.ok("audit", "action", old, "--action", "set_expiry", "--value", "2020-01-01", "--reason", "superseded")
 	disputed := e.distill("A disputed rule.", "qi", "--anchor", "repo", "--supporting", ev, "--direct", "--status", "promoted")
 	e.ok("card", "link", disputed, "--role", "counterexample", "--evidence", e.record("it failed here", "--anchor", "repo"))
 	var res struct {

@@ -104,4 +104,16 @@ run context "sqlite busy timeout" --file store/db.go --field storage --intent st
 say "A brief over the same selection: key facts, cited evidence, what is still open"
 run brief "sqlite busy timeout" --file store/db.go --field storage --intent storage
 
+say "A counterexample after promotion contests the card: the next pack shows it as a reference with a warning"
+nfs=$("$palace_bin" record --format json --field storage --source-ref "ci://build/5120#nfs" \
+  --content "On an NFS mount the store tests still hit database is locked with WAL" | id_of)
+run card link "$card" --role counterexample --evidence "$nfs" --note "fails on NFS"
+run context "sqlite busy timeout" --file store/db.go --field storage --intent storage --budget 1800 --dry-run
+
+say "A human resolves it with newer verification (the gate decides): the card is back in its lane"
+again=$("$palace_bin" record --format json --field storage --source-ref "ci://build/5133#local" \
+  --content "NFS is unsupported (documented); on local disks 500 runs with WAL + BEGIN IMMEDIATE: 0 lock errors" | id_of)
+run resolve "$card" --verification "$again" --reason "NFS is out of scope; verified again on local disks"
+run context "sqlite busy timeout" --file store/db.go --field storage --intent storage --budget 900 --dry-run
+
 printf '\nDone. The demo palace lived in %s and is removed on exit.\n' "$work"

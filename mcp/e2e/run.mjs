@@ -197,11 +197,11 @@ test('palace_mailbox_file appends a letter to the spool, and refuses a secret', 
 
 test('a rendered pack is never recorded back', async () => {
   const pack = text(await ok(agent, 'palace_context', { query: 'sqlite', file: 'store/store.go', intents: ['debug'] }));
-  const before = palaceJSON(['evidence', 'list', '--anchor', 'all']).total;
+  const before = palaceJSON(['evidence', 'list', '--anchor', 'all', '--all-repos']).total;
   const res = await agent.callTool({ name: 'palace_record', arguments: { content: `notes:\n${pack}` } });
   assert.ok(res.isError);
   assert.match(text(res), /^palace: content is refused: .*memory must not feed on its own echo/s);
-  assert.equal(palaceJSON(['evidence', 'list', '--anchor', 'all']).total, before);
+  assert.equal(palaceJSON(['evidence', 'list', '--anchor', 'all', '--all-repos']).total, before);
 });
 
 test('errors are tool results with the CLI message; bad arguments name the field', async () => {

@@ -54,6 +54,8 @@ decision := promote(rule) if {
 	input.action == "promote"
 } else := publish if {
 	input.action == "publish"
+} else := resolve if {
+	input.action == "resolve"
 } else := deny([sprintf("unknown action %v", [object.get(input, "action", "")])])
 
 deny(reasons) := {"allow": false, "reasons": reasons, "missing": {}}
@@ -88,3 +90,19 @@ publish := deny([sprintf("no gate rule for publish → %v", [target])]) if {
 publish_reviewer_ok if target == "repo"
 
 publish_reviewer_ok if human_reviewer
+
+# resolve: a contested card returns to its lanes when a verification was
+# recorded after what contested it. input.newest.verification and
+# input.contest.since are RFC3339 UTC times, which compare as strings.
+newest_verification := object.get(input, ["newest", "verification"], "")
+
+contest_since := object.get(input, ["contest", "since"], "")
+
+resolve := {"allow": true, "reasons": [sprintf("resolve: verification of %v is newer than the contest (%v)", [newest_verification, contest_since])], "missing": {}} if {
+	newest_verification != ""
+	newest_verification > contest_since
+} else := {"allow": false, "reasons": [sprintf("resolve: needs a verification recorded after the contest (%v); the newest is %v", [contest_since, none_if_empty(newest_verification)])], "missing": {"verification": 1}}
+
+none_if_empty(s) := "none" if s == ""
+
+none_if_empty(s) := s if s != ""

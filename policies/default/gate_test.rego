@@ -133,3 +133,15 @@ test_promote_without_tier_or_target_names_them if {
 	d.reasons == ["no gate rule for  → "]
 	d.missing == {}
 }
+
+# resolve needs a verification newer than the contest.
+test_resolve_needs_newer_verification if {
+	d := gate.decision with input as {"action": "resolve", "target": "promoted", "card": {"tier": "shu"}, "newest": {"verification": "2026-01-02T00:00:00.000Z"}, "contest": {"contested": true, "since": "2026-01-03T00:00:00.000Z"}}
+	not d.allow
+	d.reasons == ["resolve: needs a verification recorded after the contest (2026-01-03T00:00:00.000Z); the newest is 2026-01-02T00:00:00.000Z"]
+	d.missing == {"verification": 1}
+	d2 := gate.decision with input as {"action": "resolve", "target": "promoted", "card": {"tier": "shu"}, "newest": {"verification": "2026-01-04T00:00:00.000Z"}, "contest": {"contested": true, "since": "2026-01-03T00:00:00.000Z"}}
+	d2.allow
+	d3 := gate.decision with input as {"action": "resolve", "card": {"tier": "shu"}, "contest": {"since": "2026-01-03T00:00:00.000Z"}}
+	d3.reasons == ["resolve: needs a verification recorded after the contest (2026-01-03T00:00:00.000Z); the newest is none"]
+}

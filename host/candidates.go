@@ -1,0 +1,141 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palacehq/palace/store"
+)
+
+// CandidateDaysEnv sets how many days a candidate may wait for its gate
+// before `palace audit --apply-expiry` archives it (a request's own
+// MaxAgeDays wins over it).
+const CandidateDaysEnv = "PALACE_CANDIDATE_DAYS"
+
+// DefaultCandidateDays is how long a candidate stays a proposal.
+const DefaultCandidateDays = 30
+
+// CandidateRequest selects stale candidates.
+type CandidateRequest struct {
+	// MaxAgeDays is the age from which a candidate is stale. Defaults to
+	// $PALACE_CANDIDATE_DAYS, else DefaultCandidateDays.
+	MaxAgeDays int `json:"max_age_days,omitempty"`
+	// Apply archives (retires) every stale candidate: human mode only.
+	Apply bool `json:"apply,omitempty"`
+}
+
+// CandidateReport lists the candidates of the visible anchors with their
+// age; Stale are those older than MaxAgeDays or past their expires_at,
+// Archived those Apply retired.
+type CandidateReport struct {
+	AsOf       string         `json:"as_of"`
+	MaxAgeDays int            `json:"max_age_days"`
+	Candidates []CandidateRow `json:"candidates"`
+	Stale      int            `json:"stale"`
+	Archived   []string       `json:"archived"`
+}
+
+// CandidateRow is one candidate of the report.
+type CandidateRow struct {
+	ID        string    `json:"id"`
+	Statement string    `json:"statement"`
+	Tier      string    `json:"tier"`
+	Anchor    AnchorRef `json:"anchor"`
+	CreatedAt string    `json:"created_at"`
+	AgeDays   int       `json:"age_days"`
+	ExpiresAt string    `json:"expires_at,omitempty"`
+	// Stale says why the candidate is due for archiving ("" when it is not).
+	Stale string `json:"stale,omitempty"`
+}
+
+func candidateDays(n int) (int, error) {
+	if n > 0 {
+		return n, nil
+	}
+	if n < 0 {
+		return 0, invalid("candidate_days", "candidate age %d is negative: pass a number of days (default %d)", n, DefaultCandidateDays)
+	}
+	v := os.Getenv(CandidateDaysEnv)
+	if v == "" {
+		return DefaultCandidateDays, nil
+	}
+	d, err := strconv.Atoi(v)
+	if err != nil || d < 1 {
+		return 0, invalid("candidate_days", "%s=%q is not a number of days ≥ 1: set it to e.g. %d, or unset it", CandidateDaysEnv, v, DefaultCandidateDays)
+	}
+	return d, nil
+}
+
+// Candidates lists the candidate cards of the anchors visible from here,
+// oldest first, marking those older than the age limit or past their
+// expiry. With Apply (human mode; KindMode otherwise) each stale candidate
+// is retired — archived: kept for audit, never served — with a "retired"
+// event whose data.change is "expired", all in one transaction.
+func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateReport, error) {
+	days, err := candidateDays(req.MaxAgeDays)
+	if err != nil {
+		return CandidateReport{}, err
+	}
+	if req.Apply {
+		if err := h.requireHuman("audit --apply-expiry"); err != nil {
+			return CandidateReport{}, err
+		}
+	}
+	now := h.now()
+	rep := CandidateReport{AsOf: store.FormatTime(now), MaxAgeDays: days, Candidates: []CandidateRow{}, Archived: []string{}}
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []string{"candidate"}, AnchorIDs: h.chainIDs()})
+	if err != nil {
+		return CandidateReport{}, internal(err, "list candidates")
+	}
+	cutoff := store.FormatTime(now.Add(-time.Duration(days) * 24 * time.Hour))
+	stamp := store.FormatTime(now)
+	var stale []store.Card
+	for _, c := range cards {
+		r := CandidateRow{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Anchor: h.anchorRef(ctx, c.AnchorID),
+			CreatedAt: c.CreatedAt, AgeDays: daysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
+		switch {
+		case c.ExpiresAt != "" && c.ExpiresAt <= stamp:
+			r.Stale = "expired " + c.ExpiresAt
+		case c.CreatedAt <= cutoff:
+			r.Stale = fmt.Sprintf("a candidate for %d days, over the %d-day limit", r.AgeDays, days)
+		}
+		if r.Stale != "" {
+			rep.Stale++
+			stale = append(stale, c)
+		}
+		rep.Candidates = append(rep.Candidates, r)
+	}
+	// Oldest first: the ones waiting longest lead.
+	slices.SortStableFunc(rep.Candidates, func(a, b CandidateRow) int { return strings.Compare(a.CreatedAt+a.ID, b.CreatedAt+b.ID) })
+	if !req.Apply || len(stale) == 0 {
+		return rep, nil
+	}
+	err = h.store.Tx(ctx, func(tx *store.Tx) error {
+		for _, c := range stale {
+			why := ""
+			for _, r := range rep.Candidates {
+				if r.ID == c.ID {
+					why = r.Stale
+				}
+			}
+			if err := tx.SetCardStatus(ctx, c.ID, "candidate", "retired", h.stamp()); err != nil {
+				return err
+			}
+			if _, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "retired", FromStatus: "candidate", ToStatus: "retired",
+				Reason: "archived: " + why, Data: mustJSON(map[string]any{"change": "expired", "max_age_days": days})}); err != nil {
+				return err
+			}
+			rep.Archived = append(rep.Archived, c.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return CandidateReport{}, classify(conflict(err), "archive stale candidates")
+	}
+	return rep, nil
+}

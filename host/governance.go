@@ -1,0 +1,573 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// writeAnchorKind resolves the anchor a write goes to: requested, else def.
+// Outside a git checkout a write must name the global anchor itself: a
+// default there would share it with every repository's context.
+func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor.Kind, error) {
+	if requested == "" {
+		if !h.loc.InGit {
+			return "", invalid(field, "%s is not inside a git checkout, so this would be written to the global anchor and reach every repository's context: pass --anchor global if that is meant, or run it inside a repository (--cwd)", h.loc.Dir)
+		}
+		return def, nil
+	}
+	return h.resolveAnchorKind(field, requested)
+}
+
+// anchorDomain is the domain of a write at kind: the global anchor holds
+// domain global only; elsewhere the default is project.
+func anchorDomain(kind anchor.Kind, domain string) (string, error) {
+	if kind == anchor.Global {
+		if domain != "" && domain != "global" {
+			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", domain)
+		}
+		return "global", nil
+	}
+	if domain == "" {
+		domain = "project"
+	}
+	if err := oneOf("domain", domain, Domains); err != nil {
+		return "", err
+	}
+	return domain, nil
+}
+
+// foreignCard refuses a card anchored outside this location's chain (another
+// repository or worktree): op names what was asked. Changing another
+// repository's card from here is never allowed; reading it needs allRepos.
+func (h *Host) foreignCard(ctx context.Context, c store.Card, op string) error {
+	if h.visibleKind(c.AnchorID) != "" {
+		return nil
+	}
+	ref := h.anchorRef(ctx, c.AnchorID)
+	where := displayIdentity(ref)
+	if op == "read" {
+		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
+	}
+	return invalid("id", "card %s is anchored to %s %s, not to this checkout: %s it from a checkout of that repository", c.ID, ref.Kind, where, op)
+}
+
+// gateFacts are what the gate input says about a card's evidence.
+type gateFacts struct {
+	counts, all policies.RoleCounts
+	refs        policies.SourceRefs
+	newest      policies.RoleTimes
+	contest     policies.GateContest
+}
+
+// factsOf counts a card's distinct evidence per role (a duplicate as its
+// original, each piece of evidence in the first role it was linked in):
+// teaching counts human provenance written in human mode only, and
+// counterexample only those no newer verification outweighs.
+func factsOf(links []store.Link, contests []store.Contest) gateFacts {
+	var f gateFacts
+	distinct := store.DistinctLinks(links)
+	refs := map[string]map[string]bool{}
+	newest := map[string]string{}
+	for _, l := range distinct {
+		if l.EvidenceAt > newest[l.Role] {
+			newest[l.Role] = l.EvidenceAt
+		}
+		if l.SourceRef != "" {
+			if refs[l.Role] == nil {
+				refs[l.Role] = map[string]bool{}
+			}
+			refs[l.Role][l.SourceRef] = true
+		}
+		switch l.Role {
+		case "supporting":
+			f.all.Supporting++
+		case "verification":
+			f.all.Verification++
+		case "teaching":
+			f.all.Teaching++
+			if l.Provenance == "human" && l.ActorType == "human" {
+				f.counts.Teaching++
+			}
+		case "counterexample":
+			f.all.Counterexample++
+		}
+	}
+	for _, l := range distinct {
+		if l.Role == "counterexample" && !(newest["verification"] > l.EvidenceAt) {
+			f.counts.Counterexample++
+		}
+	}
+	f.counts.Supporting, f.counts.Verification = f.all.Supporting, f.all.Verification
+	list := func(role string) []string {
+		out := make([]string, 0, len(refs[role]))
+		for r := range refs[role] {
+			out = append(out, r)
+		}
+		slices.Sort(out)
+		return out
+	}
+	f.refs = policies.SourceRefs{Supporting: list("supporting"), Verification: list("verification"),
+		Teaching: list("teaching"), Counterexample: list("counterexample")}
+	f.newest = policies.RoleTimes{Supporting: newest["supporting"], Verification: newest["verification"],
+		Teaching: newest["teaching"], Counterexample: newest["counterexample"]}
+	f.contest = gateContest(contests)
+	return f
+}
+
+func gateContest(contests []store.Contest) policies.GateContest {
+	gc := policies.GateContest{Kinds: []string{}}
+	for _, c := range contests {
+		gc.Contested = true
+		at := c.CreatedAt
+		if c.EvidenceAt != "" {
+			at = c.EvidenceAt
+		}
+		if at > gc.Since {
+			gc.Since = at
+		}
+		if !slices.Contains(gc.Kinds, c.Kind) {
+			gc.Kinds = append(gc.Kinds, c.Kind)
+		}
+	}
+	slices.Sort(gc.Kinds)
+	return gc
+}
+
+// The contest kinds palace itself opens. MarkContested takes any other
+// non-empty word too (an adoption "contradiction" signal, say).
+const (
+	ContestCounterexample    = "counterexample"
+	ContestContradiction     = "contradiction"
+	ContestWitnessSuperseded = "witness_superseded"
+)
+
+// ContestRequest says why a card is contested.
+type ContestRequest struct {
+	// Kind is counterexample, contradiction, witness_superseded or another
+	// short word naming what contradicts the card. Required.
+	Kind string `json:"kind"`
+	// Reason says what contradicts it. Required.
+	Reason string `json:"reason"`
+	// EvidenceID is the contradicting evidence, if any; it must be visible
+	// from here. Its citation is shown where the card is.
+	EvidenceID string `json:"evidence_id,omitempty"`
+	// Source names what raised the contest (a signal id, a feature).
+	Source string `json:"source,omitempty"`
+}
+
+// ContestResult reports MarkContested. Contested is false when the card is
+// not authoritative (only authoritative cards are contested; a candidate's
+// counterexample already blocks its gate) or the same contest is open.
+type ContestResult struct {
+	Card      Card         `json:"card"`
+	Contested bool         `json:"contested"`
+	Event     *store.Event `json:"event,omitempty"`
+}
+
+// MarkContested contests an authoritative card: it keeps its status but
+// leaves the inline lanes of every context pack (shown as a reference with
+// a warning and the contest's citation), the audit lists it first and
+// editors warn on its trigger lines, until a human demotes it or resolves
+// the contest with newer verification (Resolve). Both modes (an agent's
+// contradiction is worth hearing). The card must be anchored in this
+// location's chain. One transaction: the contest and an "updated" event
+// with data.change = "contested".
+func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest) (ContestResult, error) {
+	if strings.TrimSpace(req.Kind) == "" || len(req.Kind) > 64 {
+		return ContestResult{}, invalid("kind", "a contest needs a short kind: counterexample, contradiction or witness_superseded")
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		return ContestResult{}, invalid("reason", "a contest needs a reason: say what contradicts the card")
+	}
+	var res ContestResult
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Card(ctx, id)
+		if err != nil {
+			return notFound(err, "card", id)
+		}
+		if err := h.foreignCard(ctx, c, "contest"); err != nil {
+			return err
+		}
+		if req.EvidenceID != "" {
+			if _, err := h.checkRefs(ctx, tx, id, []roleRefs{{"evidence", []string{req.EvidenceID}}}); err != nil {
+				return err
+			}
+		}
+		ev, err := h.contest(ctx, tx, c, req)
+		res.Contested, res.Event = ev != nil, ev
+		return err
+	})
+	if err != nil {
+		return ContestResult{}, classify(err, "contest "+id)
+	}
+	res.Card, err = h.ShowCard(ctx, id)
+	return res, err
+}
+
+// contest opens a contest on c when it is authoritative and the same one
+// (kind and evidence) is not open already, with its event.
+func (h *Host) contest(ctx context.Context, tx *store.Tx, c store.Card, req ContestRequest) (*store.Event, error) {
+	if !Authoritative(c.Status) {
+		return nil, nil
+	}
+	open, err := tx.OpenContests(ctx, []string{c.ID})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range open[c.ID] {
+		if o.Kind == req.Kind && o.EvidenceID == req.EvidenceID && o.Source == req.Source {
+			return nil, nil
+		}
+	}
+	if err := tx.InsertContest(ctx, store.Contest{CardID: c.ID, Kind: req.Kind, Reason: req.Reason, EvidenceID: req.EvidenceID,
+		Source: req.Source, Actor: h.actor, ActorType: h.actorType(), CreatedAt: h.stamp()}); err != nil {
+		return nil, err
+	}
+	data := map[string]any{"change": "contested", "kind": req.Kind}
+	if req.EvidenceID != "" {
+		data["evidence_id"] = req.EvidenceID
+	}
+	if req.Source != "" {
+		data["source"] = req.Source
+	}
+	ev, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+		Reason: req.Reason, Data: mustJSON(data)})
+	return &ev, err
+}
+
+// closeContests closes c's open contests (demoted, retired or resolved).
+func (h *Host) closeContests(ctx context.Context, tx *store.Tx, id, resolution string) (int, error) {
+	return tx.CloseContests(ctx, id, resolution, h.stamp())
+}
+
+// supersedeCopies contests the published copies of a card that stopped
+// holding (demoted or retired): their witness is gone.
+func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c store.Card, to, reason string) error {
+	copies, err := tx.CopiesOf(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	for _, id := range copies {
+		cp, err := tx.Card(ctx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := h.contest(ctx, tx, cp, ContestRequest{Kind: ContestWitnessSuperseded,
+			Reason: fmt.Sprintf("its original %s was %s: %s", c.ID, to, reason), Source: c.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openContests reads the open contests of cards (keyed by card id); a
+// failure is KindInternal.
+func (h *Host) openContests(ctx context.Context, ids []string) (map[string][]store.Contest, error) {
+	m, err := h.store.OpenContests(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read contests")
+	}
+	return m, nil
+}
+
+// ResolveRequest resolves a contested (or demoted) card with newer
+// verification.
+type ResolveRequest struct {
+	// Verification refs are linked first, in the same transaction. At least
+	// one is required.
+	Verification []string `json:"verification"`
+	Reason       string   `json:"reason"`
+	Reviewer     string   `json:"reviewer,omitempty"`
+	// AllowLocalPolicy lets a repo gate policy that git does not track as
+	// committed decide (recorded in the event).
+	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
+}
+
+// Resolve answers a contest with newer verification: the verification
+// refs are linked, the gate's resolve action decides (the default needs a
+// verification recorded after what contested the card), and on allow the
+// card's open contests close and it returns to its lanes. A demoted card
+// may be resolved too (its counterexamples are then outweighed, and it can
+// be promoted again through the gate). Human mode only; a denial (exit 1)
+// leaves links, contests and events as they were.
+func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (ChangeResult, error) {
+	if err := h.requireHuman("resolve"); err != nil {
+		return ChangeResult{}, err
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		return ChangeResult{}, invalid("reason", "--reason is required: say what the newer verification shows")
+	}
+	if len(req.Verification) == 0 {
+		return ChangeResult{}, invalid("verification", "at least one --verification evidence ref is required: record what verifies the card again first")
+	}
+	var res ChangeResult
+	var gate GateResult
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Card(ctx, id)
+		if err != nil {
+			return notFound(err, "card", id)
+		}
+		if err := h.foreignCard(ctx, c, "resolve"); err != nil {
+			return err
+		}
+		open, err := tx.OpenContests(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		contests := open[id]
+		if len(contests) == 0 && c.Status != "demoted" {
+			return invalid("id", "card %s is %s and not contested: there is nothing to resolve", id, c.Status)
+		}
+		if len(contests) == 0 {
+			// A demoted card: what it answers is its counterexamples.
+			links, err := tx.Links(ctx, id)
+			if err != nil {
+				return err
+			}
+			for _, l := range store.DistinctLinks(links) {
+				if l.Role == "counterexample" {
+					contests = append(contests, store.Contest{CardID: id, Kind: ContestCounterexample, EvidenceID: l.EvidenceID, EvidenceAt: l.EvidenceAt, CreatedAt: l.CreatedAt})
+				}
+			}
+		}
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		if err != nil {
+			return err
+		}
+		links, err := tx.Links(ctx, id)
+		if err != nil {
+			return err
+		}
+		gate = h.evaluateGate(ctx, c, links, contests, "resolve", c.Status, req.Reviewer, req.AllowLocalPolicy)
+		if !gate.Allow {
+			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
+		}
+		if len(added) > 0 {
+			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
+				return err
+			}
+		}
+		closed, err := h.closeContests(ctx, tx, id, "resolved")
+		if err != nil {
+			return err
+		}
+		res.Event, err = h.appendEvent(ctx, tx, id, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
+			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
+		return err
+	})
+	if err != nil {
+		var he *Error
+		if errors.As(err, &he) && he.Kind == KindDenied {
+			return ChangeResult{Gate: &gate}, err
+		}
+		return ChangeResult{}, classify(conflict(err), "resolve "+id)
+	}
+	res.Gate = &gate
+	res.Card, err = h.ShowCard(ctx, id)
+	return res, err
+}
+
+// linkNew validates refs and inserts the links the card does not have yet
+// (one role per piece of evidence), returning those added.
+func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]store.Link, error) {
+	newLinks, err := h.checkRefs(ctx, tx, id, refs)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.checkOneRole(ctx, tx, id, newLinks); err != nil {
+		return nil, err
+	}
+	var added []store.Link
+	for _, l := range newLinks {
+		ok, err := tx.InsertLink(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			added = append(added, l)
+		}
+	}
+	return added, nil
+}
+
+// checkOneRole refuses links that would give a piece of evidence (or a
+// duplicate of it) a second role on the card, among the card's links and
+// among the new ones.
+func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []store.Link) error {
+	existing, err := tx.Links(ctx, id)
+	if err != nil {
+		return err
+	}
+	role := map[string]string{}
+	for _, l := range existing {
+		if _, ok := role[l.Original]; !ok {
+			role[l.Original] = l.Role
+		}
+	}
+	for _, l := range newLinks {
+		orig, err := tx.OriginalOf(ctx, l.EvidenceID)
+		if err != nil {
+			return err
+		}
+		if r, ok := role[orig]; ok && r != l.Role {
+			same := ""
+			if orig != l.EvidenceID {
+				same = fmt.Sprintf(" (as %s, whose content it repeats)", orig)
+			}
+			return invalid(l.Role, "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
+		}
+		role[orig] = l.Role
+	}
+	return nil
+}
+
+// stampFileState sets d.FileState: how git sees the repo policy file that
+// decided (tracked, modified, untracked), "home" for the palace home's own
+// policies, nothing for the embedded defaults.
+func (h *Host) stampFileState(ctx context.Context, d *policies.Decision) {
+	switch d.Source {
+	case policies.SourceHome:
+		d.FileState = "home"
+	case policies.SourceRepo:
+		d.FileState = h.policyFileState(ctx, d.File)
+	}
+}
+
+// stampFileStateCached is stampFileState for the context path: a repo
+// policy file's state is asked of git at most once per fileStateTTL while
+// the file is unchanged, so a pack served by a team policy does not run
+// git on every request. Lifecycle decisions ask git every time.
+func (h *Host) stampFileStateCached(ctx context.Context, d *policies.Decision) {
+	if d.Source != policies.SourceRepo || d.File == "" {
+		h.stampFileState(ctx, d)
+		return
+	}
+	fi, err := os.Stat(d.File)
+	if err != nil {
+		d.FileState = "unknown"
+		return
+	}
+	key := fmt.Sprintf("%s|%d|%d", d.File, fi.Size(), fi.ModTime().UnixNano())
+	now := time.Now()
+	h.fileStates.Lock()
+	e, ok := h.fileStates.m[key]
+	h.fileStates.Unlock()
+	if ok && now.Sub(e.at) < fileStateTTL {
+		d.FileState = e.state
+		return
+	}
+	d.FileState = h.policyFileState(ctx, d.File)
+	h.fileStates.Lock()
+	if h.fileStates.m == nil || len(h.fileStates.m) > 64 {
+		h.fileStates.m = map[string]fileStateEntry{}
+	}
+	h.fileStates.m[key] = fileStateEntry{state: d.FileState, at: now}
+	h.fileStates.Unlock()
+}
+
+// fileStateTTL bounds how stale a cached policy file state may be (a
+// commit changes it without touching the file).
+const fileStateTTL = 2 * time.Second
+
+type fileStateEntry struct {
+	state string
+	at    time.Time
+}
+
+// fileStateCache guards the cached states of repo policy files.
+type fileStateCache struct {
+	sync.Mutex
+	m map[string]fileStateEntry
+}
+
+// policyFileState is anchor.FileState of a repo policy file, "unknown"
+// when git cannot say.
+func (h *Host) policyFileState(ctx context.Context, path string) string {
+	if path == "" {
+		return "unknown"
+	}
+	st, err := anchor.FileState(ctx, path)
+	if err != nil {
+		return "unknown"
+	}
+	return st
+}
+
+// localPolicyFloor refuses a decision taken by a repo policy file git does
+// not hold as committed, unless allowLocal: any tool that writes files can
+// drop a policy into a checkout.
+func localPolicyFloor(d policies.Decision, allowLocal bool) string {
+	if allowLocal || d.Source != policies.SourceRepo {
+		return ""
+	}
+	switch d.FileState {
+	case anchor.FileTracked:
+		return ""
+	case anchor.FileUntracked, anchor.FileModified:
+		return fmt.Sprintf("floor: the deciding policy %s (%s) is %s in git: a local policy change cannot make a card authoritative; commit it for review, or pass --allow-local-policy", d.Point.Package(), d.File, d.FileState)
+	}
+	return fmt.Sprintf("floor: git cannot say whether the deciding policy %s (%s) is committed: commit it, or pass --allow-local-policy", d.Point.Package(), d.File)
+}
+
+// LocalPolicyChange is a repo policy file that differs from what git holds
+// committed.
+type LocalPolicyChange struct {
+	Path  string `json:"path"`
+	State string `json:"state"`
+}
+
+// LocalPolicyChanges lists the repo policy files (under
+// <worktree>/.palace/policies) that are untracked or modified: a decision
+// they take is refused for promotion without --allow-local-policy.
+func (h *Host) LocalPolicyChanges(ctx context.Context) ([]LocalPolicyChange, error) {
+	dir := h.PolicySources().RepoDir
+	if dir == "" {
+		return nil, nil
+	}
+	files, err := policies.ListSourceFiles(dir)
+	if err != nil {
+		return nil, internal(err, "list policies in %s", dir)
+	}
+	var out []LocalPolicyChange
+	for _, f := range files {
+		if st := h.policyFileState(ctx, f); st != anchor.FileTracked {
+			out = append(out, LocalPolicyChange{Path: f, State: st})
+		}
+	}
+	return out, nil
+}
+
+// readAnchorIDs are the anchors a listing reads: the chain visible from
+// here by default, one kind of it, or — only with allRepos — every anchor
+// of the palace ("all", or no anchor named).
+func (h *Host) readAnchorIDs(kind string, allRepos bool) ([]string, error) {
+	switch kind {
+	case "":
+		if allRepos {
+			return nil, nil
+		}
+		return h.chainIDs(), nil
+	case "all":
+		if !allRepos {
+			return nil, invalid("anchor", "anchor all reads every repository's memory: ask for it explicitly with --all-repos")
+		}
+		return nil, nil
+	}
+	k, err := h.resolveAnchorKind("anchor", kind)
+	if err != nil {
+		return nil, err
+	}
+	return []string{AnchorID(h.loc.Identity(k))}, nil
+}

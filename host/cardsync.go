@@ -737,8 +737,20 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			ev := store.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
 				SourceRef: e.SourceRef, Tags: e.Tags, AnchorID: p.repoID, ContentSHA256: e.SHA256, Actor: e.Actor,
 				ActorType: e.ActorType, CreatedAt: e.CreatedAt}
+			// Ids travel with the card, so the row keeps its id; content this
+			// anchor holds already under another id is marked a duplicate,
+			// so it never counts twice at the gate.
+			orig, dup, err := tx.OriginalEvidence(ctx, p.repoID, e.SHA256)
+			if err != nil {
+				return err
+			}
 			if err := tx.InsertEvidence(ctx, ev); err != nil {
 				return err
+			}
+			if dup && orig != e.ID {
+				if err := tx.MarkDuplicate(ctx, e.ID, orig, store.DuplicateAllowed, now); err != nil {
+					return err
+				}
 			}
 			have[e.ID] = ev
 		}

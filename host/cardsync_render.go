@@ -122,10 +122,29 @@ func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
 }
 
 // fileLinks are the links a card file's citations describe.
+//
+// Each link carries what the gate reads of its evidence (provenance, who
+// wrote it and when), and evidence whose content the file holds twice
+// under two ids counts once: the later id's Original is the first.
 func fileLinks(f cardfile.Card, now string) []store.Link {
+	evs := make(map[string]cardfile.Evidence, len(f.Evidence))
+	firstOf := map[string]string{}
+	for _, e := range f.Evidence {
+		evs[e.ID] = e
+		if _, ok := firstOf[e.SHA256]; !ok {
+			firstOf[e.SHA256] = e.ID
+		}
+	}
 	out := make([]store.Link, len(f.Citations))
 	for i, ci := range f.Citations {
-		out[i] = store.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+		l := store.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+		if e, ok := evs[ci.Evidence]; ok {
+			l.Provenance, l.ActorType, l.EvidenceAt = e.Provenance, e.ActorType, e.CreatedAt
+			if first := firstOf[e.SHA256]; first != e.ID {
+				l.Original = first
+			}
+		}
+		out[i] = l
 	}
 	return out
 }

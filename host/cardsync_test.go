@@ -420,3 +420,47 @@ func TestCardfileVocabularyMatchesHost(t *testing.T) {
 	}
 	_ = store.CardPrefix
 }
+
+// TestCardFileDuplicateEvidenceCountsOnce: a file claiming promoted with two
+// supporting citations of the same content under two ids has one distinct
+// piece of support, so the gate refuses (cards check and sync alike) where
+// two would pass.
+func TestCardFileDuplicateEvidenceCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newCxEnv(t)
+	dir := e.repo("widgets", "")
+	same, other := "the migration locked the table for 40 minutes", "a dry run on a copy reproduced the lock"
+	ev := func(id, content string) cardfile.Evidence {
+		return cardfile.Evidence{ID: id, SHA256: cardfile.ContentSHA256(content), Domain: "project", Field: "general",
+			Provenance: "runtime", Actor: "mallory", ActorType: "agent", CreatedAt: "2026-11-01T00:00:00.000Z", Content: content}
+	}
+	c := cardfile.Card{ID: "kc_01dupdupdupdupdupdupdupdu", Statement: "Run schema migrations online", Tier: "dao_ren",
+		Status: "promoted", Domain: "project", Field: "general", Persistence: "standard", RenderPref: "auto",
+		CreatedBy: "mallory", CreatedAt: "2026-11-01T00:00:00.000Z",
+		LastEvent: &cardfile.Event{Type: "promoted", At: "2026-11-01T00:00:00.000Z", Actor: "mallory",
+			Reviewer: cardfile.Reviewer{Name: "mallory", Type: "human"}},
+		Citations: []cardfile.Citation{
+			{Evidence: "ev_01dupa", Role: "supporting", SHA256: cardfile.ContentSHA256(same)},
+			{Evidence: "ev_01dupb", Role: "supporting", SHA256: cardfile.ContentSHA256(same)},
+			{Evidence: "ev_01dupc", Role: "verification", SHA256: cardfile.ContentSHA256(other)},
+		},
+		Evidence: []cardfile.Evidence{ev("ev_01dupa", same), ev("ev_01dupb", same), ev("ev_01dupc", other)},
+	}
+	b, err := cardfile.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCard(t, dir, c.ID+".md", b)
+	rep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, host.CardsCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors != 1 || rep.Findings[0].Code != cardfile.CodeGate || !strings.Contains(rep.Findings[0].Message, "supporting") {
+		t.Fatalf("cards check: %+v, want the gate to refuse for lack of distinct supporting evidence", rep.Findings)
+	}
+	h := e.open(dir, host.Human)
+	srep := mustSync(t, h, host.SyncRequest{})
+	if len(srep.Held) != 1 || srep.Held[0].CardID != c.ID {
+		t.Fatalf("sync held %+v, want %s held as a candidate", srep.Held, c.ID)
+	}
+}

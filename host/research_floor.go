@@ -28,16 +28,33 @@ func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Li
 	if len(ids) == 0 {
 		return nil
 	}
-	evs, err := h.store.EvidenceByIDs(ctx, ids)
-	if err != nil {
-		return []string{fmt.Sprintf("floor: the provenance of %s's evidence could not be read, denying: %v", c.ID, err)}
+	// Links read from the store (and from card files) carry their
+	// evidence's provenance; read it only for those that do not, and only
+	// with a database (`cards check` has none).
+	prov := map[string]string{}
+	var unknown []string
+	for _, l := range links {
+		if l.Provenance != "" {
+			prov[l.EvidenceID] = l.Provenance
+		} else if l.Role != "counterexample" {
+			unknown = append(unknown, l.EvidenceID)
+		}
+	}
+	if len(unknown) > 0 && h.store != nil {
+		evs, err := h.store.EvidenceByIDs(ctx, unknown)
+		if err != nil {
+			return []string{fmt.Sprintf("floor: the provenance of %s's evidence could not be read, denying: %v", c.ID, err)}
+		}
+		for id, ev := range evs {
+			prov[id] = ev.Provenance
+		}
 	}
 	research, teaching, researchTeaching := 0, 0, 0
 	for _, l := range links {
 		if l.Role == "counterexample" {
 			continue
 		}
-		isResearch := evs[l.EvidenceID].Provenance == "research"
+		isResearch := prov[l.EvidenceID] == "research"
 		if isResearch {
 			research++
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +20,7 @@ import (
 // The tool sets of each mode, sorted as tools/list orders them.
 var (
 	agentTools = []string{mcp.ToolBrief, mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolFeedback, mcp.ToolGate, mcp.ToolLink, mcp.ToolMailboxFile, mcp.ToolRecord, mcp.ToolResearch}
-	humanOnly  = []string{mcp.ToolAuditAction, mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolRetire}
+	humanOnly  = []string{mcp.ToolAuditAction, mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolResolve, mcp.ToolRetire}
 )
 
 func TestToolsListByMode(t *testing.T) {
@@ -378,4 +379,43 @@ func TestCardsGetIsAView(t *testing.T) {
 		}
 	}
 	t.Fatalf("card %s not in the audit", id)
+}
+
+// TestResolveThroughMCP: a counterexample linked to a promoted card
+// contests it (it leaves the inline lanes); palace_resolve with newer
+// verification closes the contest, and is offered in human mode only.
+func TestResolveThroughMCP(t *testing.T) {
+	e := newPalaceEnv(t)
+	tick := fixedNow
+	clock := func() time.Time { tick = tick.Add(time.Minute); return tick }
+	h, err := host.Open(context.Background(), host.Options{Home: e.home, Cwd: e.dir, Mode: host.Human, Actor: "tester", Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	s := connect(t, h)
+	seen, fixed := s.record("without WAL: database is locked"), s.record("with WAL: 50 of 50 runs pass")
+	card := s.ok(mcp.ToolDistill, map[string]any{"statement": "Open SQLite in WAL mode", "tier": "qi", "supporting": []string{seen}, "verification": []string{fixed}})
+	id := card["id"].(string)
+	s.ok(mcp.ToolPromote, map[string]any{"id": id, "reason": "verified"})
+	counter := s.record("on NFS WAL corrupts the database")
+	link := s.ok(mcp.ToolLink, map[string]any{"id": id, "role": "counterexample", "evidence_id": counter})
+	if link["contest"] == nil {
+		t.Fatalf("a counterexample on a promoted card did not contest it: %v", link)
+	}
+	if msg := s.fail(mcp.ToolResolve, map[string]any{"id": id, "reason": "old news", "verification": []string{fixed}}); !strings.Contains(msg, "resolve") {
+		t.Errorf("resolving with older verification: %s", msg)
+	}
+	newer := s.record("on local disks WAL holds: 50 of 50 runs pass after the NFS report")
+	res := s.ok(mcp.ToolResolve, map[string]any{"id": id, "reason": "NFS is not supported", "verification": []string{newer}})
+	if res["card"].(map[string]any)["status"] != "promoted" {
+		t.Errorf("resolve result %v", res)
+	}
+	if s.ok(mcp.ToolLink, map[string]any{"id": id, "role": "verification", "evidence_id": newer})["contest"] != nil {
+		t.Errorf("the card is still contested after resolve")
+	}
+	agent := connect(t, e.open(t, host.Agent))
+	if slices.Contains(agent.toolNames(), mcp.ToolResolve) {
+		t.Errorf("palace_resolve is offered in agent mode")
+	}
 }

@@ -37,13 +37,14 @@ const (
 	ToolDemote      = "palace_demote"
 	ToolRetire      = "palace_retire"
 	ToolPublish     = "palace_publish"
+	ToolResolve     = "palace_resolve"
 	ToolAuditAction = "palace_audit_action"
 )
 
 // HumanOnlyTools are the tools only a human-mode server offers (a floor no policy lifts:
 // agent mode cannot promote, demote, retire, publish or change a card's
 // governance).
-var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolAuditAction}
+var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolResolve, ToolAuditAction}
 
 // catalogue is every tool; New drops the human-only ones in agent mode.
 // (tools/list orders them by name.) Tool families in files of their own
@@ -62,6 +63,7 @@ func (s *Server) catalogue() []tool {
 		s.demoteTool(),
 		s.retireTool(),
 		s.publishTool(),
+		s.resolveTool(),
 	)
 	return ts
 }

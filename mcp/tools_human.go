@@ -17,6 +17,7 @@ type promoteArgs struct {
 	Target       string   `json:"target,omitempty" jsonschema:"promoted or canonical. Defaults to canonical for dao_tian, promoted otherwise."`
 	Reviewer     string   `json:"reviewer,omitempty" jsonschema:"The reviewer's name. Defaults to the OS user."`
 	Verification []string `json:"verification,omitempty" jsonschema:"Ids of verification evidence to link first, in the same transaction."`
+	AllowLocal   bool     `json:"allow_local_policy,omitempty" jsonschema:"Let a repo gate policy that git does not hold as committed (untracked or modified) decide; the event records it."`
 }
 
 func (s *Server) promoteTool() tool {
@@ -26,7 +27,7 @@ func (s *Server) promoteTool() tool {
 Only call this when the human you work with has asked for this promotion.`,
 		hints{idempotent: false}, map[string][]string{"target": {"promoted", "canonical"}},
 		func(ctx context.Context, a promoteArgs) (output, error) {
-			res, err := s.h.Promote(ctx, a.ID, host.PromoteRequest{Reason: a.Reason, Target: a.Target, Reviewer: a.Reviewer, Verification: a.Verification})
+			res, err := s.h.Promote(ctx, a.ID, host.PromoteRequest{Reason: a.Reason, Target: a.Target, Reviewer: a.Reviewer, Verification: a.Verification, AllowLocalPolicy: a.AllowLocal})
 			if err != nil {
 				return output{Partial: res.Gate}, err
 			}
@@ -67,10 +68,11 @@ func (s *Server) retireTool() tool {
 }
 
 type publishArgs struct {
-	ID       string `json:"id" jsonschema:"The card id (kc_…) of an authoritative card."`
-	To       string `json:"to" jsonschema:"repo (from a worktree card) or global (from a repo card): one step outward."`
-	Reason   string `json:"reason" jsonschema:"Why the card holds beyond its anchor."`
-	Reviewer string `json:"reviewer,omitempty" jsonschema:"The reviewer's name. Defaults to the OS user."`
+	ID         string `json:"id" jsonschema:"The card id (kc_…) of an authoritative card."`
+	To         string `json:"to" jsonschema:"repo (from a worktree card) or global (from a repo card): one step outward."`
+	Reason     string `json:"reason" jsonschema:"Why the card holds beyond its anchor."`
+	Reviewer   string `json:"reviewer,omitempty" jsonschema:"The reviewer's name. Defaults to the OS user."`
+	AllowLocal bool   `json:"allow_local_policy,omitempty" jsonschema:"Let a repo gate policy that git does not hold as committed (untracked or modified) decide; the event records it."`
 }
 
 func (s *Server) publishTool() tool {
@@ -78,12 +80,35 @@ func (s *Server) publishTool() tool {
 		`Human mode only. Copy an authoritative card one anchor outward (worktree → repo → global) with its links and provenance; the original stays, stamped with the copy's id. The gate's publish action decides.`,
 		hints{}, map[string][]string{"to": {"repo", "global"}},
 		func(ctx context.Context, a publishArgs) (output, error) {
-			res, err := s.h.Publish(ctx, a.ID, host.PublishRequest{To: a.To, Reason: a.Reason, Reviewer: a.Reviewer})
+			res, err := s.h.Publish(ctx, a.ID, host.PublishRequest{To: a.To, Reason: a.Reason, Reviewer: a.Reviewer, AllowLocalPolicy: a.AllowLocal})
 			if err != nil {
 				return output{Partial: res.Gate}, err
 			}
 			return output{Value: res}, nil
 		}).returning(outputOf[host.PublishResult]("The published copy, the original and the gate's decision."))
+}
+
+type resolveArgs struct {
+	ID           string   `json:"id" jsonschema:"The contested card's id (kc_…)."`
+	Verification []string `json:"verification" jsonschema:"Ids of verification evidence newer than what contested the card; linked first, in the same transaction. At least one."`
+	Reason       string   `json:"reason" jsonschema:"Why the newer verification outweighs the contradiction."`
+	Reviewer     string   `json:"reviewer,omitempty" jsonschema:"The reviewer's name. Defaults to the OS user."`
+	AllowLocal   bool     `json:"allow_local_policy,omitempty" jsonschema:"Let a repo gate policy that git does not hold as committed (untracked or modified) decide; the event records it."`
+}
+
+func (s *Server) resolveTool() tool {
+	return newTool(ToolResolve, "Resolve a contested card (human)",
+		`Human mode only. Answer a contest (a counterexample or a contradiction against an authoritative card) with newer verification: link the verification evidence given, ask the gate's resolve action (by default it needs verification recorded after what contested the card), and on allow close the contest so the card returns to its lanes. A denial changes nothing and returns the gate's reasons. When the contradiction holds, use palace_demote instead.
+
+Only call this when the human you work with has asked for it.`,
+		hints{}, nil,
+		func(ctx context.Context, a resolveArgs) (output, error) {
+			res, err := s.h.Resolve(ctx, a.ID, host.ResolveRequest{Verification: a.Verification, Reason: a.Reason, Reviewer: a.Reviewer, AllowLocalPolicy: a.AllowLocal})
+			if err != nil {
+				return output{Partial: res.Gate}, err
+			}
+			return output{Value: res}, nil
+		}).returning(changeSchema)
 }
 
 // changeSchema is the output schema of promote, demote and retire.

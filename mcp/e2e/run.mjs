@@ -27,7 +27,7 @@ if (!process.argv[2] && !process.env.PALACE_BIN) {
 }
 
 const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_feedback', 'palace_gate', 'palace_link', 'palace_mailbox_file', 'palace_record', 'palace_research'];
-const HUMAN_ONLY = ['palace_audit_action', 'palace_demote', 'palace_promote', 'palace_publish', 'palace_retire'];
+const HUMAN_ONLY = ['palace_audit_action', 'palace_demote', 'palace_promote', 'palace_publish', 'palace_resolve', 'palace_retire'];
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'palace-mcp-e2e-')));
 const home = join(root, 'home');

@@ -38,7 +38,7 @@ func writeReport(t *testing.T, dir, name string, n int, edit func(map[string]any
 // evidenceTotal counts the evidence rows in the database.
 func (e *env) evidenceTotal() int {
 	e.t.Helper()
-	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--limit", "1")["total"].(float64))
+	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "1")["total"].(float64))
 }
 
 func TestResearchIngestIsEvidenceFirstAndIdempotent(t *testing.T) {

@@ -203,7 +203,7 @@ func TestSyncBadFilesExit2AndImportNothing(t *testing.T) {
 			if !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("sync output lacks %q:\n%s", tt.want, r.stdout)
 			}
-			if list := e.jsonOf("card", "list", "--anchor", "all"); len(list["cards"].([]any)) != 0 {
+			if list := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); len(list["cards"].([]any)) != 0 {
 				t.Errorf("cards imported despite a bad file: %v", list["cards"])
 			}
 			r = e.run("cards", "check")
@@ -310,7 +310,7 @@ func TestSyncRefusesLinkedCardDirs(t *testing.T) {
 		if strings.Contains(r.stdout+r.stderr, "OPENSSH") {
 			t.Errorf("sync printed the link's target content:\n%s%s", r.stdout, r.stderr)
 		}
-		if list := e.jsonOf("card", "list", "--anchor", "all"); len(list["cards"].([]any)) > 1 {
+		if list := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); len(list["cards"].([]any)) > 1 {
 			t.Errorf("a linked card file was imported: %v", list["cards"])
 		}
 	})

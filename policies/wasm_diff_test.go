@@ -22,13 +22,15 @@ import (
 // gateCorpus is every tier (and two that have no rule) × every target
 // (promote's, publish's, empty and unknown) × every action × every
 // reviewer type (missing included), each with 32 seeded draws of the four
-// role counts from 0..4: 6·6·3·3·32 = 10,368 inputs.
+// role counts from 0..4 and of the newest verification and contest times:
+// 6·6·4·3·32 = 13,824 inputs.
 func gateCorpus() []policies.GateInput {
 	r := rand.New(rand.NewPCG(4, 10368))
+	stamps := []string{"", "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-03-01T12:00:00.000Z"}
 	var out []policies.GateInput
 	for _, tier := range []string{"dao_tian", "dao_ren", "shu", "qi", "", "bogus"} {
 		for _, target := range []string{"promoted", "canonical", "repo", "global", "", "demoted"} {
-			for _, action := range []string{"promote", "publish", "retire"} {
+			for _, action := range []string{"promote", "publish", "resolve", "retire"} {
 				for _, reviewer := range []policies.Reviewer{{Name: "alice", Type: "human"}, {Name: "claude", Type: "agent"}, {}} {
 					for range 32 {
 						out = append(out, policies.GateInput{
@@ -40,6 +42,8 @@ func gateCorpus() []policies.GateInput {
 								Teaching: r.IntN(5), Counterexample: r.IntN(5),
 							},
 							Reviewer: reviewer,
+							Newest:   policies.RoleTimes{Verification: stamps[r.IntN(len(stamps))]},
+							Contest:  policies.GateContest{Since: stamps[r.IntN(len(stamps))]},
 						})
 					}
 				}

@@ -9,10 +9,12 @@ import (
 
 // Member names, in the order palace writes them.
 var (
-	topNames      = names("action", "target", "mode", "card", "counts", "reviewer")
+	topNames      = names("action", "target", "mode", "card", "counts", "newest", "contest", "reviewer")
 	cardNames     = names("id", "tier") // then status, domain, … (skipped)
 	countNames    = names("supporting", "verification", "teaching", "counterexample")
 	reviewerNames = names("name", "type")
+	newestNames   = names("verification") // of supporting, verification, …
+	contestNames  = names("since")        // of contested, since, kinds
 )
 
 // parse reads the gate input with the reader in json.go. A field of the
@@ -51,6 +53,14 @@ func parse(b []byte) (input, error) {
 				return err
 			})
 		case 5:
+			return readNested(r, "newest", newestNames, func(int) error {
+				return readString(r, "newest.verification", &in.Newest.Verification)
+			})
+		case 6:
+			return readNested(r, "contest", contestNames, func(int) error {
+				return readString(r, "contest.since", &in.Contest.Since)
+			})
+		case 7:
 			return readNested(r, "reviewer", reviewerNames, func(k int) error {
 				if k == 0 {
 					return readString(r, "reviewer.name", &in.Reviewer.Name)

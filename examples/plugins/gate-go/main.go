@@ -20,7 +20,7 @@ import (
 
 // input is the gate decision point's input (policies/README.md).
 type input struct {
-	Action string // promote | publish
+	Action string // promote | publish | resolve
 	Target string // promoted | canonical | repo | global
 	Card   struct {
 		ID   string
@@ -32,6 +32,15 @@ type input struct {
 		Verification   float64
 		Teaching       float64
 		Counterexample float64
+	}
+	// Newest.Verification is the newest verification's time and
+	// Contest.Since when the card's open contest began (RFC3339 UTC times,
+	// which compare as strings); resolve reads them.
+	Newest struct {
+		Verification string
+	}
+	Contest struct {
+		Since string
 	}
 	Reviewer struct {
 		Name string
@@ -92,6 +101,8 @@ func decide(in input) output {
 		promote(in, &out)
 	case "publish":
 		publish(in, &out)
+	case "resolve":
+		resolve(in, &out)
 	default:
 		out.Reasons = append(out.Reasons, "unknown action "+in.Action)
 	}
@@ -156,3 +167,19 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // main is required by the Go toolchain; with -buildmode=c-shared it is never
 // called.
 func main() {}
+
+// resolve lets a contested card back into its lanes when a verification was
+// recorded after what contested it.
+func resolve(in input, out *output) {
+	nv, since := in.Newest.Verification, in.Contest.Since
+	if nv != "" && nv > since {
+		out.Allow = true
+		out.Reasons = append(out.Reasons, "resolve: verification of "+nv+" is newer than the contest ("+since+")")
+		return
+	}
+	if nv == "" {
+		nv = "none"
+	}
+	out.Reasons = append(out.Reasons, "resolve: needs a verification recorded after the contest ("+since+"); the newest is "+nv)
+	out.Missing["verification"] = 1
+}

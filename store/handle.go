@@ -22,9 +22,14 @@ type handle struct {
 	// write calls it under mu and swaps it in.
 	mu     sync.Mutex
 	create func(context.Context) (*sql.DB, error)
-	// pin holds a connection to the in-memory database while deferred: a
-	// shared-cache memory database lives only while a connection is open.
+	// pin holds a connection to the in-memory database while the store is
+	// open: a shared-cache memory database lives only while a connection
+	// is open.
 	pin *sql.Conn
+	// empty is the in-memory database after the file replaced it, kept
+	// open until Close: a read that loaded it just before the swap must
+	// not find it closed (or, without pin, gone).
+	empty *sql.DB
 }
 
 func newHandle(db *sql.DB) *handle {
@@ -45,12 +50,8 @@ func (h *handle) writable(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Reads already under way finish on the empty database; Close waits
-	// for them.
-	old := h.db.Swap(db)
+	h.empty = h.db.Swap(db)
 	h.create = nil
-	h.unpin()
-	old.Close()
 	return db, nil
 }
 
@@ -92,7 +93,11 @@ func (h *handle) Close() error {
 	defer h.mu.Unlock()
 	h.create = nil
 	h.unpin()
-	return h.db.Load().Close()
+	err := h.db.Load().Close()
+	if h.empty != nil {
+		h.empty.Close()
+	}
+	return err
 }
 
 func (h *handle) unpin() {

@@ -45,12 +45,12 @@ const (
 	FetchByMCPTool
 )
 
-// how says how to fetch card id ("ID" in the preamble).
-func (f CardFetch) how(id string) string {
+// command is how the reader fetches a card, with ID for its id.
+func (f CardFetch) command() string {
 	if f == FetchByMCPTool {
-		return "palace_cards get `" + id + "`"
+		return "palace_cards get `ID`"
 	}
-	return "`palace card show " + id + "`"
+	return "`palace card show ID`"
 }
 
 // preamble opens every rendering: whose memory it is and how to fetch a
@@ -64,7 +64,7 @@ func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
 	}
-	return "# palace context\n\nMemory of " + where + "; fetch a card with " + fetch.how("ID") + ".\n"
+	return "# palace context\n\nMemory of " + where + "; fetch a card with " + fetch.command() + ".\n"
 }
 
 // sectionHeader is the heading block of a section.

@@ -150,12 +150,9 @@ type RequestTerms struct {
 	CreatedAt string
 }
 
-// RecordRequestTerms keeps a request's signature (the first record of an
-// id wins: a request id names one request).
-func (s *Store) RecordRequestTerms(ctx context.Context, r RequestTerms) error {
-	return s.Tx(ctx, func(tx *Tx) error { return tx.recordRequestTerms(ctx, r) })
-}
-
+// recordRequestTerms keeps a request's signature (the first record of an
+// id wins: a request id names one request). RecordRequest writes it with
+// the request's telemetry.
 func (tx *Tx) recordRequestTerms(ctx context.Context, r RequestTerms) error {
 	if _, err := tx.tx.ExecContext(ctx, `INSERT OR IGNORE INTO request_terms(request_id, query, terms, created_at) VALUES (?,?,?,?)`,
 		r.RequestID, r.Query, r.Terms, r.CreatedAt); err != nil {

@@ -55,3 +55,10 @@ func MigrationIndex(marker string) int {
 	}
 	return -1
 }
+
+// RecordRequestTerms writes a request's terms alone, for tests of the
+// signature's reads and pruning (palace writes them with the request's
+// telemetry, RecordRequest).
+func (s *Store) RecordRequestTerms(ctx context.Context, r RequestTerms) error {
+	return s.Tx(ctx, func(tx *Tx) error { return tx.recordRequestTerms(ctx, r) })
+}

@@ -62,8 +62,8 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 	return s.recordBatch(ctx, requests, nil)
 }
 
-// RecordRequest is RecordInjections with the request's terms (see
-// RecordRequestTerms) written in the same transaction: a logged request
+// RecordRequest is RecordInjections with the request's terms (its
+// signature, see RequestTerms) written in the same transaction: a logged request
 // costs one write transaction, not two.
 func (s *Store) RecordRequest(ctx context.Context, events []InjectionEvent, terms RequestTerms) (int64, error) {
 	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, func(tx *Tx) error { return tx.recordRequestTerms(ctx, terms) })

@@ -245,7 +245,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 			cands[i].scope = out[cards[i].ID]
 		}
 	}
-	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards)), Config: lanesConfig}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards)), Config: set.LanesConfig()}
 	for i, c := range cands {
 		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 		c.counts, c.ageDays = cs.counts, cs.ageDays

@@ -15,6 +15,8 @@ type slot struct {
 	order int
 	form  string
 	texts map[string]string
+	// compactCap is the lanes configuration's compact_char_limit (0: none).
+	compactCap int
 }
 
 func (s *slot) text(form string) string {
@@ -23,7 +25,7 @@ func (s *slot) text(form string) string {
 	}
 	var t string
 	if s.item != nil {
-		t = renderItem(s.item, form)
+		t = renderItem(s.item, form, s.compactCap)
 	} else {
 		t = renderEvidence(s.ev, form)
 	}
@@ -127,7 +129,7 @@ func (h *Host) packBudget(a *assembly) {
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
-		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}}
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}, compactCap: a.lanes.CompactCharLimit}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}

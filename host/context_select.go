@@ -72,6 +72,8 @@ type assembly struct {
 	// signature is the request's terms, which adoption signals are
 	// weighed against (signatureOf).
 	signature string
+	// lanes is the lanes configuration of the serving policy set.
+	lanes policies.LanesConfig
 }
 
 // assemble builds the pack without writing anything.
@@ -94,6 +96,7 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 		return nil, err
 	}
 	a.pack.Policy = PackPolicy{SetHash: set.Hash(), Fallback: fallback}
+	a.lanes = set.LanesConfig()
 	if err := h.selectCandidates(ctx, a); err != nil {
 		return nil, err
 	}
@@ -182,7 +185,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	// Explicit adoption signals from requests like this one; like the
 	// counts they are advisory.
 	signals, sigErr := h.signalCounts(ctx, applying, a.signature, a.now)
-	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: lanesConfig}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes}
 	for i, c := range applying {
 		st := stats[c.card.ID]
 		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
@@ -216,10 +219,6 @@ func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
 		Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 	}
 }
-
-// lanesConfig is the lanes configuration of every request: the policy's
-// cooling thresholds and the per-lane count limits arrange enforces.
-var lanesConfig = policies.DefaultLanesConfig()
 
 // arrange dedupes, orders, applies the per-lane count limits
 // and the dao_tian limit, and splits the considered cards into items and
@@ -262,7 +261,7 @@ func (h *Host) arrange(a *assembly) {
 	slices.SortFunc(live, packOrder)
 	// The lanes' count limits: a lane's overflow, least valuable last in
 	// pack order, moves down one lane (core → scoped → references → out).
-	limits := map[string]int{"core": lanesConfig.CoreInlineLimit, "scoped": lanesConfig.ScopedInlineLimit, "ref_only": lanesConfig.RefOnlyLimit}
+	limits := map[string]int{"core": a.lanes.CoreInlineLimit, "scoped": a.lanes.ScopedInlineLimit, "ref_only": a.lanes.RefOnlyLimit}
 	for _, lane := range []string{"core", "scoped"} {
 		n := 0
 		for _, c := range live {
@@ -430,6 +429,12 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
 		it.Contest = itemContest(c.contests)
+		// A foundational card in full past its cap renders compact: its
+		// standing keeps it inline, not its length.
+		if it.LaneForm == "inline_full" && it.Persistence == "foundational" &&
+			runeLen(it.Statement)+runeLen(it.Content) > a.lanes.FoundationalInlineCharLimit {
+			it.LaneForm, it.RenderForm = "inline_compact", "inline_compact"
+		}
 		a.pack.Items = append(a.pack.Items, it)
 	}
 	return nil

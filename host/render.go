@@ -86,10 +86,11 @@ func renderInstructions(list []string) string {
 }
 
 // renderItem renders a card in form: inline_full (statement, content,
-// citations), inline_compact (one line, citations counted) or ref_only (one
+// citations), inline_compact (one line, citations counted, the statement
+// shortened to compactCap characters when that is set) or ref_only (one
 // line with the id; the preamble says how to fetch it). inspector_only
 // renders nothing.
-func renderItem(it *Item, form string) string {
+func renderItem(it *Item, form string, compactCap int) string {
 	var b strings.Builder
 	switch form {
 	case "inline_full", "inline_compact":
@@ -97,7 +98,11 @@ func renderItem(it *Item, form string) string {
 		if !Authoritative(it.Status) {
 			b.WriteString(" _(" + it.Status + ", not yet authoritative)_")
 		}
-		b.WriteString(" " + oneLine(it.Statement))
+		statement := oneLine(it.Statement)
+		if form == "inline_compact" && compactCap > 0 {
+			statement = shorten(statement, compactCap)
+		}
+		b.WriteString(" " + statement)
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
 		// The compact form is one short line: its citations are counted,
 		// and listed in the full form and when the card is fetched.
@@ -215,6 +220,19 @@ func emptyNote(m MemoryExists) string {
 
 // oneLine folds whitespace runs (newlines included) to single spaces: the
 // words all stay, only the layout changes.
+// shorten cuts s to at most n characters at a word boundary, marking the
+// cut with an ellipsis; a text that fits is returned as it is.
+func shorten(s string, n int) string {
+	if runeLen(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	if i := strings.LastIndexByte(string(r), ' '); i > 0 {
+		return strings.TrimRight(string(r)[:i], " ,;:") + "…"
+	}
+	return string(r) + "…"
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

@@ -71,6 +71,13 @@ type LanesConfig struct {
 	CoreInlineLimit   int `json:"core_inline_limit"`
 	ScopedInlineLimit int `json:"scoped_inline_limit"`
 	RefOnlyLimit      int `json:"ref_only_limit"`
+	// CompactCharLimit (0: none) caps the statement of a compact line, cut
+	// at a word boundary with an ellipsis; the card's id stays on the line
+	// so the whole text is one fetch away.
+	CompactCharLimit int `json:"compact_char_limit"`
+	// FoundationalInlineCharLimit (180) caps the full text of a
+	// foundational card rendered in full; a longer one renders compact.
+	FoundationalInlineCharLimit int `json:"foundational_inline_char_limit"`
 }
 
 // DefaultLanesConfig is the configuration every request uses unless a team
@@ -99,6 +106,7 @@ func (c LanesConfig) withDefaults() LanesConfig {
 	def(&c.CoreInlineLimit, 6)
 	def(&c.ScopedInlineLimit, 8)
 	def(&c.RefOnlyLimit, 24)
+	def(&c.FoundationalInlineCharLimit, 180)
 	return c
 }
 
@@ -206,6 +214,8 @@ func lanesValue(in LanesInput) ast.Value {
 			ast.Item(str("core_inline_limit"), num(in.Config.CoreInlineLimit)),
 			ast.Item(str("scoped_inline_limit"), num(in.Config.ScopedInlineLimit)),
 			ast.Item(str("ref_only_limit"), num(in.Config.RefOnlyLimit)),
+			ast.Item(str("compact_char_limit"), num(in.Config.CompactCharLimit)),
+			ast.Item(str("foundational_inline_char_limit"), num(in.Config.FoundationalInlineCharLimit)),
 		))),
 	)
 }

@@ -85,7 +85,8 @@ type File struct {
 
 	content []byte
 	module  *ast.Module
-	exports []Point // every point a .wasm module exports
+	lanes   lanesOverlay // the settings of a lanes configuration file
+	exports []Point      // every point a .wasm module exports
 }
 
 // packages are the Rego packages f declares or, for a .wasm module, the
@@ -122,7 +123,9 @@ type Set struct {
 	// *wasmEngine.
 	engines map[Point]Decider
 	timeout time.Duration
-	life    *lifetime // nil when the set holds no .wasm module
+	// lanes is the lanes configuration: defaults and lanes.json settings.
+	lanes LanesConfig
+	life  *lifetime // nil when the set holds no .wasm module
 }
 
 // Hash is the content hash of every runtime file of the set (sha256 hex).
@@ -227,8 +230,11 @@ func (snap snapshot) parse() ([]File, error) {
 	var errs Errors
 	for _, r := range snap.files {
 		parse := parseFile
-		if isWasm(r.path) {
+		switch {
+		case isWasm(r.path):
 			parse = parseWasm
+		case isLanesConfig(r.path):
+			parse = parseLanesConfig
 		}
 		f, err := parse(r.source, r.path, r.content)
 		if err != nil {
@@ -322,7 +328,8 @@ func sourceFiles(dir string, wasm bool) ([]string, error) {
 		if strings.HasPrefix(name, ".") {
 			return nil
 		}
-		if strings.HasSuffix(name, ".rego") || wasm && strings.HasSuffix(name, ".wasm") {
+		if strings.HasSuffix(name, ".rego") || wasm && strings.HasSuffix(name, ".wasm") ||
+			wasm && name == LanesConfigFile && filepath.Dir(path) == filepath.Clean(dir) {
 			out = append(out, path)
 		}
 		return nil
@@ -333,6 +340,10 @@ func sourceFiles(dir string, wasm bool) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// isLanesConfig says whether path is a lanes configuration file (the
+// listing only returns one at the top of a policy folder).
+func isLanesConfig(path string) bool { return filepath.Base(path) == LanesConfigFile }
 
 func parseFile(source, path string, content []byte) (File, error) {
 	m, err := ast.ParseModuleWithOpts(path, string(content), ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
@@ -371,6 +382,10 @@ func effective(files []File) []File {
 	}
 	var out []File
 	for _, f := range files {
+		if f.Kind == KindConfig {
+			out = append(out, f) // settings overlay: home's, then repo's, keys
+			continue
+		}
 		if f.Kind != KindWasm {
 			if rank[f.Source] == winner[f.Package] {
 				out = append(out, f)
@@ -406,6 +421,7 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		prepared: map[Point]rego.PreparedEvalQuery{},
 		engines:  map[Point]Decider{},
 		timeout:  opts.Timeout,
+		lanes:    lanesConfigOf(runtime),
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout

@@ -196,6 +196,9 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	servedFrom := map[string]int{}
 	for _, f := range eff {
+		if f.Kind == KindConfig {
+			continue
+		}
 		if f.Kind == KindWasm {
 			// A module's points count as served: a team gate.wasm retires
 			// the embedded gate's tests as a team gate.rego would.
@@ -210,7 +213,7 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 	}
 	modules := map[string]*ast.Module{}
 	for _, f := range eff {
-		if f.Kind == KindWasm {
+		if f.Kind == KindWasm || f.Kind == KindConfig {
 			continue
 		}
 		if f.Test {

@@ -154,7 +154,9 @@ func appendScope(b []byte, in ScopeInput) []byte {
 		b = appendStrings(b, c.Trigger.Intents)
 		b = append(b, `,"tool_needs":`...)
 		b = appendStrings(b, c.Trigger.ToolNeeds)
-		b = append(b, `}}`...)
+		b = append(b, `},"relevance":`...)
+		b = appendFloat(b, c.Relevance)
+		b = append(b, '}')
 	}
 	return append(b, `]}`...)
 }
@@ -211,8 +213,16 @@ func appendLanes(b []byte, in LanesInput) []byte {
 	b = strconv.AppendInt(b, int64(cfg.InactivityGraceDays), 10)
 	b = append(b, `,"inactivity_step_days":`...)
 	b = strconv.AppendInt(b, int64(cfg.InactivityStepDays), 10)
-	b = append(b, `,"inactivity_max":`...)
-	b = strconv.AppendInt(b, int64(cfg.InactivityMax), 10)
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{`,"inactivity_max":`, cfg.InactivityMax}, {`,"skip_cooling_threshold_30d":`, cfg.SkipCoolingThreshold30d},
+		{`,"trim_cooling_threshold_30d":`, cfg.TrimCoolingThreshold30d}, {`,"core_inline_limit":`, cfg.CoreInlineLimit},
+		{`,"scoped_inline_limit":`, cfg.ScopedInlineLimit}, {`,"ref_only_limit":`, cfg.RefOnlyLimit},
+		{`,"compact_char_limit":`, cfg.CompactCharLimit}, {`,"foundational_inline_char_limit":`, cfg.FoundationalInlineCharLimit}} {
+		b = append(b, n.key...)
+		b = strconv.AppendInt(b, int64(n.v), 10)
+	}
 	return append(b, `}}`...)
 }
 

@@ -53,13 +53,15 @@ $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # quality runs the retrieval-quality benchmark (a copy of shared/ beside the
-# clone) on the dev tasks and fails when a figure drops below its floor
-# (.ci/quality_check.py).
+# clone) on the dev tasks, once as dry runs and once replayed 3 times as
+# real requests, and fails when a figure drops below its floor or the
+# replay loses more than 5 points (.ci/quality_check.py).
 QUALITY ?= ../shared/quality
 quality: build
 	@if [ ! -f $(QUALITY)/run.py ]; then echo "skip quality: $(QUALITY)/run.py not found (set QUALITY=)"; exit 0; fi; \
 	out=$$(mktemp -d) && python3 $(QUALITY)/run.py --palace $(BIN) --no-ablation --out $$out $(QUALITY)/dev/tasks.jsonl && \
-	python3 .ci/quality_check.py $$out/dev-*.json
+	python3 $(QUALITY)/run.py --palace $(BIN) --no-ablation --replay 3 --out $$out/replay $(QUALITY)/dev/tasks.jsonl && \
+	python3 .ci/quality_check.py $$out/dev-*.json --replay $$out/replay/dev-*-replay3.json
 
 # quality-feedback replays the dev tasks with simulated adoption signals
 # (.ci/quality_feedback.py) and fails unless R@inline and P@inline rise.

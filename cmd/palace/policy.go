@@ -86,6 +86,8 @@ type policyList struct {
 	Sources policies.Sources  `json:"sources"`
 	Points  []policies.Served `json:"points"`
 	Files   []policies.File   `json:"files"`
+	// Lanes is the lanes configuration in force (defaults and lanes.json).
+	Lanes policies.LanesConfig `json:"lanes_config"`
 }
 
 func newPolicyListCmd(g *globals) *cobra.Command {
@@ -103,7 +105,7 @@ func newPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
-			l := policyList{SetHash: set.Hash(), Sources: src, Points: []policies.Served{}, Files: set.Files()}
+			l := policyList{SetHash: set.Hash(), Sources: src, Points: []policies.Served{}, Files: set.Files(), Lanes: set.LanesConfig()}
 			for _, p := range policies.Points {
 				if sv, ok := set.Served(p); ok {
 					l.Points = append(l.Points, sv)
@@ -122,6 +124,18 @@ func printPolicyList(w io.Writer, l policyList) {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", sv.Point.Package(), sv.Source, sv.Engine, shortHash(sv.Hash), strings.Join(sv.Files, ", "))
 	}
 	t.Flush()
+	var configs []string
+	for _, f := range l.Files {
+		if f.Kind == policies.KindConfig {
+			configs = append(configs, f.Path)
+		}
+	}
+	if len(configs) > 0 {
+		c := l.Lanes
+		fmt.Fprintf(w, "lanes config %s: core %d · scoped %d · references %d · compact cap %d · foundational cap %d · cooling after %d skips, %d trims\n",
+			strings.Join(configs, ", "), c.CoreInlineLimit, c.ScopedInlineLimit, c.RefOnlyLimit, c.CompactCharLimit, c.FoundationalInlineCharLimit,
+			c.SkipCoolingThreshold30d, c.TrimCoolingThreshold30d)
+	}
 	fmt.Fprintf(w, "%s\n", p.dim(fmt.Sprintf("set %s · home %s · repo %s", shortHash(l.SetHash), orDash(l.Sources.HomeDir), orDash(l.Sources.RepoDir))))
 }
 

@@ -187,3 +187,25 @@ func TestPolicyFmt(t *testing.T) {
 		t.Fatalf("fmt of a syntax error: exit %d %q", r.code, r.stdout)
 	}
 }
+
+func TestPolicyLanesConfig(t *testing.T) {
+	e := newEnv(t)
+	path := e.writeRepoPolicy("lanes.json", []byte(`{"core_inline_limit": 2, "compact_char_limit": 120}`))
+	var l struct {
+		Lanes map[string]int `json:"lanes_config"`
+		Files []struct{ Kind, Path string }
+	}
+	if err := json.Unmarshal([]byte(e.ok("policy", "list", "--format", "json")), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Lanes["core_inline_limit"] != 2 || l.Lanes["compact_char_limit"] != 120 || l.Lanes["scoped_inline_limit"] != 8 {
+		t.Errorf("lanes config = %v", l.Lanes)
+	}
+	if out := e.ok("policy", "list"); !strings.Contains(out, "lanes config "+path+": core 2 · scoped 8") {
+		t.Errorf("policy list does not show the lanes config:\n%s", out)
+	}
+	e.writeRepoPolicy("lanes.json", []byte(`{"core_inline_limit": -1}`))
+	if r := e.run("policy", "check"); r.code != 1 || !strings.HasPrefix(r.stdout, path+":1:23: lanes_config_error: core_inline_limit must be a whole number from 1 to 100") {
+		t.Fatalf("check of a bad lanes.json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,5 +1,12 @@
 package policies
 
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
 // Served0 returns what serves p, or the zero Served.
 func (s *Set) Served0(p Point) Served { return s.served[p] }
 
@@ -23,3 +30,28 @@ func ModuleOf(s *Set, p Point) any {
 
 // WasmInput is the JSON a .wasm module receives for in.
 func WasmInput(p Point, in any) ([]byte, error) { return wasmInput(p, in) }
+
+// RegoInputJSON is the JSON form of the OPA value a Rego policy receives
+// for in.
+func RegoInputJSON(in any) ([]byte, error) {
+	var v ast.Value
+	switch x := in.(type) {
+	case GateInput:
+		v = gateValue(x)
+	case ScopeInput:
+		v = scopeValue(x)
+	case LanesInput:
+		v = lanesValue(x)
+	case MailboxInput:
+		v = mailboxValue(x)
+	case ResearchInput:
+		v = researchValue(x)
+	default:
+		return nil, fmt.Errorf("input of type %T is not a decision point input", in)
+	}
+	j, err := ast.JSON(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(j)
+}

@@ -52,9 +52,10 @@ func fill(v reflect.Value, seed *int) {
 	}
 }
 
-// TestWasmInputMatchesEncodingJSON holds the hand-written encoder a .wasm
-// module's input goes through to encoding/json of the same value: same
-// keys, same values, for every decision point.
+// TestWasmInputMatchesEncodingJSON holds the hand-written encoders of a
+// point's input — the JSON a .wasm module reads and the OPA value a Rego
+// policy reads — to encoding/json of the same value: same keys, same
+// values, for every decision point.
 func TestWasmInputMatchesEncodingJSON(t *testing.T) {
 	for _, tc := range []struct {
 		point policies.Point
@@ -87,6 +88,18 @@ func TestWasmInputMatchesEncodingJSON(t *testing.T) {
 			}
 			if !reflect.DeepEqual(g, w) {
 				t.Errorf("wasm input differs from encoding/json:\n got %s\nwant %s", got, want)
+			}
+			// The OPA value a Rego policy reads is the same document.
+			rj, err := policies.RegoInputJSON(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r any
+			if err := json.Unmarshal(rj, &r); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r, w) {
+				t.Errorf("Rego input differs from encoding/json:\n got %s\nwant %s", rj, want)
 			}
 			// The zero value reaches a module with lists as [], never null.
 			zero, err := policies.WasmInput(tc.point, reflect.Zero(reflect.TypeOf(in)).Interface())

@@ -272,32 +272,21 @@ func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error)
 	if err != nil {
 		return host.Hints{}, err
 	}
-	ws.mu.Lock()
-	e, ok := ws.hintCache[d.uri]
-	ws.mu.Unlock()
-	if ok && e.version == d.version && e.gen == gen {
-		return e.hints, nil
-	}
-	ws.mu.Lock()
-	if ws.matchCaches == nil {
-		ws.matchCaches = map[uri.URI]*host.MatchCache{}
-	}
-	cache := ws.matchCaches[d.uri]
-	if cache == nil {
-		cache = &host.MatchCache{}
-		ws.matchCaches[d.uri] = cache
-	}
-	ws.mu.Unlock()
-	res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
-	if err != nil {
-		return host.Hints{}, err
-	}
-	ws.mu.Lock()
-	if ws.gen == gen {
-		ws.hintCache[d.uri] = hintsEntry{version: d.version, gen: gen, hints: res}
-	}
-	ws.mu.Unlock()
-	return res, nil
+	e, err := cachedIn(ws, &ws.hintCache, d.uri, func(e hintsEntry) bool { return e.version == d.version && e.gen == gen }, func() (hintsEntry, error) {
+		ws.mu.Lock()
+		if ws.matchCaches == nil {
+			ws.matchCaches = map[uri.URI]*host.MatchCache{}
+		}
+		cache := ws.matchCaches[d.uri]
+		if cache == nil {
+			cache = &host.MatchCache{}
+			ws.matchCaches[d.uri] = cache
+		}
+		ws.mu.Unlock()
+		res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
+		return hintsEntry{version: d.version, gen: gen, hints: res}, err
+	})
+	return e.hints, err
 }
 
 // inlayHints returns every inlay hint of d, built once per document
@@ -330,67 +319,25 @@ func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(hos
 // the scope and lanes policies. Dry run, so looking writes nothing (and a
 // look never moves the data_version it is cached under).
 func (ws *workspace) pack(ctx context.Context, file, lang string, budget int) (*host.Pack, error) {
-	k := packKey{file, lang, budget}
-	ws.mu.Lock()
-	p, ok := ws.packs[k]
-	gen := ws.gen
-	ws.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	pk, err := ws.h.Context(ctx, host.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
-	if err != nil {
-		return nil, err
-	}
-	ws.mu.Lock()
-	if ws.gen == gen {
-		ws.packs[k] = &pk
-	}
-	ws.mu.Unlock()
-	return &pk, nil
+	return cachedIn(ws, &ws.packs, packKey{file, lang, budget}, nil, func() (*host.Pack, error) {
+		pk, err := ws.h.Context(ctx, host.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+		return &pk, err
+	})
 }
 
 // card returns one card with its links and counts, cached per generation.
 func (ws *workspace) card(ctx context.Context, id string) (host.Card, error) {
-	ws.mu.Lock()
-	c, ok := ws.cards[id]
-	gen := ws.gen
-	ws.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	c, err := ws.h.ShowCard(ctx, id)
-	if err != nil {
-		return host.Card{}, err
-	}
-	ws.mu.Lock()
-	if ws.gen == gen {
-		ws.cards[id] = c
-	}
-	ws.mu.Unlock()
-	return c, nil
+	return cachedIn(ws, &ws.cards, id, nil, func() (host.Card, error) { return ws.h.ShowCard(ctx, id) })
 }
 
 // committedBox returns the box's HEAD version, read once and cached until
 // forgetBox. A failure to read it skips the history check.
 func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
-	ws.mu.Lock()
-	base, ok := ws.boxBase[path]
-	ws.mu.Unlock()
-	if ok {
-		return base
-	}
-	base, err := ws.h.CommittedBox(ctx, path)
+	base, err := cachedIn(ws, &ws.boxBase, path, nil, func() ([]byte, error) { return ws.h.CommittedBox(ctx, path) })
 	if err != nil {
 		ws.s.log.Printf("%v; checking without history", err)
 		return nil
 	}
-	ws.mu.Lock()
-	if ws.boxBase == nil {
-		ws.boxBase = map[string][]byte{}
-	}
-	ws.boxBase[path] = base
-	ws.mu.Unlock()
 	return base
 }
 

@@ -293,17 +293,34 @@ func exists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// File files a letter into the spool through Host.FileLetter (the one
-// implementation MCP uses too: empty agent = the host's actor; an invalid
-// letter is KindInvalid naming the field, a secret KindDenied, and nothing
-// is written either way). A repo given as a relative path ("." or starting
-// with "./" or "../") is first made absolute from the workspace directory,
-// because distribute cannot resolve a relative path later.
+// File files a letter into the spool: every surface that files letters
+// (the CLI, MCP's palace_mailbox_file) comes through here. The letter's
+// agent defaults to the host's actor and its ts to now. A repo given as a
+// relative path ("." or starting with "./" or "../") is first made
+// absolute from the workspace directory, because distribute cannot
+// resolve a relative path later. A letter that is not valid is
+// KindInvalid naming the field; one that trips the secret scanner is
+// KindDenied and writes nothing; a failed write is KindInternal.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.h.loc.Dir, r)
 	}
-	return m.h.FileLetter(ctx, l)
+	if strings.TrimSpace(l.Agent) == "" {
+		l.Agent = m.h.actor
+	}
+	filed, err := (&mailbox.Mailbox{Home: m.h.home, Now: m.h.now}).File(ctx, l)
+	if err == nil {
+		return filed, nil
+	}
+	var le *mailbox.LetterError
+	var se *mailbox.SecretError
+	switch {
+	case errors.As(err, &le):
+		return mailbox.Filed{}, &Error{Kind: KindInvalid, Field: le.Field, Msg: le.Error()}
+	case errors.As(err, &se):
+		return mailbox.Filed{}, &Error{Kind: KindDenied, Field: "letter", Msg: se.Error()}
+	}
+	return mailbox.Filed{}, internal(err, "file letter")
 }
 
 // MailDistribution is what Distribute did.
@@ -352,7 +369,7 @@ func (m *Mail) List(ctx context.Context, opts mailbox.ListOptions) (mailbox.Swee
 	return res, mailError(err, "list mailbox")
 }
 
-// mailError classifies a mailbox error as FileLetter does: a
+// mailError classifies a mailbox error as File does: a
 // bad letter is bad input, a secret is a "no", anything else is internal.
 func mailError(err error, what string) error {
 	if err == nil {

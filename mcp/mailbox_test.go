@@ -72,4 +72,13 @@ func TestMailboxFile(t *testing.T) {
 	if n := len(spoolLines(t, e.home)); n != 1 {
 		t.Errorf("refused letters were written: the spool has %d lines", n)
 	}
+	// A relative repo is resolved from the server's workspace, as the CLI
+	// does, since distribute cannot resolve it later.
+	s.ok(mcp.ToolMailboxFile, map[string]any{"class": "doc_gap", "what": "README lacks the test command", "repo": "."})
+	lines = spoolLines(t, e.home)
+	if len(lines) != 2 || !strings.Contains(lines[1], `"repo":`+strconvQuote(e.dir)) {
+		t.Errorf("relative repo not resolved to %s: %v", e.dir, lines)
+	}
 }
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -37,7 +37,7 @@ The letter is scanned for secrets first: one that contains a secret is refused a
 			if a.External != "" {
 				l.External = mailbox.External{Set: true, Ref: a.External}
 			}
-			filed, err := s.h.FileLetter(ctx, l)
+			filed, err := s.h.Mail().File(ctx, l)
 			return output{Value: filed}, err
 		}).returning(outputOf[mailbox.Filed]("The filed letter's id and where it waits."))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"sync"
 	"testing"
@@ -14,8 +13,7 @@ import (
 )
 
 // examples/plugins/gate-go and lanes-go claim to answer exactly what the
-// embedded gate.rego and the seed lanes arithmetic (testdata/seed_lanes.rego)
-// answer. These tests hold them to it on
+// embedded gate.rego and lanes.rego answer. These tests hold them to it on
 // generated inputs, through the same Set API palace uses, against OPA
 // (RegoOnly, so the Go engine is not what is compared).
 
@@ -141,12 +139,21 @@ func lanesBatch(r *rand.Rand, n int) policies.LanesInput {
 			Counts30d: policies.Counts30d{Applied: r.IntN(13), Skipped: r.IntN(13), Trimmed: r.IntN(13), Viewed: r.IntN(13)},
 			AgeDays:   r.IntN(200),
 		}
+		c := &in.Cards[i]
+		if r.IntN(2) == 0 { // the host sends three decimals; other writers may not
+			c.Relevance = float64(r.IntN(1001)) / 1000
+		}
+		if r.IntN(4) == 0 { // adoption signals on a quarter of the cards
+			c.Counts30d.Used, c.Counts30d.Accepted, c.Counts30d.Miss = r.IntN(2), r.IntN(2), r.IntN(2)
+			c.Counts30d.Rejected, c.Counts30d.Rollback = r.IntN(2), r.IntN(2)
+		}
 	}
 	switch r.IntN(3) {
 	case 1:
 		in.Config = policies.LanesConfig{InactivityStepDays: 1 + r.IntN(14)}
 	case 2:
-		in.Config = policies.LanesConfig{InactivityGraceDays: r.IntN(60), InactivityStepDays: 1 + r.IntN(14), InactivityMax: 1 + r.IntN(30)}
+		in.Config = policies.LanesConfig{InactivityGraceDays: r.IntN(60), InactivityStepDays: 1 + r.IntN(14), InactivityMax: 1 + r.IntN(30),
+			SkipCoolingThreshold30d: 1 + r.IntN(10), TrimCoolingThreshold30d: 1 + r.IntN(10)}
 	}
 	return in
 }
@@ -158,14 +165,8 @@ func TestLanesGoMatchesRego(t *testing.T) {
 	wasm := load(t, policies.Sources{RepoDir: repo}, wasmOpts())
 	opts := wasmOpts()
 	opts.RegoOnly = true
-	// lanes-go computes the seed arithmetic (salience from fits, persistence
-	// and counts, relevance ignored), kept as testdata/seed_lanes.rego; the
-	// embedded default has since been recalibrated on relevance.
-	seed, err := os.ReadFile("testdata/seed_lanes.rego")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rego := load(t, policies.Sources{RepoDir: policyDir(t, map[string][]byte{"lanes.rego": seed})}, opts)
+	// lanes-go is the embedded default lanes.rego written in Go.
+	rego := load(t, policies.Sources{}, opts)
 
 	r := rand.New(rand.NewPCG(7, 200))
 	lanes := map[string]int{}

@@ -158,7 +158,7 @@ func (r *reader) member(first bool, names []name, next *int) (found bool, index 
 				j -= len(names)
 			}
 			nm := &names[j]
-			if w0&nm.mask[0] == nm.lit[0] && w1&nm.mask[1] == nm.lit[1] && w2&nm.mask[2] == nm.lit[2] {
+			if !nm.long && w0&nm.mask[0] == nm.lit[0] && w1&nm.mask[1] == nm.lit[1] && w2&nm.mask[2] == nm.lit[2] {
 				r.i = i + nm.n + 3
 				*next = j + 1
 				return true, j, nil
@@ -206,21 +206,25 @@ func plainName(w0, w1, w2 uint64) int {
 
 // name is a member name prepared for member: it is also kept as the 24
 // bytes "name": takes in the input, in three words, with masks for the
-// bytes past its end. Names are at most 21 bytes long.
+// bytes past its end. A name longer than 21 bytes does not fit them
+// (long): member matches it the general way.
 type name struct {
 	s         string
 	n         int
 	lit, mask [3]uint64
+	long      bool
 }
 
 func names(ss ...string) []name {
 	out := make([]name, len(ss))
 	for i, s := range ss {
 		lit := `"` + s + `":`
-		if len(lit) > 24 {
-			panic("member name " + s + " is longer than 21 bytes")
-		}
 		nm := name{s: s, n: len(s)}
+		if len(lit) > 24 {
+			nm.long = true
+			out[i] = nm
+			continue
+		}
 		for j := range len(lit) {
 			nm.lit[j/8] |= uint64(lit[j]) << (8 * (j % 8))
 			nm.mask[j/8] |= 0xff << (8 * (j % 8))

@@ -10,8 +10,8 @@ var (
 	topNames    = names("cards", "config")
 	cardNames   = names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
 	fieldNames  = names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
-	countNames  = names("applied", "skipped", "trimmed", "viewed")
-	configNames = names("inactivity_grace_days", "inactivity_step_days", "inactivity_max")
+	countNames  = names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
+	configNames = names("inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d")
 )
 
 // parse reads the lanes input with the reader in json.go. A field of the
@@ -69,11 +69,13 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 		cs = append(cs, cardInput{})
 		c := &cs[len(cs)-1]
 		var strs [3][]byte
-		var nums [7]float64
+		var nums [13]float64
 		if cardLayout != nil && r.fill(cardLayout, strs[:], nums[:]) {
 			c.Card.ID, c.Card.Persistence, c.Card.RenderPref = strs[0], persistenceOf(strs[1]), renderPrefOf(strs[2])
-			c.ScopeFit, c.OperationFit, c.AgeDays = nums[0], nums[1], nums[6]
-			c.Counts30d.Applied, c.Counts30d.Skipped, c.Counts30d.Trimmed, c.Counts30d.Viewed = nums[2], nums[3], nums[4], nums[5]
+			c.ScopeFit, c.OperationFit, c.AgeDays, c.Relevance = nums[0], nums[1], nums[6], nums[7]
+			n := &c.Counts30d
+			n.Applied, n.Skipped, n.Trimmed, n.Viewed = nums[2], nums[3], nums[4], nums[5]
+			n.Used, n.Accepted, n.Rejected, n.Rollback, n.Miss = nums[8], nums[9], nums[10], nums[11], nums[12]
 			continue
 		}
 		start := r.i // next left r.i on the card, past any whitespace
@@ -123,6 +125,18 @@ func cardSlot(path string, str bool) int {
 		return 5
 	case "age_days":
 		return 6
+	case "relevance":
+		return 7
+	case "counts30d.used":
+		return 8
+	case "counts30d.accepted":
+		return 9
+	case "counts30d.rejected":
+		return 10
+	case "counts30d.rollback":
+		return 11
+	case "counts30d.miss":
+		return 12
 	}
 	return -1
 }
@@ -148,7 +162,7 @@ func parseCard(r *reader, c *cardInput) error {
 		case 2:
 			c.OperationFit, err = r.num(".operation_fit")
 		case 3:
-			err = r.skip() // the query relevance: the default rules ignore it
+			c.Relevance, err = r.num(".relevance")
 		case 4:
 			err = parseCounts(r, c)
 		case 5:
@@ -214,6 +228,16 @@ func parseCounts(r *reader, c *cardInput) error {
 			c.Counts30d.Trimmed, err = r.num(".counts30d.trimmed")
 		case 3:
 			c.Counts30d.Viewed, err = r.num(".counts30d.viewed")
+		case 4:
+			c.Counts30d.Used, err = r.num(".counts30d.used")
+		case 5:
+			c.Counts30d.Accepted, err = r.num(".counts30d.accepted")
+		case 6:
+			c.Counts30d.Rejected, err = r.num(".counts30d.rejected")
+		case 7:
+			c.Counts30d.Rollback, err = r.num(".counts30d.rollback")
+		case 8:
+			c.Counts30d.Miss, err = r.num(".counts30d.miss")
 		default:
 			err = r.skip()
 		}
@@ -241,6 +265,10 @@ func parseConfig(r *reader, in *input) error {
 			in.Config.StepDays, err = r.num("config.inactivity_step_days")
 		case 2:
 			in.Config.Max, err = r.num("config.inactivity_max")
+		case 3:
+			in.Config.SkipThreshold, err = r.num("config.skip_cooling_threshold_30d")
+		case 4:
+			in.Config.TrimThreshold, err = r.num("config.trim_cooling_threshold_30d")
 		default:
 			err = r.skip()
 		}
@@ -273,6 +301,8 @@ func encode(results []result) []byte {
 		b = appendNum(b, d.ScopeFit)
 		b = append(b, `,"operation_fit":`...)
 		b = appendNum(b, d.OperationFit)
+		b = append(b, `,"relevance":`...)
+		b = appendNum(b, d.Relevance)
 		b = append(b, `,"persistence":`...)
 		b = appendNum(b, d.Persistence)
 		b = append(b, `,"applied":`...)
@@ -285,6 +315,14 @@ func encode(results []result) []byte {
 		b = appendNum(b, d.Trimmed)
 		b = append(b, `,"inactivity":`...)
 		b = appendNum(b, d.Inactivity)
+		if d.Adopted != 0 {
+			b = append(b, `,"adopted":`...)
+			b = appendNum(b, d.Adopted)
+		}
+		if d.Rejected != 0 {
+			b = append(b, `,"rejected":`...)
+			b = appendNum(b, d.Rejected)
+		}
 		b = append(b, `},"lane":"`...)
 		b = append(b, r.Lane...)
 		b = append(b, `","render_form":"`...)

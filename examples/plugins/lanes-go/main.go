@@ -1,7 +1,10 @@
 // Command lanes-go is palace's default lanes decision point written as an
 // Extism plugin in plain Go: for each card of the batch it computes the
-// salience, its breakdown, the injection lane and the render form exactly as
-// the embedded policies/default lanes.rego does.
+// salience (fits, relevance, persistence for a relevant card, 30-day
+// counts with cooling that a card the request is about never pays, and
+// adoption signals), its breakdown, the injection lane and the render form
+// exactly as the embedded policies/default lanes.rego does. A team starts
+// its own lanes rules from here.
 //
 // Build (Go 1.24+; any module with github.com/extism/go-pdk):
 //
@@ -19,12 +22,14 @@ import (
 
 type input struct {
 	Cards []cardInput
-	// Config values that are absent or 0 take their defaults (30, 7, 10),
-	// as in lanes.rego.
+	// Config values that are absent or 0 take their defaults (30, 7, 10,
+	// 6, 4), as in lanes.rego.
 	Config struct {
-		GraceDays float64
-		StepDays  float64
-		Max       float64
+		GraceDays     float64
+		StepDays      float64
+		Max           float64
+		SkipThreshold float64
+		TrimThreshold float64
 	}
 }
 
@@ -36,12 +41,11 @@ type cardInput struct {
 	}
 	ScopeFit     float64 // 0..30, from the scope point
 	OperationFit float64 // 0..20, from the scope point
-	// relevance (the query's rank) is skipped: the default rules ignore it.
-	Counts30d struct {
-		Applied float64
-		Skipped float64
-		Trimmed float64
-		Viewed  float64
+	Relevance    float64 // 0..1, the host's ranking against the request
+	Counts30d    struct {
+		Applied, Skipped, Trimmed, Viewed float64
+		// Explicit adoption signals from requests like this one.
+		Used, Accepted, Rejected, Rollback, Miss float64
 	}
 	AgeDays float64
 }
@@ -95,15 +99,19 @@ type result struct {
 }
 
 // breakdown holds each term of the salience sum; penalties are negative.
+// Adopted and Rejected are written only when they are not 0.
 type breakdown struct {
 	ScopeFit     float64
 	OperationFit float64
+	Relevance    float64
 	Persistence  float64
 	Applied      float64
 	Viewed       float64
 	Skipped      float64
 	Trimmed      float64
 	Inactivity   float64
+	Adopted      float64
+	Rejected     float64
 }
 
 // lanes is the exported decision point: JSON in, JSON out, status 0.
@@ -133,26 +141,46 @@ func lanes() int32 {
 // results is kept from call to call, as parse keeps its parser.
 var results []result
 
+// The constants of lanes.rego; its header says why they are these.
+const (
+	relevancePoints = 60
+	// relevantCard is the relevance from which persistence and warming
+	// count, onTopic the one from which cooling is waived, worthALine the
+	// one a reference line needs.
+	relevantCard = 0.3
+	onTopic      = 0.5
+	worthALine   = 0.2
+)
+
 // decide computes each card's result, in input order.
 func decide(in input) []result {
 	grace, step, maxInactivity := orDefault(in.Config.GraceDays, 30), orDefault(in.Config.StepDays, 7), orDefault(in.Config.Max, 10)
+	skipAt, trimAt := orDefault(in.Config.SkipThreshold, 6), orDefault(in.Config.TrimThreshold, 4)
 	out := results[:0]
 	defer func() { results = out }()
 	for _, c := range in.Cards {
+		rel, n := c.Relevance, &c.Counts30d
+		var bonus, warming float64
+		if rel >= relevantCard {
+			bonus, warming = persistenceBonus(c.Card.Persistence), lesser(n.Applied, 5)
+		}
 		b := breakdown{
 			ScopeFit:     c.ScopeFit,
 			OperationFit: c.OperationFit,
-			Persistence:  persistenceBonus(c.Card.Persistence),
-			Applied:      lesser(c.Counts30d.Applied*2, 10),
-			Viewed:       lesser(c.Counts30d.Viewed, 5),
+			Relevance:    relPoints(rel),
+			Persistence:  bonus,
+			Applied:      warming,
+			Viewed:       lesser(n.Viewed, 5),
 			// 0 - x, not -x: -x of a zero is -0, which JSON prints as "-0".
-			Skipped:    0 - lesser(c.Counts30d.Skipped*2, 15),
-			Trimmed:    0 - lesser(c.Counts30d.Trimmed*2, 10),
+			Skipped:    0 - cooling(n.Skipped-n.Applied, skipAt, 15, rel),
+			Trimmed:    0 - cooling(n.Trimmed-n.Applied, trimAt, 10, rel),
 			Inactivity: 0 - lesser(maxInactivity, greater(0, math.Floor((c.AgeDays-grace)/step))),
+			Adopted:    lesser(24, 12*(n.Used+n.Accepted+n.Miss)),
+			Rejected:   0 - lesser(60, 30*(n.Rejected+n.Rollback)),
 		}
-		sum := b.ScopeFit + b.OperationFit + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity
+		sum := b.ScopeFit + b.OperationFit + b.Relevance + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity + b.Adopted + b.Rejected
 		salience := lesser(100, greater(0, sum))
-		lane := laneOf(salience, c.Card.Persistence)
+		lane := laneOf(salience, c.Card.Persistence, rel)
 		out = append(out, result{
 			ID:         c.Card.ID,
 			Salience:   salience,
@@ -162,6 +190,21 @@ func decide(in input) []result {
 		})
 	}
 	return out
+}
+
+// relPoints is relevance × 60 rounded half up on thousandths, as lanes.rego
+// computes it.
+func relPoints(rel float64) float64 {
+	return math.Floor((math.Round(rel*1000)*relevancePoints + 500) / 1000)
+}
+
+// cooling is the penalty of n skips or trims (net of applications) against
+// threshold, capped; none for a card the request is about.
+func cooling(n, threshold, limit, rel float64) float64 {
+	if rel >= onTopic {
+		return 0
+	}
+	return lesser(limit, 2*greater(0, n-threshold+1))
 }
 
 // lesser and greater are min and max for the finite numbers JSON carries;
@@ -198,29 +241,24 @@ func persistenceBonus(p persistence) float64 {
 	return 0
 }
 
-func laneOf(salience float64, p persistence) string {
+func laneOf(salience float64, p persistence, rel float64) string {
+	relevant := rel >= relevantCard
 	switch {
-	case p == foundational && salience >= 40, salience >= 70:
+	case salience >= 70, p == foundational && relevant && salience >= 40:
 		return "core"
-	case salience >= 45:
+	case salience >= 45, p == protected && relevant && salience >= 40:
 		return "scoped"
-	case salience >= 20:
+	case salience >= 36 && rel >= worthALine:
 		return "ref_only"
 	}
 	return "inspector_only"
 }
 
+// renderForm applies a card's render_pref to its lane's default form, one
+// compact line for core and scoped alike.
 func renderForm(lane string, pref renderPref) string {
 	switch lane {
-	case "core":
-		switch pref {
-		case inlineCompact:
-			return "inline_compact"
-		case refPreferred:
-			return "ref_only"
-		}
-		return "inline_full"
-	case "scoped":
+	case "core", "scoped":
 		switch pref {
 		case inlineFull:
 			return "inline_full"

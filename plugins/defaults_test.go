@@ -86,71 +86,80 @@ func TestGateGo(t *testing.T) {
 }
 
 func TestLanesGo(t *testing.T) {
-	card := func(id, persistence, pref string, scope, op int, counts string, age int) string {
+	card := func(id, persistence, pref string, scope, op int, relevance, counts string, age int) string {
 		return `{"card":{"id":"` + id + `","tier":"shu","status":"promoted","persistence":"` + persistence +
 			`","render_pref":"` + pref + `","statement":"s"},"scope_fit":` + itoa(scope) + `,"operation_fit":` + itoa(op) +
-			`,"relevance":0.5,"counts30d":` + counts + `,"age_days":` + itoa(age) + `}`
+			`,"relevance":` + relevance + `,"counts30d":` + counts + `,"age_days":` + itoa(age) + `}`
 	}
 	none := `{"applied":0,"skipped":0,"trimmed":0,"viewed":0}`
 	// result renders one expected entry; bd is scope_fit, operation_fit,
-	// persistence, applied, viewed, skipped, trimmed, inactivity.
-	result := func(salience int, lane, form string, bd [8]int) string {
-		keys := []string{"scope_fit", "operation_fit", "persistence", "applied", "viewed", "skipped", "trimmed", "inactivity"}
-		parts := make([]string, len(keys))
+	// relevance, persistence, applied, viewed, skipped, trimmed,
+	// inactivity, then adopted and rejected (written only when not 0).
+	result := func(salience int, lane, form string, bd [11]int) string {
+		keys := []string{"scope_fit", "operation_fit", "relevance", "persistence", "applied", "viewed", "skipped", "trimmed", "inactivity", "adopted", "rejected"}
+		var parts []string
 		for i, k := range keys {
-			parts[i] = `"` + k + `":` + itoa(bd[i])
+			if i < 9 || bd[i] != 0 {
+				parts = append(parts, `"`+k+`":`+itoa(bd[i]))
+			}
 		}
 		return `{"salience":` + itoa(salience) + `,"breakdown":{` + strings.Join(parts, ",") + `},"lane":"` + lane + `","render_form":"` + form + `"}`
 	}
+	// Relevance points are relevance × 60 rounded: 0.5 → 30, 0.3 → 18,
+	// 0.2 → 12, 0.1 → 6.
 	tests := []struct {
 		name, cards, config string
 		want                map[string]string
 	}{
 		{"lanes and render forms", strings.Join([]string{
-			card("found", "foundational", "auto", 10, 10, none, 0),
-			card("found39", "foundational", "auto", 9, 10, none, 0),
-			card("busy", "standard", "auto", 30, 20, `{"applied":3,"viewed":7}`, 10),
-			card("busyfull", "standard", "inline_full", 30, 20, `{"applied":3,"viewed":7}`, 10),
-			card("prot", "protected", "ref_preferred", 30, 20, `{"applied":9,"viewed":5}`, 0),
-			card("compact", "protected", "inline_compact", 25, 20, `{"applied":5,"viewed":5}`, 0),
-			card("s45", "standard", "ref_preferred", 25, 20, none, 0),
-			card("s44", "standard", "inline_full", 24, 20, none, 0),
-			card("s20", "standard", "auto", 20, 0, none, 0),
-			card("s19", "standard", "inline_full", 19, 0, none, 0),
+			card("found", "foundational", "auto", 10, 0, "0.3", none, 0),
+			card("foundfar", "foundational", "auto", 10, 10, "0.2", none, 0),
+			card("found39", "foundational", "auto", 1, 0, "0.3", none, 0),
+			card("prot", "protected", "ref_preferred", 12, 0, "0.3", none, 0),
+			card("busy", "standard", "auto", 30, 20, "0.5", `{"applied":3,"viewed":7}`, 10),
+			card("busyfull", "standard", "inline_full", 30, 20, "0.5", `{"applied":3,"viewed":7}`, 10),
+			card("s45", "standard", "inline_full", 15, 0, "0.5", none, 0),
+			card("s44", "standard", "auto", 14, 0, "0.5", none, 0),
+			card("lowrel", "standard", "auto", 30, 6, "0.1", none, 0),
+			card("s35", "standard", "auto", 5, 0, "0.5", none, 0),
+			card("used", "standard", "auto", 10, 0, "0.2", `{"used":1,"miss":1}`, 0),
+			card("rejected", "standard", "auto", 30, 20, "0.5", `{"rejected":1}`, 0),
 		}, ","), `{}`, map[string]string{
-			"found":    result(40, "core", "inline_full", [8]int{10, 10, 20, 0, 0, 0, 0, 0}),
-			"found39":  result(39, "ref_only", "ref_only", [8]int{9, 10, 20, 0, 0, 0, 0, 0}),
-			"busy":     result(61, "scoped", "inline_compact", [8]int{30, 20, 0, 6, 5, 0, 0, 0}),
-			"busyfull": result(61, "scoped", "inline_full", [8]int{30, 20, 0, 6, 5, 0, 0, 0}),
-			"prot":     result(75, "core", "ref_only", [8]int{30, 20, 10, 10, 5, 0, 0, 0}),
-			"compact":  result(70, "core", "inline_compact", [8]int{25, 20, 10, 10, 5, 0, 0, 0}),
-			"s45":      result(45, "scoped", "ref_only", [8]int{25, 20, 0, 0, 0, 0, 0, 0}),
-			"s44":      result(44, "ref_only", "ref_only", [8]int{24, 20, 0, 0, 0, 0, 0, 0}),
-			"s20":      result(20, "ref_only", "ref_only", [8]int{20, 0, 0, 0, 0, 0, 0, 0}),
-			"s19":      result(19, "inspector_only", "inspector_only", [8]int{19, 0, 0, 0, 0, 0, 0, 0}),
+			"found":    result(48, "core", "inline_compact", [11]int{10, 0, 18, 20}),
+			"foundfar": result(32, "inspector_only", "inspector_only", [11]int{10, 10, 12, 0}),
+			"found39":  result(39, "ref_only", "ref_only", [11]int{1, 0, 18, 20}),
+			"prot":     result(40, "scoped", "ref_only", [11]int{12, 0, 18, 10}),
+			"busy":     result(88, "core", "inline_compact", [11]int{30, 20, 30, 0, 3, 5}),
+			"busyfull": result(88, "core", "inline_full", [11]int{30, 20, 30, 0, 3, 5}),
+			"s45":      result(45, "scoped", "inline_full", [11]int{15, 0, 30}),
+			"s44":      result(44, "ref_only", "ref_only", [11]int{14, 0, 30}),
+			"lowrel":   result(42, "inspector_only", "inspector_only", [11]int{30, 6, 6}),
+			"s35":      result(35, "inspector_only", "inspector_only", [11]int{5, 0, 30}),
+			"used":     result(46, "scoped", "inline_compact", [11]int{10, 0, 12, 9: 24}),
+			"rejected": result(50, "scoped", "inline_compact", [11]int{30, 20, 30, 10: -30}),
 		}},
 		{"penalties, inactivity and clamping", strings.Join([]string{
-			card("cold", "standard", "auto", 0, 0, `{"skipped":10,"trimmed":10}`, 400),
-			card("age43", "standard", "auto", 25, 0, `{"skipped":1,"trimmed":1}`, 43),
-			card("age44", "standard", "auto", 25, 0, none, 44),
-			card("over", "foundational", "auto", 90, 20, none, 0),
+			card("cold", "standard", "auto", 0, 0, "0.2", `{"skipped":10,"trimmed":10}`, 400),
+			card("ontopic", "standard", "auto", 30, 0, "0.5", `{"skipped":10,"trimmed":10}`, 400),
+			card("offset", "standard", "auto", 21, 0, "0.3", `{"applied":2,"skipped":8,"trimmed":6}`, 43),
+			card("over", "foundational", "auto", 90, 20, "0.5", none, 0),
 		}, ","), `{}`, map[string]string{
-			"cold":  result(0, "inspector_only", "inspector_only", [8]int{0, 0, 0, 0, 0, -15, -10, -10}),
-			"age43": result(20, "ref_only", "ref_only", [8]int{25, 0, 0, 0, 0, -2, -2, -1}),
-			"age44": result(23, "ref_only", "ref_only", [8]int{25, 0, 0, 0, 0, 0, 0, -2}),
-			"over":  result(100, "core", "inline_full", [8]int{90, 20, 20, 0, 0, 0, 0, 0}),
+			"cold":    result(0, "inspector_only", "inspector_only", [11]int{0, 0, 12, 0, 0, 0, -10, -10, -10}),
+			"ontopic": result(50, "scoped", "inline_compact", [11]int{30, 0, 30, 0, 0, 0, 0, 0, -10}),
+			"offset":  result(36, "ref_only", "ref_only", [11]int{21, 0, 18, 0, 2, 0, -2, -2, -1}),
+			"over":    result(100, "core", "inline_compact", [11]int{90, 20, 30, 20}),
 		}},
-		{"config overrides", card("old", "standard", "auto", 30, 20, none, 100),
-			`{"inactivity_grace_days":10,"inactivity_step_days":1,"inactivity_max":3}`, map[string]string{
-				"old": result(47, "scoped", "inline_compact", [8]int{30, 20, 0, 0, 0, 0, 0, -3}),
+		{"config overrides", card("old", "standard", "auto", 30, 20, "0.1", `{"skipped":1}`, 100),
+			`{"inactivity_grace_days":10,"inactivity_step_days":1,"inactivity_max":3,"skip_cooling_threshold_30d":1}`, map[string]string{
+				"old": result(51, "scoped", "inline_compact", [11]int{30, 20, 6, 0, 0, 0, -2, 0, -3}),
 			}},
-		{"partial config", card("old", "standard", "auto", 30, 20, none, 100),
+		{"partial config", card("old", "standard", "auto", 30, 20, "0.2", none, 200),
 			`{"inactivity_max":20}`, map[string]string{
-				"old": result(40, "ref_only", "ref_only", [8]int{30, 20, 0, 0, 0, 0, 0, -10}),
+				"old": result(42, "ref_only", "ref_only", [11]int{30, 20, 12, 0, 0, 0, 0, 0, -20}),
 			}},
-		{"zero config values take the defaults", card("old", "standard", "auto", 30, 20, none, 100),
+		{"zero config values take the defaults", card("old", "standard", "auto", 30, 20, "0.2", none, 200),
 			`{"inactivity_grace_days":0,"inactivity_step_days":0,"inactivity_max":0}`, map[string]string{
-				"old": result(40, "ref_only", "ref_only", [8]int{30, 20, 0, 0, 0, 0, 0, -10}),
+				"old": result(52, "scoped", "inline_compact", [11]int{30, 20, 12, 0, 0, 0, 0, 0, -10}),
 			}},
 		{"empty batch", "", `{}`, map[string]string{}},
 	}

@@ -28,7 +28,7 @@ demo: build
 test: test-go test-vscode
 
 test-go:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 VSCODE := examples/editors/vscode
 test-vscode: build

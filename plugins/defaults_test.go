@@ -93,13 +93,13 @@ func TestLanesGo(t *testing.T) {
 	}
 	none := `{"applied":0,"skipped":0,"trimmed":0,"viewed":0}`
 	// result renders one expected entry; bd is scope_fit, operation_fit,
-	// relevance, persistence, applied, viewed, skipped, trimmed,
-	// inactivity, then adopted and rejected (written only when not 0).
-	result := func(salience int, lane, form string, bd [11]int) string {
-		keys := []string{"scope_fit", "operation_fit", "relevance", "persistence", "applied", "viewed", "skipped", "trimmed", "inactivity", "adopted", "rejected"}
+	// relevance, persistence, viewed, skipped, trimmed, inactivity, then
+	// adopted and rejected (written only when not 0).
+	result := func(salience int, lane, form string, bd [10]int) string {
+		keys := []string{"scope_fit", "operation_fit", "relevance", "persistence", "viewed", "skipped", "trimmed", "inactivity", "adopted", "rejected"}
 		var parts []string
 		for i, k := range keys {
-			if i < 9 || bd[i] != 0 {
+			if i < 8 || bd[i] != 0 {
 				parts = append(parts, `"`+k+`":`+itoa(bd[i]))
 			}
 		}
@@ -125,41 +125,41 @@ func TestLanesGo(t *testing.T) {
 			card("used", "standard", "auto", 10, 0, "0.2", `{"used":1,"miss":1}`, 0),
 			card("rejected", "standard", "auto", 30, 20, "0.5", `{"rejected":1}`, 0),
 		}, ","), `{}`, map[string]string{
-			"found":    result(48, "core", "inline_compact", [11]int{10, 0, 18, 20}),
-			"foundfar": result(32, "inspector_only", "inspector_only", [11]int{10, 10, 12, 0}),
-			"found39":  result(39, "ref_only", "ref_only", [11]int{1, 0, 18, 20}),
-			"prot":     result(40, "scoped", "ref_only", [11]int{12, 0, 18, 10}),
-			"busy":     result(88, "core", "inline_compact", [11]int{30, 20, 30, 0, 3, 5}),
-			"busyfull": result(88, "core", "inline_full", [11]int{30, 20, 30, 0, 3, 5}),
-			"s45":      result(45, "scoped", "inline_full", [11]int{15, 0, 30}),
-			"s44":      result(44, "ref_only", "ref_only", [11]int{14, 0, 30}),
-			"lowrel":   result(42, "inspector_only", "inspector_only", [11]int{30, 6, 6}),
-			"s35":      result(35, "inspector_only", "inspector_only", [11]int{5, 0, 30}),
-			"used":     result(46, "scoped", "inline_compact", [11]int{10, 0, 12, 9: 24}),
-			"rejected": result(50, "scoped", "inline_compact", [11]int{30, 20, 30, 10: -30}),
+			"found":    result(48, "core", "inline_compact", [10]int{10, 0, 18, 20}),
+			"foundfar": result(32, "inspector_only", "inspector_only", [10]int{10, 10, 12, 0}),
+			"found39":  result(39, "ref_only", "ref_only", [10]int{1, 0, 18, 20}),
+			"prot":     result(40, "scoped", "ref_only", [10]int{12, 0, 18, 10}),
+			"busy":     result(85, "core", "inline_compact", [10]int{30, 20, 30, 0, 5}),
+			"busyfull": result(85, "core", "inline_full", [10]int{30, 20, 30, 0, 5}),
+			"s45":      result(45, "scoped", "inline_full", [10]int{15, 0, 30}),
+			"s44":      result(44, "ref_only", "ref_only", [10]int{14, 0, 30}),
+			"lowrel":   result(42, "inspector_only", "inspector_only", [10]int{30, 6, 6}),
+			"s35":      result(35, "inspector_only", "inspector_only", [10]int{5, 0, 30}),
+			"used":     result(46, "scoped", "inline_compact", [10]int{10, 0, 12, 8: 24}),
+			"rejected": result(50, "scoped", "inline_compact", [10]int{30, 20, 30, 9: -30}),
 		}},
 		{"penalties, inactivity and clamping", strings.Join([]string{
 			card("cold", "standard", "auto", 0, 0, "0.2", `{"skipped":10,"trimmed":10}`, 400),
 			card("ontopic", "standard", "auto", 30, 0, "0.5", `{"skipped":10,"trimmed":10}`, 400),
-			card("offset", "standard", "auto", 21, 0, "0.3", `{"applied":2,"skipped":8,"trimmed":6}`, 43),
+			card("offset", "standard", "auto", 23, 0, "0.3", `{"applied":2,"skipped":8,"trimmed":6}`, 43),
 			card("over", "foundational", "auto", 90, 20, "0.5", none, 0),
 		}, ","), `{}`, map[string]string{
-			"cold":    result(0, "inspector_only", "inspector_only", [11]int{0, 0, 12, 0, 0, 0, -10, -10, -10}),
-			"ontopic": result(50, "scoped", "inline_compact", [11]int{30, 0, 30, 0, 0, 0, 0, 0, -10}),
-			"offset":  result(36, "ref_only", "ref_only", [11]int{21, 0, 18, 0, 2, 0, -2, -2, -1}),
-			"over":    result(100, "core", "inline_compact", [11]int{90, 20, 30, 20}),
+			"cold":    result(0, "inspector_only", "inspector_only", [10]int{0, 0, 12, 0, 0, -10, -10, -10}),
+			"ontopic": result(50, "scoped", "inline_compact", [10]int{30, 0, 30, 0, 0, 0, 0, -10}),
+			"offset":  result(36, "ref_only", "ref_only", [10]int{23, 0, 18, 0, 0, -2, -2, -1}),
+			"over":    result(100, "core", "inline_compact", [10]int{90, 20, 30, 20}),
 		}},
 		{"config overrides", card("old", "standard", "auto", 30, 20, "0.1", `{"skipped":1}`, 100),
 			`{"inactivity_grace_days":10,"inactivity_step_days":1,"inactivity_max":3,"skip_cooling_threshold_30d":1}`, map[string]string{
-				"old": result(51, "scoped", "inline_compact", [11]int{30, 20, 6, 0, 0, 0, -2, 0, -3}),
+				"old": result(51, "scoped", "inline_compact", [10]int{30, 20, 6, 0, 0, -2, 0, -3}),
 			}},
 		{"partial config", card("old", "standard", "auto", 30, 20, "0.2", none, 200),
 			`{"inactivity_max":20}`, map[string]string{
-				"old": result(42, "ref_only", "ref_only", [11]int{30, 20, 12, 0, 0, 0, 0, 0, -20}),
+				"old": result(42, "ref_only", "ref_only", [10]int{30, 20, 12, 0, 0, 0, 0, -20}),
 			}},
 		{"zero config values take the defaults", card("old", "standard", "auto", 30, 20, "0.2", none, 200),
 			`{"inactivity_grace_days":0,"inactivity_step_days":0,"inactivity_max":0}`, map[string]string{
-				"old": result(52, "scoped", "inline_compact", [11]int{30, 20, 12, 0, 0, 0, 0, 0, -10}),
+				"old": result(52, "scoped", "inline_compact", [10]int{30, 20, 12, 0, 0, 0, 0, -10}),
 			}},
 		{"empty batch", "", `{}`, map[string]string{}},
 	}

@@ -51,7 +51,7 @@ func ExampleSet_Lanes() {
 	}}})
 	r := out["kc_law"]
 	fmt.Println(r.Salience, r.Lane, r.RenderForm, r.Breakdown["inactivity"])
-	// Output: 67 core inline_compact -4
+	// Output: 66 core inline_compact -4
 }
 
 // The gate answers allow, reasons and what is missing; Decision says which

@@ -12,17 +12,15 @@ func defaultLanes(in LanesInput) LanesOutput {
 	for _, c := range in.Cards {
 		rel := c.Relevance
 		applied := c.Counts30d.Applied
-		persistence, warming := 0, 0
+		persistence := 0
 		if rel >= relevantCard {
 			persistence = persistenceBonus(c.Card.Persistence)
-			warming = min(applied, 5)
 		}
 		b := map[string]int{
 			"scope_fit":     c.ScopeFit,
 			"operation_fit": c.OperationFit,
 			"relevance":     relPoints(rel, relevancePoints),
 			"persistence":   persistence,
-			"applied":       warming,
 			"viewed":        min(c.Counts30d.Viewed, 5),
 			"skipped":       -cooling(c.Counts30d.Skipped-applied, cfg.SkipCoolingThreshold30d, 15, rel),
 			"trimmed":       -cooling(c.Counts30d.Trimmed-applied, cfg.TrimCoolingThreshold30d, 10, rel),

@@ -8,10 +8,8 @@
 #
 #   salience = scope_fit + operation_fit + relevance points (relevance × 60,
 #   rounded) + persistence bonus (foundational 20, protected 10, only for a
-#   card relevant to the request: relevance ≥ 0.3) + min(applied, 5) (also
-#   only for a relevant card) +
-#   min(viewed, 5) − skip cooling − trim cooling − inactivity, clamped to
-#   0..100, where
+#   card relevant to the request: relevance ≥ 0.3) + min(viewed, 5) − skip
+#   cooling − trim cooling − inactivity, clamped to 0..100, where
 #     skip cooling = min(15, 2 × max(0, skipped − applied − threshold + 1))
 #     with threshold skip_cooling_threshold_30d (6), trim cooling the same
 #     with trimmed, trim_cooling_threshold_30d (4) and a cap of 10, both 0
@@ -20,7 +18,11 @@
 #     the current request; and
 #     inactivity = min(max, max(0, floor((age_days − grace) / step))).
 #
-# Explicit adoption signals weigh more than rendering counts. counts30d
+# Being rendered does not warm a card: a card shown for a request is not
+# thereby worth showing again (replaying a task set with that warming
+# inlined what earlier packs had shown and lost precision and budget
+# recall); applications only offset cooling. What an agent says it used
+# warms a card. counts30d
 # also holds the signals of the last 30 days from requests like this one
 # (the host compares the requests' terms): used, accepted and miss (the
 # card was needed and not given) warm the card, adopted = min(24, 12 ×
@@ -84,7 +86,6 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 		"operation_fit": object.get(c, "operation_fit", 0),
 		"relevance": points(relevance, 60),
 		"persistence": persistence_points(persistence, relevance),
-		"applied": warming(applied, relevance),
 		"viewed": min([object.get(counts, "viewed", 0), 5]),
 		"skipped": 0 - cooling(object.get(counts, "skipped", 0) - applied, skip_threshold, 15, relevance),
 		"trimmed": 0 - cooling(object.get(counts, "trimmed", 0) - applied, trim_threshold, 10, relevance),
@@ -109,12 +110,6 @@ signal_terms(counts) := {k: v |
 points(relevance, scale) := floor(((round(relevance * 1000) * scale) + 500) / 1000)
 
 persistence_points(p, relevance) := object.get(persistence_bonus, p, 0) if {
-	relevance >= relevant
-} else := 0
-
-# warming is the applied bonus, for a card relevant to the request only:
-# being inlined for other requests does not make a card worth inlining here.
-warming(applied, relevance) := min([applied, 5]) if {
 	relevance >= relevant
 } else := 0
 

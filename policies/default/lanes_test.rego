@@ -22,10 +22,10 @@ one(c) := r if {
 test_breakdown_of_every_term if {
 	r := one(rel_item("a", "protected", "auto", [20, 10], 0.4, {"applied": 2, "viewed": 3, "skipped": 9, "trimmed": 7}, 44))
 	r.breakdown == {
-		"scope_fit": 20, "operation_fit": 10, "relevance": 24, "persistence": 10, "applied": 2,
+		"scope_fit": 20, "operation_fit": 10, "relevance": 24, "persistence": 10,
 		"viewed": 3, "skipped": -4, "trimmed": -4, "inactivity": -2,
 	}
-	r.salience == 59
+	r.salience == 57
 	r.lane == "scoped"
 	r.render_form == "inline_compact"
 }
@@ -38,7 +38,6 @@ test_relevance_points_round_half_up_on_thousandths if {
 
 test_counts_are_capped if {
 	r := one(rel_item("a", "standard", "auto", [30, 20], 0.3, {"applied": 9, "viewed": 9, "skipped": 0, "trimmed": 0}, 0))
-	r.breakdown.applied == 5
 	r.breakdown.viewed == 5
 	p := one(item("a", "standard", "auto", [30, 20], {"applied": 0, "viewed": 0, "skipped": 40, "trimmed": 40}, 0))
 	p.breakdown.skipped == -15
@@ -48,13 +47,14 @@ test_counts_are_capped if {
 test_cooling_starts_at_its_threshold_and_recovers_with_use if {
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 5, "trimmed": 3}, 0)).salience == 30
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 26
-	# each application offsets one skip or trim (and warms only a relevant card)
+	# each application offsets one skip or trim
 	one(item("a", "standard", "auto", [30, 0], {"applied": 1, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 30
 }
 
-test_warming_only_for_relevant_cards if {
-	one(rel_item("a", "standard", "auto", [0, 0], 0.299, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 0
-	one(rel_item("a", "standard", "auto", [0, 0], 0.3, {"applied": 4, "viewed": 0, "skipped": 0, "trimmed": 0}, 0)).breakdown.applied == 4
+test_being_rendered_does_not_warm if {
+	r := one(rel_item("a", "standard", "auto", [10, 0], 0.5, {"applied": 12, "viewed": 0, "skipped": 0, "trimmed": 0}, 0))
+	r.salience == 40
+	not "applied" in object.keys(r.breakdown)
 }
 
 test_cooling_never_pushes_out_a_card_the_request_is_about if {

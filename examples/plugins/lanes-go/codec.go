@@ -305,8 +305,6 @@ func encode(results []result) []byte {
 		b = appendNum(b, d.Relevance)
 		b = append(b, `,"persistence":`...)
 		b = appendNum(b, d.Persistence)
-		b = append(b, `,"applied":`...)
-		b = appendNum(b, d.Applied)
 		b = append(b, `,"viewed":`...)
 		b = appendNum(b, d.Viewed)
 		b = append(b, `,"skipped":`...)

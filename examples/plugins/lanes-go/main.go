@@ -1,8 +1,8 @@
 // Command lanes-go is palace's default lanes decision point written as an
 // Extism plugin in plain Go: for each card of the batch it computes the
 // salience (fits, relevance, persistence for a relevant card, 30-day
-// counts with cooling that a card the request is about never pays, and
-// adoption signals), its breakdown, the injection lane and the render form
+// counts with cooling that a card the request is about never pays and
+// that applications offset, and adoption signals), its breakdown, the injection lane and the render form
 // exactly as the embedded policies/default lanes.rego does. A team starts
 // its own lanes rules from here.
 //
@@ -105,7 +105,6 @@ type breakdown struct {
 	OperationFit float64
 	Relevance    float64
 	Persistence  float64
-	Applied      float64
 	Viewed       float64
 	Skipped      float64
 	Trimmed      float64
@@ -160,16 +159,15 @@ func decide(in input) []result {
 	defer func() { results = out }()
 	for _, c := range in.Cards {
 		rel, n := c.Relevance, &c.Counts30d
-		var bonus, warming float64
+		var bonus float64
 		if rel >= relevantCard {
-			bonus, warming = persistenceBonus(c.Card.Persistence), lesser(n.Applied, 5)
+			bonus = persistenceBonus(c.Card.Persistence)
 		}
 		b := breakdown{
 			ScopeFit:     c.ScopeFit,
 			OperationFit: c.OperationFit,
 			Relevance:    relPoints(rel),
 			Persistence:  bonus,
-			Applied:      warming,
 			Viewed:       lesser(n.Viewed, 5),
 			// 0 - x, not -x: -x of a zero is -0, which JSON prints as "-0".
 			Skipped:    0 - cooling(n.Skipped-n.Applied, skipAt, 15, rel),
@@ -178,7 +176,7 @@ func decide(in input) []result {
 			Adopted:    lesser(24, 12*(n.Used+n.Accepted+n.Miss)),
 			Rejected:   0 - lesser(60, 30*(n.Rejected+n.Rollback)),
 		}
-		sum := b.ScopeFit + b.OperationFit + b.Relevance + b.Persistence + b.Applied + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity + b.Adopted + b.Rejected
+		sum := b.ScopeFit + b.OperationFit + b.Relevance + b.Persistence + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity + b.Adopted + b.Rejected
 		salience := lesser(100, greater(0, sum))
 		lane := laneOf(salience, c.Card.Persistence, rel)
 		out = append(out, result{

@@ -199,13 +199,10 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 			if err != nil {
 				return err
 			}
-			for _, ev := range batch {
-				ev.AnchorID = a.ID
-				if err := tx.InsertEvidence(ctx, ev); err != nil {
-					return err
-				}
+			for i := range batch {
+				batch[i].AnchorID = a.ID
 			}
-			return nil
+			return tx.InsertEvidenceRows(ctx, batch)
 		})
 		if err != nil {
 			return plan, internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)

@@ -402,11 +402,13 @@ func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.
 		f.keep, f.sha = true, r.File.FileSHA256
 		return f, nil
 	}
-	if err := f.read(); errors.Is(err, fs.ErrNotExist) {
+	data, err := ds.read(name, size, cardfile.MaxFileBytes+1)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
+	f.data, f.sha = data, sha256Hex(data)
 	f.keep = r != nil && r.File != nil && r.File.FileSHA256 == f.sha
 	return f, nil
 }
@@ -689,10 +691,8 @@ func (p *plan) checkIDs(ctx context.Context) error {
 func (p *plan) run(ctx context.Context) error {
 	if len(p.imports) > 0 || len(p.restat) > 0 {
 		if err := p.h.store.Tx(ctx, func(tx *store.Tx) error {
-			for _, fr := range p.restat {
-				if err := tx.PutCardFile(ctx, fr); err != nil {
-					return err
-				}
+			if err := tx.PutCardFiles(ctx, p.restat); err != nil {
+				return err
 			}
 			return p.importAll(ctx, tx)
 		}); err != nil {
@@ -707,23 +707,60 @@ func (p *plan) run(ctx context.Context) error {
 }
 
 // importAll writes every imported file's evidence, card, links and event.
+// Everything an import reads is read first, for all files at once (the
+// evidence of their ids, the originals of their contents, the open
+// contests of the cards whose claim the gate checks); then the rows are
+// written table by table in multi-row statements, in file order, so the
+// result is the one a write per file would give.
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	h := p.h
 	now := h.stamp()
 	if _, err := h.ensureAnchor(ctx, tx, anchor.Repo); err != nil {
 		return err
 	}
-	var evIDs []string
+	n := 0
 	for _, f := range p.imports {
-		for _, e := range f.parsed.Card.Evidence {
+		n += len(f.parsed.Card.Evidence)
+	}
+	evIDs, shas := make([]string, 0, n), make([]string, 0, n)
+	var claims []string
+	for _, f := range p.imports {
+		fc := f.parsed.Card
+		for _, e := range fc.Evidence {
 			evIDs = append(evIDs, e.ID)
+			shas = append(shas, e.SHA256)
+		}
+		from := ""
+		if r := p.rows[f.id]; r != nil {
+			from = r.Status
+		}
+		if Authoritative(fc.Status) && fc.Status != from {
+			claims = append(claims, f.id)
 		}
 	}
 	have, err := tx.EvidenceByIDs(ctx, evIDs)
 	if err != nil {
 		return err
 	}
-	for _, f := range p.imports {
+	originals, err := tx.OriginalsByHash(ctx, shas)
+	if err != nil {
+		return err
+	}
+	// A contest open here holds the claim back too.
+	open, err := tx.OpenContests(ctx, claims)
+	if err != nil {
+		return err
+	}
+	var (
+		evs     = make([]store.Evidence, 0, len(evIDs))
+		dups    []store.Duplicate
+		cards   = make([]store.Card, 0, len(p.imports))
+		updates []store.Card
+		links   = make([]store.Link, 0, len(evIDs))
+		events  = make([]store.Event, 0, len(p.imports))
+		held    = make([][]string, len(p.imports))
+	)
+	for fi, f := range p.imports {
 		fc := f.parsed.Card
 		for i, e := range fc.Evidence {
 			if old, ok := have[e.ID]; ok {
@@ -740,40 +777,29 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			// Ids travel with the card, so the row keeps its id; content this
 			// anchor holds already under another id is marked a duplicate,
 			// so it never counts twice at the gate.
-			orig, dup, err := tx.OriginalEvidence(ctx, p.repoID, e.SHA256)
-			if err != nil {
-				return err
+			key := p.repoID + "|" + e.SHA256
+			if orig, dup := originals[key]; dup {
+				dups = append(dups, store.Duplicate{EvidenceID: e.ID, Original: orig, Cause: store.DuplicateAllowed, CreatedAt: now})
+			} else {
+				originals[key] = e.ID
 			}
-			if err := tx.InsertEvidence(ctx, ev); err != nil {
-				return err
-			}
-			if dup && orig != e.ID {
-				if err := tx.MarkDuplicate(ctx, e.ID, orig, store.DuplicateAllowed, now); err != nil {
-					return err
-				}
-			}
+			evs = append(evs, ev)
 			have[e.ID] = ev
 		}
 		c := fromCardFile(fc, p.repoID, now)
 		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
-		links := fileLinks(fc, now)
+		fl := fileLinks(fc, now)
 		from := ""
 		if r := p.rows[f.id]; r != nil {
 			from = r.Status
 		}
 		var gate *GateResult
-		var held []string
 		if Authoritative(fc.Status) && fc.Status != from {
-			// A contest open here holds the claim back too; an import is
-			// never decided by a local, uncommitted policy.
-			open, err := tx.OpenContests(ctx, []string{f.id})
-			if err != nil {
-				return err
-			}
-			g := h.gateAs(ctx, c, links, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
+			// An import is never decided by a local, uncommitted policy.
+			g := h.gateAs(ctx, c, fl, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
 			gate = &g
 			if !g.Allow {
-				held = g.Reasons
+				held[fi] = g.Reasons
 				// A card this palace holds keeps its status; a new one is a
 				// candidate.
 				c.Status = firstNonEmpty(from, "candidate")
@@ -782,36 +808,58 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			}
 		}
 		if from == "" {
-			if err := tx.InsertCard(ctx, c); err != nil {
-				return err
-			}
-		} else if err := tx.UpdateCardFromFile(ctx, c); err != nil {
-			return err
+			cards = append(cards, c)
+		} else {
+			updates = append(updates, c)
 		}
-		for _, l := range links {
-			if _, err := tx.InsertLink(ctx, l); err != nil {
-				return err
-			}
-		}
+		links = append(links, fl...)
 		ev := store.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
 			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
 			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
-				Held: held, LastEvent: fc.LastEvent})}
+				Held: held[fi], LastEvent: fc.LastEvent})}
 		if gate != nil {
 			ev.Policy, ev.PolicyHash, ev.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
 		}
-		stored, err := h.appendEvent(ctx, tx, f.id, ev)
-		if err != nil {
+		events = append(events, h.newEvent(f.id, ev))
+	}
+	if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
+		return err
+	}
+	if err := tx.MarkDuplicates(ctx, dups); err != nil {
+		return err
+	}
+	if err := tx.InsertCards(ctx, cards); err != nil {
+		return err
+	}
+	for _, c := range updates {
+		if err := tx.UpdateCardFromFile(ctx, c); err != nil {
 			return err
 		}
-		fr := p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored.Seq,
-			Held: heldJSON(fc.Status, held)}, f)
-		if err := tx.PutCardFile(ctx, fr); err != nil {
-			return err
-		}
+	}
+	if err := tx.InsertLinks(ctx, links); err != nil {
+		return err
+	}
+	stored, err := tx.AppendEvents(ctx, events)
+	if err != nil {
+		return err
+	}
+	recs := make([]store.CardFile, len(p.imports))
+	for i, f := range p.imports {
+		recs[i] = p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored[i].Seq,
+			Held: heldJSON(f.parsed.Card.Status, held[i])}, f)
 		p.rep.Imported = append(p.rep.Imported, f.id)
 	}
-	return nil
+	return tx.PutCardFiles(ctx, recs)
+}
+
+// newEvent stamps e as appendEvent does, for AppendEvents.
+func (h *Host) newEvent(cardID string, e store.Event) store.Event {
+	e.ID = store.NewID(store.EventPrefix, h.now())
+	e.CardID = cardID
+	e.Actor = h.actor
+	e.ActorType = h.actorType()
+	e.CreatedAt = h.stamp()
+	return e
 }
 
 func atCommit(commit string) string {
@@ -933,14 +981,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			EventSeq: r.EventSeq, Held: held}, f))
 		p.rep.Exported = append(p.rep.Exported, r.CardID)
 	}
-	err = p.h.store.Tx(ctx, func(tx *store.Tx) error {
-		for _, fr := range recs {
-			if err := tx.PutCardFile(ctx, fr); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = p.h.store.Tx(ctx, func(tx *store.Tx) error { return tx.PutCardFiles(ctx, recs) })
 	if err != nil {
 		return classify(err, "record exported card files")
 	}

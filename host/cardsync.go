@@ -41,10 +41,12 @@ type SyncRequest struct {
 	Resolve map[string]string `json:"resolve,omitempty"`
 	// DryRun reports what a sync would do and writes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Rewrite writes the file of every card sync covers again, changed or
-	// not, files removed from the checkout included (to restore them, or
-	// after an upgrade of palace). Files changed in the checkout are still
-	// imported, or reported as conflicts.
+	// Rewrite renders the file of every card sync covers again, changed
+	// or not, files removed from the checkout included (to restore them,
+	// or after an upgrade of palace), and writes each one whose bytes
+	// differ from the file's as the last sync left it (an unchanged file
+	// is not touched; it is reported exported all the same). Files changed
+	// in the checkout are still imported, or reported as conflicts.
 	Rewrite bool `json:"rewrite,omitempty"`
 }
 
@@ -574,6 +576,10 @@ type plan struct {
 	imports []*syncFile
 	rows    map[string]*store.SyncRow // the rows of imports that update a card
 	restat  []store.CardFile          // unchanged files whose stat is new
+	// onDisk are the files of exported cards that are as the last sync
+	// left them: one whose bytes are what the export renders is not
+	// written again.
+	onDisk map[string]*syncFile
 }
 
 // changedHere reports whether the card changed in this palace since its
@@ -584,7 +590,10 @@ func changedHere(r *store.SyncRow) bool {
 
 func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 	if p.rows == nil {
-		p.rows = map[string]*store.SyncRow{}
+		p.rows, p.onDisk = map[string]*store.SyncRow{}, map[string]*syncFile{}
+	}
+	if f.keep {
+		p.onDisk[f.id] = f
 	}
 	switch {
 	case r == nil:
@@ -958,7 +967,13 @@ func (p *plan) exportAll(ctx context.Context) error {
 			return
 		}
 		f := &syncFile{id: r.CardID, abs: filepath.Join(p.rep.Dir, cardfile.FileName(r.CardID)), sha: sha256Hex(b)}
-		f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		if old := p.onDisk[r.CardID]; old != nil && old.sha == f.sha {
+			// The file holds these bytes already (a rewrite of an
+			// unchanged card, or a change that does not show in its file).
+			f.size, f.mtime = old.size, old.mtime
+		} else {
+			f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		}
 		written[i] = f
 	})
 	recs := make([]store.CardFile, 0, len(p.export))

@@ -898,24 +898,59 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 	return policies.Reviewer{Name: c.CreatedBy, Type: "agent"}
 }
 
-// renderIDs renders the card files of ids.
+// renderIDs renders the card files of ids. The cards, their citations
+// with the evidence they cite, and their last events are read at the same
+// time on connections of their own, and the files are built and encoded on
+// every core: rendering all of a repository's cards is an export's work.
 func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
+	var (
+		wg                sync.WaitGroup
+		links             map[string][]store.Link
+		evidence          map[string]store.Evidence
+		events            map[string]store.Event
+		linkErr, eventErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		links, evidence, linkErr = h.citations(ctx, ids)
+	}()
+	go func() {
+		defer wg.Done()
+		events, eventErr = h.store.LastLifecycleEvents(ctx, ids)
+	}()
+	cards, err := h.cardsByIDs(ctx, ids)
+	wg.Wait()
+	switch {
+	case err != nil:
+		return nil, err
+	case linkErr != nil:
+		return nil, linkErr
+	case eventErr != nil:
+		return nil, internal(eventErr, "read card events")
+	}
+	enc := make([][]byte, len(cards))
+	errs := make([]error, len(cards))
+	parallel(len(cards), func(i int) {
+		c := &cards[i]
+		enc[i], errs[i] = cardfile.Encode(toCardFile(*c, links[c.ID], evidence, events[c.ID]))
+	})
+	out := make(map[string][]byte, len(cards))
+	for i, c := range cards {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "render card %s", c.ID)
+		}
+		out[c.ID] = enc[i]
+	}
+	return out, nil
+}
+
+// cardsByIDs reads the cards of ids: one by one for a few (an unknown id
+// is KindInvalid), else every card of this repository, keeping those
+// asked for.
+func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]store.Card, error) {
 	var cards []store.Card
-	if len(ids) > 64 {
-		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
-		if err != nil {
-			return nil, internal(err, "read cards")
-		}
-		want := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			want[id] = true
-		}
-		for _, c := range all {
-			if want[c.ID] {
-				cards = append(cards, c)
-			}
-		}
-	} else {
+	if len(ids) <= 64 {
 		for _, id := range ids {
 			c, err := h.store.Card(ctx, id)
 			if err != nil {
@@ -923,26 +958,23 @@ func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 			}
 			cards = append(cards, c)
 		}
+		return cards, nil
 	}
-	files, err := h.renderCards(ctx, cards)
+	all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
 	if err != nil {
-		return nil, err
+		return nil, internal(err, "read cards")
 	}
-	list := make([]cardfile.Card, 0, len(files))
-	for _, f := range files {
-		list = append(list, f)
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
 	}
-	enc := make([][]byte, len(list))
-	errs := make([]error, len(list))
-	parallel(len(list), func(i int) { enc[i], errs[i] = cardfile.Encode(list[i]) })
-	out := make(map[string][]byte, len(files))
-	for i, f := range list {
-		if errs[i] != nil {
-			return nil, internal(errs[i], "render card %s", f.ID)
+	cards = make([]store.Card, 0, len(ids))
+	for _, c := range all {
+		if want[c.ID] {
+			cards = append(cards, c)
 		}
-		out[f.ID] = enc[i]
 	}
-	return out, nil
+	return cards, nil
 }
 
 // exportAll writes the planned cards' files, then records them.

@@ -197,27 +197,44 @@ func bodySafe(content string) bool {
 // Encode renders c as a card file: "---", the front matter, "---", then the
 // content as the body. Equal cards give equal bytes. It fails only on a card
 // the YAML encoder cannot represent (it never does for valid UTF-8).
-func Encode(c Card) ([]byte, error) {
+func Encode(c Card) ([]byte, error) { return encode(c, true) }
+
+// encode is Encode, through the fast front matter writer when fast is set
+// and it handles the card.
+func encode(c Card, fast bool) ([]byte, error) {
 	c = Normalize(c)
 	body := ""
 	if bodySafe(c.Content) {
 		body, c.Content = c.Content, ""
 	}
-	var buf bytes.Buffer
-	buf.Grow(1024 + len(body))
-	buf.WriteString("---\n")
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&c); err != nil {
-		return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+	size := 1024 + len(body) + len(c.Content)
+	for _, e := range c.Evidence {
+		size += 320 + len(e.Content)
 	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+	out := make([]byte, 0, size)
+	out = append(out, "---\n"...)
+	var ok bool
+	if fast {
+		out, ok = encodeFast(out, &c)
 	}
-	buf.WriteString("---\n")
+	if !ok {
+		var buf bytes.Buffer
+		buf.Grow(size)
+		buf.WriteString("---\n")
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(&c); err != nil {
+			return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+		}
+		if err := enc.Close(); err != nil {
+			return nil, fmt.Errorf("encode card %s: %w", c.ID, err)
+		}
+		out = buf.Bytes()
+	}
+	out = append(out, "---\n"...)
 	if body != "" {
-		buf.WriteString(body)
-		buf.WriteByte('\n')
+		out = append(out, body...)
+		out = append(out, '\n')
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }

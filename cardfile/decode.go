@@ -199,16 +199,20 @@ func (d *decoder) decode(b []byte) Parsed {
 		d.add(1, CodeFrontMatter, "no YAML front matter: a card file starts with a line \"---\", the card's fields, and another \"---\" line")
 		return p
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(fm, &root); err != nil {
-		d.add(yamlLine(err)+1, CodeYAML, "front matter is not valid YAML: %s", yamlMessage(err))
-		return p
+	if fast, ok := decodeFast(fm); ok {
+		p, d.id = fast, fast.Card.ID
+	} else {
+		var root yaml.Node
+		if err := yaml.Unmarshal(fm, &root); err != nil {
+			d.add(yamlLine(err)+1, CodeYAML, "front matter is not valid YAML: %s", yamlMessage(err))
+			return p
+		}
+		if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+			d.add(2, CodeYAML, "front matter must be a mapping of keys (id:, statement:, …)")
+			return p
+		}
+		d.card(root.Content[0], &p)
 	}
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		d.add(2, CodeYAML, "front matter must be a mapping of keys (id:, statement:, …)")
-		return p
-	}
-	d.card(root.Content[0], &p)
 	c := &p.Card
 	if c.Content != "" && body != "" {
 		d.add(p.Line("content"), CodeUnknownKey, "content is given both as the content: key and as the body: keep one")

@@ -61,7 +61,9 @@ func BenchmarkResearchIngest(b *testing.B) {
 	defer h.Close()
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
+	var cpu cpuClock
 	n := 0
+	cpu.Start()
 	for b.Loop() {
 		n++
 		copy(data[idAt:], fmt.Sprintf("%06d", n))
@@ -70,5 +72,7 @@ func BenchmarkResearchIngest(b *testing.B) {
 			b.Fatalf("wrote %d: %v", plan.Written, err)
 		}
 	}
+	cpu.Stop()
+	cpu.report(b, n)
 	b.ReportMetric(float64(findings*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

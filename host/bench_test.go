@@ -31,7 +31,9 @@ func BenchmarkRecordBatch(b *testing.B) {
 	defer h.Close()
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
+	var cpu cpuClock
 	op := 0
+	cpu.Start()
 	for b.Loop() {
 		op++
 		res, err := h.RecordBatch(ctx, bytes.NewReader(batch(op)), "bench.jsonl", host.RecordRequest{Anchor: "global"}, nil)
@@ -39,5 +41,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 			b.Fatalf("imported %d: %v", res.Imported, err)
 		}
 	}
+	cpu.Stop()
+	cpu.report(b, op)
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

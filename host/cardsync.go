@@ -41,10 +41,12 @@ type SyncRequest struct {
 	Resolve map[string]string `json:"resolve,omitempty"`
 	// DryRun reports what a sync would do and writes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Rewrite writes the file of every card sync covers again, changed or
-	// not, files removed from the checkout included (to restore them, or
-	// after an upgrade of palace). Files changed in the checkout are still
-	// imported, or reported as conflicts.
+	// Rewrite renders the file of every card sync covers again, changed
+	// or not, files removed from the checkout included (to restore them,
+	// or after an upgrade of palace), and writes each one whose bytes
+	// differ from the file's as the last sync left it (an unchanged file
+	// is not touched; it is reported exported all the same). Files changed
+	// in the checkout are still imported, or reported as conflicts.
 	Rewrite bool `json:"rewrite,omitempty"`
 }
 
@@ -402,11 +404,13 @@ func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.
 		f.keep, f.sha = true, r.File.FileSHA256
 		return f, nil
 	}
-	if err := f.read(); errors.Is(err, fs.ErrNotExist) {
+	data, err := ds.read(name, size, cardfile.MaxFileBytes+1)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
+	f.data, f.sha = data, sha256Hex(data)
 	f.keep = r != nil && r.File != nil && r.File.FileSHA256 == f.sha
 	return f, nil
 }
@@ -572,6 +576,10 @@ type plan struct {
 	imports []*syncFile
 	rows    map[string]*store.SyncRow // the rows of imports that update a card
 	restat  []store.CardFile          // unchanged files whose stat is new
+	// onDisk are the files of exported cards that are as the last sync
+	// left them: one whose bytes are what the export renders is not
+	// written again.
+	onDisk map[string]*syncFile
 }
 
 // changedHere reports whether the card changed in this palace since its
@@ -582,7 +590,10 @@ func changedHere(r *store.SyncRow) bool {
 
 func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 	if p.rows == nil {
-		p.rows = map[string]*store.SyncRow{}
+		p.rows, p.onDisk = map[string]*store.SyncRow{}, map[string]*syncFile{}
+	}
+	if f.keep {
+		p.onDisk[f.id] = f
 	}
 	switch {
 	case r == nil:
@@ -689,10 +700,8 @@ func (p *plan) checkIDs(ctx context.Context) error {
 func (p *plan) run(ctx context.Context) error {
 	if len(p.imports) > 0 || len(p.restat) > 0 {
 		if err := p.h.store.Tx(ctx, func(tx *store.Tx) error {
-			for _, fr := range p.restat {
-				if err := tx.PutCardFile(ctx, fr); err != nil {
-					return err
-				}
+			if err := tx.PutCardFiles(ctx, p.restat); err != nil {
+				return err
 			}
 			return p.importAll(ctx, tx)
 		}); err != nil {
@@ -707,23 +716,60 @@ func (p *plan) run(ctx context.Context) error {
 }
 
 // importAll writes every imported file's evidence, card, links and event.
+// Everything an import reads is read first, for all files at once (the
+// evidence of their ids, the originals of their contents, the open
+// contests of the cards whose claim the gate checks); then the rows are
+// written table by table in multi-row statements, in file order, so the
+// result is the one a write per file would give.
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	h := p.h
 	now := h.stamp()
 	if _, err := h.ensureAnchor(ctx, tx, anchor.Repo); err != nil {
 		return err
 	}
-	var evIDs []string
+	n := 0
 	for _, f := range p.imports {
-		for _, e := range f.parsed.Card.Evidence {
+		n += len(f.parsed.Card.Evidence)
+	}
+	evIDs, shas := make([]string, 0, n), make([]string, 0, n)
+	var claims []string
+	for _, f := range p.imports {
+		fc := f.parsed.Card
+		for _, e := range fc.Evidence {
 			evIDs = append(evIDs, e.ID)
+			shas = append(shas, e.SHA256)
+		}
+		from := ""
+		if r := p.rows[f.id]; r != nil {
+			from = r.Status
+		}
+		if Authoritative(fc.Status) && fc.Status != from {
+			claims = append(claims, f.id)
 		}
 	}
 	have, err := tx.EvidenceByIDs(ctx, evIDs)
 	if err != nil {
 		return err
 	}
-	for _, f := range p.imports {
+	originals, err := tx.OriginalsByHash(ctx, shas)
+	if err != nil {
+		return err
+	}
+	// A contest open here holds the claim back too.
+	open, err := tx.OpenContests(ctx, claims)
+	if err != nil {
+		return err
+	}
+	var (
+		evs     = make([]store.Evidence, 0, len(evIDs))
+		dups    []store.Duplicate
+		cards   = make([]store.Card, 0, len(p.imports))
+		updates []store.Card
+		links   = make([]store.Link, 0, len(evIDs))
+		events  = make([]store.Event, 0, len(p.imports))
+		held    = make([][]string, len(p.imports))
+	)
+	for fi, f := range p.imports {
 		fc := f.parsed.Card
 		for i, e := range fc.Evidence {
 			if old, ok := have[e.ID]; ok {
@@ -740,40 +786,29 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			// Ids travel with the card, so the row keeps its id; content this
 			// anchor holds already under another id is marked a duplicate,
 			// so it never counts twice at the gate.
-			orig, dup, err := tx.OriginalEvidence(ctx, p.repoID, e.SHA256)
-			if err != nil {
-				return err
+			key := p.repoID + "|" + e.SHA256
+			if orig, dup := originals[key]; dup {
+				dups = append(dups, store.Duplicate{EvidenceID: e.ID, Original: orig, Cause: store.DuplicateAllowed, CreatedAt: now})
+			} else {
+				originals[key] = e.ID
 			}
-			if err := tx.InsertEvidence(ctx, ev); err != nil {
-				return err
-			}
-			if dup && orig != e.ID {
-				if err := tx.MarkDuplicate(ctx, e.ID, orig, store.DuplicateAllowed, now); err != nil {
-					return err
-				}
-			}
+			evs = append(evs, ev)
 			have[e.ID] = ev
 		}
 		c := fromCardFile(fc, p.repoID, now)
 		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
-		links := fileLinks(fc, now)
+		fl := fileLinks(fc, now)
 		from := ""
 		if r := p.rows[f.id]; r != nil {
 			from = r.Status
 		}
 		var gate *GateResult
-		var held []string
 		if Authoritative(fc.Status) && fc.Status != from {
-			// A contest open here holds the claim back too; an import is
-			// never decided by a local, uncommitted policy.
-			open, err := tx.OpenContests(ctx, []string{f.id})
-			if err != nil {
-				return err
-			}
-			g := h.gateAs(ctx, c, links, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
+			// An import is never decided by a local, uncommitted policy.
+			g := h.gateAs(ctx, c, fl, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
 			gate = &g
 			if !g.Allow {
-				held = g.Reasons
+				held[fi] = g.Reasons
 				// A card this palace holds keeps its status; a new one is a
 				// candidate.
 				c.Status = firstNonEmpty(from, "candidate")
@@ -782,36 +817,58 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			}
 		}
 		if from == "" {
-			if err := tx.InsertCard(ctx, c); err != nil {
-				return err
-			}
-		} else if err := tx.UpdateCardFromFile(ctx, c); err != nil {
-			return err
+			cards = append(cards, c)
+		} else {
+			updates = append(updates, c)
 		}
-		for _, l := range links {
-			if _, err := tx.InsertLink(ctx, l); err != nil {
-				return err
-			}
-		}
+		links = append(links, fl...)
 		ev := store.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
 			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
 			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
-				Held: held, LastEvent: fc.LastEvent})}
+				Held: held[fi], LastEvent: fc.LastEvent})}
 		if gate != nil {
 			ev.Policy, ev.PolicyHash, ev.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
 		}
-		stored, err := h.appendEvent(ctx, tx, f.id, ev)
-		if err != nil {
+		events = append(events, h.newEvent(f.id, ev))
+	}
+	if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
+		return err
+	}
+	if err := tx.MarkDuplicates(ctx, dups); err != nil {
+		return err
+	}
+	if err := tx.InsertCards(ctx, cards); err != nil {
+		return err
+	}
+	for _, c := range updates {
+		if err := tx.UpdateCardFromFile(ctx, c); err != nil {
 			return err
 		}
-		fr := p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored.Seq,
-			Held: heldJSON(fc.Status, held)}, f)
-		if err := tx.PutCardFile(ctx, fr); err != nil {
-			return err
-		}
+	}
+	if err := tx.InsertLinks(ctx, links); err != nil {
+		return err
+	}
+	stored, err := tx.AppendEvents(ctx, events)
+	if err != nil {
+		return err
+	}
+	recs := make([]store.CardFile, len(p.imports))
+	for i, f := range p.imports {
+		recs[i] = p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored[i].Seq,
+			Held: heldJSON(f.parsed.Card.Status, held[i])}, f)
 		p.rep.Imported = append(p.rep.Imported, f.id)
 	}
-	return nil
+	return tx.PutCardFiles(ctx, recs)
+}
+
+// newEvent stamps e as appendEvent does, for AppendEvents.
+func (h *Host) newEvent(cardID string, e store.Event) store.Event {
+	e.ID = store.NewID(store.EventPrefix, h.now())
+	e.CardID = cardID
+	e.Actor = h.actor
+	e.ActorType = h.actorType()
+	e.CreatedAt = h.stamp()
+	return e
 }
 
 func atCommit(commit string) string {
@@ -841,24 +898,59 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 	return policies.Reviewer{Name: c.CreatedBy, Type: "agent"}
 }
 
-// renderIDs renders the card files of ids.
+// renderIDs renders the card files of ids. The cards, their citations
+// with the evidence they cite, and their last events are read at the same
+// time on connections of their own, and the files are built and encoded on
+// every core: rendering all of a repository's cards is an export's work.
 func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
+	var (
+		wg                sync.WaitGroup
+		links             map[string][]store.Link
+		evidence          map[string]store.Evidence
+		events            map[string]store.Event
+		linkErr, eventErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		links, evidence, linkErr = h.citations(ctx, ids)
+	}()
+	go func() {
+		defer wg.Done()
+		events, eventErr = h.store.LastLifecycleEvents(ctx, ids)
+	}()
+	cards, err := h.cardsByIDs(ctx, ids)
+	wg.Wait()
+	switch {
+	case err != nil:
+		return nil, err
+	case linkErr != nil:
+		return nil, linkErr
+	case eventErr != nil:
+		return nil, internal(eventErr, "read card events")
+	}
+	enc := make([][]byte, len(cards))
+	errs := make([]error, len(cards))
+	parallel(len(cards), func(i int) {
+		c := &cards[i]
+		enc[i], errs[i] = cardfile.Encode(toCardFile(*c, links[c.ID], evidence, events[c.ID]))
+	})
+	out := make(map[string][]byte, len(cards))
+	for i, c := range cards {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "render card %s", c.ID)
+		}
+		out[c.ID] = enc[i]
+	}
+	return out, nil
+}
+
+// cardsByIDs reads the cards of ids: one by one for a few (an unknown id
+// is KindInvalid), else every card of this repository, keeping those
+// asked for.
+func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]store.Card, error) {
 	var cards []store.Card
-	if len(ids) > 64 {
-		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
-		if err != nil {
-			return nil, internal(err, "read cards")
-		}
-		want := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			want[id] = true
-		}
-		for _, c := range all {
-			if want[c.ID] {
-				cards = append(cards, c)
-			}
-		}
-	} else {
+	if len(ids) <= 64 {
 		for _, id := range ids {
 			c, err := h.store.Card(ctx, id)
 			if err != nil {
@@ -866,26 +958,23 @@ func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 			}
 			cards = append(cards, c)
 		}
+		return cards, nil
 	}
-	files, err := h.renderCards(ctx, cards)
+	all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
 	if err != nil {
-		return nil, err
+		return nil, internal(err, "read cards")
 	}
-	list := make([]cardfile.Card, 0, len(files))
-	for _, f := range files {
-		list = append(list, f)
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
 	}
-	enc := make([][]byte, len(list))
-	errs := make([]error, len(list))
-	parallel(len(list), func(i int) { enc[i], errs[i] = cardfile.Encode(list[i]) })
-	out := make(map[string][]byte, len(files))
-	for i, f := range list {
-		if errs[i] != nil {
-			return nil, internal(errs[i], "render card %s", f.ID)
+	cards = make([]store.Card, 0, len(ids))
+	for _, c := range all {
+		if want[c.ID] {
+			cards = append(cards, c)
 		}
-		out[f.ID] = enc[i]
 	}
-	return out, nil
+	return cards, nil
 }
 
 // exportAll writes the planned cards' files, then records them.
@@ -910,7 +999,13 @@ func (p *plan) exportAll(ctx context.Context) error {
 			return
 		}
 		f := &syncFile{id: r.CardID, abs: filepath.Join(p.rep.Dir, cardfile.FileName(r.CardID)), sha: sha256Hex(b)}
-		f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		if old := p.onDisk[r.CardID]; old != nil && old.sha == f.sha {
+			// The file holds these bytes already (a rewrite of an
+			// unchanged card, or a change that does not show in its file).
+			f.size, f.mtime = old.size, old.mtime
+		} else {
+			f.size, f.mtime, errs[i] = writeFileAtomic(f.abs, b)
+		}
 		written[i] = f
 	})
 	recs := make([]store.CardFile, 0, len(p.export))
@@ -933,14 +1028,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			EventSeq: r.EventSeq, Held: held}, f))
 		p.rep.Exported = append(p.rep.Exported, r.CardID)
 	}
-	err = p.h.store.Tx(ctx, func(tx *store.Tx) error {
-		for _, fr := range recs {
-			if err := tx.PutCardFile(ctx, fr); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = p.h.store.Tx(ctx, func(tx *store.Tx) error { return tx.PutCardFiles(ctx, recs) })
 	if err != nil {
 		return classify(err, "record exported card files")
 	}

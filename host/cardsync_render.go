@@ -9,23 +9,17 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// renderCards turns cards of this palace into card files: each card with
-// its citations, the evidence they cite and its last lifecycle event. The
-// reads are batched, so rendering every card of a repository costs a few
-// queries, not a few per card.
-func (h *Host) renderCards(ctx context.Context, cards []store.Card) (map[string]cardfile.Card, error) {
-	ids := make([]string, len(cards))
-	for i, c := range cards {
-		ids[i] = c.ID
-	}
+// citations reads the links of cards and the evidence they cite, in two
+// batched queries.
+func (h *Host) citations(ctx context.Context, ids []string) (map[string][]store.Link, map[string]store.Evidence, error) {
 	links, err := h.store.LinksFor(ctx, ids)
 	if err != nil {
-		return nil, internal(err, "read card links")
+		return nil, nil, internal(err, "read card links")
 	}
 	var evIDs []string
 	seen := map[string]bool{}
-	for _, ls := range links {
-		for _, l := range ls {
+	for _, id := range ids {
+		for _, l := range links[id] {
 			if !seen[l.EvidenceID] {
 				seen[l.EvidenceID] = true
 				evIDs = append(evIDs, l.EvidenceID)
@@ -34,19 +28,13 @@ func (h *Host) renderCards(ctx context.Context, cards []store.Card) (map[string]
 	}
 	evidence, err := h.store.EvidenceByIDs(ctx, evIDs)
 	if err != nil {
-		return nil, internal(err, "read cited evidence")
+		return nil, nil, internal(err, "read cited evidence")
 	}
-	events, err := h.store.LastLifecycleEvents(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "read card events")
-	}
-	out := make(map[string]cardfile.Card, len(cards))
-	for _, c := range cards {
-		out[c.ID] = toCardFile(c, links[c.ID], evidence, events[c.ID])
-	}
-	return out, nil
+	return links, evidence, nil
 }
 
+// toCardFile turns a card of this palace into its card file: the card
+// with its citations, the evidence they cite and its last lifecycle event.
 func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evidence, last store.Event) cardfile.Card {
 	f := cardfile.Card{
 		ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,

@@ -255,7 +255,11 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 			if err != nil {
 				return err
 			}
+			// The batch's new rows are written together, in line order,
+			// then the duplicates they include are marked.
 			anchors := map[anchor.Kind]string{}
+			fresh := make([]store.Evidence, 0, len(batch))
+			var dups []store.Duplicate
 			for _, r := range batch {
 				id, ok := anchors[r.kind]
 				if !ok {
@@ -274,21 +278,17 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 					existing++
 					continue
 				case found:
-					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
-						return err
-					}
-					if err := tx.MarkDuplicate(ctx, r.ev.ID, orig, store.DuplicateAllowed, r.ev.CreatedAt); err != nil {
-						return err
-					}
+					dups = append(dups, store.Duplicate{EvidenceID: r.ev.ID, Original: orig, Cause: store.DuplicateAllowed, CreatedAt: r.ev.CreatedAt})
 				default:
-					if err := tx.InsertEvidence(ctx, r.ev); err != nil {
-						return err
-					}
 					originals[key] = r.ev.ID
 				}
+				fresh = append(fresh, r.ev)
 				ids = append(ids, r.ev.ID)
 			}
-			return nil
+			if err := tx.InsertEvidenceRows(ctx, fresh); err != nil {
+				return err
+			}
+			return tx.MarkDuplicates(ctx, dups)
 		})
 		if err != nil {
 			return res, internal(err, "import %s: batch %d (rows %d–%d) rolled back, %d rows committed before it (re-running the import writes each row once)", name, res.Batches+1, start+1, start+len(batch), res.Imported)

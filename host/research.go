@@ -158,21 +158,26 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	if err != nil {
 		return ResearchPlan{}, internal(err, "plan research ingest")
 	}
-	var fresh []store.Evidence
+	var newRows []int
 	for i, ev := range rows {
 		sum, ok := have[ev.ID]
 		switch {
 		case !ok:
-			fresh = append(fresh, ev)
+			newRows = append(newRows, i)
 		case sum != ev.ContentSHA256:
 			return ResearchPlan{}, invalid("report", "%s: findings[%d].content: finding %q of report %q was ingested before (%s) with other content: evidence is never edited, so give the changed finding a new id", name, i, r.findings[i].id, r.id, ev.ID)
 		default:
 			plan.Evidence[i].Exists = true
 		}
 	}
-	plan.New = len(fresh)
-	// Key order: each batch then writes neighbouring index entries.
-	slices.SortFunc(fresh, func(x, y store.Evidence) int { return strings.Compare(x.ID, y.ID) })
+	plan.New = len(newRows)
+	// Key order: each batch then writes neighbouring index entries. The
+	// row numbers are sorted, not the rows (a row is a few hundred bytes).
+	slices.SortFunc(newRows, func(x, y int) int { return strings.Compare(rows[x].ID, rows[y].ID) })
+	fresh := make([]store.Evidence, len(newRows))
+	for i, j := range newRows {
+		fresh[i] = rows[j]
+	}
 	plan.Suggestions = researchSuggestions(r, plan.Evidence)
 	set, err := h.Policies(ctx)
 	if err != nil {
@@ -199,13 +204,10 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 			if err != nil {
 				return err
 			}
-			for _, ev := range batch {
-				ev.AnchorID = a.ID
-				if err := tx.InsertEvidence(ctx, ev); err != nil {
-					return err
-				}
+			for i := range batch {
+				batch[i].AnchorID = a.ID
 			}
-			return nil
+			return tx.InsertEvidenceRows(ctx, batch)
 		})
 		if err != nil {
 			return plan, internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)

@@ -83,7 +83,7 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 	f.StringSliceVar(&req.Share, "share", nil, "candidate card ids of this repository to write as files for review")
 	f.StringSliceVar(&resolve, "resolve", nil, "settle a conflict: ID=file takes the file, ID=palace keeps this palace's card")
 	f.BoolVar(&req.DryRun, "dry-run", false, "say what would be exported and imported; write nothing")
-	f.BoolVar(&req.Rewrite, "rewrite", false, "write every shared card's file again, removed ones included (files changed in the checkout are still imported)")
+	f.BoolVar(&req.Rewrite, "rewrite", false, "render every shared card's file again and write those whose bytes differ, removed ones included (files changed in the checkout are still imported)")
 	return cmd
 }
 

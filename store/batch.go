@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Batch writes. An import (record --jsonl, a research report, a sync of
+// card files) writes thousands of rows in one transaction; one INSERT per
+// row spent most of its time around the row rather than on it (binding,
+// stepping and resetting a statement through database/sql, and, for tables
+// with triggers, a statement journal per row). These write up to
+// batchArgs/cols rows per statement, prepared once per transaction and
+// size. A statement that fails on a constraint is undone alone by SQLite,
+// so its rows are then written one at a time to name the row at fault
+// with the same error a single-row write gives.
+
+// batchArgs bounds the parameters of one multi-row statement (SQLite's
+// historical limit is 999).
+const batchArgs = 999
+
+// insertRows writes n rows through `head VALUES (?,…),(?,…) tail`, cols
+// parameters per row: args appends row i's values. single writes row i
+// alone, for the error of a failed statement.
+func (tx *Tx) insertRows(ctx context.Context, head, tail string, cols, n int, args func(dst []any, i int) []any, single func(i int) error) error {
+	per := max(1, batchArgs/cols)
+	vals := make([]any, 0, per*cols)
+	for start := 0; start < n; start += per {
+		end := min(start+per, n)
+		vals = vals[:0]
+		for i := start; i < end; i++ {
+			vals = args(vals, i)
+		}
+		if _, err := tx.exec(ctx, multiRow(head, tail, cols, end-start), vals...); err != nil {
+			if !IsConstraint(err) {
+				return err
+			}
+			for i := start; i < end; i++ {
+				if err := single(i); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// multiRow is the text of an INSERT of rows rows.
+func multiRow(head, tail string, cols, rows int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	var b strings.Builder
+	b.Grow(len(head) + len(tail) + rows*(len(one)+1) + 8)
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(one)
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+// InsertEvidenceRows appends evidence rows, as InsertEvidence does one.
+func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []Evidence) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tags := make([]string, len(rows))
+	for i, e := range rows {
+		b, err := json.Marshal(nonNil(e.Tags))
+		if err != nil {
+			return fmt.Errorf("insert evidence %s: %w", e.ID, err)
+		}
+		tags[i] = string(b)
+	}
+	if err := tx.markUnindexed(ctx); err != nil {
+		return err
+	}
+	return tx.insertRows(ctx, `INSERT INTO evidence(`+evidenceCols+`)`, "", 12, len(rows),
+		func(dst []any, i int) []any {
+			e := &rows[i]
+			return append(dst, e.ID, e.Content, e.Domain, e.Field, e.Provenance, e.SourceRef, tags[i], e.AnchorID,
+				e.ContentSHA256, e.Actor, e.ActorType, e.CreatedAt)
+		},
+		func(i int) error { return tx.InsertEvidence(ctx, rows[i]) })
+}
+
+// markUnindexed notes, before a transaction's first evidence insert, the
+// rowid its rows start from: they join the full-text index at commit.
+func (tx *Tx) markUnindexed(ctx context.Context) error {
+	if tx.unindexed != 0 {
+		return nil
+	}
+	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) + 1 FROM evidence`).Scan(&tx.unindexed); err != nil {
+		return fmt.Errorf("insert evidence: %w", err)
+	}
+	return nil
+}
+
+// Duplicate is one row of evidence_duplicates: EvidenceID repeats Original.
+type Duplicate struct {
+	EvidenceID, Original, Cause, CreatedAt string
+}
+
+// MarkDuplicates records duplicates, as MarkDuplicate does one.
+func (tx *Tx) MarkDuplicates(ctx context.Context, ds []Duplicate) error {
+	return tx.insertRows(ctx, `INSERT INTO evidence_duplicates(evidence_id, original_id, cause, created_at)`, "", 4, len(ds),
+		func(dst []any, i int) []any {
+			d := &ds[i]
+			return append(dst, d.EvidenceID, d.Original, d.Cause, d.CreatedAt)
+		},
+		func(i int) error {
+			d := ds[i]
+			return tx.MarkDuplicate(ctx, d.EvidenceID, d.Original, d.Cause, d.CreatedAt)
+		})
+}
+
+// InsertCards adds cards, as InsertCard does one.
+func (tx *Tx) InsertCards(ctx context.Context, cs []Card) error {
+	type enc struct{ scope, trig string }
+	encs := make([]enc, len(cs))
+	for i, c := range cs {
+		scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
+		if err != nil {
+			return fmt.Errorf("insert card %s: %w", c.ID, err)
+		}
+		encs[i] = enc{scope, trig}
+	}
+	return tx.insertRows(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
+		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
+		created_by, created_at, updated_at)`, "", 20, len(cs),
+		func(dst []any, i int) []any {
+			c := &cs[i]
+			return append(dst, c.ID, c.Statement, c.StatementNorm, c.Content, c.Tier, c.Status, c.Domain, c.Field, c.AnchorID,
+				encs[i].scope, encs[i].trig, c.Persistence, c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt),
+				nullable(c.OriginCard), nullable(c.PublishedTo), c.CreatedBy, c.CreatedAt, c.UpdatedAt)
+		},
+		func(i int) error { return tx.InsertCard(ctx, cs[i]) })
+}
+
+// InsertLinks adds links; a link that exists already is left as it is
+// (InsertLink says which were new; an import does not ask).
+func (tx *Tx) InsertLinks(ctx context.Context, ls []Link) error {
+	return tx.insertRows(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)`,
+		` ON CONFLICT(card_id, evidence_id, role) DO NOTHING`, 5, len(ls),
+		func(dst []any, i int) []any {
+			l := &ls[i]
+			return append(dst, l.CardID, l.EvidenceID, l.Role, l.Note, l.CreatedAt)
+		},
+		func(i int) error { _, err := tx.InsertLink(ctx, ls[i]); return err })
+}
+
+// AppendEvents appends es, each as its card's next event (Seq is assigned
+// here, in order, several events of one card included), and returns the
+// stored rows: AppendEvent for many cards.
+func (tx *Tx) AppendEvents(ctx context.Context, es []Event) ([]Event, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(es))
+	seen := make(map[string]bool, len(es))
+	for _, e := range es {
+		if !seen[e.CardID] {
+			seen[e.CardID] = true
+			ids = append(ids, e.CardID)
+		}
+	}
+	last, err := tx.lastEventSeqs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(es))
+	for i, e := range es {
+		last[e.CardID]++
+		e.Seq = last[e.CardID]
+		out[i] = e
+	}
+	err = tx.insertRows(ctx, `INSERT INTO card_events(id, card_id, seq, type, from_status, to_status, reason,
+		actor, actor_type, policy, policy_hash, decision, data, created_at)`, "", 14, len(out),
+		func(dst []any, i int) []any {
+			e := &out[i]
+			decision, data := string(e.Decision), string(e.Data)
+			if decision == "" {
+				decision = "null"
+			}
+			if data == "" {
+				data = "{}"
+			}
+			return append(dst, e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
+				e.Policy, e.PolicyHash, decision, data, e.CreatedAt)
+		},
+		func(i int) error { _, err := tx.AppendEvent(ctx, out[i]); return err })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lastEventSeqs reads the last event seq of each card (absent: none yet).
+func (tx *Tx) lastEventSeqs(ctx context.Context, ids []string) (map[string]int, error) {
+	out := make(map[string]int, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		rows, err := tx.tx.QueryContext(ctx, `SELECT card_id, max(seq) FROM card_events WHERE card_id IN (`+placeholders(n)+`) GROUP BY card_id`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("next event seqs: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var seq int
+			if err := rows.Scan(&id, &seq); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("next event seqs: %w", err)
+			}
+			out[id] = seq
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("next event seqs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// PutCardFiles inserts or replaces file rows, as PutCardFile does one. A
+// card named twice keeps its last row.
+func (tx *Tx) PutCardFiles(ctx context.Context, fs []CardFile) error {
+	// One statement may not update a row it inserted: keep the last row of
+	// each card.
+	last := make(map[string]int, len(fs))
+	for i, f := range fs {
+		last[f.CardID] = i
+	}
+	if len(last) != len(fs) {
+		kept := make([]CardFile, 0, len(last))
+		for i, f := range fs {
+			if last[f.CardID] == i {
+				kept = append(kept, f)
+			}
+		}
+		fs = kept
+	}
+	return tx.insertRows(ctx, `INSERT INTO card_files(card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at)`,
+		` ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded.anchor_id,
+		file_sha256 = excluded.file_sha256, event_seq = excluded.event_seq, checkout = excluded.checkout,
+		size = excluded.size, mtime_ns = excluded.mtime_ns, held = excluded.held, synced_at = excluded.synced_at`, 9, len(fs),
+		func(dst []any, i int) []any {
+			f := &fs[i]
+			return append(dst, f.CardID, f.AnchorID, f.FileSHA256, f.EventSeq, f.Checkout, f.Size, f.MtimeNS, f.Held, f.SyncedAt)
+		},
+		func(i int) error { return tx.PutCardFile(ctx, fs[i]) })
+}

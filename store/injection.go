@@ -151,12 +151,16 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		// Days in [since, base) are added to n, days in [base, since)
-		// taken from it.
-		rows, err := s.db.QueryContext(ctx, `SELECT 0, card_id, outcome, last_at, n + CASE WHEN base = ? THEN 0 ELSE coalesce((
+		// taken from it. A running count whose newest event is older than
+		// since counts nothing in the window, whatever its base: without
+		// that shortcut a card out of use for months read back the daily
+		// rows of its last month of use, most of a request's cooling read
+		// on a palace with a year of history.
+		rows, err := s.db.QueryContext(ctx, `SELECT 0, card_id, outcome, last_at, CASE WHEN base = ? THEN n WHEN substr(last_at, 1, 10) < ? THEN 0 ELSE n + coalesce((
 				SELECT sum(CASE WHEN d.day >= ? THEN d.n ELSE -d.n END) FROM injection_daily d
 				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END
 			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`) `+unfoldedRecords,
-			append([]any{day, day, day, day}, anySlice(chunk)...)...)
+			append([]any{day, day, day, day, day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}

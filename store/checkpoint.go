@@ -75,7 +75,9 @@ func noCheckpointOnClose(conn any) error {
 }
 
 // checkpointOnClose bounds the log a closing store leaves behind: past
-// CheckpointPages it checkpoints the log into the file and truncates it.
+// CheckpointPages, or after this store created or migrated the schema (a
+// rare and large write, after which the file alone is a complete
+// database again), it checkpoints the log into the file and truncates it.
 // It does not wait for other processes: while one reads, the checkpoint
 // stops short (busy) and the next store to close past the bound tries
 // again. A checkpoint copies each page once, however many commits in the
@@ -86,7 +88,7 @@ func (s *Store) checkpointOnClose() {
 		return
 	}
 	fi, err := os.Stat(s.path + "-wal")
-	if err != nil || fi.Size() < CheckpointPages*walFrameBytes {
+	if err != nil || (fi.Size() < CheckpointPages*walFrameBytes && !s.migrated.Load()) {
 		return
 	}
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -57,6 +58,9 @@ type Store struct {
 	refs   refCache
 	texts  textCache
 	rowids rowidCache
+	// migrated is set once this store created or migrated the schema:
+	// it checkpoints when it closes (see checkpointOnClose).
+	migrated atomic.Bool
 }
 
 // Open opens (creating if needed) the database at path and migrates it to
@@ -192,6 +196,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 			return fmt.Errorf("set schema version: %w", err)
 		}
+		s.migrated.Store(true)
 		return nil
 	})
 }

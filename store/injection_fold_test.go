@@ -158,39 +158,3 @@ func TestWALBoundedAcrossProcesses(t *testing.T) {
 		t.Errorf("a rollback journal exists: the database left WAL mode")
 	}
 }
-
-// TestRunningCountBase records one card's events in random day order and
-// checks after each that its running count holds exactly the events of
-// the days from its base on, and that the base is where the window of
-// the count's newest day starts whenever that day was written last (so a
-// request on that day reads no daily rows).
-func TestRunningCountBase(t *testing.T) {
-	s, _ := open(t)
-	contextSeed(t, s)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(11, 3))
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	newest := ""
-	for i := range 300 {
-		at := start.Add(time.Duration(rng.IntN(120*24*60)) * time.Minute)
-		stamp := store.FormatTime(at)
-		req := []store.InjectionEvent{{RequestID: "rq_" + strconv.Itoa(i), CardID: "kc_1", Outcome: "trimmed", CreatedAt: stamp}}
-		if _, err := s.RecordInjectionBatch(ctx, [][]store.InjectionEvent{req}); err != nil {
-			t.Fatal(err)
-		}
-		rows, err := s.RowsForTest(ctx, `SELECT w.base, w.n, (SELECT coalesce(sum(n), 0) FROM injection_daily d
-			WHERE d.card_id = w.card_id AND d.outcome = w.outcome AND d.day >= w.base) FROM injection_window w`)
-		if err != nil || len(rows) != 1 {
-			t.Fatalf("window rows %v, %v", rows, err)
-		}
-		if rows[0][1] != rows[0][2] {
-			t.Fatalf("after %s: base %s counts %s, the daily rows from it %s", stamp, rows[0][0], rows[0][1], rows[0][2])
-		}
-		if stamp > newest {
-			newest = stamp
-			if want := at.AddDate(0, 0, -30).Format(time.DateOnly); rows[0][0] != want {
-				t.Fatalf("after the newest day %s: base %s, want %s", stamp, rows[0][0], want)
-			}
-		}
-	}
-}

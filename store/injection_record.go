@@ -225,11 +225,11 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 		chunk := order[:n]
 		order = order[n:]
 		daily := make([]any, 0, 5*n)
-		window := make([]any, 0, 7*n)
+		window := make([]any, 0, 6*n)
 		for _, k := range chunk {
 			a := sums.sums[k]
 			daily = append(daily, k.card, k.day, k.outcome, a.n, a.last)
-			window = append(window, k.card, k.outcome, k.day, k.day, a.n, a.n, a.last)
+			window = append(window, k.card, k.outcome, k.day, a.n, a.n, a.last)
 		}
 		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_daily(card_id, day, outcome, n, last_at) VALUES `+
 			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
@@ -238,22 +238,18 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 		}
 		// n counts the days from base on, so a write for an earlier day
 		// leaves it as it is (readers take such days from
-		// injection_daily). A new row starts with base windowDays before
-		// its day (it has no earlier events), and a write moves base to
-		// windowDays before its day when base is older, taking the days
-		// it passes out of n: a row moves at most once a day, and then
-		// reads a few of its card's daily rows. So a row written today
-		// has its base where today's window starts, and a reader needs
-		// no daily rows for it. The value inserted as base is the day
-		// minus windowDays; the update takes the day back from it.
+		// injection_daily). The write also moves base to windowDays
+		// before its day when base is older, taking the days it passes
+		// out of n: a row moves at most once a day, and then reads a
+		// few of its card's daily rows.
 		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, total, last_at) VALUES `+
-			strings.TrimSuffix(strings.Repeat("(?,?,coalesce(date(?, '-"+windowDays+" days'), ?),?,?,?),", n), ",")+
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?),", n), ",")+
 			` ON CONFLICT(card_id, outcome) DO UPDATE SET
-				n = n + CASE WHEN coalesce(date(excluded.base, '+`+windowDays+` days'), excluded.base) >= base THEN excluded.n ELSE 0 END
-					- CASE WHEN base < excluded.base THEN coalesce((
+				n = n + CASE WHEN excluded.base >= base THEN excluded.n ELSE 0 END
+					- CASE WHEN base < coalesce(date(excluded.base, '-`+windowDays+` days'), base) THEN coalesce((
 						SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = excluded.card_id
-						AND d.day >= injection_window.base AND d.day < excluded.base AND d.outcome = excluded.outcome), 0) ELSE 0 END,
-				base = max(base, excluded.base),
+						AND d.day >= injection_window.base AND d.day < date(excluded.base, '-`+windowDays+` days') AND d.outcome = excluded.outcome), 0) ELSE 0 END,
+				base = max(base, coalesce(date(excluded.base, '-`+windowDays+` days'), base)),
 				total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
 			return fmt.Errorf("roll up injections over the window: %w", err)
 		}

@@ -483,21 +483,6 @@ CREATE TABLE IF NOT EXISTS injection_fold (
 );
 INSERT OR REPLACE INTO injection_fold(id, seq) SELECT 1, coalesce(max(seq), 0) FROM injection_requests;
 `,
-	// Running counts based where their newest day's window starts. A
-	// running count's base was the day of its first event until a later
-	// write moved it, so a reader whose window started before it read
-	// the card's daily rows in between (none, but a b-tree seek into a
-	// large table per count). Writers now start new counts windowDays
-	// before their day; this rebases every count the same way from its
-	// newest event, recounting n from the daily rows (any base is exact
-	// when n counts the days from it on).
-	`
-UPDATE injection_window SET
-	base = date(substr(last_at, 1, 10), '-30 days'),
-	n = coalesce((SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = injection_window.card_id
-		AND d.outcome = injection_window.outcome AND d.day >= date(substr(injection_window.last_at, 1, 10), '-30 days')), 0)
-WHERE date(substr(last_at, 1, 10), '-30 days') IS NOT NULL;
-`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

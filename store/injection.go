@@ -158,8 +158,9 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		// on a palace with a year of history.
 		rows, err := s.db.QueryContext(ctx, `SELECT 0, card_id, outcome, last_at, CASE WHEN base = ? THEN n WHEN substr(last_at, 1, 10) < ? THEN 0 ELSE n + coalesce((
 				SELECT sum(CASE WHEN d.day >= ? THEN d.n ELSE -d.n END) FROM injection_daily d
-				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END
-			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`) `+unfoldedRecords,
+				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END, NULL
+			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`)
+			UNION ALL SELECT 1, '', '', created_at, 0, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`,
 			append([]any{day, day, day, day, day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
@@ -184,15 +185,16 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		}
 		var recs []rawRecord
 		for rows.Next() {
-			var kind int
+			// Typed columns: a running count's row scans without boxing.
+			var kind, count int
 			var id, outcome, last string
-			var v any
-			if err := rows.Scan(&kind, &id, &outcome, &last, &v); err != nil {
+			var cards any
+			if err := rows.Scan(&kind, &id, &outcome, &last, &count, &cards); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read injection rollups: %w", err)
 			}
 			if kind == 1 {
-				r, err := decodeRecord(last, v)
+				r, err := decodeRecord(last, cards)
 				if err != nil {
 					rows.Close()
 					return nil, err
@@ -200,8 +202,7 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 				recs = append(recs, r)
 				continue
 			}
-			count, _ := v.(int64)
-			add(id, outcome, last, int(count))
+			add(id, outcome, last, count)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

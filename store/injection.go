@@ -74,10 +74,10 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 			st.Latest[outcome] = max(st.Latest[outcome], latest)
 		}
 		var recs []rawRecord
+		var kind int
+		var id, outcome string
+		var v, latest any
 		for rows.Next() {
-			var kind int
-			var id, outcome string
-			var v, latest any
 			if err := rows.Scan(&kind, &id, &outcome, &v, &latest); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read injection events: %w", err)
@@ -184,11 +184,13 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 			out[id] = sum
 		}
 		var recs []rawRecord
+		// Typed columns, declared once: a running count's row scans
+		// without an allocation per column.
+		var kind, count int
+		var id, outcome, last string
+		var cards any
 		for rows.Next() {
-			// Typed columns: a running count's row scans without boxing.
-			var kind, count int
-			var id, outcome, last string
-			var cards any
+			cards = nil
 			if err := rows.Scan(&kind, &id, &outcome, &last, &count, &cards); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read injection rollups: %w", err)

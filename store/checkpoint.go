@@ -30,8 +30,8 @@ import (
 // rebuild its index, so the bound is also what that costs at most.
 const (
 	// CheckpointPages is the log length (in pages of 4 KB) past which a
-	// closing store checkpoints: ~2-3 recorded context requests on the
-	// 10k benchmark palace.
+	// closing store checkpoints: about fifteen recorded context requests
+	// (four pages each) or one fold of them (see FoldEvery).
 	CheckpointPages = 64
 	// JournalSizeLimit is what a long-running process's log file is cut
 	// back to when it restarts after a checkpoint.

@@ -97,11 +97,11 @@ func daysSince(stamp string, now time.Time) int {
 	return int(now.Sub(t) / (24 * time.Hour))
 }
 
-// logInjections records the request's outcomes: one request record and the
-// per-card rollups, in one short transaction taken after the pack was
-// assembled (the reads hold no write lock, nor does the lookup of the
-// cards' rowids the record is coded with). skipped_scope cards are counted,
-// not listed. Every 64th record also drops a few raw records older than the
+// logInjections records the request's outcomes: one request record (which
+// every 16th request folds, with the ones before it, into the per-card
+// rollups), in one short transaction taken after the pack was assembled
+// (the reads hold no write lock, nor does the lookup of the cards' rowids
+// the record is coded with). skipped_scope cards are counted, not listed. Every 64th record also drops a few raw records older than the
 // retention window (their counts stay in the rollups).
 func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 	stamp := store.FormatTime(a.now)

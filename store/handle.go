@@ -88,6 +88,17 @@ func (h *handle) Conn(ctx context.Context) (*sql.Conn, error) {
 	return h.db.Load().Conn(ctx)
 }
 
+// file is the file database, nil while a deferred store has not created
+// it.
+func (h *handle) file() *sql.DB {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.create != nil {
+		return nil
+	}
+	return h.db.Load()
+}
+
 func (h *handle) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

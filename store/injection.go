@@ -40,7 +40,8 @@ type InjectionStats struct {
 // applied outcomes, inline_full and inline_compact, only). skipped_scope is
 // never rolled up. Cards without events are missing from the map. The read
 // is bounded by days and outcomes (injection_daily, injection_window), never
-// by the number of requests.
+// by the number of requests, plus the records not folded into them yet
+// (fewer than FoldEvery).
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	out := make(map[string]InjectionStats, len(cardIDs))
 	for len(cardIDs) > 0 {
@@ -48,26 +49,22 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		args := anySlice(chunk)
-		query := `SELECT card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
-			AND outcome IN ('inline_full', 'inline_compact')`
+		query := `SELECT 0, card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
+			AND outcome IN ('inline_full', 'inline_compact') ` + unfoldedRecords
+		day := ""
 		if since != "" {
 			// Summed here rather than with GROUP BY: the rows come in key
 			// order and a temp b-tree would cost more than the sum.
-			query = `SELECT card_id, outcome, n, last_at FROM injection_daily
-				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ?`
-			args = append(args, since[:min(len(since), 10)])
+			day = since[:min(len(since), 10)]
+			query = `SELECT 0, card_id, outcome, n, last_at FROM injection_daily
+				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ? ` + unfoldedRecords
+			args = append(args, day)
 		}
 		rows, err := s.db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection events: %w", err)
 		}
-		for rows.Next() {
-			var id, outcome, latest string
-			var count int
-			if err := rows.Scan(&id, &outcome, &count, &latest); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read injection events: %w", err)
-			}
+		add := func(id, outcome string, count int, latest string) {
 			st, ok := out[id]
 			if !ok {
 				st = InjectionStats{Counts: map[string]int{}, Latest: map[string]string{}}
@@ -76,9 +73,44 @@ func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since stri
 			st.Counts[outcome] += count
 			st.Latest[outcome] = max(st.Latest[outcome], latest)
 		}
+		var recs []rawRecord
+		var kind int
+		var id, outcome string
+		var v, latest any
+		for rows.Next() {
+			if err := rows.Scan(&kind, &id, &outcome, &v, &latest); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read injection events: %w", err)
+			}
+			if kind == 1 {
+				// An unfolded record: created_at, then its cards.
+				at, _ := v.(string)
+				r, err := decodeRecord(at, latest)
+				if err != nil {
+					rows.Close()
+					return nil, err
+				}
+				recs = append(recs, r)
+				continue
+			}
+			count, _ := v.(int64)
+			at, _ := latest.(string)
+			add(id, outcome, int(count), at)
+		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read injection events: %w", err)
+		}
+		err = s.unfoldedEvents(ctx, recs, chunk, func(id, outcome, at string) {
+			if since == "" && outcome != "inline_full" && outcome != "inline_compact" {
+				return
+			}
+			if at[:min(len(at), 10)] >= day {
+				add(id, outcome, 1, at)
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -102,7 +134,9 @@ type InjectionSummary struct {
 // by the daily rows between the row's base and since's day — none for a
 // card in use, whose base the writer keeps a window behind its newest day,
 // and a few otherwise. Summing the daily rows of the window and reading
-// the newest events apart cost three index seeks per card, measured.
+// the newest events apart cost three index seeks per card, measured. The
+// records not folded into the rollups yet are added, read in the same
+// statement.
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
 	out := make(map[string]InjectionSummary, len(cardIDs))
 	day := since[:min(len(since), 10)]
@@ -117,26 +151,25 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		chunk := cardIDs[:n]
 		cardIDs = cardIDs[n:]
 		// Days in [since, base) are added to n, days in [base, since)
-		// taken from it.
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, outcome, last_at, n + CASE WHEN base = ? THEN 0 ELSE coalesce((
+		// taken from it. A running count whose newest event is older than
+		// since counts nothing in the window, whatever its base: without
+		// that shortcut a card out of use for months read back the daily
+		// rows of its last month of use, most of a request's cooling read
+		// on a palace with a year of history.
+		rows, err := s.db.QueryContext(ctx, `SELECT 0, card_id, outcome, last_at, CASE WHEN base = ? THEN n WHEN substr(last_at, 1, 10) < ? THEN 0 ELSE n + coalesce((
 				SELECT sum(CASE WHEN d.day >= ? THEN d.n ELSE -d.n END) FROM injection_daily d
-				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END
-			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`)`,
-			append([]any{day, day, day, day}, anySlice(chunk)...)...)
+				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END, NULL
+			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`)
+			UNION ALL SELECT 1, '', '', created_at, 0, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`,
+			append([]any{day, day, day, day, day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
-		var id, outcome, last string
-		var count int
-		for rows.Next() {
-			if err := rows.Scan(&id, &outcome, &last, &count); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read injection rollups: %w", err)
-			}
+		add := func(id, outcome, last string, count int) {
 			g, counted := groupOf[outcome]
 			isLatest := slices.Contains(latest, outcome)
 			if !isLatest && (!counted || count == 0) {
-				continue
+				return
 			}
 			sum, ok := out[id]
 			if !ok {
@@ -150,9 +183,42 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 			}
 			out[id] = sum
 		}
+		var recs []rawRecord
+		// Typed columns, declared once: a running count's row scans
+		// without an allocation per column.
+		var kind, count int
+		var id, outcome, last string
+		var cards any
+		for rows.Next() {
+			cards = nil
+			if err := rows.Scan(&kind, &id, &outcome, &last, &count, &cards); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read injection rollups: %w", err)
+			}
+			if kind == 1 {
+				r, err := decodeRecord(last, cards)
+				if err != nil {
+					rows.Close()
+					return nil, err
+				}
+				recs = append(recs, r)
+				continue
+			}
+			add(id, outcome, last, count)
+		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
+		}
+		err = s.unfoldedEvents(ctx, recs, chunk, func(id, outcome, at string) {
+			count := 0
+			if at[:min(len(at), 10)] >= day {
+				count = 1
+			}
+			add(id, outcome, at, count)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -38,16 +38,18 @@ func (r InjectionRequest) Events() []InjectionEvent {
 }
 
 // RecordInjections records one request's events (all of one request id and
-// time): one injection_requests row, and the rollups cooling and the audit
-// read — injection_daily and injection_window for every outcome but
-// skipped_scope — one statement each, in one short transaction. The card
-// ids are resolved to their rowids before the transaction begins, so the
-// write lock is held for the writes only. An unknown outcome is
-// ErrBadOutcome and an unknown card ErrNotFound, and nothing is written.
-// It returns the record's sequence number (records are numbered in
-// insertion order), 0 for no events.
+// time): one injection_requests row in one short transaction. The rollups
+// cooling and the audit read (injection_daily and injection_window, for
+// every outcome but skipped_scope) take the records in batches: the write
+// that leaves FoldEvery records unfolded folds them all (see fold), and
+// readers add the unfolded records to the rollups. The card ids are
+// resolved to their rowids before the transaction begins, so the write
+// lock is held for the writes only. An unknown outcome is ErrBadOutcome
+// and an unknown card ErrNotFound, and nothing is written. It returns the
+// record's sequence number (records are numbered in insertion order), 0
+// for no events.
 func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (int64, error) {
-	seqs, err := s.RecordInjectionBatch(ctx, [][]InjectionEvent{events})
+	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, nil, false)
 	if err != nil || len(seqs) == 0 {
 		return 0, err
 	}
@@ -55,25 +57,64 @@ func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (
 }
 
 // RecordInjectionBatch is RecordInjections for many requests in one
-// transaction, their rollups summed per card, day and outcome first (a
-// generator of history, or a server that batches). It returns each
-// request's sequence number (0 for one without events).
+// transaction that also folds them (and any unfolded records) into the
+// rollups, summed per card, day and outcome first (a generator of
+// history). It returns each request's sequence number (0 for one without
+// events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
-	return s.recordBatch(ctx, requests, nil)
+	return s.recordBatch(ctx, requests, nil, true)
 }
 
 // RecordRequest is RecordInjections with the request's terms (its
 // signature, see RequestTerms) written in the same transaction: a logged request
 // costs one write transaction, not two.
 func (s *Store) RecordRequest(ctx context.Context, events []InjectionEvent, terms RequestTerms) (int64, error) {
-	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, func(tx *Tx) error { return tx.recordRequestTerms(ctx, terms) })
+	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, func(tx *Tx) error { return tx.recordRequestTerms(ctx, terms) }, false)
 	if err != nil || len(seqs) == 0 {
 		return 0, err
 	}
 	return seqs[0], nil
 }
 
-func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, also func(*Tx) error) ([]int64, error) {
+// FoldEvery is how many request records may wait unfolded: the write that
+// reaches it folds them all into the rollups in its transaction. A
+// request's rollups touch one page of each rollup table per card (their
+// keys start with the card), ~110 pages for a request on the 10k-card
+// benchmark palace; written with each request that was most of a
+// recording request's cost (pages copied, logged and checkpointed), while
+// the record alone is a few pages. Folded together, requests share pages.
+// A reader decodes at most FoldEvery-1 records (~200 bytes each).
+const FoldEvery = 16
+
+// rollupKey and rollups sum events per card, UTC day and outcome.
+type rollupKey struct{ card, day, outcome string }
+
+type rollups struct {
+	sums  map[rollupKey]*rollupSum
+	order []rollupKey
+}
+
+type rollupSum struct {
+	n    int
+	last string
+}
+
+func (r *rollups) add(card, outcome, stamp string) {
+	if r.sums == nil {
+		r.sums = map[rollupKey]*rollupSum{}
+	}
+	k := rollupKey{card, stamp[:min(len(stamp), 10)], outcome}
+	a, ok := r.sums[k]
+	if !ok {
+		a = &rollupSum{}
+		r.sums[k] = a
+		r.order = append(r.order, k)
+	}
+	a.n++
+	a.last = max(a.last, stamp)
+}
+
+func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, also func(*Tx) error, foldNow bool) ([]int64, error) {
 	if also == nil && !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
 		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
 	}
@@ -89,13 +130,7 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 	if err != nil {
 		return nil, fmt.Errorf("record injections: %w", err)
 	}
-	type key struct{ card, day, outcome string }
-	type agg struct {
-		n    int
-		last string
-	}
-	sums := map[key]*agg{}
-	var order []key
+	var sums rollups
 	blobs := make([][]byte, len(requests))
 	scope := make([]int, len(requests))
 	for i, events := range requests {
@@ -105,24 +140,15 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 		if blobs[i], scope[i], err = encodeRequest(events, rowids); err != nil {
 			return nil, fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
 		}
-		stamp := events[0].CreatedAt
 		for _, ev := range events {
-			if ev.Outcome == OutcomeSkippedScope {
-				continue
+			if ev.Outcome != OutcomeSkippedScope {
+				sums.add(ev.CardID, ev.Outcome, events[0].CreatedAt)
 			}
-			k := key{ev.CardID, stamp[:min(len(stamp), 10)], ev.Outcome}
-			a, ok := sums[k]
-			if !ok {
-				a = &agg{}
-				sums[k] = a
-				order = append(order, k)
-			}
-			a.n++
-			a.last = max(a.last, stamp)
 		}
 	}
 	seqs := make([]int64, len(requests))
 	err = s.Tx(ctx, func(tx *Tx) error {
+		var first, last int64
 		for i, events := range requests {
 			if len(events) == 0 {
 				continue
@@ -135,42 +161,14 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 			if seqs[i], err = res.LastInsertId(); err != nil {
 				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
 			}
+			if first == 0 {
+				first = seqs[i]
+			}
+			last = seqs[i]
 		}
-		// Oldest day first: a window row moved forward by a later day must
-		// already count the earlier days of the batch it subtracts.
-		slices.SortStableFunc(order, func(a, b key) int { return strings.Compare(a.day, b.day) })
-		for len(order) > 0 {
-			n := min(len(order), 200)
-			chunk := order[:n]
-			order = order[n:]
-			daily := make([]any, 0, 5*n)
-			window := make([]any, 0, 6*n)
-			for _, k := range chunk {
-				a := sums[k]
-				daily = append(daily, k.card, k.day, k.outcome, a.n, a.last)
-				window = append(window, k.card, k.outcome, k.day, a.n, a.n, a.last)
-			}
-			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_daily(card_id, day, outcome, n, last_at) VALUES `+
-				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
-				` ON CONFLICT(card_id, day, outcome) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`, daily...); err != nil {
-				return fmt.Errorf("roll up injections by day: %w", err)
-			}
-			// n counts the days from base on, so a write for an earlier day
-			// leaves it as it is (readers take such days from
-			// injection_daily). The write also moves base to windowDays
-			// before its day when base is older, taking the days it passes
-			// out of n: a row moves at most once a day, and then reads a
-			// few of its card's daily rows.
-			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, total, last_at) VALUES `+
-				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?),", n), ",")+
-				` ON CONFLICT(card_id, outcome) DO UPDATE SET
-					n = n + CASE WHEN excluded.base >= base THEN excluded.n ELSE 0 END
-						- CASE WHEN base < coalesce(date(excluded.base, '-`+windowDays+` days'), base) THEN coalesce((
-							SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = excluded.card_id
-							AND d.day >= injection_window.base AND d.day < date(excluded.base, '-`+windowDays+` days') AND d.outcome = excluded.outcome), 0) ELSE 0 END,
-					base = max(base, coalesce(date(excluded.base, '-`+windowDays+` days'), base)),
-					total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
-				return fmt.Errorf("roll up injections over the window: %w", err)
+		if last > 0 {
+			if err := tx.fold(ctx, first, last, &sums, foldNow); err != nil {
+				return err
 			}
 		}
 		if also != nil {
@@ -182,6 +180,81 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 		return nil, err
 	}
 	return seqs, nil
+}
+
+// fold brings the rollups up to record last when force is set or
+// FoldEvery records wait: it adds the unfolded records before first (read
+// back and decoded) to sums, the events of the records first..last this
+// transaction wrote, writes them all, and moves the fold mark to last.
+func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force bool) error {
+	var folded int64
+	if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
+		return fmt.Errorf("read injection fold mark: %w", err)
+	}
+	if !force && last-folded < FoldEvery {
+		return nil
+	}
+	pending, err := readRecords(ctx, tx.tx, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq < ? ORDER BY seq`, folded, first)
+	if err != nil {
+		return err
+	}
+	names, err := cardNames(ctx, tx.tx, pending)
+	if err != nil {
+		return err
+	}
+	for _, r := range pending {
+		r.each(names, func(id, outcome string) { sums.add(id, outcome, r.createdAt) })
+	}
+	if err := tx.writeRollups(ctx, sums); err != nil {
+		return err
+	}
+	if _, err := tx.tx.ExecContext(ctx, `UPDATE injection_fold SET seq = ?`, last); err != nil {
+		return fmt.Errorf("move injection fold mark: %w", err)
+	}
+	return nil
+}
+
+// writeRollups adds sums to injection_daily and injection_window.
+func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
+	order := sums.order
+	// Oldest day first: a window row moved forward by a later day must
+	// already count the earlier days of the batch it subtracts.
+	slices.SortStableFunc(order, func(a, b rollupKey) int { return strings.Compare(a.day, b.day) })
+	for len(order) > 0 {
+		n := min(len(order), 200)
+		chunk := order[:n]
+		order = order[n:]
+		daily := make([]any, 0, 5*n)
+		window := make([]any, 0, 6*n)
+		for _, k := range chunk {
+			a := sums.sums[k]
+			daily = append(daily, k.card, k.day, k.outcome, a.n, a.last)
+			window = append(window, k.card, k.outcome, k.day, a.n, a.n, a.last)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_daily(card_id, day, outcome, n, last_at) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?),", n), ",")+
+			` ON CONFLICT(card_id, day, outcome) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`, daily...); err != nil {
+			return fmt.Errorf("roll up injections by day: %w", err)
+		}
+		// n counts the days from base on, so a write for an earlier day
+		// leaves it as it is (readers take such days from
+		// injection_daily). The write also moves base to windowDays
+		// before its day when base is older, taking the days it passes
+		// out of n: a row moves at most once a day, and then reads a
+		// few of its card's daily rows.
+		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, total, last_at) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?),", n), ",")+
+			` ON CONFLICT(card_id, outcome) DO UPDATE SET
+				n = n + CASE WHEN excluded.base >= base THEN excluded.n ELSE 0 END
+					- CASE WHEN base < coalesce(date(excluded.base, '-`+windowDays+` days'), base) THEN coalesce((
+						SELECT sum(d.n) FROM injection_daily d WHERE d.card_id = excluded.card_id
+						AND d.day >= injection_window.base AND d.day < date(excluded.base, '-`+windowDays+` days') AND d.outcome = excluded.outcome), 0) ELSE 0 END,
+				base = max(base, coalesce(date(excluded.base, '-`+windowDays+` days'), base)),
+				total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
+			return fmt.Errorf("roll up injections over the window: %w", err)
+		}
+	}
+	return nil
 }
 
 // windowDays is how far behind a card's newest written day its running

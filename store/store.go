@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -52,10 +53,14 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db    *handle
-	path  string
-	refs  refCache
-	texts textCache
+	db     *handle
+	path   string
+	refs   refCache
+	texts  textCache
+	rowids rowidCache
+	// migrated is set once this store created or migrated the schema:
+	// it checkpoints when it closes (see checkpointOnClose).
+	migrated atomic.Bool
 }
 
 // Open opens (creating if needed) the database at path and migrates it to
@@ -77,6 +82,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// alone) and temporary b-trees stay in memory: in a file they cost a
 	// write(2) per page, a sixth of a 10k-card import, measured.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// Closing connections leave the log (see checkpoint.go).
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
@@ -114,8 +121,12 @@ func (s *Store) migrateRetrying(ctx context.Context) error {
 // Path is the database file path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database, checkpointing the write-ahead log first when
+// it is long (see checkpointOnClose).
+func (s *Store) Close() error {
+	s.checkpointOnClose()
+	return s.db.Close()
+}
 
 // Version reads the schema version recorded in the file.
 func (s *Store) Version(ctx context.Context) (int, error) {
@@ -185,6 +196,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 			return fmt.Errorf("set schema version: %w", err)
 		}
+		s.migrated.Store(true)
 		return nil
 	})
 }

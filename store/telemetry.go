@@ -145,8 +145,8 @@ const pruneBatch = 2000
 
 // PruneTelemetry deletes raw request records older than before, at most
 // limit of them (0 = all), in transactions of at most pruneBatch rows.
-// Their counts stay in the per-card rollups, which are written with each
-// record. A call with nothing to delete costs one index probe. It returns
+// Their counts stay in the per-card rollups; records not folded into
+// them yet (see FoldEvery) are kept until they are. A call with nothing to delete costs one index probe. It returns
 // the number of records deleted.
 func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (int, error) {
 	total := 0
@@ -157,8 +157,10 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 		}
 		var deleted int64
 		err := s.Tx(ctx, func(tx *Tx) error {
+			// Only folded records: the others' counts are not in the
+			// rollups yet.
 			res, err := tx.tx.ExecContext(ctx, `DELETE FROM injection_requests WHERE seq IN
-				(SELECT seq FROM injection_requests WHERE created_at < ? LIMIT ?)`, before, n)
+				(SELECT seq FROM injection_requests WHERE created_at < ? AND seq <= (SELECT seq FROM injection_fold) LIMIT ?)`, before, n)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// queryer is a database or a transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// rawRecord is one request record's cards, decoded.
+type rawRecord struct {
+	createdAt string
+	// rowids maps an outcome to card rowids (records written as blobs),
+	// named to card ids (records converted from per-card rows).
+	rowids map[string][]int64
+	named  map[string][]string
+}
+
+func decodeRecord(createdAt string, cards any) (rawRecord, error) {
+	rowids, named, err := decodeRequest(cards)
+	if err != nil {
+		return rawRecord{}, fmt.Errorf("read injection request of %s: %w", createdAt, err)
+	}
+	return rawRecord{createdAt: createdAt, rowids: rowids, named: named}, nil
+}
+
+// each calls fn for every card of the record with an outcome, in Outcomes
+// order; a rowid not in names is left out.
+func (r rawRecord) each(names map[int64]string, fn func(id, outcome string)) {
+	for _, o := range Outcomes {
+		for _, rid := range r.rowids[o] {
+			if id, ok := names[rid]; ok {
+				fn(id, o)
+			}
+		}
+		for _, id := range r.named[o] {
+			fn(id, o)
+		}
+	}
+}
+
+// readRecords decodes the records query selects (created_at, cards).
+func readRecords(ctx context.Context, q queryer, query string, args ...any) ([]rawRecord, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read injection requests: %w", err)
+	}
+	defer rows.Close()
+	var out []rawRecord
+	for rows.Next() {
+		var at string
+		var cards any
+		if err := rows.Scan(&at, &cards); err != nil {
+			return nil, fmt.Errorf("read injection requests: %w", err)
+		}
+		r, err := decodeRecord(at, cards)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read injection requests: %w", err)
+	}
+	return out, nil
+}
+
+// cardNames maps every card rowid the records name to its id.
+func cardNames(ctx context.Context, q queryer, recs []rawRecord) (map[int64]string, error) {
+	seen := map[int64]bool{}
+	var want []int64
+	for _, r := range recs {
+		for _, rids := range r.rowids {
+			for _, rid := range rids {
+				if !seen[rid] {
+					seen[rid] = true
+					want = append(want, rid)
+				}
+			}
+		}
+	}
+	out := make(map[int64]string, len(want))
+	for len(want) > 0 {
+		n := min(len(want), 500)
+		chunk := want[:n]
+		want = want[n:]
+		rows, err := q.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read card ids: %w", err)
+		}
+		for rows.Next() {
+			var rid int64
+			var id string
+			if err := rows.Scan(&rid, &id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read card ids: %w", err)
+			}
+			out[rid] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read card ids: %w", err)
+		}
+	}
+	for rid := range seen {
+		if _, ok := out[rid]; !ok {
+			return nil, fmt.Errorf("%w: card rowid %d of an injection request", ErrNotFound, rid)
+		}
+	}
+	return out, nil
+}
+
+// unfoldedRecords is the part of a rollup read that selects the records
+// not folded yet, as rows of kind 1 (with created_at and cards last) after the
+// rollup rows (kind 0): one statement reads both from one snapshot, so a
+// fold between them cannot count a record twice or not at all.
+const unfoldedRecords = `UNION ALL SELECT 1, '', '', created_at, cards FROM injection_requests
+	WHERE seq > (SELECT seq FROM injection_fold)`
+
+// unfoldedEvents calls fn for each event of recs whose card is one of ids.
+func (s *Store) unfoldedEvents(ctx context.Context, recs []rawRecord, ids []string, fn func(id, outcome, createdAt string)) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	names, err := s.rowids.names(ctx, s.db, ids)
+	if err != nil {
+		return err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, r := range recs {
+		r.each(names, func(id, outcome string) {
+			if want[id] {
+				fn(id, outcome, r.createdAt)
+			}
+		})
+	}
+	return nil
+}
+
+// rowidCache holds card rowids by id: cards are never deleted and VACUUM
+// keeps their rowids, so an entry never goes stale. Bounded like refCache.
+type rowidCache struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// names maps the rowids of the cards of ids that exist to their ids,
+// reading only those the cache does not hold.
+func (c *rowidCache) names(ctx context.Context, q queryer, ids []string) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	var missing []string
+	c.mu.Lock()
+	for _, id := range ids {
+		if rid, ok := c.m[id]; ok {
+			out[rid] = id
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	c.mu.Unlock()
+	for len(missing) > 0 {
+		n := min(len(missing), 500)
+		chunk := missing[:n]
+		missing = missing[n:]
+		rows, err := q.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read card rowids: %w", err)
+		}
+		found := map[string]int64{}
+		for rows.Next() {
+			var rid int64
+			var id string
+			if err := rows.Scan(&rid, &id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read card rowids: %w", err)
+			}
+			out[rid] = id
+			found[id] = rid
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read card rowids: %w", err)
+		}
+		c.mu.Lock()
+		if c.m == nil || len(c.m)+len(found) > rowidCacheMax {
+			c.m = make(map[string]int64, len(found))
+		}
+		for id, rid := range found {
+			c.m[id] = rid
+		}
+		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+const rowidCacheMax = 1 << 16

@@ -207,13 +207,12 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := bounded.ReadFile(abs, MaxBoxBytes)
+			fs, err := checkBoxFile(ctx, p, abs, mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)})
 			if err != nil {
-				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+				return rep, err
 			}
-			opts := mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)}
 			rep.Checked = append(rep.Checked, p)
-			rep.Findings = append(rep.Findings, mailbox.Check(ctx, p, b, opts)...)
+			rep.Findings = append(rep.Findings, fs...)
 		}
 	}
 	if rep.Findings == nil {
@@ -227,6 +226,40 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// checkBoxFile checks the box file at abs (named p in findings), streamed:
+// it is never held in memory whole. A file over MaxBoxBytes, or not a
+// regular file, is refused before it is read (KindInvalid).
+func checkBoxFile(ctx context.Context, p, abs string, opts mailbox.CheckOptions) ([]mailbox.Finding, error) {
+	f, _, err := bounded.Open(abs, MaxBoxBytes)
+	if err != nil {
+		return nil, boxReadError(p, err)
+	}
+	defer f.Close()
+	fs, err := mailbox.CheckReader(ctx, p, f, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, boxReadError(p, err)
+	}
+	return fs, nil
+}
+
+// boxReadError is the KindInvalid error of a box that cannot be read: a
+// box over MaxBoxBytes names its size, the limit and what to do.
+func boxReadError(p string, err error) error {
+	var se *bounded.SizeError
+	if errors.As(err, &se) {
+		size := "more than " + bounded.Human(se.Limit)
+		if se.Size >= 0 {
+			size = fmt.Sprintf("%d bytes", se.Size)
+		}
+		return invalid("FILE", "box %s is %s, over the limit of %s for one box: a box holds short letters, so this is not one; check that the path names a box, or split it (move older letters to another file)",
+			p, size, bounded.Human(se.Limit))
+	}
+	return &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 }
 
 // refuseLinkedBox refuses a box to check that lies inside the checkout and

@@ -142,27 +142,31 @@ const (
 	kindLetter
 )
 
-// lineResult is what the parallel phase learns about one line. It is kept
-// small (a 100k-letter box has 100k of them) and holds no reference to the
-// line's bytes, which CheckReader reuses once a chunk is analysed.
+// lineResult is what the parallel phase learns about one line, besides its
+// findings. It is kept small (a 100k-letter box has 100k of them) and
+// holds no reference to the line's bytes, which CheckReader reuses once a
+// chunk is analysed.
 type lineResult struct {
-	findings []Finding
 	// extra holds the letter fields the cross-line checks read; nil when
 	// they need none (no answers, no team rules, not a project letter in
 	// the global box), which is most letters.
 	extra *lineExtra
-	// n is the line's length in bytes, without its '\n'.
-	n    int
+	// n is the line's length in bytes, without its '\n' (a box is at most
+	// a few hundred MiB: host bounds it).
+	n    int32
 	id   letterID
 	kind lineKind
 	crlf bool
 }
 
-// lineExtra is the part of a letter kept after its line is analysed: the
-// whole letter when team rules run, else only answers and repo.
+// lineExtra is the part of a letter kept after its line is analysed.
 type lineExtra struct {
-	letter Letter
-	cols   fieldCols
+	answers    []string
+	repo       string // only when it names a project and the box is global
+	colAnswers int
+	colRepo    int
+	// letter is the whole letter, kept only when team rules run.
+	letter *Letter
 }
 
 // letterID is a letter id before it is rendered as hex (see ID).
@@ -220,9 +224,11 @@ func newChecker(path string, opts CheckOptions) *checker {
 // history checks) and sorts the findings.
 func (c *checker) finish(ctx context.Context) []Finding {
 	var out []Finding
+	for _, ch := range c.chunks {
+		out = append(out, ch.findings...)
+	}
 	crlf, firstCRLF := 0, -1
 	c.each(func(i int, r *lineResult) {
-		out = append(out, r.findings...)
 		if r.crlf {
 			if crlf++; firstCRLF < 0 {
 				firstCRLF = i
@@ -233,12 +239,12 @@ func (c *checker) finish(ctx context.Context) []Finding {
 		out = append(out, c.finding(0, 1, CodeBOM, SeverityWarning, "byte-order mark at start of file; boxes are plain UTF-8 (the mark is ignored)"))
 	}
 	if crlf > 0 {
-		out = append(out, c.finding(firstCRLF, c.result(firstCRLF).n, CodeCRLF, SeverityWarning,
+		out = append(out, c.finding(firstCRLF, int(c.result(firstCRLF).n), CodeCRLF, SeverityWarning,
 			fmt.Sprintf("line ends with CRLF (%d such lines in this file); boxes use LF (the \\r is ignored, ids are unchanged)", crlf)))
 	}
 	if c.noFinalNewline {
 		last := c.nlines - 1
-		out = append(out, c.finding(last, c.result(last).n+1, CodeNoFinalNewline, SeverityWarning,
+		out = append(out, c.finding(last, int(c.result(last).n)+1, CodeNoFinalNewline, SeverityWarning,
 			"no newline at end of file (palace adds one before appending)"))
 	}
 	out = append(out, c.crossLine(ctx, c.opts)...)
@@ -304,24 +310,23 @@ func lineOf(b []byte, first bool, bomLen int) (line []byte, colBase int, crlf bo
 	return b, colBase, crlf
 }
 
-// analyzeLine checks one line (raw, without its '\n') into r. i is the
-// line's index in its chunk: findings carry it as their line until
-// placeChunks shifts them to the box's numbering.
-func (c *checker) analyzeLine(r *lineResult, raw []byte, i int, firstOfBox bool) {
-	r.n = len(raw)
+// analyzeLine checks one line (raw, without its '\n') into r and appends
+// its findings to fs. i is the line's index in its chunk: findings carry it
+// as their line until place shifts them to the box's numbering.
+func (c *checker) analyzeLine(r *lineResult, fs *[]Finding, raw []byte, i int, firstOfBox bool) {
+	r.n = int32(len(raw))
 	b, colBase, crlf := lineOf(raw, firstOfBox, c.bom)
 	r.crlf = crlf
 	r.id = lineID(b) // every line has one, blank lines too (the history check compares them)
-	id := r.id.String
 	add := func(col int, code string, sev Severity, msg string) {
 		f := newFinding(c.path, i, col, code, sev, msg)
-		f.LetterID = id()
-		r.findings = append(r.findings, f)
+		f.LetterID = r.id.String()
+		*fs = append(*fs, f)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		r.kind = kindBlank
 		// A blank line is no letter: its finding names no id.
-		r.findings = append(r.findings, newFinding(c.path, i, 1, CodeBlankLine, SeverityWarning, "blank line; a box holds one letter per line"))
+		*fs = append(*fs, newFinding(c.path, i, 1, CodeBlankLine, SeverityWarning, "blank line; a box holds one letter per line"))
 		return
 	}
 	if isConflictMarker(b) {
@@ -343,24 +348,30 @@ func (c *checker) analyzeLine(r *lineResult, raw []byte, i int, firstOfBox bool)
 		add(col, is.code, is.sev, is.msg)
 	}
 	if r.kind == kindLetter {
-		r.extra = c.keep(l, cols)
+		r.extra = c.keep(&l, &cols)
 	}
 }
 
 // keep copies out of a parsed letter (whose strings may share the line's
 // bytes) what the cross-line checks will read.
-func (c *checker) keep(l Letter, cols fieldCols) *lineExtra {
-	if c.opts.Deny != nil {
-		return &lineExtra{letter: cloneLetter(l), cols: cols}
-	}
+func (c *checker) keep(l *Letter, cols *fieldCols) *lineExtra {
 	projectInGlobal := c.opts.Global && !NamesNoProject(l.Repo)
-	if len(l.Answers) == 0 && !projectInGlobal {
+	if c.opts.Deny == nil && len(l.Answers) == 0 && !projectInGlobal {
 		return nil
 	}
-	ex := &lineExtra{cols: cols}
-	ex.letter.Answers = cloneStrings(l.Answers)
+	ex := &lineExtra{colAnswers: cols[fAnswers], colRepo: cols[fRepo]}
+	if c.opts.Deny != nil {
+		kept := cloneLetter(*l)
+		ex.letter = &kept
+		ex.answers = kept.Answers
+		if projectInGlobal {
+			ex.repo = kept.Repo
+		}
+		return ex
+	}
+	ex.answers = cloneStrings(l.Answers)
 	if projectInGlobal {
-		ex.letter.Repo = strings.Clone(l.Repo)
+		ex.repo = strings.Clone(l.Repo)
 	}
 	return ex
 }

@@ -38,22 +38,24 @@ func chunkEnd(b []byte) (end int, ok bool) {
 	return chunkBytes + i, true
 }
 
-// chunkResult is the analysis of one chunk: its lines' results, numbered
-// from 0 until place gives them their lines in the box.
+// chunkResult is the analysis of one chunk: its lines' results and their
+// findings, numbered from 0 until place gives them their lines in the box.
 type chunkResult struct {
-	first int // index in the box of the chunk's first line
-	res   []lineResult
+	first    int // index in the box of the chunk's first line
+	res      []lineResult
+	findings []Finding
 }
 
 // analyzeChunk runs the per-line checks and the secret scan over one chunk
 // of whole lines (the last one may lack its '\n' at the end of the box).
-// Findings carry line numbers relative to the chunk. spans is scratch
-// space, returned for reuse.
-func (c *checker) analyzeChunk(text []byte, firstOfBox bool, spans []span) ([]lineResult, []span) {
+// Findings carry line numbers relative to the chunk: the lines' own, then
+// the secrets (Check sorts them). spans is scratch space, returned for
+// reuse.
+func (c *checker) analyzeChunk(text []byte, firstOfBox bool, spans []span) (chunkResult, []span) {
 	spans = lineSpans(spans[:0], text)
-	res := make([]lineResult, len(spans))
+	cr := chunkResult{res: make([]lineResult, len(spans))}
 	for j, sp := range spans {
-		c.analyzeLine(&res[j], text[sp.start:sp.end], j, firstOfBox && j == 0)
+		c.analyzeLine(&cr.res[j], &cr.findings, text[sp.start:sp.end], j, firstOfBox && j == 0)
 	}
 	// One scan per chunk: the scanner's lines are the chunk's lines.
 	scan := text
@@ -64,14 +66,14 @@ func (c *checker) analyzeChunk(text []byte, firstOfBox bool, spans []span) ([]li
 		j := s.Line - 1
 		f := newFinding(c.path, j, s.Column, CodeSecret, SeverityError,
 			fmt.Sprintf("secret (%s): %s; remove it, or mark a deliberate fixture with %s", s.Rule, s.Redacted, secrets.AllowPragma))
-		f.LetterID = res[j].id.String()
+		f.LetterID = cr.res[j].id.String()
 		f.Rule = s.Rule
 		if s.Offset+s.Length <= spans[j].end {
 			f.EndCol = s.Column + s.Length
 		}
-		res[j].findings = append(res[j].findings, f)
+		cr.findings = append(cr.findings, f)
 	}
-	return res, spans
+	return cr, spans
 }
 
 type span struct{ start, end int } // text[start:end], without the '\n'
@@ -91,20 +93,19 @@ func lineSpans(spans []span, text []byte) []span {
 
 // place numbers the chunks' lines in box order and moves the findings of
 // the parallel phase to their lines in the box.
-func (c *checker) place(chunks [][]lineResult) {
-	c.chunks = make([]chunkResult, 0, len(chunks))
+func (c *checker) place(chunks []chunkResult) {
+	c.chunks = chunks[:0]
 	first := 0
-	for _, res := range chunks {
-		if len(res) == 0 {
+	for _, cr := range chunks {
+		if len(cr.res) == 0 {
 			continue
 		}
-		for j := range res {
-			for k := range res[j].findings {
-				res[j].findings[k].Line += first
-			}
+		cr.first = first
+		for k := range cr.findings {
+			cr.findings[k].Line += first
 		}
-		c.chunks = append(c.chunks, chunkResult{first: first, res: res})
-		first += len(res)
+		c.chunks = append(c.chunks, cr)
+		first += len(cr.res)
 	}
 	c.nlines = first
 }
@@ -123,7 +124,7 @@ func (c *checker) analyzeBytes(content []byte) {
 		chunks = append(chunks, rest[:end])
 		rest = rest[end:]
 	}
-	results := make([][]lineResult, len(chunks))
+	results := make([]chunkResult, len(chunks))
 	if len(content) < sequentialBytes {
 		var spans []span
 		for k, ch := range chunks {
@@ -154,7 +155,7 @@ type pool struct {
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	results [][]lineResult
+	results []chunkResult
 }
 
 // startPool starts the workers; release, when set, takes back each job's
@@ -165,14 +166,14 @@ func (c *checker) startPool(release func([]byte)) *pool {
 		p.wg.Go(func() {
 			var spans []span
 			for j := range p.jobs {
-				var res []lineResult
+				var res chunkResult
 				res, spans = c.analyzeChunk(j.text, j.k == 0, spans)
 				if release != nil && j.buf != nil {
 					release(j.buf)
 				}
 				p.mu.Lock()
 				for len(p.results) <= j.k {
-					p.results = append(p.results, nil)
+					p.results = append(p.results, chunkResult{})
 				}
 				p.results[j.k] = res
 				p.mu.Unlock()
@@ -183,7 +184,7 @@ func (c *checker) startPool(release func([]byte)) *pool {
 }
 
 // wait ends the pool once every job sent is done, and returns the results.
-func (p *pool) wait() [][]lineResult {
+func (p *pool) wait() []chunkResult {
 	close(p.jobs)
 	p.wg.Wait()
 	return p.results

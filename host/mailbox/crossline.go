@@ -30,7 +30,7 @@ func (c *checker) crossLine(ctx context.Context, opts CheckOptions) []Finding {
 	})
 	for _, i := range letters {
 		ex := c.result(i).extra
-		for k, a := range ex.letter.Answers {
+		for k, a := range ex.answers {
 			if id, ok := parseID(a); ok {
 				if _, ok := first[id]; ok {
 					continue
@@ -39,12 +39,12 @@ func (c *checker) crossLine(ctx context.Context, opts CheckOptions) []Finding {
 			if opts.KnownIDs != nil && opts.KnownIDs(a) {
 				continue
 			}
-			out = append(out, c.finding(i, ex.cols[fAnswers]+c.colBase(i), CodeUnknownAnswer, SeverityWarning,
+			out = append(out, c.finding(i, ex.colAnswers+c.colBase(i), CodeUnknownAnswer, SeverityWarning,
 				fmt.Sprintf("%q names letter %s, which is not in this box", fmt.Sprintf("answers[%d]", k), a)))
 		}
-		if opts.Global && !NamesNoProject(ex.letter.Repo) {
-			out = append(out, c.finding(i, ex.cols[fRepo]+c.colBase(i), CodeProjectInGlobal, SeverityError,
-				fmt.Sprintf("letter names project %s but sits in the global box; project letters belong in that repository's box (palace mailbox distribute files them)", quoteShort(ex.letter.Repo))))
+		if ex.repo != "" {
+			out = append(out, c.finding(i, ex.colRepo+c.colBase(i), CodeProjectInGlobal, SeverityError,
+				fmt.Sprintf("letter names project %s but sits in the global box; project letters belong in that repository's box (palace mailbox distribute files them)", quoteShort(ex.repo))))
 		}
 	}
 	return append(out, c.denyFindings(ctx, opts, letters)...)

@@ -84,7 +84,7 @@ func (c *checker) denyFindings(ctx context.Context, opts CheckOptions, letters [
 	inputs := make([]DenyInput, len(letters))
 	for k, i := range letters {
 		r := c.result(i)
-		inputs[k] = DenyInput{Box: box, Path: c.path, Line: i + 1, ID: r.id.String(), Letter: r.extra.letter}
+		inputs[k] = DenyInput{Box: box, Path: c.path, Line: i + 1, ID: r.id.String(), Letter: *r.extra.letter}
 	}
 	var out []Finding
 	emit := func(i int, msgs []string) {

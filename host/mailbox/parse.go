@@ -130,21 +130,22 @@ func parseLetterWith(line []byte, decode func([]byte) (string, bool)) (Letter, f
 			if val[0] == 'n' {
 				return
 			}
-			var elems []json.RawMessage
-			if val[0] != '[' || json.Unmarshal(val, &elems) != nil {
+			if val[0] != '[' {
 				typeErr(f, col, "an array of letter ids", val)
 				return
 			}
-			for i, e := range elems {
+			i := -1
+			forEachElement(val, func(e []byte) {
+				i++
 				s, ok := decode(e)
 				if !ok {
 					bad[f] = true
 					issues = append(issues, issue{code: CodeField, sev: SeverityError, field: name, col: col,
 						msg: fmt.Sprintf("%q must be a string, got %s", fmt.Sprintf("answers[%d]", i), jsonKind(e))})
-					continue
+					return
 				}
 				l.Answers = append(l.Answers, s)
-			}
+			})
 		case fExternal:
 			if err := l.External.UnmarshalJSON(val); err != nil {
 				bad[f] = true
@@ -271,6 +272,27 @@ func forEachMember(b []byte, start int, fn func(key []byte, keyOff int, val []by
 			return
 		}
 		i++
+	}
+}
+
+// forEachElement calls fn with each raw element (without whitespace) of
+// the array at b[0] ('['), which must be valid JSON.
+func forEachElement(b []byte, fn func(elem []byte)) {
+	i := skipWS(b, 1)
+	if i >= len(b) || b[i] == ']' {
+		return
+	}
+	for {
+		end := skipValue(b, i)
+		if end <= i {
+			return
+		}
+		fn(b[i:end])
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipWS(b, i+1)
 	}
 }
 

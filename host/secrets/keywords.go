@@ -1,5 +1,10 @@
 package secrets
 
+import (
+	"bytes"
+	"sync"
+)
+
 // keywordSet finds every occurrence of a set of keywords in one pass over
 // the text (an Aho–Corasick automaton compiled to a DFA). Matching is ASCII
 // case-insensitive; rules that need exact case re-check the bytes themselves.
@@ -119,14 +124,69 @@ func newKeywordSet(words []string) *keywordSet {
 
 // each calls fn(keyword index, start offset) for every keyword occurrence,
 // in order of the occurrence's end.
+//
+// A text of more than a few KiB is walked as two halves at once, split
+// after a '\n': each step of the automaton waits for the table load of the
+// step before, so two independent walks interleaved take little more time
+// than one. No keyword holds a '\n', so after one the automaton is back at
+// its start and the second half's walk is exactly the single walk's. The
+// second half's occurrences are held back until the first half's are
+// reported, to keep the order.
 func (ks *keywordSet) each(text []byte, fn func(word, start int)) {
-	var row uint32
+	mid := -1
+	if len(text) >= 4<<10 && ks.class['\n'] == 0 {
+		if i := bytes.IndexByte(text[len(text)/2:], '\n'); i >= 0 {
+			mid = len(text)/2 + i + 1
+		}
+	}
+	if mid < 0 || mid >= len(text) {
+		ks.walk(text, 0, 0, fn)
+		return
+	}
+	a, b := text[:mid], text[mid:]
+	n := min(len(a), len(b))
+	lp := laterPool.Get().(*[]kwHit)
+	later := (*lp)[:0]
+	defer func() { *lp = later[:0]; laterPool.Put(lp) }()
+	delta, class, accept, nc := ks.delta, &ks.class, ks.accept, uint32(ks.nclass)
+	var ra, rb uint32
+	a0, b0 := a[:n], b[:n]
+	for i := range a0 {
+		ra = delta[ra+uint32(class[a0[i]])]
+		rb = delta[rb+uint32(class[b0[i]])]
+		if accept[ra] {
+			for _, w := range ks.out[ra/nc] {
+				fn(w, i-len(ks.words[w])+1)
+			}
+		}
+		if accept[rb] {
+			for _, w := range ks.out[rb/nc] {
+				later = append(later, kwHit{w, mid + i - len(ks.words[w]) + 1})
+			}
+		}
+	}
+	ks.walk(a[n:], n, ra, fn)
+	for _, h := range later {
+		fn(h.word, h.start)
+	}
+	ks.walk(b[n:], mid+n, rb, fn)
+}
+
+type kwHit struct{ word, start int }
+
+// laterPool keeps the held-back occurrences' buffers: a chunk of letters
+// has tens of thousands of them (short keywords such as "sk" are common).
+var laterPool = sync.Pool{New: func() any { return new([]kwHit) }}
+
+// walk runs the automaton over text from row, reporting occurrences with
+// their offsets shifted by base.
+func (ks *keywordSet) walk(text []byte, base int, row uint32, fn func(word, start int)) {
 	delta, class, accept, nc := ks.delta, &ks.class, ks.accept, uint32(ks.nclass)
 	for i, b := range text {
 		row = delta[row+uint32(class[b])]
 		if accept[row] {
 			for _, w := range ks.out[row/nc] {
-				fn(w, i-len(ks.words[w])+1)
+				fn(w, base+i-len(ks.words[w])+1)
 			}
 		}
 	}

@@ -30,7 +30,8 @@ func TestCompiledOnFirstUse(t *testing.T) {
 	if got := re.ReplaceAllString("kc_abc", "<$1>"); got != "<abc>" {
 		t.Errorf("ReplaceAllString = %q", got)
 	}
-	if re.Regexp() != re.Regexp() {
+	first := re.Regexp()
+	if second := re.Regexp(); first != second {
 		t.Error("compiled twice")
 	}
 }

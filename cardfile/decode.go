@@ -3,7 +3,6 @@ package cardfile
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // Severity of a finding: any error makes a file unusable (not imported, the
@@ -126,10 +127,10 @@ func (p Parsed) Line(k string) int {
 }
 
 var (
-	cardIDRe     = regexp.MustCompile(`^kc_[0-9a-z]{1,64}$`)
-	evidenceIDRe = regexp.MustCompile(`^ev_[0-9a-z]{1,64}$`)
-	sha256Re     = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	yamlLineRe   = regexp.MustCompile(`line (\d+)`)
+	cardIDRe     = lazyregexp.New(`^kc_[0-9a-z]{1,64}$`)
+	evidenceIDRe = lazyregexp.New(`^ev_[0-9a-z]{1,64}$`)
+	sha256Re     = lazyregexp.New(`^[0-9a-f]{64}$`)
+	yamlLineRe   = lazyregexp.New(`line (\d+)`)
 )
 
 // decoder collects the findings of one file.

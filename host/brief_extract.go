@@ -1,10 +1,11 @@
 package host
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // The deterministic extractors of a brief: regular expressions over cited
@@ -23,14 +24,14 @@ type sourceText struct {
 }
 
 var (
-	urlRe     = regexp.MustCompile(`https?://[^\s<>"'` + "`" + `)\]]+`)
-	backtick  = regexp.MustCompile("`([^`\n]{2,120})`")
-	commandRe = regexp.MustCompile(`(?m)(?:^\$ |\b)((?:go|git|make|palace|npm|npx|yarn|cargo|docker|kubectl|pip|python3?|sqlite3|opa)\s+[a-z][\w-]*(?:\s+(?:--?[\w-]+(?:=\S+)?|\.{0,2}/[\w./-]*|[\w./-]+\.\.\.))+)`)
-	pathRe    = regexp.MustCompile(`(?:^|[\s(\["'])((?:\.{0,2}/)?(?:[\w.-]+/)+[\w.*-]+|[\w-]+\.(?:go|rs|py|ts|tsx|js|jsx|md|json|ya?ml|toml|sql|rego|sh|c|h|cc|cpp|java|rb|wasm|jsonl|db))\b`)
+	urlRe     = lazyregexp.New(`https?://[^\s<>"'` + "`" + `)\]]+`)
+	backtick  = lazyregexp.New("`([^`\n]{2,120})`")
+	commandRe = lazyregexp.New(`(?m)(?:^\$ |\b)((?:go|git|make|palace|npm|npx|yarn|cargo|docker|kubectl|pip|python3?|sqlite3|opa)\s+[a-z][\w-]*(?:\s+(?:--?[\w-]+(?:=\S+)?|\.{0,2}/[\w./-]*|[\w./-]+\.\.\.))+)`)
+	pathRe    = lazyregexp.New(`(?:^|[\s(\["'])((?:\.{0,2}/)?(?:[\w.-]+/)+[\w.*-]+|[\w-]+\.(?:go|rs|py|ts|tsx|js|jsx|md|json|ya?ml|toml|sql|rego|sh|c|h|cc|cpp|java|rb|wasm|jsonl|db))\b`)
 	// identRe: CamelCase, snake_case, CONST_CASE, pkg.Func().
-	identRe     = regexp.MustCompile(`\b(?:[a-zA-Z_]\w*(?:\.[a-zA-Z_]\w*)+\(\)|(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b)`)
-	cueRe       = regexp.MustCompile(`(?i)\b(TODO|FIXME|XXX|blockers?|blocked|remaining|not yet|still fails?|open question|pending|unresolved|follow[- ]up)\b`)
-	conflictCue = regexp.MustCompile(`(?i)\b(contradict\w*|does(?:n't| not) work|wrong|regress\w*|revert\w*|broke|flaky|fails?|failed)\b`)
+	identRe     = lazyregexp.New(`\b(?:[a-zA-Z_]\w*(?:\.[a-zA-Z_]\w*)+\(\)|(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b)`)
+	cueRe       = lazyregexp.New(`(?i)\b(TODO|FIXME|XXX|blockers?|blocked|remaining|not yet|still fails?|open question|pending|unresolved|follow[- ]up)\b`)
+	conflictCue = lazyregexp.New(`(?i)\b(contradict\w*|does(?:n't| not) work|wrong|regress\w*|revert\w*|broke|flaky|fails?|failed)\b`)
 )
 
 type entityAcc struct {

@@ -149,7 +149,7 @@ func newRelQuery(query, file string) *relQuery {
 		add(t, relWQuery)
 	}
 	for _, t := range terms {
-		for _, syn := range synonyms[t] {
+		for _, syn := range synonyms()[t] {
 			add(syn, relWSynonym)
 		}
 	}

@@ -1,6 +1,9 @@
 package host
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // thesaurus is a small, general software-engineering thesaurus: each line
 // is a group of words engineers use for one thing. A query term in a group
@@ -43,8 +46,10 @@ security vulnerability vulnerable sanitize escape injection
 crash crashes segfault
 `
 
-// synonyms maps a stem to the stems of its groups' other words.
-var synonyms = func() map[string][]string {
+// synonyms maps a stem to the stems of its groups' other words. It is
+// built on first use: stemming the thesaurus at package initialization was
+// paid by every palace process, also those that never rank cards.
+var synonyms = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range strings.Split(thesaurus, "\n") {
 		var group []string
@@ -62,7 +67,7 @@ var synonyms = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 func containsString(xs []string, x string) bool {
 	for _, y := range xs {

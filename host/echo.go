@@ -2,9 +2,10 @@ package host
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // Memory must not feed on its own echo: text palace rendered for an agent
@@ -27,14 +28,14 @@ import (
 // with whitespace folded and quote markers removed.
 
 var (
-	echoHeading = regexp.MustCompile(`(?m)^[\s>]*#{1,6}[ \t]*palace (context|brief)\b`)
+	echoHeading = lazyregexp.New(`(?m)^[\s>]*#{1,6}[ \t]*palace (context|brief)\b`)
 	// echoPreamble is the sentence under a pack's heading, as it is and as
 	// earlier versions wrote it.
-	echoPreamble = regexp.MustCompile(`(Governed memory for .{1,400}?Each card names its id and the evidence it cites)|(Memory of (repository|global memory).{1,400}?; fetch a card with)`)
+	echoPreamble = lazyregexp.New(`(Governed memory for .{1,400}?Each card names its id and the evidence it cites)|(Memory of (repository|global memory).{1,400}?; fetch a card with)`)
 	// echoItem matches a rendered card line: inline ("— `kc_…` · repo"),
 	// reference ("`kc_…` shu · field F · repo"), and the reference forms of
 	// earlier versions ("… — `palace card show kc_…`").
-	echoItem = regexp.MustCompile("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(`kc_[0-9A-Za-z_]+`\\s+(dao_tian|dao_ren|shu|qi)\\b[^\\n·]*·\\s*field\\s)|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)|(—\\s*palace_cards get\\s*`kc_[0-9A-Za-z_]+`)")
+	echoItem = lazyregexp.New("(—\\s*`kc_[0-9A-Za-z_]+`\\s*·\\s*(worktree|repo|global))|(`kc_[0-9A-Za-z_]+`\\s+(dao_tian|dao_ren|shu|qi)\\b[^\\n·]*·\\s*field\\s)|(—\\s*`palace card show kc_[0-9A-Za-z_]+`)|(—\\s*palace_cards get\\s*`kc_[0-9A-Za-z_]+`)")
 )
 
 // echoJSON are key sets that only a pack or a brief has, for one pasted as

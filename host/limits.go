@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/store"
 )
@@ -43,8 +44,9 @@ const (
 	MaxHintsFileBytes = 16 << 20
 	// MaxInputBytes bounds a JSON input document (policy eval --input).
 	MaxInputBytes = 16 << 20
-	// MaxBoxBytes bounds one mailbox file given to `mailbox check`.
-	MaxBoxBytes = 256 << 20
+	// MaxBoxBytes bounds one mailbox box or spool file palace reads
+	// (check, list, sweep, distribute, the language server).
+	MaxBoxBytes = mailbox.MaxBoxBytes
 	// MaxModuleBytes bounds a policy file or .wasm module read from disk (a
 	// Go-built plugin is ~3 MB; anything far larger is not a policy).
 	MaxModuleBytes = 64 << 20

@@ -193,27 +193,31 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 	if req.Staged {
 		// The index never holds the global box (it lives in $PALACE_HOME),
 		// so Global stays false.
-		fs, err := mailbox.StagedCheck(ctx, dir, paths, mailbox.CheckOptions{Deny: rules})
+		found, err := mailbox.StagedCheck(ctx, dir, paths, mailbox.CheckOptions{Deny: rules})
 		if errors.Is(err, mailbox.ErrNotStaged) {
 			return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "check staged box", Err: fmt.Errorf("%w: stage it (git add) or check the file on disk without --staged", err)}
+		}
+		var se *bounded.SizeError
+		var pe *fs.PathError
+		if errors.As(err, &se) && errors.As(err, &pe) {
+			return rep, boxReadError(pe.Path, se)
 		}
 		if err != nil {
 			return rep, internal(err, "check staged boxes")
 		}
-		rep.Checked, rep.Findings = paths, fs
+		rep.Checked, rep.Findings = paths, found
 	} else {
 		for _, p := range paths {
 			abs := p
 			if !filepath.IsAbs(p) {
 				abs = filepath.Join(dir, p)
 			}
-			b, err := bounded.ReadFile(abs, MaxBoxBytes)
+			found, err := checkBoxFile(ctx, p, abs, mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)})
 			if err != nil {
-				return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+				return rep, err
 			}
-			opts := mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)}
 			rep.Checked = append(rep.Checked, p)
-			rep.Findings = append(rep.Findings, mailbox.Check(ctx, p, b, opts)...)
+			rep.Findings = append(rep.Findings, found...)
 		}
 	}
 	if rep.Findings == nil {
@@ -227,6 +231,40 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// checkBoxFile checks the box file at abs (named p in findings), streamed:
+// it is never held in memory whole. A file over MaxBoxBytes, or not a
+// regular file, is refused before it is read (KindInvalid).
+func checkBoxFile(ctx context.Context, p, abs string, opts mailbox.CheckOptions) ([]mailbox.Finding, error) {
+	f, _, err := bounded.Open(abs, MaxBoxBytes)
+	if err != nil {
+		return nil, boxReadError(p, err)
+	}
+	defer f.Close()
+	found, err := mailbox.CheckReader(ctx, p, f, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, boxReadError(p, err)
+	}
+	return found, nil
+}
+
+// boxReadError is the KindInvalid error of a box that cannot be read: a
+// box over MaxBoxBytes names its size, the limit and what to do.
+func boxReadError(p string, err error) error {
+	var se *bounded.SizeError
+	if errors.As(err, &se) {
+		size := "larger than the limit"
+		if se.Size >= 0 {
+			size = fmt.Sprintf("%d bytes, over the limit", se.Size)
+		}
+		return invalid("FILE", "box %s is %s of %s for one box, and is not read: a box holds short letters, so check that the path names a box, or split it (move older letters to another file)",
+			p, size, bounded.Human(se.Limit))
+	}
+	return &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 }
 
 // refuseLinkedBox refuses a box to check that lies inside the checkout and
@@ -382,6 +420,14 @@ func mailError(err error, what string) error {
 	var se *mailbox.SecretError
 	if errors.As(err, &se) {
 		return &Error{Kind: KindDenied, Msg: what, Err: err}
+	}
+	var size *bounded.SizeError
+	var pe *fs.PathError
+	if errors.As(err, &size) && errors.As(err, &pe) {
+		return boxReadError(pe.Path, size)
+	}
+	if errors.Is(err, bounded.ErrNotRegular) {
+		return &Error{Kind: KindInvalid, Msg: what, Err: err}
 	}
 	return internal(err, "%s", what)
 }

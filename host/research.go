@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/internal/lazyregexp"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -107,7 +107,7 @@ type reportInsight struct {
 	findings                        []string
 }
 
-var reportIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
+var reportIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
 // Research validates a report, plans its ingest, or ingests it. Bad input
 // is KindInvalid naming the JSON path at fault (findings[3].source) and

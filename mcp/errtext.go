@@ -1,8 +1,9 @@
 package mcp
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // The host words its errors for the terminal: flags (--supporting) and
@@ -16,8 +17,8 @@ var (
 		"list them with `palace card list --all-repos`", "list them with palace_cards (action list, all_repos true)",
 		"list it with `palace evidence list --all-repos`", "use an id palace_record returned",
 	)
-	cliCommand = regexp.MustCompile("`palace ([a-z]+)(?: ([a-z]+))?([^`]*)`")
-	cliFlag    = regexp.MustCompile(`(^|[\s(,])--([a-z][a-z-]*)`)
+	cliCommand = lazyregexp.New("`palace ([a-z]+)(?: ([a-z]+))?([^`]*)`")
+	cliFlag    = lazyregexp.New(`(^|[\s(,])--([a-z][a-z-]*)`)
 	// argNames are the MCP argument names of flags whose name differs.
 	argNames = map[string]string{
 		"scope-path": "scope_paths", "scope-lang": "scope_languages", "scope-field": "scope_fields",

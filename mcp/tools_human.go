@@ -2,6 +2,9 @@ package mcp
 
 import (
 	"context"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/palacehq/palace/host"
 )
@@ -32,7 +35,7 @@ Only call this when the human you work with has asked for this promotion.`,
 				return output{Partial: res.Gate}, err
 			}
 			return output{Value: res}, nil
-		}).returning(changeSchema)
+		}).returning(changeSchema())
 }
 
 type demoteArgs struct {
@@ -49,7 +52,7 @@ func (s *Server) demoteTool() tool {
 		func(ctx context.Context, a demoteArgs) (output, error) {
 			res, err := s.h.Demote(ctx, a.ID, host.DemoteRequest{Reason: a.Reason, Counterexample: a.Counterexample, Target: a.Target})
 			return changeOutput(res, err)
-		}).returning(changeSchema)
+		}).returning(changeSchema())
 }
 
 type retireArgs struct {
@@ -64,7 +67,7 @@ func (s *Server) retireTool() tool {
 		func(ctx context.Context, a retireArgs) (output, error) {
 			res, err := s.h.Retire(ctx, a.ID, a.Reason)
 			return changeOutput(res, err)
-		}).returning(changeSchema)
+		}).returning(changeSchema())
 }
 
 type publishArgs struct {
@@ -108,11 +111,15 @@ Only call this when the human you work with has asked for it.`,
 				return output{Partial: res.Gate}, err
 			}
 			return output{Value: res}, nil
-		}).returning(changeSchema)
+		}).returning(changeSchema())
 }
 
 // changeSchema is the output schema of promote, demote and retire.
-var changeSchema = outputOf[host.ChangeResult]("The changed card, the event and the gate's decision.")
+// It is built when a server starts, not at package initialization, which
+// every palace process pays.
+var changeSchema = sync.OnceValue(func() *jsonschema.Schema {
+	return outputOf[host.ChangeResult]("The changed card, the event and the gate's decision.")
+})
 
 // changeOutput is a demote or retire result; only a success has one.
 func changeOutput(res host.ChangeResult, err error) (output, error) {

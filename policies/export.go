@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // defaultPackage matches the package line of an embedded default.
-var defaultPackage = regexp.MustCompile(`(?m)^package palace\.([a-z_]+)\s*$`)
+var defaultPackage = lazyregexp.New(`(?m)^package palace\.([a-z_]+)\s*$`)
 
 // ExportDefaults returns the embedded default policies (not their tests)
 // as stock `opa test` and `opa check` need them beside a team's policies:

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Kind is the kind of an anchor.
@@ -96,6 +97,16 @@ func Resolve(ctx context.Context, dir string) (Location, error) {
 		canon = filepath.Dir(canon)
 	}
 	loc := Location{Dir: canon}
+	// The remote is asked for beside rev-parse, not after it: every palace
+	// command resolves its anchors, and two git processes at once wait
+	// about as long as one. Outside git its answer is dropped.
+	var (
+		remote    string
+		remoteErr error
+		asked     sync.WaitGroup
+	)
+	asked.Go(func() { remote, remoteErr = git(ctx, canon, "config", "--get", "remote.origin.url") })
+	defer asked.Wait() // never left running past Resolve
 	out, err := git(ctx, canon, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
 	if err != nil {
 		// Not a repository (or no git at all): only the global anchor exists.
@@ -123,7 +134,7 @@ func Resolve(ctx context.Context, dir string) (Location, error) {
 		loc.RepoRoot = common
 	}
 	loc.InGit = true
-	if remote, err := git(ctx, canon, "config", "--get", "remote.origin.url"); err == nil {
+	if asked.Wait(); remoteErr == nil {
 		loc.Remote = strings.TrimSpace(remote)
 	}
 	if n := NormalizeRemote(loc.Remote); n != "" {

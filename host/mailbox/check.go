@@ -3,12 +3,11 @@ package mailbox
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
-
-	"github.com/palacehq/palace/host/secrets"
+	"strings"
 )
 
 // Severity of a finding. Any error fails the hook (exit 1); warnings alone
@@ -143,63 +142,114 @@ const (
 	kindLetter
 )
 
-// lineResult is what the parallel phase learns about one line.
+// lineResult is what the parallel phase learns about one line, besides its
+// findings. It is kept small (a 100k-letter box has 100k of them) and
+// holds no reference to the line's bytes, which CheckReader reuses once a
+// chunk is analysed.
 type lineResult struct {
-	kind     lineKind
-	id       string
-	letter   Letter
-	cols     fieldCols
-	crlf     bool
-	findings []Finding
+	// extra holds the letter fields the cross-line checks read; nil when
+	// they need none (no answers, no team rules, not a project letter in
+	// the global box), which is most letters.
+	extra *lineExtra
+	// n is the line's length in bytes, without its '\n' (a box is at most
+	// a few hundred MiB: host bounds it).
+	n    int32
+	id   letterID
+	kind lineKind
+	crlf bool
 }
 
-// minChunk keeps small boxes on one goroutine: below ~256 KiB the
-// goroutines cost more than they save.
-const minChunk = 256 << 10
+// lineExtra is the part of a letter kept after its line is analysed.
+type lineExtra struct {
+	answers    []string
+	repo       string // only when it names a project and the box is global
+	colAnswers int
+	colRepo    int
+	// letter is the whole letter, kept only when team rules run.
+	letter *Letter
+}
+
+// letterID is a letter id before it is rendered as hex (see ID).
+type letterID [6]byte
+
+func (id letterID) String() string { return hex.EncodeToString(id[:]) }
+
+// lineID is ID without the hex: the sha256 of the line without its
+// trailing '\n' and then '\r'.
+func lineID(line []byte) letterID {
+	sum := sha256.Sum256(trimEOL(line))
+	return letterID(sum[:6])
+}
 
 // Check runs every mailbox check on one box's bytes and returns the
 // findings ordered by line, column and code. It is pure over its input (the
 // LSP runs it on unsaved buffers); the only outside call is opts.Deny.
-// Lines are parsed and scanned for secrets in parallel; the result does not
+// Lines are parsed and scanned for secrets in parallel, in chunks of whole
+// lines whose bounds depend only on the content; the result does not
 // depend on the number of cores. It never panics on any input, and its work
 // per byte is bounded (over-long lines are reported, not parsed).
 func Check(ctx context.Context, path string, content []byte, opts CheckOptions) []Finding {
-	c := &checker{path: path, content: content}
-	if bytes.HasPrefix(content, bom) {
-		c.bom = len(bom)
+	c := newChecker(path, opts)
+	c.compareBase(content)
+	c.analyzeBytes(content)
+	c.size = len(content)
+	if n := len(content); n > 0 && content[n-1] != '\n' {
+		c.noFinalNewline = true
 	}
-	c.lines = splitLines(content)
-	c.results = make([]lineResult, len(c.lines))
-	c.analyzeAll()
+	return c.finish(ctx)
+}
 
+type checker struct {
+	path string
+	opts CheckOptions
+	// bom is the length of the byte-order mark that starts the box, if any.
+	bom int
+	// chunks hold the results of every line, in order.
+	chunks []chunkResult
+	nlines int
+	size   int
+	// noFinalNewline: the box's last byte is not '\n'.
+	noFinalNewline bool
+	// baseMatched counts the leading bytes of opts.Base the box repeats
+	// (while baseDiffers is false); it decides the history fast path.
+	baseMatched int
+	baseDiffers bool
+}
+
+func newChecker(path string, opts CheckOptions) *checker {
+	return &checker{path: path, opts: opts}
+}
+
+// finish runs what needs every line (file-level warnings, cross-line and
+// history checks) and sorts the findings.
+func (c *checker) finish(ctx context.Context) []Finding {
 	var out []Finding
+	for _, ch := range c.chunks {
+		out = append(out, ch.findings...)
+	}
 	crlf, firstCRLF := 0, -1
-	for i := range c.results {
-		r := &c.results[i]
-		out = append(out, r.findings...)
+	c.each(func(i int, r *lineResult) {
 		if r.crlf {
 			if crlf++; firstCRLF < 0 {
 				firstCRLF = i
 			}
 		}
-	}
+	})
 	if c.bom > 0 {
 		out = append(out, c.finding(0, 1, CodeBOM, SeverityWarning, "byte-order mark at start of file; boxes are plain UTF-8 (the mark is ignored)"))
 	}
 	if crlf > 0 {
-		sp := c.lines[firstCRLF]
-		out = append(out, c.finding(firstCRLF, sp.end-sp.start, CodeCRLF, SeverityWarning,
+		out = append(out, c.finding(firstCRLF, int(c.result(firstCRLF).n), CodeCRLF, SeverityWarning,
 			fmt.Sprintf("line ends with CRLF (%d such lines in this file); boxes use LF (the \\r is ignored, ids are unchanged)", crlf)))
 	}
-	if n := len(content); n > 0 && content[n-1] != '\n' {
-		last := len(c.lines) - 1
-		sp := c.lines[last]
-		out = append(out, c.finding(last, sp.end-sp.start+1, CodeNoFinalNewline, SeverityWarning,
+	if c.noFinalNewline {
+		last := c.nlines - 1
+		out = append(out, c.finding(last, int(c.result(last).n)+1, CodeNoFinalNewline, SeverityWarning,
 			"no newline at end of file (palace adds one before appending)"))
 	}
-	out = append(out, c.crossLine(ctx, opts)...)
-	if opts.Base != nil {
-		out = append(out, historyFindings(c, opts.Base)...)
+	out = append(out, c.crossLine(ctx, c.opts)...)
+	if c.opts.Base != nil {
+		out = append(out, historyFindings(c, c.opts.Base)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -214,37 +264,45 @@ func Check(ctx context.Context, path string, content []byte, opts CheckOptions) 
 	return out
 }
 
-type span struct{ start, end int } // content[start:end], without the '\n'
-
-type checker struct {
-	path    string
-	content []byte
-	bom     int
-	lines   []span
-	results []lineResult
+// result returns line i's result.
+func (c *checker) result(i int) *lineResult {
+	k := sort.Search(len(c.chunks), func(k int) bool { return c.chunks[k].first > i }) - 1
+	return &c.chunks[k].res[i-c.chunks[k].first]
 }
 
-func splitLines(content []byte) []span {
-	spans := make([]span, 0, bytes.Count(content, nl)+1)
-	for start := 0; start < len(content); {
-		i := bytes.IndexByte(content[start:], '\n')
-		if i < 0 {
-			spans = append(spans, span{start, len(content)})
-			break
+// each calls fn for every line in order.
+func (c *checker) each(fn func(i int, r *lineResult)) {
+	for k := range c.chunks {
+		ch := &c.chunks[k]
+		for j := range ch.res {
+			fn(ch.first+j, &ch.res[j])
 		}
-		spans = append(spans, span{start, start + i})
-		start += i + 1
 	}
-	return spans
 }
 
-// line returns line i's bytes without BOM and '\r', and the number of bytes
-// stripped from its start (to turn offsets into columns).
-func (c *checker) line(i int) (b []byte, colBase int, crlf bool) {
-	sp := c.lines[i]
-	b = c.content[sp.start:sp.end]
-	if i == 0 && c.bom > 0 {
-		b, colBase = b[c.bom:], c.bom
+// finding makes a finding on line i (0-based) of the box; the line's letter
+// id is filled in once the line is analysed.
+func (c *checker) finding(i, col int, code string, sev Severity, msg string) Finding {
+	f := newFinding(c.path, i, col, code, sev, msg)
+	if i < c.nlines {
+		f.LetterID = c.result(i).id.String()
+	}
+	return f
+}
+
+func newFinding(path string, i, col int, code string, sev Severity, msg string) Finding {
+	if col < 1 {
+		col = 1
+	}
+	return Finding{Path: path, Line: i + 1, Col: col, Code: code, Severity: sev, Message: msg}
+}
+
+// lineOf returns line's bytes without BOM (first is line 1 of the box) and
+// '\r', and the number of bytes stripped from its start (to turn offsets
+// into columns).
+func lineOf(b []byte, first bool, bomLen int) (line []byte, colBase int, crlf bool) {
+	if first && bomLen > 0 {
+		b, colBase = b[bomLen:], bomLen
 	}
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b, crlf = b[:n-1], true
@@ -252,92 +310,32 @@ func (c *checker) line(i int) (b []byte, colBase int, crlf bool) {
 	return b, colBase, crlf
 }
 
-func (c *checker) finding(i, col int, code string, sev Severity, msg string) Finding {
-	if col < 1 {
-		col = 1
-	}
-	f := Finding{Path: c.path, Line: i + 1, Col: col, Code: code, Severity: sev, Message: msg}
-	if i < len(c.results) {
-		f.LetterID = c.results[i].id
-	}
-	return f
-}
-
-// analyzeAll runs the per-line checks and the secret scan, in chunks of
-// whole lines across the available cores.
-func (c *checker) analyzeAll() {
-	type chunk struct{ first, last int }
-	var chunks []chunk
-	target := max(len(c.content)/(runtime.GOMAXPROCS(0)*4), minChunk)
-	for first := 0; first < len(c.lines); {
-		last := first
-		for last < len(c.lines) && c.lines[last].end-c.lines[first].start < target {
-			last++
-		}
-		if last == first {
-			last++
-		}
-		chunks = append(chunks, chunk{first, last})
-		first = last
-	}
-	if len(chunks) <= 1 {
-		for _, ch := range chunks {
-			c.analyzeChunk(ch.first, ch.last)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan chunk)
-	for range min(runtime.GOMAXPROCS(0), len(chunks)) {
-		wg.Go(func() {
-			for ch := range next {
-				c.analyzeChunk(ch.first, ch.last)
-			}
-		})
-	}
-	for _, ch := range chunks {
-		next <- ch
-	}
-	close(next)
-	wg.Wait()
-}
-
-func (c *checker) analyzeChunk(first, last int) {
-	for i := first; i < last; i++ {
-		c.analyzeLine(i)
-	}
-	// One scan per chunk: the scanner's lines are the box's lines, shifted.
-	text := c.content[c.lines[first].start:c.lines[last-1].end]
-	for _, s := range secrets.Scan(text) {
-		i := first + s.Line - 1
-		f := c.finding(i, s.Column, CodeSecret, SeverityError,
-			fmt.Sprintf("secret (%s): %s; remove it, or mark a deliberate fixture with %s", s.Rule, s.Redacted, secrets.AllowPragma))
-		f.Rule = s.Rule
-		if sp := c.lines[i]; s.Offset+s.Length <= sp.end-c.lines[first].start {
-			f.EndCol = s.Column + s.Length
-		}
-		c.results[i].findings = append(c.results[i].findings, f)
-	}
-}
-
-func (c *checker) analyzeLine(i int) {
-	r := &c.results[i]
-	b, colBase, crlf := c.line(i)
+// analyzeLine checks one line (raw, without its '\n') into r and appends
+// its findings to fs. i is the line's index in its chunk: findings carry it
+// as their line until place shifts them to the box's numbering.
+func (c *checker) analyzeLine(r *lineResult, fs *[]Finding, raw []byte, i int, firstOfBox bool) {
+	r.n = int32(len(raw))
+	b, colBase, crlf := lineOf(raw, firstOfBox, c.bom)
 	r.crlf = crlf
+	r.id = lineID(b) // every line has one, blank lines too (the history check compares them)
+	add := func(col int, code string, sev Severity, msg string) {
+		f := newFinding(c.path, i, col, code, sev, msg)
+		f.LetterID = r.id.String()
+		*fs = append(*fs, f)
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		r.kind = kindBlank
-		r.findings = append(r.findings, c.finding(i, 1, CodeBlankLine, SeverityWarning, "blank line; a box holds one letter per line"))
-		r.id = ID(b) // for the history check only; a blank line is no letter
+		// A blank line is no letter: its finding names no id.
+		*fs = append(*fs, newFinding(c.path, i, 1, CodeBlankLine, SeverityWarning, "blank line; a box holds one letter per line"))
 		return
 	}
-	r.id = ID(b)
 	if isConflictMarker(b) {
 		r.kind = kindMarker
-		r.findings = append(r.findings, c.finding(i, 1, CodeConflict, SeverityError,
-			"merge conflict marker; resolve the conflict by keeping both sides' letters (`.palace/inbox.jsonl merge=union` in .gitattributes avoids these)"))
+		add(1, CodeConflict, SeverityError,
+			"merge conflict marker; resolve the conflict by keeping both sides' letters (`.palace/inbox.jsonl merge=union` in .gitattributes avoids these)")
 		return
 	}
-	l, cols, issues := parseLetter(b)
+	l, cols, issues := parseLetterView(b)
 	r.kind = kindLetter
 	for _, is := range issues {
 		if is.sev == SeverityError {
@@ -347,11 +345,56 @@ func (c *checker) analyzeLine(i int) {
 		if col > 0 {
 			col += colBase
 		}
-		r.findings = append(r.findings, c.finding(i, col, is.code, is.sev, is.msg))
+		add(col, is.code, is.sev, is.msg)
 	}
 	if r.kind == kindLetter {
-		r.letter, r.cols = l, cols
+		r.extra = c.keep(&l, &cols)
 	}
+}
+
+// keep copies out of a parsed letter (whose strings may share the line's
+// bytes) what the cross-line checks will read.
+func (c *checker) keep(l *Letter, cols *fieldCols) *lineExtra {
+	projectInGlobal := c.opts.Global && !NamesNoProject(l.Repo)
+	if c.opts.Deny == nil && len(l.Answers) == 0 && !projectInGlobal {
+		return nil
+	}
+	ex := &lineExtra{colAnswers: cols[fAnswers], colRepo: cols[fRepo]}
+	if c.opts.Deny != nil {
+		kept := cloneLetter(*l)
+		ex.letter = &kept
+		ex.answers = kept.Answers
+		if projectInGlobal {
+			ex.repo = kept.Repo
+		}
+		return ex
+	}
+	ex.answers = cloneStrings(l.Answers)
+	if projectInGlobal {
+		ex.repo = strings.Clone(l.Repo)
+	}
+	return ex
+}
+
+func cloneLetter(l Letter) Letter {
+	for f := range fAnswers {
+		p := stringField(&l, f)
+		*p = strings.Clone(*p)
+	}
+	l.Answers = cloneStrings(l.Answers)
+	l.External.Ref = strings.Clone(l.External.Ref)
+	return l
+}
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strings.Clone(v)
+	}
+	return out
 }
 
 func isConflictMarker(b []byte) bool {

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 )
 
@@ -11,38 +12,52 @@ import (
 // line order, so its output is deterministic.
 func (c *checker) crossLine(ctx context.Context, opts CheckOptions) []Finding {
 	var out []Finding
-	first := make(map[string]int, len(c.results))
+	first := make(map[letterID]int, c.nlines)
 	var letters []int
-	for i := range c.results {
-		r := &c.results[i]
+	c.each(func(i int, r *lineResult) {
 		if r.kind == kindBlank || r.kind == kindMarker {
-			continue
+			return
 		}
 		if j, dup := first[r.id]; dup {
 			out = append(out, c.finding(i, 1, CodeDuplicate, SeverityError,
 				fmt.Sprintf("duplicate of line %d (letter %s); each letter appears once in a box", j+1, r.id)))
-			continue
+			return
 		}
 		first[r.id] = i
-		if r.kind == kindLetter {
+		if r.kind == kindLetter && r.extra != nil {
 			letters = append(letters, i)
 		}
-	}
+	})
 	for _, i := range letters {
-		r := &c.results[i]
-		for k, a := range r.letter.Answers {
-			if _, ok := first[a]; ok || (opts.KnownIDs != nil && opts.KnownIDs(a)) {
+		ex := c.result(i).extra
+		for k, a := range ex.answers {
+			if id, ok := parseID(a); ok {
+				if _, ok := first[id]; ok {
+					continue
+				}
+			}
+			if opts.KnownIDs != nil && opts.KnownIDs(a) {
 				continue
 			}
-			out = append(out, c.finding(i, r.cols[fAnswers]+c.colBase(i), CodeUnknownAnswer, SeverityWarning,
+			out = append(out, c.finding(i, ex.colAnswers+c.colBase(i), CodeUnknownAnswer, SeverityWarning,
 				fmt.Sprintf("%q names letter %s, which is not in this box", fmt.Sprintf("answers[%d]", k), a)))
 		}
-		if opts.Global && !NamesNoProject(r.letter.Repo) {
-			out = append(out, c.finding(i, r.cols[fRepo]+c.colBase(i), CodeProjectInGlobal, SeverityError,
-				fmt.Sprintf("letter names project %s but sits in the global box; project letters belong in that repository's box (palace mailbox distribute files them)", quoteShort(r.letter.Repo))))
+		if ex.repo != "" {
+			out = append(out, c.finding(i, ex.colRepo+c.colBase(i), CodeProjectInGlobal, SeverityError,
+				fmt.Sprintf("letter names project %s but sits in the global box; project letters belong in that repository's box (palace mailbox distribute files them)", quoteShort(ex.repo))))
 		}
 	}
 	return append(out, c.denyFindings(ctx, opts, letters)...)
+}
+
+// parseID reads a letter id written as 12 lowercase hex characters.
+func parseID(s string) (letterID, bool) {
+	var id letterID
+	if !IsID(s) {
+		return id, false
+	}
+	_, err := hex.Decode(id[:], []byte(s))
+	return id, err == nil
 }
 
 func (c *checker) colBase(i int) int {

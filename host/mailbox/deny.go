@@ -83,8 +83,8 @@ func (c *checker) denyFindings(ctx context.Context, opts CheckOptions, letters [
 	}
 	inputs := make([]DenyInput, len(letters))
 	for k, i := range letters {
-		r := &c.results[i]
-		inputs[k] = DenyInput{Box: box, Path: c.path, Line: i + 1, ID: r.id, Letter: r.letter}
+		r := c.result(i)
+		inputs[k] = DenyInput{Box: box, Path: c.path, Line: i + 1, ID: r.id.String(), Letter: *r.extra.letter}
 	}
 	var out []Finding
 	emit := func(i int, msgs []string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/internal/bounded"
 )
 
 // DistributeReport says what Distribute did.
@@ -134,6 +135,15 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	// A box over MaxBoxBytes stops the run before anything is written
+	// (deliver reads a box's ids before appending to it).
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if err := boxSizeOK(p, st); err != nil {
+				return rep, err
+			}
+		}
+	}
 	var reg []RegisteredBox
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -141,6 +151,9 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 		}
 		t := targets[p]
 		bd, err := deliver(t, groups[p])
+		if errors.Is(err, bounded.ErrTooLarge) {
+			return rep, err // it grew past the limit since the check above
+		}
 		if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
 			rep.Refused = append(rep.Refused, RefusedBox{Path: p, Reason: err.Error()})
 		}
@@ -240,6 +253,9 @@ func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 		return bd, fmt.Errorf("lock box %s: %w", t.path, err)
 	}
 	defer unlock()
+	if err := checkOpenBox(f, t.path); err != nil {
+		return bd, err
+	}
 	have := map[string]bool{}
 	if err := eachLine(f, func(bl boxLine) error {
 		if !bl.tooLong {

@@ -11,12 +11,12 @@ const maxHistoryFindings = 50
 
 // lineIDs returns the id of every line of a box's bytes, with the same
 // conventions as Check (BOM ignored, '\r' ignored; blank lines count).
-func lineIDs(content []byte) []string {
+func lineIDs(content []byte) []letterID {
 	content = bytes.TrimPrefix(content, bom)
-	spans := splitLines(content)
-	ids := make([]string, len(spans))
+	spans := lineSpans(nil, content)
+	ids := make([]letterID, len(spans))
 	for i, sp := range spans {
-		ids[i] = ID(content[sp.start:sp.end])
+		ids[i] = lineID(content[sp.start:sp.end])
 	}
 	return ids
 }
@@ -29,20 +29,22 @@ func lineIDs(content []byte) []string {
 func historyFindings(c *checker, base []byte) []Finding {
 	// The usual commit only appends: the committed bytes, up to a final
 	// newline, are a prefix of the new ones, so every committed line is
-	// still in place. One memcmp then spares hashing the base again.
-	if n := len(base); n == 0 || (bytes.HasPrefix(c.content, base) && (base[n-1] == '\n' || n == len(c.content))) {
+	// still in place. One memcmp (compareBase, as the box was read) then
+	// spares hashing the base again.
+	prefix := !c.baseDiffers && c.baseMatched == len(base)
+	if n := len(base); n == 0 || (prefix && (base[n-1] == '\n' || n == c.size)) {
 		return nil
 	}
 	baseIDs := lineIDs(base)
-	cur := make([]string, len(c.lines))
-	pos := make(map[string]int, len(c.lines))
-	for i := range c.lines {
-		cur[i] = c.results[i].id // every line has one, blank lines too
-		if _, seen := pos[cur[i]]; !seen {
-			pos[cur[i]] = i
+	cur := make([]letterID, 0, c.nlines)
+	pos := make(map[letterID]int, c.nlines)
+	c.each(func(i int, r *lineResult) {
+		cur = append(cur, r.id) // every line has one, blank lines too
+		if _, seen := pos[r.id]; !seen {
+			pos[r.id] = i
 		}
-	}
-	inBase := make(map[string]bool, len(baseIDs))
+	})
+	inBase := make(map[letterID]bool, len(baseIDs))
 	for _, id := range baseIDs {
 		inBase[id] = true
 	}
@@ -54,7 +56,7 @@ func historyFindings(c *checker, base []byte) []Finding {
 			return
 		}
 		// A deleted tail points at the last line (line 1 of an emptied file).
-		i = max(min(i, len(c.lines)-1), 0)
+		i = max(min(i, c.nlines-1), 0)
 		out = append(out, c.finding(i, 1, CodeHistory, SeverityError, msg))
 	}
 	for i, id := range baseIDs {

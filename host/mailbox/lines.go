@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+
+	"github.com/palacehq/palace/internal/bounded"
 )
 
 // boxLine is one line read from a spool or box file.
@@ -61,18 +64,65 @@ func eachLine(r io.Reader, fn func(boxLine) error) error {
 	}
 }
 
-// readFileLines is eachLine over a file; a missing file has no lines.
+// readFileLines is eachLine over a file (openBox's checks first); a
+// missing file has no lines.
 func readFileLines(path string, fn func(boxLine) error) error {
-	f, err := os.Open(path)
+	f, err := openBox(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read box %s: %w", path, err)
+		return err
 	}
 	defer f.Close()
 	if err := eachLine(f, fn); err != nil {
 		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	return nil
+}
+
+// openBox opens a box or the spool for reading. It must be a regular file
+// (checked before opening, so a FIFO never blocks the open) of at most
+// MaxBoxBytes: a reader keeps what it reads (letters, ids), so a larger
+// file is refused with an *fs.PathError around a *bounded.SizeError
+// instead of being read. A missing file is an error matching
+// fs.ErrNotExist.
+func openBox(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read box %s: %w", path, err)
+	}
+	if err := boxSizeOK(path, st); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read box %s: %w", path, err)
+	}
+	if err := checkOpenBox(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkOpenBox applies openBox's rules to a file already open (it may have
+// been replaced, or have grown, since a Stat of its path).
+func checkOpenBox(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read box %s: %w", path, err)
+	}
+	return boxSizeOK(path, st)
+}
+
+func boxSizeOK(path string, st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("read box %s: %w", path, bounded.ErrNotRegular)
+	}
+	if st.Size() > MaxBoxBytes {
+		return &fs.PathError{Op: "read box", Path: path, Err: fmt.Errorf("%w; it is not read: a box holds short letters, so check that it is one, or move older letters to another file",
+			&bounded.SizeError{Size: st.Size(), Limit: MaxBoxBytes})}
 	}
 	return nil
 }

@@ -5,11 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	iofs "io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"github.com/palacehq/palace/internal/bounded"
 )
+
+// MaxBoxBytes bounds one box palace reads: a box holds short letters (at
+// most MaxLineBytes each), and 256 MiB is about a million of them. Readers
+// refuse a larger box (a *bounded.SizeError) instead of reading it.
+const MaxBoxBytes = 256 << 20
 
 // ErrNotStaged is returned by StagedCheck for a path that is neither in the
 // index nor in HEAD.
@@ -28,7 +36,9 @@ var ErrNotStaged = errors.New("not in the index")
 // git runs with the caller's environment, so inside a hook it sees the index
 // git is committing (GIT_INDEX_FILE), also for `git commit -a` and partial
 // commits. Findings carry the paths as given. An error means git could not
-// be run or a path is not tracked (ErrNotStaged).
+// be run, a path is not tracked (ErrNotStaged), or a blob is over
+// MaxBoxBytes (an *fs.PathError naming the path, around a
+// *bounded.SizeError); a staged blob is streamed, never held whole.
 func StagedCheck(ctx context.Context, repoDir string, paths []string, opts CheckOptions) ([]Finding, error) {
 	var out []Finding
 	for _, p := range paths {
@@ -44,20 +54,36 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 			rel = r
 		}
 		spec := "./" + filepath.ToSlash(rel)
-		// The two blobs are read at once: for a 30 MB box each git process
-		// takes ~90 ms, mostly piping, and the reads are independent.
-		var (
-			base    []byte
-			inHead  bool
-			headErr error
-			wg      sync.WaitGroup
-		)
-		wg.Go(func() { base, inHead, headErr = gitShow(ctx, repoDir, "HEAD:"+spec) })
-		staged, inIndex, err := gitShow(ctx, repoDir, ":"+spec)
-		wg.Wait()
-		if err == nil {
-			err = headErr
+		// The staged blob is streamed into the check, never held whole; the
+		// check compares it with the HEAD blob as it reads, so that one is
+		// read first, while git starts on the other.
+		staged, err := startBlob(ctx, repoDir, ":"+spec)
+		if err != nil {
+			return nil, fmt.Errorf("staged check %s: %w", p, err)
 		}
+		base, inHead, err := gitShow(ctx, repoDir, "HEAD:"+spec)
+		if errors.Is(err, bounded.ErrTooLarge) {
+			staged.abort()
+			return nil, &iofs.PathError{Op: "staged check", Path: p, Err: err}
+		}
+		if err != nil {
+			staged.abort()
+			return nil, fmt.Errorf("staged check %s: %w", p, err)
+		}
+		o := opts
+		o.Base = nil
+		if inHead {
+			o.Base = base
+			if o.Base == nil {
+				o.Base = []byte{}
+			}
+		}
+		fs, checkErr := CheckReader(ctx, p, staged.r, o)
+		if checkErr != nil {
+			staged.abort()
+			return nil, &iofs.PathError{Op: "staged check", Path: p, Err: checkErr}
+		}
+		inIndex, err := staged.finish()
 		if err != nil {
 			return nil, fmt.Errorf("staged check %s: %w", p, err)
 		}
@@ -69,36 +95,75 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 				Message: "box deleted from the index; boxes are append-only: restore it (git restore --staged --worktree " + rel + ")"})
 			continue
 		}
-		o := opts
-		o.Base = nil
-		if inHead {
-			o.Base = base
-			if o.Base == nil {
-				o.Base = []byte{}
-			}
-		}
-		out = append(out, Check(ctx, p, staged, o)...)
+		out = append(out, fs...)
 	}
 	return out, nil
 }
 
-// gitShow returns the blob named by rev; found is false when git says it
-// does not exist (exit status 128), and err is for git not running at all
-// or dir not being a repository.
-func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err error) {
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "blob", rev)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+// blobStream is a running `git cat-file blob`, read through r, which
+// fails past MaxBoxBytes.
+type blobStream struct {
+	ctx    context.Context
+	cmd    *exec.Cmd
+	rev    string
+	r      io.Reader
+	stderr bytes.Buffer
+}
+
+func startBlob(ctx context.Context, dir, rev string) (*blobStream, error) {
+	bs := &blobStream{ctx: ctx, cmd: exec.CommandContext(ctx, "git", "cat-file", "blob", rev), rev: rev}
+	bs.cmd.Dir = dir
+	bs.cmd.Stderr = &bs.stderr
+	out, err := bs.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("git cat-file blob %s: %w", rev, err)
+	}
+	if err := bs.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git cat-file blob %s: %w", rev, err)
+	}
+	bs.r = bounded.Reader(out, MaxBoxBytes)
+	return bs, nil
+}
+
+// finish waits for git once its output is read. found is false when git
+// says the blob does not exist (exit status 128); err is for git not
+// running at all or dir not being a repository.
+func (bs *blobStream) finish() (found bool, err error) {
+	err = bs.cmd.Wait()
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil && !strings.Contains(stderr.String(), "not a git repository") {
-		return nil, false, nil
+	if errors.As(err, &ee) && bs.ctx.Err() == nil && !strings.Contains(bs.stderr.String(), "not a git repository") {
+		return false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("git cat-file blob %s: %w: %s", rev, err, strings.TrimSpace(stderr.String()))
+		return false, fmt.Errorf("git cat-file blob %s: %w: %s", bs.rev, err, strings.TrimSpace(bs.stderr.String()))
 	}
-	return stdout.Bytes(), true, nil
+	return true, nil
+}
+
+// abort stops git when its output is not read to the end.
+func (bs *blobStream) abort() {
+	_ = bs.cmd.Process.Kill()
+	_ = bs.cmd.Wait()
+}
+
+// gitShow returns the blob named by rev, at most MaxBoxBytes (a larger one
+// is a *bounded.SizeError); found is false when git says it does not exist
+// (exit status 128), and err is for git not running at all or dir not being
+// a repository.
+func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err error) {
+	bs, err := startBlob(ctx, dir, rev)
+	if err != nil {
+		return nil, false, err
+	}
+	blob, err = io.ReadAll(bs.r)
+	if err != nil {
+		bs.abort()
+		return nil, false, fmt.Errorf("read %s: %w", rev, err)
+	}
+	if found, err = bs.finish(); !found || err != nil {
+		return nil, found, err
+	}
+	return blob, true, nil
 }
 
 // Committed returns the box at path as HEAD has it: the base an editor's

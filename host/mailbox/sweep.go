@@ -150,6 +150,9 @@ func (s *sweeper) readBox(root, path string) error {
 		return fmt.Errorf("read box %s: %w", path, err)
 	}
 	defer f.Close()
+	if err := checkOpenBox(f, path); err != nil {
+		return err
+	}
 	if err := s.readFrom(f, path, false); err != nil {
 		return fmt.Errorf("read box %s: %w", path, err)
 	}
@@ -158,13 +161,13 @@ func (s *sweeper) readBox(root, path string) error {
 
 // read adds a file's letters; a missing file has none.
 func (s *sweeper) read(path string, spool bool) error {
-	f, err := os.Open(path)
+	f, err := openBox(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.res.Read = append(s.res.Read, path)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read box %s: %w", path, err)
+		return err
 	}
 	defer f.Close()
 	if err := s.readFrom(f, path, spool); err != nil {

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // Kind is the format of a rule file, decided by its name.
@@ -117,10 +118,10 @@ type ParseError struct {
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 var (
-	itemRe     = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
-	headingRe  = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$`)
-	refRe      = regexp.MustCompile("^ref `[^`]+`:")
-	backtickRe = regexp.MustCompile("`([^`]*)`")
+	itemRe     = lazyregexp.New(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
+	headingRe  = lazyregexp.New(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$`)
+	refRe      = lazyregexp.New("^ref `[^`]+`:")
+	backtickRe = lazyregexp.New("`([^`]*)`")
 )
 
 // Parse reads the rules of the file name (slash-separated, relative to the

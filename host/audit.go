@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -75,7 +76,7 @@ type AuditRow struct {
 	Field             string                `json:"field"`
 	Persistence       string                `json:"persistence"`
 	RenderPref        string                `json:"render_pref"`
-	Scope             store.Scope           `json:"scope"`
+	Scope             domain.Scope          `json:"scope"`
 	FitContext        policies.ScopeContext `json:"fit_context"`
 	Lane              string                `json:"lane"`
 	RenderForm        string                `json:"render_form"`
@@ -183,7 +184,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 }
 
 // auditRows computes the rows of cards, in lane, tier, anchor, salience, id order.
-func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
+func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
@@ -260,7 +261,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	rep.LanesPolicy = ld
 	h.stampFileStateCached(ctx, &rep.ScopePolicy)
 	h.stampFileStateCached(ctx, &rep.LanesPolicy)
-	dupes := map[string][]store.Card{}
+	dupes := map[string][]domain.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)
 	}
@@ -332,7 +333,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 // bestFit is the request a card fits best: a file its first path glob
 // matches, its first language, its first scope field (else its own field),
 // and every trigger intent and tool need.
-func bestFit(c store.Card, anchors []string) policies.ScopeContext {
+func bestFit(c domain.Card, anchors []string) policies.ScopeContext {
 	fit := policies.ScopeContext{Field: c.Field, Intents: nonNilStrings(c.Trigger.Intents), Tools: nonNilStrings(c.Trigger.ToolNeeds), Anchors: anchors}
 	if len(c.Scope.Paths) > 0 {
 		fit.File = globExample(c.Scope.Paths[0])
@@ -353,7 +354,7 @@ func globExample(glob string) string {
 }
 
 // auditFindings derives a row's warnings and suggested actions.
-func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
+func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
 	warn := []AuditWarning{}
 	suggest := map[string]string{}
 	stamp := store.FormatTime(now)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -197,7 +198,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 			continue
 		}
 		e := &BriefEvidence{ID: ev.ID, CitedBy: []string{}, Roles: []string{}, Matched: true}
-		fillEvidence(e, store.Evidence{Field: ev.Field, Provenance: ev.Provenance, SourceRef: ev.SourceRef, Content: ev.Content})
+		fillEvidence(e, domain.Evidence{Field: ev.Field, Provenance: ev.Provenance, SourceRef: ev.SourceRef, Content: ev.Content})
 		b.Evidence = append(b.Evidence, *e)
 		texts = append(texts, sourceText{ev.ID, ev.Content})
 		matched = append(matched, ev.ID)
@@ -250,7 +251,7 @@ func appendNew(xs []string, x string) []string {
 // not injected; the excerpt says when it was shortened).
 const maxExcerptRunes = 280
 
-func fillEvidence(e *BriefEvidence, r store.Evidence) {
+func fillEvidence(e *BriefEvidence, r domain.Evidence) {
 	e.Field, e.Provenance, e.SourceRef = r.Field, r.Provenance, r.SourceRef
 	e.Excerpt, e.Truncated = excerpt(r.Content, maxExcerptRunes)
 }
@@ -272,7 +273,7 @@ func excerpt(s string, n int) (string, bool) {
 
 // briefCandidate is a candidate card the brief looked at for next actions.
 type briefCandidate struct {
-	card    store.Card
+	card    domain.Card
 	missing map[string]int
 	allow   bool
 }
@@ -286,10 +287,10 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 	if err != nil {
 		return nil, internal(err, "brief: select candidates")
 	}
-	pool := make([]store.Card, 0, len(texts))
+	pool := make([]domain.Card, 0, len(texts))
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
-		pool = append(pool, store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
+		pool = append(pool, domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
 	h.sortByFill(pool)

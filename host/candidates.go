@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -94,7 +95,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 	}
 	cutoff := store.FormatTime(now.Add(-time.Duration(days) * 24 * time.Hour))
 	stamp := store.FormatTime(now)
-	var stale []store.Card
+	var stale []domain.Card
 	for _, c := range cards {
 		r := CandidateRow{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Anchor: h.anchorRef(ctx, c.AnchorID),
 			CreatedAt: c.CreatedAt, AgeDays: daysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
@@ -126,7 +127,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 			if err := tx.SetCardStatus(ctx, c.ID, "candidate", "retired", h.stamp()); err != nil {
 				return err
 			}
-			if _, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "retired", FromStatus: "candidate", ToStatus: "retired",
+			if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: "retired", FromStatus: "candidate", ToStatus: "retired",
 				Reason: "archived: " + why, Data: mustJSON(map[string]any{"change": "expired", "max_age_days": days})}); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
@@ -12,9 +13,9 @@ import (
 // Card is a card as the host shows it: the row, its anchor, its links and
 // its evidence counts by role.
 type Card struct {
-	store.Card
+	domain.Card
 	Anchor AnchorRef      `json:"anchor"`
-	Links  []store.Link   `json:"links,omitempty"`
+	Links  []domain.Link  `json:"links,omitempty"`
 	Counts map[string]int `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
@@ -174,7 +175,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 
 // CardEvents returns a card's audit trail; another repository's card needs
 // allRepos (KindInvalid otherwise).
-func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]store.Event, error) {
+func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]domain.Event, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
 		return nil, notFound(err, "card", id)
@@ -250,12 +251,12 @@ func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, 
 	return out, total, nil
 }
 
-func (h *Host) view(ctx context.Context, c store.Card, links []store.Link) (Card, error) {
+func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Card, error) {
 	return Card{
 		Card:          c,
 		Anchor:        h.anchorRef(ctx, c.AnchorID),
 		Links:         links,
-		Counts:        store.CountRoles(links),
+		Counts:        domain.CountRoles(links),
 		Authoritative: Authoritative(c.Status),
 	}, nil
 }

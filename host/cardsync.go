@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/repofs"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +20,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/repofs"
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host/anchor"
@@ -520,7 +522,7 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 	add(p.Line("field"), checkText("field", c.Field, MaxFieldBytes, "use a short name such as go or release-process"))
 	add(p.Line("statement"), checkText("statement", c.Statement, 0, "remove it"))
 	add(p.Line("content"), checkText("content", c.Content, MaxContentBytes, "keep the card short; the evidence carries the detail"))
-	add(p.Line("scope"), checkScope(store.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
+	add(p.Line("scope"), checkScope(domain.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
 	for _, pat := range c.Triggers.Patterns {
 		if _, err := regexp.Compile(pat); err != nil {
 			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
@@ -734,7 +736,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				}
 				continue
 			}
-			ev := store.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
+			ev := domain.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
 				SourceRef: e.SourceRef, Tags: e.Tags, AnchorID: p.repoID, ContentSHA256: e.SHA256, Actor: e.Actor,
 				ActorType: e.ActorType, CreatedAt: e.CreatedAt}
 			// Ids travel with the card, so the row keeps its id; content this
@@ -793,7 +795,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				return err
 			}
 		}
-		ev := store.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
+		ev := domain.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
 			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
 			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
 				Held: held, LastEvent: fc.LastEvent})}
@@ -843,7 +845,7 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 
 // renderIDs renders the card files of ids.
 func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
-	var cards []store.Card
+	var cards []domain.Card
 	if len(ids) > 64 {
 		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
 		if err != nil {

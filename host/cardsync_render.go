@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
-	"github.com/palacehq/palace/store"
 )
 
 // renderCards turns cards of this palace into card files: each card with
 // its citations, the evidence they cite and its last lifecycle event. The
 // reads are batched, so rendering every card of a repository costs a few
 // queries, not a few per card.
-func (h *Host) renderCards(ctx context.Context, cards []store.Card) (map[string]cardfile.Card, error) {
+func (h *Host) renderCards(ctx context.Context, cards []domain.Card) (map[string]cardfile.Card, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
@@ -47,7 +47,7 @@ func (h *Host) renderCards(ctx context.Context, cards []store.Card) (map[string]
 	return out, nil
 }
 
-func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evidence, last store.Event) cardfile.Card {
+func toCardFile(c domain.Card, links []domain.Link, evidence map[string]domain.Evidence, last domain.Event) cardfile.Card {
 	f := cardfile.Card{
 		ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
 		Scope:       cardfile.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
@@ -77,7 +77,7 @@ func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evid
 // fileEvent is the last_event a card file shows for event e: an imported
 // card shows the event its file showed, so a card re-exported after an
 // import gives the same bytes.
-func fileEvent(e store.Event) *cardfile.Event {
+func fileEvent(e domain.Event) *cardfile.Event {
 	if e.ID == "" {
 		return nil
 	}
@@ -110,12 +110,12 @@ type importData struct {
 }
 
 // fromCardFile is the store row a card file describes, at anchorID.
-func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
-	return store.Card{
+func fromCardFile(f cardfile.Card, anchorID, now string) domain.Card {
+	return domain.Card{
 		ID: f.ID, Statement: f.Statement, StatementNorm: normalizeStatement(f.Statement), Content: f.Content,
 		Tier: f.Tier, Status: f.Status, Domain: f.Domain, Field: f.Field, AnchorID: anchorID,
-		Scope:       store.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
-		Trigger:     store.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
+		Scope:       domain.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
+		Trigger:     domain.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
 		Persistence: f.Persistence, RenderPref: f.RenderPref, ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
 		OriginCard: f.OriginCard, CreatedBy: f.CreatedBy, CreatedAt: f.CreatedAt, UpdatedAt: now,
 	}
@@ -126,7 +126,7 @@ func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
 // Each link carries what the gate reads of its evidence (provenance, who
 // wrote it and when), and evidence whose content the file holds twice
 // under two ids counts once: the later id's Original is the first.
-func fileLinks(f cardfile.Card, now string) []store.Link {
+func fileLinks(f cardfile.Card, now string) []domain.Link {
 	evs := make(map[string]cardfile.Evidence, len(f.Evidence))
 	firstOf := map[string]string{}
 	for _, e := range f.Evidence {
@@ -135,9 +135,9 @@ func fileLinks(f cardfile.Card, now string) []store.Link {
 			firstOf[e.SHA256] = e.ID
 		}
 	}
-	out := make([]store.Link, len(f.Citations))
+	out := make([]domain.Link, len(f.Citations))
 	for i, ci := range f.Citations {
-		l := store.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+		l := domain.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
 		if e, ok := evs[ci.Evidence]; ok {
 			l.Provenance, l.ActorType, l.EvidenceAt = e.Provenance, e.ActorType, e.CreatedAt
 			if first := firstOf[e.SHA256]; first != e.ID {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
@@ -279,7 +280,7 @@ func (g *benchGen) evidence(ctx context.Context) error {
 				if g.rng.IntN(3) == 0 {
 					src = fmt.Sprintf("ci://build/%d", 1000+g.rng.IntN(90000))
 				}
-				e := store.Evidence{
+				e := domain.Evidence{
 					ID: store.NewID(store.EvidencePrefix, t), Content: content, Domain: "project",
 					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: []string{"runtime", "research", "human"}[g.rng.IntN(3)],
 					SourceRef: src, Tags: []string{g.word()}, AnchorID: g.anchorIDs[ai], ContentSHA256: hex.EncodeToString(sum[:]),
@@ -331,7 +332,7 @@ func (g *benchGen) cards(ctx context.Context) error {
 	return nil
 }
 
-func (g *benchGen) card(n int) (store.Card, int) {
+func (g *benchGen) card(n int) (domain.Card, int) {
 	ai := g.pickAnchor()
 	t := g.when()
 	pick := func(weights []int, vals []string) string {
@@ -348,7 +349,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 	if len(stmt) > MaxStatementRunes {
 		stmt = stmt[len(stmt)-MaxStatementRunes:]
 	}
-	c := store.Card{
+	c := domain.Card{
 		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: normalizeStatement(stmt),
 		Content:     g.sentence(0, 80),
 		Tier:        pick([]int{2, 18, 35, 45}, Tiers),
@@ -363,7 +364,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 	if ai == 0 {
 		c.Domain = "global"
 	}
-	c.Scope = store.Scope{Paths: []string{}, Languages: []string{}, Fields: []string{}}
+	c.Scope = domain.Scope{Paths: []string{}, Languages: []string{}, Fields: []string{}}
 	if g.rng.IntN(2) == 0 {
 		c.Scope.Paths = append(c.Scope.Paths, benchDirs[g.rng.IntN(len(benchDirs))]+"/**")
 	}
@@ -373,7 +374,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 	if g.rng.IntN(10) < 3 {
 		c.Scope.Fields = append(c.Scope.Fields, c.Field)
 	}
-	c.Trigger = store.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
+	c.Trigger = domain.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
 	for range g.rng.IntN(4) {
 		c.Trigger.Intents = appendNew(c.Trigger.Intents, benchIntents[g.rng.IntN(len(benchIntents))])
 	}
@@ -388,7 +389,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 
 // linkCard links c to about perCard evidence rows of its own anchor (or,
 // when that has too few, any anchor of the palace).
-func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai, perCard int) error {
+func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai, perCard int) error {
 	pool := g.evByAnchor[ai]
 	if len(pool) < 4 {
 		pool = g.evByAnchor[1+g.spec.Repos]
@@ -411,7 +412,7 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai,
 		case x < 38:
 			role = "counterexample"
 		}
-		ok, err := tx.InsertLink(ctx, store.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
+		ok, err := tx.InsertLink(ctx, domain.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -17,7 +18,7 @@ const coolingWindow = 30 * 24 * time.Hour
 
 // candidate is one considered card with everything the policies said.
 type candidate struct {
-	card      store.Card
+	card      domain.Card
 	anchor    AnchorRef
 	rank      int // anchor proximity: worktree 0, repo 1, global 2, another repository 3
 	foreign   bool
@@ -41,7 +42,7 @@ type candidate struct {
 // roleCounts are a card's evidence links by role.
 type roleCounts struct{ supporting, verification, teaching, counterexample int }
 
-func countRoles(links []store.Link) roleCounts {
+func countRoles(links []domain.Link) roleCounts {
 	var r roleCounts
 	for _, l := range links {
 		switch l.Role {
@@ -208,7 +209,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	}
 }
 
-func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
+func scopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	return policies.ScopeCard{
 		ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: anchorKind,
 		Persistence: c.Persistence, Statement: c.Statement,
@@ -396,7 +397,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 	if err != nil {
 		return internal(err, "read citations")
 	}
-	picked := make(map[string][]store.Link, len(ids))
+	picked := make(map[string][]domain.Link, len(ids))
 	var evIDs []string
 	for _, id := range ids {
 		p := pickCitations(links[id])
@@ -437,7 +438,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 
 // pickCitations keeps at most maxCitations links: counterexamples first,
 // then the rest in link order; the result keeps link order.
-func pickCitations(links []store.Link) []store.Link {
+func pickCitations(links []domain.Link) []domain.Link {
 	if len(links) <= maxCitations {
 		return links
 	}
@@ -455,7 +456,7 @@ func pickCitations(links []store.Link) []store.Link {
 			n++
 		}
 	}
-	out := make([]store.Link, 0, n)
+	out := make([]domain.Link, 0, n)
 	for i, l := range links {
 		if keep[i] {
 			out = append(out, l)

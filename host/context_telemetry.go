@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -66,7 +67,7 @@ func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (
 
 // coolingOf is cooling's answer from InjectionStats rollups (the audit reads
 // those, for their per-outcome times).
-func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) coolingStats {
+func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
 		Applied: window.Counts[outcomeInlineFull] + window.Counts[outcomeInlineCompact],
@@ -81,7 +82,7 @@ func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) c
 
 // ageDays counts days since the card was last applied, or since it was
 // created when it never was.
-func ageDays(lastApplied string, c store.Card, now time.Time) int {
+func ageDays(lastApplied string, c domain.Card, now time.Time) int {
 	if lastApplied == "" {
 		return daysSince(c.CreatedAt, now)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
@@ -219,7 +220,7 @@ func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftO
 }
 
 // contestedByLinks: a counterexample linked after the newest verification.
-func contestedByLinks(links []store.Link) bool {
+func contestedByLinks(links []domain.Link) bool {
 	lastCounter, lastVerify := "", ""
 	for _, l := range links {
 		switch l.Role {
@@ -235,7 +236,7 @@ func contestedByLinks(links []store.Link) bool {
 // exportCard maps a card to what rendering needs. Its value is static (no
 // request, no telemetry), so an export depends on the cards alone:
 // authority, persistence and evidence.
-func exportCard(c store.Card, links []store.Link) rulefiles.Card {
+func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
 	r := countRoles(links)
 	value := min(r.verification, 5)*4 + min(r.supporting, 5)*2 + min(r.teaching, 5)
 	if c.Status == "canonical" {

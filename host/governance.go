@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -49,7 +50,7 @@ func anchorDomain(kind anchor.Kind, domain string) (string, error) {
 // foreignCard refuses a card anchored outside this location's chain (another
 // repository or worktree): op names what was asked. Changing another
 // repository's card from here is never allowed; reading it needs allRepos.
-func (h *Host) foreignCard(ctx context.Context, c store.Card, op string) error {
+func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error {
 	if h.visibleKind(c.AnchorID) != "" {
 		return nil
 	}
@@ -73,9 +74,9 @@ type gateFacts struct {
 // original, each piece of evidence in the first role it was linked in):
 // teaching counts human provenance written in human mode only, and
 // counterexample only those no newer verification outweighs.
-func factsOf(links []store.Link, contests []store.Contest) gateFacts {
+func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 	var f gateFacts
-	distinct := store.DistinctLinks(links)
+	distinct := domain.DistinctLinks(links)
 	refs := map[string]map[string]bool{}
 	newest := map[string]string{}
 	for _, l := range distinct {
@@ -169,9 +170,9 @@ type ContestRequest struct {
 // not authoritative (only authoritative cards are contested; a candidate's
 // counterexample already blocks its gate) or the same contest is open.
 type ContestResult struct {
-	Card      Card         `json:"card"`
-	Contested bool         `json:"contested"`
-	Event     *store.Event `json:"event,omitempty"`
+	Card      Card          `json:"card"`
+	Contested bool          `json:"contested"`
+	Event     *domain.Event `json:"event,omitempty"`
 }
 
 // MarkContested contests an authoritative card: it keeps its status but
@@ -216,7 +217,7 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 
 // contest opens a contest on c when it is authoritative and the same one
 // (kind and evidence) is not open already, with its event.
-func (h *Host) contest(ctx context.Context, tx *store.Tx, c store.Card, req ContestRequest) (*store.Event, error) {
+func (h *Host) contest(ctx context.Context, tx *store.Tx, c domain.Card, req ContestRequest) (*domain.Event, error) {
 	if !Authoritative(c.Status) {
 		return nil, nil
 	}
@@ -240,7 +241,7 @@ func (h *Host) contest(ctx context.Context, tx *store.Tx, c store.Card, req Cont
 	if req.Source != "" {
 		data["source"] = req.Source
 	}
-	ev, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+	ev, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
 		Reason: req.Reason, Data: mustJSON(data)})
 	return &ev, err
 }
@@ -252,7 +253,7 @@ func (h *Host) closeContests(ctx context.Context, tx *store.Tx, id, resolution s
 
 // supersedeCopies contests the published copies of a card that stopped
 // holding (demoted or retired): their witness is gone.
-func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c store.Card, to, reason string) error {
+func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c domain.Card, to, reason string) error {
 	copies, err := tx.CopiesOf(ctx, c.ID)
 	if err != nil {
 		return err
@@ -334,7 +335,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			if err != nil {
 				return err
 			}
-			for _, l := range store.DistinctLinks(links) {
+			for _, l := range domain.DistinctLinks(links) {
 				if l.Role == "counterexample" {
 					contests = append(contests, store.Contest{CardID: id, Kind: ContestCounterexample, EvidenceID: l.EvidenceID, EvidenceAt: l.EvidenceAt, CreatedAt: l.CreatedAt})
 				}
@@ -353,7 +354,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -362,7 +363,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		if err != nil {
 			return err
 		}
-		res.Event, err = h.appendEvent(ctx, tx, id, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
 			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
 			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
 		return err
@@ -381,7 +382,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 
 // linkNew validates refs and inserts the links the card does not have yet
 // (one role per piece of evidence), returning those added.
-func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]store.Link, error) {
+func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]domain.Link, error) {
 	newLinks, err := h.checkRefs(ctx, tx, id, refs)
 	if err != nil {
 		return nil, err
@@ -389,7 +390,7 @@ func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []role
 	if err := h.checkOneRole(ctx, tx, id, newLinks); err != nil {
 		return nil, err
 	}
-	var added []store.Link
+	var added []domain.Link
 	for _, l := range newLinks {
 		ok, err := tx.InsertLink(ctx, l)
 		if err != nil {
@@ -405,7 +406,7 @@ func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []role
 // checkOneRole refuses links that would give a piece of evidence (or a
 // duplicate of it) a second role on the card, among the card's links and
 // among the new ones.
-func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []store.Link) error {
+func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []domain.Link) error {
 	existing, err := tx.Links(ctx, id)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
@@ -32,14 +33,14 @@ type ImportRequest struct {
 
 // ImportedRule is one rule of an import and what it became.
 type ImportedRule struct {
-	SourceRef   string      `json:"source_ref"`
-	Statement   string      `json:"statement"`
-	Scope       store.Scope `json:"scope"`
-	EvidenceID  string      `json:"evidence_id"`
-	EvidenceNew bool        `json:"evidence_new"`
-	CardID      string      `json:"card_id"`
-	CardStatus  string      `json:"card_status"`
-	CardNew     bool        `json:"card_new"`
+	SourceRef   string       `json:"source_ref"`
+	Statement   string       `json:"statement"`
+	Scope       domain.Scope `json:"scope"`
+	EvidenceID  string       `json:"evidence_id"`
+	EvidenceNew bool         `json:"evidence_new"`
+	CardID      string       `json:"card_id"`
+	CardStatus  string       `json:"card_status"`
+	CardNew     bool         `json:"card_new"`
 }
 
 // ImportFile reports one file.
@@ -66,8 +67,8 @@ type ImportResult struct {
 // importRow is one rule, validated, waiting for the transaction.
 type importRow struct {
 	file int
-	ev   store.Evidence
-	card store.Card
+	ev   domain.Evidence
+	card domain.Card
 	// refPrefix finds the rule's earlier imports: "path#L".
 	refPrefix string
 }
@@ -204,7 +205,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 			Field:      field,
 			Anchor:     anchorName,
 			Supporting: []string{ev.ID},
-			Scope:      store.Scope{Paths: nonNilStrings(r.Paths), Languages: nonNilStrings(r.Languages), Fields: nonNilStrings(r.Fields)},
+			Scope:      domain.Scope{Paths: nonNilStrings(r.Paths), Languages: nonNilStrings(r.Languages), Fields: nonNilStrings(r.Fields)},
 		})
 		if err != nil {
 			var he *Error
@@ -238,7 +239,7 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true
 	}
-	link := store.Link{EvidenceID: out.EvidenceID, Role: "supporting", CreatedAt: h.stamp(), SourceRef: out.SourceRef}
+	link := domain.Link{EvidenceID: out.EvidenceID, Role: "supporting", CreatedAt: h.stamp(), SourceRef: out.SourceRef}
 	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, Statuses)
 	if err != nil {
 		return out, err
@@ -250,8 +251,8 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		if err != nil || !added {
 			return out, err
 		}
-		_, err = h.appendEvent(ctx, tx, existing.ID, store.Event{Type: "linked", Reason: "imported from " + out.SourceRef,
-			Data: mustJSON(map[string]any{"links": linkSummary([]store.Link{link})})})
+		_, err = h.appendEvent(ctx, tx, existing.ID, domain.Event{Type: "linked", Reason: "imported from " + out.SourceRef,
+			Data: mustJSON(map[string]any{"links": linkSummary([]domain.Link{link})})})
 		return out, err
 	}
 	r.card.AnchorID = anchorID
@@ -262,9 +263,9 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 	if _, err := tx.InsertLink(ctx, link); err != nil {
 		return out, err
 	}
-	_, err = h.appendEvent(ctx, tx, r.card.ID, store.Event{Type: "created", ToStatus: r.card.Status,
+	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: "created", ToStatus: r.card.Status,
 		Reason: "imported from " + out.SourceRef + ": a candidate for review; promote it through the gate",
-		Data:   mustJSON(map[string]any{"links": linkSummary([]store.Link{link}), "source_ref": out.SourceRef})})
+		Data:   mustJSON(map[string]any{"links": linkSummary([]domain.Link{link}), "source_ref": out.SourceRef})})
 	out.CardID, out.CardStatus, out.CardNew = r.card.ID, r.card.Status, true
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -74,7 +75,7 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	return h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy), nil
 }
 
-func promoteTarget(c store.Card, target string) (string, error) {
+func promoteTarget(c domain.Card, target string) (string, error) {
 	if target == "" {
 		target = "promoted"
 		if c.Tier == "dao_tian" {
@@ -88,13 +89,13 @@ func promoteTarget(c store.Card, target string) (string, error) {
 }
 
 // evaluateGate runs the policy and then the Go floors.
-func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
+func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
 	return h.gateAs(ctx, c, links, contests, action, target, h.reviewer(reviewerName), allowLocal)
 }
 
 // gateAs is evaluateGate with the reviewer given as is (a card file names
 // the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
+func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
 	facts := factsOf(links, contests)
 	counts := map[string]int{"supporting": facts.counts.Supporting, "verification": facts.counts.Verification,
 		"teaching": facts.counts.Teaching, "counterexample": facts.counts.Counterexample}
@@ -190,9 +191,9 @@ type PromoteRequest struct {
 
 // ChangeResult reports a lifecycle change.
 type ChangeResult struct {
-	Card  Card        `json:"card"`
-	Event store.Event `json:"event"`
-	Gate  *GateResult `json:"gate,omitempty"`
+	Card  Card         `json:"card"`
+	Event domain.Event `json:"event"`
+	Gate  *GateResult  `json:"gate,omitempty"`
 	// Export is the card file written after the change, when the checkout
 	// asks for it (AutoExportConfig).
 	Export *ExportNote `json:"export,omitempty"`
@@ -242,7 +243,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -250,7 +251,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
 			return err
 		}
-		ev := store.Event{
+		ev := domain.Event{
 			Type: "promoted", FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
 			Decision: mustJSON(gateRecord(gate)),
@@ -318,29 +319,29 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 	if target != "demoted" && target != "retired" {
 		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
 	}
-	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
 		if c.Status == "retired" || c.Status == target {
-			return store.Event{}, invalid("id", "card %s is already %s", id, c.Status)
+			return domain.Event{}, invalid("id", "card %s is already %s", id, c.Status)
 		}
 		links, err := h.linkNew(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
 		if err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		closed, err := h.closeContests(ctx, tx, id, target)
 		if err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if err := h.supersedeCopies(ctx, tx, c, target, req.Reason); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		data := map[string]any{"links": linkSummary(links)}
 		if closed > 0 {
 			data["contests_closed"] = closed
 		}
-		return h.appendEvent(ctx, tx, id, store.Event{Type: target,
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: target,
 			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Data: mustJSON(data)})
 	})
@@ -354,20 +355,20 @@ func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, err
 	if strings.TrimSpace(reason) == "" {
 		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
 	}
-	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
 		if c.Status == "retired" {
-			return store.Event{}, invalid("id", "card %s is already retired", id)
+			return domain.Event{}, invalid("id", "card %s is already retired", id)
 		}
 		if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if _, err := h.closeContests(ctx, tx, id, "retired"); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if err := h.supersedeCopies(ctx, tx, c, "retired", reason); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
-		return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
 	})
 }
 
@@ -380,14 +381,14 @@ type LinkRequest struct {
 
 // LinkResult reports Link; Added is false when the link existed already.
 type LinkResult struct {
-	Card  Card         `json:"card"`
-	Added bool         `json:"added"`
-	Event *store.Event `json:"event,omitempty"`
+	Card  Card          `json:"card"`
+	Added bool          `json:"added"`
+	Event *domain.Event `json:"event,omitempty"`
 	// Export is the card file written after the change (AutoExportConfig).
 	Export *ExportNote `json:"export,omitempty"`
 	// Contest is the event of the contest a counterexample opened on an
 	// authoritative card.
-	Contest *store.Event `json:"contest,omitempty"`
+	Contest *domain.Event `json:"contest,omitempty"`
 }
 
 // Link adds a role link (never changes status). Both modes.
@@ -418,7 +419,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		if res.Added, err = tx.InsertLink(ctx, links[0]); err != nil || !res.Added {
 			return err
 		}
-		ev, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Note,
+		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Note,
 			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
 		res.Event = &ev
 		if err != nil || req.Role != "counterexample" {
@@ -441,7 +442,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 
 // change runs one status change of a card in a transaction and returns the
 // card as it is afterwards.
-func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, store.Card) (store.Event, error)) (ChangeResult, error) {
+func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, domain.Card) (domain.Event, error)) (ChangeResult, error) {
 	var res ChangeResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
 		c, err := tx.Card(ctx, id)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/internal/bounded"
-	"github.com/palacehq/palace/store"
 )
 
 // Input limits shared by every surface (CLI flags, JSON Lines imports, MCP
@@ -108,7 +108,7 @@ func checkTags(tags []string) error {
 
 // checkScope refuses a path glob that can never match (an unclosed [ or {),
 // so a card is not stored with a scope that silently applies nowhere.
-func checkScope(sc store.Scope) error {
+func checkScope(sc domain.Scope) error {
 	for _, p := range sc.Paths {
 		if err := checkText("scope_path", p, MaxSourceRefBytes, "use a path glob such as internal/** or *.go"); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
@@ -41,7 +42,7 @@ type RecordRequest struct {
 
 // Evidence is recorded evidence as the host shows it.
 type Evidence struct {
-	store.Evidence
+	domain.Evidence
 	Anchor AnchorRef `json:"anchor"`
 	// Redaction is set by ShowEvidence when the content was redacted.
 	Redaction *store.Redaction `json:"redaction,omitempty"`
@@ -89,7 +90,7 @@ func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) 
 // insertDistinct inserts ev unless its content is on record at its anchor:
 // then it returns that row (Existing), or with allowDup inserts ev marked
 // as its duplicate.
-func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev store.Evidence, allowDup bool) (Evidence, error) {
+func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evidence, allowDup bool) (Evidence, error) {
 	orig, found, err := tx.OriginalEvidence(ctx, ev.AnchorID, ev.ContentSHA256)
 	if err != nil {
 		return Evidence{}, err
@@ -115,15 +116,15 @@ func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev store.Eviden
 
 // prepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
 // and builds the row, anchor id still unset.
-func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence, anchor.Kind, error) {
-	fail := func(err error) (store.Evidence, anchor.Kind, error) {
+func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidence, anchor.Kind, error) {
+	fail := func(err error) (domain.Evidence, anchor.Kind, error) {
 		if prefix != "" {
 			var he *Error
 			if errors.As(err, &he) {
 				he.Msg = prefix + he.Msg
 			}
 		}
-		return store.Evidence{}, "", err
+		return domain.Evidence{}, "", err
 	}
 	switch {
 	case !utf8.ValidString(req.Content):
@@ -167,7 +168,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	if field == "" {
 		field = "general"
 	}
-	domain, err := anchorDomain(kind, req.Domain)
+	dom, err := anchorDomain(kind, req.Domain)
 	if err != nil {
 		return fail(err)
 	}
@@ -182,10 +183,10 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	if tags == nil {
 		tags = []string{}
 	}
-	return store.Evidence{
+	return domain.Evidence{
 		ID:            store.NewID(store.EvidencePrefix, now),
 		Content:       req.Content,
-		Domain:        domain,
+		Domain:        dom,
 		Field:         field,
 		Provenance:    prov,
 		SourceRef:     req.SourceRef,
@@ -223,7 +224,7 @@ type Progress func(done, total int)
 // its line number) writes nothing; then rows commit in batches of BatchSize.
 func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
-		ev       store.Evidence
+		ev       domain.Evidence
 		kind     anchor.Kind
 		allowDup bool
 	}

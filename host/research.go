@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -139,7 +140,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	}
 	plan := ResearchPlan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
 		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []ResearchSuggestion{}}
-	rows := make([]store.Evidence, len(r.findings))
+	rows := make([]domain.Evidence, len(r.findings))
 	for i, f := range r.findings {
 		ev, _, err := h.prepareEvidence(RecordRequest{Content: f.content, Field: f.field, Domain: f.domain, Provenance: "research",
 			SourceRef: f.source, Tags: f.tags, Anchor: string(kind)}, "")
@@ -158,7 +159,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	if err != nil {
 		return ResearchPlan{}, internal(err, "plan research ingest")
 	}
-	var fresh []store.Evidence
+	var fresh []domain.Evidence
 	for i, ev := range rows {
 		sum, ok := have[ev.ID]
 		switch {
@@ -172,7 +173,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	}
 	plan.New = len(fresh)
 	// Key order: each batch then writes neighbouring index entries.
-	slices.SortFunc(fresh, func(x, y store.Evidence) int { return strings.Compare(x.ID, y.ID) })
+	slices.SortFunc(fresh, func(x, y domain.Evidence) int { return strings.Compare(x.ID, y.ID) })
 	plan.Suggestions = researchSuggestions(r, plan.Evidence)
 	set, err := h.Policies(ctx)
 	if err != nil {
@@ -249,7 +250,7 @@ func researchField(f string) string {
 	return f
 }
 
-func evidenceIDs(rows []store.Evidence) []string {
+func evidenceIDs(rows []domain.Evidence) []string {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palacehq/palace/store"
+	"github.com/palacehq/palace/domain"
 )
 
 // researchFloor is the floor research evidence meets at a dao card's gate:
@@ -15,7 +15,7 @@ import (
 // research is refused, and teaching links to research evidence do not
 // count as teaching. No policy lifts it. An unreadable provenance refuses
 // too (fail closed).
-func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Link) []string {
+func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.Link) []string {
 	if !strings.HasPrefix(c.Tier, "dao") {
 		return nil
 	}

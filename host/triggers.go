@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -32,16 +33,16 @@ const MaxTriggerMatches = 5000
 // TriggerCard is the part of an authoritative card that trigger matching and
 // its callers (hover, hints) show.
 type TriggerCard struct {
-	ID          string        `json:"id"`
-	Statement   string        `json:"statement"`
-	Tier        string        `json:"tier"`
-	Status      string        `json:"status"`
-	Domain      string        `json:"domain"`
-	Field       string        `json:"field"`
-	Anchor      AnchorRef     `json:"anchor"`
-	Persistence string        `json:"persistence"`
-	Scope       store.Scope   `json:"scope"`
-	Trigger     store.Trigger `json:"trigger"`
+	ID          string         `json:"id"`
+	Statement   string         `json:"statement"`
+	Tier        string         `json:"tier"`
+	Status      string         `json:"status"`
+	Domain      string         `json:"domain"`
+	Field       string         `json:"field"`
+	Anchor      AnchorRef      `json:"anchor"`
+	Persistence string         `json:"persistence"`
+	Scope       domain.Scope   `json:"scope"`
+	Trigger     domain.Trigger `json:"trigger"`
 }
 
 // Label is the short form editors show inline: "‹qi› statement".

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -186,8 +186,8 @@ type cardsList struct {
 }
 
 type cardsEvents struct {
-	CardID string        `json:"card_id"`
-	Events []store.Event `json:"events"`
+	CardID string         `json:"card_id"`
+	Events []domain.Event `json:"events"`
 }
 
 // cardsOutput is palace_cards' output schema: one shape per action.

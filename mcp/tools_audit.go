@@ -3,8 +3,8 @@ package mcp
 import (
 	"context"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func init() {
@@ -33,9 +33,9 @@ func (s *Server) auditActionTool() tool {
 			// As the CLI: any scope list replaces the scope whole; rescope
 			// with value none clears it.
 			if a.ScopePaths != nil || a.ScopeLanguages != nil || a.ScopeFields != nil {
-				req.Scope = &store.Scope{Paths: a.ScopePaths, Languages: a.ScopeLanguages, Fields: a.ScopeFields}
+				req.Scope = &domain.Scope{Paths: a.ScopePaths, Languages: a.ScopeLanguages, Fields: a.ScopeFields}
 			} else if a.Action == "rescope" && a.Value == "none" {
-				req.Scope = &store.Scope{}
+				req.Scope = &domain.Scope{}
 			}
 			res, err := s.h.AuditAction(ctx, a.ID, req)
 			return output{Value: res}, err

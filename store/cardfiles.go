@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // CardFile is one row of card_files: what the last sync saw of a card's
@@ -117,7 +119,7 @@ func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
 // file that changed upstream): statement, content, tier, status, domain,
 // field, scope, trigger, persistence, render preference, dates and origin.
 // Identity, anchor and creation stay.
-func (tx *Tx) UpdateCardFromFile(ctx context.Context, c Card) error {
+func (tx *Tx) UpdateCardFromFile(ctx context.Context, c domain.Card) error {
 	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
 	if err != nil {
 		return fmt.Errorf("update card %s: %w", c.ID, err)
@@ -135,8 +137,8 @@ func (tx *Tx) UpdateCardFromFile(ctx context.Context, c Card) error {
 
 // LastLifecycleEvents returns, per card id, the card's last event that is
 // not a bare link: what a card file shows as its last lifecycle event.
-func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]Event, error) {
-	out := make(map[string]Event, len(ids))
+func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]domain.Event, error) {
+	out := make(map[string]domain.Event, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -148,17 +150,17 @@ func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[stri
 		if err != nil {
 			return nil, fmt.Errorf("read last events: %w", err)
 		}
-		if err := scanEvents(rows, func(e Event) { out[e.CardID] = e }); err != nil {
+		if err := scanEvents(rows, func(e domain.Event) { out[e.CardID] = e }); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func scanEvents(rows *sql.Rows, fn func(Event)) error {
+func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var e Event
+		var e domain.Event
 		var decision, data string
 		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, &e.Type, &e.FromStatus, &e.ToStatus, &e.Reason, &e.Actor,
 			&e.ActorType, &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {

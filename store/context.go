@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // CandidateQuery selects the cards a context request considers. The store
@@ -112,7 +114,7 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 // anchor and id (the order is picked from the covering index, and only the
 // first q.Limit rows are read), and total, the number of cards q selects.
 // The cards come in that order.
-func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []Card, total int, err error) {
+func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []domain.Card, total int, err error) {
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
 	}
@@ -134,8 +136,8 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []Ca
 	if err != nil {
 		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
-	cards = make([]Card, 0, q.Limit)
-	err = scanCardsWith(rows, func(c Card, extra int) { cards, total = append(cards, c), extra })
+	cards = make([]domain.Card, 0, q.Limit)
+	err = scanCardsWith(rows, func(c domain.Card, extra int) { cards, total = append(cards, c), extra })
 	return cards, total, err
 }
 
@@ -174,8 +176,8 @@ func rankCase(col string, order []string) (string, []any) {
 
 // CardsByIDs reads the cards with these ids, keyed by id; absent ids are
 // missing from the map.
-func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, error) {
-	out := make(map[string]Card, len(ids))
+func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain.Card, error) {
+	out := make(map[string]domain.Card, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -184,7 +186,7 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, 
 		if err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
 		}
-		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}
@@ -194,8 +196,8 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, 
 // CardsByRowIDs reads the cards with these rowids (from CandidateText),
 // keyed by id: one B-tree descent per card where an id costs two (its
 // unique index, then the table).
-func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]Card, error) {
-	out := make(map[string]Card, len(rowids))
+func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]domain.Card, error) {
+	out := make(map[string]domain.Card, len(rowids))
 	for len(rowids) > 0 {
 		n := min(len(rowids), 500)
 		chunk := rowids[:n]
@@ -204,7 +206,7 @@ func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]C
 		if err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
 		}
-		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}
@@ -300,8 +302,8 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 // gate counts need. It reads neither evidence (see SourceRefs) nor the
 // links' notes and times, and keeps every card's links in one backing
 // array, as a context request reads a few thousand of them.
-func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Link, error) {
-	out := make(map[string][]Link, len(cardIDs))
+func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
+	out := make(map[string][]domain.Link, len(cardIDs))
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
@@ -311,7 +313,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 		if err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
-		all := make([]Link, 0, 32*len(chunk))
+		all := make([]domain.Link, 0, 32*len(chunk))
 		start := 0
 		flush := func() {
 			if len(all) > start {
@@ -320,7 +322,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 			start = len(all)
 		}
 		for rows.Next() {
-			var l Link
+			var l domain.Link
 			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read links: %w", err)

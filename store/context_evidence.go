@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // FieldEvidence is a field with evidence and no card of the given statuses.
@@ -76,7 +78,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 // only ID, Content, Field, Provenance, SourceRef and AnchorID filled: what a
 // ranking and a pack read of the hundred rows it looks at. The
 // (anchor_id, field) index bounds the read to those anchors.
-func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]Evidence, error) {
+func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]domain.Evidence, error) {
 	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -103,9 +105,9 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
 	defer rows.Close()
-	out := make([]Evidence, 0, limit)
+	out := make([]domain.Evidence, 0, limit)
 	for rows.Next() {
-		var e Evidence
+		var e domain.Evidence
 		if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
 			return nil, fmt.Errorf("read recent evidence: %w", err)
 		}
@@ -120,8 +122,8 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 // EvidenceTexts reads the evidence rows with these ids with only ID,
 // Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
 // quotes); absent ids are missing from the map.
-func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evidence, error) {
-	out := make(map[string]Evidence, len(ids))
+func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
+	out := make(map[string]domain.Evidence, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -132,7 +134,7 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evi
 			return nil, fmt.Errorf("read evidence: %w", err)
 		}
 		for rows.Next() {
-			var e Evidence
+			var e domain.Evidence
 			if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read evidence: %w", err)

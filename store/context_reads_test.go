@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -16,7 +17,7 @@ func TestLinkRowsAndSourceRefs(t *testing.T) {
 	contextSeed(t, s)
 	ctx := context.Background()
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		for _, l := range []store.Link{
+		for _, l := range []domain.Link{
 			{CardID: "kc_2", EvidenceID: "ev_3", Role: "verification", CreatedAt: "2026-01-03T00:00:00.000Z"},
 			{CardID: "kc_2", EvidenceID: "ev_1", Role: "counterexample", CreatedAt: "2026-01-02T00:00:00.000Z"},
 			{CardID: "kc_2", EvidenceID: "ev_2", Role: "supporting", CreatedAt: "2026-01-02T00:00:00.000Z"},
@@ -102,7 +103,7 @@ func TestEvidenceTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]store.Evidence{
+	want := map[string]domain.Evidence{
 		"ev_1": {ID: "ev_1", Content: "lock contention seen 1", Field: "locks", Provenance: "runtime", AnchorID: "an_a"},
 		"ev_6": {ID: "ev_6", Content: "lock contention seen 6", Field: "locks", Provenance: "runtime", AnchorID: "an_b"},
 	}

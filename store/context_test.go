@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -38,7 +39,7 @@ func contextSeed(t *testing.T, s *store.Store) {
 			{"kc_7", "an_a", "promoted", "qi", "standard", "expired sqlite tip", "2026-01-01T00:00:00.000Z"},
 		}
 		for _, c := range cards {
-			if err := tx.InsertCard(ctx, store.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: c.tier,
+			if err := tx.InsertCard(ctx, domain.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: c.tier,
 				Status: c.status, Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: c.persistence,
 				RenderPref: "auto", ExpiresAt: c.expires, CreatedBy: "a", CreatedAt: now, UpdatedAt: now}); err != nil {
 				return err
@@ -49,13 +50,13 @@ func contextSeed(t *testing.T, s *store.Store) {
 			if i >= 5 {
 				field, anchor = "locks", "an_b"
 			}
-			if err := tx.InsertEvidence(ctx, store.Evidence{ID: fmt.Sprintf("ev_%d", i), Content: fmt.Sprintf("lock contention seen %d", i),
+			if err := tx.InsertEvidence(ctx, domain.Evidence{ID: fmt.Sprintf("ev_%d", i), Content: fmt.Sprintf("lock contention seen %d", i),
 				Domain: "project", Field: field, Provenance: "runtime", AnchorID: anchor, ContentSHA256: "x", Actor: "a",
 				ActorType: "agent", CreatedAt: fmt.Sprintf("2026-01-02T03:04:0%d.000Z", i)}); err != nil {
 				return err
 			}
 		}
-		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "ev_0", Role: "supporting", CreatedAt: now})
+		_, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_1", EvidenceID: "ev_0", Role: "supporting", CreatedAt: now})
 		return err
 	})
 	if err != nil {
@@ -297,7 +298,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 	if err != nil || m.Evidence != 5 {
 		t.Errorf("evidence at an_a after the backfill = %d, %v; want 5", m.Evidence, err)
 	}
-	ev := store.Evidence{ID: "ev_9", Content: "one more", Domain: "project", Field: "locks", Provenance: "human", AnchorID: "an_a",
+	ev := domain.Evidence{ID: "ev_9", Content: "one more", Domain: "project", Field: "locks", Provenance: "human", AnchorID: "an_a",
 		ContentSHA256: "x", Actor: "a", ActorType: "human", CreatedAt: now}
 	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertEvidence(ctx, ev) }); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func init() { extraCommands = append(extraCommands, newAuditCmd) }
@@ -139,7 +139,7 @@ func dateOnly(s string) string {
 
 func newAuditActionCmd(g *globals) *cobra.Command {
 	var req host.AuditActionRequest
-	var sc store.Scope
+	var sc domain.Scope
 	cmd := &cobra.Command{
 		Use:   "action ID --action ACTION",
 		Short: "Apply a governed audit action to a card (human mode; each is an event)",
@@ -156,7 +156,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 			if fl.Changed("scope-path") || fl.Changed("scope-lang") || fl.Changed("scope-field") {
 				req.Scope = &sc
 			} else if req.Action == "rescope" && req.Value == "none" {
-				req.Scope = &store.Scope{}
+				req.Scope = &domain.Scope{}
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.AuditAction(ctx, args[0], req)
@@ -183,7 +183,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 }
 
 // eventChange summarizes an audit event's data.
-func eventChange(e store.Event) string {
+func eventChange(e domain.Event) string {
 	if e.Type == "retired" {
 		return fmt.Sprintf("%s → retired (%s)", e.FromStatus, e.Reason)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func newCardCmd(g *globals) *cobra.Command {
@@ -129,7 +129,7 @@ func printCard(w io.Writer, c host.Card) {
 	}
 }
 
-func triggerLine(t store.Trigger) string {
+func triggerLine(t domain.Trigger) string {
 	var parts []string
 	if len(t.Patterns) > 0 {
 		parts = append(parts, "patterns "+strings.Join(t.Patterns, ", "))
@@ -163,7 +163,7 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if evs == nil {
-					evs = []store.Event{}
+					evs = []domain.Event{}
 				}
 				return g.output(map[string]any{"card_id": args[0], "events": evs}, func(w io.Writer) {
 					p := newPainter(w)

@@ -34,25 +34,25 @@ type Trigger struct {
 
 // Card is one row of cards.
 type Card struct {
-	ID          string  `json:"id"`
-	Statement   string  `json:"statement"`
-	Content     string  `json:"content"`
-	Tier        string  `json:"tier"`
-	Status      string  `json:"status"`
-	Domain      string  `json:"domain"`
-	Field       string  `json:"field"`
-	AnchorID    string  `json:"anchor_id"`
-	Scope       Scope   `json:"scope"`
-	Trigger     Trigger `json:"trigger"`
-	Persistence string  `json:"persistence"`
-	RenderPref  string  `json:"render_pref"`
-	ReviewAfter string  `json:"review_after,omitempty"`
-	ExpiresAt   string  `json:"expires_at,omitempty"`
-	OriginCard  string  `json:"origin_card,omitempty"`
-	PublishedTo string  `json:"published_to,omitempty"`
-	CreatedBy   string  `json:"created_by"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
+	ID          string      `json:"id"`
+	Statement   string      `json:"statement"`
+	Content     string      `json:"content"`
+	Tier        Tier        `json:"tier"`
+	Status      Status      `json:"status"`
+	Domain      Domain      `json:"domain"`
+	Field       string      `json:"field"`
+	AnchorID    string      `json:"anchor_id"`
+	Scope       Scope       `json:"scope"`
+	Trigger     Trigger     `json:"trigger"`
+	Persistence Persistence `json:"persistence"`
+	RenderPref  RenderPref  `json:"render_pref"`
+	ReviewAfter string      `json:"review_after,omitempty"`
+	ExpiresAt   string      `json:"expires_at,omitempty"`
+	OriginCard  string      `json:"origin_card,omitempty"`
+	PublishedTo string      `json:"published_to,omitempty"`
+	CreatedBy   string      `json:"created_by"`
+	CreatedAt   string      `json:"created_at"`
+	UpdatedAt   string      `json:"updated_at"`
 
 	// StatementNorm is the normalized statement used for duplicate detection.
 	StatementNorm string `json:"-"`

@@ -5,18 +5,18 @@ import "encoding/json"
 // Evidence is one row of evidence. It is never deleted, and never updated
 // but for one change: RedactEvidence may replace its content, once.
 type Evidence struct {
-	ID            string   `json:"id"`
-	Content       string   `json:"content"`
-	Domain        string   `json:"domain"`
-	Field         string   `json:"field"`
-	Provenance    string   `json:"provenance"`
-	SourceRef     string   `json:"source_ref"`
-	Tags          []string `json:"tags"`
-	AnchorID      string   `json:"anchor_id"`
-	ContentSHA256 string   `json:"content_sha256"`
-	Actor         string   `json:"actor"`
-	ActorType     string   `json:"actor_type"`
-	CreatedAt     string   `json:"created_at"`
+	ID            string     `json:"id"`
+	Content       string     `json:"content"`
+	Domain        Domain     `json:"domain"`
+	Field         string     `json:"field"`
+	Provenance    Provenance `json:"provenance"`
+	SourceRef     string     `json:"source_ref"`
+	Tags          []string   `json:"tags"`
+	AnchorID      string     `json:"anchor_id"`
+	ContentSHA256 string     `json:"content_sha256"`
+	Actor         string     `json:"actor"`
+	ActorType     ActorType  `json:"actor_type"`
+	CreatedAt     string     `json:"created_at"`
 }
 
 // Link ties a card to one piece of evidence in a role. SourceRef is the
@@ -24,7 +24,7 @@ type Evidence struct {
 type Link struct {
 	CardID     string `json:"card_id"`
 	EvidenceID string `json:"evidence_id"`
-	Role       string `json:"role"`
+	Role       Role   `json:"role"`
 	Note       string `json:"note,omitempty"`
 	CreatedAt  string `json:"created_at"`
 	SourceRef  string `json:"source_ref"`
@@ -34,9 +34,9 @@ type Link struct {
 	Original string `json:"-"`
 	// Provenance, ActorType and EvidenceAt are the evidence's, joined in on
 	// reads for the gate.
-	Provenance string `json:"-"`
-	ActorType  string `json:"-"`
-	EvidenceAt string `json:"-"`
+	Provenance Provenance `json:"-"`
+	ActorType  ActorType  `json:"-"`
+	EvidenceAt string     `json:"-"`
 }
 
 // Event is one append-only row of card_events.
@@ -44,12 +44,12 @@ type Event struct {
 	ID         string          `json:"id"`
 	CardID     string          `json:"card_id"`
 	Seq        int             `json:"seq"`
-	Type       string          `json:"type"`
-	FromStatus string          `json:"from_status,omitempty"`
-	ToStatus   string          `json:"to_status,omitempty"`
+	Type       EventType       `json:"type"`
+	FromStatus Status          `json:"from_status,omitempty"`
+	ToStatus   Status          `json:"to_status,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Actor      string          `json:"actor"`
-	ActorType  string          `json:"actor_type"`
+	ActorType  ActorType       `json:"actor_type"`
 	Policy     string          `json:"policy,omitempty"`
 	PolicyHash string          `json:"policy_hash,omitempty"`
 	Decision   json.RawMessage `json:"decision,omitempty"`
@@ -57,17 +57,65 @@ type Event struct {
 	CreatedAt  string          `json:"created_at"`
 }
 
+// RoleCounts counts a card's evidence by role. It is the one shape for
+// role counts: the store fills it, the gate reads it, a brief, a card and a
+// hover show it.
+type RoleCounts struct {
+	Supporting     int `json:"supporting"`
+	Verification   int `json:"verification"`
+	Teaching       int `json:"teaching"`
+	Counterexample int `json:"counterexample"`
+}
+
+// Add counts one more piece of evidence in role r; unknown roles are not
+// counted.
+func (c *RoleCounts) Add(r Role, n int) {
+	switch r {
+	case RoleSupporting:
+		c.Supporting += n
+	case RoleVerification:
+		c.Verification += n
+	case RoleTeaching:
+		c.Teaching += n
+	case RoleCounterexample:
+		c.Counterexample += n
+	}
+}
+
+// Of is the count of role r (0 for an unknown role).
+func (c RoleCounts) Of(r Role) int {
+	switch r {
+	case RoleSupporting:
+		return c.Supporting
+	case RoleVerification:
+		return c.Verification
+	case RoleTeaching:
+		return c.Teaching
+	case RoleCounterexample:
+		return c.Counterexample
+	}
+	return 0
+}
+
+// Total is the count over every role.
+func (c RoleCounts) Total() int {
+	return c.Supporting + c.Verification + c.Teaching + c.Counterexample
+}
+
+// CountLinks counts every link by role, duplicates and all.
+func CountLinks(links []Link) RoleCounts {
+	var c RoleCounts
+	for _, l := range links {
+		c.Add(l.Role, 1)
+	}
+	return c
+}
+
 // CountRoles counts a card's distinct evidence per role: a duplicate counts
 // as its original, and a piece of evidence linked in more than one role
 // (possible only in palaces from before one role per link was enforced)
 // counts in the role it was linked in first.
-func CountRoles(links []Link) map[string]int {
-	out := map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0}
-	for _, l := range DistinctLinks(links) {
-		out[l.Role]++
-	}
-	return out
-}
+func CountRoles(links []Link) RoleCounts { return CountLinks(DistinctLinks(links)) }
 
 // DistinctLinks keeps the first link of each piece of evidence (by
 // Original, the evidence itself when Original is unset), in order.

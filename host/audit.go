@@ -70,12 +70,12 @@ type AuditReport struct {
 type AuditRow struct {
 	ID                string                `json:"id"`
 	Statement         string                `json:"statement"`
-	Tier              string                `json:"tier"`
-	Status            string                `json:"status"`
+	Tier              domain.Tier           `json:"tier"`
+	Status            domain.Status         `json:"status"`
 	Anchor            AnchorRef             `json:"anchor"`
 	Field             string                `json:"field"`
-	Persistence       string                `json:"persistence"`
-	RenderPref        string                `json:"render_pref"`
+	Persistence       domain.Persistence    `json:"persistence"`
+	RenderPref        domain.RenderPref     `json:"render_pref"`
 	Scope             domain.Scope          `json:"scope"`
 	FitContext        policies.ScopeContext `json:"fit_context"`
 	Lane              string                `json:"lane"`
@@ -91,7 +91,7 @@ type AuditRow struct {
 	LastSeen    string            `json:"last_seen,omitempty"`
 	ReviewAfter string            `json:"review_after,omitempty"`
 	ExpiresAt   string            `json:"expires_at,omitempty"`
-	Evidence    map[string]int    `json:"evidence"`
+	Evidence    domain.RoleCounts `json:"evidence"`
 	Warnings    []AuditWarning    `json:"warnings"`
 	Suggested   []AuditSuggestion `json:"suggested_actions"`
 	// Signals30d counts the card's adoption signals of the last 30 days,
@@ -125,12 +125,12 @@ type AuditSuggestion struct {
 const auditRelevance = 0.3
 
 func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
-	sf := store.CardFilter{Statuses: AuthoritativeStatuses()}
+	sf := store.CardFilter{Statuses: domain.AuthoritativeStatuses()}
 	if f.Tier != "" {
-		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+		if err := oneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
 			return AuditReport{}, err
 		}
-		sf.Tiers = []string{f.Tier}
+		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Lane != "" {
 		if err := oneOf("lane", f.Lane, []string{"core", "scoped", "ref_only", "inspector_only"}); err != nil {
@@ -251,8 +251,8 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 		c.counts, c.ageDays = cs.counts, cs.ageDays
 		lin.Cards[i] = policies.LanesCard{
-			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
-				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field},
+			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
+				RenderPref: string(c.card.RenderPref), Anchor: c.anchor.Kind, Field: c.card.Field},
 			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: auditRelevance,
 			Counts30d: c.counts, AgeDays: c.ageDays,
 		}
@@ -274,13 +274,10 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 			FitContext: fits[i], Lane: c.lane.Lane, RenderForm: c.lane.RenderForm, Salience: c.lane.Salience,
 			SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why), Counts30d: c.counts,
 			AgeDays: c.ageDays, ReviewAfter: c.card.ReviewAfter, ExpiresAt: c.card.ExpiresAt,
-			Evidence: map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0},
+			Evidence: roles[c.card.ID],
 		}
 		if !c.scope.Applies {
 			r.Lane, r.RenderForm = "inspector_only", "inspector_only"
-		}
-		for role, n := range roles[c.card.ID] {
-			r.Evidence[role] = n
 		}
 		e := ever[c.card.ID]
 		r.AppliedEver = e.Counts[outcomeInlineFull] + e.Counts[outcomeInlineCompact]
@@ -319,7 +316,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 		if d := laneOrder(x.Lane) - laneOrder(y.Lane); d != 0 {
 			return d
 		}
-		if d := TierRank(x.Tier) - TierRank(y.Tier); d != 0 {
+		if d := x.Tier.Rank() - y.Tier.Rank(); d != 0 {
 			return d
 		}
 		if d := y.Salience - x.Salience; d != 0 {
@@ -394,7 +391,7 @@ func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) 
 		warn = append(warn, AuditWarning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
 		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
 	}
-	if n := r.Evidence["counterexample"]; n > 0 {
+	if n := r.Evidence.Counterexample; n > 0 {
 		warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
 		suggest["revoke"] = "retire it, or demote it with `palace demote` if the counterexample holds"
 	}

@@ -161,22 +161,22 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		v := "foundational"
 		if req.Action == "set_persistence" {
 			v = strings.TrimSpace(req.Value)
-			if err := oneOf("value", v, Persistences); err != nil {
+			if err := oneOf("value", domain.Persistence(v), domain.Persistences); err != nil {
 				return a, nil, err
 			}
 		}
 		a.Persistence = &v
-		old, now = func(c domain.Card) string { return "persistence " + c.Persistence }, "persistence "+v
+		old, now = func(c domain.Card) string { return "persistence " + string(c.Persistence) }, "persistence "+v
 	case "prefer_compact", "set_render_pref":
 		v := "inline_compact"
 		if req.Action == "set_render_pref" {
 			v = strings.TrimSpace(req.Value)
-			if err := oneOf("value", v, RenderPrefs); err != nil {
+			if err := oneOf("value", domain.RenderPref(v), domain.RenderPrefs); err != nil {
 				return a, nil, err
 			}
 		}
 		a.RenderPref = &v
-		old, now = func(c domain.Card) string { return "render_pref " + c.RenderPref }, "render_pref "+v
+		old, now = func(c domain.Card) string { return "render_pref " + string(c.RenderPref) }, "render_pref "+v
 	}
 	return a, func(c domain.Card) (string, string) { return old(c), now }, nil
 }

@@ -43,13 +43,13 @@ type CandidateReport struct {
 
 // CandidateRow is one candidate of the report.
 type CandidateRow struct {
-	ID        string    `json:"id"`
-	Statement string    `json:"statement"`
-	Tier      string    `json:"tier"`
-	Anchor    AnchorRef `json:"anchor"`
-	CreatedAt string    `json:"created_at"`
-	AgeDays   int       `json:"age_days"`
-	ExpiresAt string    `json:"expires_at,omitempty"`
+	ID        string      `json:"id"`
+	Statement string      `json:"statement"`
+	Tier      domain.Tier `json:"tier"`
+	Anchor    AnchorRef   `json:"anchor"`
+	CreatedAt string      `json:"created_at"`
+	AgeDays   int         `json:"age_days"`
+	ExpiresAt string      `json:"expires_at,omitempty"`
 	// Stale says why the candidate is due for archiving ("" when it is not).
 	Stale string `json:"stale,omitempty"`
 }
@@ -89,7 +89,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 	}
 	now := h.now()
 	rep := CandidateReport{AsOf: store.FormatTime(now), MaxAgeDays: days, Candidates: []CandidateRow{}, Archived: []string{}}
-	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []string{"candidate"}, AnchorIDs: h.chainIDs()})
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
 	if err != nil {
 		return CandidateReport{}, internal(err, "list candidates")
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 )
 
@@ -64,7 +65,7 @@ func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (Cards
 	rep.Findings = append(rep.Findings, checkFiles(files)...)
 	repoID := AnchorID(h.loc.Identity(anchor.Repo))
 	for _, f := range files {
-		if f.parsed == nil || !Authoritative(f.parsed.Card.Status) {
+		if f.parsed == nil || !domain.Status(f.parsed.Card.Status).Authoritative() {
 			continue
 		}
 		fc := f.parsed.Card

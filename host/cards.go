@@ -14,9 +14,9 @@ import (
 // its evidence counts by role.
 type Card struct {
 	domain.Card
-	Anchor AnchorRef      `json:"anchor"`
-	Links  []domain.Link  `json:"links,omitempty"`
-	Counts map[string]int `json:"counts"`
+	Anchor AnchorRef         `json:"anchor"`
+	Links  []domain.Link     `json:"links,omitempty"`
+	Counts domain.RoleCounts `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
@@ -106,16 +106,16 @@ func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
 	}
 	sf := store.CardFilter{Field: f.Field, Limit: f.Limit}
 	if f.Tier != "" {
-		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+		if err := oneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
 			return store.CardFilter{}, err
 		}
-		sf.Tiers = []string{f.Tier}
+		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, Statuses); err != nil {
+		if err := oneOf("status", domain.Status(f.Status), domain.Statuses); err != nil {
 			return store.CardFilter{}, err
 		}
-		sf.Statuses = []string{f.Status}
+		sf.Statuses = []domain.Status{domain.Status(f.Status)}
 	}
 	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
 	if err != nil {
@@ -257,7 +257,7 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 		Anchor:        h.anchorRef(ctx, c.AnchorID),
 		Links:         links,
 		Counts:        domain.CountRoles(links),
-		Authoritative: Authoritative(c.Status),
+		Authoritative: c.Status.Authoritative(),
 	}, nil
 }
 

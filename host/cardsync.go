@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -245,7 +246,7 @@ func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req Sync
 		}
 		return rows, true, nil
 	}
-	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	rows, err := h.store.SyncRows(ctx, repoID, domain.AuthoritativeStatuses())
 	if err != nil {
 		return nil, false, internal(err, "read cards to sync")
 	}
@@ -589,7 +590,7 @@ func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 	switch {
 	case r == nil:
 		p.imports = append(p.imports, f)
-	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || Authoritative(r.Status)):
+	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || r.Status.Authoritative()):
 		p.export = append(p.export, r)
 	case f.keep && !changedHere(r):
 		p.rep.Unchanged++
@@ -598,7 +599,7 @@ func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 			p.restat = append(p.restat, p.stat(fr, f))
 		}
 	case f.keep:
-		if r.File.Held != "" && !Authoritative(r.Status) {
+		if r.File.Held != "" && !r.Status.Authoritative() {
 			// The file claims more than the gate let this palace accept:
 			// writing the candidate back would undo the team's claim.
 			p.rep.Unchanged++
@@ -736,9 +737,9 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				}
 				continue
 			}
-			ev := domain.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
+			ev := domain.Evidence{ID: e.ID, Content: e.Content, Domain: domain.Domain(e.Domain), Field: e.Field, Provenance: domain.Provenance(e.Provenance),
 				SourceRef: e.SourceRef, Tags: e.Tags, AnchorID: p.repoID, ContentSHA256: e.SHA256, Actor: e.Actor,
-				ActorType: e.ActorType, CreatedAt: e.CreatedAt}
+				ActorType: domain.ActorType(e.ActorType), CreatedAt: e.CreatedAt}
 			// Ids travel with the card, so the row keeps its id; content this
 			// anchor holds already under another id is marked a duplicate,
 			// so it never counts twice at the gate.
@@ -759,13 +760,13 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		c := fromCardFile(fc, p.repoID, now)
 		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
 		links := fileLinks(fc, now)
-		from := ""
+		var from domain.Status
 		if r := p.rows[f.id]; r != nil {
 			from = r.Status
 		}
 		var gate *GateResult
 		var held []string
-		if Authoritative(fc.Status) && fc.Status != from {
+		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
 			// A contest open here holds the claim back too; an import is
 			// never decided by a local, uncommitted policy.
 			open, err := tx.OpenContests(ctx, []string{f.id})
@@ -778,7 +779,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				held = g.Reasons
 				// A card this palace holds keeps its status; a new one is a
 				// candidate.
-				c.Status = firstNonEmpty(from, "candidate")
+				c.Status = cmp.Or(from, domain.StatusCandidate)
 				p.rep.Held = append(p.rep.Held, HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"),
 					Claimed: fc.Status, Reasons: g.Reasons})
 			}
@@ -928,7 +929,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			continue
 		}
 		held := ""
-		if r.File != nil && !Authoritative(r.Status) {
+		if r.File != nil && !r.Status.Authoritative() {
 			held = r.File.Held
 		}
 		recs = append(recs, p.stat(store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: f.sha,

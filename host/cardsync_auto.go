@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
@@ -39,7 +40,7 @@ func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
 	if err != nil || c.AnchorID != repoID {
 		return nil
 	}
-	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	rows, err := h.store.SyncRows(ctx, repoID, domain.AuthoritativeStatuses())
 	if err != nil {
 		return &ExportNote{Skipped: err.Error()}
 	}

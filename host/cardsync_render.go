@@ -49,25 +49,25 @@ func (h *Host) renderCards(ctx context.Context, cards []domain.Card) (map[string
 
 func toCardFile(c domain.Card, links []domain.Link, evidence map[string]domain.Evidence, last domain.Event) cardfile.Card {
 	f := cardfile.Card{
-		ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
+		ID: c.ID, Statement: c.Statement, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
 		Scope:       cardfile.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		Triggers:    cardfile.Triggers{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
-		Persistence: c.Persistence, RenderPref: c.RenderPref, ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
+		Persistence: string(c.Persistence), RenderPref: string(c.RenderPref), ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
 		OriginCard: c.OriginCard, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, Content: c.Content,
 		LastEvent: fileEvent(last),
 	}
 	done := map[string]bool{}
 	for _, l := range links {
 		e := evidence[l.EvidenceID]
-		f.Citations = append(f.Citations, cardfile.Citation{Evidence: l.EvidenceID, Role: l.Role,
+		f.Citations = append(f.Citations, cardfile.Citation{Evidence: l.EvidenceID, Role: string(l.Role),
 			SourceRef: e.SourceRef, SHA256: e.ContentSHA256, Note: l.Note})
 		if done[e.ID] {
 			continue
 		}
 		done[e.ID] = true
-		f.Evidence = append(f.Evidence, cardfile.Evidence{ID: e.ID, SHA256: e.ContentSHA256, Domain: e.Domain,
-			Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef, Tags: e.Tags, Actor: e.Actor,
-			ActorType: e.ActorType, CreatedAt: e.CreatedAt, Content: e.Content,
+		f.Evidence = append(f.Evidence, cardfile.Evidence{ID: e.ID, SHA256: e.ContentSHA256, Domain: string(e.Domain),
+			Field: e.Field, Provenance: string(e.Provenance), SourceRef: e.SourceRef, Tags: e.Tags, Actor: e.Actor,
+			ActorType: string(e.ActorType), CreatedAt: e.CreatedAt, Content: e.Content,
 			// Redaction replaces the content and keeps the original's hash.
 			Redacted: cardfile.ContentSHA256(e.Content) != e.ContentSHA256})
 	}
@@ -88,8 +88,8 @@ func fileEvent(e domain.Event) *cardfile.Event {
 		}
 		return nil
 	}
-	out := &cardfile.Event{Type: e.Type, At: e.CreatedAt, Actor: e.Actor, PolicyHash: e.PolicyHash,
-		Reviewer: cardfile.Reviewer{Name: e.Actor, Type: e.ActorType}}
+	out := &cardfile.Event{Type: string(e.Type), At: e.CreatedAt, Actor: e.Actor, PolicyHash: e.PolicyHash,
+		Reviewer: cardfile.Reviewer{Name: e.Actor, Type: string(e.ActorType)}}
 	var d struct {
 		Reviewer *policies.Reviewer `json:"reviewer"`
 	}
@@ -113,10 +113,10 @@ type importData struct {
 func fromCardFile(f cardfile.Card, anchorID, now string) domain.Card {
 	return domain.Card{
 		ID: f.ID, Statement: f.Statement, StatementNorm: normalizeStatement(f.Statement), Content: f.Content,
-		Tier: f.Tier, Status: f.Status, Domain: f.Domain, Field: f.Field, AnchorID: anchorID,
+		Tier: domain.Tier(f.Tier), Status: domain.Status(f.Status), Domain: domain.Domain(f.Domain), Field: f.Field, AnchorID: anchorID,
 		Scope:       domain.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
 		Trigger:     domain.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
-		Persistence: f.Persistence, RenderPref: f.RenderPref, ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
+		Persistence: domain.Persistence(f.Persistence), RenderPref: domain.RenderPref(f.RenderPref), ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
 		OriginCard: f.OriginCard, CreatedBy: f.CreatedBy, CreatedAt: f.CreatedAt, UpdatedAt: now,
 	}
 }
@@ -137,9 +137,9 @@ func fileLinks(f cardfile.Card, now string) []domain.Link {
 	}
 	out := make([]domain.Link, len(f.Citations))
 	for i, ci := range f.Citations {
-		l := domain.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+		l := domain.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: domain.Role(ci.Role), Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
 		if e, ok := evs[ci.Evidence]; ok {
-			l.Provenance, l.ActorType, l.EvidenceAt = e.Provenance, e.ActorType, e.CreatedAt
+			l.Provenance, l.ActorType, l.EvidenceAt = domain.Provenance(e.Provenance), domain.ActorType(e.ActorType), e.CreatedAt
 			if first := firstOf[e.SHA256]; first != e.ID {
 				l.Original = first
 			}

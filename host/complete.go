@@ -56,7 +56,7 @@ func (h *Host) RecentCardIDs(ctx context.Context, prefix string, n int) ([]IDHin
 	})
 	out := make([]IDHint, 0, min(n, len(rows)))
 	for _, c := range rows[:min(n, len(rows))] {
-		out = append(out, IDHint{ID: c.ID, Note: c.Tier + " " + c.Status + " · " + c.Statement})
+		out = append(out, IDHint{ID: c.ID, Note: string(c.Tier) + " " + string(c.Status) + " · " + c.Statement})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -33,7 +34,7 @@ func itemContest(contests []store.Contest) *ItemContest {
 			if role == ContestCounterexample {
 				role = "counterexample"
 			}
-			out.Citations = append(out.Citations, Citation{EvidenceID: c.EvidenceID, Role: role, SourceRef: c.SourceRef})
+			out.Citations = append(out.Citations, Citation{EvidenceID: c.EvidenceID, Role: domain.Role(role), SourceRef: c.SourceRef})
 		}
 	}
 	return out

@@ -135,7 +135,7 @@ func checkPack(t *testing.T, p host.Pack, protected string) {
 				t.Errorf("%s inline_compact: statement must be whole, content absent", it.ID)
 			}
 		case "ref_only":
-			if strings.Contains(r, stmt) || !strings.Contains(r, "- `"+it.ID+"` "+it.Tier) {
+			if strings.Contains(r, stmt) || !strings.Contains(r, "- `"+it.ID+"` "+string(it.Tier)) {
 				t.Errorf("%s ref_only: one line with the id, no statement text", it.ID)
 			}
 		case "inspector_only":

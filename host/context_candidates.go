@@ -258,7 +258,7 @@ func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 	return out
 }
 
-var persistenceRank = map[string]int{"foundational": 0, "protected": 1, "standard": 2}
+var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational: 0, domain.PersistenceProtected: 1, domain.PersistenceStandard: 2}
 
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
 // (innermost first, other repositories last), id. It sorts a slim key per
@@ -272,7 +272,7 @@ func (h *Host) sortByFill(cards []domain.Card) {
 		if a < 0 {
 			a = len(chain)
 		}
-		keys[i] = key{persistenceRank[c.Persistence], TierRank(c.Tier), a, i}
+		keys[i] = key{persistenceRank[c.Persistence], c.Tier.Rank(), a, i}
 	}
 	slices.SortFunc(keys, func(x, y key) int {
 		if x.p != y.p {

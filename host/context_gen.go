@@ -282,7 +282,7 @@ func (g *benchGen) evidence(ctx context.Context) error {
 				}
 				e := domain.Evidence{
 					ID: store.NewID(store.EvidencePrefix, t), Content: content, Domain: "project",
-					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: []string{"runtime", "research", "human"}[g.rng.IntN(3)],
+					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: domain.Provenances[g.rng.IntN(3)],
 					SourceRef: src, Tags: []string{g.word()}, AnchorID: g.anchorIDs[ai], ContentSHA256: hex.EncodeToString(sum[:]),
 					Actor: "bench", ActorType: "agent", CreatedAt: store.FormatTime(t),
 				}
@@ -335,15 +335,16 @@ func (g *benchGen) cards(ctx context.Context) error {
 func (g *benchGen) card(n int) (domain.Card, int) {
 	ai := g.pickAnchor()
 	t := g.when()
-	pick := func(weights []int, vals []string) string {
+	// pick draws an index by percentage weights.
+	pick := func(weights []int) int {
 		x := g.rng.IntN(100)
 		for i, w := range weights {
 			if x < w {
-				return vals[i]
+				return i
 			}
 			x -= w
 		}
-		return vals[len(vals)-1]
+		return len(weights) - 1
 	}
 	stmt := fmt.Sprintf("%s (rule %d)", g.sentence(6, 24), n)
 	if len(stmt) > MaxStatementRunes {
@@ -352,13 +353,13 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 	c := domain.Card{
 		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: normalizeStatement(stmt),
 		Content:     g.sentence(0, 80),
-		Tier:        pick([]int{2, 18, 35, 45}, Tiers),
-		Status:      pick([]int{60, 5, 25, 5, 5}, []string{"promoted", "canonical", "candidate", "demoted", "retired"}),
+		Tier:        domain.Tiers[pick([]int{2, 18, 35, 45})],
+		Status:      []domain.Status{domain.StatusPromoted, domain.StatusCanonical, domain.StatusCandidate, domain.StatusDemoted, domain.StatusRetired}[pick([]int{60, 5, 25, 5, 5})],
 		Domain:      "project",
 		Field:       benchFields[g.rng.IntN(len(benchFields))],
 		AnchorID:    g.anchorIDs[ai],
-		Persistence: pick([]int{2, 5, 93}, []string{"foundational", "protected", "standard"}),
-		RenderPref:  pick([]int{85, 5, 5, 5}, RenderPrefs),
+		Persistence: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard}[pick([]int{2, 5, 93})],
+		RenderPref:  domain.RenderPrefs[pick([]int{85, 5, 5, 5})],
 		CreatedBy:   "bench", CreatedAt: store.FormatTime(t), UpdatedAt: store.FormatTime(t),
 	}
 	if ai == 0 {
@@ -402,15 +403,15 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai
 	}
 	n := 1 + g.rng.IntN(2*perCard-1)
 	for i := range n {
-		role := "supporting"
+		role := domain.RoleSupporting
 		switch x := g.rng.IntN(100); {
 		case i == 0:
 		case x < 25:
-			role = "verification"
+			role = domain.RoleVerification
 		case x < 35:
-			role = "teaching"
+			role = domain.RoleTeaching
 		case x < 38:
-			role = "counterexample"
+			role = domain.RoleCounterexample
 		}
 		ok, err := tx.InsertLink(ctx, domain.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -15,16 +16,16 @@ func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 	if !a.req.AllRepos {
 		anchors = h.chainIDs()
 	}
-	counts, err := h.store.CountMemory(ctx, anchors, AuthoritativeStatuses(), store.FormatTime(a.now))
+	counts, err := h.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
 	if err != nil {
 		return internal(err, "count memory")
 	}
 	m := MemoryExists{ByStatus: map[string]int{}, Expired: counts.Expired, Evidence: counts.Evidence}
-	for _, st := range Statuses {
-		n := counts.CardsByStatus[st]
-		m.ByStatus[st] = n
+	for _, st := range domain.Statuses {
+		n := counts.CardsByStatus[string(st)]
+		m.ByStatus[string(st)] = n
 		m.Cards += n
-		if Authoritative(st) {
+		if st.Authoritative() {
 			m.Authoritative += n
 		}
 	}
@@ -118,9 +119,9 @@ func firstWhy(a *assembly) string {
 
 func statusList(by map[string]int) string {
 	var parts []string
-	for _, st := range Statuses {
-		if by[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", by[st], st))
+	for _, st := range domain.Statuses {
+		if by[string(st)] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[string(st)], st))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -147,7 +148,7 @@ func countNoun(n int, word string) string {
 // anchors with at least DistillMinEvidence evidence rows and no
 // authoritative card, most evidence first.
 func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
-	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), AuthoritativeStatuses(), DistillMinEvidence, 3)
+	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
 	if err != nil {
 		return nil, internal(err, "find distill suggestions")
 	}

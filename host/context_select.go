@@ -33,30 +33,10 @@ type candidate struct {
 	outcome string // injection outcome; "" writes no event
 	// roles counts an item's evidence links by role (cite reads them all);
 	// a brief reports them.
-	roles roleCounts
+	roles domain.RoleCounts
 	// contests are the card's open contests: it stays out of the inline
 	// lanes while there are any.
 	contests []store.Contest
-}
-
-// roleCounts are a card's evidence links by role.
-type roleCounts struct{ supporting, verification, teaching, counterexample int }
-
-func countRoles(links []domain.Link) roleCounts {
-	var r roleCounts
-	for _, l := range links {
-		switch l.Role {
-		case "supporting":
-			r.supporting++
-		case "verification":
-			r.verification++
-		case "teaching":
-			r.teaching++
-		case "counterexample":
-			r.counterexample++
-		}
-	}
-	return r
 }
 
 // assembly is one context request in the making.
@@ -129,13 +109,13 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 // candidateQuery is the SQL selection of a request: authoritative cards (and
 // candidates on request) of the visible anchors, or of every anchor.
 func (h *Host) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
-	statuses := AuthoritativeStatuses()
+	statuses := domain.AuthoritativeStatuses()
 	if req.IncludeCandidates {
 		statuses = append(statuses, "candidate")
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
-		TierOrder: Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []string{"foundational", "protected", "standard"},
+		TierOrder: domain.Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
 		Match: ftsQuery(req.Query),
 	}
 	if !req.AllRepos {
@@ -189,8 +169,8 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{
-				ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
-				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field,
+				ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
+				RenderPref: string(c.card.RenderPref), Anchor: c.anchor.Kind, Field: c.card.Field,
 			},
 			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: c.relevance,
 			Counts30d: c.counts, AgeDays: c.ageDays,
@@ -211,8 +191,8 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 
 func scopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	return policies.ScopeCard{
-		ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: anchorKind,
-		Persistence: c.Persistence, Statement: c.Statement,
+		ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: anchorKind,
+		Persistence: string(c.Persistence), Statement: c.Statement,
 		Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 	}
@@ -348,7 +328,7 @@ func packOrder(x, y *candidate) int {
 		}
 		return 1
 	}
-	if d := TierRank(x.card.Tier) - TierRank(y.card.Tier); d != 0 {
+	if d := x.card.Tier.Rank() - y.card.Tier.Rank(); d != 0 {
 		return d
 	}
 	if d := x.rank - y.rank; d != 0 {
@@ -411,7 +391,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 		return internal(err, "read citations")
 	}
 	for _, c := range a.items {
-		c.roles = countRoles(links[c.card.ID])
+		c.roles = domain.CountLinks(links[c.card.ID])
 		why := nonNilStrings(c.scope.Why)
 		if len(c.matched) > 0 {
 			why = append(why, fmt.Sprintf("relevance %.3g: the request shares %s with the card", c.relevance, strings.Join(c.matched, ", ")))

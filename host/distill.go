@@ -89,7 +89,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 			return err
 		}
 		c.AnchorID = a.ID
-		if first, dup, err := tx.CardByStatement(ctx, a.ID, c.StatementNorm, activeStatuses()); err != nil {
+		if first, dup, err := tx.CardByStatement(ctx, a.ID, c.StatementNorm, domain.LiveStatuses()); err != nil {
 			return err
 		} else if dup {
 			return invalid("statement", "a %s card with the same statement exists at this anchor: %s (%q); link more evidence to it instead", first.Status, first.ID, first.Statement)
@@ -161,9 +161,9 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error)
 		return domain.Card{}, "", err
 	}
 	if req.Tier == "" {
-		return domain.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(Tiers, ", "))
+		return domain.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(domain.Strings(domain.Tiers), ", "))
 	}
-	if err := oneOf("tier", req.Tier, Tiers); err != nil {
+	if err := oneOf("tier", domain.Tier(req.Tier), domain.Tiers); err != nil {
 		return domain.Card{}, "", err
 	}
 	if len(req.Supporting) == 0 {
@@ -183,12 +183,12 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error)
 	if kind == anchor.Global && req.Tier != "dao_tian" && req.Anchor != "" && h.loc.InGit {
 		return domain.Card{}, "", invalid("anchor", "--anchor global for a %s card: only dao_tian starts at the global anchor; distill it here and publish it outward (`palace publish ID --to repo`, then `--to global`) through the gate", req.Tier)
 	}
-	status := "candidate"
+	status := domain.StatusCandidate
 	if req.Direct {
 		if req.Status != "promoted" && req.Status != "canonical" {
 			return domain.Card{}, "", invalid("status", "--direct needs --status promoted or --status canonical, got %q", req.Status)
 		}
-		status = req.Status
+		status = domain.Status(req.Status)
 		if req.Tier == "dao_tian" && status == "canonical" && h.mode != Human {
 			return domain.Card{}, "", h.requireHuman("distill --direct")
 		}
@@ -199,18 +199,13 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error)
 	if err != nil {
 		return domain.Card{}, "", err
 	}
-	persistence := firstNonEmpty(req.Persistence, "standard")
-	renderPref := firstNonEmpty(req.RenderPref, "auto")
-	for _, chk := range []struct {
-		field, v string
-		allowed  []string
-	}{
-		{"persistence", persistence, Persistences},
-		{"render_pref", renderPref, RenderPrefs},
-	} {
-		if err := oneOf(chk.field, chk.v, chk.allowed); err != nil {
-			return domain.Card{}, "", err
-		}
+	persistence := domain.Persistence(firstNonEmpty(req.Persistence, string(domain.PersistenceStandard)))
+	if err := oneOf("persistence", persistence, domain.Persistences); err != nil {
+		return domain.Card{}, "", err
+	}
+	renderPref := domain.RenderPref(firstNonEmpty(req.RenderPref, string(domain.RenderAuto)))
+	if err := oneOf("render_pref", renderPref, domain.RenderPrefs); err != nil {
+		return domain.Card{}, "", err
 	}
 	for _, p := range req.Trigger.Patterns {
 		if _, err := regexp.Compile(p); err != nil {
@@ -234,7 +229,7 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error)
 		Statement:     stmt,
 		StatementNorm: normalizeStatement(stmt),
 		Content:       req.Content,
-		Tier:          req.Tier,
+		Tier:          domain.Tier(req.Tier),
 		Status:        status,
 		Domain:        dom,
 		Field:         firstNonEmpty(req.Field, "general"),
@@ -279,7 +274,7 @@ func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs 
 			if h.visibleKind(e.AnchorID) == "" {
 				return nil, invalid(r.role, "--%s %s belongs to another repository or worktree: evidence is cited only where it was recorded (or from an outer anchor)", r.role, id)
 			}
-			links = append(links, domain.Link{CardID: cardID, EvidenceID: id, Role: r.role, CreatedAt: now, SourceRef: e.SourceRef})
+			links = append(links, domain.Link{CardID: cardID, EvidenceID: id, Role: domain.Role(r.role), CreatedAt: now, SourceRef: e.SourceRef})
 		}
 	}
 	return links, nil
@@ -297,7 +292,7 @@ func (h *Host) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e d
 func linkSummary(links []domain.Link) []map[string]string {
 	out := make([]map[string]string, len(links))
 	for i, l := range links {
-		out[i] = map[string]string{"evidence_id": l.EvidenceID, "role": l.Role}
+		out[i] = map[string]string{"evidence_id": l.EvidenceID, "role": string(l.Role)}
 	}
 	return out
 }

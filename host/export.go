@@ -181,7 +181,7 @@ func targetList() string { return strings.Join(ExportTargets(), ", ") }
 // cards, with the ones left out and why.
 func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftOut, error) {
 	repoID := AnchorID(h.loc.Identity(anchor.Repo))
-	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: AuthoritativeStatuses()})
+	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: domain.AuthoritativeStatuses()})
 	if err != nil {
 		return nil, nil, internal(err, "list the repository's cards")
 	}
@@ -237,8 +237,8 @@ func contestedByLinks(links []domain.Link) bool {
 // request, no telemetry), so an export depends on the cards alone:
 // authority, persistence and evidence.
 func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
-	r := countRoles(links)
-	value := min(r.verification, 5)*4 + min(r.supporting, 5)*2 + min(r.teaching, 5)
+	r := domain.CountLinks(links)
+	value := min(r.Verification, 5)*4 + min(r.Supporting, 5)*2 + min(r.Teaching, 5)
 	if c.Status == "canonical" {
 		value += 20
 	}
@@ -249,8 +249,8 @@ func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
 		value += 10
 	}
 	return rulefiles.Card{
-		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: c.Tier, Status: c.Status,
-		Field: c.Field, RenderPref: c.RenderPref,
+		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: string(c.Tier), Status: string(c.Status),
+		Field: c.Field, RenderPref: string(c.RenderPref),
 		Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields,
 		Core:  c.Persistence == "foundational" || c.Tier == "dao_tian",
 		Value: value,

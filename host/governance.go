@@ -31,20 +31,21 @@ func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor
 
 // anchorDomain is the domain of a write at kind: the global anchor holds
 // domain global only; elsewhere the default is project.
-func anchorDomain(kind anchor.Kind, domain string) (string, error) {
+func anchorDomain(kind anchor.Kind, dom string) (domain.Domain, error) {
 	if kind == anchor.Global {
-		if domain != "" && domain != "global" {
-			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", domain)
+		if dom != "" && dom != string(domain.DomainGlobal) {
+			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", dom)
 		}
-		return "global", nil
+		return domain.DomainGlobal, nil
 	}
-	if domain == "" {
-		domain = "project"
+	if dom == "" {
+		return domain.DomainProject, nil
 	}
-	if err := oneOf("domain", domain, Domains); err != nil {
+	d := domain.Domain(dom)
+	if err := oneOf("domain", d, domain.Domains); err != nil {
 		return "", err
 	}
-	return domain, nil
+	return d, nil
 }
 
 // foreignCard refuses a card anchored outside this location's chain (another
@@ -64,7 +65,7 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 
 // gateFacts are what the gate input says about a card's evidence.
 type gateFacts struct {
-	counts, all policies.RoleCounts
+	counts, all domain.RoleCounts
 	refs        policies.SourceRefs
 	newest      policies.RoleTimes
 	contest     policies.GateContest
@@ -77,8 +78,8 @@ type gateFacts struct {
 func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 	var f gateFacts
 	distinct := domain.DistinctLinks(links)
-	refs := map[string]map[string]bool{}
-	newest := map[string]string{}
+	refs := map[domain.Role]map[string]bool{}
+	newest := map[domain.Role]string{}
 	for _, l := range distinct {
 		if l.EvidenceAt > newest[l.Role] {
 			newest[l.Role] = l.EvidenceAt
@@ -109,7 +110,7 @@ func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 		}
 	}
 	f.counts.Supporting, f.counts.Verification = f.all.Supporting, f.all.Verification
-	list := func(role string) []string {
+	list := func(role domain.Role) []string {
 		out := make([]string, 0, len(refs[role]))
 		for r := range refs[role] {
 			out = append(out, r)
@@ -218,7 +219,7 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 // contest opens a contest on c when it is authoritative and the same one
 // (kind and evidence) is not open already, with its event.
 func (h *Host) contest(ctx context.Context, tx *store.Tx, c domain.Card, req ContestRequest) (*domain.Event, error) {
-	if !Authoritative(c.Status) {
+	if !c.Status.Authoritative() {
 		return nil, nil
 	}
 	open, err := tx.OpenContests(ctx, []string{c.ID})
@@ -253,7 +254,7 @@ func (h *Host) closeContests(ctx context.Context, tx *store.Tx, id, resolution s
 
 // supersedeCopies contests the published copies of a card that stopped
 // holding (demoted or retired): their witness is gone.
-func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c domain.Card, to, reason string) error {
+func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c domain.Card, to domain.Status, reason string) error {
 	copies, err := tx.CopiesOf(ctx, c.ID)
 	if err != nil {
 		return err
@@ -349,7 +350,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, contests, "resolve", c.Status, req.Reviewer, req.AllowLocalPolicy)
+		gate = h.evaluateGate(ctx, c, links, contests, "resolve", string(c.Status), req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
 		}
@@ -411,7 +412,7 @@ func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLin
 	if err != nil {
 		return err
 	}
-	role := map[string]string{}
+	role := map[string]domain.Role{}
 	for _, l := range existing {
 		if _, ok := role[l.Original]; !ok {
 			role[l.Original] = l.Role
@@ -427,7 +428,7 @@ func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLin
 			if orig != l.EvidenceID {
 				same = fmt.Sprintf(" (as %s, whose content it repeats)", orig)
 			}
-			return invalid(l.Role, "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
+			return invalid(string(l.Role), "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
 		}
 		role[orig] = l.Role
 	}

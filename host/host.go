@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -174,7 +175,7 @@ func (h *Host) Actor() string { return h.actor }
 // Location is the resolved workspace location.
 func (h *Host) Location() anchor.Location { return h.loc }
 
-func (h *Host) actorType() string { return string(h.mode) }
+func (h *Host) actorType() domain.ActorType { return domain.ActorType(h.mode) }
 
 func (h *Host) stamp() string { return store.FormatTime(h.now()) }
 

@@ -93,7 +93,7 @@ func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
 	}
 	tier := firstNonEmpty(req.Tier, "shu")
-	if err := oneOf("tier", tier, Tiers); err != nil {
+	if err := oneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
 		return ImportResult{}, err
 	}
 	anchorName := req.Anchor
@@ -184,7 +184,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 		ref := fmt.Sprintf("%s#L%d", display, r.Line)
 		prefix := fmt.Sprintf("%s:%d: ", display, r.Line)
 		ruleTier := tier
-		if r.Generated && r.Tier != "" && oneOf("tier", r.Tier, Tiers) == nil {
+		if r.Generated && r.Tier != "" && oneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
 			ruleTier = r.Tier
 		}
 		field := firstNonEmpty(r.Field, req.Field)
@@ -240,12 +240,12 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true
 	}
 	link := domain.Link{EvidenceID: out.EvidenceID, Role: "supporting", CreatedAt: h.stamp(), SourceRef: out.SourceRef}
-	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, Statuses)
+	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, domain.Statuses)
 	if err != nil {
 		return out, err
 	}
 	if dup {
-		out.CardID, out.CardStatus, out.Statement, out.Scope = existing.ID, existing.Status, existing.Statement, existing.Scope
+		out.CardID, out.CardStatus, out.Statement, out.Scope = existing.ID, string(existing.Status), existing.Statement, existing.Scope
 		link.CardID = existing.ID
 		added, err := tx.InsertLink(ctx, link)
 		if err != nil || !added {
@@ -266,6 +266,6 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: "created", ToStatus: r.card.Status,
 		Reason: "imported from " + out.SourceRef + ": a candidate for review; promote it through the gate",
 		Data:   mustJSON(map[string]any{"links": linkSummary([]domain.Link{link}), "source_ref": out.SourceRef})})
-	out.CardID, out.CardStatus, out.CardNew = r.card.ID, r.card.Status, true
+	out.CardID, out.CardStatus, out.CardNew = r.card.ID, string(r.card.Status), true
 	return out, err
 }

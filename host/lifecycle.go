@@ -36,7 +36,7 @@ type GateResult struct {
 	Allow    bool              `json:"allow"`
 	Reasons  []string          `json:"reasons"`
 	Missing  map[string]int    `json:"missing"`
-	Counts   map[string]int    `json:"counts"`
+	Counts   domain.RoleCounts `json:"counts"`
 	Reviewer policies.Reviewer `json:"reviewer"`
 	Policy   policies.Decision `json:"policy"`
 	// SourceRefs are the distinct source_refs per role the gate saw.
@@ -72,20 +72,20 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, err
 	}
-	return h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy), nil
+	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
 }
 
-func promoteTarget(c domain.Card, target string) (string, error) {
+func promoteTarget(c domain.Card, target string) (domain.Status, error) {
 	if target == "" {
-		target = "promoted"
-		if c.Tier == "dao_tian" {
-			target = "canonical"
+		if c.Tier == domain.TierDaoTian {
+			return domain.StatusCanonical, nil
 		}
+		return domain.StatusPromoted, nil
 	}
-	if target != "promoted" && target != "canonical" {
-		return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
+	if t := domain.Status(target); t == domain.StatusPromoted || t == domain.StatusCanonical {
+		return t, nil
 	}
-	return target, nil
+	return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
 }
 
 // evaluateGate runs the policy and then the Go floors.
@@ -97,14 +97,12 @@ func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.L
 // the reviewer of its last lifecycle change).
 func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
 	facts := factsOf(links, contests)
-	counts := map[string]int{"supporting": facts.counts.Supporting, "verification": facts.counts.Verification,
-		"teaching": facts.counts.Teaching, "counterexample": facts.counts.Counterexample}
 	in := policies.GateInput{
 		Action: action,
 		Target: target,
 		Card: policies.GateCard{
-			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
-			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: c.Persistence,
+			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
+			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: string(c.Persistence),
 			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		},
 		Counts:     facts.counts,
@@ -115,7 +113,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 		Reviewer:   reviewer,
 		Mode:       string(h.mode),
 	}
-	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: counts, Reviewer: reviewer,
+	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
 		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
 	set, err := h.Policies(ctx)
 	if err != nil {
@@ -238,7 +236,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy)
+		gate = h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
@@ -275,7 +273,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 	return res, err
 }
 
-func canPromote(from, to string) bool {
+func canPromote(from, to domain.Status) bool {
 	switch to {
 	case "promoted":
 		return from == "candidate" || from == "demoted"
@@ -315,8 +313,8 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 	if len(req.Counterexample) == 0 {
 		return ChangeResult{}, invalid("counterexample", "at least one --counterexample evidence ref is required: record what contradicts the card first")
 	}
-	target := firstNonEmpty(req.Target, "demoted")
-	if target != "demoted" && target != "retired" {
+	target := domain.Status(firstNonEmpty(req.Target, string(domain.StatusDemoted)))
+	if target != domain.StatusDemoted && target != domain.StatusRetired {
 		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
 	}
 	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
@@ -330,7 +328,7 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
 			return domain.Event{}, err
 		}
-		closed, err := h.closeContests(ctx, tx, id, target)
+		closed, err := h.closeContests(ctx, tx, id, string(target))
 		if err != nil {
 			return domain.Event{}, err
 		}
@@ -341,7 +339,7 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 		if closed > 0 {
 			data["contests_closed"] = closed
 		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: target,
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventType(target),
 			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Data: mustJSON(data)})
 	})
@@ -393,7 +391,7 @@ type LinkResult struct {
 
 // Link adds a role link (never changes status). Both modes.
 func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult, error) {
-	if err := oneOf("role", req.Role, Roles); err != nil {
+	if err := oneOf("role", domain.Role(req.Role), domain.Roles); err != nil {
 		return LinkResult{}, err
 	}
 	if req.EvidenceID == "" {

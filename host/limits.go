@@ -78,10 +78,10 @@ func checkEvidenceInput(req RecordRequest) error {
 		fix          string
 	}{
 		{"field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"},
-		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(Domains, ", ")},
+		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(domain.Strings(domain.Domains), ", ")},
 		{"source_ref", req.SourceRef, MaxSourceRefBytes, "point at the source (file:line, URL, command), do not paste it"},
 		{"anchor", req.Anchor, MaxFieldBytes, "use worktree, repo or global"},
-		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(Provenances, ", ")},
+		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(domain.Strings(domain.Provenances), ", ")},
 	} {
 		if err := checkText(c.field, c.value, c.limit, c.fix); err != nil {
 			return err

@@ -63,8 +63,8 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 			}
 			return invalid("to", "publish moves one step at a time: card %s is at the %s anchor, so the next step is --to %s", id, from, want)
 		}
-		if !Authoritative(c.Status) {
-			return invalid("id", "card %s is %s: only authoritative cards (%s) are published; promote it first", id, c.Status, strings.Join(AuthoritativeStatuses(), ", "))
+		if !c.Status.Authoritative() {
+			return invalid("id", "card %s is %s: only authoritative cards (%s) are published; promote it first", id, c.Status, strings.Join(domain.Strings(domain.AuthoritativeStatuses()), ", "))
 		}
 		if c.PublishedTo != "" {
 			return invalid("id", "card %s was published already, as %s", id, c.PublishedTo)
@@ -85,7 +85,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err != nil {
 			return err
 		}
-		if first, dup, err := tx.CardByStatement(ctx, target.ID, c.StatementNorm, activeStatuses()); err != nil {
+		if first, dup, err := tx.CardByStatement(ctx, target.ID, c.StatementNorm, domain.LiveStatuses()); err != nil {
 			return err
 		} else if dup {
 			return invalid("id", "the %s anchor already holds a %s card with this statement: %s", to, first.Status, first.ID)

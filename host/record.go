@@ -150,7 +150,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidenc
 			prov = "runtime"
 		}
 	}
-	if err := oneOf("provenance", prov, Provenances); err != nil {
+	if err := oneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
 		return fail(err)
 	}
 	if prov == "human" && h.mode == Agent {
@@ -188,7 +188,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidenc
 		Content:       req.Content,
 		Domain:        dom,
 		Field:         field,
-		Provenance:    prov,
+		Provenance:    domain.Provenance(prov),
 		SourceRef:     req.SourceRef,
 		Tags:          tags,
 		ContentSHA256: hex.EncodeToString(sum[:]),

@@ -93,9 +93,9 @@ func renderItem(it *Item, form string) string {
 	var b strings.Builder
 	switch form {
 	case "inline_full", "inline_compact":
-		b.WriteString("- **" + it.Tier + "**")
-		if !Authoritative(it.Status) {
-			b.WriteString(" _(" + it.Status + ", not yet authoritative)_")
+		b.WriteString("- **" + string(it.Tier) + "**")
+		if !it.Status.Authoritative() {
+			b.WriteString(" _(" + string(it.Status) + ", not yet authoritative)_")
 		}
 		b.WriteString(" " + oneLine(it.Statement))
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
@@ -120,9 +120,9 @@ func renderItem(it *Item, form string) string {
 			}
 		}
 	case "ref_only":
-		b.WriteString("- `" + it.ID + "` " + it.Tier)
-		if !Authoritative(it.Status) {
-			b.WriteString(" (" + it.Status + ")")
+		b.WriteString("- `" + it.ID + "` " + string(it.Tier))
+		if !it.Status.Authoritative() {
+			b.WriteString(" (" + string(it.Status) + ")")
 		}
 		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
 		if it.Contest != nil {
@@ -163,7 +163,7 @@ func citeLine(cs []Citation, total int) string {
 		if i == maxRenderedCitations {
 			break
 		}
-		p := "`" + c.EvidenceID + "` " + c.Role
+		p := "`" + c.EvidenceID + "` " + string(c.Role)
 		if c.SourceRef != "" {
 			p += " (" + oneLine(c.SourceRef) + ")"
 		}
@@ -184,7 +184,7 @@ func evidenceForm(e *EvidenceItem) string {
 }
 
 func renderEvidence(e *EvidenceItem, form string) string {
-	head := "- `" + e.ID + "` " + e.Field + " · " + e.Provenance
+	head := "- `" + e.ID + "` " + e.Field + " · " + string(e.Provenance)
 	if e.SourceRef != "" {
 		head += " · " + oneLine(e.SourceRef)
 	}

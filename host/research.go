@@ -78,11 +78,11 @@ type PlannedEvidence struct {
 
 // ResearchSuggestion is a candidate insight as a distill suggestion.
 type ResearchSuggestion struct {
-	Statement  string   `json:"statement"`
-	Tier       string   `json:"tier"`
-	Field      string   `json:"field"`
-	Supporting []string `json:"supporting"`
-	Command    string   `json:"command"`
+	Statement  string      `json:"statement"`
+	Tier       domain.Tier `json:"tier"`
+	Field      string      `json:"field"`
+	Supporting []string    `json:"supporting"`
+	Command    string      `json:"command"`
 	// Note says what research cannot supply for the tier, when anything.
 	Note string `json:"note,omitempty"`
 }
@@ -300,7 +300,7 @@ func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggesti
 	}
 	out := []ResearchSuggestion{}
 	for _, in := range r.insights {
-		s := ResearchSuggestion{Statement: in.statement, Tier: in.tier, Field: in.field, Supporting: []string{}}
+		s := ResearchSuggestion{Statement: in.statement, Tier: domain.Tier(in.tier), Field: in.field, Supporting: []string{}}
 		for _, f := range in.findings {
 			s.Supporting = append(s.Supporting, idOf[f])
 		}
@@ -308,7 +308,7 @@ func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggesti
 		if in.content != "" {
 			s.Command += " --content " + shellWord(in.content)
 		}
-		if strings.HasPrefix(s.Tier, "dao") {
+		if strings.HasPrefix(string(s.Tier), "dao") {
 			s.Note = "research alone cannot make a dao card authoritative: its gate needs verification or teaching recorded by a person or at run time"
 		}
 		out = append(out, s)
@@ -488,8 +488,8 @@ func parseReport(b []byte) (report, error) {
 		if in.tier == "" {
 			in.tier = "shu"
 		}
-		if !containsString(Tiers, in.tier) {
-			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(Tiers, ", "))
+		if !domain.Tier(in.tier).Valid() {
+			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
 		}
 		if in.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
 			return r, err

@@ -16,7 +16,7 @@ import (
 // count as teaching. No policy lifts it. An unreadable provenance refuses
 // too (fail closed).
 func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.Link) []string {
-	if !strings.HasPrefix(c.Tier, "dao") {
+	if !strings.HasPrefix(string(c.Tier), "dao") {
 		return nil
 	}
 	var ids []string
@@ -31,7 +31,7 @@ func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.
 	// Links read from the store (and from card files) carry their
 	// evidence's provenance; read it only for those that do not, and only
 	// with a database (`cards check` has none).
-	prov := map[string]string{}
+	prov := map[string]domain.Provenance{}
 	var unknown []string
 	for _, l := range links {
 		if l.Provenance != "" {

@@ -35,7 +35,7 @@ type CardFile struct {
 // status is in the statuses asked for, and every card with a file row.
 type SyncRow struct {
 	CardID   string
-	Status   string
+	Status   domain.Status
 	EventSeq int
 	// File is the card's card_files row; nil when it has none.
 	File *CardFile
@@ -43,8 +43,8 @@ type SyncRow struct {
 
 // SyncRows lists the cards of anchorID that are in one of statuses or
 // already have a file, with their last event seq, ordered by id.
-func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []string) ([]SyncRow, error) {
-	args := append([]any{anchorID}, anySlice(statuses)...)
+func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain.Status) ([]SyncRow, error) {
+	args := append([]any{anchorID}, strArgs(statuses)...)
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
 		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
 		f.card_id IS NOT NULL, COALESCE(f.file_sha256,''), COALESCE(f.event_seq,0), COALESCE(f.checkout,''),
@@ -61,7 +61,7 @@ func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []string
 		var r SyncRow
 		var has bool
 		var f CardFile
-		if err := rows.Scan(&r.CardID, &r.Status, &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
+		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
 			&f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
 			return nil, fmt.Errorf("list cards to sync: %w", err)
 		}
@@ -162,8 +162,8 @@ func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
 	for rows.Next() {
 		var e domain.Event
 		var decision, data string
-		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, &e.Type, &e.FromStatus, &e.ToStatus, &e.Reason, &e.Actor,
-			&e.ActorType, &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, (*string)(&e.Type), (*string)(&e.FromStatus), (*string)(&e.ToStatus), &e.Reason, &e.Actor,
+			(*string)(&e.ActorType), &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
 			return fmt.Errorf("scan event: %w", err)
 		}
 		if decision != "null" {
@@ -180,7 +180,7 @@ func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
 // CardAnchor is where a card lives and its status.
 type CardAnchor struct {
 	AnchorID string
-	Status   string
+	Status   domain.Status
 }
 
 // CardAnchors returns the anchor and status of each of ids that exists.
@@ -197,7 +197,7 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 		for rows.Next() {
 			var id string
 			var a CardAnchor
-			if err := rows.Scan(&id, &a.AnchorID, &a.Status); err != nil {
+			if err := rows.Scan(&id, &a.AnchorID, (*string)(&a.Status)); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read card anchors: %w", err)
 			}

@@ -71,8 +71,8 @@ func cardByID(ctx context.Context, q querier, id string) (domain.Card, error) {
 
 // CardFilter selects cards for ListCards. Empty fields match all.
 type CardFilter struct {
-	Tiers     []string
-	Statuses  []string
+	Tiers     []domain.Tier
+	Statuses  []domain.Status
 	AnchorIDs []string
 	Field     string
 	Domain    string
@@ -84,15 +84,15 @@ type CardFilter struct {
 func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, error) {
 	var where []string
 	var args []any
-	in := func(col string, vals []string) {
+	in := func(col string, vals []any) {
 		if len(vals) > 0 {
 			where = append(where, col+" IN ("+placeholders(len(vals))+")")
-			args = append(args, anySlice(vals)...)
+			args = append(args, vals...)
 		}
 	}
-	in("tier", f.Tiers)
-	in("status", f.Statuses)
-	in("anchor_id", f.AnchorIDs)
+	in("tier", strArgs(f.Tiers))
+	in("status", strArgs(f.Statuses))
+	in("anchor_id", anySlice(f.AnchorIDs))
 	if f.Field != "" {
 		where, args = append(where, "field = ?"), append(args, f.Field)
 	}
@@ -120,8 +120,8 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, err
 
 // CardByStatement returns the first card at anchorID with this normalized
 // statement whose status is one of statuses; ok is false when there is none.
-func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []string) (domain.Card, bool, error) {
-	args := append([]any{anchorID, norm}, anySlice(statuses)...)
+func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []domain.Status) (domain.Card, bool, error) {
+	args := append([]any{anchorID, norm}, strArgs(statuses)...)
 	rows, err := tx.tx.QueryContext(ctx, `SELECT `+cardCols+` FROM cards
 		WHERE anchor_id = ? AND statement_norm = ? AND status IN (`+placeholders(len(statuses))+`)
 		ORDER BY created_at, id LIMIT 1`, args...)
@@ -140,12 +140,12 @@ func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, status
 
 // SetCardStatus moves card id from status from to status to. It fails with
 // ErrConflict when the card is no longer in status from.
-func (tx *Tx) SetCardStatus(ctx context.Context, id, from, to, now string) error {
-	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, now, id, from)
+func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
+	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, string(to), now, id, string(from))
 	if err != nil {
 		return fmt.Errorf("set status of %s: %w", id, err)
 	}
-	return oneRow(res, "card "+id+" is no longer "+from)
+	return oneRow(res, "card "+id+" is no longer "+string(from))
 }
 
 // SetPublishedTo stamps card id as published to the card copy.
@@ -219,8 +219,8 @@ func scan(rows *sql.Rows, extra bool, fn func(domain.Card, int)) error {
 	for rows.Next() {
 		var c domain.Card
 		var scope, trig string
-		dest := []any{&c.ID, &c.Statement, &c.StatementNorm, &c.Content, &c.Tier, &c.Status, &c.Domain,
-			&c.Field, &c.AnchorID, &scope, &trig, &c.Persistence, &c.RenderPref, &c.ReviewAfter, &c.ExpiresAt,
+		dest := []any{&c.ID, &c.Statement, &c.StatementNorm, &c.Content, (*string)(&c.Tier), (*string)(&c.Status), (*string)(&c.Domain),
+			&c.Field, &c.AnchorID, &scope, &trig, (*string)(&c.Persistence), (*string)(&c.RenderPref), &c.ReviewAfter, &c.ExpiresAt,
 			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}
 		var n int
 		if extra {

@@ -17,7 +17,7 @@ type CandidateQuery struct {
 	// (an explicit cross-repository request).
 	AnchorIDs []string
 	// Statuses limits the cards to these statuses. It must not be empty.
-	Statuses []string
+	Statuses []domain.Status
 	// Now leaves out cards whose expires_at is at or before it; "" keeps all.
 	Now string
 	// Match is an FTS5 expression over statement and content; "" ranks
@@ -27,9 +27,9 @@ type CandidateQuery struct {
 	Limit int
 	// TierOrder, AnchorOrder and PersistenceOrder rank the unmatched fill:
 	// values earlier in a list sort first, values absent sort last.
-	TierOrder        []string
+	TierOrder        []domain.Tier
 	AnchorOrder      []string
-	PersistenceOrder []string
+	PersistenceOrder []domain.Persistence
 }
 
 // Ranked is a card id with its FTS5 bm25 score (lower is more relevant).
@@ -149,7 +149,7 @@ func candidateWhere(p string, q CandidateQuery) (string, []any) {
 		args = append(args, anySlice(q.AnchorIDs)...)
 	}
 	where = append(where, p+"status IN ("+placeholders(len(q.Statuses))+")")
-	args = append(args, anySlice(q.Statuses)...)
+	args = append(args, strArgs(q.Statuses)...)
 	if q.Now != "" {
 		where = append(where, "("+p+"expires_at IS NULL OR "+p+"expires_at > ?)")
 		args = append(args, q.Now)
@@ -159,7 +159,7 @@ func candidateWhere(p string, q CandidateQuery) (string, []any) {
 
 // rankCase is a CASE expression giving each value of order its index, and
 // len(order) to anything else.
-func rankCase(col string, order []string) (string, []any) {
+func rankCase[T ~string](col string, order []T) (string, []any) {
 	if len(order) == 0 {
 		return "0", nil
 	}
@@ -168,7 +168,7 @@ func rankCase(col string, order []string) (string, []any) {
 	b.WriteString("CASE " + col)
 	for i, v := range order {
 		fmt.Fprintf(&b, " WHEN ? THEN %d", i)
-		args = append(args, v)
+		args = append(args, string(v))
 	}
 	fmt.Fprintf(&b, " ELSE %d END", len(order))
 	return b.String(), args
@@ -226,7 +226,7 @@ type MemoryCounts struct {
 // CountMemory counts the cards (per status) and evidence at anchorIDs, and
 // the cards with a status in expiredAmong that expired at or before now.
 // Empty anchorIDs counts everything.
-func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []string, now string) (MemoryCounts, error) {
+func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []domain.Status, now string) (MemoryCounts, error) {
 	out := MemoryCounts{CardsByStatus: map[string]int{}}
 	cond, args := "", []any(nil)
 	if len(anchorIDs) > 0 {
@@ -266,8 +266,8 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 
 // LinkRoleCounts counts the links of each card per role; cards without
 // links are missing from the map.
-func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]map[string]int, error) {
-	out := map[string]map[string]int{}
+func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]domain.RoleCounts, error) {
+	out := map[string]domain.RoleCounts{}
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
@@ -284,10 +284,9 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 				rows.Close()
 				return nil, fmt.Errorf("count links: %w", err)
 			}
-			if out[id] == nil {
-				out[id] = map[string]int{}
-			}
-			out[id][role] = c
+			rc := out[id]
+			rc.Add(domain.Role(role), c)
+			out[id] = rc
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -323,7 +322,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 		}
 		for rows.Next() {
 			var l domain.Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role); err != nil {
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role)); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read links: %w", err)
 			}
@@ -350,4 +349,10 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 	return out, nil
 }
 
-var roleNames = map[string]string{"supporting": "supporting", "verification": "verification", "teaching": "teaching", "counterexample": "counterexample"}
+var roleNames = func() map[domain.Role]domain.Role {
+	m := make(map[domain.Role]domain.Role, len(domain.Roles))
+	for _, r := range domain.Roles {
+		m[r] = r
+	}
+	return m
+}()

@@ -21,14 +21,14 @@ type FieldEvidence struct {
 // FieldsWithoutCards returns up to limit fields that hold at least minEvidence
 // evidence rows at anchorIDs and no card with a status in statuses there,
 // ordered by evidence count (most first), then field name.
-func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []string, minEvidence, limit int) ([]FieldEvidence, error) {
+func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, statuses []domain.Status, minEvidence, limit int) ([]FieldEvidence, error) {
 	if len(anchorIDs) == 0 || len(statuses) == 0 || limit <= 0 {
 		return nil, nil
 	}
 	in := placeholders(len(anchorIDs))
 	args := anySlice(anchorIDs)
 	args = append(args, anySlice(anchorIDs)...)
-	args = append(args, anySlice(statuses)...)
+	args = append(args, strArgs(statuses)...)
 	args = append(args, minEvidence, limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT e.field, sum(e.n) AS n FROM evidence_counts e
 		WHERE e.anchor_id IN (`+in+`)
@@ -108,7 +108,7 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 	out := make([]domain.Evidence, 0, limit)
 	for rows.Next() {
 		var e domain.Evidence
-		if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+		if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
 			return nil, fmt.Errorf("read recent evidence: %w", err)
 		}
 		out = append(out, e)
@@ -135,7 +135,7 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]dom
 		}
 		for rows.Next() {
 			var e domain.Evidence
-			if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+			if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read evidence: %w", err)
 			}
@@ -152,13 +152,13 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]dom
 // CitingCards returns, for each of evidenceIDs, the ids of the cards with a
 // status in statuses that link to it (any role), sorted. Evidence no such
 // card cites is missing from the map.
-func (s *Store) CitingCards(ctx context.Context, evidenceIDs, statuses []string) (map[string][]string, error) {
+func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses []domain.Status) (map[string][]string, error) {
 	out := map[string][]string{}
 	for len(evidenceIDs) > 0 && len(statuses) > 0 {
 		n := min(len(evidenceIDs), 400)
 		chunk := evidenceIDs[:n]
 		evidenceIDs = evidenceIDs[n:]
-		args := append(anySlice(chunk), anySlice(statuses)...)
+		args := append(anySlice(chunk), strArgs(statuses)...)
 		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT l.evidence_id, l.card_id FROM card_links l JOIN cards c ON c.id = l.card_id
 			WHERE l.evidence_id IN (`+placeholders(len(chunk))+`) AND c.status IN (`+placeholders(len(statuses))+`)
 			ORDER BY l.evidence_id, l.card_id`, args...)

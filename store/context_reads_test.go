@@ -43,7 +43,7 @@ func TestLinkRowsAndSourceRefs(t *testing.T) {
 			if l.Note != "" || l.CreatedAt != "" || l.SourceRef != "" {
 				t.Errorf("LinkRows filled more than card, evidence and role: %+v", l)
 			}
-			got = append(got, lr{l.CardID, l.EvidenceID, l.Role})
+			got = append(got, lr{l.CardID, l.EvidenceID, string(l.Role)})
 		}
 	}
 	want := []lr{{"kc_1", "ev_4", "teaching"}, {"kc_1", "ev_0", "supporting"},
@@ -117,7 +117,7 @@ func TestCardsByRowIDs(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	texts, err := s.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted", "canonical"}})
+	texts, err := s.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted", "canonical"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestCandidateTextsSeeEdits(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted"}}
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted"}}
 	statement := func() string {
 		t.Helper()
 		texts, err := s.CandidateTexts(ctx, q)

@@ -39,8 +39,8 @@ func contextSeed(t *testing.T, s *store.Store) {
 			{"kc_7", "an_a", "promoted", "qi", "standard", "expired sqlite tip", "2026-01-01T00:00:00.000Z"},
 		}
 		for _, c := range cards {
-			if err := tx.InsertCard(ctx, domain.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: c.tier,
-				Status: c.status, Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: c.persistence,
+			if err := tx.InsertCard(ctx, domain.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: domain.Tier(c.tier),
+				Status: domain.Status(c.status), Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: domain.Persistence(c.persistence),
 				RenderPref: "auto", ExpiresAt: c.expires, CreatedBy: "a", CreatedAt: now, UpdatedAt: now}); err != nil {
 				return err
 			}
@@ -69,9 +69,9 @@ func TestCandidates(t *testing.T) {
 	contextSeed(t, s)
 	ctx := context.Background()
 	base := store.CandidateQuery{
-		AnchorIDs: []string{"an_a", "an_g"}, Statuses: []string{"promoted", "canonical"}, Now: "2026-02-01T00:00:00.000Z",
-		Limit: 10, TierOrder: []string{"dao_tian", "dao_ren", "shu", "qi"}, AnchorOrder: []string{"an_a", "an_g"},
-		PersistenceOrder: []string{"foundational", "protected", "standard"},
+		AnchorIDs: []string{"an_a", "an_g"}, Statuses: []domain.Status{"promoted", "canonical"}, Now: "2026-02-01T00:00:00.000Z",
+		Limit: 10, TierOrder: []domain.Tier{"dao_tian", "dao_ren", "shu", "qi"}, AnchorOrder: []string{"an_a", "an_g"},
+		PersistenceOrder: []domain.Persistence{"foundational", "protected", "standard"},
 	}
 	tests := []struct {
 		name        string
@@ -96,7 +96,7 @@ func TestCandidates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := base
-			q.Statuses = append([]string(nil), base.Statuses...)
+			q.Statuses = append([]domain.Status(nil), base.Statuses...)
 			tt.mutate(&q)
 			matched, fill, err := s.Candidates(ctx, q)
 			if err != nil {
@@ -146,7 +146,7 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, "2026-02-01T00:00:00.000Z")
+	m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, "2026-02-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,14 +156,14 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	}
 	// "locks" has 5 rows at an_a and no card in that field; "storage" cards
 	// exist but no storage evidence does.
-	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, 5, 3)
+	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, 5, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Field != "locks" || got[0].Evidence != 5 || !reflect.DeepEqual(got[0].Samples, []string{"ev_4", "ev_3", "ev_2"}) {
 		t.Errorf("fields = %+v, want locks with 5 rows, samples ev_4, ev_3, ev_2", got)
 	}
-	got, err = s.FieldsWithoutCards(ctx, []string{"an_b"}, []string{"promoted", "canonical"}, 5, 3)
+	got, err = s.FieldsWithoutCards(ctx, []string{"an_b"}, []domain.Status{"promoted", "canonical"}, 5, 3)
 	if err != nil || len(got) != 0 {
 		t.Errorf("an_b has 2 locks rows, under the minimum: got %+v, %v", got, err)
 	}
@@ -183,7 +183,7 @@ func TestRecentEvidenceAndCitingCards(t *testing.T) {
 	if rows, err := s.RecentEvidence(ctx, []string{"an_a", "an_b"}, "nope", 5); err != nil || len(rows) != 0 {
 		t.Errorf("field filter: %+v, %v", rows, err)
 	}
-	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []string{"promoted"})
+	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []domain.Status{"promoted"})
 	if err != nil || !reflect.DeepEqual(cites, map[string][]string{"ev_0": {"kc_1"}}) {
 		t.Errorf("citing = %v, %v", cites, err)
 	}

@@ -15,8 +15,8 @@ type CandidateText struct {
 	ID          string
 	Statement   string
 	Content     string
-	Tier        string
-	Persistence string
+	Tier        domain.Tier
+	Persistence domain.Persistence
 	AnchorID    string
 }
 
@@ -43,7 +43,7 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 	var version int64
 	for rows.Next() {
 		var t CandidateText
-		if err := rows.Scan(&t.RowID, &t.ID, &t.Tier, &t.Persistence, &t.AnchorID, &version); err != nil {
+		if err := rows.Scan(&t.RowID, &t.ID, (*string)(&t.Tier), (*string)(&t.Persistence), &t.AnchorID, &version); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read candidate texts: %w", err)
 		}

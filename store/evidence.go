@@ -160,8 +160,8 @@ func scanEvidence(rows *sql.Rows, fn func(domain.Evidence)) error {
 	for rows.Next() {
 		var e domain.Evidence
 		var tags string
-		if err := rows.Scan(&e.ID, &e.Content, &e.Domain, &e.Field, &e.Provenance, &e.SourceRef, &tags,
-			&e.AnchorID, &e.ContentSHA256, &e.Actor, &e.ActorType, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.Content, (*string)(&e.Domain), &e.Field, (*string)(&e.Provenance), &e.SourceRef, &tags,
+			&e.AnchorID, &e.ContentSHA256, &e.Actor, (*string)(&e.ActorType), &e.CreatedAt); err != nil {
 			return fmt.Errorf("scan evidence: %w", err)
 		}
 		if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
@@ -199,6 +199,16 @@ func anySlice[T any](xs []T) []any {
 	out := make([]any, len(xs))
 	for i, x := range xs {
 		out[i] = x
+	}
+	return out
+}
+
+// strArgs is vs as query arguments, each a plain string so the driver
+// takes it without reflection.
+func strArgs[T ~string](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
 	}
 	return out
 }

@@ -82,7 +82,7 @@ func TestMigrationMarksExistingDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := domain.CountRoles(links)["supporting"]; len(links) != 4 || got != 2 {
+	if got := domain.CountRoles(links).Supporting; len(links) != 4 || got != 2 {
 		t.Errorf("%d links count as %d supporting, want 4 links counting 2", len(links), got)
 	}
 }

@@ -54,8 +54,8 @@ func linksFor(ctx context.Context, q querier, ids []string) (map[string][]domain
 		}
 		for rows.Next() {
 			var l domain.Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role, &l.Note, &l.CreatedAt, &l.SourceRef,
-				&l.Original, &l.Provenance, &l.ActorType, &l.EvidenceAt); err != nil {
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role), &l.Note, &l.CreatedAt, &l.SourceRef,
+				&l.Original, (*string)(&l.Provenance), (*string)(&l.ActorType), &l.EvidenceAt); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("scan link: %w", err)
 			}

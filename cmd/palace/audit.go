@@ -192,7 +192,7 @@ func eventChange(e domain.Event) string {
 		To   string `json:"to"`
 	}
 	if err := json.Unmarshal(e.Data, &d); err != nil || d.To == "" {
-		return e.Type
+		return string(e.Type)
 	}
 	return d.From + " → " + d.To
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -64,7 +65,7 @@ without the gate (audited as direct_write).`,
 	return cmd
 }
 
-func countsLine(c map[string]int) string {
+func countsLine(c domain.RoleCounts) string {
 	return fmt.Sprintf("%d supporting · %d verification · %d teaching · %d counterexample",
-		c["supporting"], c["verification"], c["teaching"], c["counterexample"])
+		c.Supporting, c.Verification, c.Teaching, c.Counterexample)
 }

@@ -62,7 +62,7 @@ func TestCountRolesCountsEachPieceOfEvidenceOnce(t *testing.T) {
 	links := []domain.Link{
 		{EvidenceID: "ev_1", Role: domain.RoleSupporting},
 		{EvidenceID: "ev_2", Role: domain.RoleSupporting, Original: "ev_1"}, // a duplicate of ev_1
-		{EvidenceID: "ev_1", Role: domain.RoleVerification},                // linked again in a second role
+		{EvidenceID: "ev_1", Role: domain.RoleVerification},                 // linked again in a second role
 		{EvidenceID: "ev_3", Role: domain.RoleCounterexample},
 		{EvidenceID: "ev_4", Role: "unknown"},
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -182,12 +181,12 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 }
 
 // rescopeAnchor refuses moving a card to another anchor through the audit.
-func rescopeAnchor(id string, from anchor.Kind, to string) error {
-	if to == "" || anchor.Kind(to) == from {
+func rescopeAnchor(id string, from domain.AnchorKind, to string) error {
+	if to == "" || domain.AnchorKind(to) == from {
 		return nil
 	}
-	order := []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global}
-	fi, ti := slices.Index(order, from), slices.Index(order, anchor.Kind(to))
+	order := []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal}
+	fi, ti := slices.Index(order, from), slices.Index(order, domain.AnchorKind(to))
 	switch {
 	case ti < 0:
 		return invalid("anchor", "--anchor %q is not valid: use worktree, repo or global", to)

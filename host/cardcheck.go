@@ -16,7 +16,6 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 )
 
 // CardsCheckRequest asks for the check of card files.
@@ -63,7 +62,7 @@ func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (Cards
 		rep.Checked = append(rep.Checked, f.path)
 	}
 	rep.Findings = append(rep.Findings, checkFiles(files)...)
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	for _, f := range files {
 		if f.parsed == nil || !domain.Status(f.parsed.Card.Status).Authoritative() {
 			continue

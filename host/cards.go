@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -289,4 +288,4 @@ func notFound(err error, what, id string) error {
 
 // visibleKind returns the kind of anchor id as seen from here, or "" when the
 // anchor belongs to another repository or worktree.
-func (h *Host) visibleKind(id string) anchor.Kind { return h.anchorKindOf(id) }
+func (h *Host) visibleKind(id string) domain.AnchorKind { return h.anchorKindOf(id) }

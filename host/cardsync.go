@@ -26,7 +26,6 @@ import (
 	"github.com/palacehq/palace/host/repofs"
 
 	"github.com/palacehq/palace/cardfile"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -141,7 +140,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
 		return rep, err
 	}
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	mark, err := h.store.EventMark(ctx)
 	if err != nil {
 		return rep, internal(err, "read cards to sync")
@@ -304,9 +303,9 @@ func (h *Host) share(ctx context.Context, ids []string, repoID string, byID map[
 		}
 		if c.AnchorID != repoID {
 			switch h.anchorKindOf(c.AnchorID) {
-			case anchor.Worktree:
+			case domain.AnchorWorktree:
 				return invalid("share", "card %s is anchored to this worktree, and worktree cards never leave the machine: publish it to the repository first (palace publish %s --to repo)", id, id)
-			case anchor.Global:
+			case domain.AnchorGlobal:
 				return invalid("share", "card %s is global, and global cards are personal: only this repository's cards are shared", id)
 			}
 			return invalid("share", "card %s belongs to another repository: share it from a checkout of its own", id)
@@ -713,7 +712,7 @@ func (p *plan) run(ctx context.Context) error {
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	h := p.h
 	now := h.stamp()
-	if _, err := h.ensureAnchor(ctx, tx, anchor.Repo); err != nil {
+	if _, err := h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
 		return err
 	}
 	var evIDs []string
@@ -848,7 +847,7 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
 	var cards []domain.Card
 	if len(ids) > 64 {
-		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
+		all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(domain.AnchorRepo))}})
 		if err != nil {
 			return nil, internal(err, "read cards")
 		}

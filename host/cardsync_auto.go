@@ -9,7 +9,6 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -35,7 +34,7 @@ func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
 	if !h.loc.InGit || !autoExportOn(ctx, h.loc.Worktree) {
 		return nil
 	}
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	c, err := h.store.Card(ctx, id)
 	if err != nil || c.AnchorID != repoID {
 		return nil

@@ -125,9 +125,9 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
-	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
-		if h.loc.InGit || k == anchor.Global {
-			ranks[AnchorID(h.loc.Identity(k))] = map[anchor.Kind]int{anchor.Worktree: 0, anchor.Repo: 1, anchor.Global: 2}[k]
+	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
+		if h.loc.InGit || k == domain.AnchorGlobal {
+			ranks[AnchorID(h.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
 		}
 	}
 	for _, c := range cards {

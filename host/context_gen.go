@@ -196,13 +196,13 @@ func (g *benchGen) report(stage string, done, total int) {
 func (g *benchGen) anchors(ctx context.Context) error {
 	stamp := store.FormatTime(g.now)
 	loc := g.h.loc
-	rows := []store.Anchor{anchorRowAt(loc, anchor.Global, stamp), anchorRowAt(loc, anchor.Repo, stamp)}
+	rows := []store.Anchor{anchorRowAt(loc, domain.AnchorGlobal, stamp), anchorRowAt(loc, domain.AnchorRepo, stamp)}
 	for r := 1; r < g.spec.Repos; r++ {
 		id := fmt.Sprintf("repo:bench.example/org/repo-%02d", r)
 		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "repo", ParentID: AnchorID(anchor.GlobalIdentity),
 			Path: fmt.Sprintf("/bench/repo-%02d", r), Identity: id, CreatedAt: stamp})
 	}
-	rows = append(rows, anchorRowAt(loc, anchor.Worktree, stamp))
+	rows = append(rows, anchorRowAt(loc, domain.AnchorWorktree, stamp))
 	for w := 1; w < g.spec.Worktrees; w++ {
 		r := w % g.spec.Repos
 		id := fmt.Sprintf("worktree:/bench/repo-%02d/wt-%03d", r, w)

@@ -194,7 +194,7 @@ func newNormalizer(e *cxEnv, hosts map[string]*host.Host) *normalizer {
 	nz := &normalizer{ids: map[string]string{}, n: map[string]int{}}
 	for label, h := range hosts {
 		loc := h.Location()
-		for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo} {
+		for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo} {
 			nz.fixed = append(nz.fixed, host.AnchorID(loc.Identity(k)), "an_"+label+"_"+string(k))
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -134,7 +133,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 	return h.ShowCard(ctx, c.ID)
 }
 
-func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error) {
+func (h *Host) prepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, error) {
 	stmt := strings.TrimSpace(req.Statement)
 	switch {
 	case stmt == "":
@@ -174,13 +173,13 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, anchor.Kind, error)
 	// gated step at a time.
 	def := h.loc.Innermost()
 	if req.Tier == "dao_tian" {
-		def = anchor.Global
+		def = domain.AnchorGlobal
 	}
 	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
 	if err != nil {
 		return domain.Card{}, "", err
 	}
-	if kind == anchor.Global && req.Tier != "dao_tian" && req.Anchor != "" && h.loc.InGit {
+	if kind == domain.AnchorGlobal && req.Tier != "dao_tian" && req.Anchor != "" && h.loc.InGit {
 		return domain.Card{}, "", invalid("anchor", "--anchor global for a %s card: only dao_tian starts at the global anchor; distill it here and publish it outward (`palace publish ID --to repo`, then `--to global`) through the gate", req.Tier)
 	}
 	status := domain.StatusCandidate

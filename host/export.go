@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
@@ -180,7 +179,7 @@ func targetList() string { return strings.Join(ExportTargets(), ", ") }
 // exportCards reads the repository's authoritative cards as rulefiles
 // cards, with the ones left out and why.
 func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftOut, error) {
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: domain.AuthoritativeStatuses()})
 	if err != nil {
 		return nil, nil, internal(err, "list the repository's cards")

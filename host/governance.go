@@ -19,7 +19,7 @@ import (
 // writeAnchorKind resolves the anchor a write goes to: requested, else def.
 // Outside a git checkout a write must name the global anchor itself: a
 // default there would share it with every repository's context.
-func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor.Kind, error) {
+func (h *Host) writeAnchorKind(field, requested string, def domain.AnchorKind) (domain.AnchorKind, error) {
 	if requested == "" {
 		if !h.loc.InGit {
 			return "", invalid(field, "%s is not inside a git checkout, so this would be written to the global anchor and reach every repository's context: pass --anchor global if that is meant, or run it inside a repository (--cwd)", h.loc.Dir)
@@ -31,8 +31,8 @@ func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor
 
 // anchorDomain is the domain of a write at kind: the global anchor holds
 // domain global only; elsewhere the default is project.
-func anchorDomain(kind anchor.Kind, dom string) (domain.Domain, error) {
-	if kind == anchor.Global {
+func anchorDomain(kind domain.AnchorKind, dom string) (domain.Domain, error) {
+	if kind == domain.AnchorGlobal {
 		if dom != "" && dom != string(domain.DomainGlobal) {
 			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", dom)
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
 )
@@ -98,7 +97,7 @@ func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult
 	}
 	anchorName := req.Anchor
 	if anchorName == "" && h.loc.InGit {
-		anchorName = string(anchor.Repo)
+		anchorName = string(domain.AnchorRepo)
 	}
 	kind, err := h.resolveAnchorKind("anchor", anchorName)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -42,8 +41,8 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 	if strings.TrimSpace(req.Reason) == "" {
 		return PublishResult{}, invalid("reason", "--reason is required: say why the card holds beyond its anchor")
 	}
-	to := anchor.Kind(req.To)
-	if to != anchor.Repo && to != anchor.Global {
+	to := domain.AnchorKind(req.To)
+	if to != domain.AnchorRepo && to != domain.AnchorGlobal {
 		return PublishResult{}, invalid("to", "--to %q is not valid: use repo or global", req.To)
 	}
 	var copyID string
@@ -96,7 +95,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		cp.AnchorID = target.ID
 		cp.OriginCard = c.ID
 		cp.PublishedTo = ""
-		if to == anchor.Global {
+		if to == domain.AnchorGlobal {
 			// The global anchor holds domain global only.
 			cp.Domain = "global"
 		}
@@ -140,12 +139,12 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 }
 
 // outward is the next anchor kind out from k, "" for global.
-func outward(k anchor.Kind) anchor.Kind {
+func outward(k domain.AnchorKind) domain.AnchorKind {
 	switch k {
-	case anchor.Worktree:
-		return anchor.Repo
-	case anchor.Repo:
-		return anchor.Global
+	case domain.AnchorWorktree:
+		return domain.AnchorRepo
+	case domain.AnchorRepo:
+		return domain.AnchorGlobal
 	}
 	return ""
 }

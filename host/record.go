@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
@@ -116,8 +115,8 @@ func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evide
 
 // prepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
 // and builds the row, anchor id still unset.
-func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidence, anchor.Kind, error) {
-	fail := func(err error) (domain.Evidence, anchor.Kind, error) {
+func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidence, domain.AnchorKind, error) {
+	fail := func(err error) (domain.Evidence, domain.AnchorKind, error) {
 		if prefix != "" {
 			var he *Error
 			if errors.As(err, &he) {
@@ -158,7 +157,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidenc
 	}
 	def := h.loc.Innermost()
 	if prov == "research" {
-		def = anchor.Repo
+		def = domain.AnchorRepo
 	}
 	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
 	if err != nil {
@@ -225,7 +224,7 @@ type Progress func(done, total int)
 func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
 		ev       domain.Evidence
-		kind     anchor.Kind
+		kind     domain.AnchorKind
 		allowDup bool
 	}
 	var rows []row
@@ -256,7 +255,7 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 			if err != nil {
 				return err
 			}
-			anchors := map[anchor.Kind]string{}
+			anchors := map[domain.AnchorKind]string{}
 			for _, r := range batch {
 				id, ok := anchors[r.kind]
 				if !ok {

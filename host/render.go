@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 )
 
 // The rendering of a pack: Markdown with typed sections, written so each
@@ -59,7 +59,7 @@ func (f CardFetch) command() string {
 func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
 	if h.loc.InGit {
-		where = "repository " + strings.TrimPrefix(h.loc.Identity(anchor.Repo), "repo:")
+		where = "repository " + strings.TrimPrefix(h.loc.Identity(domain.AnchorRepo), "repo:")
 	}
 	if allRepos {
 		where += " and, explicitly requested, every other repository"

@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -219,21 +218,21 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 
 // researchAnchor resolves where a report's evidence lands: the repo anchor
 // by default, global only when asked and the report is not about a project.
-func (h *Host) researchAnchor(s string, r report) (anchor.Kind, error) {
+func (h *Host) researchAnchor(s string, r report) (domain.AnchorKind, error) {
 	if s == "" {
 		if !h.loc.InGit {
 			if r.about == "project" {
 				return "", invalid("anchor", "report %s is about a project and %s is not inside a git checkout: run it in the project (--cwd), or set \"about\": \"general\" and pass --anchor global", r.id, h.loc.Dir)
 			}
-			return anchor.Global, nil
+			return domain.AnchorGlobal, nil
 		}
-		s = string(anchor.Repo)
+		s = string(domain.AnchorRepo)
 	}
 	k, err := h.resolveAnchorKind("anchor", s)
 	if err != nil {
 		return "", err
 	}
-	if k == anchor.Global && r.about == "project" {
+	if k == domain.AnchorGlobal && r.about == "project" {
 		return "", invalid("anchor", "about: report %s is about a project (about defaults to project), so its evidence stays at the repo anchor: ingest it without --anchor global, or set \"about\": \"general\" if it holds everywhere", r.id)
 	}
 	return k, nil

@@ -91,15 +91,25 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
+	// git says "not a git repository" only on stderr; that text is read
+	// here, once, and becomes errNotRepository for the callers to match.
+	notRepo := strings.Contains(stderr.String(), "not a git repository")
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil && !strings.Contains(stderr.String(), "not a git repository") {
+	if errors.As(err, &ee) && ctx.Err() == nil && !notRepo {
 		return nil, false, nil
+	}
+	if err != nil && notRepo {
+		err = fmt.Errorf("%w: %w", errNotRepository, err)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("git cat-file blob %s: %w: %s", rev, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), true, nil
 }
+
+// errNotRepository is git refusing because the directory is not in a
+// checkout.
+var errNotRepository = errors.New("not a git repository")
 
 // Committed returns the box at path as HEAD has it: the base an editor's
 // unsaved buffer is checked against for append-only history. It returns nil
@@ -108,7 +118,7 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 func Committed(ctx context.Context, path string) ([]byte, error) {
 	blob, found, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
 	if err != nil {
-		if ctx.Err() == nil && strings.Contains(err.Error(), "not a git repository") {
+		if ctx.Err() == nil && errors.Is(err, errNotRepository) {
 			return nil, nil
 		}
 		return nil, err

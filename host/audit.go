@@ -50,12 +50,12 @@ type AuditReport struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
-	Audited     int               `json:"audited"`
-	Lanes       map[string]int    `json:"lanes"`
-	Warnings    map[string]int    `json:"warnings"`
-	Rows        []AuditRow        `json:"rows"`
-	ScopePolicy policies.Decision `json:"scope_policy"`
-	LanesPolicy policies.Decision `json:"lanes_policy"`
+	Audited     int                 `json:"audited"`
+	Lanes       map[domain.Lane]int `json:"lanes"`
+	Warnings    map[string]int      `json:"warnings"`
+	Rows        []AuditRow          `json:"rows"`
+	ScopePolicy policies.Decision   `json:"scope_policy"`
+	LanesPolicy policies.Decision   `json:"lanes_policy"`
 	// Held are cards of these anchors whose card file claimed promoted or
 	// canonical but did not pass the gate at import: they are candidates
 	// here, and the reasons say what the gate missed.
@@ -78,8 +78,8 @@ type AuditRow struct {
 	RenderPref        domain.RenderPref     `json:"render_pref"`
 	Scope             domain.Scope          `json:"scope"`
 	FitContext        policies.ScopeContext `json:"fit_context"`
-	Lane              string                `json:"lane"`
-	RenderForm        string                `json:"render_form"`
+	Lane              domain.Lane           `json:"lane"`
+	RenderForm        domain.RenderForm     `json:"render_form"`
 	Salience          int                   `json:"salience"`
 	SalienceBreakdown map[string]int        `json:"salience_breakdown"`
 	WhyApplies        []string              `json:"why_applies"`
@@ -156,8 +156,8 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		return AuditReport{}, err
 	}
 	now := h.now()
-	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[string]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
-	for _, l := range []string{"core", "scoped", "ref_only", "inspector_only"} {
+	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
+	for _, l := range domain.Lanes {
 		rep.Lanes[l] = 0
 	}
 	if len(cards) == 0 {
@@ -172,7 +172,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		for _, w := range r.Warnings {
 			rep.Warnings[w.Code]++
 		}
-		if f.Lane != "" && r.Lane != f.Lane {
+		if f.Lane != "" && r.Lane != domain.Lane(f.Lane) {
 			continue
 		}
 		if f.Warning != "" && !slices.ContainsFunc(r.Warnings, func(w AuditWarning) bool { return w.Code == f.Warning }) {

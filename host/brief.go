@@ -81,8 +81,8 @@ type BriefCard struct {
 	Status     domain.Status     `json:"status"`
 	Statement  string            `json:"statement"`
 	Anchor     AnchorRef         `json:"anchor"`
-	Lane       string            `json:"lane"`
-	RenderForm string            `json:"render_form"`
+	Lane       domain.Lane       `json:"lane"`
+	RenderForm domain.RenderForm `json:"render_form"`
 	Salience   int               `json:"salience"`
 	WhyApplies []string          `json:"why_applies"`
 	Citations  []Citation        `json:"citations"`
@@ -439,7 +439,7 @@ func briefSummary(a *assembly, b Brief) string {
 	if f := a.pack.Request.File; f != "" {
 		what += " in " + f
 	}
-	lanes := map[string]int{}
+	lanes := map[domain.Lane]int{}
 	anchors := map[string]bool{}
 	for _, c := range b.Cards {
 		lanes[c.Lane]++

@@ -150,14 +150,14 @@ type Item struct {
 	Foreign     bool               `json:"foreign,omitempty"`
 	Persistence domain.Persistence `json:"persistence"`
 	RenderPref  domain.RenderPref  `json:"render_pref"`
-	Lane        string             `json:"lane"`
+	Lane        domain.Lane        `json:"lane"`
 	// LaneForm is the render form the lanes policy chose; RenderForm is the
 	// form after budget packing (inspector_only when dropped).
-	LaneForm          string         `json:"lane_form"`
-	RenderForm        string         `json:"render_form"`
-	Salience          int            `json:"salience"`
-	SalienceBreakdown map[string]int `json:"salience_breakdown"`
-	WhyApplies        []string       `json:"why_applies"`
+	LaneForm          domain.RenderForm `json:"lane_form"`
+	RenderForm        domain.RenderForm `json:"render_form"`
+	Salience          int               `json:"salience"`
+	SalienceBreakdown map[string]int    `json:"salience_breakdown"`
+	WhyApplies        []string          `json:"why_applies"`
 	// Citations are up to 8 of the card's evidence links, every
 	// counterexample first; CitationCount counts all of them.
 	Citations     []Citation         `json:"citations"`
@@ -184,9 +184,9 @@ type Citation struct {
 
 // BudgetAction records how the budget reduced an item, and why.
 type BudgetAction struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Reason string `json:"reason"`
+	From   domain.RenderForm `json:"from"`
+	To     domain.RenderForm `json:"to"`
+	Reason string            `json:"reason"`
 }
 
 // EvidenceItem is an evidence row of a pack.
@@ -197,7 +197,7 @@ type EvidenceItem struct {
 	SourceRef  string            `json:"source_ref"`
 	Anchor     AnchorRef         `json:"anchor"`
 	Content    string            `json:"content"`
-	RenderForm string            `json:"render_form"`
+	RenderForm domain.RenderForm `json:"render_form"`
 	Trimmed    *BudgetAction     `json:"trimmed,omitempty"`
 	Chars      int               `json:"chars"`
 }
@@ -210,10 +210,10 @@ type SkippedCard struct {
 	// Reason is skipped_scope, skipped_cooled (cooling kept it out),
 	// not_relevant (the request is not about it), lane_limit,
 	// dao_tian_limit or duplicate.
-	Reason      string `json:"reason"`
-	DuplicateOf string `json:"duplicate_of,omitempty"`
-	Lane        string `json:"lane,omitempty"`
-	Salience    int    `json:"salience,omitempty"`
+	Reason      string      `json:"reason"`
+	DuplicateOf string      `json:"duplicate_of,omitempty"`
+	Lane        domain.Lane `json:"lane,omitempty"`
+	Salience    int         `json:"salience,omitempty"`
 	// Relevance is the card's relevance to the request, 0..1.
 	Relevance float64 `json:"relevance,omitempty"`
 	// Why and SalienceBreakdown are filled with Explain only (`palace audit`

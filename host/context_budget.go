@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // slot is one renderable thing of a pack (a card item or an evidence row)
@@ -13,11 +15,11 @@ type slot struct {
 	ev    *EvidenceItem
 	cand  *candidate
 	order int
-	form  string
-	texts map[string]string
+	form  domain.RenderForm
+	texts map[domain.RenderForm]string
 }
 
-func (s *slot) text(form string) string {
+func (s *slot) text(form domain.RenderForm) string {
 	if t, ok := s.texts[form]; ok {
 		return t
 	}
@@ -58,7 +60,7 @@ func (p *packer) add(s *slot, sign int) {
 	p.total += sign * s.size()
 }
 
-func (p *packer) set(s *slot, form string) {
+func (p *packer) set(s *slot, form domain.RenderForm) {
 	p.add(s, -1)
 	s.form = form
 	p.add(s, +1)
@@ -67,7 +69,7 @@ func (p *packer) set(s *slot, form string) {
 // budgetStage is one step of the trim order.
 type budgetStage struct {
 	pick func(*slot) bool
-	to   string
+	to   domain.RenderForm
 	verb string
 }
 
@@ -127,13 +129,13 @@ func (h *Host) packBudget(a *assembly) {
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
-		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}}
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[domain.RenderForm]string{}}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
 	for i := range a.pack.Evidence {
 		e := &a.pack.Evidence[i]
-		s := &slot{ev: e, order: len(a.pack.Items) + i, form: evidenceForm(e), texts: map[string]string{}}
+		s := &slot{ev: e, order: len(a.pack.Items) + i, form: evidenceForm(e), texts: map[domain.RenderForm]string{}}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
@@ -205,7 +207,7 @@ func (s *slot) salience() int {
 }
 
 // trim records the budget's action, keeping the original form as From.
-func (s *slot) trim(from, to, reason string) {
+func (s *slot) trim(from, to domain.RenderForm, reason string) {
 	var t **BudgetAction
 	if s.item != nil {
 		t = &s.item.Trimmed

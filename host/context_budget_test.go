@@ -8,11 +8,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
 // formLevel orders render forms from most to least text.
-var formLevel = map[string]int{"inline_full": 0, "inline_compact": 1, "ref_only": 2, "inspector_only": 3}
+var formLevel = map[domain.RenderForm]int{"inline_full": 0, "inline_compact": 1, "ref_only": 2, "inspector_only": 3}
 
 // TestContextBudgetKeepsTheRelevantCard: under a budget that holds one
 // line, the card the request is about stays inline and the scoped bait

@@ -243,8 +243,8 @@ func (h *Host) arrange(a *assembly) {
 	slices.SortFunc(live, packOrder)
 	// The lanes' count limits: a lane's overflow, least valuable last in
 	// pack order, moves down one lane (core → scoped → references → out).
-	limits := map[string]int{"core": lanesConfig.CoreInlineLimit, "scoped": lanesConfig.ScopedInlineLimit, "ref_only": lanesConfig.RefOnlyLimit}
-	for _, lane := range []string{"core", "scoped"} {
+	limits := map[domain.Lane]int{domain.LaneCore: lanesConfig.CoreInlineLimit, domain.LaneScoped: lanesConfig.ScopedInlineLimit, domain.LaneRefOnly: lanesConfig.RefOnlyLimit}
+	for _, lane := range []domain.Lane{domain.LaneCore, domain.LaneScoped} {
 		n := 0
 		for _, c := range live {
 			if c.lane.Lane != lane {
@@ -290,8 +290,8 @@ func cooledOut(l policies.LaneResult) bool {
 const refOnlyFloor = 36
 
 // demote moves c one lane down past its lane's count limit, saying so.
-func demote(c *candidate, from string) {
-	to := map[string]string{"core": "scoped", "scoped": "ref_only"}[from]
+func demote(c *candidate, from domain.Lane) {
+	to := map[domain.Lane]domain.Lane{domain.LaneCore: domain.LaneScoped, domain.LaneScoped: domain.LaneRefOnly}[from]
 	c.lane.Lane = to
 	if to == "ref_only" {
 		c.lane.RenderForm = "ref_only"
@@ -310,7 +310,7 @@ func outranksDuplicate(c, b *candidate) bool {
 	return c.card.ID < b.card.ID
 }
 
-var laneRank = map[string]int{"core": 0, "scoped": 1, "ref_only": 2, "inspector_only": 3}
+var laneRank = map[domain.Lane]int{domain.LaneCore: 0, domain.LaneScoped: 1, domain.LaneRefOnly: 2, domain.LaneInspectorOnly: 3}
 
 // packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
@@ -337,7 +337,7 @@ func packOrder(x, y *candidate) int {
 	return strings.Compare(x.card.ID, y.card.ID)
 }
 
-func laneOrder(l string) int {
+func laneOrder(l domain.Lane) int {
 	if r, ok := laneRank[l]; ok {
 		return r
 	}

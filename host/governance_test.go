@@ -196,7 +196,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 			t.Fatal(err)
 		}
 		it, ok := item(p, id)
-		if !ok || !strings.HasPrefix(it.RenderForm, want) {
+		if !ok || !strings.HasPrefix(string(it.RenderForm), want) {
 			t.Fatalf("card %s in the pack as %q (present %v), want %s…\n%s", id, it.RenderForm, ok, want, p.Rendered)
 		}
 		return it

@@ -89,7 +89,7 @@ func renderInstructions(list []string) string {
 // citations), inline_compact (one line, citations counted) or ref_only (one
 // line with the id; the preamble says how to fetch it). inspector_only
 // renders nothing.
-func renderItem(it *Item, form string) string {
+func renderItem(it *Item, form domain.RenderForm) string {
 	var b strings.Builder
 	switch form {
 	case "inline_full", "inline_compact":
@@ -176,14 +176,14 @@ func citeLine(cs []Citation, total int) string {
 }
 
 // evidenceForm is the form evidence renders in before any budget pressure.
-func evidenceForm(e *EvidenceItem) string {
+func evidenceForm(e *EvidenceItem) domain.RenderForm {
 	if utf8.RuneCountInString(e.Content) <= maxInlineEvidenceRunes {
-		return "inline_full"
+		return domain.FormInlineFull
 	}
-	return "ref_only"
+	return domain.FormRefOnly
 }
 
-func renderEvidence(e *EvidenceItem, form string) string {
+func renderEvidence(e *EvidenceItem, form domain.RenderForm) string {
 	head := "- `" + e.ID + "` " + e.Field + " · " + string(e.Provenance)
 	if e.SourceRef != "" {
 		head += " · " + oneLine(e.SourceRef)

@@ -187,7 +187,7 @@ func TestLanesGoMatchesRego(t *testing.T) {
 			t.Fatalf("batch %d: outputs differ", b)
 		}
 		for _, res := range want {
-			lanes[res.Lane+"/"+res.RenderForm]++
+			lanes[string(res.Lane)+"/"+string(res.RenderForm)]++
 		}
 		cards += len(in.Cards)
 	}

@@ -133,7 +133,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Lane != "" {
-		if err := oneOf("lane", f.Lane, []string{"core", "scoped", "ref_only", "inspector_only"}); err != nil {
+		if err := oneOf("lane", f.Lane, []string{string(domain.LaneCore), string(domain.LaneScoped), string(domain.LaneRefOnly), string(domain.LaneInspectorOnly)}); err != nil {
 			return AuditReport{}, err
 		}
 	}
@@ -277,7 +277,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 			Evidence: roles[c.card.ID],
 		}
 		if !c.scope.Applies {
-			r.Lane, r.RenderForm = "inspector_only", "inspector_only"
+			r.Lane, r.RenderForm = domain.LaneInspectorOnly, domain.FormInspectorOnly
 		}
 		e := ever[c.card.ID]
 		r.AppliedEver = e.Counts[outcomeInlineFull] + e.Counts[outcomeInlineCompact]
@@ -294,8 +294,8 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 		if cs := contests[c.card.ID]; len(cs) > 0 {
 			ic := itemContest(cs)
 			r.Contest = ic
-			if r.Lane == "core" || r.Lane == "scoped" {
-				r.Lane, r.RenderForm = "ref_only", "ref_only"
+			if r.Lane == domain.LaneCore || r.Lane == domain.LaneScoped {
+				r.Lane, r.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
 			}
 			r.Warnings = append([]AuditWarning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
 			r.Suggested = append([]AuditSuggestion{
@@ -360,13 +360,13 @@ func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) 
 	// An unscoped card fits every request a little (the default scope gives
 	// it 20 of 30) and none well: unless persistence lifts it, even a request
 	// in its own field leaves it out of the inline lanes.
-	if unscoped && (cooling || r.Lane == "ref_only" || r.Lane == "inspector_only") {
+	if unscoped && (cooling || r.Lane == domain.LaneRefOnly || r.Lane == domain.LaneInspectorOnly) {
 		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
 		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
 	}
 	if cooling {
 		warn = append(warn, AuditWarning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
-		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != "inline_compact" {
+		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != domain.RenderInlineCompact {
 			suggest["prefer_compact"] = "a compact form fits budgets that keep trimming it"
 		}
 		if !unscoped {

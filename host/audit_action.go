@@ -81,7 +81,7 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 		if from == "" {
 			return domain.Event{}, invalid("id", "card %s belongs to another repository or worktree: audit it from a checkout of its own", id)
 		}
-		if c.Status == "retired" {
+		if c.Status == domain.StatusRetired {
 			return domain.Event{}, invalid("id", "card %s is retired: there is nothing left to govern", id)
 		}
 		if req.Action == "rescope" {
@@ -90,10 +90,10 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 			}
 		}
 		if req.Action == "revoke" {
-			if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
+			if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
 				return domain.Event{}, err
 			}
-			return h.appendEvent(ctx, tx, id, domain.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason,
+			return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason,
 				Data: mustJSON(map[string]any{"action": "revoke"})})
 		}
 		old, now := describe(c)
@@ -157,7 +157,7 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		}
 		old, now = func(c domain.Card) string { return "review_after " + orNone(c.ReviewAfter) }, "review_after "+orNone(*a.ReviewAfter)
 	case "mark_foundational", "set_persistence":
-		v := "foundational"
+		v := string(domain.PersistenceFoundational)
 		if req.Action == "set_persistence" {
 			v = strings.TrimSpace(req.Value)
 			if err := oneOf("value", domain.Persistence(v), domain.Persistences); err != nil {
@@ -167,7 +167,7 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		a.Persistence = &v
 		old, now = func(c domain.Card) string { return "persistence " + string(c.Persistence) }, "persistence "+v
 	case "prefer_compact", "set_render_pref":
-		v := "inline_compact"
+		v := string(domain.RenderInlineCompact)
 		if req.Action == "set_render_pref" {
 			v = strings.TrimSpace(req.Value)
 			if err := oneOf("value", domain.RenderPref(v), domain.RenderPrefs); err != nil {

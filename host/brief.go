@@ -155,7 +155,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	for i, it := range p.Items {
 		n := 0
 		for _, c := range it.Citations {
-			if c.Role == "counterexample" || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
+			if c.Role == domain.RoleCounterexample || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
 				cite(c.EvidenceID, it.ID, string(c.Role))
 				n++
 			}
@@ -451,7 +451,7 @@ func briefSummary(a *assembly, b Brief) string {
 	}
 	sort.Strings(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
-		lanes["core"], lanes["scoped"], lanes["ref_only"], verb(len(b.KeyFacts), "applies", "apply"))
+		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
 	if len(from) > 0 {
 		s += " from the " + strings.Join(from, ", ") + " anchors"
 	}

@@ -124,10 +124,10 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 					why = r.Stale
 				}
 			}
-			if err := tx.SetCardStatus(ctx, c.ID, "candidate", "retired", h.stamp()); err != nil {
+			if err := tx.SetCardStatus(ctx, c.ID, domain.StatusCandidate, domain.StatusRetired, h.stamp()); err != nil {
 				return err
 			}
-			if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: "retired", FromStatus: "candidate", ToStatus: "retired",
+			if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventRetired, FromStatus: domain.StatusCandidate, ToStatus: domain.StatusRetired,
 				Reason: "archived: " + why, Data: mustJSON(map[string]any{"change": "expired", "max_age_days": days})}); err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 		}
 	}
 	for _, it := range a.pack.Items {
-		if it.RenderForm != "inspector_only" {
+		if it.RenderForm != domain.FormInspectorOnly {
 			m.Rendered++
 		}
 	}
@@ -72,7 +72,7 @@ func emptyReason(a *assembly, m MemoryExists) string {
 	for _, s := range a.pack.Skipped {
 		byCause[s.Reason]++
 	}
-	candidates := m.ByStatus["candidate"]
+	candidates := m.ByStatus[string(domain.StatusCandidate)]
 	switch {
 	case m.Cards == 0 && m.Evidence == 0:
 		return "Nothing is recorded " + where + " yet." + elsewhere
@@ -155,7 +155,7 @@ func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, err
 	out := make([]DistillSuggestion, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, DistillSuggestion{
-			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: "dao_ren",
+			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: string(domain.TierDaoRen),
 			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", shellWord(r.Field), strings.Join(r.Samples, ",")),
 		})
 	}

@@ -111,7 +111,7 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 func (h *Host) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
 	statuses := domain.AuthoritativeStatuses()
 	if req.IncludeCandidates {
-		statuses = append(statuses, "candidate")
+		statuses = append(statuses, domain.StatusCandidate)
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
@@ -225,7 +225,7 @@ func (h *Host) arrange(a *assembly) {
 			a.skip(c, "skipped_scope", "")
 		case best[c.card.StatementNorm] != c:
 			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
-		case c.lane.Lane == "inspector_only" || c.lane.RenderForm == "inspector_only":
+		case c.lane.Lane == domain.LaneInspectorOnly || c.lane.RenderForm == domain.FormInspectorOnly:
 			// Only a card that cooling kept out was a real candidate: its
 			// skip is recorded and cools it further. A card the request is
 			// not about writes no event, so what other requests ask never
@@ -258,15 +258,15 @@ func (h *Host) arrange(a *assembly) {
 	}
 	daoTian, refs := 0, 0
 	for _, c := range live {
-		if c.card.Tier == "dao_tian" {
+		if c.card.Tier == domain.TierDaoTian {
 			daoTian++
 			if daoTian > a.pack.Request.DaoTianLimit {
 				a.skip(c, "dao_tian_limit", "")
 				continue
 			}
 		}
-		if c.lane.Lane == "ref_only" {
-			if refs++; refs > limits["ref_only"] {
+		if c.lane.Lane == domain.LaneRefOnly {
+			if refs++; refs > limits[domain.LaneRefOnly] {
 				a.skip(c, "lane_limit", "")
 				continue
 			}
@@ -293,8 +293,8 @@ const refOnlyFloor = 36
 func demote(c *candidate, from domain.Lane) {
 	to := map[domain.Lane]domain.Lane{domain.LaneCore: domain.LaneScoped, domain.LaneScoped: domain.LaneRefOnly}[from]
 	c.lane.Lane = to
-	if to == "ref_only" {
-		c.lane.RenderForm = "ref_only"
+	if to == domain.LaneRefOnly {
+		c.lane.RenderForm = domain.FormRefOnly
 	}
 	c.scope.Why = append(c.scope.Why, fmt.Sprintf("the %s lane is full (its limit is a lanes setting), so it moved to %s", from, to))
 }
@@ -425,7 +425,7 @@ func pickCitations(links []domain.Link) []domain.Link {
 	keep := make([]bool, len(links))
 	n := 0
 	for i, l := range links {
-		if l.Role == "counterexample" && n < maxCitations {
+		if l.Role == domain.RoleCounterexample && n < maxCitations {
 			keep[i] = true
 			n++
 		}

@@ -14,13 +14,13 @@ import (
 // viewed. ref_only is recorded but cools nothing; skipped_scope is only
 // counted per request (most candidates are out of scope).
 const (
-	outcomeInlineFull    = "inline_full"
-	outcomeInlineCompact = "inline_compact"
-	outcomeRefOnly       = "ref_only"
-	outcomeTrimmed       = "trimmed"
-	outcomeSkippedCooled = "skipped_cooled"
-	outcomeSkippedScope  = "skipped_scope"
-	outcomeViewed        = "viewed"
+	outcomeInlineFull    = string(domain.OutcomeInlineFull)
+	outcomeInlineCompact = string(domain.OutcomeInlineCompact)
+	outcomeRefOnly       = string(domain.OutcomeRefOnly)
+	outcomeTrimmed       = string(domain.OutcomeTrimmed)
+	outcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
+	outcomeSkippedScope  = string(domain.OutcomeSkippedScope)
+	outcomeViewed        = string(domain.OutcomeViewed)
 )
 
 // coolingStats is what the lanes policy learns about a card's recent life.

@@ -48,16 +48,16 @@ type DistillRequest struct {
 }
 
 type roleRefs struct {
-	role string
+	role domain.Role
 	ids  []string
 }
 
 func (r DistillRequest) refs() []roleRefs {
 	return []roleRefs{
-		{"supporting", r.Supporting},
-		{"verification", r.Verification},
-		{"teaching", r.Teaching},
-		{"counterexample", r.Counterexample},
+		{domain.RoleSupporting, r.Supporting},
+		{domain.RoleVerification, r.Verification},
+		{domain.RoleTeaching, r.Teaching},
+		{domain.RoleCounterexample, r.Counterexample},
 	}
 }
 
@@ -118,7 +118,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		}
 		// A card written authoritative over a counterexample starts contested.
 		for _, l := range links {
-			if l.Role == "counterexample" {
+			if l.Role == domain.RoleCounterexample {
 				if _, err := h.contest(ctx, tx, c, ContestRequest{Kind: ContestCounterexample,
 					Reason: "written authoritative over counterexample " + l.EvidenceID, EvidenceID: l.EvidenceID}); err != nil {
 					return err
@@ -172,26 +172,26 @@ func (h *Host) prepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, 
 	// start where they were learned and reach global only by publish, one
 	// gated step at a time.
 	def := h.loc.Innermost()
-	if req.Tier == "dao_tian" {
+	if req.Tier == string(domain.TierDaoTian) {
 		def = domain.AnchorGlobal
 	}
 	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
 	if err != nil {
 		return domain.Card{}, "", err
 	}
-	if kind == domain.AnchorGlobal && req.Tier != "dao_tian" && req.Anchor != "" && h.loc.InGit {
+	if kind == domain.AnchorGlobal && req.Tier != string(domain.TierDaoTian) && req.Anchor != "" && h.loc.InGit {
 		return domain.Card{}, "", invalid("anchor", "--anchor global for a %s card: only dao_tian starts at the global anchor; distill it here and publish it outward (`palace publish ID --to repo`, then `--to global`) through the gate", req.Tier)
 	}
 	status := domain.StatusCandidate
 	if req.Direct {
-		if req.Status != "promoted" && req.Status != "canonical" {
+		if req.Status != string(domain.StatusPromoted) && req.Status != string(domain.StatusCanonical) {
 			return domain.Card{}, "", invalid("status", "--direct needs --status promoted or --status canonical, got %q", req.Status)
 		}
 		status = domain.Status(req.Status)
-		if req.Tier == "dao_tian" && status == "canonical" && h.mode != Human {
+		if req.Tier == string(domain.TierDaoTian) && status == domain.StatusCanonical && h.mode != Human {
 			return domain.Card{}, "", h.requireHuman("distill --direct")
 		}
-	} else if req.Status != "" && req.Status != "candidate" {
+	} else if req.Status != "" && req.Status != string(domain.StatusCandidate) {
 		return domain.Card{}, "", invalid("status", "--status %s needs --direct (human mode); distilled cards start as candidates", req.Status)
 	}
 	dom, err := anchorDomain(kind, req.Domain)
@@ -266,14 +266,14 @@ func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs 
 					return nil, err
 				}
 				if isCard {
-					return nil, invalid(r.role, "--%s %s is a card: links point at evidence only; cite the evidence behind that card", r.role, id)
+					return nil, invalid(string(r.role), "--%s %s is a card: links point at evidence only; cite the evidence behind that card", r.role, id)
 				}
-				return nil, invalid(r.role, "--%s %s: no such evidence; record it first with `palace record`", r.role, id)
+				return nil, invalid(string(r.role), "--%s %s: no such evidence; record it first with `palace record`", r.role, id)
 			}
 			if h.visibleKind(e.AnchorID) == "" {
-				return nil, invalid(r.role, "--%s %s belongs to another repository or worktree: evidence is cited only where it was recorded (or from an outer anchor)", r.role, id)
+				return nil, invalid(string(r.role), "--%s %s belongs to another repository or worktree: evidence is cited only where it was recorded (or from an outer anchor)", r.role, id)
 			}
-			links = append(links, domain.Link{CardID: cardID, EvidenceID: id, Role: domain.Role(r.role), CreatedAt: now, SourceRef: e.SourceRef})
+			links = append(links, domain.Link{CardID: cardID, EvidenceID: id, Role: r.role, CreatedAt: now, SourceRef: e.SourceRef})
 		}
 	}
 	return links, nil

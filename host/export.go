@@ -223,9 +223,9 @@ func contestedByLinks(links []domain.Link) bool {
 	lastCounter, lastVerify := "", ""
 	for _, l := range links {
 		switch l.Role {
-		case "counterexample":
+		case domain.RoleCounterexample:
 			lastCounter = max(lastCounter, l.CreatedAt)
-		case "verification":
+		case domain.RoleVerification:
 			lastVerify = max(lastVerify, l.CreatedAt)
 		}
 	}
@@ -238,20 +238,20 @@ func contestedByLinks(links []domain.Link) bool {
 func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
 	r := domain.CountLinks(links)
 	value := min(r.Verification, 5)*4 + min(r.Supporting, 5)*2 + min(r.Teaching, 5)
-	if c.Status == "canonical" {
+	if c.Status == domain.StatusCanonical {
 		value += 20
 	}
 	switch c.Persistence {
-	case "foundational":
+	case domain.PersistenceFoundational:
 		value += 20
-	case "protected":
+	case domain.PersistenceProtected:
 		value += 10
 	}
 	return rulefiles.Card{
 		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: string(c.Tier), Status: string(c.Status),
 		Field: c.Field, RenderPref: string(c.RenderPref),
 		Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields,
-		Core:  c.Persistence == "foundational" || c.Tier == "dao_tian",
+		Core:  c.Persistence == domain.PersistenceFoundational || c.Tier == domain.TierDaoTian,
 		Value: value,
 	}
 }

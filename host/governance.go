@@ -91,21 +91,21 @@ func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 			refs[l.Role][l.SourceRef] = true
 		}
 		switch l.Role {
-		case "supporting":
+		case domain.RoleSupporting:
 			f.all.Supporting++
-		case "verification":
+		case domain.RoleVerification:
 			f.all.Verification++
-		case "teaching":
+		case domain.RoleTeaching:
 			f.all.Teaching++
 			if l.Provenance == "human" && l.ActorType == "human" {
 				f.counts.Teaching++
 			}
-		case "counterexample":
+		case domain.RoleCounterexample:
 			f.all.Counterexample++
 		}
 	}
 	for _, l := range distinct {
-		if l.Role == "counterexample" && !(newest["verification"] > l.EvidenceAt) {
+		if l.Role == domain.RoleCounterexample && !(newest[domain.RoleVerification] > l.EvidenceAt) {
 			f.counts.Counterexample++
 		}
 	}
@@ -118,10 +118,10 @@ func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 		slices.Sort(out)
 		return out
 	}
-	f.refs = policies.SourceRefs{Supporting: list("supporting"), Verification: list("verification"),
-		Teaching: list("teaching"), Counterexample: list("counterexample")}
-	f.newest = policies.RoleTimes{Supporting: newest["supporting"], Verification: newest["verification"],
-		Teaching: newest["teaching"], Counterexample: newest["counterexample"]}
+	f.refs = policies.SourceRefs{Supporting: list(domain.RoleSupporting), Verification: list(domain.RoleVerification),
+		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
+	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
+		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
 	f.contest = gateContest(contests)
 	return f
 }
@@ -148,7 +148,7 @@ func gateContest(contests []store.Contest) policies.GateContest {
 // The contest kinds palace itself opens. MarkContested takes any other
 // non-empty word too (an adoption "contradiction" signal, say).
 const (
-	ContestCounterexample    = "counterexample"
+	ContestCounterexample    = string(domain.RoleCounterexample)
 	ContestContradiction     = "contradiction"
 	ContestWitnessSuperseded = "witness_superseded"
 )
@@ -327,7 +327,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return err
 		}
 		contests := open[id]
-		if len(contests) == 0 && c.Status != "demoted" {
+		if len(contests) == 0 && c.Status != domain.StatusDemoted {
 			return invalid("id", "card %s is %s and not contested: there is nothing to resolve", id, c.Status)
 		}
 		if len(contests) == 0 {
@@ -337,12 +337,12 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 				return err
 			}
 			for _, l := range domain.DistinctLinks(links) {
-				if l.Role == "counterexample" {
+				if l.Role == domain.RoleCounterexample {
 					contests = append(contests, store.Contest{CardID: id, Kind: ContestCounterexample, EvidenceID: l.EvidenceID, EvidenceAt: l.EvidenceAt, CreatedAt: l.CreatedAt})
 				}
 			}
 		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
 		if err != nil {
 			return err
 		}

@@ -238,7 +238,7 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true
 	}
-	link := domain.Link{EvidenceID: out.EvidenceID, Role: "supporting", CreatedAt: h.stamp(), SourceRef: out.SourceRef}
+	link := domain.Link{EvidenceID: out.EvidenceID, Role: domain.RoleSupporting, CreatedAt: h.stamp(), SourceRef: out.SourceRef}
 	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, domain.Statuses)
 	if err != nil {
 		return out, err

@@ -136,7 +136,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= h.stamp() {
 		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
 	}
-	if action == "promote" && c.Tier == "dao_tian" && target == "canonical" && reviewer.Type != "human" {
+	if action == "promote" && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
 		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
 	}
 	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
@@ -224,7 +224,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if !canPromote(c.Status, target) {
 			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
 		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
 		if err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 			return err
 		}
 		ev := domain.Event{
-			Type: "promoted", FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
+			Type: domain.EventPromoted, FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
 			Decision: mustJSON(gateRecord(gate)),
 		}
@@ -275,10 +275,10 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 
 func canPromote(from, to domain.Status) bool {
 	switch to {
-	case "promoted":
-		return from == "candidate" || from == "demoted"
-	case "canonical":
-		return from == "candidate" || from == "promoted" || from == "demoted"
+	case domain.StatusPromoted:
+		return from == domain.StatusCandidate || from == domain.StatusDemoted
+	case domain.StatusCanonical:
+		return from == domain.StatusCandidate || from == domain.StatusPromoted || from == domain.StatusDemoted
 	}
 	return false
 }
@@ -318,10 +318,10 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
 	}
 	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
-		if c.Status == "retired" || c.Status == target {
+		if c.Status == domain.StatusRetired || c.Status == target {
 			return domain.Event{}, invalid("id", "card %s is already %s", id, c.Status)
 		}
-		links, err := h.linkNew(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
+		links, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleCounterexample, req.Counterexample}})
 		if err != nil {
 			return domain.Event{}, err
 		}
@@ -354,19 +354,19 @@ func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, err
 		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
 	}
 	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
-		if c.Status == "retired" {
+		if c.Status == domain.StatusRetired {
 			return domain.Event{}, invalid("id", "card %s is already retired", id)
 		}
-		if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
+		if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
 			return domain.Event{}, err
 		}
-		if _, err := h.closeContests(ctx, tx, id, "retired"); err != nil {
+		if _, err := h.closeContests(ctx, tx, id, string(domain.StatusRetired)); err != nil {
 			return domain.Event{}, err
 		}
-		if err := h.supersedeCopies(ctx, tx, c, "retired", reason); err != nil {
+		if err := h.supersedeCopies(ctx, tx, c, domain.StatusRetired, reason); err != nil {
 			return domain.Event{}, err
 		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason})
 	})
 }
 
@@ -406,7 +406,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		if err := h.foreignCard(ctx, c, "link"); err != nil {
 			return err
 		}
-		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{req.Role, []string{req.EvidenceID}}})
+		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{domain.Role(req.Role), []string{req.EvidenceID}}})
 		if err != nil {
 			return err
 		}
@@ -420,7 +420,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Note,
 			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
 		res.Event = &ev
-		if err != nil || req.Role != "counterexample" {
+		if err != nil || req.Role != string(domain.RoleCounterexample) {
 			return err
 		}
 		// A counterexample against an authoritative card contests it.

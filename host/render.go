@@ -92,7 +92,7 @@ func renderInstructions(list []string) string {
 func renderItem(it *Item, form domain.RenderForm) string {
 	var b strings.Builder
 	switch form {
-	case "inline_full", "inline_compact":
+	case domain.FormInlineFull, domain.FormInlineCompact:
 		b.WriteString("- **" + string(it.Tier) + "**")
 		if !it.Status.Authoritative() {
 			b.WriteString(" _(" + string(it.Status) + ", not yet authoritative)_")
@@ -101,7 +101,7 @@ func renderItem(it *Item, form domain.RenderForm) string {
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
 		// The compact form is one short line: its citations are counted,
 		// and listed in the full form and when the card is fetched.
-		if form == "inline_full" {
+		if form == domain.FormInlineFull {
 			if c := citeLine(it.Citations, it.CitationCount); c != "" {
 				b.WriteString(" · " + c)
 			}
@@ -109,7 +109,7 @@ func renderItem(it *Item, form domain.RenderForm) string {
 			b.WriteString(" · " + countNoun(max(it.CitationCount, len(it.Citations)), "citation"))
 		}
 		b.WriteString("\n")
-		if form == "inline_full" && strings.TrimSpace(it.Content) != "" {
+		if form == domain.FormInlineFull && strings.TrimSpace(it.Content) != "" {
 			for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
 				line = strings.TrimRight(line, " \t\r")
 				if line == "" {
@@ -119,7 +119,7 @@ func renderItem(it *Item, form domain.RenderForm) string {
 				b.WriteString("  " + line + "\n")
 			}
 		}
-	case "ref_only":
+	case domain.FormRefOnly:
 		b.WriteString("- `" + it.ID + "` " + string(it.Tier))
 		if !it.Status.Authoritative() {
 			b.WriteString(" (" + string(it.Status) + ")")
@@ -189,7 +189,7 @@ func renderEvidence(e *EvidenceItem, form domain.RenderForm) string {
 		head += " · " + oneLine(e.SourceRef)
 	}
 	switch form {
-	case "inline_full":
+	case domain.FormInlineFull:
 		var b strings.Builder
 		b.WriteString(head + "\n")
 		for _, line := range strings.Split(strings.TrimRight(e.Content, "\n"), "\n") {
@@ -201,7 +201,7 @@ func renderEvidence(e *EvidenceItem, form domain.RenderForm) string {
 			b.WriteString("  " + line + "\n")
 		}
 		return b.String()
-	case "ref_only":
+	case domain.FormRefOnly:
 		return fmt.Sprintf("%s · %d characters — `palace evidence show %s`\n", head, utf8.RuneCountInString(e.Content), e.ID)
 	}
 	return ""

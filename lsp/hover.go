@@ -148,10 +148,10 @@ func groupPack(p *host.Pack) packView {
 	v := packView{inline: map[domain.Tier][]host.Item{}, byTier: map[domain.Tier]int{}}
 	for _, it := range p.Items {
 		switch it.RenderForm {
-		case "inline_full", "inline_compact":
+		case domain.FormInlineFull, domain.FormInlineCompact:
 			v.inline[it.Tier] = append(v.inline[it.Tier], it)
 			v.byTier[it.Tier]++
-		case "ref_only":
+		case domain.FormRefOnly:
 			v.refs++
 			v.byTier[it.Tier]++
 		default:

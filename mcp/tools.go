@@ -128,7 +128,7 @@ func (s *Server) distillTool() tool {
 
 After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it.`,
 		hints{}, map[string][]string{"tier": domain.Strings(domain.Tiers), "domain": domain.Strings(domain.Domains), "anchor": domain.Strings(domain.AnchorKinds),
-			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {"promoted", "canonical"}},
+			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a distillArgs) (output, error) {
 			req := host.DistillRequest{
 				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
@@ -161,7 +161,7 @@ func (s *Server) gateTool() tool {
 		`Ask the gate policy whether a card could be promoted now: allow, the reasons, and how much evidence of each role is missing. Read-only: it writes nothing and promotes nothing.
 
 In agent mode the reviewer is you, an agent, so a gate that needs a human reviewer answers no by design. Use it after palace_distill to tell the user what a promotion would need.`,
-		hints{readOnly: true}, map[string][]string{"target": {"promoted", "canonical"}},
+		hints{readOnly: true}, map[string][]string{"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a gateArgs) (output, error) {
 			res, err := s.h.Gate(ctx, a.ID, host.GateRequest{Target: a.Target, Reviewer: a.Reviewer})
 			return output{Value: res}, err

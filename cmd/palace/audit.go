@@ -112,7 +112,7 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",
-		plural(rep.Audited, "card"), rep.Lanes["core"], rep.Lanes["scoped"], rep.Lanes["ref_only"], rep.Lanes["inspector_only"])))
+		plural(rep.Audited, "card"), rep.Lanes[domain.LaneCore], rep.Lanes[domain.LaneScoped], rep.Lanes[domain.LaneRefOnly], rep.Lanes[domain.LaneInspectorOnly])))
 }
 
 // signalsCell is a card's adoption signals in a table cell: "used 2 ·
@@ -184,7 +184,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 
 // eventChange summarizes an audit event's data.
 func eventChange(e domain.Event) string {
-	if e.Type == "retired" {
+	if e.Type == domain.EventRetired {
 		return fmt.Sprintf("%s → retired (%s)", e.FromStatus, e.Reason)
 	}
 	var d struct {

@@ -64,16 +64,16 @@ var enumValues = map[string][]string{
 	"anchor": append(slices.Clone(domain.Strings(domain.AnchorKinds)), "all"),
 	"role":   domain.Strings(domain.Roles),
 	"to":     {"repo", "global"},
-	"target": {"promoted", "canonical"},
+	"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)},
 	"format": {"text", "json"},
 }
 
 func flagValues(cmd *cobra.Command, name string) []string {
 	switch cmd.CommandPath() + " --" + name {
 	case "palace demote --target":
-		return []string{"demoted", "retired"}
+		return []string{string(domain.StatusDemoted), string(domain.StatusRetired)}
 	case "palace distill --status":
-		return []string{"promoted", "canonical"}
+		return []string{string(domain.StatusPromoted), string(domain.StatusCanonical)}
 	case "palace distill --anchor", "palace record --anchor", "palace audit action --anchor":
 		return domain.Strings(domain.AnchorKinds)
 	}

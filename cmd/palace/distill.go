@@ -31,7 +31,7 @@ without the gate (audited as direct_write).`,
 					p := newPainter(w)
 					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
 					fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
-					if c.Status == "candidate" {
+					if c.Status == domain.StatusCandidate {
 						fmt.Fprintf(w, "next: palace gate %s\n", c.ID)
 					}
 				})

@@ -102,8 +102,8 @@ func (p painter) paint(code, s string) string {
 }
 
 var (
-	tierColors   = map[domain.Tier]string{"dao_tian": "1;35", "dao_ren": "35", "shu": "36", "qi": "33"}
-	statusColors = map[domain.Status]string{"candidate": "2", "promoted": "32", "canonical": "1;32", "demoted": "31", "retired": "2;31"}
+	tierColors   = map[domain.Tier]string{domain.TierDaoTian: "1;35", domain.TierDaoRen: "35", domain.TierShu: "36", domain.TierQi: "33"}
+	statusColors = map[domain.Status]string{domain.StatusCandidate: "2", domain.StatusPromoted: "32", domain.StatusCanonical: "1;32", domain.StatusDemoted: "31", domain.StatusRetired: "2;31"}
 )
 
 // tier renders a tier in its color.

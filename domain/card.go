@@ -32,7 +32,8 @@ type Trigger struct {
 	ToolNeeds []string `json:"tool_needs"`
 }
 
-// Card is one row of cards.
+// Card is a piece of governed knowledge distilled from evidence, as the
+// store keeps it (one row of its cards table).
 type Card struct {
 	ID          string      `json:"id"`
 	Statement   string      `json:"statement"`

@@ -139,6 +139,7 @@ const (
 	EventPublished   EventType = "published"
 	EventDirectWrite EventType = "direct_write"
 	EventUpdated     EventType = "updated"
+	EventImported    EventType = "imported"
 )
 
 // Signal is an adoption signal: what an agent or person reports about a
@@ -185,7 +186,7 @@ var (
 	Lanes        = []Lane{LaneCore, LaneScoped, LaneRefOnly, LaneInspectorOnly}
 	RenderForms  = []RenderForm{FormInlineFull, FormInlineCompact, FormRefOnly, FormInspectorOnly}
 	Actions      = []Action{ActionPromote, ActionPublish, ActionDemote, ActionRetire}
-	EventTypes   = []EventType{EventCreated, EventLinked, EventPromoted, EventDemoted, EventRetired, EventPublished, EventDirectWrite, EventUpdated}
+	EventTypes   = []EventType{EventCreated, EventLinked, EventPromoted, EventDemoted, EventRetired, EventPublished, EventDirectWrite, EventUpdated, EventImported}
 	Signals      = []Signal{SignalUsed, SignalAccepted, SignalRejected, SignalMiss, SignalRollback, SignalContradiction, SignalNeutral}
 	Outcomes     = []Outcome{OutcomeInlineFull, OutcomeInlineCompact, OutcomeRefOnly, OutcomeTrimmed, OutcomeSkippedCooled, OutcomeViewed, OutcomeSkippedScope}
 )

@@ -2,8 +2,9 @@ package domain
 
 import "encoding/json"
 
-// Evidence is one row of evidence. It is never deleted, and never updated
-// but for one change: RedactEvidence may replace its content, once.
+// Evidence is what was seen, taught, verified or contradicted, as the store
+// keeps it (one row of its evidence table). It is never deleted, and never
+// updated but for one change: a redaction may replace its content, once.
 type Evidence struct {
 	ID            string     `json:"id"`
 	Content       string     `json:"content"`
@@ -39,7 +40,8 @@ type Link struct {
 	EvidenceAt string     `json:"-"`
 }
 
-// Event is one append-only row of card_events.
+// Event is one append-only change of a card (a row of the store's
+// card_events table).
 type Event struct {
 	ID         string          `json:"id"`
 	CardID     string          `json:"card_id"`

@@ -103,7 +103,7 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 		if err := tx.UpdateCardAttrs(ctx, id, attrs, h.stamp()); err != nil {
 			return domain.Event{}, err
 		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
 			Data: mustJSON(map[string]any{"action": req.Action, "from": old, "to": now})})
 	})
 	if err != nil {

@@ -795,7 +795,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				return err
 			}
 		}
-		ev := domain.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
+		ev := domain.Event{Type: domain.EventImported, FromStatus: from, ToStatus: c.Status,
 			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
 			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
 				Held: held, LastEvent: fc.LastEvent})}

@@ -107,7 +107,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 				return err
 			}
 		}
-		ev := domain.Event{Type: "created", ToStatus: c.Status, Reason: req.Reason}
+		ev := domain.Event{Type: domain.EventCreated, ToStatus: c.Status, Reason: req.Reason}
 		if req.Direct {
 			ev.Type = "direct_write"
 			ev.Reason = firstNonEmpty(req.Reason, "direct write by "+h.actor+", gate bypassed")

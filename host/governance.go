@@ -242,7 +242,7 @@ func (h *Host) contest(ctx context.Context, tx *store.Tx, c domain.Card, req Con
 	if req.Source != "" {
 		data["source"] = req.Source
 	}
-	ev, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+	ev, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
 		Reason: req.Reason, Data: mustJSON(data)})
 	return &ev, err
 }
@@ -355,7 +355,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -364,7 +364,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		if err != nil {
 			return err
 		}
-		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
 			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
 			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
 		return err

@@ -250,7 +250,7 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		if err != nil || !added {
 			return out, err
 		}
-		_, err = h.appendEvent(ctx, tx, existing.ID, domain.Event{Type: "linked", Reason: "imported from " + out.SourceRef,
+		_, err = h.appendEvent(ctx, tx, existing.ID, domain.Event{Type: domain.EventLinked, Reason: "imported from " + out.SourceRef,
 			Data: mustJSON(map[string]any{"links": linkSummary([]domain.Link{link})})})
 		return out, err
 	}
@@ -262,7 +262,7 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 	if _, err := tx.InsertLink(ctx, link); err != nil {
 		return out, err
 	}
-	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: "created", ToStatus: r.card.Status,
+	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: domain.EventCreated, ToStatus: r.card.Status,
 		Reason: "imported from " + out.SourceRef + ": a candidate for review; promote it through the gate",
 		Data:   mustJSON(map[string]any{"links": linkSummary([]domain.Link{link}), "source_ref": out.SourceRef})})
 	out.CardID, out.CardStatus, out.CardNew = r.card.ID, string(r.card.Status), true

@@ -241,7 +241,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -417,7 +417,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		if res.Added, err = tx.InsertLink(ctx, links[0]); err != nil || !res.Added {
 			return err
 		}
-		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: "linked", Reason: req.Note,
+		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Note,
 			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
 		res.Event = &ev
 		if err != nil || req.Role != string(domain.RoleCounterexample) {

@@ -114,12 +114,12 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 			return err
 		}
 		decision := mustJSON(gateRecord(gate))
-		if _, err := h.appendEvent(ctx, tx, cp.ID, domain.Event{Type: "created", ToStatus: cp.Status, Reason: req.Reason,
+		if _, err := h.appendEvent(ctx, tx, cp.ID, domain.Event{Type: domain.EventCreated, ToStatus: cp.Status, Reason: req.Reason,
 			Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"origin_card": c.ID, "links": linkSummary(links)})}); err != nil {
 			return err
 		}
-		if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: "published", FromStatus: c.Status, ToStatus: c.Status,
+		if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventPublished, FromStatus: c.Status, ToStatus: c.Status,
 			Reason: req.Reason, Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"copy": cp.ID, "to": string(to)})}); err != nil {
 			return err

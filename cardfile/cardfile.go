@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -36,17 +37,17 @@ const MaxFileBytes = 4 << 20
 // MaxStatementChars bounds a statement, as the palace does.
 const MaxStatementChars = 280
 
-// The vocabularies a card file may use. The host's lists are the same; a
-// test there keeps them in step.
+// The vocabularies a card file may use: the domain's, as the plain strings
+// a file holds.
 var (
-	Tiers        = []string{"dao_tian", "dao_ren", "shu", "qi"}
-	Statuses     = []string{"candidate", "promoted", "canonical", "demoted", "retired"}
-	Domains      = []string{"project", "agent", "skill", "global"}
-	Provenances  = []string{"runtime", "research", "human"}
-	Roles        = []string{"supporting", "verification", "teaching", "counterexample"}
-	Persistences = []string{"standard", "protected", "foundational"}
-	RenderPrefs  = []string{"auto", "inline_full", "inline_compact", "ref_preferred"}
-	ActorTypes   = []string{"human", "agent"}
+	Tiers        = domain.Strings(domain.Tiers)
+	Statuses     = domain.Strings(domain.Statuses)
+	Domains      = domain.Strings(domain.Domains)
+	Provenances  = domain.Strings(domain.Provenances)
+	Roles        = domain.Strings(domain.Roles)
+	Persistences = domain.Strings(domain.Persistences)
+	RenderPrefs  = domain.Strings(domain.RenderPrefs)
+	ActorTypes   = domain.Strings(domain.ActorTypes)
 )
 
 // Card is one card file. Field order is the file's key order.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -52,7 +53,7 @@ func signalCountsOf(evs []store.AdoptionEvent) map[string]int {
 // decides. When cards gain a contested state (kept authoritative, out of
 // the inline lanes until resolved), this function is where a contradiction
 // signal marks a card contested.
-func contradictionFindings(c store.Card, evs []store.AdoptionEvent) ([]AuditWarning, []AuditSuggestion) {
+func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]AuditWarning, []AuditSuggestion) {
 	var n int
 	var evidence, notes []string
 	for _, e := range evs {
@@ -86,7 +87,7 @@ func contradictionFindings(c store.Card, evs []store.AdoptionEvent) ([]AuditWarn
 }
 
 // turnedDownFindings flags a card agents keep rejecting or rolling back.
-func turnedDownFindings(c store.Card, counts map[string]int) ([]AuditWarning, []AuditSuggestion) {
+func turnedDownFindings(c domain.Card, counts map[string]int) ([]AuditWarning, []AuditSuggestion) {
 	n := counts["rejected"] + counts["rollback"]
 	if n < auditTurnedDown {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -35,8 +36,8 @@ type AdoptionStats struct {
 type CardAdoption struct {
 	ID        string         `json:"id"`
 	Statement string         `json:"statement"`
-	Tier      string         `json:"tier"`
-	Status    string         `json:"status"`
+	Tier      domain.Tier    `json:"tier"`
+	Status    domain.Status  `json:"status"`
 	Field     string         `json:"field"`
 	Signals   map[string]int `json:"signals"`
 	Last      string         `json:"last"`

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -49,12 +50,12 @@ type AuditReport struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
-	Audited     int               `json:"audited"`
-	Lanes       map[string]int    `json:"lanes"`
-	Warnings    map[string]int    `json:"warnings"`
-	Rows        []AuditRow        `json:"rows"`
-	ScopePolicy policies.Decision `json:"scope_policy"`
-	LanesPolicy policies.Decision `json:"lanes_policy"`
+	Audited     int                 `json:"audited"`
+	Lanes       map[domain.Lane]int `json:"lanes"`
+	Warnings    map[string]int      `json:"warnings"`
+	Rows        []AuditRow          `json:"rows"`
+	ScopePolicy policies.Decision   `json:"scope_policy"`
+	LanesPolicy policies.Decision   `json:"lanes_policy"`
 	// Held are cards of these anchors whose card file claimed promoted or
 	// canonical but did not pass the gate at import: they are candidates
 	// here, and the reasons say what the gate missed.
@@ -69,16 +70,16 @@ type AuditReport struct {
 type AuditRow struct {
 	ID                string                `json:"id"`
 	Statement         string                `json:"statement"`
-	Tier              string                `json:"tier"`
-	Status            string                `json:"status"`
+	Tier              domain.Tier           `json:"tier"`
+	Status            domain.Status         `json:"status"`
 	Anchor            AnchorRef             `json:"anchor"`
 	Field             string                `json:"field"`
-	Persistence       string                `json:"persistence"`
-	RenderPref        string                `json:"render_pref"`
-	Scope             store.Scope           `json:"scope"`
+	Persistence       domain.Persistence    `json:"persistence"`
+	RenderPref        domain.RenderPref     `json:"render_pref"`
+	Scope             domain.Scope          `json:"scope"`
 	FitContext        policies.ScopeContext `json:"fit_context"`
-	Lane              string                `json:"lane"`
-	RenderForm        string                `json:"render_form"`
+	Lane              domain.Lane           `json:"lane"`
+	RenderForm        domain.RenderForm     `json:"render_form"`
 	Salience          int                   `json:"salience"`
 	SalienceBreakdown map[string]int        `json:"salience_breakdown"`
 	WhyApplies        []string              `json:"why_applies"`
@@ -90,7 +91,7 @@ type AuditRow struct {
 	LastSeen    string            `json:"last_seen,omitempty"`
 	ReviewAfter string            `json:"review_after,omitempty"`
 	ExpiresAt   string            `json:"expires_at,omitempty"`
-	Evidence    map[string]int    `json:"evidence"`
+	Evidence    domain.RoleCounts `json:"evidence"`
 	Warnings    []AuditWarning    `json:"warnings"`
 	Suggested   []AuditSuggestion `json:"suggested_actions"`
 	// Signals30d counts the card's adoption signals of the last 30 days,
@@ -124,15 +125,15 @@ type AuditSuggestion struct {
 const auditRelevance = 0.3
 
 func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
-	sf := store.CardFilter{Statuses: AuthoritativeStatuses()}
+	sf := store.CardFilter{Statuses: domain.AuthoritativeStatuses()}
 	if f.Tier != "" {
-		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+		if err := oneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
 			return AuditReport{}, err
 		}
-		sf.Tiers = []string{f.Tier}
+		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Lane != "" {
-		if err := oneOf("lane", f.Lane, []string{"core", "scoped", "ref_only", "inspector_only"}); err != nil {
+		if err := oneOf("lane", f.Lane, []string{string(domain.LaneCore), string(domain.LaneScoped), string(domain.LaneRefOnly), string(domain.LaneInspectorOnly)}); err != nil {
 			return AuditReport{}, err
 		}
 	}
@@ -155,8 +156,8 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		return AuditReport{}, err
 	}
 	now := h.now()
-	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[string]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
-	for _, l := range []string{"core", "scoped", "ref_only", "inspector_only"} {
+	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
+	for _, l := range domain.Lanes {
 		rep.Lanes[l] = 0
 	}
 	if len(cards) == 0 {
@@ -171,7 +172,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		for _, w := range r.Warnings {
 			rep.Warnings[w.Code]++
 		}
-		if f.Lane != "" && r.Lane != f.Lane {
+		if f.Lane != "" && r.Lane != domain.Lane(f.Lane) {
 			continue
 		}
 		if f.Warning != "" && !slices.ContainsFunc(r.Warnings, func(w AuditWarning) bool { return w.Code == f.Warning }) {
@@ -183,7 +184,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 }
 
 // auditRows computes the rows of cards, in lane, tier, anchor, salience, id order.
-func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
+func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
@@ -250,8 +251,8 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
 		c.counts, c.ageDays = cs.counts, cs.ageDays
 		lin.Cards[i] = policies.LanesCard{
-			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
-				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field},
+			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
+				RenderPref: string(c.card.RenderPref), Anchor: c.anchor.Kind, Field: c.card.Field},
 			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: auditRelevance,
 			Counts30d: c.counts, AgeDays: c.ageDays,
 		}
@@ -260,7 +261,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 	rep.LanesPolicy = ld
 	h.stampFileStateCached(ctx, &rep.ScopePolicy)
 	h.stampFileStateCached(ctx, &rep.LanesPolicy)
-	dupes := map[string][]store.Card{}
+	dupes := map[string][]domain.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)
 	}
@@ -273,13 +274,10 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 			FitContext: fits[i], Lane: c.lane.Lane, RenderForm: c.lane.RenderForm, Salience: c.lane.Salience,
 			SalienceBreakdown: c.lane.Breakdown, WhyApplies: nonNilStrings(c.scope.Why), Counts30d: c.counts,
 			AgeDays: c.ageDays, ReviewAfter: c.card.ReviewAfter, ExpiresAt: c.card.ExpiresAt,
-			Evidence: map[string]int{"supporting": 0, "verification": 0, "teaching": 0, "counterexample": 0},
+			Evidence: roles[c.card.ID],
 		}
 		if !c.scope.Applies {
-			r.Lane, r.RenderForm = "inspector_only", "inspector_only"
-		}
-		for role, n := range roles[c.card.ID] {
-			r.Evidence[role] = n
+			r.Lane, r.RenderForm = domain.LaneInspectorOnly, domain.FormInspectorOnly
 		}
 		e := ever[c.card.ID]
 		r.AppliedEver = e.Counts[outcomeInlineFull] + e.Counts[outcomeInlineCompact]
@@ -296,8 +294,8 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		if cs := contests[c.card.ID]; len(cs) > 0 {
 			ic := itemContest(cs)
 			r.Contest = ic
-			if r.Lane == "core" || r.Lane == "scoped" {
-				r.Lane, r.RenderForm = "ref_only", "ref_only"
+			if r.Lane == domain.LaneCore || r.Lane == domain.LaneScoped {
+				r.Lane, r.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
 			}
 			r.Warnings = append([]AuditWarning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
 			r.Suggested = append([]AuditSuggestion{
@@ -318,7 +316,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 		if d := laneOrder(x.Lane) - laneOrder(y.Lane); d != 0 {
 			return d
 		}
-		if d := TierRank(x.Tier) - TierRank(y.Tier); d != 0 {
+		if d := x.Tier.Rank() - y.Tier.Rank(); d != 0 {
 			return d
 		}
 		if d := y.Salience - x.Salience; d != 0 {
@@ -332,7 +330,7 @@ func (h *Host) auditRows(ctx context.Context, cards []store.Card, now time.Time,
 // bestFit is the request a card fits best: a file its first path glob
 // matches, its first language, its first scope field (else its own field),
 // and every trigger intent and tool need.
-func bestFit(c store.Card, anchors []string) policies.ScopeContext {
+func bestFit(c domain.Card, anchors []string) policies.ScopeContext {
 	fit := policies.ScopeContext{Field: c.Field, Intents: nonNilStrings(c.Trigger.Intents), Tools: nonNilStrings(c.Trigger.ToolNeeds), Anchors: anchors}
 	if len(c.Scope.Paths) > 0 {
 		fit.File = globExample(c.Scope.Paths[0])
@@ -353,7 +351,7 @@ func globExample(glob string) string {
 }
 
 // auditFindings derives a row's warnings and suggested actions.
-func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
+func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
 	warn := []AuditWarning{}
 	suggest := map[string]string{}
 	stamp := store.FormatTime(now)
@@ -362,13 +360,13 @@ func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) (
 	// An unscoped card fits every request a little (the default scope gives
 	// it 20 of 30) and none well: unless persistence lifts it, even a request
 	// in its own field leaves it out of the inline lanes.
-	if unscoped && (cooling || r.Lane == "ref_only" || r.Lane == "inspector_only") {
+	if unscoped && (cooling || r.Lane == domain.LaneRefOnly || r.Lane == domain.LaneInspectorOnly) {
 		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
 		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
 	}
 	if cooling {
 		warn = append(warn, AuditWarning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
-		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != "inline_compact" {
+		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != domain.RenderInlineCompact {
 			suggest["prefer_compact"] = "a compact form fits budgets that keep trimming it"
 		}
 		if !unscoped {
@@ -393,7 +391,7 @@ func auditFindings(c *candidate, r AuditRow, same []store.Card, now time.Time) (
 		warn = append(warn, AuditWarning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
 		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
 	}
-	if n := r.Evidence["counterexample"]; n > 0 {
+	if n := r.Evidence.Counterexample; n > 0 {
 		warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
 		suggest["revoke"] = "retire it, or demote it with `palace demote` if the counterexample holds"
 	}

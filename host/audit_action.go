@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -25,7 +25,7 @@ type AuditActionRequest struct {
 	Value string `json:"value,omitempty"`
 	// Scope is rescope's new scope; it replaces the old one whole. An empty
 	// Scope makes the card apply everywhere at its anchor.
-	Scope *store.Scope `json:"scope,omitempty"`
+	Scope *domain.Scope `json:"scope,omitempty"`
 	// Anchor, for rescope, names the anchor kind the card should live at.
 	// Only its own anchor is accepted: widening goes through `palace
 	// publish` (gated, copied, audited), and narrowing means distilling a
@@ -37,9 +37,9 @@ type AuditActionRequest struct {
 
 // AuditActionResult is the card after the action and the event recorded.
 type AuditActionResult struct {
-	Action string      `json:"action"`
-	Card   Card        `json:"card"`
-	Event  store.Event `json:"event"`
+	Action string       `json:"action"`
+	Card   Card         `json:"card"`
+	Event  domain.Event `json:"event"`
 }
 
 // AuditAction applies one audit action to card id in one transaction with
@@ -76,34 +76,34 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 		return AuditActionResult{}, err
 	}
 	reason := firstNonEmpty(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
-	res, err := h.change(ctx, id, "audit action "+req.Action, func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
+	res, err := h.change(ctx, id, "audit action "+req.Action, func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
 		from := h.visibleKind(c.AnchorID)
 		if from == "" {
-			return store.Event{}, invalid("id", "card %s belongs to another repository or worktree: audit it from a checkout of its own", id)
+			return domain.Event{}, invalid("id", "card %s belongs to another repository or worktree: audit it from a checkout of its own", id)
 		}
-		if c.Status == "retired" {
-			return store.Event{}, invalid("id", "card %s is retired: there is nothing left to govern", id)
+		if c.Status == domain.StatusRetired {
+			return domain.Event{}, invalid("id", "card %s is retired: there is nothing left to govern", id)
 		}
 		if req.Action == "rescope" {
 			if err := rescopeAnchor(id, from, req.Anchor); err != nil {
-				return store.Event{}, err
+				return domain.Event{}, err
 			}
 		}
 		if req.Action == "revoke" {
-			if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
-				return store.Event{}, err
+			if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
+				return domain.Event{}, err
 			}
-			return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason,
+			return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason,
 				Data: mustJSON(map[string]any{"action": "revoke"})})
 		}
 		old, now := describe(c)
 		if old == now {
-			return store.Event{}, invalid("value", "card %s already has %s: nothing to change", id, now)
+			return domain.Event{}, invalid("value", "card %s already has %s: nothing to change", id, now)
 		}
 		if err := tx.UpdateCardAttrs(ctx, id, attrs, h.stamp()); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
-		return h.appendEvent(ctx, tx, id, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
 			Data: mustJSON(map[string]any{"action": req.Action, "from": old, "to": now})})
 	})
 	if err != nil {
@@ -114,10 +114,10 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 
 // auditAttrs validates req's value and returns the attribute change, with a
 // function describing the card's old and new value for the event.
-func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(store.Card) (string, string), error) {
+func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.Card) (string, string), error) {
 	str := func(s string) *string { return &s }
 	var a store.CardAttrs
-	var old func(store.Card) string
+	var old func(domain.Card) string
 	var now string
 	date := func(field string) (*string, error) {
 		v := strings.TrimSpace(req.Value)
@@ -140,53 +140,53 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(store.C
 		if req.Scope == nil {
 			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
 		}
-		sc := store.Scope{Paths: cleanList(req.Scope.Paths), Languages: cleanList(req.Scope.Languages), Fields: cleanList(req.Scope.Fields)}
+		sc := domain.Scope{Paths: cleanList(req.Scope.Paths), Languages: cleanList(req.Scope.Languages), Fields: cleanList(req.Scope.Fields)}
 		if err := checkScope(sc); err != nil {
 			return a, nil, err
 		}
 		a.Scope = &sc
-		old, now = func(c store.Card) string { return scopeText(c.Scope) }, scopeText(sc)
+		old, now = func(c domain.Card) string { return scopeText(c.Scope) }, scopeText(sc)
 	case "set_expiry":
 		if a.ExpiresAt, err = date("expires_at"); err != nil {
 			return a, nil, err
 		}
-		old, now = func(c store.Card) string { return "expires_at " + orNone(c.ExpiresAt) }, "expires_at "+orNone(*a.ExpiresAt)
+		old, now = func(c domain.Card) string { return "expires_at " + orNone(c.ExpiresAt) }, "expires_at "+orNone(*a.ExpiresAt)
 	case "set_review_after":
 		if a.ReviewAfter, err = date("review_after"); err != nil {
 			return a, nil, err
 		}
-		old, now = func(c store.Card) string { return "review_after " + orNone(c.ReviewAfter) }, "review_after "+orNone(*a.ReviewAfter)
+		old, now = func(c domain.Card) string { return "review_after " + orNone(c.ReviewAfter) }, "review_after "+orNone(*a.ReviewAfter)
 	case "mark_foundational", "set_persistence":
-		v := "foundational"
+		v := string(domain.PersistenceFoundational)
 		if req.Action == "set_persistence" {
 			v = strings.TrimSpace(req.Value)
-			if err := oneOf("value", v, Persistences); err != nil {
+			if err := oneOf("value", domain.Persistence(v), domain.Persistences); err != nil {
 				return a, nil, err
 			}
 		}
 		a.Persistence = &v
-		old, now = func(c store.Card) string { return "persistence " + c.Persistence }, "persistence "+v
+		old, now = func(c domain.Card) string { return "persistence " + string(c.Persistence) }, "persistence "+v
 	case "prefer_compact", "set_render_pref":
-		v := "inline_compact"
+		v := string(domain.RenderInlineCompact)
 		if req.Action == "set_render_pref" {
 			v = strings.TrimSpace(req.Value)
-			if err := oneOf("value", v, RenderPrefs); err != nil {
+			if err := oneOf("value", domain.RenderPref(v), domain.RenderPrefs); err != nil {
 				return a, nil, err
 			}
 		}
 		a.RenderPref = &v
-		old, now = func(c store.Card) string { return "render_pref " + c.RenderPref }, "render_pref "+v
+		old, now = func(c domain.Card) string { return "render_pref " + string(c.RenderPref) }, "render_pref "+v
 	}
-	return a, func(c store.Card) (string, string) { return old(c), now }, nil
+	return a, func(c domain.Card) (string, string) { return old(c), now }, nil
 }
 
 // rescopeAnchor refuses moving a card to another anchor through the audit.
-func rescopeAnchor(id string, from anchor.Kind, to string) error {
-	if to == "" || anchor.Kind(to) == from {
+func rescopeAnchor(id string, from domain.AnchorKind, to string) error {
+	if to == "" || domain.AnchorKind(to) == from {
 		return nil
 	}
-	order := []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global}
-	fi, ti := slices.Index(order, from), slices.Index(order, anchor.Kind(to))
+	order := []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal}
+	fi, ti := slices.Index(order, from), slices.Index(order, domain.AnchorKind(to))
 	switch {
 	case ti < 0:
 		return invalid("anchor", "--anchor %q is not valid: use worktree, repo or global", to)
@@ -197,7 +197,7 @@ func rescopeAnchor(id string, from anchor.Kind, to string) error {
 	return invalid("anchor", "card %s lives at the %s anchor and an anchor only moves outward, by publish: to narrow it, distill a card at the %s anchor and revoke this one", id, from, to)
 }
 
-func scopeText(s store.Scope) string {
+func scopeText(s domain.Scope) string {
 	if d := s.String(); d != "" {
 		return "scope " + d
 	}

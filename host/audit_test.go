@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func auditRow(t *testing.T, rep host.AuditReport, id string) host.AuditRow {
@@ -156,7 +156,7 @@ func TestAuditActions(t *testing.T) {
 		to      string
 		wantErr string
 	}{
-		{"rescope", host.AuditActionRequest{Action: "rescope", Scope: &store.Scope{Paths: []string{"cmd/**"}}, Reason: "only the CLI"},
+		{"rescope", host.AuditActionRequest{Action: "rescope", Scope: &domain.Scope{Paths: []string{"cmd/**"}}, Reason: "only the CLI"},
 			func(c host.Card) bool { return slices.Equal(c.Scope.Paths, []string{"cmd/**"}) }, "scope paths store/** · languages go · fields storage", "scope paths cmd/**", ""},
 		{"set_expiry", host.AuditActionRequest{Action: "set_expiry", Value: "2027-01-01"},
 			func(c host.Card) bool { return c.ExpiresAt == "2027-01-01T00:00:00.000Z" }, "expires_at none", "expires_at 2027-01-01T00:00:00.000Z", ""},
@@ -173,9 +173,9 @@ func TestAuditActions(t *testing.T) {
 		{"revoke retires", host.AuditActionRequest{Action: "revoke", Reason: "superseded"},
 			func(c host.Card) bool { return c.Status == "retired" }, "", "", ""},
 		{"revoke needs a reason", host.AuditActionRequest{Action: "revoke"}, nil, "", "", "--reason is required to revoke"},
-		{"widening the anchor goes through publish", host.AuditActionRequest{Action: "rescope", Anchor: "global", Scope: &store.Scope{}},
+		{"widening the anchor goes through publish", host.AuditActionRequest{Action: "rescope", Anchor: "global", Scope: &domain.Scope{}},
 			nil, "", "", "`palace publish ID --to repo --reason …`"},
-		{"narrowing the anchor is refused", host.AuditActionRequest{Action: "rescope", Anchor: "worktree", Scope: &store.Scope{}},
+		{"narrowing the anchor is refused", host.AuditActionRequest{Action: "rescope", Anchor: "worktree", Scope: &domain.Scope{}},
 			nil, "", "", "an anchor only moves outward"},
 		{"unknown action", host.AuditActionRequest{Action: "delete"}, nil, "", "", `action "delete" is not valid`},
 		{"bad date", host.AuditActionRequest{Action: "set_expiry", Value: "soon"}, nil, "", "", `expires_at "soon" is not a date`},

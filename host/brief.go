@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -51,41 +52,41 @@ type Brief struct {
 
 // BriefFact is the statement of an authoritative card that applies.
 type BriefFact struct {
-	CardID    string   `json:"card_id"`
-	Tier      string   `json:"tier"`
-	Anchor    string   `json:"anchor"`
-	Statement string   `json:"statement"`
-	Cites     []string `json:"cites"`
+	CardID    string      `json:"card_id"`
+	Tier      domain.Tier `json:"tier"`
+	Anchor    string      `json:"anchor"`
+	Statement string      `json:"statement"`
+	Cites     []string    `json:"cites"`
 }
 
 // BriefEvidence is an evidence row the brief cites: linked by a briefed
 // card, or matching the query.
 type BriefEvidence struct {
-	ID         string   `json:"id"`
-	Field      string   `json:"field"`
-	Provenance string   `json:"provenance"`
-	SourceRef  string   `json:"source_ref"`
-	Excerpt    string   `json:"excerpt"`
-	Truncated  bool     `json:"truncated,omitempty"`
-	CitedBy    []string `json:"cited_by"`
-	Roles      []string `json:"roles"`
+	ID         string            `json:"id"`
+	Field      string            `json:"field"`
+	Provenance domain.Provenance `json:"provenance"`
+	SourceRef  string            `json:"source_ref"`
+	Excerpt    string            `json:"excerpt"`
+	Truncated  bool              `json:"truncated,omitempty"`
+	CitedBy    []string          `json:"cited_by"`
+	Roles      []string          `json:"roles"`
 	// Matched marks rows found by the query rather than through a card.
 	Matched bool `json:"matched,omitempty"`
 }
 
 // BriefCard is a briefed card with its citations.
 type BriefCard struct {
-	ID         string         `json:"id"`
-	Tier       string         `json:"tier"`
-	Status     string         `json:"status"`
-	Statement  string         `json:"statement"`
-	Anchor     AnchorRef      `json:"anchor"`
-	Lane       string         `json:"lane"`
-	RenderForm string         `json:"render_form"`
-	Salience   int            `json:"salience"`
-	WhyApplies []string       `json:"why_applies"`
-	Citations  []Citation     `json:"citations"`
-	Evidence   map[string]int `json:"evidence"`
+	ID         string            `json:"id"`
+	Tier       domain.Tier       `json:"tier"`
+	Status     domain.Status     `json:"status"`
+	Statement  string            `json:"statement"`
+	Anchor     AnchorRef         `json:"anchor"`
+	Lane       domain.Lane       `json:"lane"`
+	RenderForm domain.RenderForm `json:"render_form"`
+	Salience   int               `json:"salience"`
+	WhyApplies []string          `json:"why_applies"`
+	Citations  []Citation        `json:"citations"`
+	Evidence   domain.RoleCounts `json:"evidence"`
 }
 
 // BriefEntity is an identifier, path, command or URL found in cited text.
@@ -154,16 +155,16 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	for i, it := range p.Items {
 		n := 0
 		for _, c := range it.Citations {
-			if c.Role == "counterexample" || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
-				cite(c.EvidenceID, it.ID, c.Role)
+			if c.Role == domain.RoleCounterexample || n < briefCitationsPerCard && len(order) < briefMaxEvidence {
+				cite(c.EvidenceID, it.ID, string(c.Role))
 				n++
 			}
 		}
 		bc := BriefCard{ID: it.ID, Tier: it.Tier, Status: it.Status, Statement: it.Statement, Anchor: it.Anchor, Lane: it.Lane,
 			RenderForm: it.LaneForm, Salience: it.Salience, WhyApplies: it.WhyApplies, Citations: it.Citations,
-			Evidence: a.items[i].roles.byName()}
+			Evidence: a.items[i].roles}
 		b.Cards = append(b.Cards, bc)
-		if Authoritative(it.Status) {
+		if it.Status.Authoritative() {
 			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
 			for i, c := range it.Citations {
 				if i == briefCitationsPerCard {
@@ -197,12 +198,12 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 			continue
 		}
 		e := &BriefEvidence{ID: ev.ID, CitedBy: []string{}, Roles: []string{}, Matched: true}
-		fillEvidence(e, store.Evidence{Field: ev.Field, Provenance: ev.Provenance, SourceRef: ev.SourceRef, Content: ev.Content})
+		fillEvidence(e, domain.Evidence{Field: ev.Field, Provenance: ev.Provenance, SourceRef: ev.SourceRef, Content: ev.Content})
 		b.Evidence = append(b.Evidence, *e)
 		texts = append(texts, sourceText{ev.ID, ev.Content})
 		matched = append(matched, ev.ID)
 	}
-	citing, err := h.store.CitingCards(ctx, matched, AuthoritativeStatuses())
+	citing, err := h.store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
 	if err != nil {
 		return Brief{}, internal(err, "brief: find citing cards")
 	}
@@ -222,11 +223,6 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	b.NextActions = briefActions(a, b, uncited, cands)
 	b.Summary = briefSummary(a, b)
 	return b, nil
-}
-
-// byName is r as the JSON of a brief card shows it.
-func (r roleCounts) byName() map[string]int {
-	return map[string]int{"supporting": r.supporting, "verification": r.verification, "teaching": r.teaching, "counterexample": r.counterexample}
 }
 
 // verb picks the singular or plural form for n.
@@ -250,7 +246,7 @@ func appendNew(xs []string, x string) []string {
 // not injected; the excerpt says when it was shortened).
 const maxExcerptRunes = 280
 
-func fillEvidence(e *BriefEvidence, r store.Evidence) {
+func fillEvidence(e *BriefEvidence, r domain.Evidence) {
 	e.Field, e.Provenance, e.SourceRef = r.Field, r.Provenance, r.SourceRef
 	e.Excerpt, e.Truncated = excerpt(r.Content, maxExcerptRunes)
 }
@@ -272,7 +268,7 @@ func excerpt(s string, n int) (string, bool) {
 
 // briefCandidate is a candidate card the brief looked at for next actions.
 type briefCandidate struct {
-	card    store.Card
+	card    domain.Card
 	missing map[string]int
 	allow   bool
 }
@@ -281,15 +277,15 @@ type briefCandidate struct {
 // (of the request's field, when it names one): the best matches (relevance model) of the
 // query, or the first in persistence, tier and anchor order without one.
 func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
-	q := store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: []string{"candidate"}, Now: store.FormatTime(a.now)}
+	q := store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
 	texts, err := h.store.CandidateTexts(ctx, q)
 	if err != nil {
 		return nil, internal(err, "brief: select candidates")
 	}
-	pool := make([]store.Card, 0, len(texts))
+	pool := make([]domain.Card, 0, len(texts))
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
-		pool = append(pool, store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
+		pool = append(pool, domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
 	h.sortByFill(pool)
@@ -338,7 +334,7 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 	for _, id := range keep {
 		c := cards[id]
 		target, _ := promoteTarget(c, "")
-		g := h.evaluateGate(ctx, c, links[id], nil, "promote", target, "", false)
+		g := h.evaluateGate(ctx, c, links[id], nil, "promote", string(target), "", false)
 		out = append(out, briefCandidate{card: c, missing: g.Missing, allow: g.Allow})
 	}
 	return out, nil
@@ -364,7 +360,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		out = append(out, BriefSignal{"evidence_without_cards", fmt.Sprintf("%s %s the request but no authoritative card cites %s", countNoun(len(uncited), "evidence row"), verb(len(uncited), "matches", "match"), verb(len(uncited), "it", "them")), uncited})
 	}
 	for _, c := range b.Cards {
-		if n := c.Evidence["counterexample"]; n > 0 {
+		if n := c.Evidence.Counterexample; n > 0 {
 			out = append(out, BriefSignal{"counterexample", fmt.Sprintf("%s has %s on record", c.ID, countNoun(n, "counterexample")), []string{c.ID}})
 		}
 	}
@@ -443,7 +439,7 @@ func briefSummary(a *assembly, b Brief) string {
 	if f := a.pack.Request.File; f != "" {
 		what += " in " + f
 	}
-	lanes := map[string]int{}
+	lanes := map[domain.Lane]int{}
 	anchors := map[string]bool{}
 	for _, c := range b.Cards {
 		lanes[c.Lane]++
@@ -455,7 +451,7 @@ func briefSummary(a *assembly, b Brief) string {
 	}
 	sort.Strings(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
-		lanes["core"], lanes["scoped"], lanes["ref_only"], verb(len(b.KeyFacts), "applies", "apply"))
+		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
 	if len(from) > 0 {
 		s += " from the " + strings.Join(from, ", ") + " anchors"
 	}

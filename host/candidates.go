@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -42,13 +43,13 @@ type CandidateReport struct {
 
 // CandidateRow is one candidate of the report.
 type CandidateRow struct {
-	ID        string    `json:"id"`
-	Statement string    `json:"statement"`
-	Tier      string    `json:"tier"`
-	Anchor    AnchorRef `json:"anchor"`
-	CreatedAt string    `json:"created_at"`
-	AgeDays   int       `json:"age_days"`
-	ExpiresAt string    `json:"expires_at,omitempty"`
+	ID        string      `json:"id"`
+	Statement string      `json:"statement"`
+	Tier      domain.Tier `json:"tier"`
+	Anchor    AnchorRef   `json:"anchor"`
+	CreatedAt string      `json:"created_at"`
+	AgeDays   int         `json:"age_days"`
+	ExpiresAt string      `json:"expires_at,omitempty"`
 	// Stale says why the candidate is due for archiving ("" when it is not).
 	Stale string `json:"stale,omitempty"`
 }
@@ -88,13 +89,13 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 	}
 	now := h.now()
 	rep := CandidateReport{AsOf: store.FormatTime(now), MaxAgeDays: days, Candidates: []CandidateRow{}, Archived: []string{}}
-	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []string{"candidate"}, AnchorIDs: h.chainIDs()})
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
 	if err != nil {
 		return CandidateReport{}, internal(err, "list candidates")
 	}
 	cutoff := store.FormatTime(now.Add(-time.Duration(days) * 24 * time.Hour))
 	stamp := store.FormatTime(now)
-	var stale []store.Card
+	var stale []domain.Card
 	for _, c := range cards {
 		r := CandidateRow{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Anchor: h.anchorRef(ctx, c.AnchorID),
 			CreatedAt: c.CreatedAt, AgeDays: daysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
@@ -123,10 +124,10 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 					why = r.Stale
 				}
 			}
-			if err := tx.SetCardStatus(ctx, c.ID, "candidate", "retired", h.stamp()); err != nil {
+			if err := tx.SetCardStatus(ctx, c.ID, domain.StatusCandidate, domain.StatusRetired, h.stamp()); err != nil {
 				return err
 			}
-			if _, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "retired", FromStatus: "candidate", ToStatus: "retired",
+			if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventRetired, FromStatus: domain.StatusCandidate, ToStatus: domain.StatusRetired,
 				Reason: "archived: " + why, Data: mustJSON(map[string]any{"change": "expired", "max_age_days": days})}); err != nil {
 				return err
 			}

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 )
 
 // CardsCheckRequest asks for the check of card files.
@@ -62,9 +62,9 @@ func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (Cards
 		rep.Checked = append(rep.Checked, f.path)
 	}
 	rep.Findings = append(rep.Findings, checkFiles(files)...)
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	for _, f := range files {
-		if f.parsed == nil || !Authoritative(f.parsed.Card.Status) {
+		if f.parsed == nil || !domain.Status(f.parsed.Card.Status).Authoritative() {
 			continue
 		}
 		fc := f.parsed.Card

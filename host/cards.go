@@ -5,17 +5,17 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
 // Card is a card as the host shows it: the row, its anchor, its links and
 // its evidence counts by role.
 type Card struct {
-	store.Card
-	Anchor AnchorRef      `json:"anchor"`
-	Links  []store.Link   `json:"links,omitempty"`
-	Counts map[string]int `json:"counts"`
+	domain.Card
+	Anchor AnchorRef         `json:"anchor"`
+	Links  []domain.Link     `json:"links,omitempty"`
+	Counts domain.RoleCounts `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
@@ -105,16 +105,16 @@ func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
 	}
 	sf := store.CardFilter{Field: f.Field, Limit: f.Limit}
 	if f.Tier != "" {
-		if err := oneOf("tier", f.Tier, Tiers); err != nil {
+		if err := oneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
 			return store.CardFilter{}, err
 		}
-		sf.Tiers = []string{f.Tier}
+		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, Statuses); err != nil {
+		if err := oneOf("status", domain.Status(f.Status), domain.Statuses); err != nil {
 			return store.CardFilter{}, err
 		}
-		sf.Statuses = []string{f.Status}
+		sf.Statuses = []domain.Status{domain.Status(f.Status)}
 	}
 	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
 	if err != nil {
@@ -174,7 +174,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 
 // CardEvents returns a card's audit trail; another repository's card needs
 // allRepos (KindInvalid otherwise).
-func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]store.Event, error) {
+func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]domain.Event, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
 		return nil, notFound(err, "card", id)
@@ -250,13 +250,13 @@ func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, 
 	return out, total, nil
 }
 
-func (h *Host) view(ctx context.Context, c store.Card, links []store.Link) (Card, error) {
+func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Card, error) {
 	return Card{
 		Card:          c,
 		Anchor:        h.anchorRef(ctx, c.AnchorID),
 		Links:         links,
-		Counts:        store.CountRoles(links),
-		Authoritative: Authoritative(c.Status),
+		Counts:        domain.CountRoles(links),
+		Authoritative: c.Status.Authoritative(),
 	}, nil
 }
 
@@ -288,4 +288,4 @@ func notFound(err error, what, id string) error {
 
 // visibleKind returns the kind of anchor id as seen from here, or "" when the
 // anchor belongs to another repository or worktree.
-func (h *Host) visibleKind(id string) anchor.Kind { return h.anchorKindOf(id) }
+func (h *Host) visibleKind(id string) domain.AnchorKind { return h.anchorKindOf(id) }

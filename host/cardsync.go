@@ -2,13 +2,13 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/repofs"
 	"io"
 	"io/fs"
 	"os"
@@ -22,8 +22,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/repofs"
+
 	"github.com/palacehq/palace/cardfile"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -140,7 +142,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
 		return rep, err
 	}
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	mark, err := h.store.EventMark(ctx)
 	if err != nil {
 		return rep, internal(err, "read cards to sync")
@@ -245,7 +247,7 @@ func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req Sync
 		}
 		return rows, true, nil
 	}
-	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	rows, err := h.store.SyncRows(ctx, repoID, domain.AuthoritativeStatuses())
 	if err != nil {
 		return nil, false, internal(err, "read cards to sync")
 	}
@@ -303,9 +305,9 @@ func (h *Host) share(ctx context.Context, ids []string, repoID string, byID map[
 		}
 		if c.AnchorID != repoID {
 			switch h.anchorKindOf(c.AnchorID) {
-			case anchor.Worktree:
+			case domain.AnchorWorktree:
 				return invalid("share", "card %s is anchored to this worktree, and worktree cards never leave the machine: publish it to the repository first (palace publish %s --to repo)", id, id)
-			case anchor.Global:
+			case domain.AnchorGlobal:
 				return invalid("share", "card %s is global, and global cards are personal: only this repository's cards are shared", id)
 			}
 			return invalid("share", "card %s belongs to another repository: share it from a checkout of its own", id)
@@ -524,7 +526,7 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 	add(p.Line("field"), checkText("field", c.Field, MaxFieldBytes, "use a short name such as go or release-process"))
 	add(p.Line("statement"), checkText("statement", c.Statement, 0, "remove it"))
 	add(p.Line("content"), checkText("content", c.Content, MaxContentBytes, "keep the card short; the evidence carries the detail"))
-	add(p.Line("scope"), checkScope(store.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
+	add(p.Line("scope"), checkScope(domain.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
 	for _, pat := range c.Triggers.Patterns {
 		if _, err := regexp.Compile(pat); err != nil {
 			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
@@ -598,7 +600,7 @@ func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 	switch {
 	case r == nil:
 		p.imports = append(p.imports, f)
-	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || Authoritative(r.Status)):
+	case f.keep && !changedHere(r) && p.rewrite && (r.File.Held == "" || r.Status.Authoritative()):
 		p.export = append(p.export, r)
 	case f.keep && !changedHere(r):
 		p.rep.Unchanged++
@@ -607,7 +609,7 @@ func (p *plan) file(ctx context.Context, f *syncFile, r *store.SyncRow) {
 			p.restat = append(p.restat, p.stat(fr, f))
 		}
 	case f.keep:
-		if r.File.Held != "" && !Authoritative(r.Status) {
+		if r.File.Held != "" && !r.Status.Authoritative() {
 			// The file claims more than the gate let this palace accept:
 			// writing the candidate back would undo the team's claim.
 			p.rep.Unchanged++
@@ -724,7 +726,7 @@ func (p *plan) run(ctx context.Context) error {
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	h := p.h
 	now := h.stamp()
-	if _, err := h.ensureAnchor(ctx, tx, anchor.Repo); err != nil {
+	if _, err := h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
 		return err
 	}
 	n := 0
@@ -739,11 +741,11 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			evIDs = append(evIDs, e.ID)
 			shas = append(shas, e.SHA256)
 		}
-		from := ""
+		var from domain.Status
 		if r := p.rows[f.id]; r != nil {
 			from = r.Status
 		}
-		if Authoritative(fc.Status) && fc.Status != from {
+		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
 			claims = append(claims, f.id)
 		}
 	}
@@ -761,12 +763,12 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		return err
 	}
 	var (
-		evs     = make([]store.Evidence, 0, len(evIDs))
+		evs     = make([]domain.Evidence, 0, len(evIDs))
 		dups    []store.Duplicate
-		cards   = make([]store.Card, 0, len(p.imports))
-		updates []store.Card
-		links   = make([]store.Link, 0, len(evIDs))
-		events  = make([]store.Event, 0, len(p.imports))
+		cards   = make([]domain.Card, 0, len(p.imports))
+		updates []domain.Card
+		links   = make([]domain.Link, 0, len(evIDs))
+		events  = make([]domain.Event, 0, len(p.imports))
 		held    = make([][]string, len(p.imports))
 	)
 	for fi, f := range p.imports {
@@ -780,9 +782,9 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				}
 				continue
 			}
-			ev := store.Evidence{ID: e.ID, Content: e.Content, Domain: e.Domain, Field: e.Field, Provenance: e.Provenance,
+			ev := domain.Evidence{ID: e.ID, Content: e.Content, Domain: domain.Domain(e.Domain), Field: e.Field, Provenance: domain.Provenance(e.Provenance),
 				SourceRef: e.SourceRef, Tags: e.Tags, AnchorID: p.repoID, ContentSHA256: e.SHA256, Actor: e.Actor,
-				ActorType: e.ActorType, CreatedAt: e.CreatedAt}
+				ActorType: domain.ActorType(e.ActorType), CreatedAt: e.CreatedAt}
 			// Ids travel with the card, so the row keeps its id; content this
 			// anchor holds already under another id is marked a duplicate,
 			// so it never counts twice at the gate.
@@ -798,12 +800,12 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		c := fromCardFile(fc, p.repoID, now)
 		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
 		fl := fileLinks(fc, now)
-		from := ""
+		var from domain.Status
 		if r := p.rows[f.id]; r != nil {
 			from = r.Status
 		}
 		var gate *GateResult
-		if Authoritative(fc.Status) && fc.Status != from {
+		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
 			// An import is never decided by a local, uncommitted policy.
 			g := h.gateAs(ctx, c, fl, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
 			gate = &g
@@ -811,7 +813,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 				held[fi] = g.Reasons
 				// A card this palace holds keeps its status; a new one is a
 				// candidate.
-				c.Status = firstNonEmpty(from, "candidate")
+				c.Status = cmp.Or(from, domain.StatusCandidate)
 				p.rep.Held = append(p.rep.Held, HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"),
 					Claimed: fc.Status, Reasons: g.Reasons})
 			}
@@ -822,7 +824,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			updates = append(updates, c)
 		}
 		links = append(links, fl...)
-		ev := store.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
+		ev := domain.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
 			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
 			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
 				Held: held[fi], LastEvent: fc.LastEvent})}
@@ -862,7 +864,7 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 }
 
 // newEvent stamps e as appendEvent does, for AppendEvents.
-func (h *Host) newEvent(cardID string, e store.Event) store.Event {
+func (h *Host) newEvent(cardID string, e domain.Event) domain.Event {
 	e.ID = store.NewID(store.EventPrefix, h.now())
 	e.CardID = cardID
 	e.Actor = h.actor
@@ -905,9 +907,9 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
 	var (
 		wg                sync.WaitGroup
-		links             map[string][]store.Link
-		evidence          map[string]store.Evidence
-		events            map[string]store.Event
+		links             map[string][]domain.Link
+		evidence          map[string]domain.Evidence
+		events            map[string]domain.Event
 		linkErr, eventErr error
 	)
 	wg.Add(2)
@@ -948,8 +950,8 @@ func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 // cardsByIDs reads the cards of ids: one by one for a few (an unknown id
 // is KindInvalid), else every card of this repository, keeping those
 // asked for.
-func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]store.Card, error) {
-	var cards []store.Card
+func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, error) {
+	var cards []domain.Card
 	if len(ids) <= 64 {
 		for _, id := range ids {
 			c, err := h.store.Card(ctx, id)
@@ -960,7 +962,7 @@ func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]store.Card, erro
 		}
 		return cards, nil
 	}
-	all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(anchor.Repo))}})
+	all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(domain.AnchorRepo))}})
 	if err != nil {
 		return nil, internal(err, "read cards")
 	}
@@ -968,7 +970,7 @@ func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]store.Card, erro
 	for _, id := range ids {
 		want[id] = true
 	}
-	cards = make([]store.Card, 0, len(ids))
+	cards = make([]domain.Card, 0, len(ids))
 	for _, c := range all {
 		if want[c.ID] {
 			cards = append(cards, c)
@@ -1021,7 +1023,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			continue
 		}
 		held := ""
-		if r.File != nil && !Authoritative(r.Status) {
+		if r.File != nil && !r.Status.Authoritative() {
 			held = r.File.Held
 		}
 		recs = append(recs, p.stat(store.CardFile{CardID: r.CardID, AnchorID: p.repoID, FileSHA256: f.sha,

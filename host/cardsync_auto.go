@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -34,12 +34,12 @@ func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
 	if !h.loc.InGit || !autoExportOn(ctx, h.loc.Worktree) {
 		return nil
 	}
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	c, err := h.store.Card(ctx, id)
 	if err != nil || c.AnchorID != repoID {
 		return nil
 	}
-	rows, err := h.store.SyncRows(ctx, repoID, AuthoritativeStatuses())
+	rows, err := h.store.SyncRows(ctx, repoID, domain.AuthoritativeStatuses())
 	if err != nil {
 		return &ExportNote{Skipped: err.Error()}
 	}

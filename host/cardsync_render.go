@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
-	"github.com/palacehq/palace/store"
 )
 
 // citations reads the links of cards and the evidence they cite, in two
 // batched queries.
-func (h *Host) citations(ctx context.Context, ids []string) (map[string][]store.Link, map[string]store.Evidence, error) {
+func (h *Host) citations(ctx context.Context, ids []string) (map[string][]domain.Link, map[string]domain.Evidence, error) {
 	links, err := h.store.LinksFor(ctx, ids)
 	if err != nil {
 		return nil, nil, internal(err, "read card links")
@@ -33,29 +33,27 @@ func (h *Host) citations(ctx context.Context, ids []string) (map[string][]store.
 	return links, evidence, nil
 }
 
-// toCardFile turns a card of this palace into its card file: the card
-// with its citations, the evidence they cite and its last lifecycle event.
-func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evidence, last store.Event) cardfile.Card {
+func toCardFile(c domain.Card, links []domain.Link, evidence map[string]domain.Evidence, last domain.Event) cardfile.Card {
 	f := cardfile.Card{
-		ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
+		ID: c.ID, Statement: c.Statement, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
 		Scope:       cardfile.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		Triggers:    cardfile.Triggers{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
-		Persistence: c.Persistence, RenderPref: c.RenderPref, ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
+		Persistence: string(c.Persistence), RenderPref: string(c.RenderPref), ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
 		OriginCard: c.OriginCard, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, Content: c.Content,
 		LastEvent: fileEvent(last),
 	}
 	done := map[string]bool{}
 	for _, l := range links {
 		e := evidence[l.EvidenceID]
-		f.Citations = append(f.Citations, cardfile.Citation{Evidence: l.EvidenceID, Role: l.Role,
+		f.Citations = append(f.Citations, cardfile.Citation{Evidence: l.EvidenceID, Role: string(l.Role),
 			SourceRef: e.SourceRef, SHA256: e.ContentSHA256, Note: l.Note})
 		if done[e.ID] {
 			continue
 		}
 		done[e.ID] = true
-		f.Evidence = append(f.Evidence, cardfile.Evidence{ID: e.ID, SHA256: e.ContentSHA256, Domain: e.Domain,
-			Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef, Tags: e.Tags, Actor: e.Actor,
-			ActorType: e.ActorType, CreatedAt: e.CreatedAt, Content: e.Content,
+		f.Evidence = append(f.Evidence, cardfile.Evidence{ID: e.ID, SHA256: e.ContentSHA256, Domain: string(e.Domain),
+			Field: e.Field, Provenance: string(e.Provenance), SourceRef: e.SourceRef, Tags: e.Tags, Actor: e.Actor,
+			ActorType: string(e.ActorType), CreatedAt: e.CreatedAt, Content: e.Content,
 			// Redaction replaces the content and keeps the original's hash.
 			Redacted: cardfile.ContentSHA256(e.Content) != e.ContentSHA256})
 	}
@@ -65,7 +63,7 @@ func toCardFile(c store.Card, links []store.Link, evidence map[string]store.Evid
 // fileEvent is the last_event a card file shows for event e: an imported
 // card shows the event its file showed, so a card re-exported after an
 // import gives the same bytes.
-func fileEvent(e store.Event) *cardfile.Event {
+func fileEvent(e domain.Event) *cardfile.Event {
 	if e.ID == "" {
 		return nil
 	}
@@ -76,8 +74,8 @@ func fileEvent(e store.Event) *cardfile.Event {
 		}
 		return nil
 	}
-	out := &cardfile.Event{Type: e.Type, At: e.CreatedAt, Actor: e.Actor, PolicyHash: e.PolicyHash,
-		Reviewer: cardfile.Reviewer{Name: e.Actor, Type: e.ActorType}}
+	out := &cardfile.Event{Type: string(e.Type), At: e.CreatedAt, Actor: e.Actor, PolicyHash: e.PolicyHash,
+		Reviewer: cardfile.Reviewer{Name: e.Actor, Type: string(e.ActorType)}}
 	var d struct {
 		Reviewer *policies.Reviewer `json:"reviewer"`
 	}
@@ -98,13 +96,13 @@ type importData struct {
 }
 
 // fromCardFile is the store row a card file describes, at anchorID.
-func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
-	return store.Card{
+func fromCardFile(f cardfile.Card, anchorID, now string) domain.Card {
+	return domain.Card{
 		ID: f.ID, Statement: f.Statement, StatementNorm: normalizeStatement(f.Statement), Content: f.Content,
-		Tier: f.Tier, Status: f.Status, Domain: f.Domain, Field: f.Field, AnchorID: anchorID,
-		Scope:       store.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
-		Trigger:     store.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
-		Persistence: f.Persistence, RenderPref: f.RenderPref, ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
+		Tier: domain.Tier(f.Tier), Status: domain.Status(f.Status), Domain: domain.Domain(f.Domain), Field: f.Field, AnchorID: anchorID,
+		Scope:       domain.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
+		Trigger:     domain.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},
+		Persistence: domain.Persistence(f.Persistence), RenderPref: domain.RenderPref(f.RenderPref), ReviewAfter: f.ReviewAfter, ExpiresAt: f.ExpiresAt,
 		OriginCard: f.OriginCard, CreatedBy: f.CreatedBy, CreatedAt: f.CreatedAt, UpdatedAt: now,
 	}
 }
@@ -114,7 +112,7 @@ func fromCardFile(f cardfile.Card, anchorID, now string) store.Card {
 // Each link carries what the gate reads of its evidence (provenance, who
 // wrote it and when), and evidence whose content the file holds twice
 // under two ids counts once: the later id's Original is the first.
-func fileLinks(f cardfile.Card, now string) []store.Link {
+func fileLinks(f cardfile.Card, now string) []domain.Link {
 	evs := make(map[string]cardfile.Evidence, len(f.Evidence))
 	firstOf := map[string]string{}
 	for _, e := range f.Evidence {
@@ -123,11 +121,11 @@ func fileLinks(f cardfile.Card, now string) []store.Link {
 			firstOf[e.SHA256] = e.ID
 		}
 	}
-	out := make([]store.Link, len(f.Citations))
+	out := make([]domain.Link, len(f.Citations))
 	for i, ci := range f.Citations {
-		l := store.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: ci.Role, Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
+		l := domain.Link{CardID: f.ID, EvidenceID: ci.Evidence, Role: domain.Role(ci.Role), Note: ci.Note, CreatedAt: now, SourceRef: ci.SourceRef}
 		if e, ok := evs[ci.Evidence]; ok {
-			l.Provenance, l.ActorType, l.EvidenceAt = e.Provenance, e.ActorType, e.CreatedAt
+			l.Provenance, l.ActorType, l.EvidenceAt = domain.Provenance(e.Provenance), domain.ActorType(e.ActorType), e.CreatedAt
 			if first := firstOf[e.SHA256]; first != e.ID {
 				l.Original = first
 			}

@@ -7,13 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // syncPair is one repository cloned twice, each clone with its own palace
@@ -324,7 +322,7 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 		t.Fatalf("B imported %v after the pull", rep.Imported)
 	}
 	c, _ := hb.ShowCard(ctx, id)
-	if c.Status != "demoted" || c.Counts["counterexample"] != 1 {
+	if c.Status != "demoted" || c.Counts.Counterexample != 1 {
 		t.Fatalf("B's card %s with %v, want demoted with the counterexample", c.Status, c.Counts)
 	}
 	if evs, _ := hb.CardEvents(ctx, id, false); evs[len(evs)-1].FromStatus != "promoted" || evs[len(evs)-1].ToStatus != "demoted" {
@@ -406,19 +404,6 @@ func TestSyncRefusedInAgentMode(t *testing.T) {
 	if _, err := h.Sync(context.Background(), host.SyncRequest{}); host.KindOf(err) != host.KindMode {
 		t.Errorf("agent sync: %v, want KindMode", err)
 	}
-}
-
-func TestCardfileVocabularyMatchesHost(t *testing.T) {
-	for _, l := range []struct{ a, b []string }{
-		{cardfile.Tiers, host.Tiers}, {cardfile.Statuses, host.Statuses}, {cardfile.Domains, host.Domains},
-		{cardfile.Provenances, host.Provenances}, {cardfile.Roles, host.Roles},
-		{cardfile.Persistences, host.Persistences}, {cardfile.RenderPrefs, host.RenderPrefs},
-	} {
-		if !slices.Equal(l.a, l.b) {
-			t.Errorf("cardfile %v != host %v", l.a, l.b)
-		}
-	}
-	_ = store.CardPrefix
 }
 
 // TestCardFileDuplicateEvidenceCountsOnce: a file claiming promoted with two

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -45,9 +46,9 @@ func (h *Host) RecentCardIDs(ctx context.Context, prefix string, n int) ([]IDHin
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}
-	rows = slices.DeleteFunc(rows, func(c store.Card) bool { return !strings.HasPrefix(c.ID, prefix) })
+	rows = slices.DeleteFunc(rows, func(c domain.Card) bool { return !strings.HasPrefix(c.ID, prefix) })
 	// Stored times are RFC 3339 in UTC with a fixed width, so they sort as text.
-	slices.SortStableFunc(rows, func(a, b store.Card) int {
+	slices.SortStableFunc(rows, func(a, b domain.Card) int {
 		if c := strings.Compare(b.UpdatedAt, a.UpdatedAt); c != 0 {
 			return c
 		}
@@ -55,7 +56,7 @@ func (h *Host) RecentCardIDs(ctx context.Context, prefix string, n int) ([]IDHin
 	})
 	out := make([]IDHint, 0, min(n, len(rows)))
 	for _, c := range rows[:min(n, len(rows))] {
-		out = append(out, IDHint{ID: c.ID, Note: c.Tier + " " + c.Status + " · " + c.Statement})
+		out = append(out, IDHint{ID: c.ID, Note: string(c.Tier) + " " + string(c.Status) + " · " + c.Statement})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -31,9 +32,9 @@ func itemContest(contests []store.Contest) *ItemContest {
 		if c.EvidenceID != "" {
 			role := c.Kind
 			if role == ContestCounterexample {
-				role = "counterexample"
+				role = string(domain.RoleCounterexample)
 			}
-			out.Citations = append(out.Citations, Citation{EvidenceID: c.EvidenceID, Role: role, SourceRef: c.SourceRef})
+			out.Citations = append(out.Citations, Citation{EvidenceID: c.EvidenceID, Role: domain.Role(role), SourceRef: c.SourceRef})
 		}
 	}
 	return out
@@ -82,8 +83,8 @@ func (h *Host) applyContests(ctx context.Context, a *assembly) error {
 			continue
 		}
 		c.contests = cs
-		if c.lane.Lane == "core" || c.lane.Lane == "scoped" {
-			c.lane.Lane, c.lane.RenderForm = "ref_only", "ref_only"
+		if c.lane.Lane == domain.LaneCore || c.lane.Lane == domain.LaneScoped {
+			c.lane.Lane, c.lane.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
 		}
 	}
 	return nil

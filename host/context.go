@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -137,26 +138,26 @@ type Section struct {
 
 // Item is one card of a pack.
 type Item struct {
-	ID        string    `json:"id"`
-	Statement string    `json:"statement"`
-	Content   string    `json:"content,omitempty"`
-	Tier      string    `json:"tier"`
-	Status    string    `json:"status"`
-	Domain    string    `json:"domain"`
-	Field     string    `json:"field"`
-	Anchor    AnchorRef `json:"anchor"`
+	ID        string        `json:"id"`
+	Statement string        `json:"statement"`
+	Content   string        `json:"content,omitempty"`
+	Tier      domain.Tier   `json:"tier"`
+	Status    domain.Status `json:"status"`
+	Domain    domain.Domain `json:"domain"`
+	Field     string        `json:"field"`
+	Anchor    AnchorRef     `json:"anchor"`
 	// Foreign marks a card of another repository or worktree (all_repos only).
-	Foreign     bool   `json:"foreign,omitempty"`
-	Persistence string `json:"persistence"`
-	RenderPref  string `json:"render_pref"`
-	Lane        string `json:"lane"`
+	Foreign     bool               `json:"foreign,omitempty"`
+	Persistence domain.Persistence `json:"persistence"`
+	RenderPref  domain.RenderPref  `json:"render_pref"`
+	Lane        domain.Lane        `json:"lane"`
 	// LaneForm is the render form the lanes policy chose; RenderForm is the
 	// form after budget packing (inspector_only when dropped).
-	LaneForm          string         `json:"lane_form"`
-	RenderForm        string         `json:"render_form"`
-	Salience          int            `json:"salience"`
-	SalienceBreakdown map[string]int `json:"salience_breakdown"`
-	WhyApplies        []string       `json:"why_applies"`
+	LaneForm          domain.RenderForm `json:"lane_form"`
+	RenderForm        domain.RenderForm `json:"render_form"`
+	Salience          int               `json:"salience"`
+	SalienceBreakdown map[string]int    `json:"salience_breakdown"`
+	WhyApplies        []string          `json:"why_applies"`
 	// Citations are up to 8 of the card's evidence links, every
 	// counterexample first; CitationCount counts all of them.
 	Citations     []Citation         `json:"citations"`
@@ -176,43 +177,43 @@ type Item struct {
 
 // Citation is one evidence link of an item.
 type Citation struct {
-	EvidenceID string `json:"evidence_id"`
-	Role       string `json:"role"`
-	SourceRef  string `json:"source_ref"`
+	EvidenceID string      `json:"evidence_id"`
+	Role       domain.Role `json:"role"`
+	SourceRef  string      `json:"source_ref"`
 }
 
 // BudgetAction records how the budget reduced an item, and why.
 type BudgetAction struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Reason string `json:"reason"`
+	From   domain.RenderForm `json:"from"`
+	To     domain.RenderForm `json:"to"`
+	Reason string            `json:"reason"`
 }
 
 // EvidenceItem is an evidence row of a pack.
 type EvidenceItem struct {
-	ID         string        `json:"id"`
-	Field      string        `json:"field"`
-	Provenance string        `json:"provenance"`
-	SourceRef  string        `json:"source_ref"`
-	Anchor     AnchorRef     `json:"anchor"`
-	Content    string        `json:"content"`
-	RenderForm string        `json:"render_form"`
-	Trimmed    *BudgetAction `json:"trimmed,omitempty"`
-	Chars      int           `json:"chars"`
+	ID         string            `json:"id"`
+	Field      string            `json:"field"`
+	Provenance domain.Provenance `json:"provenance"`
+	SourceRef  string            `json:"source_ref"`
+	Anchor     AnchorRef         `json:"anchor"`
+	Content    string            `json:"content"`
+	RenderForm domain.RenderForm `json:"render_form"`
+	Trimmed    *BudgetAction     `json:"trimmed,omitempty"`
+	Chars      int               `json:"chars"`
 }
 
 // SkippedCard is a considered card the pack leaves out.
 type SkippedCard struct {
-	ID     string `json:"id"`
-	Tier   string `json:"tier"`
-	Anchor string `json:"anchor"`
+	ID     string      `json:"id"`
+	Tier   domain.Tier `json:"tier"`
+	Anchor string      `json:"anchor"`
 	// Reason is skipped_scope, skipped_cooled (cooling kept it out),
 	// not_relevant (the request is not about it), lane_limit,
 	// dao_tian_limit or duplicate.
-	Reason      string `json:"reason"`
-	DuplicateOf string `json:"duplicate_of,omitempty"`
-	Lane        string `json:"lane,omitempty"`
-	Salience    int    `json:"salience,omitempty"`
+	Reason      string      `json:"reason"`
+	DuplicateOf string      `json:"duplicate_of,omitempty"`
+	Lane        domain.Lane `json:"lane,omitempty"`
+	Salience    int         `json:"salience,omitempty"`
 	// Relevance is the card's relevance to the request, 0..1.
 	Relevance float64 `json:"relevance,omitempty"`
 	// Why and SalienceBreakdown are filled with Explain only (`palace audit`

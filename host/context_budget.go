@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // slot is one renderable thing of a pack (a card item or an evidence row)
@@ -13,13 +15,13 @@ type slot struct {
 	ev    *EvidenceItem
 	cand  *candidate
 	order int
-	form  string
-	texts map[string]string
+	form  domain.RenderForm
+	texts map[domain.RenderForm]string
 	// compactCap is the lanes configuration's compact_char_limit (0: none).
 	compactCap int
 }
 
-func (s *slot) text(form string) string {
+func (s *slot) text(form domain.RenderForm) string {
 	if t, ok := s.texts[form]; ok {
 		return t
 	}
@@ -60,7 +62,7 @@ func (p *packer) add(s *slot, sign int) {
 	p.total += sign * s.size()
 }
 
-func (p *packer) set(s *slot, form string) {
+func (p *packer) set(s *slot, form domain.RenderForm) {
 	p.add(s, -1)
 	s.form = form
 	p.add(s, +1)
@@ -69,7 +71,7 @@ func (p *packer) set(s *slot, form string) {
 // budgetStage is one step of the trim order.
 type budgetStage struct {
 	pick func(*slot) bool
-	to   string
+	to   domain.RenderForm
 	verb string
 }
 
@@ -100,7 +102,7 @@ func (h *Host) packBudget(a *assembly) {
 	}
 	p := &packer{counts: map[sectionKey]int{}}
 	p.key = func(s *slot) (sectionKey, bool) {
-		if s.form == "inspector_only" || s.form == "" {
+		if s.form == domain.FormInspectorOnly || s.form == "" {
 			return sectionKey{}, false
 		}
 		if s.ev != nil {
@@ -109,13 +111,13 @@ func (h *Host) packBudget(a *assembly) {
 		if s.item.Foreign {
 			return sectionKey{origin: origins[s.item.Anchor.ID], name: "origin"}, true
 		}
-		if s.form == "ref_only" {
+		if s.form == domain.FormRefOnly {
 			return sectionKey{name: "references"}, true
 		}
-		if s.item.Lane == "core" {
-			return sectionKey{name: "core"}, true
+		if s.item.Lane == domain.LaneCore {
+			return sectionKey{name: string(domain.LaneCore)}, true
 		}
-		return sectionKey{name: "scoped"}, true
+		return sectionKey{name: string(domain.LaneScoped)}, true
 	}
 	p.headers = func(k sectionKey) string {
 		if k.origin > 0 {
@@ -129,24 +131,26 @@ func (h *Host) packBudget(a *assembly) {
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
-		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[string]string{}, compactCap: a.lanes.CompactCharLimit}
+		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[domain.RenderForm]string{}, compactCap: a.lanes.CompactCharLimit}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
 	for i := range a.pack.Evidence {
 		e := &a.pack.Evidence[i]
-		s := &slot{ev: e, order: len(a.pack.Items) + i, form: evidenceForm(e), texts: map[string]string{}}
+		s := &slot{ev: e, order: len(a.pack.Items) + i, form: evidenceForm(e), texts: map[domain.RenderForm]string{}}
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
-	inline := func(s *slot) bool { return s.form == "inline_full" || s.form == "inline_compact" }
+	inline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
 	stages := []budgetStage{
-		{func(s *slot) bool { return s.ev != nil && s.form == "inline_full" }, "ref_only", "reduced to a reference line"},
-		{func(s *slot) bool { return s.ev != nil && s.form == "ref_only" }, "inspector_only", "left out"},
-		{func(s *slot) bool { return s.item != nil && s.form == "inline_full" }, "inline_compact", "trimmed to its compact form"},
-		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" && s.item.LaneForm == "ref_only" }, "inspector_only", "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && inline(s) }, "inspector_only", "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && s.form == "ref_only" }, "inspector_only", "left out (inspector-only)"},
+		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormInlineFull }, domain.FormRefOnly, "reduced to a reference line"},
+		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out"},
+		{func(s *slot) bool { return s.item != nil && s.form == domain.FormInlineFull }, domain.FormInlineCompact, "trimmed to its compact form"},
+		{func(s *slot) bool {
+			return s.item != nil && s.form == domain.FormRefOnly && s.item.LaneForm == domain.FormRefOnly
+		}, domain.FormInspectorOnly, "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && inline(s) }, domain.FormInspectorOnly, "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out (inspector-only)"},
 	}
 	for _, st := range stages {
 		if p.total <= limit {
@@ -177,15 +181,15 @@ func (h *Host) packBudget(a *assembly) {
 	// What the budget left out comes back as a reference line, most
 	// valuable first, wherever that line still fits.
 	for _, s := range p.slots {
-		if s.item == nil || s.form != "inspector_only" || s.item.Trimmed == nil || s.item.LaneForm == "inspector_only" {
+		if s.item == nil || s.form != domain.FormInspectorOnly || s.item.Trimmed == nil || s.item.LaneForm == domain.FormInspectorOnly {
 			continue
 		}
-		p.set(s, "ref_only")
+		p.set(s, domain.FormRefOnly)
 		if p.total > limit {
-			p.set(s, "inspector_only")
+			p.set(s, domain.FormInspectorOnly)
 			continue
 		}
-		s.trim(s.item.Trimmed.From, "ref_only", fmt.Sprintf("reduced to a reference line to fit the budget of %d characters: the more valuable items took the room", limit))
+		s.trim(s.item.Trimmed.From, domain.FormRefOnly, fmt.Sprintf("reduced to a reference line to fit the budget of %d characters: the more valuable items took the room", limit))
 	}
 	for _, s := range p.slots {
 		if s.item != nil {
@@ -207,7 +211,7 @@ func (s *slot) salience() int {
 }
 
 // trim records the budget's action, keeping the original form as From.
-func (s *slot) trim(from, to, reason string) {
+func (s *slot) trim(from, to domain.RenderForm, reason string) {
 	var t **BudgetAction
 	if s.item != nil {
 		t = &s.item.Trimmed
@@ -226,11 +230,11 @@ func outcomeOf(s *slot) string {
 		return outcomeTrimmed
 	}
 	switch s.form {
-	case "inline_full":
+	case domain.FormInlineFull:
 		return outcomeInlineFull
-	case "inline_compact":
+	case domain.FormInlineCompact:
 		return outcomeInlineCompact
-	case "ref_only":
+	case domain.FormRefOnly:
 		return outcomeRefOnly
 	}
 	return outcomeSkippedCooled
@@ -281,15 +285,15 @@ func (h *Host) finish(a *assembly) {
 	local := func(form func(*slot) bool) func(*slot) bool {
 		return func(s *slot) bool { return s.item != nil && !s.item.Foreign && form(s) }
 	}
-	isInline := func(s *slot) bool { return s.form == "inline_full" || s.form == "inline_compact" }
-	emit(sectionKey{name: "core"}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane == "core" }))
-	emit(sectionKey{name: "scoped"}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane != "core" }))
-	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == "ref_only" }))
-	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != "inspector_only" })
+	isInline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
+	emit(sectionKey{name: string(domain.LaneCore)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane == domain.LaneCore }))
+	emit(sectionKey{name: string(domain.LaneScoped)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane != domain.LaneCore }))
+	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == domain.FormRefOnly }))
+	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != domain.FormInspectorOnly })
 	for i := range a.origins {
 		o := &a.origins[i]
 		emit(sectionKey{origin: i + 1, name: "origin"}, o, func(s *slot) bool {
-			return s.item != nil && s.item.Foreign && s.item.Anchor.ID == o.ID && s.form != "inspector_only"
+			return s.item != nil && s.item.Foreign && s.item.Anchor.ID == o.ID && s.form != domain.FormInspectorOnly
 		})
 	}
 	if pk.MemoryExists.Rendered == 0 {
@@ -305,11 +309,11 @@ func (h *Host) finish(a *assembly) {
 			continue
 		}
 		switch {
-		case isInline(s) && s.item.Lane == "core":
+		case isInline(s) && s.item.Lane == domain.LaneCore:
 			sel.InlineCoreIDs = append(sel.InlineCoreIDs, s.item.ID)
 		case isInline(s):
 			sel.InlineScopedIDs = append(sel.InlineScopedIDs, s.item.ID)
-		case s.form == "ref_only":
+		case s.form == domain.FormRefOnly:
 			sel.RefOnlyIDs = append(sel.RefOnlyIDs, s.item.ID)
 		default:
 			sel.InspectorOnlyIDs = append(sel.InspectorOnlyIDs, s.item.ID)

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
 // formLevel orders render forms from most to least text.
-var formLevel = map[string]int{"inline_full": 0, "inline_compact": 1, "ref_only": 2, "inspector_only": 3}
+var formLevel = map[domain.RenderForm]int{"inline_full": 0, "inline_compact": 1, "ref_only": 2, "inspector_only": 3}
 
 // TestContextBudgetKeepsTheRelevantCard: under a budget that holds one
 // line, the card the request is about stays inline and the scoped bait
@@ -135,7 +136,7 @@ func checkPack(t *testing.T, p host.Pack, protected string) {
 				t.Errorf("%s inline_compact: statement must be whole, content absent", it.ID)
 			}
 		case "ref_only":
-			if strings.Contains(r, stmt) || !strings.Contains(r, "- `"+it.ID+"` "+it.Tier) {
+			if strings.Contains(r, stmt) || !strings.Contains(r, "- `"+it.ID+"` "+string(it.Tier)) {
 				t.Errorf("%s ref_only: one line with the id, no statement text", it.ID)
 			}
 		case "inspector_only":

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
-	"github.com/palacehq/palace/store"
 )
 
 // selectCandidates runs the bounded selection of a request and fills
@@ -26,7 +26,7 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	pr := a.pack.Request
 	rq := newRelQuery(pr.Query, pr.File)
 	var (
-		cards []store.Card
+		cards []domain.Card
 		total int
 		err   error
 	)
@@ -54,9 +54,9 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 			rowids[t.ID] = t.RowID
 		}
 		first := rq.rank(docs)
-		fill := make([]store.Card, len(texts))
+		fill := make([]domain.Card, len(texts))
 		for i, t := range texts {
-			fill[i] = store.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
+			fill[i] = domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
 		}
 		h.sortByFill(fill)
 		matched := make([]string, 0, len(first))
@@ -89,9 +89,9 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		if err != nil {
 			return internal(err, "select context candidates")
 		}
-		fillCards := make([]store.Card, len(fill))
+		fillCards := make([]domain.Card, len(fill))
 		for i, id := range fill {
-			fillCards[i] = store.Card{ID: id}
+			fillCards[i] = domain.Card{ID: id}
 		}
 		ids := make([]string, len(matched))
 		for i, m := range matched {
@@ -125,9 +125,9 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
-	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
-		if h.loc.InGit || k == anchor.Global {
-			ranks[AnchorID(h.loc.Identity(k))] = map[anchor.Kind]int{anchor.Worktree: 0, anchor.Repo: 1, anchor.Global: 2}[k]
+	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
+		if h.loc.InGit || k == domain.AnchorGlobal {
+			ranks[AnchorID(h.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
 		}
 	}
 	for _, c := range cards {
@@ -170,7 +170,7 @@ const evidenceRankLimit = 64
 // rankCards ranks cards with every field of the model, their cited
 // evidence included (one batched read of links, one of evidence texts)
 // when the selection is within evidenceRankLimit.
-func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []store.Card) (map[string]relScore, error) {
+func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card) (map[string]relScore, error) {
 	docs := make([]relevanceDoc, len(cards))
 	if len(cards) > evidenceRankLimit {
 		// A large selection is ranked on the cards alone: reading every
@@ -215,7 +215,7 @@ func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []store.Card) 
 
 // mergeCandidates picks at most CandidateLimit ids: the first quarter of
 // fill, then matched, then the rest of fill, each id once.
-func mergeCandidates(fill []store.Card, matched []string) []string {
+func mergeCandidates(fill []domain.Card, matched []string) []string {
 	var ids []string
 	seen := map[string]bool{}
 	add := func(id string) {
@@ -239,7 +239,7 @@ func mergeCandidates(fill []store.Card, matched []string) []string {
 
 // loadInOrder reads the cards of ids, keeping the order of ids; ids that
 // vanished meanwhile are skipped (the next request sees the change).
-func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]store.Card, error) {
+func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
 	byID, err := h.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "read context candidates")
@@ -248,8 +248,8 @@ func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]store.Card, err
 }
 
 // inOrder is the cards of byID in the order of ids, skipping absent ones.
-func inOrder(ids []string, byID map[string]store.Card) []store.Card {
-	out := make([]store.Card, 0, len(ids))
+func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
+	out := make([]domain.Card, 0, len(ids))
 	for _, id := range ids {
 		if c, ok := byID[id]; ok {
 			out = append(out, c)
@@ -258,12 +258,12 @@ func inOrder(ids []string, byID map[string]store.Card) []store.Card {
 	return out
 }
 
-var persistenceRank = map[string]int{"foundational": 0, "protected": 1, "standard": 2}
+var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational: 0, domain.PersistenceProtected: 1, domain.PersistenceStandard: 2}
 
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
 // (innermost first, other repositories last), id. It sorts a slim key per
 // card and permutes once, so large selections stay cheap.
-func (h *Host) sortByFill(cards []store.Card) {
+func (h *Host) sortByFill(cards []domain.Card) {
 	chain := h.chainIDs()
 	type key struct{ p, t, a, i int }
 	keys := make([]key, len(cards))
@@ -272,7 +272,7 @@ func (h *Host) sortByFill(cards []store.Card) {
 		if a < 0 {
 			a = len(chain)
 		}
-		keys[i] = key{persistenceRank[c.Persistence], TierRank(c.Tier), a, i}
+		keys[i] = key{persistenceRank[c.Persistence], c.Tier.Rank(), a, i}
 	}
 	slices.SortFunc(keys, func(x, y key) int {
 		if x.p != y.p {
@@ -286,7 +286,7 @@ func (h *Host) sortByFill(cards []store.Card) {
 		}
 		return strings.Compare(cards[x.i].ID, cards[y.i].ID)
 	})
-	sorted := make([]store.Card, len(cards))
+	sorted := make([]domain.Card, len(cards))
 	for j, k := range keys {
 		sorted[j] = cards[k.i]
 	}
@@ -327,7 +327,7 @@ func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
 			}
 		}
 		// Best first; among equals the newer (rows are newest first).
-		slices.SortStableFunc(matched, func(x, y store.Evidence) int {
+		slices.SortStableFunc(matched, func(x, y domain.Evidence) int {
 			switch {
 			case rel[x.ID] > rel[y.ID]:
 				return -1

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // A context pack for a file: the card's scope (path, language, field) and
@@ -35,8 +35,8 @@ func ExampleHost_Context() {
 	_, err = h.Distill(ctx, host.DistillRequest{Anchor: "global",
 		Statement: "Open SQLite in WAL mode with a busy timeout", Tier: "shu", Field: "storage",
 		Supporting: []string{seen.ID}, Verification: []string{fixed.ID},
-		Scope:   store.Scope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}},
-		Trigger: store.Trigger{Intents: []string{"debug", "storage"}},
+		Scope:   domain.Scope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}},
+		Trigger: domain.Trigger{Intents: []string{"debug", "storage"}},
 		Direct:  true, Status: "promoted",
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
@@ -195,13 +196,13 @@ func (g *benchGen) report(stage string, done, total int) {
 func (g *benchGen) anchors(ctx context.Context) error {
 	stamp := store.FormatTime(g.now)
 	loc := g.h.loc
-	rows := []store.Anchor{anchorRowAt(loc, anchor.Global, stamp), anchorRowAt(loc, anchor.Repo, stamp)}
+	rows := []store.Anchor{anchorRowAt(loc, domain.AnchorGlobal, stamp), anchorRowAt(loc, domain.AnchorRepo, stamp)}
 	for r := 1; r < g.spec.Repos; r++ {
 		id := fmt.Sprintf("repo:bench.example/org/repo-%02d", r)
 		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "repo", ParentID: AnchorID(anchor.GlobalIdentity),
 			Path: fmt.Sprintf("/bench/repo-%02d", r), Identity: id, CreatedAt: stamp})
 	}
-	rows = append(rows, anchorRowAt(loc, anchor.Worktree, stamp))
+	rows = append(rows, anchorRowAt(loc, domain.AnchorWorktree, stamp))
 	for w := 1; w < g.spec.Worktrees; w++ {
 		r := w % g.spec.Repos
 		id := fmt.Sprintf("worktree:/bench/repo-%02d/wt-%03d", r, w)
@@ -279,9 +280,9 @@ func (g *benchGen) evidence(ctx context.Context) error {
 				if g.rng.IntN(3) == 0 {
 					src = fmt.Sprintf("ci://build/%d", 1000+g.rng.IntN(90000))
 				}
-				e := store.Evidence{
+				e := domain.Evidence{
 					ID: store.NewID(store.EvidencePrefix, t), Content: content, Domain: "project",
-					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: []string{"runtime", "research", "human"}[g.rng.IntN(3)],
+					Field: benchFields[g.rng.IntN(len(benchFields))], Provenance: domain.Provenances[g.rng.IntN(3)],
 					SourceRef: src, Tags: []string{g.word()}, AnchorID: g.anchorIDs[ai], ContentSHA256: hex.EncodeToString(sum[:]),
 					Actor: "bench", ActorType: "agent", CreatedAt: store.FormatTime(t),
 				}
@@ -331,39 +332,40 @@ func (g *benchGen) cards(ctx context.Context) error {
 	return nil
 }
 
-func (g *benchGen) card(n int) (store.Card, int) {
+func (g *benchGen) card(n int) (domain.Card, int) {
 	ai := g.pickAnchor()
 	t := g.when()
-	pick := func(weights []int, vals []string) string {
+	// pick draws an index by percentage weights.
+	pick := func(weights []int) int {
 		x := g.rng.IntN(100)
 		for i, w := range weights {
 			if x < w {
-				return vals[i]
+				return i
 			}
 			x -= w
 		}
-		return vals[len(vals)-1]
+		return len(weights) - 1
 	}
 	stmt := fmt.Sprintf("%s (rule %d)", g.sentence(6, 24), n)
 	if len(stmt) > MaxStatementRunes {
 		stmt = stmt[len(stmt)-MaxStatementRunes:]
 	}
-	c := store.Card{
+	c := domain.Card{
 		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: normalizeStatement(stmt),
 		Content:     g.sentence(0, 80),
-		Tier:        pick([]int{2, 18, 35, 45}, Tiers),
-		Status:      pick([]int{60, 5, 25, 5, 5}, []string{"promoted", "canonical", "candidate", "demoted", "retired"}),
+		Tier:        domain.Tiers[pick([]int{2, 18, 35, 45})],
+		Status:      []domain.Status{domain.StatusPromoted, domain.StatusCanonical, domain.StatusCandidate, domain.StatusDemoted, domain.StatusRetired}[pick([]int{60, 5, 25, 5, 5})],
 		Domain:      "project",
 		Field:       benchFields[g.rng.IntN(len(benchFields))],
 		AnchorID:    g.anchorIDs[ai],
-		Persistence: pick([]int{2, 5, 93}, []string{"foundational", "protected", "standard"}),
-		RenderPref:  pick([]int{85, 5, 5, 5}, RenderPrefs),
+		Persistence: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard}[pick([]int{2, 5, 93})],
+		RenderPref:  domain.RenderPrefs[pick([]int{85, 5, 5, 5})],
 		CreatedBy:   "bench", CreatedAt: store.FormatTime(t), UpdatedAt: store.FormatTime(t),
 	}
 	if ai == 0 {
 		c.Domain = "global"
 	}
-	c.Scope = store.Scope{Paths: []string{}, Languages: []string{}, Fields: []string{}}
+	c.Scope = domain.Scope{Paths: []string{}, Languages: []string{}, Fields: []string{}}
 	if g.rng.IntN(2) == 0 {
 		c.Scope.Paths = append(c.Scope.Paths, benchDirs[g.rng.IntN(len(benchDirs))]+"/**")
 	}
@@ -373,7 +375,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 	if g.rng.IntN(10) < 3 {
 		c.Scope.Fields = append(c.Scope.Fields, c.Field)
 	}
-	c.Trigger = store.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
+	c.Trigger = domain.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
 	for range g.rng.IntN(4) {
 		c.Trigger.Intents = appendNew(c.Trigger.Intents, benchIntents[g.rng.IntN(len(benchIntents))])
 	}
@@ -388,7 +390,7 @@ func (g *benchGen) card(n int) (store.Card, int) {
 
 // linkCard links c to about perCard evidence rows of its own anchor (or,
 // when that has too few, any anchor of the palace).
-func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai, perCard int) error {
+func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai, perCard int) error {
 	pool := g.evByAnchor[ai]
 	if len(pool) < 4 {
 		pool = g.evByAnchor[1+g.spec.Repos]
@@ -401,17 +403,17 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c store.Card, ai,
 	}
 	n := 1 + g.rng.IntN(2*perCard-1)
 	for i := range n {
-		role := "supporting"
+		role := domain.RoleSupporting
 		switch x := g.rng.IntN(100); {
 		case i == 0:
 		case x < 25:
-			role = "verification"
+			role = domain.RoleVerification
 		case x < 35:
-			role = "teaching"
+			role = domain.RoleTeaching
 		case x < 38:
-			role = "counterexample"
+			role = domain.RoleCounterexample
 		}
-		ok, err := tx.InsertLink(ctx, store.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
+		ok, err := tx.InsertLink(ctx, domain.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
 		if err != nil {
 			return err
 		}

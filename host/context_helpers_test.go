@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/anchor"
-	"github.com/palacehq/palace/store"
 )
 
 // cxEnv is a palace home shared by hosts opened at real git checkouts, with
@@ -132,8 +132,8 @@ func (e *cxEnv) card(h *host.Host, c cxCard) string {
 	req := host.DistillRequest{
 		Statement: c.statement, Content: c.content, Tier: c.tier, Field: c.field, Anchor: c.anchor,
 		Supporting: []string{sup}, Verification: []string{ver},
-		Scope:       store.Scope{Paths: c.paths, Languages: c.langs, Fields: c.scopeFields},
-		Trigger:     store.Trigger{Intents: c.intents},
+		Scope:       domain.Scope{Paths: c.paths, Languages: c.langs, Fields: c.scopeFields},
+		Trigger:     domain.Trigger{Intents: c.intents},
 		Persistence: c.persistence, RenderPref: c.renderPref,
 	}
 	if c.status != "candidate" {
@@ -194,7 +194,7 @@ func newNormalizer(e *cxEnv, hosts map[string]*host.Host) *normalizer {
 	nz := &normalizer{ids: map[string]string{}, n: map[string]int{}}
 	for label, h := range hosts {
 		loc := h.Location()
-		for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo} {
+		for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo} {
 			nz.fixed = append(nz.fixed, host.AnchorID(loc.Identity(k)), "an_"+label+"_"+string(k))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -15,16 +16,16 @@ func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 	if !a.req.AllRepos {
 		anchors = h.chainIDs()
 	}
-	counts, err := h.store.CountMemory(ctx, anchors, AuthoritativeStatuses(), store.FormatTime(a.now))
+	counts, err := h.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
 	if err != nil {
 		return internal(err, "count memory")
 	}
 	m := MemoryExists{ByStatus: map[string]int{}, Expired: counts.Expired, Evidence: counts.Evidence}
-	for _, st := range Statuses {
-		n := counts.CardsByStatus[st]
-		m.ByStatus[st] = n
+	for _, st := range domain.Statuses {
+		n := counts.CardsByStatus[string(st)]
+		m.ByStatus[string(st)] = n
 		m.Cards += n
-		if Authoritative(st) {
+		if st.Authoritative() {
 			m.Authoritative += n
 		}
 	}
@@ -34,7 +35,7 @@ func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 		}
 	}
 	for _, it := range a.pack.Items {
-		if it.RenderForm != "inspector_only" {
+		if it.RenderForm != domain.FormInspectorOnly {
 			m.Rendered++
 		}
 	}
@@ -71,7 +72,7 @@ func emptyReason(a *assembly, m MemoryExists) string {
 	for _, s := range a.pack.Skipped {
 		byCause[s.Reason]++
 	}
-	candidates := m.ByStatus["candidate"]
+	candidates := m.ByStatus[string(domain.StatusCandidate)]
 	switch {
 	case m.Cards == 0 && m.Evidence == 0:
 		return "Nothing is recorded " + where + " yet." + elsewhere
@@ -118,9 +119,9 @@ func firstWhy(a *assembly) string {
 
 func statusList(by map[string]int) string {
 	var parts []string
-	for _, st := range Statuses {
-		if by[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", by[st], st))
+	for _, st := range domain.Statuses {
+		if by[string(st)] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[string(st)], st))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -147,14 +148,14 @@ func countNoun(n int, word string) string {
 // anchors with at least DistillMinEvidence evidence rows and no
 // authoritative card, most evidence first.
 func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
-	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), AuthoritativeStatuses(), DistillMinEvidence, 3)
+	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
 	if err != nil {
 		return nil, internal(err, "find distill suggestions")
 	}
 	out := make([]DistillSuggestion, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, DistillSuggestion{
-			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: "dao_ren",
+			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: string(domain.TierDaoRen),
 			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", shellWord(r.Field), strings.Join(r.Samples, ",")),
 		})
 	}

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/store"
+	"github.com/palacehq/palace/domain"
 )
 
 // Query relevance. Text ranking of the visible cards happens here, in Go,
@@ -345,7 +345,7 @@ func bm25Rank(query string, docs []relevanceDoc) map[string]float64 {
 
 // cardDoc is the relevance document of a card: its texts, its triggers,
 // field and scope path words, and the evidence texts it cites (ev).
-func cardDoc(c store.Card, ev string) relevanceDoc {
+func cardDoc(c domain.Card, ev string) relevanceDoc {
 	var b strings.Builder
 	for _, xs := range [][]string{c.Trigger.Intents, c.Trigger.ToolNeeds, c.Scope.Paths} {
 		for _, x := range xs {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -17,7 +18,7 @@ const coolingWindow = 30 * 24 * time.Hour
 
 // candidate is one considered card with everything the policies said.
 type candidate struct {
-	card      store.Card
+	card      domain.Card
 	anchor    AnchorRef
 	rank      int // anchor proximity: worktree 0, repo 1, global 2, another repository 3
 	foreign   bool
@@ -32,30 +33,10 @@ type candidate struct {
 	outcome string // injection outcome; "" writes no event
 	// roles counts an item's evidence links by role (cite reads them all);
 	// a brief reports them.
-	roles roleCounts
+	roles domain.RoleCounts
 	// contests are the card's open contests: it stays out of the inline
 	// lanes while there are any.
 	contests []store.Contest
-}
-
-// roleCounts are a card's evidence links by role.
-type roleCounts struct{ supporting, verification, teaching, counterexample int }
-
-func countRoles(links []store.Link) roleCounts {
-	var r roleCounts
-	for _, l := range links {
-		switch l.Role {
-		case "supporting":
-			r.supporting++
-		case "verification":
-			r.verification++
-		case "teaching":
-			r.teaching++
-		case "counterexample":
-			r.counterexample++
-		}
-	}
-	return r
 }
 
 // assembly is one context request in the making.
@@ -131,13 +112,13 @@ func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, err
 // candidateQuery is the SQL selection of a request: authoritative cards (and
 // candidates on request) of the visible anchors, or of every anchor.
 func (h *Host) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
-	statuses := AuthoritativeStatuses()
+	statuses := domain.AuthoritativeStatuses()
 	if req.IncludeCandidates {
-		statuses = append(statuses, "candidate")
+		statuses = append(statuses, domain.StatusCandidate)
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
-		TierOrder: Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []string{"foundational", "protected", "standard"},
+		TierOrder: domain.Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
 		Match: ftsQuery(req.Query),
 	}
 	if !req.AllRepos {
@@ -191,8 +172,8 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{
-				ID: c.card.ID, Tier: c.card.Tier, Status: c.card.Status, Persistence: c.card.Persistence,
-				RenderPref: c.card.RenderPref, Anchor: c.anchor.Kind, Field: c.card.Field,
+				ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
+				RenderPref: string(c.card.RenderPref), Anchor: c.anchor.Kind, Field: c.card.Field,
 			},
 			ScopeFit: c.scope.ScopeFit, OperationFit: c.scope.OperationFit, Relevance: c.relevance,
 			Counts30d: c.counts, AgeDays: c.ageDays,
@@ -211,10 +192,10 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	}
 }
 
-func scopeCard(c store.Card, anchorKind string) policies.ScopeCard {
+func scopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	return policies.ScopeCard{
-		ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: anchorKind,
-		Persistence: c.Persistence, Statement: c.Statement,
+		ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: anchorKind,
+		Persistence: string(c.Persistence), Statement: c.Statement,
 		Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 	}
@@ -243,7 +224,7 @@ func (h *Host) arrange(a *assembly) {
 			a.skip(c, "skipped_scope", "")
 		case best[c.card.StatementNorm] != c:
 			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
-		case c.lane.Lane == "inspector_only" || c.lane.RenderForm == "inspector_only":
+		case c.lane.Lane == domain.LaneInspectorOnly || c.lane.RenderForm == domain.FormInspectorOnly:
 			// Only a card that cooling kept out was a real candidate: its
 			// skip is recorded and cools it further. A card the request is
 			// not about writes no event, so what other requests ask never
@@ -261,8 +242,8 @@ func (h *Host) arrange(a *assembly) {
 	slices.SortFunc(live, packOrder)
 	// The lanes' count limits: a lane's overflow, least valuable last in
 	// pack order, moves down one lane (core → scoped → references → out).
-	limits := map[string]int{"core": a.lanes.CoreInlineLimit, "scoped": a.lanes.ScopedInlineLimit, "ref_only": a.lanes.RefOnlyLimit}
-	for _, lane := range []string{"core", "scoped"} {
+	limits := map[domain.Lane]int{domain.LaneCore: a.lanes.CoreInlineLimit, domain.LaneScoped: a.lanes.ScopedInlineLimit, domain.LaneRefOnly: a.lanes.RefOnlyLimit}
+	for _, lane := range []domain.Lane{domain.LaneCore, domain.LaneScoped} {
 		n := 0
 		for _, c := range live {
 			if c.lane.Lane != lane {
@@ -276,15 +257,15 @@ func (h *Host) arrange(a *assembly) {
 	}
 	daoTian, refs := 0, 0
 	for _, c := range live {
-		if c.card.Tier == "dao_tian" {
+		if c.card.Tier == domain.TierDaoTian {
 			daoTian++
 			if daoTian > a.pack.Request.DaoTianLimit {
 				a.skip(c, "dao_tian_limit", "")
 				continue
 			}
 		}
-		if c.lane.Lane == "ref_only" {
-			if refs++; refs > limits["ref_only"] {
+		if c.lane.Lane == domain.LaneRefOnly {
+			if refs++; refs > limits[domain.LaneRefOnly] {
 				a.skip(c, "lane_limit", "")
 				continue
 			}
@@ -308,11 +289,11 @@ func cooledOut(l policies.LaneResult) bool {
 const refOnlyFloor = 36
 
 // demote moves c one lane down past its lane's count limit, saying so.
-func demote(c *candidate, from string) {
-	to := map[string]string{"core": "scoped", "scoped": "ref_only"}[from]
+func demote(c *candidate, from domain.Lane) {
+	to := map[domain.Lane]domain.Lane{domain.LaneCore: domain.LaneScoped, domain.LaneScoped: domain.LaneRefOnly}[from]
 	c.lane.Lane = to
-	if to == "ref_only" {
-		c.lane.RenderForm = "ref_only"
+	if to == domain.LaneRefOnly {
+		c.lane.RenderForm = domain.FormRefOnly
 	}
 	c.scope.Why = append(c.scope.Why, fmt.Sprintf("the %s lane is full (its limit is a lanes setting), so it moved to %s", from, to))
 }
@@ -328,7 +309,7 @@ func outranksDuplicate(c, b *candidate) bool {
 	return c.card.ID < b.card.ID
 }
 
-var laneRank = map[string]int{"core": 0, "scoped": 1, "ref_only": 2, "inspector_only": 3}
+var laneRank = map[domain.Lane]int{domain.LaneCore: 0, domain.LaneScoped: 1, domain.LaneRefOnly: 2, domain.LaneInspectorOnly: 3}
 
 // packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
@@ -346,7 +327,7 @@ func packOrder(x, y *candidate) int {
 		}
 		return 1
 	}
-	if d := TierRank(x.card.Tier) - TierRank(y.card.Tier); d != 0 {
+	if d := x.card.Tier.Rank() - y.card.Tier.Rank(); d != 0 {
 		return d
 	}
 	if d := x.rank - y.rank; d != 0 {
@@ -355,7 +336,7 @@ func packOrder(x, y *candidate) int {
 	return strings.Compare(x.card.ID, y.card.ID)
 }
 
-func laneOrder(l string) int {
+func laneOrder(l domain.Lane) int {
 	if r, ok := laneRank[l]; ok {
 		return r
 	}
@@ -395,7 +376,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 	if err != nil {
 		return internal(err, "read citations")
 	}
-	picked := make(map[string][]store.Link, len(ids))
+	picked := make(map[string][]domain.Link, len(ids))
 	var evIDs []string
 	for _, id := range ids {
 		p := pickCitations(links[id])
@@ -409,7 +390,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 		return internal(err, "read citations")
 	}
 	for _, c := range a.items {
-		c.roles = countRoles(links[c.card.ID])
+		c.roles = domain.CountLinks(links[c.card.ID])
 		why := nonNilStrings(c.scope.Why)
 		if len(c.matched) > 0 {
 			why = append(why, fmt.Sprintf("relevance %.3g: the request shares %s with the card", c.relevance, strings.Join(c.matched, ", ")))
@@ -442,14 +423,14 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 
 // pickCitations keeps at most maxCitations links: counterexamples first,
 // then the rest in link order; the result keeps link order.
-func pickCitations(links []store.Link) []store.Link {
+func pickCitations(links []domain.Link) []domain.Link {
 	if len(links) <= maxCitations {
 		return links
 	}
 	keep := make([]bool, len(links))
 	n := 0
 	for i, l := range links {
-		if l.Role == "counterexample" && n < maxCitations {
+		if l.Role == domain.RoleCounterexample && n < maxCitations {
 			keep[i] = true
 			n++
 		}
@@ -460,7 +441,7 @@ func pickCitations(links []store.Link) []store.Link {
 			n++
 		}
 	}
-	out := make([]store.Link, 0, n)
+	out := make([]domain.Link, 0, n)
 	for i, l := range links {
 		if keep[i] {
 			out = append(out, l)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -13,13 +14,13 @@ import (
 // viewed. ref_only is recorded but cools nothing; skipped_scope is only
 // counted per request (most candidates are out of scope).
 const (
-	outcomeInlineFull    = "inline_full"
-	outcomeInlineCompact = "inline_compact"
-	outcomeRefOnly       = "ref_only"
-	outcomeTrimmed       = "trimmed"
-	outcomeSkippedCooled = "skipped_cooled"
-	outcomeSkippedScope  = "skipped_scope"
-	outcomeViewed        = "viewed"
+	outcomeInlineFull    = string(domain.OutcomeInlineFull)
+	outcomeInlineCompact = string(domain.OutcomeInlineCompact)
+	outcomeRefOnly       = string(domain.OutcomeRefOnly)
+	outcomeTrimmed       = string(domain.OutcomeTrimmed)
+	outcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
+	outcomeSkippedScope  = string(domain.OutcomeSkippedScope)
+	outcomeViewed        = string(domain.OutcomeViewed)
 )
 
 // coolingStats is what the lanes policy learns about a card's recent life.
@@ -66,7 +67,7 @@ func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (
 
 // coolingOf is cooling's answer from InjectionStats rollups (the audit reads
 // those, for their per-outcome times).
-func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) coolingStats {
+func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
 		Applied: window.Counts[outcomeInlineFull] + window.Counts[outcomeInlineCompact],
@@ -81,7 +82,7 @@ func coolingOf(window, ever store.InjectionStats, c store.Card, now time.Time) c
 
 // ageDays counts days since the card was last applied, or since it was
 // created when it never was.
-func ageDays(lastApplied string, c store.Card, now time.Time) int {
+func ageDays(lastApplied string, c domain.Card, now time.Time) int {
 	if lastApplied == "" {
 		return daysSince(c.CreatedAt, now)
 	}

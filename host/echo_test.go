@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // TestRecordRefusesRenderedPacks renders a real pack and records it back:
@@ -20,7 +20,7 @@ func TestRecordRefusesRenderedPacks(t *testing.T) {
 	}
 	c, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
 		Supporting: []string{ev.ID}, Direct: true, Status: "promoted", Persistence: "foundational",
-		Trigger: store.Trigger{Intents: []string{"storage"}}})
+		Trigger: domain.Trigger{Intents: []string{"storage"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

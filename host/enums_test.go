@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -26,9 +27,9 @@ func TestEnumsMatchSchema(t *testing.T) {
 	}
 	defer h.Close()
 	var ids []string
-	for _, p := range host.Provenances {
-		for _, d := range host.Domains {
-			ev, err := h.Record(ctx, host.RecordRequest{Content: "fact " + p + d, Provenance: p, Domain: d})
+	for _, p := range domain.Provenances {
+		for _, d := range domain.Domains {
+			ev, err := h.Record(ctx, host.RecordRequest{Content: "fact " + string(p) + string(d), Provenance: string(p), Domain: string(d)})
 			if err != nil {
 				t.Fatalf("record provenance %s domain %s: %v", p, d, err)
 			}
@@ -36,12 +37,12 @@ func TestEnumsMatchSchema(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, tier := range host.Tiers {
-		for _, pers := range host.Persistences {
-			for _, rp := range host.RenderPrefs {
+	for _, tier := range domain.Tiers {
+		for _, pers := range domain.Persistences {
+			for _, rp := range domain.RenderPrefs {
 				n++
 				_, err := h.Distill(ctx, host.DistillRequest{
-					Statement: fmt.Sprintf("card %d", n), Tier: tier, Persistence: pers, RenderPref: rp,
+					Statement: fmt.Sprintf("card %d", n), Tier: string(tier), Persistence: string(pers), RenderPref: string(rp),
 					Supporting: ids[:1], Verification: ids[1:2], Teaching: ids[2:3], Counterexample: ids[3:4],
 				})
 				if err != nil {
@@ -55,7 +56,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 			t.Fatalf("direct %s: %v", status, err)
 		}
 	}
-	if got := host.AuthoritativeStatuses(); fmt.Sprint(got) != "[promoted canonical]" {
+	if got := domain.AuthoritativeStatuses(); fmt.Sprint(got) != "[promoted canonical]" {
 		t.Errorf("AuthoritativeStatuses() = %v", got)
 	}
 }

@@ -43,7 +43,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Card.Status, res.Event.Type, res.Card.Counts["verification"])
+	fmt.Println(res.Card.Status, res.Event.Type, res.Card.Counts.Verification)
 	// Output:
 	// candidate worktree
 	// false map[verification:1]

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
@@ -179,8 +179,8 @@ func targetList() string { return strings.Join(ExportTargets(), ", ") }
 // exportCards reads the repository's authoritative cards as rulefiles
 // cards, with the ones left out and why.
 func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftOut, error) {
-	repoID := AnchorID(h.loc.Identity(anchor.Repo))
-	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: AuthoritativeStatuses()})
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: domain.AuthoritativeStatuses()})
 	if err != nil {
 		return nil, nil, internal(err, "list the repository's cards")
 	}
@@ -219,13 +219,13 @@ func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftO
 }
 
 // contestedByLinks: a counterexample linked after the newest verification.
-func contestedByLinks(links []store.Link) bool {
+func contestedByLinks(links []domain.Link) bool {
 	lastCounter, lastVerify := "", ""
 	for _, l := range links {
 		switch l.Role {
-		case "counterexample":
+		case domain.RoleCounterexample:
 			lastCounter = max(lastCounter, l.CreatedAt)
-		case "verification":
+		case domain.RoleVerification:
 			lastVerify = max(lastVerify, l.CreatedAt)
 		}
 	}
@@ -235,23 +235,23 @@ func contestedByLinks(links []store.Link) bool {
 // exportCard maps a card to what rendering needs. Its value is static (no
 // request, no telemetry), so an export depends on the cards alone:
 // authority, persistence and evidence.
-func exportCard(c store.Card, links []store.Link) rulefiles.Card {
-	r := countRoles(links)
-	value := min(r.verification, 5)*4 + min(r.supporting, 5)*2 + min(r.teaching, 5)
-	if c.Status == "canonical" {
+func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
+	r := domain.CountLinks(links)
+	value := min(r.Verification, 5)*4 + min(r.Supporting, 5)*2 + min(r.Teaching, 5)
+	if c.Status == domain.StatusCanonical {
 		value += 20
 	}
 	switch c.Persistence {
-	case "foundational":
+	case domain.PersistenceFoundational:
 		value += 20
-	case "protected":
+	case domain.PersistenceProtected:
 		value += 10
 	}
 	return rulefiles.Card{
-		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: c.Tier, Status: c.Status,
-		Field: c.Field, RenderPref: c.RenderPref,
+		ID: c.ID, Statement: c.Statement, Content: c.Content, Tier: string(c.Tier), Status: string(c.Status),
+		Field: c.Field, RenderPref: string(c.RenderPref),
 		Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields,
-		Core:  c.Persistence == "foundational" || c.Tier == "dao_tian",
+		Core:  c.Persistence == domain.PersistenceFoundational || c.Tier == domain.TierDaoTian,
 		Value: value,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -18,7 +19,7 @@ import (
 // writeAnchorKind resolves the anchor a write goes to: requested, else def.
 // Outside a git checkout a write must name the global anchor itself: a
 // default there would share it with every repository's context.
-func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor.Kind, error) {
+func (h *Host) writeAnchorKind(field, requested string, def domain.AnchorKind) (domain.AnchorKind, error) {
 	if requested == "" {
 		if !h.loc.InGit {
 			return "", invalid(field, "%s is not inside a git checkout, so this would be written to the global anchor and reach every repository's context: pass --anchor global if that is meant, or run it inside a repository (--cwd)", h.loc.Dir)
@@ -30,26 +31,27 @@ func (h *Host) writeAnchorKind(field, requested string, def anchor.Kind) (anchor
 
 // anchorDomain is the domain of a write at kind: the global anchor holds
 // domain global only; elsewhere the default is project.
-func anchorDomain(kind anchor.Kind, domain string) (string, error) {
-	if kind == anchor.Global {
-		if domain != "" && domain != "global" {
-			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", domain)
+func anchorDomain(kind domain.AnchorKind, dom string) (domain.Domain, error) {
+	if kind == domain.AnchorGlobal {
+		if dom != "" && dom != string(domain.DomainGlobal) {
+			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", dom)
 		}
-		return "global", nil
+		return domain.DomainGlobal, nil
 	}
-	if domain == "" {
-		domain = "project"
+	if dom == "" {
+		return domain.DomainProject, nil
 	}
-	if err := oneOf("domain", domain, Domains); err != nil {
+	d := domain.Domain(dom)
+	if err := oneOf("domain", d, domain.Domains); err != nil {
 		return "", err
 	}
-	return domain, nil
+	return d, nil
 }
 
 // foreignCard refuses a card anchored outside this location's chain (another
 // repository or worktree): op names what was asked. Changing another
 // repository's card from here is never allowed; reading it needs allRepos.
-func (h *Host) foreignCard(ctx context.Context, c store.Card, op string) error {
+func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error {
 	if h.visibleKind(c.AnchorID) != "" {
 		return nil
 	}
@@ -63,7 +65,7 @@ func (h *Host) foreignCard(ctx context.Context, c store.Card, op string) error {
 
 // gateFacts are what the gate input says about a card's evidence.
 type gateFacts struct {
-	counts, all policies.RoleCounts
+	counts, all domain.RoleCounts
 	refs        policies.SourceRefs
 	newest      policies.RoleTimes
 	contest     policies.GateContest
@@ -73,11 +75,11 @@ type gateFacts struct {
 // original, each piece of evidence in the first role it was linked in):
 // teaching counts human provenance written in human mode only, and
 // counterexample only those no newer verification outweighs.
-func factsOf(links []store.Link, contests []store.Contest) gateFacts {
+func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 	var f gateFacts
-	distinct := store.DistinctLinks(links)
-	refs := map[string]map[string]bool{}
-	newest := map[string]string{}
+	distinct := domain.DistinctLinks(links)
+	refs := map[domain.Role]map[string]bool{}
+	newest := map[domain.Role]string{}
 	for _, l := range distinct {
 		if l.EvidenceAt > newest[l.Role] {
 			newest[l.Role] = l.EvidenceAt
@@ -89,26 +91,26 @@ func factsOf(links []store.Link, contests []store.Contest) gateFacts {
 			refs[l.Role][l.SourceRef] = true
 		}
 		switch l.Role {
-		case "supporting":
+		case domain.RoleSupporting:
 			f.all.Supporting++
-		case "verification":
+		case domain.RoleVerification:
 			f.all.Verification++
-		case "teaching":
+		case domain.RoleTeaching:
 			f.all.Teaching++
 			if l.Provenance == "human" && l.ActorType == "human" {
 				f.counts.Teaching++
 			}
-		case "counterexample":
+		case domain.RoleCounterexample:
 			f.all.Counterexample++
 		}
 	}
 	for _, l := range distinct {
-		if l.Role == "counterexample" && !(newest["verification"] > l.EvidenceAt) {
+		if l.Role == domain.RoleCounterexample && !(newest[domain.RoleVerification] > l.EvidenceAt) {
 			f.counts.Counterexample++
 		}
 	}
 	f.counts.Supporting, f.counts.Verification = f.all.Supporting, f.all.Verification
-	list := func(role string) []string {
+	list := func(role domain.Role) []string {
 		out := make([]string, 0, len(refs[role]))
 		for r := range refs[role] {
 			out = append(out, r)
@@ -116,10 +118,10 @@ func factsOf(links []store.Link, contests []store.Contest) gateFacts {
 		slices.Sort(out)
 		return out
 	}
-	f.refs = policies.SourceRefs{Supporting: list("supporting"), Verification: list("verification"),
-		Teaching: list("teaching"), Counterexample: list("counterexample")}
-	f.newest = policies.RoleTimes{Supporting: newest["supporting"], Verification: newest["verification"],
-		Teaching: newest["teaching"], Counterexample: newest["counterexample"]}
+	f.refs = policies.SourceRefs{Supporting: list(domain.RoleSupporting), Verification: list(domain.RoleVerification),
+		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
+	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
+		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
 	f.contest = gateContest(contests)
 	return f
 }
@@ -146,7 +148,7 @@ func gateContest(contests []store.Contest) policies.GateContest {
 // The contest kinds palace itself opens. MarkContested takes any other
 // non-empty word too (an adoption "contradiction" signal, say).
 const (
-	ContestCounterexample    = "counterexample"
+	ContestCounterexample    = string(domain.RoleCounterexample)
 	ContestContradiction     = "contradiction"
 	ContestWitnessSuperseded = "witness_superseded"
 )
@@ -169,9 +171,9 @@ type ContestRequest struct {
 // not authoritative (only authoritative cards are contested; a candidate's
 // counterexample already blocks its gate) or the same contest is open.
 type ContestResult struct {
-	Card      Card         `json:"card"`
-	Contested bool         `json:"contested"`
-	Event     *store.Event `json:"event,omitempty"`
+	Card      Card          `json:"card"`
+	Contested bool          `json:"contested"`
+	Event     *domain.Event `json:"event,omitempty"`
 }
 
 // MarkContested contests an authoritative card: it keeps its status but
@@ -216,8 +218,8 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 
 // contest opens a contest on c when it is authoritative and the same one
 // (kind and evidence) is not open already, with its event.
-func (h *Host) contest(ctx context.Context, tx *store.Tx, c store.Card, req ContestRequest) (*store.Event, error) {
-	if !Authoritative(c.Status) {
+func (h *Host) contest(ctx context.Context, tx *store.Tx, c domain.Card, req ContestRequest) (*domain.Event, error) {
+	if !c.Status.Authoritative() {
 		return nil, nil
 	}
 	open, err := tx.OpenContests(ctx, []string{c.ID})
@@ -240,7 +242,7 @@ func (h *Host) contest(ctx context.Context, tx *store.Tx, c store.Card, req Cont
 	if req.Source != "" {
 		data["source"] = req.Source
 	}
-	ev, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+	ev, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
 		Reason: req.Reason, Data: mustJSON(data)})
 	return &ev, err
 }
@@ -252,7 +254,7 @@ func (h *Host) closeContests(ctx context.Context, tx *store.Tx, id, resolution s
 
 // supersedeCopies contests the published copies of a card that stopped
 // holding (demoted or retired): their witness is gone.
-func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c store.Card, to, reason string) error {
+func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c domain.Card, to domain.Status, reason string) error {
 	copies, err := tx.CopiesOf(ctx, c.ID)
 	if err != nil {
 		return err
@@ -325,7 +327,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return err
 		}
 		contests := open[id]
-		if len(contests) == 0 && c.Status != "demoted" {
+		if len(contests) == 0 && c.Status != domain.StatusDemoted {
 			return invalid("id", "card %s is %s and not contested: there is nothing to resolve", id, c.Status)
 		}
 		if len(contests) == 0 {
@@ -334,13 +336,13 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			if err != nil {
 				return err
 			}
-			for _, l := range store.DistinctLinks(links) {
-				if l.Role == "counterexample" {
+			for _, l := range domain.DistinctLinks(links) {
+				if l.Role == domain.RoleCounterexample {
 					contests = append(contests, store.Contest{CardID: id, Kind: ContestCounterexample, EvidenceID: l.EvidenceID, EvidenceAt: l.EvidenceAt, CreatedAt: l.CreatedAt})
 				}
 			}
 		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
 		if err != nil {
 			return err
 		}
@@ -348,12 +350,12 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, contests, "resolve", c.Status, req.Reviewer, req.AllowLocalPolicy)
+		gate = h.evaluateGate(ctx, c, links, contests, "resolve", string(c.Status), req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -362,7 +364,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		if err != nil {
 			return err
 		}
-		res.Event, err = h.appendEvent(ctx, tx, id, store.Event{Type: "updated", FromStatus: c.Status, ToStatus: c.Status,
+		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
 			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
 			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
 		return err
@@ -381,7 +383,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 
 // linkNew validates refs and inserts the links the card does not have yet
 // (one role per piece of evidence), returning those added.
-func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]store.Link, error) {
+func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]domain.Link, error) {
 	newLinks, err := h.checkRefs(ctx, tx, id, refs)
 	if err != nil {
 		return nil, err
@@ -389,7 +391,7 @@ func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []role
 	if err := h.checkOneRole(ctx, tx, id, newLinks); err != nil {
 		return nil, err
 	}
-	var added []store.Link
+	var added []domain.Link
 	for _, l := range newLinks {
 		ok, err := tx.InsertLink(ctx, l)
 		if err != nil {
@@ -405,12 +407,12 @@ func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []role
 // checkOneRole refuses links that would give a piece of evidence (or a
 // duplicate of it) a second role on the card, among the card's links and
 // among the new ones.
-func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []store.Link) error {
+func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []domain.Link) error {
 	existing, err := tx.Links(ctx, id)
 	if err != nil {
 		return err
 	}
-	role := map[string]string{}
+	role := map[string]domain.Role{}
 	for _, l := range existing {
 		if _, ok := role[l.Original]; !ok {
 			role[l.Original] = l.Role
@@ -426,7 +428,7 @@ func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLin
 			if orig != l.EvidenceID {
 				same = fmt.Sprintf(" (as %s, whose content it repeats)", orig)
 			}
-			return invalid(l.Role, "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
+			return invalid(string(l.Role), "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
 		}
 		role[orig] = l.Role
 	}

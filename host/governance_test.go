@@ -155,7 +155,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		g, err := h.Gate(ctx, card.ID, host.GateRequest{})
-		if err != nil || len(g.SourceRefs.Supporting) != 1 || g.SourceRefs.Supporting[0] != "ci://1" || g.Counts["supporting"] != 2 {
+		if err != nil || len(g.SourceRefs.Supporting) != 1 || g.SourceRefs.Supporting[0] != "ci://1" || g.Counts.Supporting != 2 {
 			t.Fatalf("gate = %+v, %v; want 2 supporting from one source", g, err)
 		}
 	})
@@ -196,7 +196,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 			t.Fatal(err)
 		}
 		it, ok := item(p, id)
-		if !ok || !strings.HasPrefix(it.RenderForm, want) {
+		if !ok || !strings.HasPrefix(string(it.RenderForm), want) {
 			t.Fatalf("card %s in the pack as %q (present %v), want %s…\n%s", id, it.RenderForm, ok, want, p.Rendered)
 		}
 		return it

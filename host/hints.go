@@ -130,8 +130,8 @@ func (h *Host) cardsApply(ctx context.Context, file, lang string, cards []Trigge
 		}
 		seen[c.ID] = true
 		in.Cards = append(in.Cards, policies.ScopeCard{
-			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Anchor: c.Anchor.Kind,
-			Persistence: c.Persistence, Statement: c.Statement,
+			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: c.Anchor.Kind,
+			Persistence: string(c.Persistence), Statement: c.Statement,
 			Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 			Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 		})

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -174,28 +175,28 @@ func (h *Host) Actor() string { return h.actor }
 // Location is the resolved workspace location.
 func (h *Host) Location() anchor.Location { return h.loc }
 
-func (h *Host) actorType() string { return string(h.mode) }
+func (h *Host) actorType() domain.ActorType { return domain.ActorType(h.mode) }
 
 func (h *Host) stamp() string { return store.FormatTime(h.now()) }
 
 // anchorRow describes the anchor of kind k at the host's location, with its
 // deterministic id (so the same repo has the same anchor id on every machine).
-func (h *Host) anchorRow(k anchor.Kind) store.Anchor {
+func (h *Host) anchorRow(k domain.AnchorKind) store.Anchor {
 	return anchorRowAt(h.loc, k, h.stamp())
 }
 
-func anchorRowAt(loc anchor.Location, k anchor.Kind, now string) store.Anchor {
+func anchorRowAt(loc anchor.Location, k domain.AnchorKind, now string) store.Anchor {
 	identity := loc.Identity(k)
 	a := store.Anchor{ID: AnchorID(identity), Identity: identity, CreatedAt: now}
 	switch {
 	case identity == anchor.GlobalIdentity:
-		a.Kind = string(anchor.Global)
-	case k == anchor.Repo:
-		a.Kind, a.Path = string(anchor.Repo), loc.RepoRoot
+		a.Kind = string(domain.AnchorGlobal)
+	case k == domain.AnchorRepo:
+		a.Kind, a.Path = string(domain.AnchorRepo), loc.RepoRoot
 		a.ParentID = AnchorID(anchor.GlobalIdentity)
 	default:
-		a.Kind, a.Path = string(anchor.Worktree), loc.Worktree
-		a.ParentID = AnchorID(loc.Identity(anchor.Repo))
+		a.Kind, a.Path = string(domain.AnchorWorktree), loc.Worktree
+		a.ParentID = AnchorID(loc.Identity(domain.AnchorRepo))
 	}
 	return a
 }
@@ -207,14 +208,14 @@ func AnchorID(identity string) string {
 }
 
 // ensureAnchor writes the anchor of kind k and its parents, returning its row.
-func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k anchor.Kind) (store.Anchor, error) {
-	chain := []anchor.Kind{anchor.Global}
+func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error) {
+	chain := []domain.AnchorKind{domain.AnchorGlobal}
 	if h.loc.InGit {
 		switch k {
-		case anchor.Repo:
-			chain = append(chain, anchor.Repo)
-		case anchor.Worktree:
-			chain = append(chain, anchor.Repo, anchor.Worktree)
+		case domain.AnchorRepo:
+			chain = append(chain, domain.AnchorRepo)
+		case domain.AnchorWorktree:
+			chain = append(chain, domain.AnchorRepo, domain.AnchorWorktree)
 		}
 	}
 	var a store.Anchor
@@ -234,16 +235,16 @@ func (h *Host) chainIDs() []string {
 		return []string{AnchorID(anchor.GlobalIdentity)}
 	}
 	return []string{
-		AnchorID(h.loc.Identity(anchor.Worktree)),
-		AnchorID(h.loc.Identity(anchor.Repo)),
+		AnchorID(h.loc.Identity(domain.AnchorWorktree)),
+		AnchorID(h.loc.Identity(domain.AnchorRepo)),
 		AnchorID(anchor.GlobalIdentity),
 	}
 }
 
 // anchorKindOf says which kind of the chain an anchor id is, "" if outside it.
-func (h *Host) anchorKindOf(id string) anchor.Kind {
-	for _, k := range []anchor.Kind{anchor.Worktree, anchor.Repo, anchor.Global} {
-		if h.loc.InGit || k == anchor.Global {
+func (h *Host) anchorKindOf(id string) domain.AnchorKind {
+	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
+		if h.loc.InGit || k == domain.AnchorGlobal {
 			if AnchorID(h.loc.Identity(k)) == id {
 				return k
 			}
@@ -253,15 +254,15 @@ func (h *Host) anchorKindOf(id string) anchor.Kind {
 }
 
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
-func (h *Host) resolveAnchorKind(field, s string) (anchor.Kind, error) {
+func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	if s == "" {
 		return h.loc.Innermost(), nil
 	}
-	k := anchor.Kind(s)
+	k := domain.AnchorKind(s)
 	if !k.Valid() {
 		return "", invalid(field, "%s %q is not valid: use worktree, repo or global", field, s)
 	}
-	if !h.loc.InGit && k != anchor.Global {
+	if !h.loc.InGit && k != domain.AnchorGlobal {
 		return "", invalid(field, "%s %s needs a git checkout, and %s is not inside one: use --anchor global or --cwd inside a repository", field, k, h.loc.Dir)
 	}
 	return k, nil

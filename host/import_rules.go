@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
 )
@@ -32,14 +32,14 @@ type ImportRequest struct {
 
 // ImportedRule is one rule of an import and what it became.
 type ImportedRule struct {
-	SourceRef   string      `json:"source_ref"`
-	Statement   string      `json:"statement"`
-	Scope       store.Scope `json:"scope"`
-	EvidenceID  string      `json:"evidence_id"`
-	EvidenceNew bool        `json:"evidence_new"`
-	CardID      string      `json:"card_id"`
-	CardStatus  string      `json:"card_status"`
-	CardNew     bool        `json:"card_new"`
+	SourceRef   string       `json:"source_ref"`
+	Statement   string       `json:"statement"`
+	Scope       domain.Scope `json:"scope"`
+	EvidenceID  string       `json:"evidence_id"`
+	EvidenceNew bool         `json:"evidence_new"`
+	CardID      string       `json:"card_id"`
+	CardStatus  string       `json:"card_status"`
+	CardNew     bool         `json:"card_new"`
 }
 
 // ImportFile reports one file.
@@ -66,8 +66,8 @@ type ImportResult struct {
 // importRow is one rule, validated, waiting for the transaction.
 type importRow struct {
 	file int
-	ev   store.Evidence
-	card store.Card
+	ev   domain.Evidence
+	card domain.Card
 	// refPrefix finds the rule's earlier imports: "path#L".
 	refPrefix string
 }
@@ -92,12 +92,12 @@ func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
 	}
 	tier := firstNonEmpty(req.Tier, "shu")
-	if err := oneOf("tier", tier, Tiers); err != nil {
+	if err := oneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
 		return ImportResult{}, err
 	}
 	anchorName := req.Anchor
 	if anchorName == "" && h.loc.InGit {
-		anchorName = string(anchor.Repo)
+		anchorName = string(domain.AnchorRepo)
 	}
 	kind, err := h.resolveAnchorKind("anchor", anchorName)
 	if err != nil {
@@ -183,7 +183,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 		ref := fmt.Sprintf("%s#L%d", display, r.Line)
 		prefix := fmt.Sprintf("%s:%d: ", display, r.Line)
 		ruleTier := tier
-		if r.Generated && r.Tier != "" && oneOf("tier", r.Tier, Tiers) == nil {
+		if r.Generated && r.Tier != "" && oneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
 			ruleTier = r.Tier
 		}
 		field := firstNonEmpty(r.Field, req.Field)
@@ -204,7 +204,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 			Field:      field,
 			Anchor:     anchorName,
 			Supporting: []string{ev.ID},
-			Scope:      store.Scope{Paths: nonNilStrings(r.Paths), Languages: nonNilStrings(r.Languages), Fields: nonNilStrings(r.Fields)},
+			Scope:      domain.Scope{Paths: nonNilStrings(r.Paths), Languages: nonNilStrings(r.Languages), Fields: nonNilStrings(r.Fields)},
 		})
 		if err != nil {
 			var he *Error
@@ -238,20 +238,20 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true
 	}
-	link := store.Link{EvidenceID: out.EvidenceID, Role: "supporting", CreatedAt: h.stamp(), SourceRef: out.SourceRef}
-	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, Statuses)
+	link := domain.Link{EvidenceID: out.EvidenceID, Role: domain.RoleSupporting, CreatedAt: h.stamp(), SourceRef: out.SourceRef}
+	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, domain.Statuses)
 	if err != nil {
 		return out, err
 	}
 	if dup {
-		out.CardID, out.CardStatus, out.Statement, out.Scope = existing.ID, existing.Status, existing.Statement, existing.Scope
+		out.CardID, out.CardStatus, out.Statement, out.Scope = existing.ID, string(existing.Status), existing.Statement, existing.Scope
 		link.CardID = existing.ID
 		added, err := tx.InsertLink(ctx, link)
 		if err != nil || !added {
 			return out, err
 		}
-		_, err = h.appendEvent(ctx, tx, existing.ID, store.Event{Type: "linked", Reason: "imported from " + out.SourceRef,
-			Data: mustJSON(map[string]any{"links": linkSummary([]store.Link{link})})})
+		_, err = h.appendEvent(ctx, tx, existing.ID, domain.Event{Type: domain.EventLinked, Reason: "imported from " + out.SourceRef,
+			Data: mustJSON(map[string]any{"links": linkSummary([]domain.Link{link})})})
 		return out, err
 	}
 	r.card.AnchorID = anchorID
@@ -262,9 +262,9 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 	if _, err := tx.InsertLink(ctx, link); err != nil {
 		return out, err
 	}
-	_, err = h.appendEvent(ctx, tx, r.card.ID, store.Event{Type: "created", ToStatus: r.card.Status,
+	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: domain.EventCreated, ToStatus: r.card.Status,
 		Reason: "imported from " + out.SourceRef + ": a candidate for review; promote it through the gate",
-		Data:   mustJSON(map[string]any{"links": linkSummary([]store.Link{link}), "source_ref": out.SourceRef})})
-	out.CardID, out.CardStatus, out.CardNew = r.card.ID, r.card.Status, true
+		Data:   mustJSON(map[string]any{"links": linkSummary([]domain.Link{link}), "source_ref": out.SourceRef})})
+	out.CardID, out.CardStatus, out.CardNew = r.card.ID, string(r.card.Status), true
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -35,7 +36,7 @@ type GateResult struct {
 	Allow    bool              `json:"allow"`
 	Reasons  []string          `json:"reasons"`
 	Missing  map[string]int    `json:"missing"`
-	Counts   map[string]int    `json:"counts"`
+	Counts   domain.RoleCounts `json:"counts"`
 	Reviewer policies.Reviewer `json:"reviewer"`
 	Policy   policies.Decision `json:"policy"`
 	// SourceRefs are the distinct source_refs per role the gate saw.
@@ -71,39 +72,37 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, err
 	}
-	return h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy), nil
+	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
 }
 
-func promoteTarget(c store.Card, target string) (string, error) {
+func promoteTarget(c domain.Card, target string) (domain.Status, error) {
 	if target == "" {
-		target = "promoted"
-		if c.Tier == "dao_tian" {
-			target = "canonical"
+		if c.Tier == domain.TierDaoTian {
+			return domain.StatusCanonical, nil
 		}
+		return domain.StatusPromoted, nil
 	}
-	if target != "promoted" && target != "canonical" {
-		return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
+	if t := domain.Status(target); t == domain.StatusPromoted || t == domain.StatusCanonical {
+		return t, nil
 	}
-	return target, nil
+	return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
 }
 
 // evaluateGate runs the policy and then the Go floors.
-func (h *Host) evaluateGate(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
+func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
 	return h.gateAs(ctx, c, links, contests, action, target, h.reviewer(reviewerName), allowLocal)
 }
 
 // gateAs is evaluateGate with the reviewer given as is (a card file names
 // the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
+func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
 	facts := factsOf(links, contests)
-	counts := map[string]int{"supporting": facts.counts.Supporting, "verification": facts.counts.Verification,
-		"teaching": facts.counts.Teaching, "counterexample": facts.counts.Counterexample}
 	in := policies.GateInput{
 		Action: action,
 		Target: target,
 		Card: policies.GateCard{
-			ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
-			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: c.Persistence,
+			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
+			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: string(c.Persistence),
 			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		},
 		Counts:     facts.counts,
@@ -114,7 +113,7 @@ func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, con
 		Reviewer:   reviewer,
 		Mode:       string(h.mode),
 	}
-	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: counts, Reviewer: reviewer,
+	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
 		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
 	set, err := h.Policies(ctx)
 	if err != nil {
@@ -137,7 +136,7 @@ func (h *Host) gateAs(ctx context.Context, c store.Card, links []store.Link, con
 	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= h.stamp() {
 		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
 	}
-	if action == "promote" && c.Tier == "dao_tian" && target == "canonical" && reviewer.Type != "human" {
+	if action == "promote" && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
 		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
 	}
 	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
@@ -190,9 +189,9 @@ type PromoteRequest struct {
 
 // ChangeResult reports a lifecycle change.
 type ChangeResult struct {
-	Card  Card        `json:"card"`
-	Event store.Event `json:"event"`
-	Gate  *GateResult `json:"gate,omitempty"`
+	Card  Card         `json:"card"`
+	Event domain.Event `json:"event"`
+	Gate  *GateResult  `json:"gate,omitempty"`
 	// Export is the card file written after the change, when the checkout
 	// asks for it (AutoExportConfig).
 	Export *ExportNote `json:"export,omitempty"`
@@ -225,7 +224,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if !canPromote(c.Status, target) {
 			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
 		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{"verification", req.Verification}})
+		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
 		if err != nil {
 			return err
 		}
@@ -237,12 +236,12 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err != nil {
 			return err
 		}
-		gate = h.evaluateGate(ctx, c, links, open[id], "promote", target, req.Reviewer, req.AllowLocalPolicy)
+		gate = h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy)
 		if !gate.Allow {
 			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
 		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Reason,
+			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
 				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
 				return err
 			}
@@ -250,8 +249,8 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
 			return err
 		}
-		ev := store.Event{
-			Type: "promoted", FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
+		ev := domain.Event{
+			Type: domain.EventPromoted, FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
 			Decision: mustJSON(gateRecord(gate)),
 		}
@@ -274,12 +273,12 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 	return res, err
 }
 
-func canPromote(from, to string) bool {
+func canPromote(from, to domain.Status) bool {
 	switch to {
-	case "promoted":
-		return from == "candidate" || from == "demoted"
-	case "canonical":
-		return from == "candidate" || from == "promoted" || from == "demoted"
+	case domain.StatusPromoted:
+		return from == domain.StatusCandidate || from == domain.StatusDemoted
+	case domain.StatusCanonical:
+		return from == domain.StatusCandidate || from == domain.StatusPromoted || from == domain.StatusDemoted
 	}
 	return false
 }
@@ -314,33 +313,33 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 	if len(req.Counterexample) == 0 {
 		return ChangeResult{}, invalid("counterexample", "at least one --counterexample evidence ref is required: record what contradicts the card first")
 	}
-	target := firstNonEmpty(req.Target, "demoted")
-	if target != "demoted" && target != "retired" {
+	target := domain.Status(firstNonEmpty(req.Target, string(domain.StatusDemoted)))
+	if target != domain.StatusDemoted && target != domain.StatusRetired {
 		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
 	}
-	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
-		if c.Status == "retired" || c.Status == target {
-			return store.Event{}, invalid("id", "card %s is already %s", id, c.Status)
+	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
+		if c.Status == domain.StatusRetired || c.Status == target {
+			return domain.Event{}, invalid("id", "card %s is already %s", id, c.Status)
 		}
-		links, err := h.linkNew(ctx, tx, id, []roleRefs{{"counterexample", req.Counterexample}})
+		links, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleCounterexample, req.Counterexample}})
 		if err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
-		closed, err := h.closeContests(ctx, tx, id, target)
+		closed, err := h.closeContests(ctx, tx, id, string(target))
 		if err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		if err := h.supersedeCopies(ctx, tx, c, target, req.Reason); err != nil {
-			return store.Event{}, err
+			return domain.Event{}, err
 		}
 		data := map[string]any{"links": linkSummary(links)}
 		if closed > 0 {
 			data["contests_closed"] = closed
 		}
-		return h.appendEvent(ctx, tx, id, store.Event{Type: target,
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventType(target),
 			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Data: mustJSON(data)})
 	})
@@ -354,20 +353,20 @@ func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, err
 	if strings.TrimSpace(reason) == "" {
 		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
 	}
-	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c store.Card) (store.Event, error) {
-		if c.Status == "retired" {
-			return store.Event{}, invalid("id", "card %s is already retired", id)
+	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
+		if c.Status == domain.StatusRetired {
+			return domain.Event{}, invalid("id", "card %s is already retired", id)
 		}
-		if err := tx.SetCardStatus(ctx, id, c.Status, "retired", h.stamp()); err != nil {
-			return store.Event{}, err
+		if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
+			return domain.Event{}, err
 		}
-		if _, err := h.closeContests(ctx, tx, id, "retired"); err != nil {
-			return store.Event{}, err
+		if _, err := h.closeContests(ctx, tx, id, string(domain.StatusRetired)); err != nil {
+			return domain.Event{}, err
 		}
-		if err := h.supersedeCopies(ctx, tx, c, "retired", reason); err != nil {
-			return store.Event{}, err
+		if err := h.supersedeCopies(ctx, tx, c, domain.StatusRetired, reason); err != nil {
+			return domain.Event{}, err
 		}
-		return h.appendEvent(ctx, tx, id, store.Event{Type: "retired", FromStatus: c.Status, ToStatus: "retired", Reason: reason})
+		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason})
 	})
 }
 
@@ -380,19 +379,19 @@ type LinkRequest struct {
 
 // LinkResult reports Link; Added is false when the link existed already.
 type LinkResult struct {
-	Card  Card         `json:"card"`
-	Added bool         `json:"added"`
-	Event *store.Event `json:"event,omitempty"`
+	Card  Card          `json:"card"`
+	Added bool          `json:"added"`
+	Event *domain.Event `json:"event,omitempty"`
 	// Export is the card file written after the change (AutoExportConfig).
 	Export *ExportNote `json:"export,omitempty"`
 	// Contest is the event of the contest a counterexample opened on an
 	// authoritative card.
-	Contest *store.Event `json:"contest,omitempty"`
+	Contest *domain.Event `json:"contest,omitempty"`
 }
 
 // Link adds a role link (never changes status). Both modes.
 func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult, error) {
-	if err := oneOf("role", req.Role, Roles); err != nil {
+	if err := oneOf("role", domain.Role(req.Role), domain.Roles); err != nil {
 		return LinkResult{}, err
 	}
 	if req.EvidenceID == "" {
@@ -407,7 +406,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		if err := h.foreignCard(ctx, c, "link"); err != nil {
 			return err
 		}
-		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{req.Role, []string{req.EvidenceID}}})
+		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{domain.Role(req.Role), []string{req.EvidenceID}}})
 		if err != nil {
 			return err
 		}
@@ -418,10 +417,10 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		if res.Added, err = tx.InsertLink(ctx, links[0]); err != nil || !res.Added {
 			return err
 		}
-		ev, err := h.appendEvent(ctx, tx, id, store.Event{Type: "linked", Reason: req.Note,
+		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Note,
 			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
 		res.Event = &ev
-		if err != nil || req.Role != "counterexample" {
+		if err != nil || req.Role != string(domain.RoleCounterexample) {
 			return err
 		}
 		// A counterexample against an authoritative card contests it.
@@ -441,7 +440,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 
 // change runs one status change of a card in a transaction and returns the
 // card as it is afterwards.
-func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, store.Card) (store.Event, error)) (ChangeResult, error) {
+func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, domain.Card) (domain.Event, error)) (ChangeResult, error) {
 	var res ChangeResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
 		c, err := tx.Card(ctx, id)

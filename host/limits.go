@@ -10,9 +10,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
-	"github.com/palacehq/palace/store"
 )
 
 // Input limits shared by every surface (CLI flags, JSON Lines imports, MCP
@@ -80,10 +80,10 @@ func checkEvidenceInput(req RecordRequest) error {
 		fix          string
 	}{
 		{"field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"},
-		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(Domains, ", ")},
+		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(domain.Strings(domain.Domains), ", ")},
 		{"source_ref", req.SourceRef, MaxSourceRefBytes, "point at the source (file:line, URL, command), do not paste it"},
 		{"anchor", req.Anchor, MaxFieldBytes, "use worktree, repo or global"},
-		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(Provenances, ", ")},
+		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(domain.Strings(domain.Provenances), ", ")},
 	} {
 		if err := checkText(c.field, c.value, c.limit, c.fix); err != nil {
 			return err
@@ -110,7 +110,7 @@ func checkTags(tags []string) error {
 
 // checkScope refuses a path glob that can never match (an unclosed [ or {),
 // so a card is not stored with a scope that silently applies nowhere.
-func checkScope(sc store.Scope) error {
+func checkScope(sc domain.Scope) error {
 	for _, p := range sc.Paths {
 		if err := checkText("scope_path", p, MaxSourceRefBytes, "use a path glob such as internal/** or *.go"); err != nil {
 			return err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -41,8 +41,8 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 	if strings.TrimSpace(req.Reason) == "" {
 		return PublishResult{}, invalid("reason", "--reason is required: say why the card holds beyond its anchor")
 	}
-	to := anchor.Kind(req.To)
-	if to != anchor.Repo && to != anchor.Global {
+	to := domain.AnchorKind(req.To)
+	if to != domain.AnchorRepo && to != domain.AnchorGlobal {
 		return PublishResult{}, invalid("to", "--to %q is not valid: use repo or global", req.To)
 	}
 	var copyID string
@@ -62,8 +62,8 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 			}
 			return invalid("to", "publish moves one step at a time: card %s is at the %s anchor, so the next step is --to %s", id, from, want)
 		}
-		if !Authoritative(c.Status) {
-			return invalid("id", "card %s is %s: only authoritative cards (%s) are published; promote it first", id, c.Status, strings.Join(AuthoritativeStatuses(), ", "))
+		if !c.Status.Authoritative() {
+			return invalid("id", "card %s is %s: only authoritative cards (%s) are published; promote it first", id, c.Status, strings.Join(domain.Strings(domain.AuthoritativeStatuses()), ", "))
 		}
 		if c.PublishedTo != "" {
 			return invalid("id", "card %s was published already, as %s", id, c.PublishedTo)
@@ -84,7 +84,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err != nil {
 			return err
 		}
-		if first, dup, err := tx.CardByStatement(ctx, target.ID, c.StatementNorm, activeStatuses()); err != nil {
+		if first, dup, err := tx.CardByStatement(ctx, target.ID, c.StatementNorm, domain.LiveStatuses()); err != nil {
 			return err
 		} else if dup {
 			return invalid("id", "the %s anchor already holds a %s card with this statement: %s", to, first.Status, first.ID)
@@ -95,7 +95,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		cp.AnchorID = target.ID
 		cp.OriginCard = c.ID
 		cp.PublishedTo = ""
-		if to == anchor.Global {
+		if to == domain.AnchorGlobal {
 			// The global anchor holds domain global only.
 			cp.Domain = "global"
 		}
@@ -114,12 +114,12 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 			return err
 		}
 		decision := mustJSON(gateRecord(gate))
-		if _, err := h.appendEvent(ctx, tx, cp.ID, store.Event{Type: "created", ToStatus: cp.Status, Reason: req.Reason,
+		if _, err := h.appendEvent(ctx, tx, cp.ID, domain.Event{Type: domain.EventCreated, ToStatus: cp.Status, Reason: req.Reason,
 			Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"origin_card": c.ID, "links": linkSummary(links)})}); err != nil {
 			return err
 		}
-		if _, err := h.appendEvent(ctx, tx, c.ID, store.Event{Type: "published", FromStatus: c.Status, ToStatus: c.Status,
+		if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventPublished, FromStatus: c.Status, ToStatus: c.Status,
 			Reason: req.Reason, Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"copy": cp.ID, "to": string(to)})}); err != nil {
 			return err
@@ -139,12 +139,12 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 }
 
 // outward is the next anchor kind out from k, "" for global.
-func outward(k anchor.Kind) anchor.Kind {
+func outward(k domain.AnchorKind) domain.AnchorKind {
 	switch k {
-	case anchor.Worktree:
-		return anchor.Repo
-	case anchor.Repo:
-		return anchor.Global
+	case domain.AnchorWorktree:
+		return domain.AnchorRepo
+	case domain.AnchorRepo:
+		return domain.AnchorGlobal
 	}
 	return ""
 }

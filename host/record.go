@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -41,7 +41,7 @@ type RecordRequest struct {
 
 // Evidence is recorded evidence as the host shows it.
 type Evidence struct {
-	store.Evidence
+	domain.Evidence
 	Anchor AnchorRef `json:"anchor"`
 	// Redaction is set by ShowEvidence when the content was redacted.
 	Redaction *store.Redaction `json:"redaction,omitempty"`
@@ -89,7 +89,7 @@ func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) 
 // insertDistinct inserts ev unless its content is on record at its anchor:
 // then it returns that row (Existing), or with allowDup inserts ev marked
 // as its duplicate.
-func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev store.Evidence, allowDup bool) (Evidence, error) {
+func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evidence, allowDup bool) (Evidence, error) {
 	orig, found, err := tx.OriginalEvidence(ctx, ev.AnchorID, ev.ContentSHA256)
 	if err != nil {
 		return Evidence{}, err
@@ -115,15 +115,15 @@ func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev store.Eviden
 
 // prepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
 // and builds the row, anchor id still unset.
-func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence, anchor.Kind, error) {
-	fail := func(err error) (store.Evidence, anchor.Kind, error) {
+func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidence, domain.AnchorKind, error) {
+	fail := func(err error) (domain.Evidence, domain.AnchorKind, error) {
 		if prefix != "" {
 			var he *Error
 			if errors.As(err, &he) {
 				he.Msg = prefix + he.Msg
 			}
 		}
-		return store.Evidence{}, "", err
+		return domain.Evidence{}, "", err
 	}
 	switch {
 	case !utf8.ValidString(req.Content):
@@ -149,7 +149,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 			prov = "runtime"
 		}
 	}
-	if err := oneOf("provenance", prov, Provenances); err != nil {
+	if err := oneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
 		return fail(err)
 	}
 	if prov == "human" && h.mode == Agent {
@@ -157,7 +157,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	}
 	def := h.loc.Innermost()
 	if prov == "research" {
-		def = anchor.Repo
+		def = domain.AnchorRepo
 	}
 	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
 	if err != nil {
@@ -167,7 +167,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	if field == "" {
 		field = "general"
 	}
-	domain, err := anchorDomain(kind, req.Domain)
+	dom, err := anchorDomain(kind, req.Domain)
 	if err != nil {
 		return fail(err)
 	}
@@ -182,12 +182,12 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (store.Evidence
 	if tags == nil {
 		tags = []string{}
 	}
-	return store.Evidence{
+	return domain.Evidence{
 		ID:            store.NewID(store.EvidencePrefix, now),
 		Content:       req.Content,
-		Domain:        domain,
+		Domain:        dom,
 		Field:         field,
-		Provenance:    prov,
+		Provenance:    domain.Provenance(prov),
 		SourceRef:     req.SourceRef,
 		Tags:          tags,
 		ContentSHA256: hex.EncodeToString(sum[:]),
@@ -223,8 +223,8 @@ type Progress func(done, total int)
 // its line number) writes nothing; then rows commit in batches of BatchSize.
 func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
-		ev       store.Evidence
-		kind     anchor.Kind
+		ev       domain.Evidence
+		kind     domain.AnchorKind
 		allowDup bool
 	}
 	var rows []row
@@ -257,8 +257,8 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 			}
 			// The batch's new rows are written together, in line order,
 			// then the duplicates they include are marked.
-			anchors := map[anchor.Kind]string{}
-			fresh := make([]store.Evidence, 0, len(batch))
+			anchors := map[domain.AnchorKind]string{}
+			fresh := make([]domain.Evidence, 0, len(batch))
 			var dups []store.Duplicate
 			for _, r := range batch {
 				id, ok := anchors[r.kind]

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 )
 
 // The rendering of a pack: Markdown with typed sections, written so each
@@ -59,7 +59,7 @@ func (f CardFetch) command() string {
 func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
 	if h.loc.InGit {
-		where = "repository " + strings.TrimPrefix(h.loc.Identity(anchor.Repo), "repo:")
+		where = "repository " + strings.TrimPrefix(h.loc.Identity(domain.AnchorRepo), "repo:")
 	}
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
@@ -90,13 +90,13 @@ func renderInstructions(list []string) string {
 // shortened to compactCap characters when that is set) or ref_only (one
 // line with the id; the preamble says how to fetch it). inspector_only
 // renders nothing.
-func renderItem(it *Item, form string, compactCap int) string {
+func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 	var b strings.Builder
 	switch form {
-	case "inline_full", "inline_compact":
-		b.WriteString("- **" + it.Tier + "**")
-		if !Authoritative(it.Status) {
-			b.WriteString(" _(" + it.Status + ", not yet authoritative)_")
+	case domain.FormInlineFull, domain.FormInlineCompact:
+		b.WriteString("- **" + string(it.Tier) + "**")
+		if !it.Status.Authoritative() {
+			b.WriteString(" _(" + string(it.Status) + ", not yet authoritative)_")
 		}
 		statement := oneLine(it.Statement)
 		if form == "inline_compact" && compactCap > 0 {
@@ -106,7 +106,7 @@ func renderItem(it *Item, form string, compactCap int) string {
 		b.WriteString(" — `" + it.ID + "` · " + originLabel(it))
 		// The compact form is one short line: its citations are counted,
 		// and listed in the full form and when the card is fetched.
-		if form == "inline_full" {
+		if form == domain.FormInlineFull {
 			if c := citeLine(it.Citations, it.CitationCount); c != "" {
 				b.WriteString(" · " + c)
 			}
@@ -114,7 +114,7 @@ func renderItem(it *Item, form string, compactCap int) string {
 			b.WriteString(" · " + countNoun(max(it.CitationCount, len(it.Citations)), "citation"))
 		}
 		b.WriteString("\n")
-		if form == "inline_full" && strings.TrimSpace(it.Content) != "" {
+		if form == domain.FormInlineFull && strings.TrimSpace(it.Content) != "" {
 			for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
 				line = strings.TrimRight(line, " \t\r")
 				if line == "" {
@@ -124,10 +124,10 @@ func renderItem(it *Item, form string, compactCap int) string {
 				b.WriteString("  " + line + "\n")
 			}
 		}
-	case "ref_only":
-		b.WriteString("- `" + it.ID + "` " + it.Tier)
-		if !Authoritative(it.Status) {
-			b.WriteString(" (" + it.Status + ")")
+	case domain.FormRefOnly:
+		b.WriteString("- `" + it.ID + "` " + string(it.Tier))
+		if !it.Status.Authoritative() {
+			b.WriteString(" (" + string(it.Status) + ")")
 		}
 		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
 		if it.Contest != nil {
@@ -168,7 +168,7 @@ func citeLine(cs []Citation, total int) string {
 		if i == maxRenderedCitations {
 			break
 		}
-		p := "`" + c.EvidenceID + "` " + c.Role
+		p := "`" + c.EvidenceID + "` " + string(c.Role)
 		if c.SourceRef != "" {
 			p += " (" + oneLine(c.SourceRef) + ")"
 		}
@@ -181,20 +181,20 @@ func citeLine(cs []Citation, total int) string {
 }
 
 // evidenceForm is the form evidence renders in before any budget pressure.
-func evidenceForm(e *EvidenceItem) string {
+func evidenceForm(e *EvidenceItem) domain.RenderForm {
 	if utf8.RuneCountInString(e.Content) <= maxInlineEvidenceRunes {
-		return "inline_full"
+		return domain.FormInlineFull
 	}
-	return "ref_only"
+	return domain.FormRefOnly
 }
 
-func renderEvidence(e *EvidenceItem, form string) string {
-	head := "- `" + e.ID + "` " + e.Field + " · " + e.Provenance
+func renderEvidence(e *EvidenceItem, form domain.RenderForm) string {
+	head := "- `" + e.ID + "` " + e.Field + " · " + string(e.Provenance)
 	if e.SourceRef != "" {
 		head += " · " + oneLine(e.SourceRef)
 	}
 	switch form {
-	case "inline_full":
+	case domain.FormInlineFull:
 		var b strings.Builder
 		b.WriteString(head + "\n")
 		for _, line := range strings.Split(strings.TrimRight(e.Content, "\n"), "\n") {
@@ -206,7 +206,7 @@ func renderEvidence(e *EvidenceItem, form string) string {
 			b.WriteString("  " + line + "\n")
 		}
 		return b.String()
-	case "ref_only":
+	case domain.FormRefOnly:
 		return fmt.Sprintf("%s · %d characters — `palace evidence show %s`\n", head, utf8.RuneCountInString(e.Content), e.ID)
 	}
 	return ""

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/internal/lazyregexp"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -77,11 +77,11 @@ type PlannedEvidence struct {
 
 // ResearchSuggestion is a candidate insight as a distill suggestion.
 type ResearchSuggestion struct {
-	Statement  string   `json:"statement"`
-	Tier       string   `json:"tier"`
-	Field      string   `json:"field"`
-	Supporting []string `json:"supporting"`
-	Command    string   `json:"command"`
+	Statement  string      `json:"statement"`
+	Tier       domain.Tier `json:"tier"`
+	Field      string      `json:"field"`
+	Supporting []string    `json:"supporting"`
+	Command    string      `json:"command"`
 	// Note says what research cannot supply for the tier, when anything.
 	Note string `json:"note,omitempty"`
 }
@@ -139,7 +139,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	}
 	plan := ResearchPlan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
 		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []ResearchSuggestion{}}
-	rows := make([]store.Evidence, len(r.findings))
+	rows := make([]domain.Evidence, len(r.findings))
 	for i, f := range r.findings {
 		ev, _, err := h.prepareEvidence(RecordRequest{Content: f.content, Field: f.field, Domain: f.domain, Provenance: "research",
 			SourceRef: f.source, Tags: f.tags, Anchor: string(kind)}, "")
@@ -174,7 +174,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	// Key order: each batch then writes neighbouring index entries. The
 	// row numbers are sorted, not the rows (a row is a few hundred bytes).
 	slices.SortFunc(newRows, func(x, y int) int { return strings.Compare(rows[x].ID, rows[y].ID) })
-	fresh := make([]store.Evidence, len(newRows))
+	fresh := make([]domain.Evidence, len(newRows))
 	for i, j := range newRows {
 		fresh[i] = rows[j]
 	}
@@ -220,21 +220,21 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 
 // researchAnchor resolves where a report's evidence lands: the repo anchor
 // by default, global only when asked and the report is not about a project.
-func (h *Host) researchAnchor(s string, r report) (anchor.Kind, error) {
+func (h *Host) researchAnchor(s string, r report) (domain.AnchorKind, error) {
 	if s == "" {
 		if !h.loc.InGit {
 			if r.about == "project" {
 				return "", invalid("anchor", "report %s is about a project and %s is not inside a git checkout: run it in the project (--cwd), or set \"about\": \"general\" and pass --anchor global", r.id, h.loc.Dir)
 			}
-			return anchor.Global, nil
+			return domain.AnchorGlobal, nil
 		}
-		s = string(anchor.Repo)
+		s = string(domain.AnchorRepo)
 	}
 	k, err := h.resolveAnchorKind("anchor", s)
 	if err != nil {
 		return "", err
 	}
-	if k == anchor.Global && r.about == "project" {
+	if k == domain.AnchorGlobal && r.about == "project" {
 		return "", invalid("anchor", "about: report %s is about a project (about defaults to project), so its evidence stays at the repo anchor: ingest it without --anchor global, or set \"about\": \"general\" if it holds everywhere", r.id)
 	}
 	return k, nil
@@ -251,7 +251,7 @@ func researchField(f string) string {
 	return f
 }
 
-func evidenceIDs(rows []store.Evidence) []string {
+func evidenceIDs(rows []domain.Evidence) []string {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -301,7 +301,7 @@ func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggesti
 	}
 	out := []ResearchSuggestion{}
 	for _, in := range r.insights {
-		s := ResearchSuggestion{Statement: in.statement, Tier: in.tier, Field: in.field, Supporting: []string{}}
+		s := ResearchSuggestion{Statement: in.statement, Tier: domain.Tier(in.tier), Field: in.field, Supporting: []string{}}
 		for _, f := range in.findings {
 			s.Supporting = append(s.Supporting, idOf[f])
 		}
@@ -309,7 +309,7 @@ func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggesti
 		if in.content != "" {
 			s.Command += " --content " + shellWord(in.content)
 		}
-		if strings.HasPrefix(s.Tier, "dao") {
+		if strings.HasPrefix(string(s.Tier), "dao") {
 			s.Note = "research alone cannot make a dao card authoritative: its gate needs verification or teaching recorded by a person or at run time"
 		}
 		out = append(out, s)
@@ -489,8 +489,8 @@ func parseReport(b []byte) (report, error) {
 		if in.tier == "" {
 			in.tier = "shu"
 		}
-		if !containsString(Tiers, in.tier) {
-			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(Tiers, ", "))
+		if !domain.Tier(in.tier).Valid() {
+			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
 		}
 		if in.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
 			return r, err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palacehq/palace/store"
+	"github.com/palacehq/palace/domain"
 )
 
 // researchFloor is the floor research evidence meets at a dao card's gate:
@@ -15,13 +15,13 @@ import (
 // research is refused, and teaching links to research evidence do not
 // count as teaching. No policy lifts it. An unreadable provenance refuses
 // too (fail closed).
-func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Link) []string {
-	if !strings.HasPrefix(c.Tier, "dao") {
+func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.Link) []string {
+	if !strings.HasPrefix(string(c.Tier), "dao") {
 		return nil
 	}
 	var ids []string
 	for _, l := range links {
-		if l.Role != "counterexample" {
+		if l.Role != domain.RoleCounterexample {
 			ids = append(ids, l.EvidenceID)
 		}
 	}
@@ -31,12 +31,12 @@ func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Li
 	// Links read from the store (and from card files) carry their
 	// evidence's provenance; read it only for those that do not, and only
 	// with a database (`cards check` has none).
-	prov := map[string]string{}
+	prov := map[string]domain.Provenance{}
 	var unknown []string
 	for _, l := range links {
 		if l.Provenance != "" {
 			prov[l.EvidenceID] = l.Provenance
-		} else if l.Role != "counterexample" {
+		} else if l.Role != domain.RoleCounterexample {
 			unknown = append(unknown, l.EvidenceID)
 		}
 	}
@@ -51,14 +51,14 @@ func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Li
 	}
 	research, teaching, researchTeaching := 0, 0, 0
 	for _, l := range links {
-		if l.Role == "counterexample" {
+		if l.Role == domain.RoleCounterexample {
 			continue
 		}
 		isResearch := prov[l.EvidenceID] == "research"
 		if isResearch {
 			research++
 		}
-		if l.Role == "teaching" {
+		if l.Role == domain.RoleTeaching {
 			teaching++
 			if isResearch {
 				researchTeaching++
@@ -68,7 +68,7 @@ func (h *Host) researchFloor(ctx context.Context, c store.Card, links []store.Li
 	var out []string
 	if research == len(ids) {
 		out = append(out, fmt.Sprintf("floor: research evidence alone cannot make a %s card authoritative (all %d linked evidence rows are research): link verification or teaching recorded by a person or at run time", c.Tier, research))
-	} else if teaching > 0 && researchTeaching == teaching && c.Tier == "dao_tian" {
+	} else if teaching > 0 && researchTeaching == teaching && c.Tier == domain.TierDaoTian {
 		out = append(out, fmt.Sprintf("floor: research cannot be a dao_tian card's teaching (its %d teaching links are research): link what a person taught (human provenance) as teaching", teaching))
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -32,20 +33,20 @@ const MaxTriggerMatches = 5000
 // TriggerCard is the part of an authoritative card that trigger matching and
 // its callers (hover, hints) show.
 type TriggerCard struct {
-	ID          string        `json:"id"`
-	Statement   string        `json:"statement"`
-	Tier        string        `json:"tier"`
-	Status      string        `json:"status"`
-	Domain      string        `json:"domain"`
-	Field       string        `json:"field"`
-	Anchor      AnchorRef     `json:"anchor"`
-	Persistence string        `json:"persistence"`
-	Scope       store.Scope   `json:"scope"`
-	Trigger     store.Trigger `json:"trigger"`
+	ID          string             `json:"id"`
+	Statement   string             `json:"statement"`
+	Tier        domain.Tier        `json:"tier"`
+	Status      domain.Status      `json:"status"`
+	Domain      domain.Domain      `json:"domain"`
+	Field       string             `json:"field"`
+	Anchor      AnchorRef          `json:"anchor"`
+	Persistence domain.Persistence `json:"persistence"`
+	Scope       domain.Scope       `json:"scope"`
+	Trigger     domain.Trigger     `json:"trigger"`
 }
 
 // Label is the short form editors show inline: "‹qi› statement".
-func (c TriggerCard) Label() string { return "‹" + c.Tier + "› " + c.Statement }
+func (c TriggerCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 
 // TriggerSet is the compiled trigger patterns, intent tags and tool needs of
 // the authoritative, unexpired cards visible from a host (worktree, repo and
@@ -97,7 +98,7 @@ func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 // recompiling after a small change costs a query, not 10k compilations. A
 // pattern that does not compile is listed in Invalid and otherwise ignored.
 func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
-	rows, err := h.store.ListCards(ctx, store.CardFilter{Statuses: AuthoritativeStatuses(), AnchorIDs: h.chainIDs()})
+	rows, err := h.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: h.chainIDs()})
 	if err != nil {
 		return nil, internal(err, "read trigger cards")
 	}

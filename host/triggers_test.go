@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // openTriggerHost opens a palace outside git (global anchor only).
@@ -27,7 +27,7 @@ func openTriggerHost(t testing.TB) *host.Host {
 }
 
 // triggerCard writes an authoritative card with the given trigger.
-func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope store.Scope, trig store.Trigger) string {
+func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope domain.Scope, trig domain.Trigger) string {
 	t.Helper()
 	ctx := context.Background()
 	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen: " + statement})
@@ -45,9 +45,9 @@ func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope store
 func TestHintsMatchesAndScope(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	sqlID := triggerCard(t, h, "Open SQLite in WAL mode", "qi", store.Scope{}, store.Trigger{Patterns: []string{`sql\.Open\(`}})
-	pyID := triggerCard(t, h, "Use pathlib", "shu", store.Scope{Languages: []string{"python"}}, store.Trigger{Patterns: []string{`os\.path`}})
-	dropID := triggerCard(t, h, "Never drop tables by hand", "dao_ren", store.Scope{}, store.Trigger{Patterns: []string{`(?i)drop\s+table`}, Intents: []string{"migrate"}})
+	sqlID := triggerCard(t, h, "Open SQLite in WAL mode", "qi", domain.Scope{}, domain.Trigger{Patterns: []string{`sql\.Open\(`}})
+	pyID := triggerCard(t, h, "Use pathlib", "shu", domain.Scope{Languages: []string{"python"}}, domain.Trigger{Patterns: []string{`os\.path`}})
+	dropID := triggerCard(t, h, "Never drop tables by hand", "dao_ren", domain.Scope{}, domain.Trigger{Patterns: []string{`(?i)drop\s+table`}, Intents: []string{"migrate"}})
 
 	text := "package db\n\nfunc open() {\n\tdb, _ := sql.Open(\"sqlite\", p) // os.path\n\t// DROP  TABLE x; sql.Open(again)\n}\n"
 	got, err := h.Hints(ctx, nil, host.HintsRequest{File: "db/open.go", Text: text})
@@ -97,10 +97,10 @@ func TestHintsSkipsCandidatesAndLongLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "candidate only", Tier: "qi", Supporting: []string{ev.ID},
-		Trigger: store.Trigger{Patterns: []string{"needle"}}}); err != nil {
+		Trigger: domain.Trigger{Patterns: []string{"needle"}}}); err != nil {
 		t.Fatal(err)
 	}
-	id := triggerCard(t, h, "authoritative", "qi", store.Scope{}, store.Trigger{Patterns: []string{"needle"}})
+	id := triggerCard(t, h, "authoritative", "qi", domain.Scope{}, domain.Trigger{Patterns: []string{"needle"}})
 	long := strings.Repeat("x", host.MaxTriggerLineBytes) + "needle"
 	got, err := h.Hints(ctx, nil, host.HintsRequest{File: "a.txt", Text: long + "\r\nneedle\r\n"})
 	if err != nil {
@@ -125,7 +125,7 @@ func TestTriggerPrefilterAgreesWithRegexp(t *testing.T) {
 	}
 	ids := map[string]string{}
 	for i, p := range patterns {
-		ids[triggerCard(t, h, fmt.Sprintf("card %d", i), "qi", store.Scope{}, store.Trigger{Patterns: []string{p}})] = p
+		ids[triggerCard(t, h, fmt.Sprintf("card %d", i), "qi", domain.Scope{}, domain.Trigger{Patterns: []string{p}})] = p
 	}
 	set, err := h.CompileTriggers(ctx, nil)
 	if err != nil {
@@ -191,7 +191,7 @@ func TestCompileTriggersReportsInvalid(t *testing.T) {
 	h := openTriggerHost(t)
 	ev, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen"})
 	_, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
-		Trigger: store.Trigger{Patterns: []string{"a("}}})
+		Trigger: domain.Trigger{Patterns: []string{"a("}}})
 	if err == nil || !strings.Contains(err.Error(), `trigger pattern "a(" is not a valid regular expression`) {
 		t.Fatalf("distill with a bad pattern: err = %v", err)
 	}

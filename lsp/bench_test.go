@@ -19,9 +19,9 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/lsp"
-	"github.com/palacehq/palace/store"
 )
 
 // The benchmarks run on the standard 10k-card palace (host.BenchSpec10k)
@@ -93,7 +93,7 @@ func addTriggerCards(h *host.Host) error {
 		default:
 			pat = word() + `_` + strconv.Itoa(i%50)
 		}
-		scope := store.Scope{}
+		scope := domain.Scope{}
 		if i%3 == 0 {
 			scope.Languages = []string{"go"}
 		}
@@ -103,7 +103,7 @@ func addTriggerCards(h *host.Host) error {
 		_, err = h.Distill(ctx, host.DistillRequest{
 			Statement: fmt.Sprintf("Bench rule %d: %s before %s", i, word(), word()), Tier: []string{"dao_ren", "shu", "qi", "qi"}[i%4],
 			Supporting: []string{ev.ID}, Anchor: anchors[i%len(anchors)], Scope: scope,
-			Trigger: store.Trigger{Patterns: []string{pat}, Intents: []string{word()}},
+			Trigger: domain.Trigger{Patterns: []string{pat}, Intents: []string{word()}},
 			Direct:  true, Status: "promoted",
 		})
 		if err != nil {

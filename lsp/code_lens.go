@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/palacehq/palace/domain"
 	"go.lsp.dev/protocol"
 )
 
@@ -30,7 +31,7 @@ func (s *Server) sourceLens(ctx context.Context, ws *workspace, d *document) ([]
 		return nil, err
 	}
 	g := groupPack(pack)
-	title := fmt.Sprintf("palace · dao %d · shu %d · qi %d", g.byTier["dao_tian"]+g.byTier["dao_ren"], g.byTier["shu"], g.byTier["qi"])
+	title := fmt.Sprintf("palace · dao %d · shu %d · qi %d", g.byTier[domain.TierDaoTian]+g.byTier[domain.TierDaoRen], g.byTier[domain.TierShu], g.byTier[domain.TierQi])
 	arg, _ := json.Marshal(map[string]string{"uri": string(d.uri)})
 	tip := fmt.Sprintf("The context pack for this file: %d inline, %s. Click to see it.", countInline(g), plural(g.refs, "reference"))
 	return []protocol.CodeLens{{

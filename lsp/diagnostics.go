@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
@@ -182,7 +183,7 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 	out := make([]protocol.Diagnostic, 0, len(hints.Matches))
 	for _, m := range hints.Matches {
 		sev := protocol.DiagnosticSeverityHint
-		if m.Card.Tier == "dao_tian" || m.Card.Tier == "dao_ren" {
+		if m.Card.Tier == domain.TierDaoTian || m.Card.Tier == domain.TierDaoRen {
 			sev = protocol.DiagnosticSeverityInformation
 		}
 		data, _ := json.Marshal(map[string]string{"card": m.Card.ID, "pattern": m.Pattern})

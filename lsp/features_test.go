@@ -14,9 +14,9 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/lsp"
-	"github.com/palacehq/palace/store"
 )
 
 const openGo = `package db
@@ -44,16 +44,16 @@ type seeded struct {
 func newSeeded(t testing.TB) *seeded {
 	f := newFixture(t)
 	s := &seeded{fixture: f}
-	goFiles := store.Scope{Paths: []string{"**/*.go"}, Languages: []string{"go"}}
+	goFiles := domain.Scope{Paths: []string{"**/*.go"}, Languages: []string{"go"}}
 	s.qi = f.card(cardSpec{statement: "Open SQLite in WAL mode", tier: "qi", scope: goFiles,
-		trigger: store.Trigger{Patterns: []string{`sql\.Open\(`}}, persistence: "foundational"})
+		trigger: domain.Trigger{Patterns: []string{`sql\.Open\(`}}, persistence: "foundational"})
 	s.shu = f.card(cardSpec{statement: "Wrap storage errors with the operation", tier: "shu",
-		scope: store.Scope{Paths: []string{"db/**"}, Languages: []string{"go"}}, persistence: "protected"})
+		scope: domain.Scope{Paths: []string{"db/**"}, Languages: []string{"go"}}, persistence: "protected"})
 	s.dao = f.card(cardSpec{statement: "Migrations are forward-only", tier: "dao_ren", scope: goFiles,
-		trigger: store.Trigger{Intents: []string{"migrate"}}, persistence: "foundational"})
-	s.py = f.card(cardSpec{statement: "Use pathlib", tier: "qi", scope: store.Scope{Languages: []string{"python"}},
-		trigger: store.Trigger{Patterns: []string{`sql\.Open\(`}}})
-	s.candidate = f.card(cardSpec{statement: "Check Exec results", tier: "qi", trigger: store.Trigger{Patterns: []string{`Exec\(`}}, candidate: true})
+		trigger: domain.Trigger{Intents: []string{"migrate"}}, persistence: "foundational"})
+	s.py = f.card(cardSpec{statement: "Use pathlib", tier: "qi", scope: domain.Scope{Languages: []string{"python"}},
+		trigger: domain.Trigger{Patterns: []string{`sql\.Open\(`}}})
+	s.candidate = f.card(cardSpec{statement: "Check Exec results", tier: "qi", trigger: domain.Trigger{Patterns: []string{`Exec\(`}}, candidate: true})
 	s.file = f.write("db/open.go", openGo)
 	return s
 }

@@ -21,9 +21,9 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/lsp"
-	"github.com/palacehq/palace/store"
 )
 
 // palaceBin is the real CLI, built once, for changes "by another process".
@@ -113,8 +113,8 @@ func (f *fixture) palace(args ...string) string {
 // cardSpec describes a card to write.
 type cardSpec struct {
 	statement, tier string
-	scope           store.Scope
-	trigger         store.Trigger
+	scope           domain.Scope
+	trigger         domain.Trigger
 	persistence     string
 	candidate       bool
 }

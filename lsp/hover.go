@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "**palace · applies to %s**\n", mdText(pack.Request.File))
-		for _, tier := range host.Tiers {
+		for _, tier := range domain.Tiers {
 			if len(g.inline[tier]) == 0 {
 				continue
 			}
@@ -135,22 +136,22 @@ type trigHit struct {
 // packView is a pack as the editor shows it.
 type packView struct {
 	// inline are the items rendered in full or compact, by tier.
-	inline map[string][]host.Item
+	inline map[domain.Tier][]host.Item
 	// byTier counts inline and reference items by tier.
-	byTier map[string]int
+	byTier map[domain.Tier]int
 	// refs are rendered as references only; trimmed were left out by the
 	// budget; cooled apply by scope but their lane is inspector_only.
 	refs, trimmed, cooled int
 }
 
 func groupPack(p *host.Pack) packView {
-	v := packView{inline: map[string][]host.Item{}, byTier: map[string]int{}}
+	v := packView{inline: map[domain.Tier][]host.Item{}, byTier: map[domain.Tier]int{}}
 	for _, it := range p.Items {
 		switch it.RenderForm {
-		case "inline_full", "inline_compact":
+		case domain.FormInlineFull, domain.FormInlineCompact:
 			v.inline[it.Tier] = append(v.inline[it.Tier], it)
 			v.byTier[it.Tier]++
-		case "ref_only":
+		case domain.FormRefOnly:
 			v.refs++
 			v.byTier[it.Tier]++
 		default:
@@ -197,10 +198,10 @@ func wordAt(line string, i int) (start, end int) {
 }
 
 // countsText renders evidence counts by role: "2 supporting · 1 verification".
-func countsText(counts map[string]int) string {
+func countsText(counts domain.RoleCounts) string {
 	var parts []string
-	for _, role := range host.Roles {
-		if n := counts[role]; n > 0 {
+	for _, role := range domain.Roles {
+		if n := counts.Of(role); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, role))
 		}
 	}
@@ -210,10 +211,10 @@ func countsText(counts map[string]int) string {
 	return strings.Join(parts, " · ")
 }
 
-func citationCounts(cs []host.Citation) map[string]int {
-	out := map[string]int{}
+func citationCounts(cs []host.Citation) domain.RoleCounts {
+	var out domain.RoleCounts
 	for _, c := range cs {
-		out[c.Role]++
+		out.Add(c.Role, 1)
 	}
 	return out
 }

@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/palacehq/palace/host"
 	"go.lsp.dev/protocol"
-
-	"github.com/palacehq/palace/policies"
 )
 
 // start runs the workspace's watchers until it closes or the session ends:
@@ -60,12 +59,12 @@ func (ws *workspace) watchPolicies(ctx context.Context) {
 	<-w.Done()
 }
 
-func (ws *workspace) policyChanged(set *policies.Set, err error) {
+func (ws *workspace) policyChanged(set *host.PolicySet, err error) {
 	byFile := map[string][]policyError{}
 	if err != nil {
-		var es policies.Errors
+		var es host.PolicyErrors
 		if !errors.As(err, &es) {
-			es = policies.Errors{{Code: "load_error", Message: err.Error()}}
+			es = host.PolicyErrors{{Code: "load_error", Message: err.Error()}}
 		}
 		for _, e := range es {
 			f := e.File

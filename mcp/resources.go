@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -76,14 +77,14 @@ func (s *Server) readCard(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 
 func (s *Server) authoritativeCards(ctx context.Context) ([]host.Card, error) {
 	var out []host.Card
-	for _, st := range host.AuthoritativeStatuses() {
-		cards, err := s.h.ListCards(ctx, host.CardFilter{Status: st, Limit: authoritativeLimit})
+	for _, st := range domain.AuthoritativeStatuses() {
+		cards, err := s.h.ListCards(ctx, host.CardFilter{Status: string(st), Limit: authoritativeLimit})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, cards...)
 	}
-	slices.SortStableFunc(out, func(a, b host.Card) int { return host.TierRank(a.Tier) - host.TierRank(b.Tier) })
+	slices.SortStableFunc(out, func(a, b host.Card) int { return a.Tier.Rank() - b.Tier.Rank() })
 	return out[:min(len(out), authoritativeLimit)], nil
 }
 

@@ -272,13 +272,45 @@ func decodeArgs(toolName string, raw json.RawMessage, dst any, schema *jsonschem
 		return &host.Error{Kind: host.KindInvalid, Field: te.Field,
 			Msg: fmt.Sprintf("argument %q must be %s, got %s", te.Field, want, article(te.Value))}
 	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
+	if name, ok := unknownArg(raw, schema); ok {
 		return &host.Error{Kind: host.KindInvalid, Field: name,
 			Msg: fmt.Sprintf("argument %q is not known to %s: its arguments are %s", name, toolName, strings.Join(propertyNames(schema), ", "))}
 	}
 	return &host.Error{Kind: host.KindInvalid, Field: "arguments",
 		Msg: fmt.Sprintf("%s arguments are not valid: %s", toolName, strings.TrimPrefix(err.Error(), "json: "))}
+}
+
+// unknownArg returns the first member of the JSON object raw that is no
+// property of schema. encoding/json reports an unknown field only in its
+// message, so the arguments are read again rather than the message parsed.
+// Names match case-insensitively, as encoding/json matches them.
+func unknownArg(raw []byte, schema *jsonschema.Schema) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := t.(string)
+		known := false
+		for p := range schema.Properties {
+			if strings.EqualFold(p, name) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return name, true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 func propertyNames(s *jsonschema.Schema) []string {

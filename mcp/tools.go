@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -86,7 +86,7 @@ func (s *Server) recordTool() tool {
 		`Record one piece of raw evidence in palace's memory: something you observed, ran, read or were told while working. Evidence is append-only, never edited, and is what knowledge cards are distilled from. Call it as you learn, with source_ref saying where it came from; one fact per call reads best.
 
 It never creates or changes a knowledge card and never changes what palace injects: only a card a human promotes does. Text that palace rendered for you (a context pack or brief) is refused, so memory never feeds on its own echo. Returns the evidence with its id (ev_…), which palace_distill cites.`,
-		hints{}, map[string][]string{"domain": host.Domains, "provenance": host.Provenances, "anchor": host.AnchorKinds},
+		hints{}, map[string][]string{"domain": domain.Strings(domain.Domains), "provenance": domain.Strings(domain.Provenances), "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a recordArgs) (output, error) {
 			ev, err := s.h.Record(ctx, host.RecordRequest{
 				Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance,
@@ -127,8 +127,8 @@ func (s *Server) distillTool() tool {
 		`Propose a knowledge card from evidence: a short statement citing at least one supporting evidence id (from palace_record). The card starts as a candidate: it is not authoritative and is not injected into context by default. Only a human promotes it, through the gate.
 
 After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it.`,
-		hints{}, map[string][]string{"tier": host.Tiers, "domain": host.Domains, "anchor": host.AnchorKinds,
-			"persistence": host.Persistences, "render_pref": host.RenderPrefs, "status": {"promoted", "canonical"}},
+		hints{}, map[string][]string{"tier": domain.Strings(domain.Tiers), "domain": domain.Strings(domain.Domains), "anchor": domain.Strings(domain.AnchorKinds),
+			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a distillArgs) (output, error) {
 			req := host.DistillRequest{
 				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
@@ -161,7 +161,7 @@ func (s *Server) gateTool() tool {
 		`Ask the gate policy whether a card could be promoted now: allow, the reasons, and how much evidence of each role is missing. Read-only: it writes nothing and promotes nothing.
 
 In agent mode the reviewer is you, an agent, so a gate that needs a human reviewer answers no by design. Use it after palace_distill to tell the user what a promotion would need.`,
-		hints{readOnly: true}, map[string][]string{"target": {"promoted", "canonical"}},
+		hints{readOnly: true}, map[string][]string{"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a gateArgs) (output, error) {
 			res, err := s.h.Gate(ctx, a.ID, host.GateRequest{Target: a.Target, Reviewer: a.Reviewer})
 			return output{Value: res}, err
@@ -186,8 +186,8 @@ type cardsList struct {
 }
 
 type cardsEvents struct {
-	CardID string        `json:"card_id"`
-	Events []store.Event `json:"events"`
+	CardID string         `json:"card_id"`
+	Events []domain.Event `json:"events"`
 }
 
 // cardsOutput is palace_cards' output schema: one shape per action.
@@ -208,8 +208,8 @@ func (s *Server) cardsTool() tool {
 		`Read knowledge cards. action list returns the cards matching the filters, dao_tian first; get returns one card with its anchor and evidence links; events returns a card's append-only audit trail (every change, by whom, why, and which policy allowed it). It changes no card; get counts as a view of the card (lane telemetry, as palace card show does), which keeps a card you fetch from a reference line warm.
 
 Use palace_context, not this, to get the cards that apply to your task; use get for a card the pack listed as a reference.`,
-		hints{}, map[string][]string{"action": {"list", "get", "events"}, "tier": host.Tiers, "status": host.Statuses,
-			"anchor": append(append([]string{}, host.AnchorKinds...), "all")},
+		hints{}, map[string][]string{"action": {"list", "get", "events"}, "tier": domain.Strings(domain.Tiers), "status": domain.Strings(domain.Statuses),
+			"anchor": append(append([]string{}, domain.Strings(domain.AnchorKinds)...), "all")},
 		func(ctx context.Context, a cardsArgs) (output, error) {
 			switch a.Action {
 			case "", "list":

@@ -3,8 +3,8 @@ package mcp
 import (
 	"context"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func init() {
@@ -27,15 +27,15 @@ type auditActionArgs struct {
 func (s *Server) auditActionTool() tool {
 	return newTool(ToolAuditAction, "Govern a card (human)",
 		`Human mode only. Change how a card is governed, not what it says: rescope it, revoke it (retire it from every context, kept on record), set its expiry or review date, its persistence or render preference, or mark it foundational. Each action is one audited event. To say a card is wrong, use palace_demote with a counterexample instead.`,
-		hints{destructive: true}, map[string][]string{"action": host.AuditActions, "anchor": host.AnchorKinds},
+		hints{destructive: true}, map[string][]string{"action": host.AuditActions, "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a auditActionArgs) (output, error) {
 			req := host.AuditActionRequest{Action: a.Action, Value: a.Value, Reason: a.Reason, Anchor: a.Anchor}
 			// As the CLI: any scope list replaces the scope whole; rescope
 			// with value none clears it.
 			if a.ScopePaths != nil || a.ScopeLanguages != nil || a.ScopeFields != nil {
-				req.Scope = &store.Scope{Paths: a.ScopePaths, Languages: a.ScopeLanguages, Fields: a.ScopeFields}
+				req.Scope = &domain.Scope{Paths: a.ScopePaths, Languages: a.ScopeLanguages, Fields: a.ScopeFields}
 			} else if a.Action == "rescope" && a.Value == "none" {
-				req.Scope = &store.Scope{}
+				req.Scope = &domain.Scope{}
 			}
 			res, err := s.h.AuditAction(ctx, a.ID, req)
 			return output{Value: res}, err

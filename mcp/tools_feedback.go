@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -58,7 +59,7 @@ func (s *Server) researchTool() tool {
 		`Bring external research into palace as evidence, never as knowledge: each finding of a report becomes one research evidence row citing its source, with a stable id (ingesting the same report again writes nothing). validate checks the report; plan returns the planned evidence ids and the report's candidate insights as palace_distill suggestions citing them, writing nothing; ingest writes. Errors name the JSON path at fault (findings[3].source).
 
 Research never creates or promotes a card: distill a suggestion with palace_distill if it holds, and a human promotes it. By default an agent may validate and plan; ingest is for humans unless the team's palace.research policy allows agents.`,
-		hints{}, map[string][]string{"action": {"validate", "plan", "ingest"}, "anchor": host.AnchorKinds},
+		hints{}, map[string][]string{"action": {"validate", "plan", "ingest"}, "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a researchArgs) (output, error) {
 			var b []byte
 			name := "report"

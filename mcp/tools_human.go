@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -28,7 +29,7 @@ func (s *Server) promoteTool() tool {
 		`Human mode only. Promote a card through the gate: link the verification evidence given, evaluate the gate policy and the floors, and move the card to promoted or canonical, all in one transaction. A denial changes nothing and returns the gate's reasons.
 
 Only call this when the human you work with has asked for this promotion.`,
-		hints{idempotent: false}, map[string][]string{"target": {"promoted", "canonical"}},
+		hints{idempotent: false}, map[string][]string{"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a promoteArgs) (output, error) {
 			res, err := s.h.Promote(ctx, a.ID, host.PromoteRequest{Reason: a.Reason, Target: a.Target, Reviewer: a.Reviewer, Verification: a.Verification, AllowLocalPolicy: a.AllowLocal})
 			if err != nil {
@@ -48,7 +49,7 @@ type demoteArgs struct {
 func (s *Server) demoteTool() tool {
 	return newTool(ToolDemote, "Demote a card (human)",
 		`Human mode only. Demote a card on counterexample evidence: link the counterexamples and move the card to demoted (or retired) in one transaction. The card stays in the audit trail.`,
-		hints{destructive: true}, map[string][]string{"target": {"demoted", "retired"}},
+		hints{destructive: true}, map[string][]string{"target": {string(domain.StatusDemoted), string(domain.StatusRetired)}},
 		func(ctx context.Context, a demoteArgs) (output, error) {
 			res, err := s.h.Demote(ctx, a.ID, host.DemoteRequest{Reason: a.Reason, Counterexample: a.Counterexample, Target: a.Target})
 			return changeOutput(res, err)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -23,7 +24,7 @@ func (s *Server) linkTool() tool {
 		`Link recorded evidence to an existing knowledge card in a role. Use it when you verify a candidate card (role verification), find more support for it (supporting), or find a case where it does not hold (counterexample) — then palace_gate tells whether the card now meets its gate.
 
 It never changes a card's status: only a human promotes or demotes. Linking the same evidence in the same role twice changes nothing. Record the evidence first with palace_record.`,
-		hints{idempotent: true}, map[string][]string{"role": host.Roles},
+		hints{idempotent: true}, map[string][]string{"role": domain.Strings(domain.Roles)},
 		func(ctx context.Context, a linkArgs) (output, error) {
 			res, err := s.h.Link(ctx, a.ID, host.LinkRequest{Role: a.Role, EvidenceID: a.EvidenceID, Note: a.Note})
 			return output{Value: res}, err

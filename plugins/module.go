@@ -119,7 +119,7 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 	callCtx, cancel := context.WithTimeout(ctx, m.s.deadline)
 	defer cancel()
 	rc, out, err := inst.run(callCtx, point, input)
-	if err != nil && !fresh && err.Error() == extismClosedMessage {
+	if errors.Is(err, errInstanceClosed) && !fresh {
 		// The guest ended its own instance in an earlier call that still
 		// succeeded (WASI proc_exit(0)); the SDK refused before running any
 		// guest code, so running the call on a fresh instance is safe.
@@ -182,8 +182,14 @@ func (m *Module) release(ctx context.Context) error {
 	return err
 }
 
-// extismClosedMessage is the go-sdk's error for a call on an instance whose
-// main module is closed (CallWithContext, v1.7.1).
+// errInstanceClosed is a call refused because the instance's main module is
+// closed. The Extism go-sdk reports that only as fmt.Errorf("module is
+// closed") (CallWithContext, v1.7.1) and does not expose the module to ask;
+// run, the one place that calls the SDK, turns that message into this error
+// so everything else matches with errors.Is.
+var errInstanceClosed = errors.New("plugin instance is closed")
+
+// extismClosedMessage is the go-sdk's message for errInstanceClosed.
 const extismClosedMessage = "module is closed"
 
 // instance is one instantiation of the module: its own memories, its own
@@ -266,7 +272,11 @@ func (i *instance) run(ctx context.Context, point string, input []byte) (rc uint
 	i.stderr.reset()
 	i.callCtx = ctx
 	defer func() { i.callCtx = nil }()
-	return i.plugin.CallWithContext(ctx, point, input)
+	rc, out, err = i.plugin.CallWithContext(ctx, point, input)
+	if err != nil && err.Error() == extismClosedMessage {
+		err = fmt.Errorf("%w: %w", errInstanceClosed, err)
+	}
+	return rc, out, err
 }
 
 // explain turns a failed call into one line: what happened, then the first

@@ -37,13 +37,13 @@ func intField(p Point, id string, r ast.Object, name string, lo, hi int) (int, e
 	return n, nil
 }
 
-func enumField(p Point, id string, r ast.Object, name string, allowed []string) (string, error) {
+func enumField[T ~string](p Point, id string, r ast.Object, name string, allowed []T) (T, error) {
 	v := field(r, name)
 	s, ok := v.(ast.String)
-	if !ok || !slices.Contains(allowed, string(s)) {
+	if !ok || !slices.Contains(allowed, T(s)) {
 		return "", shapeErr(p, id+"."+name, "one of "+fmt.Sprint(allowed), v)
 	}
-	return string(s), nil
+	return T(s), nil
 }
 
 func stringsField(p Point, id string, r ast.Object, name string) ([]string, error) {

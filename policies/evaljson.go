@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strings"
 )
 
 // InputError says that an input document does not fit a decision point's
@@ -79,12 +78,12 @@ func decodeStrict(b []byte, v any) error {
 		if errors.As(err, &se) {
 			return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
 		}
-		if strings.Contains(err.Error(), "unknown field") {
-			var raw any
-			if json.Unmarshal(b, &raw) == nil {
-				if p := unknownField(reflect.TypeOf(v), raw, ""); p != "" {
-					return fmt.Errorf("unknown field %s: palace never sends it, so a policy cannot read it", p)
-				}
+		// encoding/json has no error type for an unknown field; rather than
+		// read its message, look for one in the input itself.
+		var raw any
+		if json.Unmarshal(b, &raw) == nil {
+			if p := unknownField(reflect.TypeOf(v), raw, ""); p != "" {
+				return fmt.Errorf("unknown field %s: palace never sends it, so a policy cannot read it", p)
 			}
 		}
 		var te *json.UnmarshalTypeError

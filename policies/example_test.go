@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -62,7 +63,7 @@ func ExampleSet_Gate() {
 	out, d := set.Gate(ctx, policies.GateInput{
 		Action: "promote", Target: "promoted",
 		Card:     policies.GateCard{ID: "kc_1", Tier: "dao_ren"},
-		Counts:   policies.RoleCounts{Supporting: 2},
+		Counts:   domain.RoleCounts{Supporting: 2},
 		Reviewer: policies.Reviewer{Name: "claude", Type: "agent"},
 	})
 	fmt.Println(out.Allow, out.Reasons, out.Missing, d.Point.Package(), d.Source)

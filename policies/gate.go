@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/palacehq/palace/domain"
 )
 
 // GateInput is the input of palace.gate.
@@ -21,10 +22,10 @@ type GateInput struct {
 	// duplicate counts as its original, a piece of evidence in one role
 	// only); teaching counts rows of human provenance only; counterexample
 	// counts only counterexamples no newer verification outweighs.
-	Counts RoleCounts `json:"counts"`
+	Counts domain.RoleCounts `json:"counts"`
 	// AllCounts are the distinct evidence per role before the provenance
 	// and outweighing rules, for policies that want more (or less).
-	AllCounts RoleCounts `json:"all_counts"`
+	AllCounts domain.RoleCounts `json:"all_counts"`
 	// SourceRefs are the distinct, non-empty source_refs of the card's
 	// evidence per role (sorted), so a policy can demand independent
 	// sources. Every role is present, empty when it has none.
@@ -78,14 +79,6 @@ type GateCard struct {
 	// Scope is where the card applies, so a team gate can ask more of cards
 	// about sensitive paths. Empty lists when the card is unscoped.
 	Scope CardScope `json:"scope"`
-}
-
-// RoleCounts counts a card's evidence links by role.
-type RoleCounts struct {
-	Supporting     int `json:"supporting"`
-	Verification   int `json:"verification"`
-	Teaching       int `json:"teaching"`
-	Counterexample int `json:"counterexample"`
 }
 
 // Reviewer is who asks for the change: Type is "human" or "agent".
@@ -215,7 +208,7 @@ func gateValue(in GateInput) ast.Value {
 	)
 }
 
-func roleCountsTerm(c RoleCounts) *ast.Term {
+func roleCountsTerm(c domain.RoleCounts) *ast.Term {
 	str := ast.InternedTerm[string]
 	num := ast.InternedTerm[int]
 	return ast.NewTerm(ast.NewObject(

@@ -12,6 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/tester"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -61,7 +62,7 @@ func gateInput(tier, target string, s, v, te, c int, reviewerType string) polici
 	return policies.GateInput{
 		Action: "promote", Target: target,
 		Card:     policies.GateCard{ID: "kc_1", Tier: tier, Status: "candidate", Anchor: "worktree"},
-		Counts:   policies.RoleCounts{Supporting: s, Verification: v, Teaching: te, Counterexample: c},
+		Counts:   domain.RoleCounts{Supporting: s, Verification: v, Teaching: te, Counterexample: c},
 		Reviewer: policies.Reviewer{Name: "r", Type: reviewerType}, Mode: reviewerType,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/palacehq/palace/domain"
 )
 
 // LanesCardInfo is the part of a card the lanes point sees.
@@ -124,9 +125,9 @@ type LaneResult struct {
 	// Breakdown holds each term of the salience sum; penalties are negative.
 	Breakdown map[string]int `json:"breakdown"`
 	// Lane is core, scoped, ref_only or inspector_only.
-	Lane string `json:"lane"`
+	Lane domain.Lane `json:"lane"`
 	// RenderForm is inline_full, inline_compact, ref_only or inspector_only.
-	RenderForm string `json:"render_form"`
+	RenderForm domain.RenderForm `json:"render_form"`
 }
 
 // LanesOutput maps card id to its result; every input card has one.
@@ -134,8 +135,8 @@ type LanesOutput map[string]LaneResult
 
 // The lanes and render forms.
 var (
-	laneNames   = []string{"core", "scoped", "ref_only", "inspector_only"}
-	renderForms = []string{"inline_full", "inline_compact", "ref_only", "inspector_only"}
+	laneNames   = domain.Lanes
+	renderForms = domain.RenderForms
 )
 
 // Lanes evaluates palace.lanes over a batch. It never fails: when the

@@ -80,13 +80,13 @@ func laneResultJSON(r *fastjson.Object) (res LaneResult, ok bool) {
 	return res, ok && seen == [4]bool{true, true, true, true}
 }
 
-func enumJSON(x *fastjson.Value, allowed []string) (string, bool) {
+func enumJSON[T ~string](x *fastjson.Value, allowed []T) (T, bool) {
 	b, err := x.StringBytes()
 	if err != nil {
 		return "", false
 	}
 	for _, a := range allowed {
-		if string(b) == a {
+		if string(b) == string(a) {
 			return a, true
 		}
 	}

@@ -1,6 +1,10 @@
 package policies
 
-import "math"
+import (
+	"math"
+
+	"github.com/palacehq/palace/domain"
+)
 
 // defaultLanes is default/lanes.rego in Go. It serves the lanes point when the
 // active set's lanes package is the unmodified embedded one, and it is the
@@ -90,33 +94,34 @@ func cooling(n, threshold, limit int, relevance float64) int {
 	return min(limit, 2*max(0, n-threshold+1))
 }
 
-func laneOf(salience int, persistence string, relevance float64) string {
+func laneOf(salience int, persistence string, relevance float64) domain.Lane {
 	relevant := relevance >= relevantCard
 	switch {
-	case salience >= 70, persistence == "foundational" && relevant && salience >= 40:
-		return "core"
-	case salience >= 45, persistence == "protected" && relevant && salience >= 40:
-		return "scoped"
+	case salience >= 70, persistence == string(domain.PersistenceFoundational) && relevant && salience >= 40:
+		return domain.LaneCore
+	case salience >= 45, persistence == string(domain.PersistenceProtected) && relevant && salience >= 40:
+		return domain.LaneScoped
 	case salience >= 36 && relevance >= worthALine:
-		return "ref_only"
+		return domain.LaneRefOnly
 	}
-	return "inspector_only"
+	return domain.LaneInspectorOnly
 }
 
 // renderForm applies a card's render_pref to its lane's default form; the
 // lane itself never changes.
-func renderForm(lane, pref string) string {
+func renderForm(lane domain.Lane, pref string) domain.RenderForm {
 	switch lane {
-	case "core", "scoped":
-		switch pref {
-		case "inline_full":
-			return "inline_full"
-		case "ref_preferred":
-			return "ref_only"
+	case domain.LaneCore, domain.LaneScoped:
+		switch domain.RenderPref(pref) {
+		case domain.RenderInlineFull:
+			return domain.FormInlineFull
+		case domain.RenderRefPreferred:
+			return domain.FormRefOnly
 		}
-		return "inline_compact"
+		return domain.FormInlineCompact
 	}
-	return lane
+	// ref_only and inspector_only render as themselves.
+	return domain.RenderForm(lane)
 }
 
 // adoptedPoints warms a card that requests like this one used, accepted or

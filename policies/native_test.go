@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -226,7 +227,7 @@ func genGate(r *rand.Rand) policies.GateInput {
 		Action:   pick(r, []string{"promote", "promote", "publish", "resolve", "delete", ""}),
 		Target:   pick(r, []string{"promoted", "canonical", "repo", "global", "worktree", ""}),
 		Card:     policies.GateCard{ID: "kc_1", Tier: pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", "", "x"}), Status: "candidate"},
-		Counts:   policies.RoleCounts{Supporting: c(), Verification: c(), Teaching: c(), Counterexample: pick(r, []int{0, 0, 0, 1, 2, -1})},
+		Counts:   domain.RoleCounts{Supporting: c(), Verification: c(), Teaching: c(), Counterexample: pick(r, []int{0, 0, 0, 1, 2, -1})},
 		Reviewer: policies.Reviewer{Name: "r", Type: pick(r, []string{"human", "agent", ""})},
 		Mode:     "human",
 		Newest:   policies.RoleTimes{Verification: pick(r, []string{"", "2026-01-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z"})},

@@ -132,7 +132,7 @@ func TestScopeOrderings(t *testing.T) {
 				Card:     policies.LanesCardInfo{ID: tt.card.ID, Persistence: tt.card.Persistence},
 				ScopeFit: r.ScopeFit, OperationFit: r.OperationFit, Relevance: tt.relevance,
 			}}})
-			if l := lout[tt.card.ID]; l.Lane != tt.lane || l.Salience != tt.salience {
+			if l := lout[tt.card.ID]; string(l.Lane) != tt.lane || l.Salience != tt.salience {
 				t.Errorf("%s (rego only %v): lane %s salience %d, want %s %d (why %v)", tt.name, opts.RegoOnly, l.Lane, l.Salience, tt.lane, tt.salience, r.Why)
 			}
 		}

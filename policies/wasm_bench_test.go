@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/plugins"
 	"github.com/palacehq/palace/plugins/plugintest"
 	"github.com/palacehq/palace/policies"
@@ -24,7 +25,7 @@ import (
 // (RegoOnly), and examples/plugins/gate-go as a repo gate.wasm.
 func BenchmarkGateEngines(b *testing.B) {
 	in := promoteQi
-	in.Counts = policies.RoleCounts{Supporting: 1, Verification: 1}
+	in.Counts = domain.RoleCounts{Supporting: 1, Verification: 1}
 	for _, e := range engineCases(b, "gate.wasm", "gate") {
 		b.Run(e.name, func(b *testing.B) {
 			set := e.load(b)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/plugins/plugintest"
 	"github.com/palacehq/palace/policies"
 )
@@ -35,7 +36,7 @@ func gateCorpus() []policies.GateInput {
 							Action: action, Target: target, Mode: "human",
 							Card: policies.GateCard{ID: "kc_d", Tier: tier, Status: "candidate", Statement: "s",
 								Scope: policies.CardScope{Paths: []string{"store/**"}}},
-							Counts: policies.RoleCounts{
+							Counts: domain.RoleCounts{
 								Supporting: r.IntN(5), Verification: r.IntN(5),
 								Teaching: r.IntN(5), Counterexample: r.IntN(5),
 							},
@@ -187,7 +188,7 @@ func TestLanesGoMatchesRego(t *testing.T) {
 			t.Fatalf("batch %d: outputs differ", b)
 		}
 		for _, res := range want {
-			lanes[res.Lane+"/"+res.RenderForm]++
+			lanes[string(res.Lane)+"/"+string(res.RenderForm)]++
 		}
 		cards += len(in.Cards)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // wasmInput encodes a typed input as the JSON a .wasm module reads. It is
@@ -38,7 +40,7 @@ func wasmInput(p Point, in any) ([]byte, error) {
 	return nil, fmt.Errorf("evaluate %s: input of type %T is not a decision point input", p.Package(), in)
 }
 
-func appendRoleCounts(b []byte, c RoleCounts) []byte {
+func appendRoleCounts(b []byte, c domain.RoleCounts) []byte {
 	b = append(b, `{"supporting":`...)
 	b = strconv.AppendInt(b, int64(c.Supporting), 10)
 	b = append(b, `,"verification":`...)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/plugins/plugintest"
 	"github.com/palacehq/palace/policies"
 )
@@ -47,7 +48,7 @@ func load(t *testing.T, src policies.Sources, opts policies.Options) *policies.S
 var promoteQi = policies.GateInput{
 	Action: "promote", Target: "promoted",
 	Card:     policies.GateCard{ID: "kc_1", Tier: "qi", Statement: "Wrap writes in store.Tx"},
-	Counts:   policies.RoleCounts{Supporting: 1},
+	Counts:   domain.RoleCounts{Supporting: 1},
 	Reviewer: policies.Reviewer{Name: "claude", Type: "agent"},
 	Mode:     "agent",
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // AdoptionPrefix is the id prefix of adoption events.
@@ -20,15 +22,15 @@ type AdoptionEvent struct {
 	RequestID string `json:"request_id,omitempty"`
 	// RequestTerms is the signature of the request the signal is about
 	// (space-separated terms), "" when it names none.
-	RequestTerms string `json:"request_terms,omitempty"`
-	Query        string `json:"query,omitempty"`
-	Field        string `json:"field,omitempty"`
-	EvidenceID   string `json:"evidence_id,omitempty"`
-	Note         string `json:"note,omitempty"`
-	Actor        string `json:"actor"`
-	ActorType    string `json:"actor_type"`
-	PolicyHash   string `json:"policy_hash,omitempty"`
-	CreatedAt    string `json:"created_at"`
+	RequestTerms string           `json:"request_terms,omitempty"`
+	Query        string           `json:"query,omitempty"`
+	Field        string           `json:"field,omitempty"`
+	EvidenceID   string           `json:"evidence_id,omitempty"`
+	Note         string           `json:"note,omitempty"`
+	Actor        string           `json:"actor"`
+	ActorType    domain.ActorType `json:"actor_type"`
+	PolicyHash   string           `json:"policy_hash,omitempty"`
+	CreatedAt    string           `json:"created_at"`
 }
 
 const adoptionCols = `id, signal, card_id, request_id, request_terms, query, field, evidence_id, note, actor, actor_type, policy_hash, created_at`
@@ -130,7 +132,7 @@ func (s *Store) ListAdoption(ctx context.Context, f AdoptionFilter) ([]AdoptionE
 		var e AdoptionEvent
 		var card, ev sql.NullString
 		if err := rows.Scan(&e.ID, &e.Signal, &card, &e.RequestID, &e.RequestTerms, &e.Query, &e.Field, &ev,
-			&e.Note, &e.Actor, &e.ActorType, &e.PolicyHash, &e.CreatedAt); err != nil {
+			&e.Note, &e.Actor, (*string)(&e.ActorType), &e.PolicyHash, &e.CreatedAt); err != nil {
 			return nil, fmt.Errorf("list adoption events: %w", err)
 		}
 		e.CardID, e.EvidenceID = card.String, ev.String

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // Batch writes. An import (record --jsonl, a research report, a sync of
@@ -65,7 +67,7 @@ func multiRow(head, tail string, cols, rows int) string {
 }
 
 // InsertEvidenceRows appends evidence rows, as InsertEvidence does one.
-func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []Evidence) error {
+func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -120,7 +122,7 @@ func (tx *Tx) MarkDuplicates(ctx context.Context, ds []Duplicate) error {
 }
 
 // InsertCards adds cards, as InsertCard does one.
-func (tx *Tx) InsertCards(ctx context.Context, cs []Card) error {
+func (tx *Tx) InsertCards(ctx context.Context, cs []domain.Card) error {
 	type enc struct{ scope, trig string }
 	encs := make([]enc, len(cs))
 	for i, c := range cs {
@@ -144,7 +146,7 @@ func (tx *Tx) InsertCards(ctx context.Context, cs []Card) error {
 
 // InsertLinks adds links; a link that exists already is left as it is
 // (InsertLink says which were new; an import does not ask).
-func (tx *Tx) InsertLinks(ctx context.Context, ls []Link) error {
+func (tx *Tx) InsertLinks(ctx context.Context, ls []domain.Link) error {
 	return tx.insertRows(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)`,
 		` ON CONFLICT(card_id, evidence_id, role) DO NOTHING`, 5, len(ls),
 		func(dst []any, i int) []any {
@@ -157,7 +159,7 @@ func (tx *Tx) InsertLinks(ctx context.Context, ls []Link) error {
 // AppendEvents appends es, each as its card's next event (Seq is assigned
 // here, in order, several events of one card included), and returns the
 // stored rows: AppendEvent for many cards.
-func (tx *Tx) AppendEvents(ctx context.Context, es []Event) ([]Event, error) {
+func (tx *Tx) AppendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
 	if len(es) == 0 {
 		return nil, nil
 	}
@@ -173,7 +175,7 @@ func (tx *Tx) AppendEvents(ctx context.Context, es []Event) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Event, len(es))
+	out := make([]domain.Event, len(es))
 	for i, e := range es {
 		last[e.CardID]++
 		e.Seq = last[e.CardID]

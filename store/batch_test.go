@@ -28,9 +28,9 @@ func batchAnchors(t *testing.T, s *store.Store) {
 	}
 }
 
-func batchEvidence(i int) store.Evidence {
+func batchEvidence(i int) domain.Evidence {
 	c := fmt.Sprintf("row %d: checkpoints stall under load", i)
-	return store.Evidence{ID: fmt.Sprintf("ev_%04d", i), Content: c, Domain: "project", Field: "storage", Provenance: "runtime",
+	return domain.Evidence{ID: fmt.Sprintf("ev_%04d", i), Content: c, Domain: "project", Field: "storage", Provenance: "runtime",
 		Tags: []string{"t"}, AnchorID: "an_a", ContentSHA256: fmt.Sprintf("%064d", i), Actor: "t", ActorType: "human", CreatedAt: now}
 }
 
@@ -41,7 +41,7 @@ func TestInsertEvidenceRows(t *testing.T) {
 	ctx := context.Background()
 	s, _ := open(t)
 	batchAnchors(t, s)
-	rows := make([]store.Evidence, 250)
+	rows := make([]domain.Evidence, 250)
 	for i := range rows {
 		rows[i] = batchEvidence(i)
 	}
@@ -70,7 +70,7 @@ func TestInsertEvidenceRows(t *testing.T) {
 	}
 }
 
-func containsID(es []store.Evidence, id string) bool {
+func containsID(es []domain.Evidence, id string) bool {
 	for _, e := range es {
 		if e.ID == id {
 			return true
@@ -85,7 +85,7 @@ func TestBatchConstraintNamesTheRow(t *testing.T) {
 	ctx := context.Background()
 	s, _ := open(t)
 	batchAnchors(t, s)
-	rows := make([]store.Evidence, 120)
+	rows := make([]domain.Evidence, 120)
 	for i := range rows {
 		rows[i] = batchEvidence(i)
 	}
@@ -98,7 +98,7 @@ func TestBatchConstraintNamesTheRow(t *testing.T) {
 		t.Fatalf("count after a failed batch = %d, %v; want 0", n, err)
 	}
 	// A card batch whose card names an unknown anchor fails the same way.
-	cards := []store.Card{batchCard("kc_1"), batchCard("kc_2")}
+	cards := []domain.Card{batchCard("kc_1"), batchCard("kc_2")}
 	cards[1].AnchorID = "an_missing"
 	err = s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertCards(ctx, cards) })
 	if err == nil || !strings.Contains(err.Error(), "kc_2") {
@@ -109,8 +109,8 @@ func TestBatchConstraintNamesTheRow(t *testing.T) {
 	}
 }
 
-func batchCard(id string) store.Card {
-	return store.Card{ID: id, Statement: "s " + id, StatementNorm: "s " + id, Tier: "qi", Status: "candidate", Domain: "project",
+func batchCard(id string) domain.Card {
+	return domain.Card{ID: id, Statement: "s " + id, StatementNorm: "s " + id, Tier: "qi", Status: "candidate", Domain: "project",
 		Field: "f", AnchorID: "an_a", Persistence: "standard", RenderPref: "auto", CreatedBy: "t", CreatedAt: now, UpdatedAt: now}
 }
 
@@ -122,16 +122,16 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 	s, _ := open(t)
 	batchAnchors(t, s)
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertEvidenceRows(ctx, []store.Evidence{batchEvidence(1), batchEvidence(2)}); err != nil {
+		if err := tx.InsertEvidenceRows(ctx, []domain.Evidence{batchEvidence(1), batchEvidence(2)}); err != nil {
 			return err
 		}
 		if err := tx.InsertCard(ctx, batchCard("kc_old")); err != nil {
 			return err
 		}
-		if _, err := tx.InsertLink(ctx, store.Link{CardID: "kc_old", EvidenceID: "ev_0001", Role: "supporting", CreatedAt: now}); err != nil {
+		if _, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_old", EvidenceID: "ev_0001", Role: "supporting", CreatedAt: now}); err != nil {
 			return err
 		}
-		if _, err := tx.AppendEvent(ctx, store.Event{ID: "ce_0", CardID: "kc_old", Type: "created", Actor: "t", ActorType: "human", CreatedAt: now}); err != nil {
+		if _, err := tx.AppendEvent(ctx, domain.Event{ID: "ce_0", CardID: "kc_old", Type: "created", Actor: "t", ActorType: "human", CreatedAt: now}); err != nil {
 			return err
 		}
 		return tx.PutCardFile(ctx, store.CardFile{CardID: "kc_old", AnchorID: "an_a", FileSHA256: "old", SyncedAt: now})
@@ -139,23 +139,23 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored []store.Event
+	var stored []domain.Event
 	err = s.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertCards(ctx, []store.Card{batchCard("kc_a"), batchCard("kc_b")}); err != nil {
+		if err := tx.InsertCards(ctx, []domain.Card{batchCard("kc_a"), batchCard("kc_b")}); err != nil {
 			return err
 		}
-		if err := tx.InsertLinks(ctx, []store.Link{
+		if err := tx.InsertLinks(ctx, []domain.Link{
 			{CardID: "kc_old", EvidenceID: "ev_0001", Role: "supporting", CreatedAt: now},
 			{CardID: "kc_a", EvidenceID: "ev_0001", Role: "supporting", CreatedAt: now},
 			{CardID: "kc_a", EvidenceID: "ev_0002", Role: "verification", CreatedAt: now},
 		}); err != nil {
 			return err
 		}
-		ev := func(id, card string) store.Event {
-			return store.Event{ID: id, CardID: card, Type: "imported", Actor: "t", ActorType: "human", CreatedAt: now}
+		ev := func(id, card string) domain.Event {
+			return domain.Event{ID: id, CardID: card, Type: "imported", Actor: "t", ActorType: "human", CreatedAt: now}
 		}
 		var err error
-		if stored, err = tx.AppendEvents(ctx, []store.Event{ev("ce_1", "kc_a"), ev("ce_2", "kc_old"), ev("ce_3", "kc_a"), ev("ce_4", "kc_b")}); err != nil {
+		if stored, err = tx.AppendEvents(ctx, []domain.Event{ev("ce_1", "kc_a"), ev("ce_2", "kc_old"), ev("ce_3", "kc_a"), ev("ce_4", "kc_b")}); err != nil {
 			return err
 		}
 		return tx.PutCardFiles(ctx, []store.CardFile{

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // CardFile is one row of card_files: what the last sync saw of a card's
@@ -33,7 +35,7 @@ type CardFile struct {
 // status is in the statuses asked for, and every card with a file row.
 type SyncRow struct {
 	CardID   string
-	Status   string
+	Status   domain.Status
 	EventSeq int
 	// File is the card's card_files row; nil when it has none.
 	File *CardFile
@@ -41,8 +43,8 @@ type SyncRow struct {
 
 // SyncRows lists the cards of anchorID that are in one of statuses or
 // already have a file, with their last event seq, ordered by id.
-func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []string) ([]SyncRow, error) {
-	args := append([]any{anchorID}, anySlice(statuses)...)
+func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain.Status) ([]SyncRow, error) {
+	args := append([]any{anchorID}, strArgs(statuses)...)
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
 		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
 		f.card_id IS NOT NULL, COALESCE(f.file_sha256,''), COALESCE(f.event_seq,0), COALESCE(f.checkout,''),
@@ -59,7 +61,7 @@ func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []string
 		var r SyncRow
 		var has bool
 		var f CardFile
-		if err := rows.Scan(&r.CardID, &r.Status, &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
+		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
 			&f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
 			return nil, fmt.Errorf("list cards to sync: %w", err)
 		}
@@ -117,7 +119,7 @@ func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
 // file that changed upstream): statement, content, tier, status, domain,
 // field, scope, trigger, persistence, render preference, dates and origin.
 // Identity, anchor and creation stay.
-func (tx *Tx) UpdateCardFromFile(ctx context.Context, c Card) error {
+func (tx *Tx) UpdateCardFromFile(ctx context.Context, c domain.Card) error {
 	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
 	if err != nil {
 		return fmt.Errorf("update card %s: %w", c.ID, err)
@@ -135,8 +137,8 @@ func (tx *Tx) UpdateCardFromFile(ctx context.Context, c Card) error {
 
 // LastLifecycleEvents returns, per card id, the card's last event that is
 // not a bare link: what a card file shows as its last lifecycle event.
-func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]Event, error) {
-	out := make(map[string]Event, len(ids))
+func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]domain.Event, error) {
+	out := make(map[string]domain.Event, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -148,20 +150,20 @@ func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[stri
 		if err != nil {
 			return nil, fmt.Errorf("read last events: %w", err)
 		}
-		if err := scanEvents(rows, func(e Event) { out[e.CardID] = e }); err != nil {
+		if err := scanEvents(rows, func(e domain.Event) { out[e.CardID] = e }); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func scanEvents(rows *sql.Rows, fn func(Event)) error {
+func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var e Event
+		var e domain.Event
 		var decision, data string
-		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, &e.Type, &e.FromStatus, &e.ToStatus, &e.Reason, &e.Actor,
-			&e.ActorType, &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, (*string)(&e.Type), (*string)(&e.FromStatus), (*string)(&e.ToStatus), &e.Reason, &e.Actor,
+			(*string)(&e.ActorType), &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
 			return fmt.Errorf("scan event: %w", err)
 		}
 		if decision != "null" {
@@ -178,7 +180,7 @@ func scanEvents(rows *sql.Rows, fn func(Event)) error {
 // CardAnchor is where a card lives and its status.
 type CardAnchor struct {
 	AnchorID string
-	Status   string
+	Status   domain.Status
 }
 
 // CardAnchors returns the anchor and status of each of ids that exists.
@@ -195,7 +197,7 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 		for rows.Next() {
 			var id string
 			var a CardAnchor
-			if err := rows.Scan(&id, &a.AnchorID, &a.Status); err != nil {
+			if err := rows.Scan(&id, &a.AnchorID, (*string)(&a.Status)); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read card anchors: %w", err)
 			}

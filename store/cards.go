@@ -7,67 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // ErrConflict is returned when a row changed under a conditional update
 // (another process moved the card first).
 var ErrConflict = errors.New("changed concurrently")
-
-// Scope limits where a card applies. Empty lists mean "anywhere".
-type Scope struct {
-	Paths     []string `json:"paths"`
-	Languages []string `json:"languages"`
-	Fields    []string `json:"fields"`
-}
-
-// String describes the scope for people: "paths store/**, api/** · languages
-// go · fields storage"; "" for a card that applies anywhere.
-func (s Scope) String() string {
-	var parts []string
-	for _, d := range []struct {
-		name string
-		vals []string
-	}{{"paths", s.Paths}, {"languages", s.Languages}, {"fields", s.Fields}} {
-		if len(d.vals) > 0 {
-			parts = append(parts, d.name+" "+strings.Join(d.vals, ", "))
-		}
-	}
-	return strings.Join(parts, " · ")
-}
-
-// Trigger says what wakes a card up: regexp patterns over text, intent tags,
-// and tool needs. It biases selection; it never executes anything.
-type Trigger struct {
-	Patterns  []string `json:"patterns"`
-	Intents   []string `json:"intents"`
-	ToolNeeds []string `json:"tool_needs"`
-}
-
-// Card is one row of cards.
-type Card struct {
-	ID          string  `json:"id"`
-	Statement   string  `json:"statement"`
-	Content     string  `json:"content"`
-	Tier        string  `json:"tier"`
-	Status      string  `json:"status"`
-	Domain      string  `json:"domain"`
-	Field       string  `json:"field"`
-	AnchorID    string  `json:"anchor_id"`
-	Scope       Scope   `json:"scope"`
-	Trigger     Trigger `json:"trigger"`
-	Persistence string  `json:"persistence"`
-	RenderPref  string  `json:"render_pref"`
-	ReviewAfter string  `json:"review_after,omitempty"`
-	ExpiresAt   string  `json:"expires_at,omitempty"`
-	OriginCard  string  `json:"origin_card,omitempty"`
-	PublishedTo string  `json:"published_to,omitempty"`
-	CreatedBy   string  `json:"created_by"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
-
-	// StatementNorm is the normalized statement used for duplicate detection.
-	StatementNorm string `json:"-"`
-}
 
 var cardCols = prefixCols("")
 
@@ -81,7 +27,7 @@ func prefixCols(p string) string {
 }
 
 // InsertCard adds a card.
-func (tx *Tx) InsertCard(ctx context.Context, c Card) error {
+func (tx *Tx) InsertCard(ctx context.Context, c domain.Card) error {
 	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
 	if err != nil {
 		return fmt.Errorf("insert card: %w", err)
@@ -99,30 +45,34 @@ func (tx *Tx) InsertCard(ctx context.Context, c Card) error {
 }
 
 // Card reads one card; ErrNotFound if absent.
-func (s *Store) Card(ctx context.Context, id string) (Card, error) { return cardByID(ctx, s.db, id) }
+func (s *Store) Card(ctx context.Context, id string) (domain.Card, error) {
+	return cardByID(ctx, s.db, id)
+}
 
 // Card is the in-transaction form of Store.Card.
-func (tx *Tx) Card(ctx context.Context, id string) (Card, error) { return cardByID(ctx, tx.tx, id) }
+func (tx *Tx) Card(ctx context.Context, id string) (domain.Card, error) {
+	return cardByID(ctx, tx.tx, id)
+}
 
-func cardByID(ctx context.Context, q querier, id string) (Card, error) {
+func cardByID(ctx context.Context, q querier, id string) (domain.Card, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
 	if err != nil {
-		return Card{}, fmt.Errorf("read card %s: %w", id, err)
+		return domain.Card{}, fmt.Errorf("read card %s: %w", id, err)
 	}
-	var out []Card
-	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
-		return Card{}, err
+	var out []domain.Card
+	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
+		return domain.Card{}, err
 	}
 	if len(out) == 0 {
-		return Card{}, fmt.Errorf("card %s: %w", id, ErrNotFound)
+		return domain.Card{}, fmt.Errorf("card %s: %w", id, ErrNotFound)
 	}
 	return out[0], nil
 }
 
 // CardFilter selects cards for ListCards. Empty fields match all.
 type CardFilter struct {
-	Tiers     []string
-	Statuses  []string
+	Tiers     []domain.Tier
+	Statuses  []domain.Status
 	AnchorIDs []string
 	Field     string
 	Domain    string
@@ -131,18 +81,18 @@ type CardFilter struct {
 
 // ListCards returns matching cards ordered by tier (dao_tian first), then
 // anchor, then id.
-func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
+func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, error) {
 	var where []string
 	var args []any
-	in := func(col string, vals []string) {
+	in := func(col string, vals []any) {
 		if len(vals) > 0 {
 			where = append(where, col+" IN ("+placeholders(len(vals))+")")
-			args = append(args, anySlice(vals)...)
+			args = append(args, vals...)
 		}
 	}
-	in("tier", f.Tiers)
-	in("status", f.Statuses)
-	in("anchor_id", f.AnchorIDs)
+	in("tier", strArgs(f.Tiers))
+	in("status", strArgs(f.Statuses))
+	in("anchor_id", anySlice(f.AnchorIDs))
 	if f.Field != "" {
 		where, args = append(where, "field = ?"), append(args, f.Field)
 	}
@@ -161,8 +111,8 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list cards: %w", err)
 	}
-	var out []Card
-	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+	var out []domain.Card
+	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -170,32 +120,32 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 
 // CardByStatement returns the first card at anchorID with this normalized
 // statement whose status is one of statuses; ok is false when there is none.
-func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []string) (Card, bool, error) {
-	args := append([]any{anchorID, norm}, anySlice(statuses)...)
+func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []domain.Status) (domain.Card, bool, error) {
+	args := append([]any{anchorID, norm}, strArgs(statuses)...)
 	rows, err := tx.tx.QueryContext(ctx, `SELECT `+cardCols+` FROM cards
 		WHERE anchor_id = ? AND statement_norm = ? AND status IN (`+placeholders(len(statuses))+`)
 		ORDER BY created_at, id LIMIT 1`, args...)
 	if err != nil {
-		return Card{}, false, fmt.Errorf("find card by statement: %w", err)
+		return domain.Card{}, false, fmt.Errorf("find card by statement: %w", err)
 	}
-	var out []Card
-	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
-		return Card{}, false, err
+	var out []domain.Card
+	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
+		return domain.Card{}, false, err
 	}
 	if len(out) == 0 {
-		return Card{}, false, nil
+		return domain.Card{}, false, nil
 	}
 	return out[0], true, nil
 }
 
 // SetCardStatus moves card id from status from to status to. It fails with
 // ErrConflict when the card is no longer in status from.
-func (tx *Tx) SetCardStatus(ctx context.Context, id, from, to, now string) error {
-	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, now, id, from)
+func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
+	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, string(to), now, id, string(from))
 	if err != nil {
 		return fmt.Errorf("set status of %s: %w", id, err)
 	}
-	return oneRow(res, "card "+id+" is no longer "+from)
+	return oneRow(res, "card "+id+" is no longer "+string(from))
 }
 
 // SetPublishedTo stamps card id as published to the card copy.
@@ -210,7 +160,7 @@ func (tx *Tx) SetPublishedTo(ctx context.Context, id, copyID, now string) error 
 // CardAttrs are the governed attributes an audit action may change. A nil
 // field is left as it is.
 type CardAttrs struct {
-	Scope       *Scope
+	Scope       *domain.Scope
 	Persistence *string
 	RenderPref  *string
 	ReviewAfter *string // "" clears
@@ -257,20 +207,20 @@ func (s *Store) CountCards(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func scanCards(rows *sql.Rows, fn func(Card)) error {
-	return scan(rows, false, func(c Card, _ int) { fn(c) })
+func scanCards(rows *sql.Rows, fn func(domain.Card)) error {
+	return scan(rows, false, func(c domain.Card, _ int) { fn(c) })
 }
 
 // scanCardsWith scans rows of cardCols followed by one integer column.
-func scanCardsWith(rows *sql.Rows, fn func(Card, int)) error { return scan(rows, true, fn) }
+func scanCardsWith(rows *sql.Rows, fn func(domain.Card, int)) error { return scan(rows, true, fn) }
 
-func scan(rows *sql.Rows, extra bool, fn func(Card, int)) error {
+func scan(rows *sql.Rows, extra bool, fn func(domain.Card, int)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var c Card
+		var c domain.Card
 		var scope, trig string
-		dest := []any{&c.ID, &c.Statement, &c.StatementNorm, &c.Content, &c.Tier, &c.Status, &c.Domain,
-			&c.Field, &c.AnchorID, &scope, &trig, &c.Persistence, &c.RenderPref, &c.ReviewAfter, &c.ExpiresAt,
+		dest := []any{&c.ID, &c.Statement, &c.StatementNorm, &c.Content, (*string)(&c.Tier), (*string)(&c.Status), (*string)(&c.Domain),
+			&c.Field, &c.AnchorID, &scope, &trig, (*string)(&c.Persistence), (*string)(&c.RenderPref), &c.ReviewAfter, &c.ExpiresAt,
 			&c.OriginCard, &c.PublishedTo, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}
 		var n int
 		if extra {
@@ -301,7 +251,7 @@ var (
 	triggerKeys = []string{"patterns", "intents", "tool_needs"}
 )
 
-func encodeScopeTrigger(s Scope, t Trigger) (string, string, error) {
+func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string, error) {
 	sb, err := json.Marshal(normScope(s))
 	if err != nil {
 		return "", "", err
@@ -315,12 +265,12 @@ func encodeScopeTrigger(s Scope, t Trigger) (string, string, error) {
 
 // normScope and normTrigger make empty lists [] rather than null so the JSON
 // that policies see has one shape.
-func normScope(s Scope) Scope {
-	return Scope{Paths: nonNil(s.Paths), Languages: nonNil(s.Languages), Fields: nonNil(s.Fields)}
+func normScope(s domain.Scope) domain.Scope {
+	return domain.Scope{Paths: nonNil(s.Paths), Languages: nonNil(s.Languages), Fields: nonNil(s.Fields)}
 }
 
-func normTrigger(t Trigger) Trigger {
-	return Trigger{Patterns: nonNil(t.Patterns), Intents: nonNil(t.Intents), ToolNeeds: nonNil(t.ToolNeeds)}
+func normTrigger(t domain.Trigger) domain.Trigger {
+	return domain.Trigger{Patterns: nonNil(t.Patterns), Intents: nonNil(t.Intents), ToolNeeds: nonNil(t.ToolNeeds)}
 }
 
 func nullable(s string) any {

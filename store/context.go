@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // CandidateQuery selects the cards a context request considers. The store
@@ -15,7 +17,7 @@ type CandidateQuery struct {
 	// (an explicit cross-repository request).
 	AnchorIDs []string
 	// Statuses limits the cards to these statuses. It must not be empty.
-	Statuses []string
+	Statuses []domain.Status
 	// Now leaves out cards whose expires_at is at or before it; "" keeps all.
 	Now string
 	// Match is an FTS5 expression over statement and content; "" ranks
@@ -25,9 +27,9 @@ type CandidateQuery struct {
 	Limit int
 	// TierOrder, AnchorOrder and PersistenceOrder rank the unmatched fill:
 	// values earlier in a list sort first, values absent sort last.
-	TierOrder        []string
+	TierOrder        []domain.Tier
 	AnchorOrder      []string
-	PersistenceOrder []string
+	PersistenceOrder []domain.Persistence
 }
 
 // Ranked is a card id with its FTS5 bm25 score (lower is more relevant).
@@ -112,7 +114,7 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 // anchor and id (the order is picked from the covering index, and only the
 // first q.Limit rows are read), and total, the number of cards q selects.
 // The cards come in that order.
-func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []Card, total int, err error) {
+func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []domain.Card, total int, err error) {
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
 	}
@@ -134,8 +136,8 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []Ca
 	if err != nil {
 		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
-	cards = make([]Card, 0, q.Limit)
-	err = scanCardsWith(rows, func(c Card, extra int) { cards, total = append(cards, c), extra })
+	cards = make([]domain.Card, 0, q.Limit)
+	err = scanCardsWith(rows, func(c domain.Card, extra int) { cards, total = append(cards, c), extra })
 	return cards, total, err
 }
 
@@ -147,7 +149,7 @@ func candidateWhere(p string, q CandidateQuery) (string, []any) {
 		args = append(args, anySlice(q.AnchorIDs)...)
 	}
 	where = append(where, p+"status IN ("+placeholders(len(q.Statuses))+")")
-	args = append(args, anySlice(q.Statuses)...)
+	args = append(args, strArgs(q.Statuses)...)
 	if q.Now != "" {
 		where = append(where, "("+p+"expires_at IS NULL OR "+p+"expires_at > ?)")
 		args = append(args, q.Now)
@@ -157,7 +159,7 @@ func candidateWhere(p string, q CandidateQuery) (string, []any) {
 
 // rankCase is a CASE expression giving each value of order its index, and
 // len(order) to anything else.
-func rankCase(col string, order []string) (string, []any) {
+func rankCase[T ~string](col string, order []T) (string, []any) {
 	if len(order) == 0 {
 		return "0", nil
 	}
@@ -166,7 +168,7 @@ func rankCase(col string, order []string) (string, []any) {
 	b.WriteString("CASE " + col)
 	for i, v := range order {
 		fmt.Fprintf(&b, " WHEN ? THEN %d", i)
-		args = append(args, v)
+		args = append(args, string(v))
 	}
 	fmt.Fprintf(&b, " ELSE %d END", len(order))
 	return b.String(), args
@@ -174,8 +176,8 @@ func rankCase(col string, order []string) (string, []any) {
 
 // CardsByIDs reads the cards with these ids, keyed by id; absent ids are
 // missing from the map.
-func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, error) {
-	out := make(map[string]Card, len(ids))
+func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain.Card, error) {
+	out := make(map[string]domain.Card, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -184,7 +186,7 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, 
 		if err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
 		}
-		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}
@@ -194,8 +196,8 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]Card, 
 // CardsByRowIDs reads the cards with these rowids (from CandidateText),
 // keyed by id: one B-tree descent per card where an id costs two (its
 // unique index, then the table).
-func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]Card, error) {
-	out := make(map[string]Card, len(rowids))
+func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]domain.Card, error) {
+	out := make(map[string]domain.Card, len(rowids))
 	for len(rowids) > 0 {
 		n := min(len(rowids), 500)
 		chunk := rowids[:n]
@@ -204,7 +206,7 @@ func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]C
 		if err != nil {
 			return nil, fmt.Errorf("read cards: %w", err)
 		}
-		if err := scanCards(rows, func(c Card) { out[c.ID] = c }); err != nil {
+		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +226,7 @@ type MemoryCounts struct {
 // CountMemory counts the cards (per status) and evidence at anchorIDs, and
 // the cards with a status in expiredAmong that expired at or before now.
 // Empty anchorIDs counts everything.
-func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []string, now string) (MemoryCounts, error) {
+func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []domain.Status, now string) (MemoryCounts, error) {
 	out := MemoryCounts{CardsByStatus: map[string]int{}}
 	cond, args := "", []any(nil)
 	if len(anchorIDs) > 0 {
@@ -264,8 +266,8 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 
 // LinkRoleCounts counts the links of each card per role; cards without
 // links are missing from the map.
-func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]map[string]int, error) {
-	out := map[string]map[string]int{}
+func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]domain.RoleCounts, error) {
+	out := map[string]domain.RoleCounts{}
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
@@ -282,10 +284,9 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 				rows.Close()
 				return nil, fmt.Errorf("count links: %w", err)
 			}
-			if out[id] == nil {
-				out[id] = map[string]int{}
-			}
-			out[id][role] = c
+			rc := out[id]
+			rc.Add(domain.Role(role), c)
+			out[id] = rc
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -300,8 +301,8 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 // gate counts need. It reads neither evidence (see SourceRefs) nor the
 // links' notes and times, and keeps every card's links in one backing
 // array, as a context request reads a few thousand of them.
-func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Link, error) {
-	out := make(map[string][]Link, len(cardIDs))
+func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
+	out := make(map[string][]domain.Link, len(cardIDs))
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
@@ -311,7 +312,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 		if err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
-		all := make([]Link, 0, 32*len(chunk))
+		all := make([]domain.Link, 0, 32*len(chunk))
 		start := 0
 		flush := func() {
 			if len(all) > start {
@@ -320,8 +321,8 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 			start = len(all)
 		}
 		for rows.Next() {
-			var l Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, &l.Role); err != nil {
+			var l domain.Link
+			if err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role)); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read links: %w", err)
 			}
@@ -348,4 +349,10 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]Li
 	return out, nil
 }
 
-var roleNames = map[string]string{"supporting": "supporting", "verification": "verification", "teaching": "teaching", "counterexample": "counterexample"}
+var roleNames = func() map[domain.Role]domain.Role {
+	m := make(map[domain.Role]domain.Role, len(domain.Roles))
+	for _, r := range domain.Roles {
+		m[r] = r
+	}
+	return m
+}()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // FieldEvidence is a field with evidence and no card of the given statuses.
@@ -19,14 +21,14 @@ type FieldEvidence struct {
 // FieldsWithoutCards returns up to limit fields that hold at least minEvidence
 // evidence rows at anchorIDs and no card with a status in statuses there,
 // ordered by evidence count (most first), then field name.
-func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []string, minEvidence, limit int) ([]FieldEvidence, error) {
+func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, statuses []domain.Status, minEvidence, limit int) ([]FieldEvidence, error) {
 	if len(anchorIDs) == 0 || len(statuses) == 0 || limit <= 0 {
 		return nil, nil
 	}
 	in := placeholders(len(anchorIDs))
 	args := anySlice(anchorIDs)
 	args = append(args, anySlice(anchorIDs)...)
-	args = append(args, anySlice(statuses)...)
+	args = append(args, strArgs(statuses)...)
 	args = append(args, minEvidence, limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT e.field, sum(e.n) AS n FROM evidence_counts e
 		WHERE e.anchor_id IN (`+in+`)
@@ -76,7 +78,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs, statuses []st
 // only ID, Content, Field, Provenance, SourceRef and AnchorID filled: what a
 // ranking and a pack read of the hundred rows it looks at. The
 // (anchor_id, field) index bounds the read to those anchors.
-func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]Evidence, error) {
+func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]domain.Evidence, error) {
 	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -103,10 +105,10 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
 	defer rows.Close()
-	out := make([]Evidence, 0, limit)
+	out := make([]domain.Evidence, 0, limit)
 	for rows.Next() {
-		var e Evidence
-		if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+		var e domain.Evidence
+		if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
 			return nil, fmt.Errorf("read recent evidence: %w", err)
 		}
 		out = append(out, e)
@@ -120,8 +122,8 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 // EvidenceTexts reads the evidence rows with these ids with only ID,
 // Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
 // quotes); absent ids are missing from the map.
-func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evidence, error) {
-	out := make(map[string]Evidence, len(ids))
+func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
+	out := make(map[string]domain.Evidence, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		chunk := ids[:n]
@@ -132,8 +134,8 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evi
 			return nil, fmt.Errorf("read evidence: %w", err)
 		}
 		for rows.Next() {
-			var e Evidence
-			if err := rows.Scan(&e.ID, &e.Content, &e.Field, &e.Provenance, &e.SourceRef, &e.AnchorID); err != nil {
+			var e domain.Evidence
+			if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read evidence: %w", err)
 			}
@@ -150,13 +152,13 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]Evi
 // CitingCards returns, for each of evidenceIDs, the ids of the cards with a
 // status in statuses that link to it (any role), sorted. Evidence no such
 // card cites is missing from the map.
-func (s *Store) CitingCards(ctx context.Context, evidenceIDs, statuses []string) (map[string][]string, error) {
+func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses []domain.Status) (map[string][]string, error) {
 	out := map[string][]string{}
 	for len(evidenceIDs) > 0 && len(statuses) > 0 {
 		n := min(len(evidenceIDs), 400)
 		chunk := evidenceIDs[:n]
 		evidenceIDs = evidenceIDs[n:]
-		args := append(anySlice(chunk), anySlice(statuses)...)
+		args := append(anySlice(chunk), strArgs(statuses)...)
 		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT l.evidence_id, l.card_id FROM card_links l JOIN cards c ON c.id = l.card_id
 			WHERE l.evidence_id IN (`+placeholders(len(chunk))+`) AND c.status IN (`+placeholders(len(statuses))+`)
 			ORDER BY l.evidence_id, l.card_id`, args...)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -16,7 +17,7 @@ func TestLinkRowsAndSourceRefs(t *testing.T) {
 	contextSeed(t, s)
 	ctx := context.Background()
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		for _, l := range []store.Link{
+		for _, l := range []domain.Link{
 			{CardID: "kc_2", EvidenceID: "ev_3", Role: "verification", CreatedAt: "2026-01-03T00:00:00.000Z"},
 			{CardID: "kc_2", EvidenceID: "ev_1", Role: "counterexample", CreatedAt: "2026-01-02T00:00:00.000Z"},
 			{CardID: "kc_2", EvidenceID: "ev_2", Role: "supporting", CreatedAt: "2026-01-02T00:00:00.000Z"},
@@ -42,7 +43,7 @@ func TestLinkRowsAndSourceRefs(t *testing.T) {
 			if l.Note != "" || l.CreatedAt != "" || l.SourceRef != "" {
 				t.Errorf("LinkRows filled more than card, evidence and role: %+v", l)
 			}
-			got = append(got, lr{l.CardID, l.EvidenceID, l.Role})
+			got = append(got, lr{l.CardID, l.EvidenceID, string(l.Role)})
 		}
 	}
 	want := []lr{{"kc_1", "ev_4", "teaching"}, {"kc_1", "ev_0", "supporting"},
@@ -102,7 +103,7 @@ func TestEvidenceTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]store.Evidence{
+	want := map[string]domain.Evidence{
 		"ev_1": {ID: "ev_1", Content: "lock contention seen 1", Field: "locks", Provenance: "runtime", AnchorID: "an_a"},
 		"ev_6": {ID: "ev_6", Content: "lock contention seen 6", Field: "locks", Provenance: "runtime", AnchorID: "an_b"},
 	}
@@ -116,7 +117,7 @@ func TestCardsByRowIDs(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	texts, err := s.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted", "canonical"}})
+	texts, err := s.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted", "canonical"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestCandidateTextsSeeEdits(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []string{"promoted"}}
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted"}}
 	statement := func() string {
 		t.Helper()
 		texts, err := s.CandidateTexts(ctx, q)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -38,8 +39,8 @@ func contextSeed(t *testing.T, s *store.Store) {
 			{"kc_7", "an_a", "promoted", "qi", "standard", "expired sqlite tip", "2026-01-01T00:00:00.000Z"},
 		}
 		for _, c := range cards {
-			if err := tx.InsertCard(ctx, store.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: c.tier,
-				Status: c.status, Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: c.persistence,
+			if err := tx.InsertCard(ctx, domain.Card{ID: c.id, Statement: c.statement, StatementNorm: c.statement, Tier: domain.Tier(c.tier),
+				Status: domain.Status(c.status), Domain: "project", Field: "storage", AnchorID: c.anchor, Persistence: domain.Persistence(c.persistence),
 				RenderPref: "auto", ExpiresAt: c.expires, CreatedBy: "a", CreatedAt: now, UpdatedAt: now}); err != nil {
 				return err
 			}
@@ -49,13 +50,13 @@ func contextSeed(t *testing.T, s *store.Store) {
 			if i >= 5 {
 				field, anchor = "locks", "an_b"
 			}
-			if err := tx.InsertEvidence(ctx, store.Evidence{ID: fmt.Sprintf("ev_%d", i), Content: fmt.Sprintf("lock contention seen %d", i),
+			if err := tx.InsertEvidence(ctx, domain.Evidence{ID: fmt.Sprintf("ev_%d", i), Content: fmt.Sprintf("lock contention seen %d", i),
 				Domain: "project", Field: field, Provenance: "runtime", AnchorID: anchor, ContentSHA256: "x", Actor: "a",
 				ActorType: "agent", CreatedAt: fmt.Sprintf("2026-01-02T03:04:0%d.000Z", i)}); err != nil {
 				return err
 			}
 		}
-		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "ev_0", Role: "supporting", CreatedAt: now})
+		_, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_1", EvidenceID: "ev_0", Role: "supporting", CreatedAt: now})
 		return err
 	})
 	if err != nil {
@@ -68,9 +69,9 @@ func TestCandidates(t *testing.T) {
 	contextSeed(t, s)
 	ctx := context.Background()
 	base := store.CandidateQuery{
-		AnchorIDs: []string{"an_a", "an_g"}, Statuses: []string{"promoted", "canonical"}, Now: "2026-02-01T00:00:00.000Z",
-		Limit: 10, TierOrder: []string{"dao_tian", "dao_ren", "shu", "qi"}, AnchorOrder: []string{"an_a", "an_g"},
-		PersistenceOrder: []string{"foundational", "protected", "standard"},
+		AnchorIDs: []string{"an_a", "an_g"}, Statuses: []domain.Status{"promoted", "canonical"}, Now: "2026-02-01T00:00:00.000Z",
+		Limit: 10, TierOrder: []domain.Tier{"dao_tian", "dao_ren", "shu", "qi"}, AnchorOrder: []string{"an_a", "an_g"},
+		PersistenceOrder: []domain.Persistence{"foundational", "protected", "standard"},
 	}
 	tests := []struct {
 		name        string
@@ -95,7 +96,7 @@ func TestCandidates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := base
-			q.Statuses = append([]string(nil), base.Statuses...)
+			q.Statuses = append([]domain.Status(nil), base.Statuses...)
 			tt.mutate(&q)
 			matched, fill, err := s.Candidates(ctx, q)
 			if err != nil {
@@ -145,7 +146,7 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
-	m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, "2026-02-01T00:00:00.000Z")
+	m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, "2026-02-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +156,14 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	}
 	// "locks" has 5 rows at an_a and no card in that field; "storage" cards
 	// exist but no storage evidence does.
-	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []string{"promoted", "canonical"}, 5, 3)
+	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, 5, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Field != "locks" || got[0].Evidence != 5 || !reflect.DeepEqual(got[0].Samples, []string{"ev_4", "ev_3", "ev_2"}) {
 		t.Errorf("fields = %+v, want locks with 5 rows, samples ev_4, ev_3, ev_2", got)
 	}
-	got, err = s.FieldsWithoutCards(ctx, []string{"an_b"}, []string{"promoted", "canonical"}, 5, 3)
+	got, err = s.FieldsWithoutCards(ctx, []string{"an_b"}, []domain.Status{"promoted", "canonical"}, 5, 3)
 	if err != nil || len(got) != 0 {
 		t.Errorf("an_b has 2 locks rows, under the minimum: got %+v, %v", got, err)
 	}
@@ -182,7 +183,7 @@ func TestRecentEvidenceAndCitingCards(t *testing.T) {
 	if rows, err := s.RecentEvidence(ctx, []string{"an_a", "an_b"}, "nope", 5); err != nil || len(rows) != 0 {
 		t.Errorf("field filter: %+v, %v", rows, err)
 	}
-	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []string{"promoted"})
+	cites, err := s.CitingCards(ctx, []string{"ev_0", "ev_1"}, []domain.Status{"promoted"})
 	if err != nil || !reflect.DeepEqual(cites, map[string][]string{"ev_0": {"kc_1"}}) {
 		t.Errorf("citing = %v, %v", cites, err)
 	}
@@ -297,7 +298,7 @@ func TestInjectionRollupBackfill(t *testing.T) {
 	if err != nil || m.Evidence != 5 {
 		t.Errorf("evidence at an_a after the backfill = %d, %v; want 5", m.Evidence, err)
 	}
-	ev := store.Evidence{ID: "ev_9", Content: "one more", Domain: "project", Field: "locks", Provenance: "human", AnchorID: "an_a",
+	ev := domain.Evidence{ID: "ev_9", Content: "one more", Domain: "project", Field: "locks", Provenance: "human", AnchorID: "an_a",
 		ContentSHA256: "x", Actor: "a", ActorType: "human", CreatedAt: now}
 	if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.InsertEvidence(ctx, ev) }); err != nil {
 		t.Fatal(err)

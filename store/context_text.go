@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // CandidateText is the part of a card a relevance ranking reads.
@@ -13,8 +15,8 @@ type CandidateText struct {
 	ID          string
 	Statement   string
 	Content     string
-	Tier        string
-	Persistence string
+	Tier        domain.Tier
+	Persistence domain.Persistence
 	AnchorID    string
 }
 
@@ -41,7 +43,7 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 	var version int64
 	for rows.Next() {
 		var t CandidateText
-		if err := rows.Scan(&t.RowID, &t.ID, &t.Tier, &t.Persistence, &t.AnchorID, &version); err != nil {
+		if err := rows.Scan(&t.RowID, &t.ID, (*string)(&t.Tier), (*string)(&t.Persistence), &t.AnchorID, &version); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read candidate texts: %w", err)
 		}
@@ -140,14 +142,14 @@ func (c *textCache) store(version int64, out []CandidateText, idx []int) {
 // CandidateCards returns every card q selects (ignoring Match and Limit),
 // whole, in no particular order. Callers use it when the selection is
 // within their bound.
-func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]Card, error) {
+func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]domain.Card, error) {
 	where, args := candidateWhere("c.", q)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards c WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate cards: %w", err)
 	}
-	var out []Card
-	if err := scanCards(rows, func(c Card) { out = append(out, c) }); err != nil {
+	var out []domain.Card
+	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
 		return nil, err
 	}
 	return out, nil

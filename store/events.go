@@ -4,31 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-)
 
-// Event is one append-only row of card_events.
-type Event struct {
-	ID         string          `json:"id"`
-	CardID     string          `json:"card_id"`
-	Seq        int             `json:"seq"`
-	Type       string          `json:"type"`
-	FromStatus string          `json:"from_status,omitempty"`
-	ToStatus   string          `json:"to_status,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Actor      string          `json:"actor"`
-	ActorType  string          `json:"actor_type"`
-	Policy     string          `json:"policy,omitempty"`
-	PolicyHash string          `json:"policy_hash,omitempty"`
-	Decision   json.RawMessage `json:"decision,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	CreatedAt  string          `json:"created_at"`
-}
+	"github.com/palacehq/palace/domain"
+)
 
 // AppendEvent appends e as the card's next event (Seq is assigned here) and
 // returns the stored row.
-func (tx *Tx) AppendEvent(ctx context.Context, e Event) (Event, error) {
+func (tx *Tx) AppendEvent(ctx context.Context, e domain.Event) (domain.Event, error) {
 	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM card_events WHERE card_id = ?`, e.CardID).Scan(&e.Seq); err != nil {
-		return Event{}, fmt.Errorf("next event seq for %s: %w", e.CardID, err)
+		return domain.Event{}, fmt.Errorf("next event seq for %s: %w", e.CardID, err)
 	}
 	decision, data := string(e.Decision), string(e.Data)
 	if decision == "" {
@@ -41,25 +25,25 @@ func (tx *Tx) AppendEvent(ctx context.Context, e Event) (Event, error) {
 		actor, actor_type, policy, policy_hash, decision, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
 		e.Policy, e.PolicyHash, decision, data, e.CreatedAt); err != nil {
-		return Event{}, fmt.Errorf("append %s event to %s: %w", e.Type, e.CardID, err)
+		return domain.Event{}, fmt.Errorf("append %s event to %s: %w", e.Type, e.CardID, err)
 	}
 	return e, nil
 }
 
 // Events returns a card's events in order.
-func (s *Store) Events(ctx context.Context, cardID string) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, cardID string) ([]domain.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, card_id, seq, type, from_status, to_status, reason, actor,
 		actor_type, policy, policy_hash, decision, data, created_at FROM card_events WHERE card_id = ? ORDER BY seq`, cardID)
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s: %w", cardID, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []domain.Event
 	for rows.Next() {
-		var e Event
+		var e domain.Event
 		var decision, data string
-		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, &e.Type, &e.FromStatus, &e.ToStatus, &e.Reason, &e.Actor,
-			&e.ActorType, &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, (*string)(&e.Type), (*string)(&e.FromStatus), (*string)(&e.ToStatus), &e.Reason, &e.Actor,
+			(*string)(&e.ActorType), &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
 			return nil, fmt.Errorf("scan event: %w", err)
 		}
 		if decision != "null" {

@@ -8,29 +8,14 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-)
 
-// Evidence is one row of evidence. It is never deleted, and never updated
-// but for one change: RedactEvidence may replace its content, once.
-type Evidence struct {
-	ID            string   `json:"id"`
-	Content       string   `json:"content"`
-	Domain        string   `json:"domain"`
-	Field         string   `json:"field"`
-	Provenance    string   `json:"provenance"`
-	SourceRef     string   `json:"source_ref"`
-	Tags          []string `json:"tags"`
-	AnchorID      string   `json:"anchor_id"`
-	ContentSHA256 string   `json:"content_sha256"`
-	Actor         string   `json:"actor"`
-	ActorType     string   `json:"actor_type"`
-	CreatedAt     string   `json:"created_at"`
-}
+	"github.com/palacehq/palace/domain"
+)
 
 const evidenceCols = `id, content, domain, field, provenance, source_ref, tags, anchor_id, content_sha256, actor, actor_type, created_at`
 
 // InsertEvidence appends one evidence row.
-func (tx *Tx) InsertEvidence(ctx context.Context, e Evidence) error {
+func (tx *Tx) InsertEvidence(ctx context.Context, e domain.Evidence) error {
 	tags, err := json.Marshal(nonNil(e.Tags))
 	if err != nil {
 		return fmt.Errorf("insert evidence: %w", err)
@@ -51,31 +36,31 @@ func (tx *Tx) InsertEvidence(ctx context.Context, e Evidence) error {
 }
 
 // Evidence reads one row; ErrNotFound if absent.
-func (s *Store) Evidence(ctx context.Context, id string) (Evidence, error) {
+func (s *Store) Evidence(ctx context.Context, id string) (domain.Evidence, error) {
 	rows, err := s.EvidenceByIDs(ctx, []string{id})
 	if err != nil {
-		return Evidence{}, err
+		return domain.Evidence{}, err
 	}
 	e, ok := rows[id]
 	if !ok {
-		return Evidence{}, fmt.Errorf("evidence %s: %w", id, ErrNotFound)
+		return domain.Evidence{}, fmt.Errorf("evidence %s: %w", id, ErrNotFound)
 	}
 	return e, nil
 }
 
 // EvidenceByIDs reads the rows with these ids; absent ids are simply missing
 // from the map.
-func (s *Store) EvidenceByIDs(ctx context.Context, ids []string) (map[string]Evidence, error) {
+func (s *Store) EvidenceByIDs(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
 	return evidenceByIDs(ctx, s.db, ids)
 }
 
 // EvidenceByIDs is the in-transaction form of Store.EvidenceByIDs.
-func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]Evidence, error) {
+func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
 	return evidenceByIDs(ctx, tx.tx, ids)
 }
 
-func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]Evidence, error) {
-	out := make(map[string]Evidence, len(ids))
+func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]domain.Evidence, error) {
+	out := make(map[string]domain.Evidence, len(ids))
 	for len(ids) > 0 {
 		// Stay far below SQLite's bound-parameter limit.
 		n := min(len(ids), 500)
@@ -85,7 +70,7 @@ func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]Evi
 		if err != nil {
 			return nil, fmt.Errorf("read evidence: %w", err)
 		}
-		if err := scanEvidence(rows, func(e Evidence) { out[e.ID] = e }); err != nil {
+		if err := scanEvidence(rows, func(e domain.Evidence) { out[e.ID] = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -105,7 +90,7 @@ type EvidenceFilter struct {
 
 // ListEvidence returns matching rows, newest first (best match first with a
 // Query), and the total number of matches regardless of Limit.
-func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
+func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Evidence, int, error) {
 	var where []string
 	var args []any
 	from, order := "evidence e", "e.created_at DESC, e.id DESC"
@@ -140,8 +125,8 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence,
 	if err != nil {
 		return nil, 0, fmt.Errorf("list evidence: %w", err)
 	}
-	var out []Evidence
-	if err := scanEvidence(rows, func(e Evidence) { out = append(out, e) }); err != nil {
+	var out []domain.Evidence
+	if err := scanEvidence(rows, func(e domain.Evidence) { out = append(out, e) }); err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
@@ -170,13 +155,13 @@ func (tx *Tx) CardIDExists(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-func scanEvidence(rows *sql.Rows, fn func(Evidence)) error {
+func scanEvidence(rows *sql.Rows, fn func(domain.Evidence)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var e Evidence
+		var e domain.Evidence
 		var tags string
-		if err := rows.Scan(&e.ID, &e.Content, &e.Domain, &e.Field, &e.Provenance, &e.SourceRef, &tags,
-			&e.AnchorID, &e.ContentSHA256, &e.Actor, &e.ActorType, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.Content, (*string)(&e.Domain), &e.Field, (*string)(&e.Provenance), &e.SourceRef, &tags,
+			&e.AnchorID, &e.ContentSHA256, &e.Actor, (*string)(&e.ActorType), &e.CreatedAt); err != nil {
 			return fmt.Errorf("scan evidence: %w", err)
 		}
 		if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
@@ -214,6 +199,16 @@ func anySlice[T any](xs []T) []any {
 	out := make([]any, len(xs))
 	for i, x := range xs {
 		out[i] = x
+	}
+	return out
+}
+
+// strArgs is vs as query arguments, each a plain string so the driver
+// takes it without reflection.
+func strArgs[T ~string](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
 	}
 	return out
 }

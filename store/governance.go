@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // Duplicate causes (evidence_duplicates.cause).
@@ -89,13 +91,13 @@ type Contest struct {
 	// SourceRef is the evidence's source_ref, joined in on reads.
 	SourceRef string `json:"source_ref,omitempty"`
 	// EvidenceAt is when the evidence was recorded, joined in on reads.
-	EvidenceAt string `json:"evidence_at,omitempty"`
-	Source     string `json:"source,omitempty"`
-	Actor      string `json:"actor"`
-	ActorType  string `json:"actor_type"`
-	CreatedAt  string `json:"created_at"`
-	ResolvedAt string `json:"resolved_at,omitempty"`
-	Resolution string `json:"resolution,omitempty"`
+	EvidenceAt string           `json:"evidence_at,omitempty"`
+	Source     string           `json:"source,omitempty"`
+	Actor      string           `json:"actor"`
+	ActorType  domain.ActorType `json:"actor_type"`
+	CreatedAt  string           `json:"created_at"`
+	ResolvedAt string           `json:"resolved_at,omitempty"`
+	Resolution string           `json:"resolution,omitempty"`
 }
 
 // InsertContest opens a contest.
@@ -145,7 +147,7 @@ func openContests(ctx context.Context, q querier, ids []string) (map[string][]Co
 		for rows.Next() {
 			var c Contest
 			if err := rows.Scan(&c.CardID, &c.Kind, &c.Reason, &c.EvidenceID, &c.SourceRef, &c.EvidenceAt,
-				&c.Source, &c.Actor, &c.ActorType, &c.CreatedAt, &c.ResolvedAt, &c.Resolution); err != nil {
+				&c.Source, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt, &c.ResolvedAt, &c.Resolution); err != nil {
 				return fmt.Errorf("scan contest: %w", err)
 			}
 			out[c.CardID] = append(out[c.CardID], c)

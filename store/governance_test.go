@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -20,8 +21,8 @@ func TestMigrationMarksExistingDuplicates(t *testing.T) {
 	if v < 0 {
 		t.Fatal("no migration creates evidence_duplicates")
 	}
-	ev := func(id, anchor, content string) store.Evidence {
-		return store.Evidence{ID: id, Content: content, Domain: "project", Field: "f", Provenance: "runtime", AnchorID: anchor,
+	ev := func(id, anchor, content string) domain.Evidence {
+		return domain.Evidence{ID: id, Content: content, Domain: "project", Field: "f", Provenance: "runtime", AnchorID: anchor,
 			ContentSHA256: "sha-" + content, Actor: "t", ActorType: "human", CreatedAt: now}
 	}
 	err := s.Tx(ctx, func(tx *store.Tx) error {
@@ -33,17 +34,17 @@ func TestMigrationMarksExistingDuplicates(t *testing.T) {
 				return err
 			}
 		}
-		for _, e := range []store.Evidence{ev("ev_1", "an_a", "x"), ev("ev_2", "an_a", "x"), ev("ev_3", "an_a", "x"), ev("ev_4", "an_g", "x"), ev("ev_5", "an_a", "y")} {
+		for _, e := range []domain.Evidence{ev("ev_1", "an_a", "x"), ev("ev_2", "an_a", "x"), ev("ev_3", "an_a", "x"), ev("ev_4", "an_g", "x"), ev("ev_5", "an_a", "y")} {
 			if err := tx.InsertEvidence(ctx, e); err != nil {
 				return err
 			}
 		}
-		if err := tx.InsertCard(ctx, store.Card{ID: "kc_1", Statement: "s", StatementNorm: "s", Tier: "qi", Status: "candidate", Domain: "project",
+		if err := tx.InsertCard(ctx, domain.Card{ID: "kc_1", Statement: "s", StatementNorm: "s", Tier: "qi", Status: "candidate", Domain: "project",
 			Field: "f", AnchorID: "an_a", Persistence: "standard", RenderPref: "auto", CreatedBy: "t", CreatedAt: now, UpdatedAt: now}); err != nil {
 			return err
 		}
 		for _, id := range []string{"ev_1", "ev_2", "ev_3", "ev_5"} {
-			if _, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: id, Role: "supporting", CreatedAt: now}); err != nil {
+			if _, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_1", EvidenceID: id, Role: "supporting", CreatedAt: now}); err != nil {
 				return err
 			}
 		}
@@ -81,7 +82,7 @@ func TestMigrationMarksExistingDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := store.CountRoles(links)["supporting"]; len(links) != 4 || got != 2 {
+	if got := domain.CountRoles(links).Supporting; len(links) != 4 || got != 2 {
 		t.Errorf("%d links count as %d supporting, want 4 links counting 2", len(links), got)
 	}
 }

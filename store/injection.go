@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // InjectionEvent is what one context request (or one view) did with one
@@ -21,10 +23,10 @@ type InjectionEvent struct {
 // request record lists them. OutcomeSkippedScope is counted per request,
 // never stored per card: most candidates of a request are out of scope, and
 // nothing reads them.
-var Outcomes = []string{"inline_full", "inline_compact", "ref_only", "trimmed", "skipped_cooled", "viewed", OutcomeSkippedScope}
+var Outcomes = domain.Strings(domain.Outcomes)
 
 // OutcomeSkippedScope is a candidate whose scope did not apply.
-const OutcomeSkippedScope = "skipped_scope"
+const OutcomeSkippedScope = string(domain.OutcomeSkippedScope)
 
 // InjectionStats are one card's injection events in a window.
 type InjectionStats struct {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // FuzzDecodeLists holds the fast path of decodeLists to json.Unmarshal's
@@ -21,9 +23,9 @@ func FuzzDecodeLists(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		var got Scope
+		var got domain.Scope
 		gotErr := decodeLists(raw, scopeKeys, []*[]string{&got.Paths, &got.Languages, &got.Fields}, &got)
-		var want Scope
+		var want domain.Scope
 		wantErr := json.Unmarshal([]byte(raw), &want)
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("%q: error %v, json.Unmarshal says %v", raw, gotErr, wantErr)

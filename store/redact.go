@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // ErrRedacted is returned by RedactEvidence for a row already redacted.
@@ -12,12 +14,12 @@ var ErrRedacted = errors.New("evidence already redacted")
 
 // Redaction records that a row's content was replaced by Notice.
 type Redaction struct {
-	EvidenceID string `json:"evidence_id"`
-	Notice     string `json:"notice"`
-	Reason     string `json:"reason"`
-	Actor      string `json:"actor"`
-	ActorType  string `json:"actor_type"`
-	CreatedAt  string `json:"created_at"`
+	EvidenceID string           `json:"evidence_id"`
+	Notice     string           `json:"notice"`
+	Reason     string           `json:"reason"`
+	Actor      string           `json:"actor"`
+	ActorType  domain.ActorType `json:"actor_type"`
+	CreatedAt  string           `json:"created_at"`
 }
 
 // RedactEvidence records r and replaces the content of evidence
@@ -53,7 +55,7 @@ func (tx *Tx) RedactEvidence(ctx context.Context, r Redaction) error {
 func (s *Store) EvidenceRedaction(ctx context.Context, id string) (Redaction, error) {
 	var r Redaction
 	err := s.db.QueryRowContext(ctx, `SELECT evidence_id, notice, reason, actor, actor_type, created_at
-		FROM evidence_redactions WHERE evidence_id = ?`, id).Scan(&r.EvidenceID, &r.Notice, &r.Reason, &r.Actor, &r.ActorType, &r.CreatedAt)
+		FROM evidence_redactions WHERE evidence_id = ?`, id).Scan(&r.EvidenceID, &r.Notice, &r.Reason, &r.Actor, (*string)(&r.ActorType), &r.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Redaction{}, fmt.Errorf("redaction of %s: %w", id, ErrNotFound)
 	}

@@ -3,21 +3,23 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // EvidenceBySource returns the evidence at anchorID with this content hash
 // whose source_ref starts with refPrefix (a file's "path#L"), oldest first;
 // an empty slice when there is none. Re-importing a rule file finds its
 // rules here, so a rule moved to another line is not recorded twice.
-func (tx *Tx) EvidenceBySource(ctx context.Context, anchorID, sha256, refPrefix string) ([]Evidence, error) {
+func (tx *Tx) EvidenceBySource(ctx context.Context, anchorID, sha256, refPrefix string) ([]domain.Evidence, error) {
 	rows, err := tx.tx.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence
 		WHERE anchor_id = ? AND content_sha256 = ? AND instr(source_ref, ?) = 1
 		ORDER BY created_at, id`, anchorID, sha256, refPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("find evidence by source %s: %w", refPrefix, err)
 	}
-	var out []Evidence
-	if err := scanEvidence(rows, func(e Evidence) { out = append(out, e) }); err != nil {
+	var out []domain.Evidence
+	if err := scanEvidence(rows, func(e domain.Evidence) { out = append(out, e) }); err != nil {
 		return nil, err
 	}
 	return out, nil

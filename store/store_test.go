@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -34,11 +35,11 @@ func seed(t *testing.T, s *store.Store) {
 		if _, err := tx.EnsureAnchor(ctx, store.Anchor{ID: "an_g", Kind: "global", Identity: "global", CreatedAt: now}); err != nil {
 			return err
 		}
-		if err := tx.InsertEvidence(ctx, store.Evidence{ID: "ev_1", Content: "sqlite needs WAL for readers", Domain: "project",
+		if err := tx.InsertEvidence(ctx, domain.Evidence{ID: "ev_1", Content: "sqlite needs WAL for readers", Domain: "project",
 			Field: "storage", Provenance: "runtime", AnchorID: "an_g", ContentSHA256: "x", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
 			return err
 		}
-		return tx.InsertCard(ctx, store.Card{ID: "kc_1", Statement: "Use WAL", StatementNorm: "use wal", Tier: "qi",
+		return tx.InsertCard(ctx, domain.Card{ID: "kc_1", Statement: "Use WAL", StatementNorm: "use wal", Tier: "qi",
 			Status: "candidate", Domain: "project", Field: "storage", AnchorID: "an_g", Persistence: "standard",
 			RenderPref: "auto", CreatedBy: "a", CreatedAt: now, UpdatedAt: now})
 	})
@@ -93,7 +94,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 		}
 	}
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.AppendEvent(ctx, store.Event{ID: "ke_1", CardID: "kc_1", Type: "created", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
+		if _, err := tx.AppendEvent(ctx, domain.Event{ID: "ke_1", CardID: "kc_1", Type: "created", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
 			return err
 		}
 		return nil
@@ -113,15 +114,15 @@ func TestEnumChecks(t *testing.T) {
 	s, _ := open(t)
 	seed(t, s)
 	ctx := context.Background()
-	base := store.Card{ID: "kc_2", Statement: "x", StatementNorm: "x", Tier: "qi", Status: "candidate", Domain: "project",
+	base := domain.Card{ID: "kc_2", Statement: "x", StatementNorm: "x", Tier: "qi", Status: "candidate", Domain: "project",
 		Field: "general", AnchorID: "an_g", Persistence: "standard", RenderPref: "auto", CreatedBy: "a", CreatedAt: now, UpdatedAt: now}
-	bad := map[string]func(c *store.Card){
-		"tier":        func(c *store.Card) { c.Tier = "law" },
-		"status":      func(c *store.Card) { c.Status = "approved" },
-		"domain":      func(c *store.Card) { c.Domain = "team" },
-		"persistence": func(c *store.Card) { c.Persistence = "forever" },
-		"render_pref": func(c *store.Card) { c.RenderPref = "loud" },
-		"statement":   func(c *store.Card) { c.Statement = strings.Repeat("x", 281) },
+	bad := map[string]func(c *domain.Card){
+		"tier":        func(c *domain.Card) { c.Tier = "law" },
+		"status":      func(c *domain.Card) { c.Status = "approved" },
+		"domain":      func(c *domain.Card) { c.Domain = "team" },
+		"persistence": func(c *domain.Card) { c.Persistence = "forever" },
+		"render_pref": func(c *domain.Card) { c.RenderPref = "loud" },
+		"statement":   func(c *domain.Card) { c.Statement = strings.Repeat("x", 281) },
 	}
 	for name, mutate := range bad {
 		c := base
@@ -132,14 +133,14 @@ func TestEnumChecks(t *testing.T) {
 		}
 	}
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "ev_1", Role: "friend", CreatedAt: now})
+		_, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_1", EvidenceID: "ev_1", Role: "friend", CreatedAt: now})
 		return err
 	})
 	if !store.IsConstraint(err) {
 		t.Errorf("bad role: err = %v", err)
 	}
 	err = s.Tx(ctx, func(tx *store.Tx) error {
-		_, err := tx.InsertLink(ctx, store.Link{CardID: "kc_1", EvidenceID: "kc_1", Role: "supporting", CreatedAt: now})
+		_, err := tx.InsertLink(ctx, domain.Link{CardID: "kc_1", EvidenceID: "kc_1", Role: "supporting", CreatedAt: now})
 		return err
 	})
 	if !store.IsConstraint(err) {
@@ -173,7 +174,7 @@ func TestRollbackOnError(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("boom")
 	err := s.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertEvidence(ctx, store.Evidence{ID: "ev_2", Content: "y", Domain: "project", Field: "f",
+		if err := tx.InsertEvidence(ctx, domain.Evidence{ID: "ev_2", Content: "y", Domain: "project", Field: "f",
 			Provenance: "human", AnchorID: "an_g", ContentSHA256: "y", Actor: "a", ActorType: "human", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -226,8 +227,8 @@ func TestEvidenceSearch(t *testing.T) {
 	s, _ := open(t)
 	seed(t, s)
 	ctx := context.Background()
-	ev := func(id, content, field string) store.Evidence {
-		return store.Evidence{ID: id, Content: content, Domain: "project", Field: field, Provenance: "runtime",
+	ev := func(id, content, field string) domain.Evidence {
+		return domain.Evidence{ID: id, Content: content, Domain: "project", Field: field, Provenance: "runtime",
 			AnchorID: "an_g", ContentSHA256: id, Actor: "a", ActorType: "agent", CreatedAt: now}
 	}
 	if err := s.Tx(ctx, func(tx *store.Tx) error {

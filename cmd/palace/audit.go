@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func init() { extraCommands = append(extraCommands, newAuditCmd) }
@@ -112,7 +112,7 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",
-		plural(rep.Audited, "card"), rep.Lanes["core"], rep.Lanes["scoped"], rep.Lanes["ref_only"], rep.Lanes["inspector_only"])))
+		plural(rep.Audited, "card"), rep.Lanes[domain.LaneCore], rep.Lanes[domain.LaneScoped], rep.Lanes[domain.LaneRefOnly], rep.Lanes[domain.LaneInspectorOnly])))
 }
 
 // signalsCell is a card's adoption signals in a table cell: "used 2 ·
@@ -139,7 +139,7 @@ func dateOnly(s string) string {
 
 func newAuditActionCmd(g *globals) *cobra.Command {
 	var req host.AuditActionRequest
-	var sc store.Scope
+	var sc domain.Scope
 	cmd := &cobra.Command{
 		Use:   "action ID --action ACTION",
 		Short: "Apply a governed audit action to a card (human mode; each is an event)",
@@ -156,7 +156,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 			if fl.Changed("scope-path") || fl.Changed("scope-lang") || fl.Changed("scope-field") {
 				req.Scope = &sc
 			} else if req.Action == "rescope" && req.Value == "none" {
-				req.Scope = &store.Scope{}
+				req.Scope = &domain.Scope{}
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.AuditAction(ctx, args[0], req)
@@ -183,8 +183,8 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 }
 
 // eventChange summarizes an audit event's data.
-func eventChange(e store.Event) string {
-	if e.Type == "retired" {
+func eventChange(e domain.Event) string {
+	if e.Type == domain.EventRetired {
 		return fmt.Sprintf("%s → retired (%s)", e.FromStatus, e.Reason)
 	}
 	var d struct {
@@ -192,7 +192,7 @@ func eventChange(e store.Event) string {
 		To   string `json:"to"`
 	}
 	if err := json.Unmarshal(e.Data, &d); err != nil || d.To == "" {
-		return e.Type
+		return string(e.Type)
 	}
 	return d.From + " → " + d.To
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 func newCardCmd(g *globals) *cobra.Command {
@@ -42,8 +42,8 @@ func newCardListCmd(g *globals) *cobra.Command {
 					p := newPainter(w)
 					rows := [][]cell{{{text: "ID"}, {text: "TIER"}, {text: "STATUS"}, {text: "ANCHOR"}, {text: "FIELD"}, {text: "S/V/T/C"}, {text: "STATEMENT"}}}
 					for _, c := range cards {
-						counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts["supporting"], c.Counts["verification"], c.Counts["teaching"], c.Counts["counterexample"])
-						rows = append(rows, []cell{{text: c.ID}, {text: c.Tier, code: tierColors[c.Tier]}, {text: c.Status, code: statusColors[c.Status]},
+						counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts.Supporting, c.Counts.Verification, c.Counts.Teaching, c.Counts.Counterexample)
+						rows = append(rows, []cell{{text: c.ID}, {text: string(c.Tier), code: tierColors[c.Tier]}, {text: string(c.Status), code: statusColors[c.Status]},
 							{text: c.Anchor.Kind}, {text: escapeControls(c.Field)}, {text: counts}, {text: truncate(c.Statement, 60)}})
 					}
 					p.table(w, rows)
@@ -129,7 +129,7 @@ func printCard(w io.Writer, c host.Card) {
 	}
 }
 
-func triggerLine(t store.Trigger) string {
+func triggerLine(t domain.Trigger) string {
 	var parts []string
 	if len(t.Patterns) > 0 {
 		parts = append(parts, "patterns "+strings.Join(t.Patterns, ", "))
@@ -143,11 +143,11 @@ func triggerLine(t store.Trigger) string {
 	return strings.Join(parts, " · ")
 }
 
-func orDash(s string) string {
+func orDash[T ~string](s T) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }
 
 func newCardEventsCmd(g *globals) *cobra.Command {
@@ -163,7 +163,7 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if evs == nil {
-					evs = []store.Event{}
+					evs = []domain.Event{}
 				}
 				return g.output(map[string]any{"card_id": args[0], "events": evs}, func(w io.Writer) {
 					p := newPainter(w)
@@ -175,7 +175,7 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 								move = ""
 							}
 						}
-						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", e.Type), move, escapeControls(e.Actor), e.ActorType)
+						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", string(e.Type)), move, escapeControls(e.Actor), e.ActorType)
 						if e.Reason != "" {
 							fmt.Fprintf(w, "   reason: %s\n", escapeControls(e.Reason))
 						}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -58,23 +59,23 @@ func unknownCommand(cmd *cobra.Command, arg string) string {
 // enumValues are the values of enumerated flags by flag name; flagValues
 // narrows them for the commands that take fewer.
 var enumValues = map[string][]string{
-	"tier":   host.Tiers,
-	"status": host.Statuses,
-	"anchor": append(slices.Clone(host.AnchorKinds), "all"),
-	"role":   host.Roles,
+	"tier":   domain.Strings(domain.Tiers),
+	"status": domain.Strings(domain.Statuses),
+	"anchor": append(slices.Clone(domain.Strings(domain.AnchorKinds)), "all"),
+	"role":   domain.Strings(domain.Roles),
 	"to":     {"repo", "global"},
-	"target": {"promoted", "canonical"},
+	"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)},
 	"format": {"text", "json"},
 }
 
 func flagValues(cmd *cobra.Command, name string) []string {
 	switch cmd.CommandPath() + " --" + name {
 	case "palace demote --target":
-		return []string{"demoted", "retired"}
+		return []string{string(domain.StatusDemoted), string(domain.StatusRetired)}
 	case "palace distill --status":
-		return []string{"promoted", "canonical"}
+		return []string{string(domain.StatusPromoted), string(domain.StatusCanonical)}
 	case "palace distill --anchor", "palace record --anchor", "palace audit action --anchor":
-		return host.AnchorKinds
+		return domain.Strings(domain.AnchorKinds)
 	}
 	return enumValues[name]
 }

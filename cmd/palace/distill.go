@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -30,7 +31,7 @@ without the gate (audited as direct_write).`,
 					p := newPainter(w)
 					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
 					fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
-					if c.Status == "candidate" {
+					if c.Status == domain.StatusCandidate {
 						fmt.Fprintf(w, "next: palace gate %s\n", c.ID)
 					}
 				})
@@ -64,7 +65,7 @@ without the gate (audited as direct_write).`,
 	return cmd
 }
 
-func countsLine(c map[string]int) string {
+func countsLine(c domain.RoleCounts) string {
 	return fmt.Sprintf("%d supporting · %d verification · %d teaching · %d counterexample",
-		c["supporting"], c["verification"], c["teaching"], c["counterexample"])
+		c.Supporting, c.Verification, c.Teaching, c.Counterexample)
 }

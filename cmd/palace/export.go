@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -142,7 +143,7 @@ exits 2 naming the file and line, and nothing is imported.`,
 	f.StringVar(&req.Field, "field", "", "field of the candidates (default general)")
 	f.StringVar(&req.Anchor, "anchor", "", "worktree, repo or global (default repo in a checkout)")
 	f.BoolVar(&req.IncludeGenerated, "include-generated", false, "import the rules of palace blocks too (into a palace without those cards)")
-	_ = cmd.RegisterFlagCompletionFunc("anchor", cobra.FixedCompletions(host.AnchorKinds, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("anchor", cobra.FixedCompletions(domain.Strings(domain.AnchorKinds), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

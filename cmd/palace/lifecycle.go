@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 )
 
@@ -135,7 +136,7 @@ func newPromoteCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.Promote(ctx, args[0], req)
-				return g.changeOutput(res, err, "promoted")
+				return g.changeOutput(res, err, string(domain.StatusPromoted))
 			})
 		},
 	}
@@ -184,7 +185,7 @@ func newDemoteCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.Demote(ctx, args[0], req)
-				return g.changeOutput(res, err, "demoted")
+				return g.changeOutput(res, err, string(domain.StatusDemoted))
 			})
 		},
 	}
@@ -204,7 +205,7 @@ func newRetireCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.Retire(ctx, args[0], reason)
-				return g.changeOutput(res, err, "retired")
+				return g.changeOutput(res, err, string(domain.StatusRetired))
 			})
 		},
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/palacehq/palace/host"
 	palacemcp "github.com/palacehq/palace/mcp"
-	"github.com/palacehq/palace/policies"
 )
 
 func init() { extraCommands = append(extraCommands, newMCPCmd) }
@@ -64,7 +63,7 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 // then serves the set it loads on first use, as the CLI does.
 func watchPolicies(ctx context.Context, h *host.Host, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	w, err := h.WatchPolicies(ctx, func(set *policies.Set, err error) {
+	w, err := h.WatchPolicies(ctx, func(set *host.PolicySet, err error) {
 		switch {
 		case err != nil && set == nil:
 			logger.Warn("policy reload failed and a file of the last good set is gone; gate and mailbox fail closed, scope and lanes use the embedded defaults", "error", err)

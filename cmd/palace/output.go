@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
 	"golang.org/x/term"
 )
 
@@ -101,14 +102,14 @@ func (p painter) paint(code, s string) string {
 }
 
 var (
-	tierColors   = map[string]string{"dao_tian": "1;35", "dao_ren": "35", "shu": "36", "qi": "33"}
-	statusColors = map[string]string{"candidate": "2", "promoted": "32", "canonical": "1;32", "demoted": "31", "retired": "2;31"}
+	tierColors   = map[domain.Tier]string{domain.TierDaoTian: "1;35", domain.TierDaoRen: "35", domain.TierShu: "36", domain.TierQi: "33"}
+	statusColors = map[domain.Status]string{domain.StatusCandidate: "2", domain.StatusPromoted: "32", domain.StatusCanonical: "1;32", domain.StatusDemoted: "31", domain.StatusRetired: "2;31"}
 )
 
 // tier renders a tier in its color.
-func (p painter) tier(t string) string { return p.paint(tierColors[t], t) }
+func (p painter) tier(t domain.Tier) string { return p.paint(tierColors[t], string(t)) }
 
-func (p painter) status(s string) string { return p.paint(statusColors[s], s) }
+func (p painter) status(s domain.Status) string { return p.paint(statusColors[s], string(s)) }
 
 func (p painter) verdict(allow bool) string {
 	if allow {

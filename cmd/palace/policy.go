@@ -13,7 +13,6 @@ import (
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/repofs"
-	"github.com/palacehq/palace/policies"
 )
 
 func init() { extraCommands = append(extraCommands, newPolicyCmd) }
@@ -42,21 +41,21 @@ var extraPolicyCommands []func(*globals) *cobra.Command
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),
 // else the workspace's home and repo folders.
-func (g *globals) policySources(ctx context.Context, dir string) (policies.Sources, policies.Options, error) {
+func (g *globals) policySources(ctx context.Context, dir string) (host.PolicySources, host.PolicyLoadOptions, error) {
 	opts, err := g.hostOptions()
 	if err != nil {
-		return policies.Sources{}, policies.Options{}, err
+		return host.PolicySources{}, host.PolicyLoadOptions{}, err
 	}
 	src, popts, err := host.PolicyConfigFor(ctx, opts)
 	if err != nil {
-		return policies.Sources{}, policies.Options{}, err
+		return host.PolicySources{}, host.PolicyLoadOptions{}, err
 	}
 	if dir != "" {
 		fi, err := os.Stat(dir)
 		if err != nil || !fi.IsDir() {
-			return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+			return host.PolicySources{}, host.PolicyLoadOptions{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
 		}
-		src = policies.Sources{RepoDir: dir}
+		src = host.PolicySources{RepoDir: dir}
 	}
 	return src, popts, nil
 }
@@ -64,13 +63,13 @@ func (g *globals) policySources(ctx context.Context, dir string) (policies.Sourc
 // policyErrors prints located policy errors, one `file:line:col: code:
 // message` per line, to w and returns exit 1. Other errors pass through.
 func (g *globals) policyErrors(w io.Writer, err error) error {
-	var es policies.Errors
+	var es host.PolicyErrors
 	if !errors.As(err, &es) {
 		return err
 	}
 	if g.json() {
 		if es == nil {
-			es = policies.Errors{}
+			es = host.PolicyErrors{}
 		}
 		printJSON(g.stdout, map[string]any{"ok": false, "errors": es})
 	} else {
@@ -82,12 +81,12 @@ func (g *globals) policyErrors(w io.Writer, err error) error {
 }
 
 type policyList struct {
-	SetHash string            `json:"set_hash"`
-	Sources policies.Sources  `json:"sources"`
-	Points  []policies.Served `json:"points"`
-	Files   []policies.File   `json:"files"`
+	SetHash string              `json:"set_hash"`
+	Sources host.PolicySources  `json:"sources"`
+	Points  []host.PolicyServed `json:"points"`
+	Files   []host.PolicyFile   `json:"files"`
 	// Lanes is the lanes configuration in force (defaults and lanes.json).
-	Lanes policies.LanesConfig `json:"lanes_config"`
+	Lanes host.PolicyLanesConfig `json:"lanes_config"`
 }
 
 func newPolicyListCmd(g *globals) *cobra.Command {
@@ -101,12 +100,12 @@ func newPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			set, err := policies.Load(ctx, src, popts)
+			set, err := host.LoadPolicies(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
-			l := policyList{SetHash: set.Hash(), Sources: src, Points: []policies.Served{}, Files: set.Files(), Lanes: set.LanesConfig()}
-			for _, p := range policies.Points {
+			l := policyList{SetHash: set.Hash(), Sources: src, Points: []host.PolicyServed{}, Files: set.Files(), Lanes: set.LanesConfig()}
+			for _, p := range host.PolicyPoints() {
 				if sv, ok := set.Served(p); ok {
 					l.Points = append(l.Points, sv)
 				}
@@ -126,7 +125,7 @@ func printPolicyList(w io.Writer, l policyList) {
 	t.Flush()
 	var configs []string
 	for _, f := range l.Files {
-		if f.Kind == policies.KindConfig {
+		if f.Kind == host.PolicyKindConfig {
 			configs = append(configs, f.Path)
 		}
 	}
@@ -152,17 +151,17 @@ including *_test.rego files, and print each error as file:line:col: code: messag
 			if err != nil {
 				return err
 			}
-			set, err := policies.Check(ctx, src, popts)
+			set, err := host.CheckPolicies(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stdout, err)
 			}
 			n := 0
 			for _, f := range set.Files() {
-				if f.Source != policies.SourceEmbedded {
+				if f.Source != host.PolicySourceEmbedded {
 					n++
 				}
 			}
-			return g.output(map[string]any{"ok": true, "errors": []policies.Error{}, "set_hash": set.Hash()}, func(w io.Writer) {
+			return g.output(map[string]any{"ok": true, "errors": []host.PolicyError{}, "set_hash": set.Hash()}, func(w io.Writer) {
 				fmt.Fprintf(w, "ok: %s of yours compiled with the embedded defaults · set %s\n", plural(n, "policy file"), shortHash(set.Hash()))
 			})
 		},
@@ -181,7 +180,7 @@ the mailbox rules deny the letter.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			point, err := policies.ParsePoint(args[0])
+			point, err := host.ParsePolicyPoint(args[0])
 			if err != nil {
 				return usageError{err.Error()}
 			}
@@ -197,12 +196,12 @@ the mailbox rules deny the letter.`,
 				return err
 			}
 			popts.RegoOnly = engine == "rego"
-			set, err := policies.Load(ctx, src, popts)
+			set, err := host.LoadPolicies(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
 			out, d, err := set.EvalJSON(ctx, point, raw)
-			var ie *policies.InputError
+			var ie *host.PolicyInputError
 			if errors.As(err, &ie) {
 				return usageError{ie.Error() + ": see policies/README.md for the input of " + point.Package()}
 			}
@@ -224,7 +223,7 @@ the mailbox rules deny the letter.`,
 					fmt.Fprintf(g.stderr, "policy_fallback: %s\n", d.Fallback)
 				}
 			}
-			if gate, ok := out.(policies.GateOutput); ok && !gate.Allow {
+			if gate, ok := out.(host.PolicyGateOutput); ok && !gate.Allow {
 				return exitError{1}
 			}
 			if deny, ok := out.([]string); ok && len(deny) > 0 {
@@ -265,13 +264,13 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 			if err != nil {
 				return err
 			}
-			opts := policies.TestOptions{Run: run}
+			opts := host.PolicyTestOptions{Run: run}
 			if dir != "" {
-				opts.Sources = []string{policies.SourceRepo}
+				opts.Sources = []string{host.PolicySourceRepo}
 			}
-			rep, err := policies.RunTests(ctx, src, opts)
+			rep, err := host.RunPolicyTests(ctx, src, opts)
 			if err != nil {
-				var es policies.Errors
+				var es host.PolicyErrors
 				if errors.As(err, &es) {
 					return g.policyErrors(g.stdout, err)
 				}
@@ -291,7 +290,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 	return cmd
 }
 
-func printTests(w io.Writer, rep policies.TestReport, verbose bool) {
+func printTests(w io.Writer, rep host.PolicyTestReport, verbose bool) {
 	p := newPainter(w)
 	file := ""
 	for _, r := range rep.Results {
@@ -360,15 +359,15 @@ linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
 				return err
 			}
 			var changed []string
-			var errs policies.Errors
+			var errs host.PolicyErrors
 			for _, path := range paths {
 				src, err := host.ReadInputFile("PATH", path, host.MaxModuleBytes)
 				if err != nil {
 					return err
 				}
-				out, err := policies.Format(path, src)
+				out, err := host.FormatPolicy(path, src)
 				if err != nil {
-					var es policies.Errors
+					var es host.PolicyErrors
 					if errors.As(err, &es) {
 						errs = append(errs, es...)
 						continue
@@ -449,7 +448,7 @@ func (g *globals) fmtPaths(ctx context.Context, args []string) ([]string, error)
 			out = append(out, a)
 			continue
 		}
-		files, err := policies.PolicyFiles(a)
+		files, err := host.PolicyFilesIn(a)
 		if err != nil {
 			return nil, err
 		}

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/palacehq/palace/host"
 	"github.com/spf13/cobra"
-
-	"github.com/palacehq/palace/policies"
 )
 
 func init() {
@@ -35,7 +34,7 @@ Files already in DIR are replaced; nothing else is touched.`,
 			if out == "" {
 				return usageError{"--out is required: the folder to write the default policies into"}
 			}
-			files, err := policies.ExportDefaults()
+			files, err := host.ExportDefaultPolicies()
 			if err != nil {
 				return err
 			}
@@ -63,7 +62,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: pointNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := policies.Scaffold(policies.Point(args[0]))
+			files, err := host.ScaffoldPolicy(host.PolicyPoint(args[0]))
 			if err != nil {
 				return usageError{err.Error()}
 			}
@@ -91,7 +90,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 
 func pointNames() []string {
 	var out []string
-	for _, p := range policies.Points {
+	for _, p := range host.PolicyPoints() {
 		out = append(out, string(p))
 	}
 	return out

@@ -52,6 +52,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if err := findCommand(root, args); err != nil {
+		return report(g, err)
+	}
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -62,7 +65,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // report prints err to stderr and returns its exit code.
 func report(g *globals, err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) {
 		fmt.Fprintf(g.stderr, "palace: %s\nRun 'palace --help' for usage.\n", escapeControls(err.Error()))
 		return 2
 	}
@@ -87,17 +90,6 @@ func report(g *globals, err error) int {
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
-		"invalid argument", "accepts ", "requires at least", "required flag", "if any flags in the group"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
 
 func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
@@ -146,6 +138,7 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	// tree below gets its flags completed too.
 	root.InitDefaultCompletionCmd()
 	finishTree(g, root)
+	markUsageErrors(root)
 	return root
 }
 

@@ -18,20 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/palacehq/palace/domain"
 )
-
-// Kind is the kind of an anchor.
-type Kind string
-
-// The three anchor kinds, innermost last.
-const (
-	Global   Kind = "global"
-	Repo     Kind = "repo"
-	Worktree Kind = "worktree"
-)
-
-// Valid reports whether k names one of the three kinds.
-func (k Kind) Valid() bool { return k == Global || k == Repo || k == Worktree }
 
 // GlobalIdentity is the identity of the single global anchor.
 const GlobalIdentity = "global"
@@ -56,14 +45,14 @@ type Location struct {
 // Identity returns the stable identity string of the anchor of kind k at this
 // location: "global", "repo:<identity>" or "worktree:<path>". Outside git every
 // kind falls back to the global identity.
-func (l Location) Identity(k Kind) string {
+func (l Location) Identity(k domain.AnchorKind) string {
 	if !l.InGit {
 		return GlobalIdentity
 	}
 	switch k {
-	case Repo:
+	case domain.AnchorRepo:
 		return "repo:" + l.RepoIdentity
-	case Worktree:
+	case domain.AnchorWorktree:
 		return "worktree:" + l.Worktree
 	}
 	return GlobalIdentity
@@ -71,11 +60,11 @@ func (l Location) Identity(k Kind) string {
 
 // Innermost is the default anchor kind for new records: worktree inside git,
 // global outside.
-func (l Location) Innermost() Kind {
+func (l Location) Innermost() domain.AnchorKind {
 	if l.InGit {
-		return Worktree
+		return domain.AnchorWorktree
 	}
-	return Global
+	return domain.AnchorGlobal
 }
 
 // ErrNoDir is returned when the directory to resolve does not exist.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 )
 
@@ -70,11 +71,11 @@ func TestWorktreesShareRepoAnchor(t *testing.T) {
 	if !a.InGit || !b.InGit {
 		t.Fatalf("InGit = %v, %v; want both true", a.InGit, b.InGit)
 	}
-	if got, want := a.Identity(anchor.Repo), b.Identity(anchor.Repo); got != want {
+	if got, want := a.Identity(domain.AnchorRepo), b.Identity(domain.AnchorRepo); got != want {
 		t.Errorf("repo identity differs between worktrees: %q vs %q", got, want)
 	}
-	if a.Identity(anchor.Worktree) == b.Identity(anchor.Worktree) {
-		t.Errorf("worktree identity equal for two worktrees: %q", a.Identity(anchor.Worktree))
+	if a.Identity(domain.AnchorWorktree) == b.Identity(domain.AnchorWorktree) {
+		t.Errorf("worktree identity equal for two worktrees: %q", a.Identity(domain.AnchorWorktree))
 	}
 	canonWT, _ := filepath.EvalSymlinks(wt)
 	if b.Worktree != canonWT {
@@ -86,7 +87,7 @@ func TestWorktreesShareRepoAnchor(t *testing.T) {
 	a, _ = anchor.Resolve(ctx, repo)
 	b, _ = anchor.Resolve(ctx, wt)
 	for _, l := range []anchor.Location{a, b} {
-		if got, want := l.Identity(anchor.Repo), "repo:github.com/acme/widgets"; got != want {
+		if got, want := l.Identity(domain.AnchorRepo), "repo:github.com/acme/widgets"; got != want {
 			t.Errorf("repo identity = %q, want %q", got, want)
 		}
 	}
@@ -99,10 +100,10 @@ func TestOutsideGitIsGlobal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loc.InGit || loc.Innermost() != anchor.Global {
+	if loc.InGit || loc.Innermost() != domain.AnchorGlobal {
 		t.Fatalf("outside git: InGit=%v innermost=%v", loc.InGit, loc.Innermost())
 	}
-	if got := loc.Identity(anchor.Worktree); got != anchor.GlobalIdentity {
+	if got := loc.Identity(domain.AnchorWorktree); got != anchor.GlobalIdentity {
 		t.Errorf("worktree identity outside git = %q, want global", got)
 	}
 }
@@ -115,8 +116,8 @@ func TestSymlinkedCheckoutIsCanonical(t *testing.T) {
 	}
 	a, _ := anchor.Resolve(context.Background(), repo)
 	b, _ := anchor.Resolve(context.Background(), link)
-	if a.Identity(anchor.Worktree) != b.Identity(anchor.Worktree) {
-		t.Errorf("symlink changes worktree identity: %q vs %q", a.Identity(anchor.Worktree), b.Identity(anchor.Worktree))
+	if a.Identity(domain.AnchorWorktree) != b.Identity(domain.AnchorWorktree) {
+		t.Errorf("symlink changes worktree identity: %q vs %q", a.Identity(domain.AnchorWorktree), b.Identity(domain.AnchorWorktree))
 	}
 }
 

@@ -130,9 +130,15 @@ func startBlob(ctx context.Context, dir, rev string) (*blobStream, error) {
 // running at all or dir not being a repository.
 func (bs *blobStream) finish() (found bool, err error) {
 	err = bs.cmd.Wait()
+	// git says "not a git repository" only on stderr; that text is read
+	// here, once, and becomes errNotRepository for the callers to match.
+	notRepo := strings.Contains(bs.stderr.String(), "not a git repository")
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && bs.ctx.Err() == nil && !strings.Contains(bs.stderr.String(), "not a git repository") {
+	if errors.As(err, &ee) && bs.ctx.Err() == nil && !notRepo {
 		return false, nil
+	}
+	if err != nil && notRepo {
+		err = fmt.Errorf("%w: %w", errNotRepository, err)
 	}
 	if err != nil {
 		return false, fmt.Errorf("git cat-file blob %s: %w: %s", bs.rev, err, strings.TrimSpace(bs.stderr.String()))
@@ -166,6 +172,10 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 	return blob, true, nil
 }
 
+// errNotRepository is git refusing because the directory is not in a
+// checkout.
+var errNotRepository = errors.New("not a git repository")
+
 // Committed returns the box at path as HEAD has it: the base an editor's
 // unsaved buffer is checked against for append-only history. It returns nil
 // and no error when the file is not in HEAD, there is no HEAD yet, or the
@@ -173,7 +183,7 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 func Committed(ctx context.Context, path string) ([]byte, error) {
 	blob, found, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
 	if err != nil {
-		if ctx.Err() == nil && strings.Contains(err.Error(), "not a git repository") {
+		if ctx.Err() == nil && errors.Is(err, errNotRepository) {
 			return nil, nil
 		}
 		return nil, err

@@ -1,0 +1,327 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Tier is how fundamental a card is: dao_tian (universal law) down to qi
+// (a tool-level detail). Tiers lists them in rank order.
+type Tier string
+
+const (
+	TierDaoTian Tier = "dao_tian"
+	TierDaoRen  Tier = "dao_ren"
+	TierShu     Tier = "shu"
+	TierQi      Tier = "qi"
+)
+
+// Status is where a card stands in its lifecycle.
+type Status string
+
+const (
+	StatusCandidate Status = "candidate"
+	StatusPromoted  Status = "promoted"
+	StatusCanonical Status = "canonical"
+	StatusDemoted   Status = "demoted"
+	StatusRetired   Status = "retired"
+)
+
+// Domain is what a card or piece of evidence is about: the project, the
+// agent's own conduct, a skill, or everything.
+type Domain string
+
+const (
+	DomainProject Domain = "project"
+	DomainAgent   Domain = "agent"
+	DomainSkill   Domain = "skill"
+	DomainGlobal  Domain = "global"
+)
+
+// Provenance is where a piece of evidence came from.
+type Provenance string
+
+const (
+	ProvenanceRuntime  Provenance = "runtime"
+	ProvenanceResearch Provenance = "research"
+	ProvenanceHuman    Provenance = "human"
+)
+
+// Role is what a piece of evidence does for the card it is linked to.
+type Role string
+
+const (
+	RoleSupporting     Role = "supporting"
+	RoleVerification   Role = "verification"
+	RoleTeaching       Role = "teaching"
+	RoleCounterexample Role = "counterexample"
+)
+
+// Persistence is how hard a card is to let go of: foundational cards are
+// never cooled out of a context pack.
+type Persistence string
+
+const (
+	PersistenceStandard     Persistence = "standard"
+	PersistenceProtected    Persistence = "protected"
+	PersistenceFoundational Persistence = "foundational"
+)
+
+// RenderPref is how a card asks to be shown in a context pack.
+type RenderPref string
+
+const (
+	RenderAuto          RenderPref = "auto"
+	RenderInlineFull    RenderPref = "inline_full"
+	RenderInlineCompact RenderPref = "inline_compact"
+	RenderRefPreferred  RenderPref = "ref_preferred"
+)
+
+// AnchorKind is the level a card or piece of evidence is anchored at.
+type AnchorKind string
+
+const (
+	AnchorWorktree AnchorKind = "worktree"
+	AnchorRepo     AnchorKind = "repo"
+	AnchorGlobal   AnchorKind = "global"
+)
+
+// ActorType says whether a person or an agent did something.
+type ActorType string
+
+const (
+	ActorHuman ActorType = "human"
+	ActorAgent ActorType = "agent"
+)
+
+// Lane is the visibility the lanes decision gives a card in a context pack:
+// core and scoped are shown inline, ref_only as a reference, inspector_only
+// only to someone inspecting the pack.
+type Lane string
+
+const (
+	LaneCore          Lane = "core"
+	LaneScoped        Lane = "scoped"
+	LaneRefOnly       Lane = "ref_only"
+	LaneInspectorOnly Lane = "inspector_only"
+)
+
+// RenderForm is how a card is actually rendered in a pack.
+type RenderForm string
+
+const (
+	FormInlineFull    RenderForm = "inline_full"
+	FormInlineCompact RenderForm = "inline_compact"
+	FormRefOnly       RenderForm = "ref_only"
+	FormInspectorOnly RenderForm = "inspector_only"
+)
+
+// Action is a lifecycle action the gate decides on.
+type Action string
+
+const (
+	ActionPromote Action = "promote"
+	ActionPublish Action = "publish"
+	ActionDemote  Action = "demote"
+	ActionRetire  Action = "retire"
+)
+
+// EventType is the kind of an append-only card event.
+type EventType string
+
+const (
+	EventCreated     EventType = "created"
+	EventLinked      EventType = "linked"
+	EventPromoted    EventType = "promoted"
+	EventDemoted     EventType = "demoted"
+	EventRetired     EventType = "retired"
+	EventPublished   EventType = "published"
+	EventDirectWrite EventType = "direct_write"
+	EventUpdated     EventType = "updated"
+	EventImported    EventType = "imported"
+)
+
+// Signal is an adoption signal: what an agent or person reports about a
+// card it was shown.
+type Signal string
+
+const (
+	SignalUsed          Signal = "used"
+	SignalAccepted      Signal = "accepted"
+	SignalRejected      Signal = "rejected"
+	SignalMiss          Signal = "miss"
+	SignalRollback      Signal = "rollback"
+	SignalContradiction Signal = "contradiction"
+	SignalNeutral       Signal = "neutral"
+)
+
+// Outcome is what happened to a card in one context request, as injection
+// telemetry records it.
+type Outcome string
+
+const (
+	OutcomeInlineFull    Outcome = "inline_full"
+	OutcomeInlineCompact Outcome = "inline_compact"
+	OutcomeRefOnly       Outcome = "ref_only"
+	OutcomeTrimmed       Outcome = "trimmed"
+	OutcomeSkippedCooled Outcome = "skipped_cooled"
+	OutcomeSkippedScope  Outcome = "skipped_scope"
+	OutcomeViewed        Outcome = "viewed"
+)
+
+// The valid values of each enumeration, in their canonical order (Tiers by
+// rank). The store's CHECK constraints hold the same lists; a test keeps
+// them in step.
+var (
+	Tiers        = []Tier{TierDaoTian, TierDaoRen, TierShu, TierQi}
+	Statuses     = []Status{StatusCandidate, StatusPromoted, StatusCanonical, StatusDemoted, StatusRetired}
+	Domains      = []Domain{DomainProject, DomainAgent, DomainSkill, DomainGlobal}
+	Provenances  = []Provenance{ProvenanceRuntime, ProvenanceResearch, ProvenanceHuman}
+	Roles        = []Role{RoleSupporting, RoleVerification, RoleTeaching, RoleCounterexample}
+	Persistences = []Persistence{PersistenceStandard, PersistenceProtected, PersistenceFoundational}
+	RenderPrefs  = []RenderPref{RenderAuto, RenderInlineFull, RenderInlineCompact, RenderRefPreferred}
+	AnchorKinds  = []AnchorKind{AnchorWorktree, AnchorRepo, AnchorGlobal}
+	ActorTypes   = []ActorType{ActorHuman, ActorAgent}
+	Lanes        = []Lane{LaneCore, LaneScoped, LaneRefOnly, LaneInspectorOnly}
+	RenderForms  = []RenderForm{FormInlineFull, FormInlineCompact, FormRefOnly, FormInspectorOnly}
+	Actions      = []Action{ActionPromote, ActionPublish, ActionDemote, ActionRetire}
+	EventTypes   = []EventType{EventCreated, EventLinked, EventPromoted, EventDemoted, EventRetired, EventPublished, EventDirectWrite, EventUpdated, EventImported}
+	Signals      = []Signal{SignalUsed, SignalAccepted, SignalRejected, SignalMiss, SignalRollback, SignalContradiction, SignalNeutral}
+	Outcomes     = []Outcome{OutcomeInlineFull, OutcomeInlineCompact, OutcomeRefOnly, OutcomeTrimmed, OutcomeSkippedCooled, OutcomeViewed, OutcomeSkippedScope}
+)
+
+// InvalidError says a value is not one of its enumeration's; Field names
+// the enumeration as the user wrote it ("tier", "role", …).
+type InvalidError struct {
+	Field string
+	Value string
+	Valid []string
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("%s %q is not valid: use one of %s", e.Field, e.Value, strings.Join(e.Valid, ", "))
+}
+
+// Parse returns s as a value of valid, or an *InvalidError naming field and
+// the values to choose from.
+func Parse[T ~string](field, s string, valid []T) (T, error) {
+	if v := T(s); slices.Contains(valid, v) {
+		return v, nil
+	}
+	return "", &InvalidError{Field: field, Value: s, Valid: Strings(valid)}
+}
+
+// Strings returns vs as plain strings (for flags, messages and queries).
+func Strings[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// ParseTier parses a tier.
+func ParseTier(s string) (Tier, error) { return Parse("tier", s, Tiers) }
+
+// ParseStatus parses a status.
+func ParseStatus(s string) (Status, error) { return Parse("status", s, Statuses) }
+
+// ParseDomain parses a domain.
+func ParseDomain(s string) (Domain, error) { return Parse("domain", s, Domains) }
+
+// ParseProvenance parses a provenance.
+func ParseProvenance(s string) (Provenance, error) { return Parse("provenance", s, Provenances) }
+
+// ParseRole parses an evidence role.
+func ParseRole(s string) (Role, error) { return Parse("role", s, Roles) }
+
+// ParsePersistence parses a persistence.
+func ParsePersistence(s string) (Persistence, error) { return Parse("persistence", s, Persistences) }
+
+// ParseRenderPref parses a rendering preference.
+func ParseRenderPref(s string) (RenderPref, error) { return Parse("render_pref", s, RenderPrefs) }
+
+// ParseAnchorKind parses an anchor kind.
+func ParseAnchorKind(s string) (AnchorKind, error) { return Parse("anchor kind", s, AnchorKinds) }
+
+// ParseLane parses a lane.
+func ParseLane(s string) (Lane, error) { return Parse("lane", s, Lanes) }
+
+// ParseSignal parses an adoption signal.
+func ParseSignal(s string) (Signal, error) { return Parse("signal", s, Signals) }
+
+// ParseOutcome parses an injection outcome.
+func ParseOutcome(s string) (Outcome, error) { return Parse("outcome", s, Outcomes) }
+
+// Valid reports whether t is a known tier.
+func (t Tier) Valid() bool { return slices.Contains(Tiers, t) }
+
+// Rank orders tiers dao_tian (0) → qi (3); unknown tiers sort last.
+func (t Tier) Rank() int {
+	if i := slices.Index(Tiers, t); i >= 0 {
+		return i
+	}
+	return len(Tiers)
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
+
+// Authoritative is the one place that decides whether a status makes a
+// card authoritative (runtime-eligible by default): promoted and
+// canonical. No query hard-codes the list.
+func (s Status) Authoritative() bool { return s == StatusPromoted || s == StatusCanonical }
+
+// Live reports whether a card in status s still counts as live knowledge
+// (for the duplicate-statement rule): everything but demoted and retired.
+func (s Status) Live() bool { return s != StatusDemoted && s != StatusRetired }
+
+// AuthoritativeStatuses lists the statuses Authoritative accepts.
+func AuthoritativeStatuses() []Status {
+	var out []Status
+	for _, s := range Statuses {
+		if s.Authoritative() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// LiveStatuses lists the statuses Live accepts.
+func LiveStatuses() []Status {
+	var out []Status
+	for _, s := range Statuses {
+		if s.Live() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+
+// Valid reports whether p is a known provenance.
+func (p Provenance) Valid() bool { return slices.Contains(Provenances, p) }
+
+// Valid reports whether p is a known persistence.
+func (p Persistence) Valid() bool { return slices.Contains(Persistences, p) }
+
+// Valid reports whether p is a known rendering preference.
+func (p RenderPref) Valid() bool { return slices.Contains(RenderPrefs, p) }
+
+// Valid reports whether k is a known anchor kind.
+func (k AnchorKind) Valid() bool { return slices.Contains(AnchorKinds, k) }
+
+// Valid reports whether l is a known lane.
+func (l Lane) Valid() bool { return slices.Contains(Lanes, l) }
+
+// Valid reports whether f is a known render form.
+func (f RenderForm) Valid() bool { return slices.Contains(RenderForms, f) }
+
+// Valid reports whether s is a known adoption signal.
+func (s Signal) Valid() bool { return slices.Contains(Signals, s) }
+
+// Valid reports whether o is a known injection outcome.
+func (o Outcome) Valid() bool { return slices.Contains(Outcomes, o) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 

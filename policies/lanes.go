@@ -88,26 +88,11 @@ func DefaultLanesConfig() LanesConfig { return LanesConfig{}.withDefaults() }
 // withDefaults fills zero fields, so every engine (Rego, Go, WASM) sees the
 // same numbers.
 func (c LanesConfig) withDefaults() LanesConfig {
-	if c.InactivityGraceDays == 0 {
-		c.InactivityGraceDays = 30
-	}
-	if c.InactivityStepDays == 0 {
-		c.InactivityStepDays = 7
-	}
-	if c.InactivityMax == 0 {
-		c.InactivityMax = 10
-	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
+	for _, s := range lanesSettings {
+		if v := s.field(&c); *v == 0 {
+			*v = s.def
 		}
 	}
-	def(&c.SkipCoolingThreshold30d, 6)
-	def(&c.TrimCoolingThreshold30d, 4)
-	def(&c.CoreInlineLimit, 6)
-	def(&c.ScopedInlineLimit, 8)
-	def(&c.RefOnlyLimit, 24)
-	def(&c.FoundationalInlineCharLimit, 180)
 	return c
 }
 
@@ -206,19 +191,17 @@ func lanesValue(in LanesInput) ast.Value {
 	}
 	return ast.NewObject(
 		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
-		ast.Item(str("config"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("inactivity_grace_days"), num(in.Config.InactivityGraceDays)),
-			ast.Item(str("inactivity_step_days"), num(in.Config.InactivityStepDays)),
-			ast.Item(str("inactivity_max"), num(in.Config.InactivityMax)),
-			ast.Item(str("skip_cooling_threshold_30d"), num(in.Config.SkipCoolingThreshold30d)),
-			ast.Item(str("trim_cooling_threshold_30d"), num(in.Config.TrimCoolingThreshold30d)),
-			ast.Item(str("core_inline_limit"), num(in.Config.CoreInlineLimit)),
-			ast.Item(str("scoped_inline_limit"), num(in.Config.ScopedInlineLimit)),
-			ast.Item(str("ref_only_limit"), num(in.Config.RefOnlyLimit)),
-			ast.Item(str("compact_char_limit"), num(in.Config.CompactCharLimit)),
-			ast.Item(str("foundational_inline_char_limit"), num(in.Config.FoundationalInlineCharLimit)),
-		))),
+		ast.Item(str("config"), ast.NewTerm(ast.NewObject(configItems(in.Config)...))),
 	)
+}
+
+// configItems are the configuration's members, one per setting.
+func configItems(c LanesConfig) [][2]*ast.Term {
+	items := make([][2]*ast.Term, len(lanesSettings))
+	for i, s := range lanesSettings {
+		items[i] = ast.Item(ast.InternedTerm(s.name), ast.InternedTerm(*s.field(&c)))
+	}
+	return items
 }
 
 // decodeLanes checks the output's shape strictly and that every card of the

@@ -26,6 +26,7 @@ const KindConfig = "config"
 // lanesSetting is one key of a lanes configuration file.
 type lanesSetting struct {
 	name     string
+	def      int // the default; 0 means none (the setting is off)
 	min, max int
 	field    func(*LanesConfig) *int
 	doc      string
@@ -35,16 +36,16 @@ type lanesSetting struct {
 // each accepts. A key outside this list is an error, not ignored: a typo
 // would otherwise silently keep the default.
 var lanesSettings = []lanesSetting{
-	{"inactivity_grace_days", 1, 3650, func(c *LanesConfig) *int { return &c.InactivityGraceDays }, "days without use before inactivity costs salience"},
-	{"inactivity_step_days", 1, 3650, func(c *LanesConfig) *int { return &c.InactivityStepDays }, "days per point of inactivity"},
-	{"inactivity_max", 1, 100, func(c *LanesConfig) *int { return &c.InactivityMax }, "the most inactivity can cost"},
-	{"skip_cooling_threshold_30d", 1, 1000, func(c *LanesConfig) *int { return &c.SkipCoolingThreshold30d }, "30-day skips, net of applications, before cooling"},
-	{"trim_cooling_threshold_30d", 1, 1000, func(c *LanesConfig) *int { return &c.TrimCoolingThreshold30d }, "30-day trims, net of applications, before cooling"},
-	{"core_inline_limit", 1, 100, func(c *LanesConfig) *int { return &c.CoreInlineLimit }, "items of the core lane"},
-	{"scoped_inline_limit", 1, 100, func(c *LanesConfig) *int { return &c.ScopedInlineLimit }, "items of the scoped lane"},
-	{"ref_only_limit", 1, 200, func(c *LanesConfig) *int { return &c.RefOnlyLimit }, "reference lines"},
-	{"compact_char_limit", 40, 10000, func(c *LanesConfig) *int { return &c.CompactCharLimit }, "characters of a compact line's statement"},
-	{"foundational_inline_char_limit", 40, 100000, func(c *LanesConfig) *int { return &c.FoundationalInlineCharLimit }, "characters of a foundational card's full text before it renders compact"},
+	{"inactivity_grace_days", 30, 1, 3650, func(c *LanesConfig) *int { return &c.InactivityGraceDays }, "days without use before inactivity costs salience"},
+	{"inactivity_step_days", 7, 1, 3650, func(c *LanesConfig) *int { return &c.InactivityStepDays }, "days per point of inactivity"},
+	{"inactivity_max", 10, 1, 100, func(c *LanesConfig) *int { return &c.InactivityMax }, "the most inactivity can cost"},
+	{"skip_cooling_threshold_30d", 6, 1, 1000, func(c *LanesConfig) *int { return &c.SkipCoolingThreshold30d }, "30-day skips, net of applications, before cooling"},
+	{"trim_cooling_threshold_30d", 4, 1, 1000, func(c *LanesConfig) *int { return &c.TrimCoolingThreshold30d }, "30-day trims, net of applications, before cooling"},
+	{"core_inline_limit", 6, 1, 100, func(c *LanesConfig) *int { return &c.CoreInlineLimit }, "items of the core lane"},
+	{"scoped_inline_limit", 8, 1, 100, func(c *LanesConfig) *int { return &c.ScopedInlineLimit }, "items of the scoped lane"},
+	{"ref_only_limit", 24, 1, 200, func(c *LanesConfig) *int { return &c.RefOnlyLimit }, "reference lines"},
+	{"compact_char_limit", 0, 40, 10000, func(c *LanesConfig) *int { return &c.CompactCharLimit }, "characters of a compact line's statement"},
+	{"foundational_inline_char_limit", 180, 40, 100000, func(c *LanesConfig) *int { return &c.FoundationalInlineCharLimit }, "characters of a foundational card's full text before it renders compact"},
 }
 
 // lanesOverlay is the settings one lanes configuration file sets.

@@ -210,20 +210,15 @@ func appendLanes(b []byte, in LanesInput) []byte {
 		b = strconv.AppendInt(b, int64(c.AgeDays), 10)
 		b = append(b, '}')
 	}
-	cfg := in.Config
-	b = append(b, `],"config":{"inactivity_grace_days":`...)
-	b = strconv.AppendInt(b, int64(cfg.InactivityGraceDays), 10)
-	b = append(b, `,"inactivity_step_days":`...)
-	b = strconv.AppendInt(b, int64(cfg.InactivityStepDays), 10)
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{`,"inactivity_max":`, cfg.InactivityMax}, {`,"skip_cooling_threshold_30d":`, cfg.SkipCoolingThreshold30d},
-		{`,"trim_cooling_threshold_30d":`, cfg.TrimCoolingThreshold30d}, {`,"core_inline_limit":`, cfg.CoreInlineLimit},
-		{`,"scoped_inline_limit":`, cfg.ScopedInlineLimit}, {`,"ref_only_limit":`, cfg.RefOnlyLimit},
-		{`,"compact_char_limit":`, cfg.CompactCharLimit}, {`,"foundational_inline_char_limit":`, cfg.FoundationalInlineCharLimit}} {
-		b = append(b, n.key...)
-		b = strconv.AppendInt(b, int64(n.v), 10)
+	b = append(b, `],"config":{`...)
+	for i, s := range lanesSettings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, s.name...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, int64(*s.field(&in.Config)), 10)
 	}
 	return append(b, `}}`...)
 }

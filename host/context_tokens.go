@@ -114,12 +114,20 @@ func scanWords(s string, fn func(tok []byte, whole bool)) {
 	}
 	for i := 0; i < len(s); {
 		r, w := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		var isWord, upper, lower bool
+		if r < utf8.RuneSelf {
+			// ASCII, most of every text: classified without the unicode tables.
+			upper = 'A' <= r && r <= 'Z'
+			lower = 'a' <= r && r <= 'z'
+			isWord = upper || lower || '0' <= r && r <= '9'
+		} else {
 			r, w = utf8.DecodeRuneInString(s[i:])
+			upper, lower = unicode.IsUpper(r), unicode.IsLower(r)
+			isWord = unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
 		i += w
 		switch {
-		case r == '_' || isJoiner(byte(r)) && r < utf8.RuneSelf:
+		case r == '_' || r < utf8.RuneSelf && isJoiner(byte(r)):
 			// A joiner inside a word splits parts; at a word's start it is
 			// punctuation.
 			if len(word) == 0 {
@@ -133,27 +141,54 @@ func scanWords(s string, fn func(tok []byte, whole bool)) {
 			if len(word) < len(wbuf) {
 				word = append(word, byte(r))
 			}
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			upper := unicode.IsUpper(r)
-			lr := unicode.ToLower(r)
+		case isWord:
+			lr := r
+			if r >= utf8.RuneSelf {
+				lr = unicode.ToLower(r) // title-case letters too (ǈ → ǉ)
+			} else if upper {
+				lr = r + ('a' - 'A')
+			}
 			// camelCase hump: lower→Upper, or the last capital of a run of
 			// capitals followed by a lower-case letter (HTTPServer).
-			if upper && prev != 0 && !prevUpper && unicode.IsLetter(prev) {
+			if upper && prev != 0 && !prevUpper && isLetter(prev) {
 				flushPart()
-			} else if !upper && unicode.IsLower(r) && prevUpper && len(part) > 1 {
+			} else if lower && prevUpper && len(part) > 1 {
 				last, lw := utf8.DecodeLastRune(part)
 				part = part[:len(part)-lw]
 				flushPart()
 				part = utf8.AppendRune(part, last)
 				prev, prevUpper = last, true
 			}
-			if len(part)+utf8.RuneLen(lr) <= len(pbuf) {
-				part = utf8.AppendRune(part, lr)
-			}
-			if len(word)+utf8.RuneLen(lr) <= len(wbuf) {
-				word = utf8.AppendRune(word, lr)
+			if lr < utf8.RuneSelf {
+				if len(part) < len(pbuf) {
+					part = append(part, byte(lr))
+				}
+				if len(word) < len(wbuf) {
+					word = append(word, byte(lr))
+				}
+			} else {
+				if len(part)+utf8.RuneLen(lr) <= len(pbuf) {
+					part = utf8.AppendRune(part, lr)
+				}
+				if len(word)+utf8.RuneLen(lr) <= len(wbuf) {
+					word = utf8.AppendRune(word, lr)
+				}
 			}
 			prev, prevUpper = r, upper
+			if !upper {
+				// The lower-case letters and digits that follow cannot start
+				// a part: take the run whole.
+				j := i
+				for j < len(s) && ('a' <= s[j] && s[j] <= 'z' || '0' <= s[j] && s[j] <= '9') {
+					j++
+				}
+				if j > i {
+					run := s[i:j]
+					part = append(part, run[:min(len(run), len(pbuf)-len(part))]...)
+					word = append(word, run[:min(len(run), len(wbuf)-len(word))]...)
+					prev, i = rune(s[j-1]), j
+				}
+			}
 		default:
 			flushWord()
 		}
@@ -165,8 +200,18 @@ func isJoiner(c byte) bool { return c == '.' || c == '/' || c == '-' || c == ':'
 
 // isWordStart says whether s starts with a letter, digit or underscore.
 func isWordStart(s string) bool {
+	if c := s[0]; c < utf8.RuneSelf {
+		return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
 	r, _ := utf8.DecodeRuneInString(s)
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func isLetter(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r)
 }
 
 // tokenTerms is the terms of s as the relevance model indexes them: stems

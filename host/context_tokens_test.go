@@ -1,0 +1,120 @@
+package host
+
+import (
+	"slices"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// scanWordsPlain is scanWords written rune by rune with the unicode
+// tables only, as the reference its fast paths must agree with. It calls fn for every token of s: each part of each word
+// (lower-cased, not stemmed; stopwords included, so callers can count
+// length) with whole false, then the whole word with whole true when it
+// has more than one part. Buffers passed to fn are reused: copy to keep.
+func scanWordsPlain(s string, fn func(tok []byte, whole bool)) {
+	var word, part []byte
+	var wbuf, pbuf [96]byte
+	word, part = wbuf[:0], pbuf[:0]
+	parts := 0
+	var prev rune // previous rune of the current part, 0 at a part start
+	prevUpper := false
+	flushPart := func() {
+		if len(part) > 0 {
+			fn(part, false)
+			parts++
+		}
+		part = pbuf[:0]
+		prev, prevUpper = 0, false
+	}
+	flushWord := func() {
+		flushPart()
+		// Trailing joiners are punctuation, not part of the word.
+		w := word
+		for len(w) > 0 && isJoiner(w[len(w)-1]) {
+			w = w[:len(w)-1]
+		}
+		if parts > 1 && len(w) > 0 {
+			fn(w, true)
+		}
+		word, parts = wbuf[:0], 0
+	}
+	for i := 0; i < len(s); {
+		r, w := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRuneInString(s[i:])
+		}
+		i += w
+		switch {
+		case r == '_' || isJoiner(byte(r)) && r < utf8.RuneSelf:
+			// A joiner inside a word splits parts; at a word's start it is
+			// punctuation.
+			if len(word) == 0 {
+				continue
+			}
+			if r != '_' && (i >= len(s) || !plainWordStart(s[i:])) {
+				flushWord()
+				continue
+			}
+			flushPart()
+			if len(word) < len(wbuf) {
+				word = append(word, byte(r))
+			}
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			upper := unicode.IsUpper(r)
+			lr := unicode.ToLower(r)
+			// camelCase hump: lower→Upper, or the last capital of a run of
+			// capitals followed by a lower-case letter (HTTPServer).
+			if upper && prev != 0 && !prevUpper && unicode.IsLetter(prev) {
+				flushPart()
+			} else if !upper && unicode.IsLower(r) && prevUpper && len(part) > 1 {
+				last, lw := utf8.DecodeLastRune(part)
+				part = part[:len(part)-lw]
+				flushPart()
+				part = utf8.AppendRune(part, last)
+				prev, prevUpper = last, true
+			}
+			if len(part)+utf8.RuneLen(lr) <= len(pbuf) {
+				part = utf8.AppendRune(part, lr)
+			}
+			if len(word)+utf8.RuneLen(lr) <= len(wbuf) {
+				word = utf8.AppendRune(word, lr)
+			}
+			prev, prevUpper = r, upper
+		default:
+			flushWord()
+		}
+	}
+	flushWord()
+}
+
+func plainWordStart(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+type scannedToken struct {
+	tok   string
+	whole bool
+}
+
+func scanAll(scan func(string, func([]byte, bool)), s string) []scannedToken {
+	var out []scannedToken
+	scan(s, func(tok []byte, whole bool) { out = append(out, scannedToken{string(tok), whole}) })
+	return out
+}
+
+// FuzzScanWordsMatchesPlain: the ASCII fast paths of scanWords give the
+// same tokens, in the same order, as the rune-by-rune reading.
+func FuzzScanWordsMatchesPlain(f *testing.F) {
+	for _, s := range []string{"", "SQLite WAL-mode, busy_timeout=30000!", "Ünïcode ÉCOLE straße ſ K", "\xff\xfeabc\x80",
+		"HTTPServerURL2x useEffect zz_generated.deepcopy.go", "k8s.io/client-go pkg/kubelet/eviction_manager_test.go",
+		"aB9cDEFgh_ij.kl-MN:op/ ÀbcDé x86_64 v1.2.3", "a/b/.c-d:e_", "__init__.py", "日本語のテキスト wal2 WAL"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := scanAll(scanWords, s), scanAll(scanWordsPlain, s); !slices.Equal(got, want) {
+			t.Fatalf("scanWords(%q) = %+v, want %+v", s, got, want)
+		}
+	})
+}

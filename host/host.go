@@ -1,7 +1,10 @@
 // Package host is palace's core: a Host owns the store, the policy engine and
-// the workspace (anchors), and implements every operation the CLI, the LSP and
+// the workspace (anchors), and offers every operation the CLI, the LSP and
 // the MCP server offer — record, distill, the lifecycle, context, brief,
-// audit and mailbox — so each gives the same answer everywhere.
+// hints, audit and mailbox — so each gives the same answer everywhere.
+// Context packs, briefs and hints are assembled by host/pack, which a Host
+// configures with its store, policies, gate and echo guard and delegates
+// to; their types are host's under aliases.
 //
 // host decides; store persists; policies evaluates. host must not speak SQL
 // (that is store's) or Rego/WASM (that is policies'), and it must not know

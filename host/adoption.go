@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -27,10 +28,6 @@ var outcomeSignals = []string{"used", "accepted", "rejected", "rollback", "contr
 
 // MaxSignalNoteRunes bounds a signal's note and query.
 const MaxSignalNoteRunes = 2000
-
-// likeRequest is the share of terms (Jaccard) from which two requests are
-// alike: a signal from a request counts for the requests like it.
-const likeRequest = 0.5
 
 // AdoptRequest is one adoption signal to record.
 type AdoptRequest struct {
@@ -175,7 +172,7 @@ func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			warn("request %s is not on record (a dry run, a request that was about nothing, or older than the %d-day telemetry window): the signal will count for every request", ev.RequestID, h.telemetryDays)
-			ev.RequestTerms = signatureOf(req.Query, "", "", nil)
+			ev.RequestTerms = pack.Signature(req.Query, "", "", nil)
 		case err != nil:
 			return res, ev, internal(err, "check adoption signal")
 		default:
@@ -188,7 +185,7 @@ func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult
 			}
 		}
 	case req.Query != "":
-		ev.RequestTerms = signatureOf(req.Query, "", "", nil)
+		ev.RequestTerms = pack.Signature(req.Query, "", "", nil)
 	}
 	if slices.Contains(outcomeSignals, sig) && req.Note == "" && ev.RequestID == "" && req.Query == "" {
 		warn("a %s signal with neither --note nor --request says nothing of what happened: name the pack's request id or add a note", sig)
@@ -230,55 +227,6 @@ func signalEffect(ev store.AdoptionEvent) string {
 	return "recorded for review; it changes no lane"
 }
 
-// signatureOf is a request's signature: the sorted terms of its query and
-// file (as the relevance model reads them) and its field and intents,
-// space-separated. Two requests are alike when their signatures share
-// enough terms (sameRequest).
-func signatureOf(query, file, field string, intents []string) string {
-	seen := map[string]bool{}
-	var terms []string
-	add := func(t string) {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			terms = append(terms, t)
-		}
-	}
-	for _, t := range tokenTerms(query) {
-		add(t)
-	}
-	for _, t := range tokenTerms(file) {
-		add(t)
-	}
-	if f := strings.ToLower(strings.TrimSpace(field)); f != "" {
-		add("field:" + strings.Join(strings.Fields(f), "_"))
-	}
-	for _, i := range intents {
-		if i = strings.ToLower(strings.TrimSpace(i)); i != "" {
-			add("intent:" + strings.Join(strings.Fields(i), "_"))
-		}
-	}
-	slices.Sort(terms)
-	return strings.Join(terms, " ")
-}
-
-// sameRequest says whether a signal recorded with signature sig counts for
-// a request with terms cur: a signal that names no request counts for
-// every request; otherwise the two must share likeRequest of their terms.
-func sameRequest(sig string, cur map[string]bool) bool {
-	if sig == "" {
-		return true
-	}
-	terms := strings.Fields(sig)
-	shared := 0
-	for _, t := range terms {
-		if cur[t] {
-			shared++
-		}
-	}
-	union := len(terms) + len(cur) - shared
-	return union > 0 && float64(shared) >= likeRequest*float64(union)
-}
-
 // fieldOfSignature is the field a request signature names, "" for none.
 func fieldOfSignature(sig string) string {
 	for _, t := range strings.Fields(sig) {
@@ -287,12 +235,4 @@ func fieldOfSignature(sig string) string {
 		}
 	}
 	return ""
-}
-
-func termSet(sig string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range strings.Fields(sig) {
-		out[t] = true
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -19,7 +20,7 @@ const auditTurnedDown = 2
 // by card, oldest first.
 func (h *Host) cardSignalEvents(ctx context.Context, ids []string, now time.Time) (map[string][]store.AdoptionEvent, error) {
 	out := map[string][]store.AdoptionEvent{}
-	since := store.FormatTime(now.Add(-coolingWindow))
+	since := store.FormatTime(now.Add(-pack.CoolingWindow))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		evs, err := h.store.ListAdoption(ctx, store.AdoptionFilter{CardIDs: ids[:n], Since: since})

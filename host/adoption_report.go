@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -178,7 +179,7 @@ func (h *Host) AdoptionReview(ctx context.Context, f AdoptionFilter) (AdoptionRe
 		field := firstNonEmpty(e.Field, "general")
 		g, ok := groups[field]
 		if !ok {
-			g = &MissGroup{Field: field, Command: fmt.Sprintf("palace record --field %s --content \"what was needed, and where it comes from\" --source-ref REF", shellWord(field))}
+			g = &MissGroup{Field: field, Command: fmt.Sprintf("palace record --field %s --content \"what was needed, and where it comes from\" --source-ref REF", pack.ShellWord(field))}
 			groups[field] = g
 		}
 		g.Count++

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -20,7 +21,7 @@ const (
 	auditSkipCooling = 6
 	// auditStaleDays is how long a card may go without being applied or
 	// changed before it is flagged stale.
-	auditStaleDays = 180
+	auditStaleDays = pack.StaleDays
 	// auditNeverAppliedDays is how old a never-applied card must be to be flagged.
 	auditNeverAppliedDays = 30
 	// auditFoundationalApplied is the 30-day applied count from which a
@@ -183,13 +184,23 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 	return rep, nil
 }
 
+// auditCard is one audited card with what the policies said of it.
+type auditCard struct {
+	card    domain.Card
+	anchor  AnchorRef
+	scope   policies.ScopeResult
+	lane    policies.LaneResult
+	counts  policies.Counts30d
+	ageDays int
+}
+
 // auditRows computes the rows of cards, in lane, tier, anchor, salience, id order.
 func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-pack.CoolingWindow)))
 	if err != nil {
 		return nil, internal(err, "audit: read injection events")
 	}
@@ -209,12 +220,12 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	set, _, err := h.policySetForContext(ctx)
+	set, _, err := h.pack.PolicySet(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Scope: one batch per distinct best-fit context.
-	cands := make([]*candidate, len(cards))
+	cands := make([]*auditCard, len(cards))
 	groups := map[string][]int{}
 	var keys []string
 	fits := make([]policies.ScopeContext, len(cards))
@@ -225,7 +236,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 			ref = h.anchorRef(ctx, c.AnchorID)
 			refs[c.AnchorID] = ref
 		}
-		cands[i] = &candidate{card: c, anchor: ref}
+		cands[i] = &auditCard{card: c, anchor: ref}
 		fits[i] = bestFit(c, h.chainIDs())
 		k := fmt.Sprintf("%q", []any{fits[i].File, fits[i].Language, fits[i].Field, fits[i].Intents, fits[i].Tools})
 		if _, ok := groups[k]; !ok {
@@ -237,7 +248,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 		idx := groups[k]
 		in := policies.ScopeInput{Context: fits[idx[0]], Cards: make([]policies.ScopeCard, len(idx))}
 		for j, i := range idx {
-			in.Cards[j] = scopeCard(cards[i], cands[i].anchor.Kind)
+			in.Cards[j] = pack.ScopeCard(cards[i], cands[i].anchor.Kind)
 			in.Cards[j].Relevance = auditRelevance
 		}
 		out, d := set.Scope(ctx, in)
@@ -248,8 +259,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 	}
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(cards)), Config: set.LanesConfig()}
 	for i, c := range cands {
-		cs := coolingOf(window[c.card.ID], ever[c.card.ID], c.card, now)
-		c.counts, c.ageDays = cs.counts, cs.ageDays
+		c.counts, c.ageDays = pack.Cooling(window[c.card.ID], ever[c.card.ID], c.card, now)
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
 				RenderPref: string(c.card.RenderPref), Anchor: c.anchor.Kind, Field: c.card.Field},
@@ -280,7 +290,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 			r.Lane, r.RenderForm = domain.LaneInspectorOnly, domain.FormInspectorOnly
 		}
 		e := ever[c.card.ID]
-		r.AppliedEver = e.Counts[outcomeInlineFull] + e.Counts[outcomeInlineCompact]
+		r.AppliedEver = e.Counts[string(domain.OutcomeInlineFull)] + e.Counts[string(domain.OutcomeInlineCompact)]
 		for outcome, at := range window[c.card.ID].Latest {
 			if at > r.LastSeen || at == r.LastSeen && outcome < r.LastOutcome {
 				r.LastSeen, r.LastOutcome = at, outcome
@@ -313,7 +323,7 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 			}
 			return 1
 		}
-		if d := laneOrder(x.Lane) - laneOrder(y.Lane); d != 0 {
+		if d := pack.LaneOrder(x.Lane) - pack.LaneOrder(y.Lane); d != 0 {
 			return d
 		}
 		if d := x.Tier.Rank() - y.Tier.Rank(); d != 0 {
@@ -351,7 +361,7 @@ func globExample(glob string) string {
 }
 
 // auditFindings derives a row's warnings and suggested actions.
-func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
+func auditFindings(c *auditCard, r AuditRow, same []domain.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
 	warn := []AuditWarning{}
 	suggest := map[string]string{}
 	stamp := store.FormatTime(now)
@@ -387,7 +397,7 @@ func auditFindings(c *candidate, r AuditRow, same []domain.Card, now time.Time) 
 		suggest["set_review_after"] = "confirm it still holds and set the next review date"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}
-	if age := daysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
+	if age := pack.DaysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
 		warn = append(warn, AuditWarning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
 		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -98,7 +99,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 	var stale []domain.Card
 	for _, c := range cards {
 		r := CandidateRow{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Anchor: h.anchorRef(ctx, c.AnchorID),
-			CreatedAt: c.CreatedAt, AgeDays: daysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
+			CreatedAt: c.CreatedAt, AgeDays: pack.DaysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt <= stamp:
 			r.Stale = "expired " + c.ExpiresAt

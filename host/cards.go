@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -52,8 +53,8 @@ func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, er
 	if err != nil {
 		return Card{}, err
 	}
-	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: h.stamp()}}
-	if err := h.recordInjections(ctx, row, nil, "record the view of "+id); err != nil {
+	row := []store.InjectionEvent{{RequestID: "view", CardID: id, Outcome: string(domain.OutcomeViewed), CreatedAt: h.stamp()}}
+	if err := h.pack.RecordInjections(ctx, row, nil, "record the view of "+id); err != nil {
 		return Card{}, err
 	}
 	return c, nil
@@ -200,7 +201,7 @@ func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (Evid
 	}
 	out := Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
 	if !allRepos && h.visibleKind(e.AnchorID) == "" {
-		return Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, displayIdentity(out.Anchor))
+		return Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, pack.DisplayIdentity(out.Anchor))
 	}
 	if orig, err := h.store.DuplicateOf(ctx, id); err != nil {
 		return Evidence{}, internal(err, "read evidence %s", id)
@@ -262,14 +263,7 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 
 // anchorRef names an anchor id; ids in the current chain resolve without a query.
 func (h *Host) anchorRef(ctx context.Context, id string) AnchorRef {
-	if k := h.anchorKindOf(id); k != "" {
-		return AnchorRef{Kind: string(k), ID: id, Identity: h.loc.Identity(k)}
-	}
-	a, err := h.store.AnchorByID(ctx, id)
-	if err != nil {
-		return AnchorRef{Kind: "unknown", ID: id}
-	}
-	return AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
+	return pack.RefOf(ctx, h.store, h.loc, id)
 }
 
 func notFound(err error, what, id string) error {

@@ -1,84 +1,40 @@
 package host
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/palacehq/palace/host/internal/hosterr"
 
 // Kind classifies a host error; the CLI maps each kind to one exit code
 // and MCP/LSP to their error forms.
-type Kind int
+type Kind = hosterr.Kind
 
 // Error kinds.
 const (
 	// KindInternal is a storage or engine failure (exit 4).
-	KindInternal Kind = iota
+	KindInternal = hosterr.KindInternal
 	// KindInvalid is bad input: a wrong field, unknown id, conflict (exit 2).
-	KindInvalid
+	KindInvalid = hosterr.KindInvalid
 	// KindDenied is a "no": a gate or a floor refused the change (exit 1).
-	KindDenied
+	KindDenied = hosterr.KindDenied
 	// KindMode is an operation refused in the current mode (exit 3).
-	KindMode
+	KindMode = hosterr.KindMode
 )
 
-// ExitCode is the CLI exit code of a kind.
-func (k Kind) ExitCode() int {
-	switch k {
-	case KindInvalid:
-		return 2
-	case KindDenied:
-		return 1
-	case KindMode:
-		return 3
-	}
-	return 4
-}
-
 // Error is a host error with a kind and, for bad input, the field at fault.
-type Error struct {
-	Kind Kind
-	// Field names the input field at fault, when there is one.
-	Field string
-	Msg   string
-	// Reasons carries a denial's reasons (gate output or floors).
-	Reasons []string
-	Err     error
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// The context-pack pipeline returns the same type, so errors.As with a
+// *host.Error matches its errors too.
+type Error = hosterr.Error
 
 // KindOf returns the kind of err: KindInternal for errors host did not classify.
-func KindOf(err error) Kind {
-	var he *Error
-	if errors.As(err, &he) {
-		return he.Kind
-	}
-	return KindInternal
-}
+func KindOf(err error) Kind { return hosterr.KindOf(err) }
 
 // ExitCode maps err to a CLI exit code: 0 for nil.
-func ExitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	return KindOf(err).ExitCode()
-}
+func ExitCode(err error) int { return hosterr.ExitCode(err) }
 
 func invalid(field, format string, args ...any) error {
-	return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return hosterr.Invalid(field, format, args...)
 }
 
-func denied(msg string, reasons []string) error {
-	return &Error{Kind: KindDenied, Msg: msg, Reasons: reasons}
-}
+func denied(msg string, reasons []string) error { return hosterr.Denied(msg, reasons) }
 
 func internal(err error, format string, args ...any) error {
-	return &Error{Kind: KindInternal, Msg: fmt.Sprintf(format, args...), Err: err}
+	return hosterr.Internal(err, format, args...)
 }

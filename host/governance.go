@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -56,7 +57,7 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 		return nil
 	}
 	ref := h.anchorRef(ctx, c.AnchorID)
-	where := displayIdentity(ref)
+	where := pack.DisplayIdentity(ref)
 	if op == "read" {
 		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
 	}
@@ -122,27 +123,8 @@ func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
 		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
 	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
 		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
-	f.contest = gateContest(contests)
+	f.contest = pack.GateContest(contests)
 	return f
-}
-
-func gateContest(contests []store.Contest) policies.GateContest {
-	gc := policies.GateContest{Kinds: []string{}}
-	for _, c := range contests {
-		gc.Contested = true
-		at := c.CreatedAt
-		if c.EvidenceAt != "" {
-			at = c.EvidenceAt
-		}
-		if at > gc.Since {
-			gc.Since = at
-		}
-		if !slices.Contains(gc.Kinds, c.Kind) {
-			gc.Kinds = append(gc.Kinds, c.Kind)
-		}
-	}
-	slices.Sort(gc.Kinds)
-	return gc
 }
 
 // The contest kinds palace itself opens. MarkContested takes any other

@@ -1,7 +1,10 @@
 // Package host is palace's core: a Host owns the store, the policy engine and
-// the workspace (anchors), and implements every operation the CLI, the LSP and
+// the workspace (anchors), and offers every operation the CLI, the LSP and
 // the MCP server offer — record, distill, the lifecycle, context, brief,
-// audit and mailbox — so each gives the same answer everywhere.
+// hints, audit and mailbox — so each gives the same answer everywhere.
+// Context packs, briefs and hints are assembled by host/pack, which a Host
+// configures with its store, policies, gate and echo guard and delegates
+// to; their types are host's under aliases.
 //
 // host decides; store persists; policies evaluates. host must not speak SQL
 // (that is store's) or Rego/WASM (that is policies'), and it must not know
@@ -10,8 +13,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -74,6 +76,9 @@ type Host struct {
 	policyErr error
 	// fileStates caches how git sees repo policy files, for packs.
 	fileStates fileStateCache
+
+	// pack assembles context packs, briefs and hints; set by Open.
+	pack *pack.Pipeline
 }
 
 // DefaultHome is $PALACE_HOME or ~/.palace.
@@ -105,6 +110,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, internal(err, "open palace at %s", h.home)
 	}
 	h.store = st
+	h.pack = h.newPipeline()
 	return h, nil
 }
 
@@ -202,10 +208,7 @@ func anchorRowAt(loc anchor.Location, k domain.AnchorKind, now string) store.Anc
 }
 
 // AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
-func AnchorID(identity string) string {
-	sum := sha256.Sum256([]byte(identity))
-	return "an_" + hex.EncodeToString(sum[:8])
-}
+func AnchorID(identity string) string { return anchor.ID(identity) }
 
 // ensureAnchor writes the anchor of kind k and its parents, returning its row.
 func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error) {
@@ -230,28 +233,10 @@ func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKi
 
 // chainIDs are the anchor ids visible from the host's location, innermost
 // first: worktree, repo, global (global only outside git).
-func (h *Host) chainIDs() []string {
-	if !h.loc.InGit {
-		return []string{AnchorID(anchor.GlobalIdentity)}
-	}
-	return []string{
-		AnchorID(h.loc.Identity(domain.AnchorWorktree)),
-		AnchorID(h.loc.Identity(domain.AnchorRepo)),
-		AnchorID(anchor.GlobalIdentity),
-	}
-}
+func (h *Host) chainIDs() []string { return h.loc.ChainIDs() }
 
 // anchorKindOf says which kind of the chain an anchor id is, "" if outside it.
-func (h *Host) anchorKindOf(id string) domain.AnchorKind {
-	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
-		if h.loc.InGit || k == domain.AnchorGlobal {
-			if AnchorID(h.loc.Identity(k)) == id {
-				return k
-			}
-		}
-	}
-	return ""
-}
+func (h *Host) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
 
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
 func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {

@@ -53,13 +53,6 @@ type Evidence struct {
 	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
-// AnchorRef names an anchor in output.
-type AnchorRef struct {
-	Kind     string `json:"kind"`
-	ID       string `json:"id"`
-	Identity string `json:"identity,omitempty"`
-}
-
 // Record validates req and appends one evidence row. The same content at
 // the same anchor is recorded once: without AllowDuplicate the existing row
 // comes back with Existing set and nothing is written.

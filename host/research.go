@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/lazyregexp"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -305,9 +306,9 @@ func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggesti
 		for _, f := range in.findings {
 			s.Supporting = append(s.Supporting, idOf[f])
 		}
-		s.Command = fmt.Sprintf("palace distill --statement %s --tier %s --field %s --supporting %s", shellWord(s.Statement), s.Tier, shellWord(s.Field), strings.Join(s.Supporting, ","))
+		s.Command = fmt.Sprintf("palace distill --statement %s --tier %s --field %s --supporting %s", pack.ShellWord(s.Statement), s.Tier, pack.ShellWord(s.Field), strings.Join(s.Supporting, ","))
 		if in.content != "" {
-			s.Command += " --content " + shellWord(in.content)
+			s.Command += " --content " + pack.ShellWord(in.content)
 		}
 		if strings.HasPrefix(string(s.Tier), "dao") {
 			s.Note = "research alone cannot make a dao card authoritative: its gate needs verification or teaching recorded by a person or at run time"

@@ -20,15 +20,6 @@ const TelemetryDaysEnv = "PALACE_TELEMETRY_DAYS"
 // the raw records are kept the outcomes of each request can be read back.
 const DefaultTelemetryDays = 30
 
-// pruneEvery and pruneStep pace retention during normal use: every 64th
-// request record also deletes up to 256 records older than the window, so
-// a palace in steady use never grows its raw telemetry past the window
-// and no single request pays for a large delete.
-const (
-	pruneEvery = 64
-	pruneStep  = 256
-)
-
 // telemetryDays resolves the retention: n when positive, else the
 // environment, else the default. A bad environment value is KindInvalid.
 func telemetryDays(n int) (int, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/palacehq/palace/mcp"
 )
 
-// samplePack has the shape of host's rendering (host/render.go).
+// samplePack has the shape of host's rendering (host/pack/render.go).
 const samplePack = "# palace context\n\n" +
 	"Governed memory for repository github.com/acme/widgets. Each card names its id and the evidence it cites; fetch one with `palace card show ID`.\n\n" +
 	"## Core\n\n" +

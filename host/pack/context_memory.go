@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 
 // memoryExists counts what exists where the pack looked and, when nothing
 // renders, says why (never claim absence falsely).
-func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
+func (pl *Pipeline) memoryExists(ctx context.Context, a *assembly) error {
 	var anchors []string
 	if !a.req.AllRepos {
-		anchors = h.chainIDs()
+		anchors = pl.chainIDs()
 	}
-	counts, err := h.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
+	counts, err := pl.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
 	if err != nil {
 		return internal(err, "count memory")
 	}
@@ -41,11 +41,11 @@ func (h *Host) memoryExists(ctx context.Context, a *assembly) error {
 	}
 	if m.Rendered == 0 {
 		if !a.req.AllRepos {
-			allCards, err := h.store.CountCards(ctx)
+			allCards, err := pl.store.CountCards(ctx)
 			if err != nil {
 				return internal(err, "count memory")
 			}
-			allEvidence, err := h.store.CountEvidence(ctx)
+			allEvidence, err := pl.store.CountEvidence(ctx)
 			if err != nil {
 				return internal(err, "count memory")
 			}
@@ -147,8 +147,8 @@ func countNoun(n int, word string) string {
 // distillSuggestions are up to three fields of the visible
 // anchors with at least DistillMinEvidence evidence rows and no
 // authoritative card, most evidence first.
-func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
-	rows, err := h.store.FieldsWithoutCards(ctx, h.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
+func (pl *Pipeline) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
+	rows, err := pl.store.FieldsWithoutCards(ctx, pl.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
 	if err != nil {
 		return nil, internal(err, "find distill suggestions")
 	}
@@ -156,14 +156,14 @@ func (h *Host) distillSuggestions(ctx context.Context) ([]DistillSuggestion, err
 	for _, r := range rows {
 		out = append(out, DistillSuggestion{
 			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: string(domain.TierDaoRen),
-			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", shellWord(r.Field), strings.Join(r.Samples, ",")),
+			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", ShellWord(r.Field), strings.Join(r.Samples, ",")),
 		})
 	}
 	return out, nil
 }
 
-// shellWord quotes s for a shell when it needs it.
-func shellWord(s string) string {
+// ShellWord quotes s for a shell when it needs it.
+func ShellWord(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	}) < 0 {

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"fmt"
@@ -83,7 +83,7 @@ type budgetStage struct {
 // stay whole the longest. Nothing is ever cut mid-text, and nothing
 // exceeds the budget but the preamble and transient instructions, which
 // are never left out (the pack says so).
-func (h *Host) packBudget(a *assembly) {
+func (pl *Pipeline) packBudget(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
 	var originRefs []AnchorRef
@@ -125,7 +125,7 @@ func (h *Host) packBudget(a *assembly) {
 		}
 		return sectionHeader(k, nil)
 	}
-	p.fixed = runeLen(h.preamble(a.req.AllRepos, a.req.Fetch))
+	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
 		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
@@ -242,10 +242,10 @@ func outcomeOf(s *slot) string {
 
 // finish writes Rendered, the sections, the selection lists and the budget
 // use from the packed slots.
-func (h *Host) finish(a *assembly) {
+func (pl *Pipeline) finish(a *assembly) {
 	pk := &a.pack
 	var b strings.Builder
-	b.WriteString(h.preamble(a.req.AllRepos, a.req.Fetch))
+	b.WriteString(pl.preamble(a.req.AllRepos, a.req.Fetch))
 	if len(pk.TransientInstructions) > 0 {
 		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil)
 		body := renderInstructions(pk.TransientInstructions)

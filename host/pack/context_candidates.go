@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // crowded out by text matches), then the best matches, then the rest of
 // that order. The cards read are then ranked over every field. With
 // AllRepos, FTS5 ranks the whole palace instead.
-func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
-	q := h.candidateQuery(a.req, a.now)
+func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
+	q := pl.candidateQuery(a.req, a.now)
 	pr := a.pack.Request
 	rq := newRelQuery(pr.Query, pr.File)
 	var (
@@ -32,18 +32,18 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	)
 	rel := map[string]relScore{}
 	if !rq.empty() || q.Match != "" {
-		if total, err = h.store.CountCandidates(ctx, q); err != nil {
+		if total, err = pl.store.CountCandidates(ctx, q); err != nil {
 			return internal(err, "select context candidates")
 		}
 	}
 	switch {
 	case !rq.empty() && !a.req.AllRepos && total <= CandidateLimit:
-		if cards, err = h.store.CandidateCards(ctx, q); err != nil {
+		if cards, err = pl.store.CandidateCards(ctx, q); err != nil {
 			return internal(err, "select context candidates")
 		}
-		h.sortByFill(cards)
+		pl.sortByFill(cards)
 	case !rq.empty() && !a.req.AllRepos:
-		texts, err := h.store.CandidateTexts(ctx, q)
+		texts, err := pl.store.CandidateTexts(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
 		}
@@ -58,7 +58,7 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, t := range texts {
 			fill[i] = domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
 		}
-		h.sortByFill(fill)
+		pl.sortByFill(fill)
 		matched := make([]string, 0, len(first))
 		for id := range first {
 			matched = append(matched, id)
@@ -77,7 +77,7 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, id := range ids {
 			picked[i] = rowids[id]
 		}
-		byID, err := h.store.CardsByRowIDs(ctx, picked)
+		byID, err := pl.store.CardsByRowIDs(ctx, picked)
 		if err != nil {
 			return internal(err, "read context candidates")
 		}
@@ -85,7 +85,7 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	case q.Match != "":
 		// Every repository (AllRepos) with a query: FTS5 picks the
 		// candidates from the whole palace; the model ranks them below.
-		matched, fill, err := h.store.Candidates(ctx, q)
+		matched, fill, err := pl.store.Candidates(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
 		}
@@ -97,18 +97,18 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, m := range matched {
 			ids[i] = m.ID
 		}
-		if cards, err = h.loadInOrder(ctx, mergeCandidates(fillCards, ids)); err != nil {
+		if cards, err = pl.loadInOrder(ctx, mergeCandidates(fillCards, ids)); err != nil {
 			return err
 		}
 	default:
 		// Nothing to rank by: the head of the fill order, and the count, in
 		// one read.
-		if cards, total, err = h.store.CandidateFill(ctx, q); err != nil {
+		if cards, total, err = pl.store.CandidateFill(ctx, q); err != nil {
 			return internal(err, "select context candidates")
 		}
 	}
 	if !rq.empty() && len(cards) > 0 {
-		if rel, err = h.rankCards(ctx, rq, cards); err != nil {
+		if rel, err = pl.rankCards(ctx, rq, cards); err != nil {
 			return err
 		}
 	}
@@ -126,14 +126,14 @@ func (h *Host) selectCandidates(ctx context.Context, a *assembly) error {
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
 	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
-		if h.loc.InGit || k == domain.AnchorGlobal {
-			ranks[AnchorID(h.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
+		if pl.loc.InGit || k == domain.AnchorGlobal {
+			ranks[anchor.ID(pl.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
 		}
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]
 		if !ok {
-			ref = h.anchorRef(ctx, c.AnchorID)
+			ref = pl.anchorRef(ctx, c.AnchorID)
 			refs[c.AnchorID] = ref
 		}
 		r := rel[c.ID]
@@ -170,7 +170,7 @@ const evidenceRankLimit = 64
 // rankCards ranks cards with every field of the model, their cited
 // evidence included (one batched read of links, one of evidence texts)
 // when the selection is within evidenceRankLimit.
-func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card) (map[string]relScore, error) {
+func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card) (map[string]relScore, error) {
 	docs := make([]relevanceDoc, len(cards))
 	if len(cards) > evidenceRankLimit {
 		// A large selection is ranked on the cards alone: reading every
@@ -184,7 +184,7 @@ func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card)
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	links, err := h.store.LinkRows(ctx, ids)
+	links, err := pl.store.LinkRows(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "read citations for ranking")
 	}
@@ -194,7 +194,7 @@ func (h *Host) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card)
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	texts, err := h.store.EvidenceTexts(ctx, evIDs)
+	texts, err := pl.store.EvidenceTexts(ctx, evIDs)
 	if err != nil {
 		return nil, internal(err, "read evidence for ranking")
 	}
@@ -239,8 +239,8 @@ func mergeCandidates(fill []domain.Card, matched []string) []string {
 
 // loadInOrder reads the cards of ids, keeping the order of ids; ids that
 // vanished meanwhile are skipped (the next request sees the change).
-func (h *Host) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
-	byID, err := h.store.CardsByIDs(ctx, ids)
+func (pl *Pipeline) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
+	byID, err := pl.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "read context candidates")
 	}
@@ -263,8 +263,8 @@ var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational:
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
 // (innermost first, other repositories last), id. It sorts a slim key per
 // card and permutes once, so large selections stay cheap.
-func (h *Host) sortByFill(cards []domain.Card) {
-	chain := h.chainIDs()
+func (pl *Pipeline) sortByFill(cards []domain.Card) {
+	chain := pl.chainIDs()
 	type key struct{ p, t, a, i int }
 	keys := make([]key, len(cards))
 	for i, c := range cards {
@@ -304,13 +304,13 @@ const evidenceWindow = 100
 // the best BM25 matches of the query among the newest evidenceWindow rows
 // (of the request's field, when it names one), or the newest rows without a
 // query.
-func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
+func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 	terms := queryTerms(a.req.Query)
 	window := evidenceLimit
 	if len(terms) > 0 {
 		window = evidenceWindow
 	}
-	rows, err := h.store.RecentEvidence(ctx, h.chainIDs(), a.pack.Request.Field, window)
+	rows, err := pl.store.RecentEvidence(ctx, pl.chainIDs(), a.pack.Request.Field, window)
 	if err != nil {
 		return internal(err, "read evidence")
 	}
@@ -341,7 +341,7 @@ func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
 	for _, e := range rows[:min(len(rows), evidenceLimit)] {
 		a.pack.Evidence = append(a.pack.Evidence, EvidenceItem{
 			ID: e.ID, Field: e.Field, Provenance: e.Provenance, SourceRef: e.SourceRef,
-			Anchor: h.anchorRef(ctx, e.AnchorID), Content: e.Content,
+			Anchor: pl.anchorRef(ctx, e.AnchorID), Content: e.Content,
 		})
 	}
 	return nil
@@ -349,21 +349,21 @@ func (h *Host) addEvidence(ctx context.Context, a *assembly) error {
 
 // requestFile makes the request's file worktree-relative (slash-separated)
 // and guesses its language from the extension.
-func (h *Host) requestFile(file string) (rel, lang string) {
+func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if file == "" {
 		return "", ""
 	}
 	p := file
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(h.loc.Dir, p)
+		p = filepath.Join(pl.loc.Dir, p)
 	}
 	p = filepath.Clean(p)
 	if c, err := anchor.Canonical(p); err == nil {
 		p = c
 	}
-	root := h.loc.Dir
-	if h.loc.InGit {
-		root = h.loc.Worktree
+	root := pl.loc.Dir
+	if pl.loc.InGit {
+		root = pl.loc.Worktree
 	}
 	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		p = r

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"bytes"
@@ -97,8 +97,8 @@ func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 // compiled earlier: its regexps are reused for unchanged patterns, so
 // recompiling after a small change costs a query, not 10k compilations. A
 // pattern that does not compile is listed in Invalid and otherwise ignored.
-func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
-	rows, err := h.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: h.chainIDs()})
+func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
+	rows, err := pl.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.chainIDs()})
 	if err != nil {
 		return nil, internal(err, "read trigger cards")
 	}
@@ -108,7 +108,7 @@ func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerS
 			old[prev.patterns[i].src] = &prev.patterns[i]
 		}
 	}
-	now := h.stamp()
+	now := pl.stamp()
 	t := &TriggerSet{index: map[uint32][]int32{}, tags: map[string][]int32{}}
 	for _, c := range rows {
 		if c.ExpiresAt != "" && c.ExpiresAt <= now {
@@ -121,7 +121,7 @@ func (h *Host) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerS
 		ci := int32(len(t.cards))
 		t.cards = append(t.cards, TriggerCard{
 			ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
-			Anchor: h.anchorRef(ctx, c.AnchorID), Persistence: c.Persistence, Scope: c.Scope, Trigger: c.Trigger,
+			Anchor: pl.anchorRef(ctx, c.AnchorID), Persistence: c.Persistence, Scope: c.Scope, Trigger: c.Trigger,
 		})
 		for _, tag := range slices.Concat(tr.Intents, tr.ToolNeeds) {
 			k := strings.ToLower(strings.TrimSpace(tag))

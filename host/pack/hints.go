@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -42,14 +42,14 @@ type Hints struct {
 // and of the LSP's inlay hints and trigger diagnostics. A scope policy that
 // fails falls back to the embedded default (Policy says so); a policy set
 // that does not load is served by the embedded defaults.
-func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
+func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
 	if set == nil {
 		var err error
-		if set, err = h.CompileTriggers(ctx, nil); err != nil {
+		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
 			return Hints{}, err
 		}
 	}
-	file, lang := h.requestFile(req.File)
+	file, lang := pl.requestFile(req.File)
 	if req.Language != "" {
 		lang = strings.ToLower(req.Language)
 	}
@@ -63,7 +63,7 @@ func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hi
 	for i, m := range matches {
 		cards[i] = m.Card
 	}
-	applies, d, err := h.cardsApply(ctx, file, lang, cards)
+	applies, d, err := pl.cardsApply(ctx, file, lang, cards)
 	if err != nil {
 		return Hints{}, err
 	}
@@ -78,12 +78,12 @@ func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hi
 		}
 	}
 	if len(ids) > 0 {
-		open, err := h.openContests(ctx, ids)
+		open, err := pl.openContests(ctx, ids)
 		if err != nil {
 			return Hints{}, err
 		}
 		for i, m := range res.Matches {
-			res.Matches[i].Contest = itemContest(open[m.Card.ID])
+			res.Matches[i].Contest = ContestOf(open[m.Card.ID])
 		}
 	}
 	return res, nil
@@ -92,10 +92,10 @@ func (h *Host) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hi
 // TaggedCards returns the cards of set (compiled fresh when nil) with an
 // intent tag or tool need equal to word, case-insensitive, that apply to
 // req.File by the scope policy: the word half of an editor's hover.
-func (h *Host) TaggedCards(ctx context.Context, set *TriggerSet, req HintsRequest, word string) ([]TriggerCard, error) {
+func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsRequest, word string) ([]TriggerCard, error) {
 	if set == nil {
 		var err error
-		if set, err = h.CompileTriggers(ctx, nil); err != nil {
+		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -103,11 +103,11 @@ func (h *Host) TaggedCards(ctx context.Context, set *TriggerSet, req HintsReques
 	if len(tagged) == 0 {
 		return nil, nil
 	}
-	file, lang := h.requestFile(req.File)
+	file, lang := pl.requestFile(req.File)
 	if req.Language != "" {
 		lang = strings.ToLower(req.Language)
 	}
-	applies, _, err := h.cardsApply(ctx, file, lang, tagged)
+	applies, _, err := pl.cardsApply(ctx, file, lang, tagged)
 	if err != nil {
 		return nil, err
 	}
@@ -116,12 +116,12 @@ func (h *Host) TaggedCards(ctx context.Context, set *TriggerSet, req HintsReques
 
 // cardsApply asks the scope policy, in one batch, whether each card applies
 // to file.
-func (h *Host) cardsApply(ctx context.Context, file, lang string, cards []TriggerCard) (map[string]bool, policies.Decision, error) {
-	set, _, err := h.policySetForContext(ctx)
+func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []TriggerCard) (map[string]bool, policies.Decision, error) {
+	set, _, err := pl.PolicySet(ctx)
 	if err != nil {
 		return nil, policies.Decision{}, err
 	}
-	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: h.chainIDs(),
+	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: pl.chainIDs(),
 		Intents: []string{}, Tools: []string{}}}
 	seen := map[string]bool{}
 	for _, c := range cards {

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"fmt"
@@ -56,10 +56,10 @@ func (f CardFetch) command() string {
 // preamble opens every rendering: whose memory it is and how to fetch a
 // card in full. It is said once here, not on every reference line: a pack
 // is read on every prompt, so each line of it is paid for every time.
-func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
+func (pl *Pipeline) preamble(allRepos bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
-	if h.loc.InGit {
-		where = "repository " + strings.TrimPrefix(h.loc.Identity(domain.AnchorRepo), "repo:")
+	if pl.loc.InGit {
+		where = "repository " + strings.TrimPrefix(pl.loc.Identity(domain.AnchorRepo), "repo:")
 	}
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
@@ -70,7 +70,7 @@ func (h *Host) preamble(allRepos bool, fetch CardFetch) string {
 // sectionHeader is the heading block of a section.
 func sectionHeader(k sectionKey, origin *AnchorRef) string {
 	if origin != nil {
-		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, displayIdentity(*origin))
+		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, DisplayIdentity(*origin))
 	}
 	return "\n## " + sectionTitles[k.name] + "\n\n"
 }
@@ -140,13 +140,13 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 
 func originLabel(it *Item) string {
 	if it.Foreign {
-		return it.Anchor.Kind + " " + displayIdentity(it.Anchor)
+		return it.Anchor.Kind + " " + DisplayIdentity(it.Anchor)
 	}
 	return it.Anchor.Kind
 }
 
-// displayIdentity is an anchor identity without its kind prefix.
-func displayIdentity(a AnchorRef) string {
+// DisplayIdentity is an anchor identity without its kind prefix.
+func DisplayIdentity(a AnchorRef) string {
 	s := a.Identity
 	for _, p := range []string{"repo:", "worktree:"} {
 		s = strings.TrimPrefix(s, p)

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// coolingWindow is the window of the injection counts that cool lanes.
-const coolingWindow = 30 * 24 * time.Hour
+// CoolingWindow is the window of the injection counts that cool lanes.
+const CoolingWindow = 30 * 24 * time.Hour
 
 // candidate is one considered card with everything the policies said.
 type candidate struct {
@@ -51,95 +51,95 @@ type assembly struct {
 	slots   []*slot
 	origins []AnchorRef
 	// signature is the request's terms, which adoption signals are
-	// weighed against (signatureOf).
+	// weighed against (Signature).
 	signature string
 	// lanes is the lanes configuration of the serving policy set.
 	lanes policies.LanesConfig
 }
 
 // assemble builds the pack without writing anything.
-func (h *Host) assemble(ctx context.Context, raw ContextRequest) (*assembly, error) {
-	req, pr, err := h.normalizeContext(raw)
+func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly, error) {
+	req, pr, err := pl.normalizeContext(raw)
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{req: req, now: h.now(), signature: signatureOf(pr.Query, pr.File, pr.Field, pr.Intents)}
+	a := &assembly{req: req, now: pl.now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
 	a.pack = Pack{
-		RequestID: h.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
+		RequestID: pl.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
 		TransientInstructions: nonNilStrings(req.Instructions),
 		Items:                 []Item{}, Skipped: []SkippedCard{}, DistillSuggestions: []DistillSuggestion{},
 	}
-	for _, id := range h.chainIDs() {
-		a.pack.Anchors = append(a.pack.Anchors, h.anchorRef(ctx, id))
+	for _, id := range pl.chainIDs() {
+		a.pack.Anchors = append(a.pack.Anchors, pl.anchorRef(ctx, id))
 	}
-	set, fallback, err := h.policySetForContext(ctx)
+	set, fallback, err := pl.PolicySet(ctx)
 	if err != nil {
 		return nil, err
 	}
 	a.pack.Policy = PackPolicy{SetHash: set.Hash(), Fallback: fallback}
 	a.lanes = set.LanesConfig()
-	if err := h.selectCandidates(ctx, a); err != nil {
+	if err := pl.selectCandidates(ctx, a); err != nil {
 		return nil, err
 	}
-	h.applyPolicies(ctx, a, set)
-	h.stampFileStateCached(ctx, &a.pack.Policy.Scope)
-	h.stampFileStateCached(ctx, &a.pack.Policy.Lanes)
-	if err := h.applyContests(ctx, a); err != nil {
+	pl.applyPolicies(ctx, a, set)
+	pl.stampFileState(ctx, &a.pack.Policy.Scope)
+	pl.stampFileState(ctx, &a.pack.Policy.Lanes)
+	if err := pl.applyContests(ctx, a); err != nil {
 		return nil, err
 	}
-	h.arrange(a)
-	if err := h.cite(ctx, a); err != nil {
+	pl.arrange(a)
+	if err := pl.cite(ctx, a); err != nil {
 		return nil, err
 	}
 	if pr.IncludeEvidence {
-		if err := h.addEvidence(ctx, a); err != nil {
+		if err := pl.addEvidence(ctx, a); err != nil {
 			return nil, err
 		}
 	}
-	h.packBudget(a)
-	if err := h.memoryExists(ctx, a); err != nil {
+	pl.packBudget(a)
+	if err := pl.memoryExists(ctx, a); err != nil {
 		return nil, err
 	}
-	sugg, err := h.distillSuggestions(ctx)
+	sugg, err := pl.distillSuggestions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	a.pack.DistillSuggestions = sugg
-	h.finish(a)
+	pl.finish(a)
 	return a, nil
 }
 
 // candidateQuery is the SQL selection of a request: authoritative cards (and
 // candidates on request) of the visible anchors, or of every anchor.
-func (h *Host) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
+func (pl *Pipeline) candidateQuery(req ContextRequest, now time.Time) store.CandidateQuery {
 	statuses := domain.AuthoritativeStatuses()
 	if req.IncludeCandidates {
 		statuses = append(statuses, domain.StatusCandidate)
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
-		TierOrder: domain.Tiers, AnchorOrder: h.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
+		TierOrder: domain.Tiers, AnchorOrder: pl.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
 		Match: ftsQuery(req.Query),
 	}
 	if !req.AllRepos {
-		q.AnchorIDs = h.chainIDs()
+		q.AnchorIDs = pl.chainIDs()
 	}
 	return q
 }
 
 // applyPolicies runs palace.scope over every considered card and
 // palace.lanes over those that apply, one batch each.
-func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set) {
+func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policies.Set) {
 	pr := a.pack.Request
 	sin := policies.ScopeInput{
 		Context: policies.ScopeContext{
 			File: pr.File, Language: pr.Language, Field: pr.Field, Intents: pr.Intents, Tools: pr.Tools,
-			Query: pr.Query, Anchors: h.chainIDs(),
+			Query: pr.Query, Anchors: pl.chainIDs(),
 		},
 		Cards: make([]policies.ScopeCard, len(a.considered)),
 	}
 	for i, c := range a.considered {
-		sin.Cards[i] = scopeCard(c.card, c.anchor.Kind)
+		sin.Cards[i] = ScopeCard(c.card, c.anchor.Kind)
 		sin.Cards[i].Relevance = c.relevance
 	}
 	sout, sd := set.Scope(ctx, sin)
@@ -157,7 +157,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 		_, a.pack.Policy.Lanes = set.Lanes(ctx, policies.LanesInput{Cards: []policies.LanesCard{}})
 		return
 	}
-	stats, coolErr := h.cooling(ctx, applying, a.now)
+	stats, coolErr := pl.cooling(ctx, applying, a.now)
 	if coolErr != nil {
 		// Counts are advisory: without them cards lane as if fresh, and the
 		// pack says so through the lanes decision's error.
@@ -165,7 +165,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	}
 	// Explicit adoption signals from requests like this one; like the
 	// counts they are advisory.
-	signals, sigErr := h.signalCounts(ctx, applying, a.signature, a.now)
+	signals, sigErr := pl.signalCounts(ctx, applying, a.signature, a.now)
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes}
 	for i, c := range applying {
 		st := stats[c.card.ID]
@@ -192,7 +192,7 @@ func (h *Host) applyPolicies(ctx context.Context, a *assembly, set *policies.Set
 	}
 }
 
-func scopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
+func ScopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	return policies.ScopeCard{
 		ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: anchorKind,
 		Persistence: string(c.Persistence), Statement: c.Statement,
@@ -204,7 +204,7 @@ func scopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 // arrange dedupes, orders, applies the per-lane count limits
 // and the dao_tian limit, and splits the considered cards into items and
 // skipped cards.
-func (h *Host) arrange(a *assembly) {
+func (pl *Pipeline) arrange(a *assembly) {
 	// Duplicates: a published copy and its original (or two cards with the
 	// same statement) both apply; the innermost wins.
 	best := map[string]*candidate{}
@@ -315,7 +315,7 @@ var laneRank = map[domain.Lane]int{domain.LaneCore: 0, domain.LaneScoped: 1, dom
 // request's relevance, then relevance itself — then tier (dao_tian first),
 // anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {
-	if d := laneOrder(x.lane.Lane) - laneOrder(y.lane.Lane); d != 0 {
+	if d := LaneOrder(x.lane.Lane) - LaneOrder(y.lane.Lane); d != 0 {
 		return d
 	}
 	if d := y.lane.Salience - x.lane.Salience; d != 0 {
@@ -336,7 +336,7 @@ func packOrder(x, y *candidate) int {
 	return strings.Compare(x.card.ID, y.card.ID)
 }
 
-func laneOrder(l domain.Lane) int {
+func LaneOrder(l domain.Lane) int {
 	if r, ok := laneRank[l]; ok {
 		return r
 	}
@@ -367,12 +367,12 @@ const maxCitations = 8
 
 // cite loads the items' links (one batched read, without evidence rows),
 // picks the citations and reads their source refs (one more batched read).
-func (h *Host) cite(ctx context.Context, a *assembly) error {
+func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 	ids := make([]string, len(a.items))
 	for i, c := range a.items {
 		ids[i] = c.card.ID
 	}
-	links, err := h.store.LinkRows(ctx, ids)
+	links, err := pl.store.LinkRows(ctx, ids)
 	if err != nil {
 		return internal(err, "read citations")
 	}
@@ -385,7 +385,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	refs, err := h.store.SourceRefs(ctx, evIDs)
+	refs, err := pl.store.SourceRefs(ctx, evIDs)
 	if err != nil {
 		return internal(err, "read citations")
 	}
@@ -409,7 +409,7 @@ func (h *Host) cite(ctx context.Context, a *assembly) error {
 		for _, l := range picked[c.card.ID] {
 			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
-		it.Contest = itemContest(c.contests)
+		it.Contest = ContestOf(c.contests)
 		// A foundational card in full past its cap renders compact: its
 		// standing keeps it inline, not its length.
 		if it.LaneForm == "inline_full" && it.Persistence == "foundational" &&

@@ -1,6 +1,7 @@
-package host
+package pack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -18,6 +19,10 @@ const (
 	briefCitationsPerCard = 3
 	briefMaxEvidence      = 24
 )
+
+// StaleDays is how long a card may go without being applied or changed
+// before it counts as stale: the audit flags it, a brief says so.
+const StaleDays = 180
 
 // BriefRequest asks for a brief. It selects exactly as a ContextRequest with
 // the same fields does, without a budget: every card that applies is
@@ -124,8 +129,8 @@ type BriefAction struct {
 // entities and unresolved cues found in the cited text, uncertainty signals
 // and next actions. It writes nothing (no injection events). Bad input is
 // KindInvalid; storage failures KindInternal.
-func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
-	a, err := h.assemble(ctx, ContextRequest{
+func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
+	a, err := pl.assemble(ctx, ContextRequest{
 		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
 		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,
 		IncludeEvidence: true, DryRun: true, Budget: 1 << 30,
@@ -175,7 +180,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 			b.KeyFacts = append(b.KeyFacts, f)
 		}
 	}
-	rows, err := h.store.EvidenceTexts(ctx, order)
+	rows, err := pl.store.EvidenceTexts(ctx, order)
 	if err != nil {
 		return Brief{}, internal(err, "brief: read cited evidence")
 	}
@@ -203,7 +208,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 		texts = append(texts, sourceText{ev.ID, ev.Content})
 		matched = append(matched, ev.ID)
 	}
-	citing, err := h.store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
+	citing, err := pl.store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
 	if err != nil {
 		return Brief{}, internal(err, "brief: find citing cards")
 	}
@@ -215,7 +220,7 @@ func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	}
 	b.Entities = extractEntities(texts)
 	b.Unresolved = extractCues(texts)
-	cands, err := h.briefCandidates(ctx, a)
+	cands, err := pl.briefCandidates(ctx, a)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -276,9 +281,9 @@ type briefCandidate struct {
 // briefCandidates gates up to five candidate cards of the visible anchors
 // (of the request's field, when it names one): the best matches (relevance model) of the
 // query, or the first in persistence, tier and anchor order without one.
-func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
-	q := store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
-	texts, err := h.store.CandidateTexts(ctx, q)
+func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
+	q := store.CandidateQuery{AnchorIDs: pl.chainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
+	texts, err := pl.store.CandidateTexts(ctx, q)
 	if err != nil {
 		return nil, internal(err, "brief: select candidates")
 	}
@@ -288,7 +293,7 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 		pool = append(pool, domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
-	h.sortByFill(pool)
+	pl.sortByFill(pool)
 	var ids []string
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
 		rel := bm25Rank(a.req.Query, docs)
@@ -316,7 +321,7 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 		look = 20 // some will be of other fields
 	}
 	ids = ids[:min(len(ids), look)]
-	cards, err := h.store.CardsByIDs(ctx, ids)
+	cards, err := pl.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}
@@ -326,16 +331,15 @@ func (h *Host) briefCandidates(ctx context.Context, a *assembly) ([]briefCandida
 			keep = append(keep, id)
 		}
 	}
-	links, err := h.store.LinksFor(ctx, keep)
+	links, err := pl.store.LinksFor(ctx, keep)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}
 	out := make([]briefCandidate, 0, len(keep))
 	for _, id := range keep {
 		c := cards[id]
-		target, _ := promoteTarget(c, "")
-		g := h.evaluateGate(ctx, c, links[id], nil, "promote", string(target), "", false)
-		out = append(out, briefCandidate{card: c, missing: g.Missing, allow: g.Allow})
+		allow, missing := pl.promoteGate(ctx, c, links[id])
+		out = append(out, briefCandidate{card: c, missing: missing, allow: allow})
 	}
 	return out, nil
 }
@@ -369,7 +373,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		c := cand.card
 		if c.ReviewAfter != "" && c.ReviewAfter <= stamp {
 			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s was due for review %s", c.ID, c.ReviewAfter[:10]), []string{c.ID}})
-		} else if cand.counts.Applied == 0 && cand.ageDays >= auditStaleDays {
+		} else if cand.counts.Applied == 0 && cand.ageDays >= StaleDays {
 			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s has not been applied or changed in %d days", c.ID, cand.ageDays), []string{c.ID}})
 		}
 	}
@@ -424,9 +428,9 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 		}
 	}
 	if len(b.KeyFacts) == 0 && a.pack.MemoryExists.Evidence == 0 {
-		field := firstNonEmpty(a.pack.Request.Field, "general")
+		field := cmp.Or(a.pack.Request.Field, "general")
 		out = append(out, BriefAction{"record", "nothing is recorded here yet: record what you learn as you work",
-			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", shellWord(field))})
+			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", ShellWord(field))})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 // window that come from requests like this one (signature): a signal that
 // names no request counts for every request. The counts go to the lanes
 // policy beside the injection counts; neutral signals count nowhere.
-func (h *Host) signalCounts(ctx context.Context, cards []*candidate, signature string, now time.Time) (map[string]policies.Counts30d, error) {
+func (pl *Pipeline) signalCounts(ctx context.Context, cards []*candidate, signature string, now time.Time) (map[string]policies.Counts30d, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sigs, err := h.store.CardSignals(ctx, ids, store.FormatTime(now.Add(-coolingWindow)))
+	sigs, err := pl.store.CardSignals(ctx, ids, store.FormatTime(now.Add(-CoolingWindow)))
 	if err != nil || len(sigs) == 0 {
 		return nil, err
 	}

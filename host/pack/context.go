@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -302,22 +302,22 @@ type PackPolicy struct {
 // Bad input (budget, instruction sizes) is KindInvalid and writes nothing;
 // storage failures are KindInternal. Policy failures never fail the request:
 // the embedded defaults decide and Pack.Policy says so.
-func (h *Host) Context(ctx context.Context, req ContextRequest) (Pack, error) {
-	a, err := h.assemble(ctx, req)
+func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, error) {
+	a, err := pl.assemble(ctx, req)
 	if err != nil {
 		return Pack{}, err
 	}
 	if !req.DryRun {
-		if err := h.logInjections(ctx, a); err != nil {
+		if err := pl.logInjections(ctx, a); err != nil {
 			return Pack{}, err
 		}
 	}
-	h.echo.remember(a.pack.Rendered)
+	pl.remember(a.pack.Rendered)
 	return a.pack, nil
 }
 
 // normalize validates req and applies defaults.
-func (h *Host) normalizeContext(req ContextRequest) (ContextRequest, PackRequest, error) {
+func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRequest, error) {
 	if req.Budget < 0 {
 		return req, PackRequest{}, invalid("budget", "--budget %d is negative: pass a size in characters (default %d)", req.Budget, DefaultBudget)
 	}
@@ -351,7 +351,7 @@ func (h *Host) normalizeContext(req ContextRequest) (ContextRequest, PackRequest
 	if req.Field != "" {
 		req.Field = strings.TrimSpace(req.Field)
 	}
-	file, lang := h.requestFile(req.File)
+	file, lang := pl.requestFile(req.File)
 	if req.Language == "" {
 		req.Language = lang
 	}
@@ -377,10 +377,11 @@ func cleanList(xs []string) []string {
 	return out
 }
 
-// policySet returns the active set, or the embedded defaults with a note
-// when the active set fails to load.
-func (h *Host) policySetForContext(ctx context.Context) (*policies.Set, string, error) {
-	set, err := h.Policies(ctx)
+// PolicySet returns the set in force, or the embedded defaults with a note
+// saying why when that set fails to load: a pack is never refused for a
+// policy failure. Only the defaults failing to compile is KindInternal.
+func (pl *Pipeline) PolicySet(ctx context.Context) (*policies.Set, string, error) {
+	set, err := pl.policies(ctx)
 	if err == nil {
 		return set, "", nil
 	}
@@ -393,9 +394,9 @@ func (h *Host) policySetForContext(ctx context.Context) (*policies.Set, string, 
 
 // requestID returns the request's id: the given one, none for a dry run,
 // else a new rq_ id.
-func (h *Host) requestID(req ContextRequest) string {
+func (pl *Pipeline) requestID(req ContextRequest) string {
 	if req.RequestID != "" || req.DryRun {
 		return req.RequestID
 	}
-	return store.NewID("rq_", h.now())
+	return store.NewID("rq_", pl.now())
 }

@@ -1,4 +1,4 @@
-package host
+package pack
 
 import (
 	"context"
@@ -43,12 +43,12 @@ var (
 
 // cooling reads the 30-day counts (counted by UTC day) and the last applied
 // time of cards, in one bounded query over the injection rollups.
-func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (map[string]coolingStats, error) {
+func (pl *Pipeline) cooling(ctx context.Context, cards []*candidate, now time.Time) (map[string]coolingStats, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sums, err := h.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-coolingWindow)), coolingGroups, appliedOutcomes)
+	sums, err := pl.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-CoolingWindow)), coolingGroups, appliedOutcomes)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +67,15 @@ func (h *Host) cooling(ctx context.Context, cards []*candidate, now time.Time) (
 
 // coolingOf is cooling's answer from InjectionStats rollups (the audit reads
 // those, for their per-outcome times).
+// Cooling is a card's 30-day counts and the days since it was last applied
+// (or created, when it never was), from its injection stats over the
+// cooling window and ever: what the lanes decision reads, and the audit
+// shows.
+func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (counts policies.Counts30d, ageDays int) {
+	cs := coolingOf(window, ever, c, now)
+	return cs.counts, cs.ageDays
+}
+
 func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
@@ -84,13 +93,13 @@ func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) 
 // created when it never was.
 func ageDays(lastApplied string, c domain.Card, now time.Time) int {
 	if lastApplied == "" {
-		return daysSince(c.CreatedAt, now)
+		return DaysSince(c.CreatedAt, now)
 	}
-	return daysSince(lastApplied, now)
+	return DaysSince(lastApplied, now)
 }
 
-// daysSince counts whole days from stamp to now, 0 for a bad or future stamp.
-func daysSince(stamp string, now time.Time) int {
+// DaysSince counts whole days from stamp to now, 0 for a bad or future stamp.
+func DaysSince(stamp string, now time.Time) int {
 	t, err := time.Parse(time.RFC3339Nano, stamp)
 	if err != nil || !now.After(t) {
 		return 0
@@ -98,13 +107,22 @@ func daysSince(stamp string, now time.Time) int {
 	return int(now.Sub(t) / (24 * time.Hour))
 }
 
+// pruneEvery and pruneStep pace retention during normal use: every 64th
+// request record also deletes up to 256 records older than the window, so
+// a palace in steady use never grows its raw telemetry past the window
+// and no single request pays for a large delete.
+const (
+	pruneEvery = 64
+	pruneStep  = 256
+)
+
 // logInjections records the request's outcomes: one request record (which
 // every 16th request folds, with the ones before it, into the per-card
 // rollups), in one short transaction taken after the pack was assembled
 // (the reads hold no write lock, nor does the lookup of the cards' rowids
 // the record is coded with). skipped_scope cards are counted, not listed. Every 64th record also drops a few raw records older than the
 // retention window (their counts stay in the rollups).
-func (h *Host) logInjections(ctx context.Context, a *assembly) error {
+func (pl *Pipeline) logInjections(ctx context.Context, a *assembly) error {
 	stamp := store.FormatTime(a.now)
 	rows := make([]store.InjectionEvent, 0, len(a.considered))
 	for _, c := range a.considered {
@@ -112,7 +130,24 @@ func (h *Host) logInjections(ctx context.Context, a *assembly) error {
 			rows = append(rows, store.InjectionEvent{RequestID: a.pack.RequestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
 		}
 	}
-	return h.recordInjections(ctx, rows, requestTerms(a), "record injection events")
+	return pl.RecordInjections(ctx, rows, requestTerms(a), "record injection events")
+}
+
+// Outcomes assembles req and returns what its request record would hold:
+// the outcome of each considered card that has one, in pack order, with
+// no request id or time. It writes nothing, whatever req.DryRun says.
+func (pl *Pipeline) Outcomes(ctx context.Context, req ContextRequest) ([]store.InjectionEvent, error) {
+	a, err := pl.assemble(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var rows []store.InjectionEvent
+	for _, c := range a.considered {
+		if c.outcome != "" {
+			rows = append(rows, store.InjectionEvent{CardID: c.card.ID, Outcome: c.outcome})
+		}
+	}
+	return rows, nil
 }
 
 // requestTerms is the signature of a logged request, kept so that a signal
@@ -126,18 +161,19 @@ func requestTerms(a *assembly) *store.RequestTerms {
 	return &store.RequestTerms{RequestID: a.pack.RequestID, Query: a.pack.Request.Query, Terms: a.signature, CreatedAt: store.FormatTime(a.now)}
 }
 
-// recordInjections writes one request's events (and its terms, when given,
-// in the same transaction) and keeps retention going.
-func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
+// RecordInjections writes one request's events (and its terms, when given,
+// in the same transaction) and keeps retention going; what names the
+// operation in a KindInternal error.
+func (pl *Pipeline) RecordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	var seq int64
 	var err error
 	if terms != nil {
-		seq, err = h.store.RecordRequest(ctx, rows, *terms)
+		seq, err = pl.store.RecordRequest(ctx, rows, *terms)
 	} else {
-		seq, err = h.store.RecordInjections(ctx, rows)
+		seq, err = pl.store.RecordInjections(ctx, rows)
 	}
 	if err != nil {
 		return internal(err, "%s", what)
@@ -145,7 +181,7 @@ func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent
 	if seq%pruneEvery == 0 {
 		// Best effort: a failure here loses nothing (the records stay and
 		// the next prune or `palace maintenance` drops them).
-		_, _ = h.store.PruneTelemetry(ctx, h.telemetryCutoff(), pruneStep)
+		_, _ = pl.store.PruneTelemetry(ctx, pl.telemetryCutoff(), pruneStep)
 	}
 	return nil
 }
@@ -154,15 +190,15 @@ func (h *Host) recordInjections(ctx context.Context, rows []store.InjectionEvent
 // views that do not go through ViewCard (an editor listing several cards).
 // It warms each card's lane a little (recent views count up to 5 salience
 // points). Unknown ids are KindInvalid and nothing is written. Both modes.
-func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
+func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	found, err := h.store.CardsByIDs(ctx, ids)
+	found, err := pl.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return internal(err, "record views")
 	}
-	stamp := h.stamp()
+	stamp := pl.stamp()
 	rows := make([]store.InjectionEvent, 0, len(ids))
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
@@ -170,5 +206,5 @@ func (h *Host) RecordViews(ctx context.Context, ids ...string) error {
 		}
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: stamp})
 	}
-	return h.recordInjections(ctx, rows, nil, "record views")
+	return pl.RecordInjections(ctx, rows, nil, "record views")
 }

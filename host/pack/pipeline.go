@@ -1,0 +1,118 @@
+// Package pack assembles what palace puts in front of an agent: context
+// packs, briefs and trigger hints. It owns the pipeline from a request to
+// its text — candidate selection, the relevance model, the scope and lanes
+// decisions and what the pack does with them (cooling, contests, the
+// dao_tian limit, ordering), the budget, rendering — and the telemetry
+// that feeds cooling (one record per request, views), and the brief
+// built on a pack.
+//
+// It reads the store and asks the policy set in force; it must not write
+// cards, evidence or events (that is the lifecycle's, in host), speak SQL
+// (store's), or evaluate Rego or WebAssembly itself (policies'). What it
+// needs of the palace it runs in — the policy set, the gate, the echo
+// guard, how git sees a policy file — it gets through Config, so host
+// imports pack and never the other way round.
+package pack
+
+import (
+	"context"
+	"time"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Config is what a Pipeline needs of the palace it serves. Every field is
+// required.
+type Config struct {
+	Store *store.Store
+	// Loc is the workspace the requests are about.
+	Loc anchor.Location
+	// Now is the clock.
+	Now func() time.Time
+	// Policies returns the policy set in force (a watcher may swap it); a
+	// set that fails to load makes the embedded defaults decide.
+	Policies func(context.Context) (*policies.Set, error)
+	// StampFileState fills in how git sees the policy file that took a
+	// decision; the context path calls it on every request, so it should
+	// cache.
+	StampFileState func(context.Context, *policies.Decision)
+	// Remember keeps a rendering so the echo guard can refuse it when it
+	// comes back as evidence.
+	Remember func(rendered string)
+	// PromoteGate evaluates the gate (policy and floors) for promoting a
+	// candidate to its default target, for the brief's next actions.
+	PromoteGate func(ctx context.Context, c domain.Card, links []domain.Link) (allow bool, missing map[string]int)
+	// TelemetryCutoff is the oldest time whose raw request records are
+	// kept.
+	TelemetryCutoff func() string
+}
+
+// Pipeline serves packs, briefs and hints for one palace and workspace.
+// It is safe for concurrent use.
+type Pipeline struct {
+	store           *store.Store
+	loc             anchor.Location
+	now             func() time.Time
+	policies        func(context.Context) (*policies.Set, error)
+	stampFileState  func(context.Context, *policies.Decision)
+	remember        func(rendered string)
+	promoteGate     func(context.Context, domain.Card, []domain.Link) (bool, map[string]int)
+	telemetryCutoff func() string
+}
+
+// New returns the pipeline of cfg.
+func New(cfg Config) *Pipeline {
+	return &Pipeline{store: cfg.Store, loc: cfg.Loc, now: cfg.Now, policies: cfg.Policies, stampFileState: cfg.StampFileState,
+		remember: cfg.Remember, promoteGate: cfg.PromoteGate, telemetryCutoff: cfg.TelemetryCutoff}
+}
+
+func (pl *Pipeline) stamp() string { return store.FormatTime(pl.now()) }
+
+// chainIDs are the anchor ids visible from the workspace, innermost first.
+func (pl *Pipeline) chainIDs() []string { return pl.loc.ChainIDs() }
+
+// AnchorRef names an anchor in output.
+type AnchorRef struct {
+	Kind     string `json:"kind"`
+	ID       string `json:"id"`
+	Identity string `json:"identity,omitempty"`
+}
+
+// RefOf names anchor id as seen from loc: ids of loc's chain resolve
+// without a query; an id the store does not know is of kind "unknown".
+func RefOf(ctx context.Context, st *store.Store, loc anchor.Location, id string) AnchorRef {
+	if k := loc.KindOf(id); k != "" {
+		return AnchorRef{Kind: string(k), ID: id, Identity: loc.Identity(k)}
+	}
+	a, err := st.AnchorByID(ctx, id)
+	if err != nil {
+		return AnchorRef{Kind: "unknown", ID: id}
+	}
+	return AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
+}
+
+func (pl *Pipeline) anchorRef(ctx context.Context, id string) AnchorRef {
+	return RefOf(ctx, pl.store, pl.loc, id)
+}
+
+// openContests reads the open contests of cards (keyed by card id); a
+// failure is KindInternal.
+func (pl *Pipeline) openContests(ctx context.Context, ids []string) (map[string][]store.Contest, error) {
+	m, err := pl.store.OpenContests(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read contests")
+	}
+	return m, nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return hosterr.Invalid(field, format, args...)
+}
+
+func internal(err error, format string, args ...any) error {
+	return hosterr.Internal(err, format, args...)
+}

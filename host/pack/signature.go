@@ -1,0 +1,68 @@
+package pack
+
+import (
+	"slices"
+	"strings"
+)
+
+// likeRequest is the share of terms (Jaccard) from which two requests are
+// alike: a signal from a request counts for the requests like it.
+const likeRequest = 0.5
+
+// Signature is a request's signature: the sorted terms of its query and
+// file (as the relevance model reads them) and its field and intents,
+// space-separated. Two requests are alike when their signatures share
+// enough terms (sameRequest).
+func Signature(query, file, field string, intents []string) string {
+	seen := map[string]bool{}
+	var terms []string
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	for _, t := range tokenTerms(query) {
+		add(t)
+	}
+	for _, t := range tokenTerms(file) {
+		add(t)
+	}
+	if f := strings.ToLower(strings.TrimSpace(field)); f != "" {
+		add("field:" + strings.Join(strings.Fields(f), "_"))
+	}
+	for _, i := range intents {
+		if i = strings.ToLower(strings.TrimSpace(i)); i != "" {
+			add("intent:" + strings.Join(strings.Fields(i), "_"))
+		}
+	}
+	slices.Sort(terms)
+	return strings.Join(terms, " ")
+}
+
+// sameRequest says whether a signal recorded with signature sig counts for
+// a request with terms cur: a signal that names no request counts for
+// every request; otherwise the two must share likeRequest of their terms.
+func sameRequest(sig string, cur map[string]bool) bool {
+	if sig == "" {
+		return true
+	}
+	terms := strings.Fields(sig)
+	shared := 0
+	for _, t := range terms {
+		if cur[t] {
+			shared++
+		}
+	}
+	union := len(terms) + len(cur) - shared
+	return union > 0 && float64(shared) >= likeRequest*float64(union)
+}
+
+// termSet is the terms of a signature, as a set.
+func termSet(sig string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range strings.Fields(sig) {
+		out[t] = true
+	}
+	return out
+}

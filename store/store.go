@@ -58,6 +58,7 @@ type Store struct {
 	refs   refCache
 	texts  textCache
 	rowids rowidCache
+	folds  folder
 	// migrated is set once this store created or migrated the schema:
 	// it checkpoints when it closes (see checkpointOnClose).
 	migrated atomic.Bool
@@ -121,11 +122,17 @@ func (s *Store) migrateRetrying(ctx context.Context) error {
 // Path is the database file path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database, checkpointing the write-ahead log first when
+// Close closes the database after any background fold of telemetry has
+// finished (a fold that failed is its error; the records stay unfolded and
+// readers still count them), checkpointing the write-ahead log first when
 // it is long (see checkpointOnClose).
 func (s *Store) Close() error {
+	foldErr := s.SettleFolds()
 	s.checkpointOnClose()
-	return s.db.Close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return foldErr
 }
 
 // Version reads the schema version recorded in the file.

@@ -16,9 +16,6 @@ func oneOf[T ~string](field string, v T, allowed []T) error {
 	return invalid(field, "%s %q is not valid: use one of %s", field, v, strings.Join(domain.Strings(allowed), ", "))
 }
 
-// normalizeStatement is the form duplicate detection compares: lower case,
-// single spaces, no trailing sentence punctuation.
-func normalizeStatement(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-	return strings.TrimRight(s, ".!;: ")
-}
+// normalizeStatement is the form duplicate detection compares
+// (domain.NormalizeStatement).
+func normalizeStatement(s string) string { return domain.NormalizeStatement(s) }

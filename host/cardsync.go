@@ -771,7 +771,9 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		events  = make([]domain.Event, 0, len(p.imports))
 		held    = make([][]string, len(p.imports))
 	)
-	for fi, f := range p.imports {
+	// Evidence in file order: an id or a content met in an earlier file is
+	// not new in a later one.
+	for _, f := range p.imports {
 		fc := f.parsed.Card
 		for i, e := range fc.Evidence {
 			if old, ok := have[e.ID]; ok {
@@ -797,47 +799,37 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			evs = append(evs, ev)
 			have[e.ID] = ev
 		}
-		c := fromCardFile(fc, p.repoID, now)
-		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
-		fl := fileLinks(fc, now)
-		var from domain.Status
-		if r := p.rows[f.id]; r != nil {
-			from = r.Status
+	}
+	// The cards, their links, gate decisions and event records are built
+	// on every core while the evidence is written: they are most of an
+	// import's CPU outside SQLite, and SQLite keeps one core.
+	built := make([]importedCard, len(p.imports))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		parallel(len(p.imports), func(i int) { built[i] = p.build(ctx, p.imports[i], open[p.imports[i].id], now) })
+	}()
+	err = tx.InsertEvidenceRows(ctx, evs)
+	if err == nil {
+		err = tx.MarkDuplicates(ctx, dups)
+	}
+	<-done
+	if err != nil {
+		return err
+	}
+	for fi, b := range built {
+		held[fi] = b.reasons
+		if b.held != nil {
+			p.rep.Held = append(p.rep.Held, *b.held)
 		}
-		var gate *GateResult
-		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
-			// An import is never decided by a local, uncommitted policy.
-			g := h.gateAs(ctx, c, fl, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
-			gate = &g
-			if !g.Allow {
-				held[fi] = g.Reasons
-				// A card this palace holds keeps its status; a new one is a
-				// candidate.
-				c.Status = cmp.Or(from, domain.StatusCandidate)
-				p.rep.Held = append(p.rep.Held, HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"),
-					Claimed: fc.Status, Reasons: g.Reasons})
-			}
-		}
-		if from == "" {
-			cards = append(cards, c)
+		if b.from == "" {
+			cards = append(cards, b.card)
 		} else {
-			updates = append(updates, c)
+			updates = append(updates, b.card)
 		}
-		links = append(links, fl...)
-		ev := domain.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
-			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
-			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
-				Held: held[fi], LastEvent: fc.LastEvent})}
-		if gate != nil {
-			ev.Policy, ev.PolicyHash, ev.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
-		}
-		events = append(events, h.newEvent(f.id, ev))
-	}
-	if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
-		return err
-	}
-	if err := tx.MarkDuplicates(ctx, dups); err != nil {
-		return err
+		links = append(links, b.links...)
+		// Event ids are taken in file order.
+		events = append(events, h.newEvent(p.imports[fi].id, b.event))
 	}
 	if err := tx.InsertCards(ctx, cards); err != nil {
 		return err
@@ -861,6 +853,54 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		p.rep.Imported = append(p.rep.Imported, f.id)
 	}
 	return tx.PutCardFiles(ctx, recs)
+}
+
+// importedCard is what one imported file writes besides its evidence.
+type importedCard struct {
+	card  domain.Card
+	from  domain.Status // the card's status in this palace, "" for a new card
+	links []domain.Link
+	event domain.Event // stamped (id, actor, time) by newEvent
+	// held and reasons say why the gate refused the file's claim; nil
+	// when it did not.
+	held    *HeldCard
+	reasons []string
+}
+
+// build makes f's card, links and imported event, re-checking a claim of
+// authority against the gate (contests are the card's open contests here).
+// It reads p and writes nothing: files are built concurrently.
+func (p *plan) build(ctx context.Context, f *syncFile, contests []store.Contest, now string) importedCard {
+	h := p.h
+	fc := f.parsed.Card
+	c := fromCardFile(fc, p.repoID, now)
+	c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
+	out := importedCard{links: fileLinks(fc, now)}
+	if r := p.rows[f.id]; r != nil {
+		out.from = r.Status
+	}
+	var gate *GateResult
+	if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != out.from {
+		// An import is never decided by a local, uncommitted policy.
+		g := h.gateAs(ctx, c, out.links, contests, "promote", fc.Status, fileReviewer(fc), false)
+		gate = &g
+		if !g.Allow {
+			out.reasons = g.Reasons
+			// A card this palace holds keeps its status; a new one is a
+			// candidate.
+			c.Status = cmp.Or(out.from, domain.StatusCandidate)
+			out.held = &HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"), Claimed: fc.Status, Reasons: g.Reasons}
+		}
+	}
+	out.card = c
+	out.event = domain.Event{Type: "imported", FromStatus: out.from, ToStatus: c.Status,
+		Reason: "imported from " + f.path + atCommit(p.rep.Commit),
+		Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
+			Held: out.reasons, LastEvent: fc.LastEvent})}
+	if gate != nil {
+		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
+	}
+	return out
 }
 
 // newEvent stamps e as appendEvent does, for AppendEvents.

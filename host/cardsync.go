@@ -479,17 +479,25 @@ type decoding struct {
 // returns at once.
 func decodeFiles(files []*syncFile) *decoding {
 	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{})}
-	for _, f := range files {
+	var todo []int // unchanged files are not decoded
+	for i, f := range files {
+		if f.keep {
+			f.decoded = closedChan
+			continue
+		}
 		f.decoded = make(chan struct{})
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		close(d.all)
+		return d
 	}
 	go func() {
 		defer close(d.all)
-		parallel(len(files), func(i int) {
+		parallel(len(todo), func(j int) {
+			i := todo[j]
 			f := files[i]
 			defer close(f.decoded)
-			if f.keep {
-				return
-			}
 			p, fs := cardfile.Decode(f.path, f.data)
 			if !cardfile.HasErrors(fs) {
 				fs = append(fs, limitFindings(f.path, p)...)
@@ -503,6 +511,13 @@ func decodeFiles(files []*syncFile) *decoding {
 	}()
 	return d
 }
+
+// closedChan is the decoded channel of a file that is not decoded.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // findings waits for every file and returns their findings in file order,
 // with ids declared twice.

@@ -215,6 +215,8 @@ type Tx struct {
 	// unindexed is the rowid of the first evidence row this transaction
 	// inserted, 0 for none: those rows join the full-text index at commit.
 	unindexed int64
+	// cardsUnindexed is the same for cards (see indexCards).
+	cardsUnindexed int64
 }
 
 // Tx runs fn in one IMMEDIATE transaction: it commits when fn returns nil and
@@ -243,6 +245,9 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.indexCards(ctx); err != nil {
 		return err
 	}
 	return tx.indexEvidence(ctx)

@@ -100,8 +100,8 @@ func TestScopeOrderings(t *testing.T) {
 		// 10 + 8: an intent alone does not make it relevant, and persistence is no pass
 		{"foundational unscoped with only an intent stays out", policies.ScopeContext{Intents: []string{"review"}}, law, 0, "inspector_only", 18},
 		{"standard unscoped without overlap stays out", onTopic, plain, 0, "inspector_only", 10},
-		// 16 + 12 + 18 + 20
-		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 66},
+		// 16 + 20 (an intent the text agrees with, relevance >= 0.2) + 18 + 20
+		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 74},
 		// 5 + 8 + 42
 		{"path-scoped on-topic without a file is scoped", policies.ScopeContext{Query: "sqlite wal"}, pathOnly, 0.7, "scoped", 55},
 		// the same card with its path confirmed: 20 + 8 + 42

@@ -32,7 +32,7 @@ func ExampleSet_Scope() {
 	}
 	fmt.Println("engine:", d.Engine, "source:", d.Source)
 	// Output:
-	// kc_tx true 24 14
+	// kc_tx true 24 20
 	//   path store/sql/query.go matches store/**
 	//   language go is one of go
 	//   intent refactor is one of the card's trigger intents

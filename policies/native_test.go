@@ -86,6 +86,7 @@ func genScope(r *rand.Rand, n int) policies.ScopeInput {
 	for i := range n {
 		in.Cards = append(in.Cards, policies.ScopeCard{
 			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields), Statement: text(r, 12),
+			Anchor:    pick(r, []string{"worktree", "repo", "global", ""}),
 			Scope:     policies.CardScope{Paths: some(r, globs, 3), Languages: some(r, langs[1:], 2), Fields: some(r, fields[1:], 2)},
 			Trigger:   policies.CardTrigger{Intents: some(r, intents, 3), ToolNeeds: some(r, tools, 2)},
 			Relevance: relevance(r),

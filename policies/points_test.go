@@ -80,6 +80,8 @@ func TestScopeOrderings(t *testing.T) {
 	fieldLaw := policies.ScopeCard{ID: "kc_ev", Persistence: "foundational", Scope: policies.CardScope{Fields: []string{"storage"}},
 		Trigger: policies.CardTrigger{Intents: []string{"review"}}}
 	pathOnly := policies.ScopeCard{ID: "kc_s", Statement: "Open SQLite in WAL mode", Scope: policies.CardScope{Paths: []string{"store/**"}}}
+	testCard := policies.ScopeCard{ID: "kc_t", Statement: "Name the go test that covers a store change", Trigger: policies.CardTrigger{Intents: []string{"test"}}}
+	global := policies.ScopeCard{ID: "kc_g", Anchor: "global", Statement: "Keep every change focused", Trigger: policies.CardTrigger{Intents: []string{"refactor"}}}
 	tests := []struct {
 		name      string
 		ctx       policies.ScopeContext
@@ -100,12 +102,20 @@ func TestScopeOrderings(t *testing.T) {
 		// 10 + 8: an intent alone does not make it relevant, and persistence is no pass
 		{"foundational unscoped with only an intent stays out", policies.ScopeContext{Intents: []string{"review"}}, law, 0, "inspector_only", 18},
 		{"standard unscoped without overlap stays out", onTopic, plain, 0, "inspector_only", 10},
-		// 16 + 12 + 18 + 20
-		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 66},
+		// 16 + 20 (an intent the text agrees with, relevance >= 0.2) + 18 + 20
+		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 74},
 		// 5 + 8 + 42
 		{"path-scoped on-topic without a file is scoped", policies.ScopeContext{Query: "sqlite wal"}, pathOnly, 0.7, "scoped", 55},
 		// the same card with its path confirmed: 20 + 8 + 42
 		{"a confirmed path outranks no file", policies.ScopeContext{File: "store/x.go", Query: "sqlite wal"}, pathOnly, 0.7, "core", 70},
+		// 10 + 20 + 15: the request's activity confirms a weakly worded card
+		{"an intent the words agree with inlines", policies.ScopeContext{Intents: []string{"test"}}, testCard, 0.25, "scoped", 45},
+		// 10 + 3 - 10 + 15: the same card for another activity
+		{"another activity stays out", policies.ScopeContext{Intents: []string{"build"}}, testCard, 0.25, "inspector_only", 18},
+		// 2 + 20 + 15: a global card needs the request to be about it
+		{"a global card weakly matched is a reference", policies.ScopeContext{Intents: []string{"refactor"}}, global, 0.25, "ref_only", 37},
+		// 2 + 20 + 24
+		{"a global card the request is about inlines", policies.ScopeContext{Intents: []string{"refactor"}}, global, 0.4, "scoped", 46},
 	}
 	for _, opts := range []policies.Options{{}, {RegoOnly: true}} {
 		set, err := policies.LoadDefaults(context.Background(), opts)

@@ -67,8 +67,9 @@ type ScopeResult struct {
 	Applies bool `json:"applies"`
 	// ScopeFit is 0..30: how closely the card's scope fits the request.
 	ScopeFit int `json:"scope_fit"`
-	// OperationFit is 0..20: how closely the card fits what the request is
-	// doing: its query's terms, intents and tools.
+	// OperationFit is -10..20: how closely the card fits what the request
+	// is doing: its query's terms, intents and tools; below 0 when the card
+	// is about another activity.
 	OperationFit int `json:"operation_fit"`
 	// Why has at least one line a person can read.
 	Why []string `json:"why"`
@@ -179,7 +180,7 @@ func decodeScope(v ast.Value, cards []ScopeCard) (ScopeOutput, error) {
 		if res.ScopeFit, err = intField(Scope, c.ID, r, "scope_fit", 0, 30); err != nil {
 			return nil, err
 		}
-		if res.OperationFit, err = intField(Scope, c.ID, r, "operation_fit", 0, 20); err != nil {
+		if res.OperationFit, err = intField(Scope, c.ID, r, "operation_fit", -10, 20); err != nil {
 			return nil, err
 		}
 		if res.Why, err = stringsField(Scope, c.ID, r, "why"); err != nil {

@@ -35,6 +35,15 @@ const (
 	relevanceOpFit  = 12
 	triggerFit      = 8
 	maxOpFit        = 20
+	// globalFit is an unscoped card's location at the global anchor: a card
+	// written for every repository fits any one of them less closely.
+	globalFit = 2
+	// otherActivity is what a card costs whose trigger intents the
+	// request's intents all miss.
+	otherActivity = 10
+	// textAgrees is the relevance from which an intent or tool hit earns
+	// the whole operation fit.
+	textAgrees = 0.2
 	// relevantToRequest is the relevance from which a path scope the file
 	// misses no longer excludes a card.
 	relevantToRequest = 0.5
@@ -105,16 +114,20 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		why = append(why, fmt.Sprintf("field %s is not one of the scope fields %s", r.field, all))
 	}
 	// The base lifts the location of an unscoped card, and of a scoped card
-	// the request confirmed (a scope matched, none missed), to unscopedFit.
+	// the request confirmed (a scope matched, none missed), to its anchor's
+	// base.
+	base := unscopedFit
+	if c.Anchor == "global" {
+		base = globalFit
+	}
 	switch {
 	case len(sc.Paths)+len(sc.Languages)+len(sc.Fields) == 0:
-		located = unscopedFit
+		located = base
 		why = append(why, "unscoped: applies everywhere at its anchor")
-	case hits > 0 && !miss && located < unscopedFit:
-		located = unscopedFit
+	case hits > 0 && !miss && located < base:
+		located = base
 		why = append(why, "the request matches its scope, so it ranks no lower than an unscoped card")
 	}
-	op := relPoints(c.Relevance, relevanceOpFit)
 	hitIntents := intersect(c.Trigger.Intents, x.Intents)
 	hitTools := intersect(c.Trigger.ToolNeeds, x.Tools)
 	for _, i := range hitIntents {
@@ -123,12 +136,34 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 	for _, t := range hitTools {
 		why = append(why, fmt.Sprintf("tool %s is one of the card's tool needs", t))
 	}
+	// Operation fit: relevance, then the activity. A hit adds triggerFit,
+	// or the whole fit when the text agrees; another activity costs.
+	op := relPoints(c.Relevance, relevanceOpFit)
+	hitCount := len(hitIntents) + len(hitTools)
+	cardIntents := distinctSorted(c.Trigger.Intents)
+	switch {
+	case hitCount > 0 && c.Relevance >= textAgrees:
+		op = maxOpFit
+	case hitCount > 0:
+		op = min(maxOpFit, op+triggerFit*hitCount)
+	case len(x.Intents) > 0 && len(cardIntents) > 0:
+		op -= otherActivity
+		why = append(why, fmt.Sprintf("the request's intents (%s) are none of the card's trigger intents (%s)",
+			strings.Join(distinctSorted(x.Intents), ", "), strings.Join(cardIntents, ", ")))
+	}
 	return ScopeResult{
 		Applies:      !miss,
 		ScopeFit:     min(maxScopeFit, located+fieldPts),
-		OperationFit: min(maxOpFit, op+triggerFit*(len(hitIntents)+len(hitTools))),
+		OperationFit: op,
 		Why:          why,
 	}
+}
+
+// distinctSorted is the sorted set of xs, as Rego's sort({x | some x in xs}).
+func distinctSorted(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // intersect is the sorted, distinct members of have that are also in want,

@@ -24,7 +24,7 @@ test_matching_intent_is_boosted if {
 test_no_intent_no_boost if {
 	d := scope.decision with input as {"context": {"file": "store/db.go", "intents": ["review"]}, "cards": [card("a", ["store/**"], ["migrate"])]}
 	d.a.scope_fit == 20
-	d.a.operation_fit == 0
+	d.a.operation_fit == -10
 }
 
 test_a_card_that_does_not_apply_is_not_boosted if {

@@ -95,6 +95,36 @@ test_operation_fit_is_relevance_plus_triggers_capped if {
 	r.why == ["unscoped: applies everywhere at its anchor", "intent debug is one of the card's trigger intents", "tool git is one of the card's tool needs"]
 }
 
+test_an_intent_hit_the_text_agrees_with_earns_the_whole_operation_fit if {
+	c := object.union(rel_card("a", noscope, 0.2), {"trigger": {"intents": ["debug"], "tool_needs": []}})
+	one({"intents": ["debug"]}, c).operation_fit == 20
+	weak := object.union(rel_card("a", noscope, 0.199), {"trigger": {"intents": ["debug"], "tool_needs": []}})
+	one({"intents": ["debug"]}, weak).operation_fit == 10
+}
+
+test_another_activity_costs if {
+	c := object.union(rel_card("a", noscope, 0.5), {"trigger": {"intents": ["ui", "debug"], "tool_needs": []}})
+	r := one({"intents": ["test", "build"]}, c)
+	r.applies
+	r.operation_fit == -4
+	r.why == ["unscoped: applies everywhere at its anchor", "the request's intents (build, test) are none of the card's trigger intents (debug, ui)"]
+
+	# Neither a request without intents nor a card without trigger intents
+	# is another activity.
+	one({}, c).operation_fit == 6
+	one({"intents": ["test"]}, rel_card("a", noscope, 0.5)).operation_fit == 6
+}
+
+test_a_global_card_fits_less_than_a_repository_card if {
+	g := object.union(card("a", noscope), {"anchor": "global"})
+	one({}, g).scope_fit == 2
+	one({}, object.union(card("a", noscope), {"anchor": "repo"})).scope_fit == 10
+	lang := object.union(card("a", {"paths": [], "languages": ["go"], "fields": []}), {"anchor": "global"})
+	one({"language": "go"}, lang).scope_fit == 4
+	l := object.union(card("a", {"paths": [], "languages": ["go"], "fields": []}), {"anchor": "repo"})
+	one({"language": "go"}, l).scope_fit == 10
+}
+
 test_relevant_scoped_card_beats_unscoped_bait if {
 	sc := {"paths": ["store/**"], "languages": [], "fields": []}
 	scoped := one({"file": "store/db.go"}, rel_card("a", sc, 0.6))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -143,7 +144,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
 	}
 	if action == "promote" {
-		floors = append(floors, h.researchFloor(ctx, c, links)...)
+		floors = append(floors, research.Floor(ctx, h.store, c, links)...)
 	}
 	if len(floors) > 0 {
 		if res.Allow {

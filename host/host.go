@@ -23,6 +23,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -75,7 +76,7 @@ type Host struct {
 	policySet *policies.Set
 	policyErr error
 	// fileStates caches how git sees repo policy files, for packs.
-	fileStates fileStateCache
+	fileStates policyfile.Cache
 
 	// pack assembles context packs, briefs and hints; set by Open.
 	pack *pack.Pipeline

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
@@ -128,7 +129,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 	h.stampFileState(ctx, &res.Policy)
 	// Floors, checked after the policy: no policy lifts them.
 	var floors []string
-	if f := localPolicyFloor(res.Policy, allowLocal); f != "" {
+	if f := policyfile.Floor(res.Policy, allowLocal); f != "" {
 		floors = append(floors, f)
 	}
 	if action != "resolve" && facts.contest.Contested {

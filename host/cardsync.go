@@ -105,6 +105,9 @@ type syncFile struct {
 	sha    string
 	parsed *cardfile.Parsed
 	keep   bool // unchanged since the last sync
+	// decoded closes when parsed is set, or known to stay nil (see
+	// decodeFiles).
+	decoded chan struct{}
 }
 
 // racyWindow: a file modified this close to when its stat was recorded may
@@ -167,13 +170,11 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 			return rep, err
 		}
 	}
-	rep.Findings = checkFiles(files)
-	if cardfile.HasErrors(rep.Findings) {
-		return rep, &Error{Kind: KindInvalid, Field: "card files",
-			Msg: fmt.Sprintf("%s in %s: nothing was imported or exported; fix them (palace cards check shows them) and sync again",
-				plural(countErrors(rep.Findings), "card file problem"), cardfile.Dir)}
-	}
-	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite}
+	// Files are decoded in the background while the sync plans and, chunk
+	// by chunk, imports them; a file with problems (malformed, unknown
+	// tier, a secret…) still refuses the sync before anything is written
+	// or committed (plan.decoded, importAll).
+	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite, dec: decodeFiles(files)}
 	inDir := map[string]bool{}
 	for _, f := range files {
 		inDir[f.id] = true
@@ -192,10 +193,19 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 		}
 	}
 	if err := p.checkIDs(ctx); err != nil {
+		if derr := p.decoded(); derr != nil {
+			return rep, derr
+		}
 		return rep, err
 	}
 	if len(p.imports) > 0 {
 		rep.Commit = headCommit(ctx, h.loc.Worktree)
+	}
+	if req.DryRun || len(p.imports) == 0 {
+		// Nothing to decode while writing.
+		if err := p.decoded(); err != nil {
+			return rep, err
+		}
 	}
 	if req.DryRun {
 		for _, r := range p.export {
@@ -207,6 +217,12 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 		return rep, nil
 	}
 	if err := p.run(ctx); err != nil {
+		if derr := p.decoded(); derr != nil {
+			return rep, derr
+		}
+		return rep, err
+	}
+	if err := p.decoded(); err != nil {
 		return rep, err
 	}
 	// Nothing left pending: until the next card event, a sync need not look
@@ -445,43 +461,92 @@ func sha256Hex(b []byte) string {
 // ids declared twice. Files are decoded in parallel (YAML parsing is most of
 // an import's CPU); findings come out in file order.
 func checkFiles(files []*syncFile) []cardfile.Finding {
-	per := make([][]cardfile.Finding, len(files))
-	parallel(len(files), func(i int) {
-		f := files[i]
-		if f.keep {
-			return
-		}
-		p, fs := cardfile.Decode(f.path, f.data)
-		if !cardfile.HasErrors(fs) {
-			fs = append(fs, limitFindings(f.path, p)...)
-			fs = append(fs, secretFindings(f.path, p)...)
-			if !cardfile.HasErrors(fs) {
-				f.parsed = &p
-			}
-		}
-		per[i] = fs
-	})
-	var out []cardfile.Finding
-	declared := map[string]string{}
+	return decodeFiles(files).findings()
+}
+
+// decoding is the decoding of a directory's changed files, under way in
+// the background: each file's decoded channel closes when its parsed card
+// (nil when it has errors) and findings are set.
+type decoding struct {
+	files []*syncFile
+	per   [][]cardfile.Finding
+	all   chan struct{}
+	once  sync.Once
+	out   []cardfile.Finding
+}
+
+// decodeFiles starts decoding files on every core, in file order, and
+// returns at once.
+func decodeFiles(files []*syncFile) *decoding {
+	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{})}
+	var todo []int // unchanged files are not decoded
 	for i, f := range files {
-		out = append(out, per[i]...)
 		if f.keep {
-			declared[f.id] = f.path
-		}
-	}
-	for _, f := range files {
-		if f.parsed == nil {
+			f.decoded = closedChan
 			continue
 		}
-		id := f.parsed.Card.ID
-		if first, dup := declared[id]; dup && first != f.path {
-			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
-				Severity: cardfile.SeverityError, CardID: id,
-				Message: fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)})
-		}
-		declared[id] = f.path
+		f.decoded = make(chan struct{})
+		todo = append(todo, i)
 	}
-	return out
+	if len(todo) == 0 {
+		close(d.all)
+		return d
+	}
+	go func() {
+		defer close(d.all)
+		parallel(len(todo), func(j int) {
+			i := todo[j]
+			f := files[i]
+			defer close(f.decoded)
+			p, fs := cardfile.Decode(f.path, f.data)
+			if !cardfile.HasErrors(fs) {
+				fs = append(fs, limitFindings(f.path, p)...)
+				fs = append(fs, secretFindings(f.path, p)...)
+				if !cardfile.HasErrors(fs) {
+					f.parsed = &p
+				}
+			}
+			d.per[i] = fs
+		})
+	}()
+	return d
+}
+
+// closedChan is the decoded channel of a file that is not decoded.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// findings waits for every file and returns their findings in file order,
+// with ids declared twice.
+func (d *decoding) findings() []cardfile.Finding {
+	<-d.all
+	d.once.Do(func() {
+		var out []cardfile.Finding
+		declared := map[string]string{}
+		for i, f := range d.files {
+			out = append(out, d.per[i]...)
+			if f.keep {
+				declared[f.id] = f.path
+			}
+		}
+		for _, f := range d.files {
+			if f.parsed == nil {
+				continue
+			}
+			id := f.parsed.Card.ID
+			if first, dup := declared[id]; dup && first != f.path {
+				out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
+					Severity: cardfile.SeverityError, CardID: id,
+					Message: fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)})
+			}
+			declared[id] = f.path
+		}
+		d.out = out
+	})
+	return d.out
 }
 
 // parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits.
@@ -582,6 +647,32 @@ type plan struct {
 	// left them: one whose bytes are what the export renders is not
 	// written again.
 	onDisk map[string]*syncFile
+	// dec is the decoding of the directory's changed files, still under
+	// way while the sync plans and imports; waited is set once its
+	// findings are in the report.
+	dec    *decoding
+	waited bool
+}
+
+// decoded waits for every file's decoding and puts its findings in the
+// report, before those of the plan. A file with an error refuses the whole
+// sync: the report then holds the findings alone, as if nothing had been
+// planned.
+func (p *plan) decoded() error {
+	if p.waited {
+		return nil
+	}
+	p.waited = true
+	fs := p.dec.findings()
+	if cardfile.HasErrors(fs) {
+		*p.rep = SyncReport{Dir: p.rep.Dir, DryRun: p.rep.DryRun, Exported: []string{}, Imported: []string{}, Held: []HeldCard{},
+			Conflicts: []SyncConflict{}, Removed: []string{}, Findings: fs}
+		return &Error{Kind: KindInvalid, Field: "card files",
+			Msg: fmt.Sprintf("%s in %s: nothing was imported or exported; fix them (palace cards check shows them) and sync again",
+				plural(countErrors(fs), "card file problem"), cardfile.Dir)}
+	}
+	p.rep.Findings = append(append([]cardfile.Finding{}, fs...), p.rep.Findings...)
+	return nil
 }
 
 // changedHere reports whether the card changed in this palace since its
@@ -684,7 +775,12 @@ func (p *plan) checkIDs(ctx context.Context) error {
 			p.conflict(ctx, f, &store.SyncRow{CardID: f.id, Status: a.Status})
 		default:
 			where := p.h.anchorRef(ctx, a.AnchorID).Kind
-			bad = append(bad, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeLocal,
+			line := 1
+			<-f.decoded // parsed stays nil for a file with errors, which refuse the sync first
+			if f.parsed != nil {
+				line = f.parsed.Line("id")
+			}
+			bad = append(bad, cardfile.Finding{Path: f.path, Line: line, Col: 1, Code: cardfile.CodeLocal,
 				Severity: cardfile.SeverityError, CardID: f.id,
 				Message: fmt.Sprintf("card %s exists in this palace at the %s anchor, not this repository's: give the file's card a new id, or remove the file", f.id, where)})
 		}
@@ -717,25 +813,63 @@ func (p *plan) run(ctx context.Context) error {
 	return p.exportAll(ctx)
 }
 
-// importAll writes every imported file's evidence, card, links and event.
-// Everything an import reads is read first, for all files at once (the
-// evidence of their ids, the originals of their contents, the open
-// contests of the cards whose claim the gate checks); then the rows are
-// written table by table in multi-row statements, in file order, so the
-// result is the one a write per file would give.
+// importChunk is how many files an import writes at a time (the first
+// chunk is a quarter of it): the files after a chunk are decoded while it
+// is written.
+const importChunk = 1024
+
+// errUndecodable aborts an import's transaction when a file turns out to
+// have errors; Sync then refuses the whole sync with the findings.
+var errUndecodable = errors.New("card files with errors")
+
+// importAll writes every imported file's evidence, card, links and event,
+// chunk by chunk in file order as the files' decoding (started by Sync)
+// finishes, so SQLite writes on one core while the later files are decoded
+// on the other. Nothing commits unless every file of the directory decoded
+// without an error.
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
-	h := p.h
-	now := h.stamp()
-	if _, err := h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
+	if _, err := p.h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
 		return err
 	}
+	n := importChunk / 4
+	for start := 0; start < len(p.imports); start += n {
+		if start > 0 {
+			n = importChunk
+		}
+		part := p.imports[start:min(start+n, len(p.imports))]
+		for _, f := range part {
+			<-f.decoded
+			if f.parsed == nil {
+				return errUndecodable
+			}
+		}
+		if err := p.importFiles(ctx, tx, part); err != nil {
+			return err
+		}
+	}
+	if p.dec != nil && cardfile.HasErrors(p.dec.findings()) {
+		return errUndecodable
+	}
+	return nil
+}
+
+// importFiles writes the evidence, cards, links and events of imports.
+// Everything it reads is read first, for all of them at once (the
+// evidence of their ids, the originals of their contents, the open
+// contests of the cards whose claim the gate checks; rows written by an
+// earlier chunk included); then the rows are written table by table in
+// multi-row statements, in file order, so the result is the one a write
+// per file would give.
+func (p *plan) importFiles(ctx context.Context, tx *store.Tx, imports []*syncFile) error {
+	h := p.h
+	now := h.stamp()
 	n := 0
-	for _, f := range p.imports {
+	for _, f := range imports {
 		n += len(f.parsed.Card.Evidence)
 	}
 	evIDs, shas := make([]string, 0, n), make([]string, 0, n)
 	var claims []string
-	for _, f := range p.imports {
+	for _, f := range imports {
 		fc := f.parsed.Card
 		for _, e := range fc.Evidence {
 			evIDs = append(evIDs, e.ID)
@@ -765,13 +899,15 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	var (
 		evs     = make([]domain.Evidence, 0, len(evIDs))
 		dups    []store.Duplicate
-		cards   = make([]domain.Card, 0, len(p.imports))
+		cards   = make([]domain.Card, 0, len(imports))
 		updates []domain.Card
 		links   = make([]domain.Link, 0, len(evIDs))
-		events  = make([]domain.Event, 0, len(p.imports))
-		held    = make([][]string, len(p.imports))
+		events  = make([]domain.Event, 0, len(imports))
+		held    = make([][]string, len(imports))
 	)
-	for fi, f := range p.imports {
+	// Evidence in file order: an id or a content met in an earlier file is
+	// not new in a later one.
+	for _, f := range imports {
 		fc := f.parsed.Card
 		for i, e := range fc.Evidence {
 			if old, ok := have[e.ID]; ok {
@@ -797,47 +933,37 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			evs = append(evs, ev)
 			have[e.ID] = ev
 		}
-		c := fromCardFile(fc, p.repoID, now)
-		c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
-		fl := fileLinks(fc, now)
-		var from domain.Status
-		if r := p.rows[f.id]; r != nil {
-			from = r.Status
+	}
+	// The cards, their links, gate decisions and event records are built
+	// on every core while the evidence is written: they are most of an
+	// import's CPU outside SQLite, and SQLite keeps one core.
+	built := make([]importedCard, len(imports))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		parallel(len(imports), func(i int) { built[i] = p.build(ctx, imports[i], open[imports[i].id], now) })
+	}()
+	err = tx.InsertEvidenceRows(ctx, evs)
+	if err == nil {
+		err = tx.MarkDuplicates(ctx, dups)
+	}
+	<-done
+	if err != nil {
+		return err
+	}
+	for fi, b := range built {
+		held[fi] = b.reasons
+		if b.held != nil {
+			p.rep.Held = append(p.rep.Held, *b.held)
 		}
-		var gate *GateResult
-		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
-			// An import is never decided by a local, uncommitted policy.
-			g := h.gateAs(ctx, c, fl, open[f.id], "promote", fc.Status, fileReviewer(fc), false)
-			gate = &g
-			if !g.Allow {
-				held[fi] = g.Reasons
-				// A card this palace holds keeps its status; a new one is a
-				// candidate.
-				c.Status = cmp.Or(from, domain.StatusCandidate)
-				p.rep.Held = append(p.rep.Held, HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"),
-					Claimed: fc.Status, Reasons: g.Reasons})
-			}
-		}
-		if from == "" {
-			cards = append(cards, c)
+		if b.from == "" {
+			cards = append(cards, b.card)
 		} else {
-			updates = append(updates, c)
+			updates = append(updates, b.card)
 		}
-		links = append(links, fl...)
-		ev := domain.Event{Type: "imported", FromStatus: from, ToStatus: c.Status,
-			Reason: "imported from " + f.path + atCommit(p.rep.Commit),
-			Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
-				Held: held[fi], LastEvent: fc.LastEvent})}
-		if gate != nil {
-			ev.Policy, ev.PolicyHash, ev.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
-		}
-		events = append(events, h.newEvent(f.id, ev))
-	}
-	if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
-		return err
-	}
-	if err := tx.MarkDuplicates(ctx, dups); err != nil {
-		return err
+		links = append(links, b.links...)
+		// Event ids are taken in file order.
+		events = append(events, h.newEvent(imports[fi].id, b.event))
 	}
 	if err := tx.InsertCards(ctx, cards); err != nil {
 		return err
@@ -854,13 +980,61 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	if err != nil {
 		return err
 	}
-	recs := make([]store.CardFile, len(p.imports))
-	for i, f := range p.imports {
+	recs := make([]store.CardFile, len(imports))
+	for i, f := range imports {
 		recs[i] = p.stat(store.CardFile{CardID: f.id, AnchorID: p.repoID, FileSHA256: f.sha, EventSeq: stored[i].Seq,
 			Held: heldJSON(f.parsed.Card.Status, held[i])}, f)
 		p.rep.Imported = append(p.rep.Imported, f.id)
 	}
 	return tx.PutCardFiles(ctx, recs)
+}
+
+// importedCard is what one imported file writes besides its evidence.
+type importedCard struct {
+	card  domain.Card
+	from  domain.Status // the card's status in this palace, "" for a new card
+	links []domain.Link
+	event domain.Event // stamped (id, actor, time) by newEvent
+	// held and reasons say why the gate refused the file's claim; nil
+	// when it did not.
+	held    *HeldCard
+	reasons []string
+}
+
+// build makes f's card, links and imported event, re-checking a claim of
+// authority against the gate (contests are the card's open contests here).
+// It reads p and writes nothing: files are built concurrently.
+func (p *plan) build(ctx context.Context, f *syncFile, contests []store.Contest, now string) importedCard {
+	h := p.h
+	fc := f.parsed.Card
+	c := fromCardFile(fc, p.repoID, now)
+	c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
+	out := importedCard{links: fileLinks(fc, now)}
+	if r := p.rows[f.id]; r != nil {
+		out.from = r.Status
+	}
+	var gate *GateResult
+	if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != out.from {
+		// An import is never decided by a local, uncommitted policy.
+		g := h.gateAs(ctx, c, out.links, contests, "promote", fc.Status, fileReviewer(fc), false)
+		gate = &g
+		if !g.Allow {
+			out.reasons = g.Reasons
+			// A card this palace holds keeps its status; a new one is a
+			// candidate.
+			c.Status = cmp.Or(out.from, domain.StatusCandidate)
+			out.held = &HeldCard{CardID: f.id, Path: f.path, Line: f.parsed.Line("status"), Claimed: fc.Status, Reasons: g.Reasons}
+		}
+	}
+	out.card = c
+	out.event = domain.Event{Type: "imported", FromStatus: out.from, ToStatus: c.Status,
+		Reason: "imported from " + f.path + atCommit(p.rep.Commit),
+		Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
+			Held: out.reasons, LastEvent: fc.LastEvent})}
+	if gate != nil {
+		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
+	}
+	return out
 }
 
 // newEvent stamps e as appendEvent does, for AppendEvents.

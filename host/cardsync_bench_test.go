@@ -21,7 +21,7 @@ const syncBenchCards = 10_000
 // and one verification piece of evidence (what the default gate asks), into
 // a new git checkout, with mtimes an hour old (as after a checkout that is
 // not brand new).
-func benchCardDir(b *testing.B, n int) string {
+func benchCardDir(b testing.TB, n int) string {
 	b.Helper()
 	repo := filepath.Join(b.TempDir(), "repo")
 	dir := filepath.Join(repo, cardfile.Dir)

@@ -17,12 +17,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/store"
 )
 
 // benchEpoch is the clock of generated palaces and of the hosts that query
 // them, so cached palaces keep their 30-day telemetry window.
-var benchEpoch = host.BenchEpoch
+var benchEpoch = benchgen.Epoch
 
 // benchRequests are the rotating requests of the context and brief
 // benchmarks: with and without a query, file, field, intents and tools.
@@ -55,18 +56,18 @@ func moduleRoot(b *testing.B) string {
 
 // benchPalace returns the home and checkout of a generated palace of spec,
 // cached under <module>/.bench/palace-<spec key>/.
-func benchPalace(b *testing.B, spec host.BenchSpec) (home, repo string) {
+func benchPalace(b *testing.B, spec benchgen.Spec) (home, repo string) {
 	b.Helper()
-	var progress func(host.BenchProgress)
+	var progress func(benchgen.Progress)
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		progress = func(p host.BenchProgress) {
+		progress = func(p benchgen.Progress) {
 			fmt.Fprintf(os.Stderr, "\rgenerating %s palace: %-16s %3d%%", spec.Key(), p.Stage, p.Done*100/max(1, p.Total))
 			if p.Done == p.Total {
 				fmt.Fprintln(os.Stderr)
 			}
 		}
 	}
-	home, repo, err := host.BenchPalace(context.Background(), filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key()), spec, progress, nil)
+	home, repo, err := benchgen.Palace(context.Background(), filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key()), spec, progress, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,20 +102,20 @@ func writableCopy(b *testing.B, home string) string {
 
 func benchSpecs(b *testing.B) []struct {
 	name string
-	spec host.BenchSpec
+	spec benchgen.Spec
 } {
 	specs := []struct {
 		name string
-		spec host.BenchSpec
-	}{{"10k", host.BenchSpec10k}, {"10k-year", host.BenchSpec10k.WithYear()}}
+		spec benchgen.Spec
+	}{{"10k", benchgen.Spec10k}, {"10k-year", benchgen.Spec10k.WithYear()}}
 	if os.Getenv("BENCH_LARGE") == "1" {
 		specs = append(specs, struct {
 			name string
-			spec host.BenchSpec
-		}{"100k", host.BenchSpec100k}, struct {
+			spec benchgen.Spec
+		}{"100k", benchgen.Spec100k}, struct {
 			name string
-			spec host.BenchSpec
-		}{"100k-year", host.BenchSpec100k.WithYear()})
+			spec benchgen.Spec
+		}{"100k-year", benchgen.Spec100k.WithYear()})
 	}
 	return specs
 }
@@ -285,7 +286,7 @@ func BenchmarkBrief(b *testing.B) {
 // BenchmarkAudit measures a full audit of the visible anchors (no target;
 // reported for reference).
 func BenchmarkAudit(b *testing.B) {
-	home, repo := benchPalace(b, host.BenchSpec10k)
+	home, repo := benchPalace(b, benchgen.Spec10k)
 	h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Now: func() time.Time { return benchEpoch }})
 	if err != nil {
 		b.Fatal(err)

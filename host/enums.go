@@ -1,8 +1,7 @@
 package host
 
 import (
-	"strings"
-
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/hosterr"
 )
 
@@ -12,9 +11,6 @@ func oneOf[T ~string](field string, v T, allowed []T) error {
 	return hosterr.OneOf(field, v, allowed)
 }
 
-// normalizeStatement is the form duplicate detection compares: lower case,
-// single spaces, no trailing sentence punctuation.
-func normalizeStatement(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-	return strings.TrimRight(s, ".!;: ")
-}
+// normalizeStatement is the form duplicate detection compares
+// (domain.NormalizeStatement).
+func normalizeStatement(s string) string { return domain.NormalizeStatement(s) }

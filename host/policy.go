@@ -101,29 +101,3 @@ func (h *Host) SetPolicies(set *policies.Set) {
 	h.policySet, h.policyErr = set, nil
 	h.policyMu.Unlock()
 }
-
-// WatchPolicies keeps the host's policy set current until ctx ends, for a
-// long-running process (LSP, MCP): edits under the policy sources are
-// reloaded and swapped in without a restart. A reload that fails keeps the
-// last good set serving while its files are all still there; when no set
-// has loaded, or a file of the last good set was deleted, Policies returns
-// the errors. onChange (may be nil) hears every reload attempt — the
-// serving set and nil, or the serving set and the located errors
-// (policies.Errors) to show as diagnostics — on the watcher's goroutine.
-func (h *Host) WatchPolicies(ctx context.Context, onChange func(*policies.Set, error)) (*policies.Watcher, error) {
-	return policies.Watch(ctx, h.PolicySources(), policies.WatchOptions{Options: h.PolicyOptions()}, func(set *policies.Set, err error) {
-		// The watcher's serving set is the host's: after a failed reload
-		// it is the last good set, or nil when a file that set was built
-		// from is gone (the errors then stand in for it, and points fail
-		// as they do without a set).
-		h.policyMu.Lock()
-		h.policySet, h.policyErr = set, nil
-		if set == nil {
-			h.policyErr = err
-		}
-		h.policyMu.Unlock()
-		if onChange != nil {
-			onChange(set, err)
-		}
-	})
-}

@@ -21,10 +21,11 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/lsp"
 )
 
-// The benchmarks run on the standard 10k-card palace (host.BenchSpec10k)
+// The benchmarks run on the standard 10k-card palace (benchgen.Spec10k)
 // plus benchTriggerCards authoritative cards with trigger patterns visible
 // from the checkout (the generator writes intents and tool needs, not
 // patterns), cached under <module>/.bench/. Latencies are measured at the
@@ -57,10 +58,10 @@ func moduleRoot(tb testing.TB) string {
 // (the 10k palace plus the trigger cards), generating it on first use.
 func benchPalace(b *testing.B) (home, repo string) {
 	b.Helper()
-	spec := host.BenchSpec10k
+	spec := benchgen.Spec10k
 	dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("lsp-%s-t%d", spec.Key(), benchTriggerCards))
 	start := time.Now()
-	home, repo, err := host.BenchPalace(context.Background(), dir, spec, nil, addTriggerCards)
+	home, repo, err := benchgen.Palace(context.Background(), dir, spec, nil, addTriggerCards)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,7 +25,8 @@ func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 // sourceHover shows, first, the cards triggered at the cursor — trigger
 // patterns matching this line, intent tags and tool needs equal to the word
 // — then the cards that apply to the file by the scope and lanes policies,
-// grouped by tier, and the reference-only ones as a count.
+// grouped by tier, and the reference-only ones as a count. host composes
+// the view (EditorViews.Hover); this renders it.
 func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, pos protocol.Position) (*protocol.Hover, error) {
 	if _, err := ws.sync(ctx); err != nil {
 		return nil, err
@@ -40,84 +40,26 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 	if err != nil {
 		return nil, err
 	}
-	var triggered []trigHit
-	seen := map[string]bool{}
-	ms := hints.Matches
-	for i := sort.Search(len(ms), func(i int) bool { return ms[i].Line >= line+1 }); i < len(ms) && ms[i].Line == line+1; i++ {
-		if !seen[ms[i].Card.ID] {
-			seen[ms[i].Card.ID] = true
-			triggered = append(triggered, trigHit{card: ms[i].Card, why: "pattern `" + ms[i].Pattern + "` matches this line"})
-		}
-	}
+	var set *host.TriggerSet
 	if word != "" {
-		set, _, err := ws.triggerSet(ctx)
-		if err != nil {
+		if set, _, err = ws.triggerSet(ctx); err != nil {
 			return nil, err
-		}
-		tagged, err := ws.h.TaggedCards(ctx, set, host.HintsRequest{File: d.path, Language: d.lang}, word)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range tagged {
-			if !seen[c.ID] {
-				seen[c.ID] = true
-				triggered = append(triggered, trigHit{card: c, why: "`" + word + "` is one of its intents or tool needs"})
-			}
 		}
 	}
-	pack, err := ws.pack(ctx, d.path, d.lang, s.currentSettings().Budget)
+	view, err := ws.views.Hover(ctx, host.HoverRequest{
+		File: d.path, Language: d.lang, Budget: s.currentSettings().Budget,
+		Line: line + 1, Word: word, Matches: hints.Matches, Triggers: set,
+	})
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	if len(triggered) > 0 {
-		b.WriteString("**palace · triggered here**\n\n")
-		for _, t := range triggered {
-			c, err := ws.card(ctx, t.card.ID)
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(t.card.Label()), c.Status, c.Anchor.Kind, countsText(c.Counts), c.ID, t.why)
-		}
-	}
-	g := groupPack(pack)
-	if len(g.inline) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "**palace · applies to %s**\n", mdText(pack.Request.File))
-		for _, tier := range domain.Tiers {
-			if len(g.inline[tier]) == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "\n*%s*\n", tier)
-			for _, it := range g.inline[tier] {
-				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(it.Statement), it.Status, it.Anchor.Kind, countsText(citationCounts(it.Citations)), it.ID)
-			}
-		}
-	}
-	if g.refs+g.trimmed+g.cooled > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		var parts []string
-		if g.refs > 0 {
-			parts = append(parts, plural(g.refs, "more card")+" as references")
-		}
-		if g.trimmed > 0 {
-			parts = append(parts, plural(g.trimmed, "card")+" left out by the budget")
-		}
-		if g.cooled > 0 {
-			parts = append(parts, plural(g.cooled, "cooled card")+" (inspector only)")
-		}
-		fmt.Fprintf(&b, "_%s: run `palace context --file %s --explain` or the palace.context command to see them._\n", strings.Join(parts, ", "), pack.Request.File)
-	}
-	if b.Len() == 0 {
+	md := hoverMarkdown(view)
+	if md == "" {
 		return nil, nil
 	}
-	h := &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: b.String()}}
+	h := &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: md}}
 	if !s.clientCapabilities().markdown {
-		h.Contents = &protocol.MarkupContent{Kind: protocol.MarkupKindPlainText, Value: plainText.Replace(b.String())}
+		h.Contents = &protocol.MarkupContent{Kind: protocol.MarkupKindPlainText, Value: plainText.Replace(md)}
 	}
 	if wordEnd > wordStart {
 		h.Range = &protocol.Range{Start: d.position(line, wordStart), End: d.position(line, wordEnd)}
@@ -125,46 +67,52 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 	return h, nil
 }
 
+// hoverMarkdown renders a hover view; "" when there is nothing to show.
+func hoverMarkdown(v host.HoverView) string {
+	var b strings.Builder
+	if len(v.Triggered) > 0 {
+		b.WriteString("**palace · triggered here**\n\n")
+		for _, c := range v.Triggered {
+			why := "pattern `" + c.Pattern + "` matches this line"
+			if c.Pattern == "" {
+				why = "`" + c.Tag + "` is one of its intents or tool needs"
+			}
+			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), c.Status, c.AnchorKind, countsText(c.Counts), c.ID, why)
+		}
+	}
+	if len(v.Applies) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "**palace · applies to %s**\n", mdText(v.File))
+		for _, g := range v.Applies {
+			fmt.Fprintf(&b, "\n*%s*\n", g.Tier)
+			for _, c := range g.Cards {
+				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), c.Status, c.AnchorKind, countsText(c.Counts), c.ID)
+			}
+		}
+	}
+	if v.Refs+v.Trimmed+v.Cooled > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		var parts []string
+		if v.Refs > 0 {
+			parts = append(parts, plural(v.Refs, "more card")+" as references")
+		}
+		if v.Trimmed > 0 {
+			parts = append(parts, plural(v.Trimmed, "card")+" left out by the budget")
+		}
+		if v.Cooled > 0 {
+			parts = append(parts, plural(v.Cooled, "cooled card")+" (inspector only)")
+		}
+		fmt.Fprintf(&b, "_%s: run `palace context --file %s --explain` or the palace.context command to see them._\n", strings.Join(parts, ", "), v.File)
+	}
+	return b.String()
+}
+
 // plainText strips the Markdown of a hover for clients that cannot render it.
 var plainText = strings.NewReplacer("**", "", "`", "", "\\_", "_", "\\*", "*", "\\`", "`", "\\[", "[", "\\]", "]", "\\\\", "\\", "&lt;", "<")
-
-type trigHit struct {
-	card host.TriggerCard
-	why  string
-}
-
-// packView is a pack as the editor shows it.
-type packView struct {
-	// inline are the items rendered in full or compact, by tier.
-	inline map[domain.Tier][]host.Item
-	// byTier counts inline and reference items by tier.
-	byTier map[domain.Tier]int
-	// refs are rendered as references only; trimmed were left out by the
-	// budget; cooled apply by scope but their lane is inspector_only.
-	refs, trimmed, cooled int
-}
-
-func groupPack(p *host.Pack) packView {
-	v := packView{inline: map[domain.Tier][]host.Item{}, byTier: map[domain.Tier]int{}}
-	for _, it := range p.Items {
-		switch it.RenderForm {
-		case domain.FormInlineFull, domain.FormInlineCompact:
-			v.inline[it.Tier] = append(v.inline[it.Tier], it)
-			v.byTier[it.Tier]++
-		case domain.FormRefOnly:
-			v.refs++
-			v.byTier[it.Tier]++
-		default:
-			v.trimmed++
-		}
-	}
-	for _, sk := range p.Skipped {
-		if sk.Reason == "skipped_cooled" {
-			v.cooled++
-		}
-	}
-	return v
-}
 
 // wordAt returns the byte range of the word (letters, digits, _ . -) around
 // byte offset i of line.
@@ -209,14 +157,6 @@ func countsText(counts domain.RoleCounts) string {
 		return "no evidence"
 	}
 	return strings.Join(parts, " · ")
-}
-
-func citationCounts(cs []host.Citation) domain.RoleCounts {
-	var out domain.RoleCounts
-	for _, c := range cs {
-		out.Add(c.Role, 1)
-	}
-	return out
 }
 
 func plural(n int, word string) string {

@@ -35,7 +35,7 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 		out := make([]protocol.InlayHint, 0, len(hints.Matches))
 		yes := true
 		for _, m := range hints.Matches {
-			c, err := ws.card(ctx, m.Card.ID)
+			c, err := ws.views.Card(ctx, m.Card.ID)
 			if err != nil {
 				return nil, err
 			}

@@ -47,24 +47,25 @@ func (ws *workspace) poll(ctx context.Context) {
 	}
 }
 
-// watchPolicies keeps the host's policy set current (host.WatchPolicies): a
-// good set is swapped in and the caches move on; a bad one leaves the old
-// set serving and its located errors become diagnostics.
+// watchPolicies keeps the host's policy set current through
+// host.WatchPolicies, the one policy watch every long-running surface
+// uses: a good set is swapped in and the caches move on; a bad one leaves
+// the old set serving and its located errors become diagnostics.
 func (ws *workspace) watchPolicies(ctx context.Context) {
 	w, err := ws.h.WatchPolicies(ctx, ws.policyChanged)
 	if err != nil {
-		ws.s.logMessage(protocol.MessageTypeError, "watch policies of %s: %v (policy changes need a restart)", ws.root, err)
+		ws.s.logMessage(protocol.MessageTypeError, "%v (policy changes need a restart)", err)
 		return
 	}
 	<-w.Done()
 }
 
-func (ws *workspace) policyChanged(set *host.PolicySet, err error) {
+func (ws *workspace) policyChanged(r host.PolicyReload) {
 	byFile := map[string][]policyError{}
-	if err != nil {
+	if r.Err != nil {
 		var es host.PolicyErrors
-		if !errors.As(err, &es) {
-			es = host.PolicyErrors{{Code: "load_error", Message: err.Error()}}
+		if !errors.As(r.Err, &es) {
+			es = host.PolicyErrors{{Code: "load_error", Message: r.Err.Error()}}
 		}
 		for _, e := range es {
 			f := e.File
@@ -73,18 +74,14 @@ func (ws *workspace) policyChanged(set *host.PolicySet, err error) {
 			}
 			byFile[f] = append(byFile[f], policyError{Code: e.Code, Line: e.Line, Col: e.Col, Message: e.Message})
 		}
-		if set != nil {
-			ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load, the last good set keeps serving: %v", ws.root, err)
-		} else {
-			ws.s.logMessage(protocol.MessageTypeWarning, "policies of %s did not load and no good set is left (a file it used was deleted): gate and mailbox fail closed, scope and lanes use the embedded defaults: %v", ws.root, err)
-		}
+		ws.s.logMessage(protocol.MessageTypeWarning, "%s: %s", ws.root, r.Message())
 	}
 	ws.mu.Lock()
 	old := ws.policyErrs
 	ws.policyErrs = byFile
 	ws.mu.Unlock()
 	ws.s.publishPolicyErrors(old, byFile)
-	if err == nil || set == nil {
+	if !r.KeptLastGood() {
 		ws.invalidate()
 	}
 }

@@ -25,6 +25,9 @@ type workspace struct {
 	root  string
 	h     *host.Host
 	probe *host.ChangeProbe
+	// views composes hover and code lens (and caches the packs and cards
+	// they are made of); reset empties it with the other caches.
+	views *host.EditorViews
 	// stop ends the workspace's watchers; done closes when they have.
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -38,8 +41,6 @@ type workspace struct {
 	gen        uint64
 	triggers   *host.TriggerSet
 	triggerGen uint64
-	packs      map[packKey]*host.Pack
-	cards      map[string]host.Card
 	hintCache  map[uri.URI]hintsEntry
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
@@ -49,11 +50,6 @@ type workspace struct {
 	// boxBase caches each box's committed version (HEAD) for the history
 	// check; forgetBox drops an entry when the box or HEAD may have moved.
 	boxBase map[string][]byte
-}
-
-type packKey struct {
-	file, lang string
-	budget     int
 }
 
 type hintsEntry struct {
@@ -129,7 +125,7 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 		h.Close()
 		return nil, err
 	}
-	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version}
+	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version, views: h.EditorViews()}
 	ws.reset()
 
 	s.mu.Lock()
@@ -198,8 +194,7 @@ func (ws *workspace) close() {
 // (or own ws exclusively).
 func (ws *workspace) reset() {
 	ws.gen++
-	ws.packs = map[packKey]*host.Pack{}
-	ws.cards = map[string]host.Card{}
+	ws.views.Reset()
 	ws.hintCache = map[uri.URI]hintsEntry{}
 }
 
@@ -236,7 +231,7 @@ func (ws *workspace) sync(ctx context.Context) (uint64, error) {
 
 // triggerSet returns the compiled trigger patterns of this generation.
 //
-// triggerSet, hints, inlayHints, pack and card serve the current generation
+// triggerSet, hints and inlayHints (and the views) serve the current generation
 // without looking for changes: a request calls sync once first.
 func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, error) {
 	ws.mu.Lock()
@@ -313,21 +308,6 @@ func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(hos
 	}
 	ws.mu.Unlock()
 	return inlay, nil
-}
-
-// pack returns the dry-run context pack for a file: what applies to it by
-// the scope and lanes policies. Dry run, so looking writes nothing (and a
-// look never moves the data_version it is cached under).
-func (ws *workspace) pack(ctx context.Context, file, lang string, budget int) (*host.Pack, error) {
-	return cachedIn(ws, &ws.packs, packKey{file, lang, budget}, nil, func() (*host.Pack, error) {
-		pk, err := ws.h.Context(ctx, host.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
-		return &pk, err
-	})
-}
-
-// card returns one card with its links and counts, cached per generation.
-func (ws *workspace) card(ctx context.Context, id string) (host.Card, error) {
-	return cachedIn(ws, &ws.cards, id, nil, func() (host.Card, error) { return ws.h.ShowCard(ctx, id) })
 }
 
 // committedBox returns the box's HEAD version, read once and cached until

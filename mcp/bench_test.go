@@ -16,21 +16,22 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/mcp"
 )
 
-// benchPalace returns the generated 10k palace (host.BenchSpec10k), cached
+// benchPalace returns the generated 10k palace (benchgen.Spec10k), cached
 // under <module>/.bench/palace-<spec key>/ exactly as host's context
 // benchmarks cache it, so whichever runs first generates it for both
 // (about half a minute).
 func benchPalace(b *testing.B) (home, repo string) {
 	b.Helper()
-	spec := host.BenchSpec10k
+	spec := benchgen.Spec10k
 	root, err := filepath.Abs("..")
 	if err != nil {
 		b.Fatal(err)
 	}
-	home, repo, err = host.BenchPalace(context.Background(), filepath.Join(root, ".bench", "palace-"+spec.Key()), spec, nil, nil)
+	home, repo, err = benchgen.Palace(context.Background(), filepath.Join(root, ".bench", "palace-"+spec.Key()), spec, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

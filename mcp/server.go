@@ -122,12 +122,21 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 // Run serves one session over stdio until in ends (the client closed its
 // end) or ctx is cancelled (the first SIGINT); either ends cleanly with a
 // nil error. In-flight calls are cancelled then; host operations roll back
-// whole, so nothing is half-written.
+// whole, so nothing is half-written. While it runs, the host's policy set
+// is kept current (host.WatchPolicies): edited policies apply without a
+// restart, and a broken edit leaves the last good set serving.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err := s.SyncResources(ctx); err != nil {
 		s.log.Warn("card resources not listed", "error", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	if w, err := s.h.WatchPolicies(ctx, s.policyReloaded); err != nil {
+		// Not fatal: the set then loads on first use, as in the CLI.
+		s.log.Warn("policies are not watched; edits apply after a restart", "error", err)
+	} else {
+		// The watch must be over before the caller closes the host.
+		defer w.Stop()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -143,6 +152,15 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		return nil
 	}
 	return fmt.Errorf("serve mcp: %w", err)
+}
+
+// policyReloaded logs a reload of the policy watch.
+func (s *Server) policyReloaded(r host.PolicyReload) {
+	if r.Err != nil {
+		s.log.Warn(r.Message())
+		return
+	}
+	s.log.Info(r.Message())
 }
 
 // notInAgentMode is the message of the -32602 error a human-only tool gets

@@ -132,6 +132,9 @@ func (tx *Tx) InsertCards(ctx context.Context, cs []domain.Card) error {
 		}
 		encs[i] = enc{scope, trig}
 	}
+	if err := tx.markCardsUnindexed(ctx); err != nil {
+		return err
+	}
 	return tx.insertRows(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
 		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
 		created_by, created_at, updated_at)`, "", 20, len(cs),

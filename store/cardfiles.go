@@ -124,6 +124,11 @@ func (tx *Tx) UpdateCardFromFile(ctx context.Context, c domain.Card) error {
 	if err != nil {
 		return fmt.Errorf("update card %s: %w", c.ID, err)
 	}
+	// The update trigger takes the old text out of the index: the row must
+	// be in it.
+	if err := tx.indexCards(ctx); err != nil {
+		return err
+	}
 	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?, status = ?,
 		domain = ?, field = ?, scope = ?, trigger = ?, persistence = ?, render_pref = ?, review_after = ?,
 		expires_at = ?, origin_card = ?, updated_at = ? WHERE id = ?`,

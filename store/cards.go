@@ -32,7 +32,7 @@ func (tx *Tx) InsertCard(ctx context.Context, c domain.Card) error {
 	if err != nil {
 		return fmt.Errorf("insert card: %w", err)
 	}
-	_, err = tx.exec(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
+	res, err := tx.exec(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
 		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
 		created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		c.ID, c.Statement, c.StatementNorm, c.Content, c.Tier, c.Status, c.Domain, c.Field, c.AnchorID,
@@ -40,6 +40,12 @@ func (tx *Tx) InsertCard(ctx context.Context, c domain.Card) error {
 		nullable(c.OriginCard), nullable(c.PublishedTo), c.CreatedBy, c.CreatedAt, c.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("insert card %s: %w", c.ID, err)
+	}
+	if tx.cardsUnindexed == 0 {
+		// The full-text index is written at commit (Store.Tx).
+		if tx.cardsUnindexed, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("insert card %s: %w", c.ID, err)
+		}
 	}
 	return nil
 }

@@ -41,8 +41,8 @@ func (r InjectionRequest) Events() []InjectionEvent {
 // time): one injection_requests row in one short transaction. The rollups
 // cooling and the audit read (injection_daily and injection_window, for
 // every outcome but skipped_scope) take the records in batches: the write
-// that leaves FoldEvery records unfolded folds them all (see fold), and
-// readers add the unfolded records to the rollups. The card ids are
+// that leaves FoldEvery records unfolded has them folded in the background
+// (see folder), and readers add the unfolded records to the rollups. The card ids are
 // resolved to their rowids before the transaction begins, so the write
 // lock is held for the writes only. An unknown outcome is ErrBadOutcome
 // and an unknown card ErrNotFound, and nothing is written. It returns the
@@ -77,7 +77,8 @@ func (s *Store) RecordRequest(ctx context.Context, events []InjectionEvent, term
 }
 
 // FoldEvery is how many request records may wait unfolded: the write that
-// reaches it folds them all into the rollups in its transaction. A
+// reaches it has them all folded into the rollups, in a transaction of
+// its own after it commits (see folder), so no request waits for a fold. A
 // request's rollups touch one page of each rollup table per card (their
 // keys start with the card), ~110 pages for a request on the 10k-card
 // benchmark palace; written with each request that was most of a
@@ -147,8 +148,9 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 		}
 	}
 	seqs := make([]int64, len(requests))
+	var folded, last int64
 	err = s.Tx(ctx, func(tx *Tx) error {
-		var first, last int64
+		var first int64
 		for i, events := range requests {
 			if len(events) == 0 {
 				continue
@@ -166,9 +168,13 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 			}
 			last = seqs[i]
 		}
-		if last > 0 {
-			if err := tx.fold(ctx, first, last, &sums, foldNow); err != nil {
+		if last > 0 && foldNow {
+			if err := tx.fold(ctx, first, last, &sums, true); err != nil {
 				return err
+			}
+		} else if last > 0 {
+			if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
+				return fmt.Errorf("read injection fold mark: %w", err)
 			}
 		}
 		if also != nil {
@@ -178,6 +184,9 @@ func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, al
 	})
 	if err != nil {
 		return nil, err
+	}
+	if last > 0 && !foldNow {
+		s.folds.start(s, folded, last)
 	}
 	return seqs, nil
 }
@@ -191,8 +200,8 @@ func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force 
 	if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
 		return fmt.Errorf("read injection fold mark: %w", err)
 	}
-	if !force && last-folded < FoldEvery {
-		return nil
+	if !force && last-folded < FoldEvery || folded >= last {
+		return nil // not due, or another fold got there first
 	}
 	pending, err := readRecords(ctx, tx.tx, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq < ? ORDER BY seq`, folded, first)
 	if err != nil {

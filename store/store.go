@@ -58,6 +58,7 @@ type Store struct {
 	refs   refCache
 	texts  textCache
 	rowids rowidCache
+	folds  folder
 	// migrated is set once this store created or migrated the schema:
 	// it checkpoints when it closes (see checkpointOnClose).
 	migrated atomic.Bool
@@ -121,11 +122,17 @@ func (s *Store) migrateRetrying(ctx context.Context) error {
 // Path is the database file path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database, checkpointing the write-ahead log first when
+// Close closes the database after any background fold of telemetry has
+// finished (a fold that failed is its error; the records stay unfolded and
+// readers still count them), checkpointing the write-ahead log first when
 // it is long (see checkpointOnClose).
 func (s *Store) Close() error {
+	foldErr := s.SettleFolds()
 	s.checkpointOnClose()
-	return s.db.Close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return foldErr
 }
 
 // Version reads the schema version recorded in the file.
@@ -208,6 +215,8 @@ type Tx struct {
 	// unindexed is the rowid of the first evidence row this transaction
 	// inserted, 0 for none: those rows join the full-text index at commit.
 	unindexed int64
+	// cardsUnindexed is the same for cards (see indexCards).
+	cardsUnindexed int64
 }
 
 // Tx runs fn in one IMMEDIATE transaction: it commits when fn returns nil and
@@ -236,6 +245,9 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.indexCards(ctx); err != nil {
 		return err
 	}
 	return tx.indexEvidence(ctx)

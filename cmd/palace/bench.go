@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchgen"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }
@@ -20,7 +21,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 }
 
 func newBenchGenCmd(g *globals) *cobra.Command {
-	spec := host.BenchSpec10k
+	spec := benchgen.Spec10k
 	var large, year bool
 	var requests, days int
 	cmd := &cobra.Command{
@@ -41,7 +42,7 @@ goes to stderr on a terminal. Human mode only; refuses a palace that holds anyth
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if large {
-				big := host.BenchSpec100k
+				big := benchgen.Spec100k
 				big.Seed = spec.Seed
 				spec = big
 			}
@@ -55,10 +56,10 @@ goes to stderr on a terminal. Human mode only; refuses a palace that holds anyth
 				spec.Requests, spec.Days = requests, days
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				var progress func(host.BenchProgress)
+				var progress func(benchgen.Progress)
 				if isTTY(g.stderr) {
 					last := time.Time{}
-					progress = func(p host.BenchProgress) {
+					progress = func(p benchgen.Progress) {
 						if p.Done == p.Total || time.Since(last) > 200*time.Millisecond {
 							last = time.Now()
 							fmt.Fprintf(g.stderr, "\r%-18s %3d%% (%d/%d)", p.Stage, p.Done*100/max(1, p.Total), p.Done, p.Total)
@@ -68,7 +69,7 @@ goes to stderr on a terminal. Human mode only; refuses a palace that holds anyth
 						}
 					}
 				}
-				st, err := h.GenerateBench(ctx, spec, progress)
+				st, err := benchgen.Generate(ctx, h, spec, progress)
 				if err != nil {
 					return err
 				}

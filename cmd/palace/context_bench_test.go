@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchgen"
 )
 
 // benchContextPalace returns a writable copy of the generated 10k palace
@@ -28,8 +28,8 @@ func benchContextPalace(b *testing.B) (home, repo string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := host.BenchSpec10k
-	cached, repo, err := host.BenchPalace(context.Background(), filepath.Join(root, ".bench", "palace-"+spec.Key()), spec, nil, nil)
+	spec := benchgen.Spec10k
+	cached, repo, err := benchgen.Palace(context.Background(), filepath.Join(root, ".bench", "palace-"+spec.Key()), spec, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

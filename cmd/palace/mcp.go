@@ -43,10 +43,6 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 				loc := h.Location()
 				logger.Info("palace mcp serving", "home", h.Home(), "worktree", orDash(loc.Worktree),
 					"repo", orDash(loc.RepoIdentity), "mode", h.Mode(), "actor", h.Actor())
-				ctx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				stopWatch := watchPolicies(ctx, h, logger)
-				defer stopWatch()
 				srv := palacemcp.New(h, palacemcp.Options{Version: palaceVersion(), Logger: logger})
 				return srv.Run(ctx, g.stdin, g.stdout)
 			})
@@ -54,34 +50,6 @@ The server ends cleanly when stdin closes or on the first SIGINT.`,
 	}
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "log to stderr at this level: debug, info, warn or error (default: no log)")
 	return cmd
-}
-
-// watchPolicies keeps h's policy set current while the server runs
-// (a long-running process swaps in edited policies without a
-// restart). The returned stop cancels the watcher and waits for its
-// goroutine. A watcher that cannot start is logged, not fatal: the server
-// then serves the set it loads on first use, as the CLI does.
-func watchPolicies(ctx context.Context, h *host.Host, logger *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	w, err := h.WatchPolicies(ctx, func(set *host.PolicySet, err error) {
-		switch {
-		case err != nil && set == nil:
-			logger.Warn("policy reload failed and a file of the last good set is gone; gate and mailbox fail closed, scope and lanes use the embedded defaults", "error", err)
-		case err != nil:
-			logger.Warn("policy reload failed; the last good set keeps serving", "error", err)
-		case set != nil:
-			logger.Info("policies loaded", "hash", set.Hash())
-		}
-	})
-	if err != nil {
-		cancel()
-		logger.Warn("policies are not watched; edits apply after a restart", "error", err)
-		return func() {}
-	}
-	return func() {
-		cancel()
-		<-w.Done()
-	}
 }
 
 // mcpLogger logs to stderr at level, or nowhere when level is empty.

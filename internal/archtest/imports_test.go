@@ -41,6 +41,53 @@ func TestSurfacesImportNeitherStoreNorPolicies(t *testing.T) {
 	}
 }
 
+// besideHost are the packages a surface may import that reach store or
+// policies without going through host, each for a stated reason. Nothing
+// else may: a helper package under a surface's import would otherwise be a
+// way around the rule above.
+var besideHost = map[string]string{
+	// `palace bench gen` and the benchmarks write synthetic palaces row by
+	// row, bypassing the gates; internal, so nothing outside the module can.
+	"internal/benchgen": "benchmark palace generator",
+}
+
+// TestSurfacesReachStoreOnlyThroughHost walks what the surfaces import,
+// below the direct imports, and fails on a path to store or policies that
+// does not pass through host (or one of besideHost).
+func TestSurfacesReachStoreOnlyThroughHost(t *testing.T) {
+	root := moduleRoot(t)
+	seen := map[string]bool{}
+	var walk func(pkg string, path []string)
+	walk = func(pkg string, path []string) {
+		for _, imp := range imports(t, root, pkg) {
+			rel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if !within(imp, module) || within(imp, module+"/host") || seen[rel] {
+				continue
+			}
+			if _, ok := besideHost[rel]; ok {
+				continue
+			}
+			for _, b := range behindHost {
+				if within(imp, module+"/"+b) {
+					t.Errorf("a surface reaches %s without host: %s", b, strings.Join(append(path, imp), " → "))
+				}
+			}
+			seen[rel] = true
+			walk(rel, append(path, imp))
+		}
+	}
+	for _, s := range surfaces {
+		for _, pkg := range packagesUnder(t, root, s) {
+			walk(pkg, []string{module + "/" + pkg})
+		}
+	}
+	for pkg := range besideHost {
+		if _, err := build.ImportDir(filepath.Join(root, pkg), 0); err != nil {
+			t.Errorf("besideHost names %s, which does not load (%v): keep the list to packages that exist", pkg, err)
+		}
+	}
+}
+
 func TestDomainImportsNothingOfPalace(t *testing.T) {
 	root := moduleRoot(t)
 	// Walk the whole closure, as `go list -deps` would, so that a palace

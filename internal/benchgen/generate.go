@@ -1,25 +1,40 @@
-package host
+// Package benchgen generates synthetic palaces for benchmarks: realistic
+// anchors, evidence, cards, links and telemetry at 10k and 100k cards,
+// deterministic for a seed, and a cache of generated palaces the
+// benchmarks share. It writes rows straight to the store, bypassing the
+// gates, which is why it is internal and not part of host: no production
+// path can reach it, only `palace bench gen` and the benchmarks.
+package benchgen
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/store"
 )
 
-// BenchGeneratorVersion changes whenever GenerateBench's output for the same
-// spec changes; benchmark caches key on it.
-const BenchGeneratorVersion = 2
+// Version changes whenever Generate's output for the same spec changes;
+// benchmark caches key on it.
+const Version = 2
 
-// BenchSpec describes a synthetic palace for benchmarks.
-type BenchSpec struct {
+// historyVersion changes whenever the history stage's output changes; it
+// keys only the palaces that have a history (Spec.Requests > 0). Version 2
+// shapes the history from the public context pack (its items, then its
+// skipped cards) instead of the pack's internal candidate order.
+const historyVersion = 2
+
+// Spec describes a synthetic palace for benchmarks.
+type Spec struct {
 	Cards     int   `json:"cards"`
 	Evidence  int   `json:"evidence"`
 	Links     int   `json:"links"`
@@ -37,45 +52,45 @@ type BenchSpec struct {
 	Days     int `json:"days,omitempty"`
 }
 
-// BenchSpec10k is the issue's standard palace: 10k cards, 100k evidence,
+// Spec10k is the standard palace: 10k cards, 100k evidence,
 // ~300k links over 50 repositories and 200 worktrees, and 30k injection
 // events of the last 30 days.
-var BenchSpec10k = BenchSpec{Cards: 10_000, Evidence: 100_000, Links: 300_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 30_000}
+var Spec10k = Spec{Cards: 10_000, Evidence: 100_000, Links: 300_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 30_000}
 
-// BenchSpec100k is the large variant: 100k cards and 1M evidence.
-var BenchSpec100k = BenchSpec{Cards: 100_000, Evidence: 1_000_000, Links: 3_000_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 300_000}
+// Spec100k is the large variant: 100k cards and 1M evidence.
+var Spec100k = Spec{Cards: 100_000, Evidence: 1_000_000, Links: 3_000_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 300_000}
 
 // Key names the spec in cache paths.
-func (s BenchSpec) Key() string {
-	k := fmt.Sprintf("v%d-%dc-%de-%dl-%dr-%dw-%dq-s%d", BenchGeneratorVersion, s.Cards, s.Evidence, s.Links, s.Repos, s.Worktrees, s.Events, s.Seed)
+func (s Spec) Key() string {
+	k := fmt.Sprintf("v%d-%dc-%de-%dl-%dr-%dw-%dq-s%d", Version, s.Cards, s.Evidence, s.Links, s.Repos, s.Worktrees, s.Events, s.Seed)
 	if s.Requests > 0 {
-		k += fmt.Sprintf("-%dh%dd", s.Requests, s.Days)
+		k += fmt.Sprintf("-%dh%dd-hv%d", s.Requests, s.Days, historyVersion)
 	}
 	return k
 }
 
 // WithYear is the spec with a year of history: 200k requests over 365 days
 // (about 550 a day, one busy developer's agents).
-func (s BenchSpec) WithYear() BenchSpec {
+func (s Spec) WithYear() Spec {
 	s.Requests, s.Days = 200_000, 365
 	return s
 }
 
-// BenchProgress reports generation progress: Stage names the table, Done
-// of Total rows are written.
-type BenchProgress struct {
+// Progress reports generation progress: Stage names the table, Done of
+// Total rows are written.
+type Progress struct {
 	Stage       string
 	Done, Total int
 }
 
-// BenchStats counts what GenerateBench wrote.
-type BenchStats struct {
-	Spec     BenchSpec `json:"spec"`
-	Anchors  int       `json:"anchors"`
-	Cards    int       `json:"cards"`
-	Evidence int       `json:"evidence"`
-	Links    int       `json:"links"`
-	Events   int       `json:"events"`
+// Stats counts what Generate wrote.
+type Stats struct {
+	Spec     Spec `json:"spec"`
+	Anchors  int  `json:"anchors"`
+	Cards    int  `json:"cards"`
+	Evidence int  `json:"evidence"`
+	Links    int  `json:"links"`
+	Events   int  `json:"events"`
 	// Requests are the history's request records, Pruned those the
 	// retention dropped again.
 	Requests  int    `json:"requests,omitempty"`
@@ -116,67 +131,83 @@ deploy test tools`)
 
 var benchLangs = strings.Fields(`go rust python typescript sql rego shellscript markdown`)
 
-// GenerateBench fills an empty palace with a synthetic one following spec,
-// deterministically for spec.Seed: anchors (global, spec.Repos repositories,
-// spec.Worktrees worktrees spread over them), evidence, cards (mixed tiers,
-// statuses, persistence, scopes and triggers), links and recent injection
-// events. Repository 0 is the host's own repository and worktree 0 its own
-// checkout, so requests made through h see a realistic chain. The cards are
-// written straight to the store, bypassing gates: human mode only, and only
-// into a palace with no cards or evidence yet (KindInvalid otherwise).
-// progress, when not nil, is called after each batch.
-func (h *Host) GenerateBench(ctx context.Context, spec BenchSpec, progress func(BenchProgress)) (BenchStats, error) {
-	if err := h.requireHuman("bench gen"); err != nil {
-		return BenchStats{}, err
+// Generate fills the empty palace h has open with a synthetic one following
+// spec, deterministically for spec.Seed: anchors (global, spec.Repos
+// repositories, spec.Worktrees worktrees spread over them), evidence, cards
+// (mixed tiers, statuses, persistence, scopes and triggers), links and
+// recent injection events. Repository 0 is h's own repository and
+// worktree 0 its own checkout, so requests made through h see a realistic
+// chain. The rows are written straight to the store, bypassing gates:
+// human mode only (host.KindMode otherwise), and only into a palace with no
+// cards or evidence yet (host.KindInvalid otherwise). progress, when not
+// nil, is called after each batch.
+func Generate(ctx context.Context, h *host.Host, spec Spec, progress func(Progress)) (Stats, error) {
+	if h.Mode() != host.Human {
+		return Stats{}, &host.Error{Kind: host.KindMode, Msg: fmt.Sprintf("bench gen is refused in agent mode: only a human may bench gen (mode is fixed by --mode/%s=agent)", host.ModeEnv)}
 	}
 	if spec.Cards <= 0 || spec.Evidence <= 0 || spec.Repos <= 0 || spec.Worktrees < spec.Repos {
-		return BenchStats{}, invalid("spec", "bench spec %+v: cards, evidence and repos must be positive, worktrees at least one per repo", spec)
+		return Stats{}, invalid("spec", "bench spec %+v: cards, evidence and repos must be positive, worktrees at least one per repo", spec)
 	}
-	if !h.loc.InGit {
-		return BenchStats{}, invalid("cwd", "bench gen needs a git checkout as its repository 0: pass --cwd inside one")
+	loc := h.Location()
+	if !loc.InGit {
+		return Stats{}, invalid("cwd", "bench gen needs a git checkout as its repository 0: pass --cwd inside one")
 	}
-	nc, err := h.store.CountCards(ctx)
+	// A second connection to the palace h has open: the generator writes
+	// rows itself, and h (whose store is not reachable from outside host)
+	// reads them for the history's packs once they are committed.
+	st, err := store.Open(ctx, h.DatabasePath())
 	if err != nil {
-		return BenchStats{}, internal(err, "bench gen")
+		return Stats{}, internal(err, "bench gen: open %s", h.DatabasePath())
 	}
-	ne, err := h.store.CountEvidence(ctx)
+	defer st.Close()
+	nc, err := st.CountCards(ctx)
 	if err != nil {
-		return BenchStats{}, internal(err, "bench gen")
+		return Stats{}, internal(err, "bench gen")
+	}
+	ne, err := st.CountEvidence(ctx)
+	if err != nil {
+		return Stats{}, internal(err, "bench gen")
 	}
 	if nc+ne > 0 {
-		return BenchStats{}, invalid("home", "bench gen writes only into an empty palace, and %s holds %d cards and %d evidence rows: pass --home with a new directory", h.home, nc, ne)
+		return Stats{}, invalid("home", "bench gen writes only into an empty palace, and %s holds %d cards and %d evidence rows: pass --home with a new directory", h.Home(), nc, ne)
 	}
 	start := time.Now()
-	g := &benchGen{h: h, spec: spec, rng: rand.New(rand.NewPCG(uint64(spec.Seed), 0x9a1ace)), now: h.now(), progress: progress}
-	if err := g.anchors(ctx); err != nil {
-		return BenchStats{}, err
+	g := &benchGen{h: h, st: st, loc: loc, spec: spec, rng: rand.New(rand.NewPCG(uint64(spec.Seed), 0x9a1ace)), now: h.Now(), progress: progress}
+	for _, stage := range []func(context.Context) error{g.anchors, g.evidence, g.cards, g.events, g.history} {
+		if err := stage(ctx); err != nil {
+			return Stats{}, err
+		}
 	}
-	if err := g.evidence(ctx); err != nil {
-		return BenchStats{}, err
-	}
-	if err := g.cards(ctx); err != nil {
-		return BenchStats{}, err
-	}
-	if err := g.events(ctx); err != nil {
-		return BenchStats{}, err
-	}
-	if err := g.history(ctx); err != nil {
-		return BenchStats{}, err
-	}
-	return BenchStats{
+	return Stats{
 		Spec: spec, Anchors: len(g.anchorIDs), Cards: spec.Cards, Evidence: spec.Evidence, Links: g.links, Events: spec.Events,
 		Requests: g.requests, Pruned: g.pruned,
-		Elapsed: time.Since(start).Round(time.Millisecond).String(), Worktree: h.loc.Worktree, Repo: h.loc.RepoIdentity,
-		Requested: h.loc.Dir,
+		Elapsed: time.Since(start).Round(time.Millisecond).String(), Worktree: loc.Worktree, Repo: loc.RepoIdentity,
+		Requested: loc.Dir,
 	}, nil
 }
 
+// invalid is bad input (exit 2), naming the field at fault.
+func invalid(field, format string, args ...any) error {
+	return &host.Error{Kind: host.KindInvalid, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// internal is a storage failure (exit 4); a host error passes through as
+// it is.
+func internal(err error, format string, args ...any) error {
+	if he := (*host.Error)(nil); errors.As(err, &he) {
+		return err
+	}
+	return &host.Error{Kind: host.KindInternal, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
 type benchGen struct {
-	h        *Host
-	spec     BenchSpec
+	h        *host.Host
+	st       *store.Store
+	loc      anchor.Location
+	spec     Spec
 	rng      *rand.Rand
 	now      time.Time
-	progress func(BenchProgress)
+	progress func(Progress)
 	// anchorIDs: 0 global, 1..Repos repositories, then worktrees.
 	anchorIDs []string
 	// evByAnchor lists evidence ids per anchor index.
@@ -189,27 +220,34 @@ type benchGen struct {
 
 func (g *benchGen) report(stage string, done, total int) {
 	if g.progress != nil {
-		g.progress(BenchProgress{Stage: stage, Done: done, Total: total})
+		g.progress(Progress{Stage: stage, Done: done, Total: total})
 	}
 }
 
 func (g *benchGen) anchors(ctx context.Context) error {
 	stamp := store.FormatTime(g.now)
-	loc := g.h.loc
-	rows := []store.Anchor{anchorRowAt(loc, domain.AnchorGlobal, stamp), anchorRowAt(loc, domain.AnchorRepo, stamp)}
+	loc := g.loc
+	// The host's own chain (global, repository 0, worktree 0) with the
+	// ids host gives it, so requests made through h see these anchors.
+	global := store.Anchor{ID: host.AnchorID(anchor.GlobalIdentity), Kind: string(domain.AnchorGlobal), Identity: anchor.GlobalIdentity, CreatedAt: stamp}
+	repoID := loc.Identity(domain.AnchorRepo)
+	repo0 := store.Anchor{ID: host.AnchorID(repoID), Kind: string(domain.AnchorRepo), ParentID: global.ID, Path: loc.RepoRoot, Identity: repoID, CreatedAt: stamp}
+	wtID := loc.Identity(domain.AnchorWorktree)
+	wt0 := store.Anchor{ID: host.AnchorID(wtID), Kind: string(domain.AnchorWorktree), ParentID: repo0.ID, Path: loc.Worktree, Identity: wtID, CreatedAt: stamp}
+	rows := []store.Anchor{global, repo0}
 	for r := 1; r < g.spec.Repos; r++ {
 		id := fmt.Sprintf("repo:bench.example/org/repo-%02d", r)
-		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "repo", ParentID: AnchorID(anchor.GlobalIdentity),
+		rows = append(rows, store.Anchor{ID: host.AnchorID(id), Kind: "repo", ParentID: global.ID,
 			Path: fmt.Sprintf("/bench/repo-%02d", r), Identity: id, CreatedAt: stamp})
 	}
-	rows = append(rows, anchorRowAt(loc, domain.AnchorWorktree, stamp))
+	rows = append(rows, wt0)
 	for w := 1; w < g.spec.Worktrees; w++ {
 		r := w % g.spec.Repos
 		id := fmt.Sprintf("worktree:/bench/repo-%02d/wt-%03d", r, w)
-		rows = append(rows, store.Anchor{ID: AnchorID(id), Kind: "worktree", ParentID: rows[1+r].ID,
+		rows = append(rows, store.Anchor{ID: host.AnchorID(id), Kind: "worktree", ParentID: rows[1+r].ID,
 			Path: id[len("worktree:"):], Identity: id, CreatedAt: stamp})
 	}
-	err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+	err := g.st.Tx(ctx, func(tx *store.Tx) error {
 		for _, a := range rows {
 			if _, err := tx.EnsureAnchor(ctx, a); err != nil {
 				return err
@@ -267,7 +305,7 @@ func (g *benchGen) evidence(ctx context.Context) error {
 	total := g.spec.Evidence
 	for done := 0; done < total; {
 		n := min(benchBatch, total-done)
-		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+		err := g.st.Tx(ctx, func(tx *store.Tx) error {
 			for range n {
 				ai := g.pickAnchor()
 				t := g.when()
@@ -310,7 +348,7 @@ func (g *benchGen) cards(ctx context.Context) error {
 	perCard := max(1, g.spec.Links/total)
 	for done := 0; done < total; {
 		n := min(benchBatch/4, total-done)
-		err := g.h.store.Tx(ctx, func(tx *store.Tx) error {
+		err := g.st.Tx(ctx, func(tx *store.Tx) error {
 			for i := range n {
 				c, ai := g.card(done + i)
 				if err := tx.InsertCard(ctx, c); err != nil {
@@ -347,11 +385,11 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 		return len(weights) - 1
 	}
 	stmt := fmt.Sprintf("%s (rule %d)", g.sentence(6, 24), n)
-	if len(stmt) > MaxStatementRunes {
-		stmt = stmt[len(stmt)-MaxStatementRunes:]
+	if len(stmt) > host.MaxStatementRunes {
+		stmt = stmt[len(stmt)-host.MaxStatementRunes:]
 	}
 	c := domain.Card{
-		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: normalizeStatement(stmt),
+		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: domain.NormalizeStatement(stmt),
 		Content:     g.sentence(0, 80),
 		Tier:        domain.Tiers[pick([]int{2, 18, 35, 45})],
 		Status:      []domain.Status{domain.StatusPromoted, domain.StatusCanonical, domain.StatusCandidate, domain.StatusDemoted, domain.StatusRetired}[pick([]int{60, 5, 25, 5, 5})],
@@ -377,7 +415,9 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 	}
 	c.Trigger = domain.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}}
 	for range g.rng.IntN(4) {
-		c.Trigger.Intents = appendNew(c.Trigger.Intents, benchIntents[g.rng.IntN(len(benchIntents))])
+		if in := benchIntents[g.rng.IntN(len(benchIntents))]; !slices.Contains(c.Trigger.Intents, in) {
+			c.Trigger.Intents = append(c.Trigger.Intents, in)
+		}
 	}
 	if g.rng.IntN(4) == 0 {
 		c.Trigger.ToolNeeds = append(c.Trigger.ToolNeeds, benchTools[g.rng.IntN(len(benchTools))])
@@ -445,7 +485,7 @@ func (g *benchGen) events(ctx context.Context) error {
 			}
 			batch = append(batch, rows)
 		}
-		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
+		_, err := g.st.RecordInjectionBatch(ctx, batch)
 		if err != nil {
 			return internal(err, "bench gen: injection events")
 		}
@@ -455,8 +495,19 @@ func (g *benchGen) events(ctx context.Context) error {
 	return nil
 }
 
-// benchHistoryRequests are the requests whose packs shape the history.
-var benchHistoryRequests = []ContextRequest{
+// The injection outcomes the telemetry is made of.
+const (
+	outcomeInlineFull    = string(domain.OutcomeInlineFull)
+	outcomeInlineCompact = string(domain.OutcomeInlineCompact)
+	outcomeRefOnly       = string(domain.OutcomeRefOnly)
+	outcomeTrimmed       = string(domain.OutcomeTrimmed)
+	outcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
+	outcomeSkippedScope  = string(domain.OutcomeSkippedScope)
+	outcomeViewed        = string(domain.OutcomeViewed)
+)
+
+// historyRequests are the requests whose packs shape the history.
+var historyRequests = []host.ContextRequest{
 	{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}},
 	{File: "api/handler.go", Intents: []string{"review"}},
 	{Query: "retry deadline context cancel", Field: "api"},
@@ -469,30 +520,23 @@ var benchHistoryRequests = []ContextRequest{
 
 // history writes spec.Requests request records over the last spec.Days
 // days, oldest first, as real use would: each is the outcome list of one
-// of benchHistoryRequests' packs at repository 0 (dry-run assembled once),
-// with one card in ten given another outcome (cooling moves cards between
-// lanes over time), recorded through the same path as a context request.
-// Raw records older than the retention window are dropped as they age,
-// as in use.
+// of historyRequests' packs at repository 0 (a dry run through
+// Host.Context, once each), with one card in ten given another outcome
+// (cooling moves cards between lanes over time). Raw records older than
+// the retention window are dropped as they age, as in use.
 func (g *benchGen) history(ctx context.Context) error {
 	total, days := g.spec.Requests, max(1, g.spec.Days)
 	if total <= 0 {
 		return nil
 	}
 	var shapes [][]store.InjectionEvent
-	for _, r := range benchHistoryRequests {
+	for _, r := range historyRequests {
 		r.DryRun = true
-		a, err := g.h.assemble(ctx, r)
+		p, err := g.h.Context(ctx, r)
 		if err != nil {
 			return err
 		}
-		var shape []store.InjectionEvent
-		for _, c := range a.considered {
-			if c.outcome != "" {
-				shape = append(shape, store.InjectionEvent{CardID: c.card.ID, Outcome: c.outcome})
-			}
-		}
-		shapes = append(shapes, shape)
+		shapes = append(shapes, packOutcomes(p))
 	}
 	drift := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled}
 	span := time.Duration(days) * 24 * time.Hour
@@ -519,13 +563,13 @@ func (g *benchGen) history(ctx context.Context) error {
 			}
 			batch[i] = rows
 		}
-		_, err := g.h.store.RecordInjectionBatch(ctx, batch)
+		_, err := g.st.RecordInjectionBatch(ctx, batch)
 		if err != nil {
 			return internal(err, "bench gen: history")
 		}
 		done += n
 		g.requests += n
-		pruned, err := g.h.store.PruneTelemetry(ctx, cutoffDays(last, g.h.telemetryDays), 0)
+		pruned, err := g.st.PruneTelemetry(ctx, cutoffDays(last, g.h.TelemetryDays()), 0)
 		if err != nil {
 			return internal(err, "bench gen: history")
 		}
@@ -533,4 +577,39 @@ func (g *benchGen) history(ctx context.Context) error {
 		g.report("history", done, total)
 	}
 	return nil
+}
+
+// packOutcomes is what a request for p records as it is served: every
+// item by the form it rendered in (trimmed when the budget reduced it),
+// then the skipped cards that count — out of scope, or kept out by
+// cooling; duplicates and cards the request is not about record nothing.
+func packOutcomes(p host.Pack) []store.InjectionEvent {
+	var out []store.InjectionEvent
+	for _, it := range p.Items {
+		o := outcomeSkippedCooled
+		switch {
+		case it.Trimmed != nil:
+			o = outcomeTrimmed
+		case it.RenderForm == domain.FormInlineFull:
+			o = outcomeInlineFull
+		case it.RenderForm == domain.FormInlineCompact:
+			o = outcomeInlineCompact
+		case it.RenderForm == domain.FormRefOnly:
+			o = outcomeRefOnly
+		}
+		out = append(out, store.InjectionEvent{CardID: it.ID, Outcome: o})
+	}
+	for _, sk := range p.Skipped {
+		switch sk.Reason {
+		case outcomeSkippedScope, outcomeSkippedCooled:
+			out = append(out, store.InjectionEvent{CardID: sk.ID, Outcome: sk.Reason})
+		}
+	}
+	return out
+}
+
+// cutoffDays is the start of the UTC day days days before now's: the
+// oldest raw telemetry a host keeps at now.
+func cutoffDays(now time.Time, days int) string {
+	return store.FormatTime(now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -days))
 }

@@ -1,4 +1,4 @@
-package host
+package benchgen
 
 import (
 	"context"
@@ -9,14 +9,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/palacehq/palace/host"
 )
 
-// BenchEpoch is the clock of generated benchmark palaces: their telemetry is
-// dated around it, so a benchmark host opened with Now = BenchEpoch sees the
+// Epoch is the clock of generated benchmark palaces: their telemetry is
+// dated around it, so a benchmark host opened with Now = Epoch sees the
 // palace as it was generated.
-var BenchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var Epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// BenchPalace returns the home and the git checkout (repository 0 of spec) of
+// Palace returns the home and the git checkout (repository 0 of spec) of
 // a generated palace cached under dir, generating it on first use: a
 // "complete.json" marker says the cache is whole, and anything else under dir
 // is thrown away and rebuilt. extra, when not nil, runs on the open host
@@ -24,7 +26,7 @@ var BenchEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // written. Generating the 10k palace takes about half a minute; the 100k one
 // several minutes. It is for benchmarks: callers that write must work on a
 // copy of home.
-func BenchPalace(ctx context.Context, dir string, spec BenchSpec, progress func(BenchProgress), extra func(*Host) error) (home, repo string, err error) {
+func Palace(ctx context.Context, dir string, spec Spec, progress func(Progress), extra func(*host.Host) error) (home, repo string, err error) {
 	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
 	marker := filepath.Join(dir, "complete.json")
 	if _, err := os.Stat(marker); err == nil {
@@ -45,12 +47,12 @@ func BenchPalace(ctx context.Context, dir string, spec BenchSpec, progress func(
 			return "", "", fmt.Errorf("bench palace: git %v: %w: %s", args, err, out)
 		}
 	}
-	h, err := Open(ctx, Options{Home: home, Cwd: repo, Mode: Human, Now: func() time.Time { return BenchEpoch }})
+	h, err := host.Open(ctx, host.Options{Home: home, Cwd: repo, Mode: host.Human, Now: func() time.Time { return Epoch }})
 	if err != nil {
 		return "", "", err
 	}
 	defer h.Close()
-	st, err := h.GenerateBench(ctx, spec, progress)
+	st, err := Generate(ctx, h, spec, progress)
 	if err != nil {
 		return "", "", err
 	}

@@ -1,0 +1,267 @@
+package host
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/palacehq/palace/domain"
+)
+
+// EditorViews answers what an editor shows of a palace — the card list of
+// a hover, the counts of a code lens, a card's details — in one call each,
+// so an editor surface renders views and composes nothing. It caches the
+// dry-run packs of files and the card details the views are made of until
+// Reset: the editor calls Reset whenever its data generation moves (another
+// connection committed, or the policy set was swapped), and a value being
+// computed while Reset runs is not kept. Safe for concurrent use.
+type EditorViews struct {
+	h *Host
+
+	mu    sync.Mutex
+	gen   uint64
+	packs map[viewPackKey]*Pack
+	cards map[string]Card
+}
+
+type viewPackKey struct {
+	file, lang string
+	budget     int
+}
+
+// EditorViews returns an empty view cache over h.
+func (h *Host) EditorViews() *EditorViews {
+	v := &EditorViews{h: h}
+	v.Reset()
+	return v
+}
+
+// Reset drops everything cached: the next view reads the palace again.
+func (v *EditorViews) Reset() {
+	v.mu.Lock()
+	v.gen++
+	v.packs = map[viewPackKey]*Pack{}
+	v.cards = map[string]Card{}
+	v.mu.Unlock()
+}
+
+// HoverRequest is where an editor's cursor is.
+type HoverRequest struct {
+	// File is the document's path; Language its editor language id.
+	File     string
+	Language string
+	// Budget is the character budget of the file's pack (0: the default).
+	Budget int
+	// Line is the cursor's line, 1-based as TriggerMatch.Line.
+	Line int
+	// Word is the word under the cursor, "" when there is none.
+	Word string
+	// Matches are the document's trigger matches (Hints.Matches, sorted
+	// by line), which the editor keeps per document version.
+	Matches []TriggerMatch
+	// Triggers is the set the matches came from; the word is looked up in
+	// its intent tags and tool needs (compiled fresh when nil).
+	Triggers *TriggerSet
+}
+
+// HoverView is what a hover shows: first the cards triggered at the
+// cursor, then the cards the file's pack renders inline, by tier, and what
+// else the pack holds as counts.
+type HoverView struct {
+	// Triggered are the cards whose trigger patterns match the cursor's
+	// line, then those with an intent tag or tool need equal to the word;
+	// each card once.
+	Triggered []HoverCard
+	// File is the file as the pack names it (worktree-relative).
+	File string
+	// Applies are the cards the file's pack renders in full or compact,
+	// grouped by tier in domain.Tiers order, in pack order inside a tier.
+	Applies []TierCards
+	// Refs count the pack's reference lines, Trimmed the items the budget
+	// left out, Cooled the cards that apply by scope but cooled to
+	// inspector_only.
+	Refs, Trimmed, Cooled int
+}
+
+// TierCards are the cards of one tier.
+type TierCards struct {
+	Tier  domain.Tier
+	Cards []HoverCard
+}
+
+// HoverCard is one card of a hover.
+type HoverCard struct {
+	ID         string
+	Statement  string
+	Tier       domain.Tier
+	Status     domain.Status
+	AnchorKind string
+	// Counts are the card's evidence by role: all of it for a triggered
+	// card, the pack's citations for a card that applies.
+	Counts domain.RoleCounts
+	// Pattern is the trigger pattern that matches the cursor's line, or
+	// Tag the intent tag or tool need equal to the word (Triggered only).
+	Pattern string
+	Tag     string
+}
+
+// Label is the card as an editor names it in a line: ‹tier› statement.
+func (c HoverCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
+
+// LensView is what a code lens on a file shows: the cards its pack
+// renders, by tier.
+type LensView struct {
+	File string
+	// ByTier counts the cards rendered inline or as references, by tier.
+	ByTier map[domain.Tier]int
+	// Inline counts the cards rendered in full or compact; Refs those
+	// rendered as reference lines.
+	Inline, Refs int
+}
+
+// Hover returns the hover at req's cursor.
+func (v *EditorViews) Hover(ctx context.Context, req HoverRequest) (HoverView, error) {
+	var view HoverView
+	seen := map[string]bool{}
+	ms := req.Matches
+	for i := sort.Search(len(ms), func(i int) bool { return ms[i].Line >= req.Line }); i < len(ms) && ms[i].Line == req.Line; i++ {
+		if seen[ms[i].Card.ID] {
+			continue
+		}
+		seen[ms[i].Card.ID] = true
+		c, err := v.Card(ctx, ms[i].Card.ID)
+		if err != nil {
+			return HoverView{}, err
+		}
+		hc := cardView(c)
+		hc.Pattern = ms[i].Pattern
+		view.Triggered = append(view.Triggered, hc)
+	}
+	if req.Word != "" {
+		tagged, err := v.h.TaggedCards(ctx, req.Triggers, HintsRequest{File: req.File, Language: req.Language}, req.Word)
+		if err != nil {
+			return HoverView{}, err
+		}
+		for _, t := range tagged {
+			if seen[t.ID] {
+				continue
+			}
+			seen[t.ID] = true
+			c, err := v.Card(ctx, t.ID)
+			if err != nil {
+				return HoverView{}, err
+			}
+			hc := cardView(c)
+			hc.Tag = req.Word
+			view.Triggered = append(view.Triggered, hc)
+		}
+	}
+	p, err := v.pack(ctx, req.File, req.Language, req.Budget)
+	if err != nil {
+		return HoverView{}, err
+	}
+	view.File = p.Request.File
+	byTier := map[domain.Tier][]HoverCard{}
+	for _, it := range p.Items {
+		switch it.RenderForm {
+		case domain.FormInlineFull, domain.FormInlineCompact:
+			byTier[it.Tier] = append(byTier[it.Tier], HoverCard{
+				ID: it.ID, Statement: it.Statement, Tier: it.Tier, Status: it.Status, AnchorKind: it.Anchor.Kind,
+				Counts: citationCounts(it.Citations),
+			})
+		case domain.FormRefOnly:
+			view.Refs++
+		default:
+			view.Trimmed++
+		}
+	}
+	for _, tier := range domain.Tiers {
+		if cs := byTier[tier]; len(cs) > 0 {
+			view.Applies = append(view.Applies, TierCards{Tier: tier, Cards: cs})
+		}
+	}
+	view.Cooled = cooledCount(p)
+	return view, nil
+}
+
+// Lens returns the code lens of a file.
+func (v *EditorViews) Lens(ctx context.Context, file, lang string, budget int) (LensView, error) {
+	p, err := v.pack(ctx, file, lang, budget)
+	if err != nil {
+		return LensView{}, err
+	}
+	view := LensView{File: p.Request.File, ByTier: map[domain.Tier]int{}}
+	for _, it := range p.Items {
+		switch it.RenderForm {
+		case domain.FormInlineFull, domain.FormInlineCompact:
+			view.Inline++
+			view.ByTier[it.Tier]++
+		case domain.FormRefOnly:
+			view.Refs++
+			view.ByTier[it.Tier]++
+		}
+	}
+	return view, nil
+}
+
+// Card returns one card with its links and counts (ShowCard), cached.
+func (v *EditorViews) Card(ctx context.Context, id string) (Card, error) {
+	return viewCached(v, func() map[string]Card { return v.cards }, id, func() (Card, error) { return v.h.ShowCard(ctx, id) })
+}
+
+// pack is the dry-run pack of a file: what applies to it by the scope and
+// lanes policies. Dry run, so looking writes nothing (and never moves the
+// data generation it is cached under).
+func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*Pack, error) {
+	return viewCached(v, func() map[viewPackKey]*Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*Pack, error) {
+		p, err := v.h.Context(ctx, ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+		return &p, err
+	})
+}
+
+// viewCached returns the cached value of k, or loads it outside the lock
+// and keeps it unless Reset ran meanwhile: a value computed from the old
+// data must not outlive it. m returns the current map (Reset replaces it).
+func viewCached[K comparable, V any](v *EditorViews, m func() map[K]V, k K, load func() (V, error)) (V, error) {
+	v.mu.Lock()
+	val, ok := m()[k]
+	gen := v.gen
+	v.mu.Unlock()
+	if ok {
+		return val, nil
+	}
+	val, err := load()
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	v.mu.Lock()
+	if v.gen == gen {
+		m()[k] = val
+	}
+	v.mu.Unlock()
+	return val, nil
+}
+
+func cardView(c Card) HoverCard {
+	return HoverCard{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, AnchorKind: c.Anchor.Kind, Counts: c.Counts}
+}
+
+func citationCounts(cs []Citation) domain.RoleCounts {
+	var out domain.RoleCounts
+	for _, c := range cs {
+		out.Add(c.Role, 1)
+	}
+	return out
+}
+
+// cooledCount counts the skipped cards cooling kept out.
+func cooledCount(p *Pack) int {
+	n := 0
+	for _, sk := range p.Skipped {
+		if sk.Reason == string(domain.OutcomeSkippedCooled) {
+			n++
+		}
+	}
+	return n
+}

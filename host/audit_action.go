@@ -9,12 +9,6 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// AuditActions are the eight governed actions of `palace audit action`.
-var AuditActions = []string{
-	"rescope", "revoke", "set_expiry", "set_review_after",
-	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",
-}
-
 // AuditActionRequest changes how a card is governed, not what it says.
 type AuditActionRequest struct {
 	// Action is one of AuditActions.

@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -415,122 +411,6 @@ func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLin
 		role[orig] = l.Role
 	}
 	return nil
-}
-
-// stampFileState sets d.FileState: how git sees the repo policy file that
-// decided (tracked, modified, untracked), "home" for the palace home's own
-// policies, nothing for the embedded defaults.
-func (h *Host) stampFileState(ctx context.Context, d *policies.Decision) {
-	switch d.Source {
-	case policies.SourceHome:
-		d.FileState = "home"
-	case policies.SourceRepo:
-		d.FileState = h.policyFileState(ctx, d.File)
-	}
-}
-
-// stampFileStateCached is stampFileState for the context path: a repo
-// policy file's state is asked of git at most once per fileStateTTL while
-// the file is unchanged, so a pack served by a team policy does not run
-// git on every request. Lifecycle decisions ask git every time.
-func (h *Host) stampFileStateCached(ctx context.Context, d *policies.Decision) {
-	if d.Source != policies.SourceRepo || d.File == "" {
-		h.stampFileState(ctx, d)
-		return
-	}
-	fi, err := os.Stat(d.File)
-	if err != nil {
-		d.FileState = "unknown"
-		return
-	}
-	key := fmt.Sprintf("%s|%d|%d", d.File, fi.Size(), fi.ModTime().UnixNano())
-	now := time.Now()
-	h.fileStates.Lock()
-	e, ok := h.fileStates.m[key]
-	h.fileStates.Unlock()
-	if ok && now.Sub(e.at) < fileStateTTL {
-		d.FileState = e.state
-		return
-	}
-	d.FileState = h.policyFileState(ctx, d.File)
-	h.fileStates.Lock()
-	if h.fileStates.m == nil || len(h.fileStates.m) > 64 {
-		h.fileStates.m = map[string]fileStateEntry{}
-	}
-	h.fileStates.m[key] = fileStateEntry{state: d.FileState, at: now}
-	h.fileStates.Unlock()
-}
-
-// fileStateTTL bounds how stale a cached policy file state may be (a
-// commit changes it without touching the file).
-const fileStateTTL = 2 * time.Second
-
-type fileStateEntry struct {
-	state string
-	at    time.Time
-}
-
-// fileStateCache guards the cached states of repo policy files.
-type fileStateCache struct {
-	sync.Mutex
-	m map[string]fileStateEntry
-}
-
-// policyFileState is anchor.FileState of a repo policy file, "unknown"
-// when git cannot say.
-func (h *Host) policyFileState(ctx context.Context, path string) string {
-	if path == "" {
-		return "unknown"
-	}
-	st, err := anchor.FileState(ctx, path)
-	if err != nil {
-		return "unknown"
-	}
-	return st
-}
-
-// localPolicyFloor refuses a decision taken by a repo policy file git does
-// not hold as committed, unless allowLocal: any tool that writes files can
-// drop a policy into a checkout.
-func localPolicyFloor(d policies.Decision, allowLocal bool) string {
-	if allowLocal || d.Source != policies.SourceRepo {
-		return ""
-	}
-	switch d.FileState {
-	case anchor.FileTracked:
-		return ""
-	case anchor.FileUntracked, anchor.FileModified:
-		return fmt.Sprintf("floor: the deciding policy %s (%s) is %s in git: a local policy change cannot make a card authoritative; commit it for review, or pass --allow-local-policy", d.Point.Package(), d.File, d.FileState)
-	}
-	return fmt.Sprintf("floor: git cannot say whether the deciding policy %s (%s) is committed: commit it, or pass --allow-local-policy", d.Point.Package(), d.File)
-}
-
-// LocalPolicyChange is a repo policy file that differs from what git holds
-// committed.
-type LocalPolicyChange struct {
-	Path  string `json:"path"`
-	State string `json:"state"`
-}
-
-// LocalPolicyChanges lists the repo policy files (under
-// <worktree>/.palace/policies) that are untracked or modified: a decision
-// they take is refused for promotion without --allow-local-policy.
-func (h *Host) LocalPolicyChanges(ctx context.Context) ([]LocalPolicyChange, error) {
-	dir := h.PolicySources().RepoDir
-	if dir == "" {
-		return nil, nil
-	}
-	files, err := policies.ListSourceFiles(dir)
-	if err != nil {
-		return nil, internal(err, "list policies in %s", dir)
-	}
-	var out []LocalPolicyChange
-	for _, f := range files {
-		if st := h.policyFileState(ctx, f); st != anchor.FileTracked {
-			out = append(out, LocalPolicyChange{Path: f, State: st})
-		}
-	}
-	return out, nil
 }
 
 // readAnchorIDs are the anchors a listing reads: the chain visible from

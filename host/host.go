@@ -1,10 +1,15 @@
-// Package host is palace's core: a Host owns the store, the policy engine and
-// the workspace (anchors), and offers every operation the CLI, the LSP and
-// the MCP server offer — record, distill, the lifecycle, context, brief,
-// hints, audit and mailbox — so each gives the same answer everywhere.
-// Context packs, briefs and hints are assembled by host/pack, which a Host
-// configures with its store, policies, gate and echo guard and delegates
-// to; their types are host's under aliases.
+// Package host is palace's façade and its lifecycle: a Host owns the
+// store, the policy engine and the workspace (anchors), and offers every
+// operation the CLI, the LSP and the MCP server offer, so each gives the
+// same answer everywhere. host itself keeps the Host state, the lifecycle
+// (record, distill, promote, demote, review, retire, publish), the gate and
+// the floors no policy can lift, contests, audit actions and team memory in
+// git. The jobs that stand on their own live in packages below it, each
+// configured by the Host with what it needs and never importing host:
+// host/pack (context packs, briefs, hints), host/mail (the mailbox front
+// end), host/agenthook, host/research, host/adoption, host/audit,
+// host/ruleexport and host/policyfile. Their types are host's under
+// aliases and host's methods delegate to them.
 //
 // host decides; store persists; policies evaluates. host must not speak SQL
 // (that is store's) or Rego/WASM (that is policies'), and it must not know
@@ -23,6 +28,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -75,7 +81,7 @@ type Host struct {
 	policySet *policies.Set
 	policyErr error
 	// fileStates caches how git sees repo policy files, for packs.
-	fileStates fileStateCache
+	fileStates policyfile.Cache
 
 	// pack assembles context packs, briefs and hints; set by Open.
 	pack *pack.Pipeline

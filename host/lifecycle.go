@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/policyfile"
+	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -127,7 +129,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 	h.stampFileState(ctx, &res.Policy)
 	// Floors, checked after the policy: no policy lifts them.
 	var floors []string
-	if f := localPolicyFloor(res.Policy, allowLocal); f != "" {
+	if f := policyfile.Floor(res.Policy, allowLocal); f != "" {
 		floors = append(floors, f)
 	}
 	if action != "resolve" && facts.contest.Contested {
@@ -143,7 +145,7 @@ func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
 	}
 	if action == "promote" {
-		floors = append(floors, h.researchFloor(ctx, c, links)...)
+		floors = append(floors, research.Floor(ctx, h.store, c, links)...)
 	}
 	if len(floors) > 0 {
 		if res.Allow {

@@ -11,6 +11,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
 )
@@ -22,17 +23,17 @@ import (
 const (
 	// MaxFieldBytes bounds field: an identifier used in filters, lanes and
 	// distill suggestions ("go", "release-process"), never prose.
-	MaxFieldBytes = 128
+	MaxFieldBytes = limits.FieldBytes
 	// MaxDomainBytes bounds domain (one of four words) before it is matched,
 	// so an error never echoes a huge value.
-	MaxDomainBytes = 128
+	MaxDomainBytes = limits.DomainBytes
 	// MaxSourceRefBytes bounds source_ref: a file:line, a URL or a command.
 	// 2 KiB holds any practical URL (browsers and proxies cap near it).
-	MaxSourceRefBytes = 2 << 10
+	MaxSourceRefBytes = limits.SourceRefBytes
 	// MaxTags bounds how many tags one piece of evidence carries.
-	MaxTags = 64
+	MaxTags = limits.Tags
 	// MaxTagBytes bounds one tag: a label, like field.
-	MaxTagBytes = 128
+	MaxTagBytes = limits.TagBytes
 	// MaxJSONLBytes bounds one --jsonl import: every row is validated in
 	// memory before the first is written.
 	MaxJSONLBytes = 256 << 20

@@ -11,11 +11,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/store"
 )
 
 // MaxContentBytes is the largest evidence content accepted (1 MiB).
-const MaxContentBytes = 1 << 20
+const MaxContentBytes = limits.ContentBytes
 
 // RecordRequest is one piece of evidence to record.
 type RecordRequest struct {

@@ -165,7 +165,7 @@ func printAdoptionStats(w io.Writer, st host.AdoptionStats) {
 
 func printAdoptionReview(w io.Writer, r host.AdoptionReview) {
 	p := newPainter(w)
-	printAdoptionStats(w, r.AdoptionStats)
+	printAdoptionStats(w, r.Stats)
 	if len(r.Misses) > 0 {
 		fmt.Fprintln(w, "\nmisses, the knowledge to distill next:")
 		for _, g := range r.Misses {

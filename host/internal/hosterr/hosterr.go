@@ -9,6 +9,8 @@ package hosterr
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Kind classifies a host error; the CLI maps each kind to one exit code
@@ -90,4 +92,17 @@ func Denied(msg string, reasons []string) error {
 // Internal is a KindInternal error wrapping err with what was being done.
 func Internal(err error, format string, args ...any) error {
 	return &Error{Kind: KindInternal, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
+// OneOf checks a value against its enumeration, as a bad-input error
+// naming the field and the values to choose from.
+func OneOf[T ~string](field string, v T, allowed []T) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return Invalid(field, "%s %q is not valid: use one of %s", field, v, strings.Join(names, ", "))
 }

@@ -1,7 +1,19 @@
-package host
+// Package research ingests research reports as evidence: it owns the
+// report format (validation with the JSON path at fault), the stable
+// evidence id of a finding, the plan of an ingest, its batched write, the
+// distill suggestions a report's candidate insights become, and the floor
+// research evidence meets at a dao card's gate (Floor).
+//
+// Research is evidence-first and no more: it must not create, promote or
+// review a card, and it writes only evidence rows and their anchors. It
+// checks a finding the way a recorded piece of evidence is checked by
+// asking the lifecycle (Config.PrepareEvidence), and asks palace.research
+// for leave; host imports research and never the other way round.
+package research
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -14,6 +26,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/lazyregexp"
 	"github.com/palacehq/palace/policies"
@@ -31,8 +46,42 @@ import (
 // MaxReportBytes bounds a research report.
 const MaxReportBytes = 8 << 20
 
-// ResearchRequest asks to validate, plan or ingest a report.
-type ResearchRequest struct {
+// Config is what research needs of the palace it ingests into. Every
+// field is required.
+type Config struct {
+	Store *store.Store
+	// Loc is the workspace whose anchors a report lands at.
+	Loc anchor.Location
+	// Mode and Actor are who asks, for palace.research.
+	Mode, Actor string
+	// Policies returns the policy set in force.
+	Policies func(context.Context) (*policies.Set, error)
+	// PrepareEvidence checks one finding as `palace record` checks
+	// evidence (sizes, secrets, field and domain) and returns its row; a
+	// KindInvalid error names the record field at fault.
+	PrepareEvidence func(f Finding, k domain.AnchorKind) (domain.Evidence, error)
+	// ResolveAnchorKind validates a requested anchor kind ("" = innermost).
+	ResolveAnchorKind func(field, s string) (domain.AnchorKind, error)
+	// EnsureAnchor writes the anchor of kind k and its parents in tx.
+	EnsureAnchor func(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error)
+	// BatchSize is how many rows one transaction writes.
+	BatchSize int
+}
+
+// Finding is one finding as evidence to record, provenance research.
+type Finding struct {
+	Content, Field, Domain, SourceRef string
+	Tags                              []string
+}
+
+// Ingester validates, plans and ingests reports for one palace.
+type Ingester struct{ cfg Config }
+
+// New returns the ingester of cfg.
+func New(cfg Config) *Ingester { return &Ingester{cfg: cfg} }
+
+// Request asks to validate, plan or ingest a report.
+type Request struct {
 	// Report is the report's JSON.
 	Report []byte `json:"-"`
 	// Name names the report in messages (its file).
@@ -44,8 +93,8 @@ type ResearchRequest struct {
 	Anchor string `json:"anchor,omitempty"`
 }
 
-// ResearchPlan is what an ingest writes, would write, or wrote.
-type ResearchPlan struct {
+// Plan is what an ingest writes, would write, or wrote.
+type Plan struct {
 	ReportID string `json:"report_id"`
 	Title    string `json:"title"`
 	About    string `json:"about"`
@@ -61,9 +110,9 @@ type ResearchPlan struct {
 	Written int `json:"written"`
 	// Suggestions are the report's candidate insights as distill commands
 	// citing the planned evidence; nothing distills them automatically.
-	Suggestions []ResearchSuggestion `json:"suggestions"`
-	Policy      policies.Decision    `json:"policy"`
-	Message     string               `json:"message"`
+	Suggestions []Suggestion      `json:"suggestions"`
+	Policy      policies.Decision `json:"policy"`
+	Message     string            `json:"message"`
 }
 
 // PlannedEvidence is one finding's evidence row.
@@ -76,8 +125,8 @@ type PlannedEvidence struct {
 	Exists bool `json:"exists"`
 }
 
-// ResearchSuggestion is a candidate insight as a distill suggestion.
-type ResearchSuggestion struct {
+// Suggestion is a candidate insight as a distill suggestion.
+type Suggestion struct {
 	Statement  string      `json:"statement"`
 	Tier       domain.Tier `json:"tier"`
 	Field      string      `json:"field"`
@@ -116,48 +165,47 @@ var reportIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 // (the embedded default lets agents validate and plan only). An ingest
 // writes the new rows in batches of BatchSize and says how many it wrote:
 // 0 when the report was ingested before.
-func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan, error) {
+func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	switch req.Action {
 	case "validate", "plan", "ingest":
 	default:
-		return ResearchPlan{}, invalid("action", "action %q is not valid: use validate, plan or ingest", req.Action)
+		return Plan{}, hosterr.Invalid("action", "action %q is not valid: use validate, plan or ingest", req.Action)
 	}
-	name := firstNonEmpty(req.Name, "report")
+	name := cmp.Or(req.Name, "report")
 	if len(req.Report) > MaxReportBytes {
-		return ResearchPlan{}, invalid("report", "%s is %d bytes, over the %d MiB limit of a research report: split it into several reports", name, len(req.Report), MaxReportBytes>>20)
+		return Plan{}, hosterr.Invalid("report", "%s is %d bytes, over the %d MiB limit of a research report: split it into several reports", name, len(req.Report), MaxReportBytes>>20)
 	}
 	r, err := parseReport(req.Report)
 	if err != nil {
-		var he *Error
+		var he *hosterr.Error
 		if errors.As(err, &he) {
 			he.Msg = name + ": " + he.Msg
 		}
-		return ResearchPlan{}, err
+		return Plan{}, err
 	}
-	kind, err := h.researchAnchor(req.Anchor, r)
+	kind, err := ig.researchAnchor(req.Anchor, r)
 	if err != nil {
-		return ResearchPlan{}, err
+		return Plan{}, err
 	}
-	plan := ResearchPlan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
-		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []ResearchSuggestion{}}
+	plan := Plan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
+		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []Suggestion{}}
 	rows := make([]domain.Evidence, len(r.findings))
 	for i, f := range r.findings {
-		ev, _, err := h.prepareEvidence(RecordRequest{Content: f.content, Field: f.field, Domain: f.domain, Provenance: "research",
-			SourceRef: f.source, Tags: f.tags, Anchor: string(kind)}, "")
+		ev, err := ig.cfg.PrepareEvidence(Finding{Content: f.content, Field: f.field, Domain: f.domain, SourceRef: f.source, Tags: f.tags}, kind)
 		if err != nil {
-			var he *Error
+			var he *hosterr.Error
 			if errors.As(err, &he) {
 				he.Msg = fmt.Sprintf("%s: findings[%d].%s: %s", name, i, researchField(he.Field), he.Msg)
 			}
-			return ResearchPlan{}, err
+			return Plan{}, err
 		}
 		ev.ID = researchEvidenceID(r.id, f.id)
 		rows[i] = ev
 		plan.Evidence[i] = PlannedEvidence{ID: ev.ID, FindingID: f.id, Field: ev.Field, SourceRef: ev.SourceRef}
 	}
-	have, err := h.store.EvidenceHashes(ctx, evidenceIDs(rows))
+	have, err := ig.cfg.Store.EvidenceHashes(ctx, evidenceIDs(rows))
 	if err != nil {
-		return ResearchPlan{}, internal(err, "plan research ingest")
+		return Plan{}, hosterr.Internal(err, "plan research ingest")
 	}
 	var newRows []int
 	for i, ev := range rows {
@@ -166,7 +214,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 		case !ok:
 			newRows = append(newRows, i)
 		case sum != ev.ContentSHA256:
-			return ResearchPlan{}, invalid("report", "%s: findings[%d].content: finding %q of report %q was ingested before (%s) with other content: evidence is never edited, so give the changed finding a new id", name, i, r.findings[i].id, r.id, ev.ID)
+			return Plan{}, hosterr.Invalid("report", "%s: findings[%d].content: finding %q of report %q was ingested before (%s) with other content: evidence is never edited, so give the changed finding a new id", name, i, r.findings[i].id, r.id, ev.ID)
 		default:
 			plan.Evidence[i].Exists = true
 		}
@@ -180,15 +228,15 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 		fresh[i] = rows[j]
 	}
 	plan.Suggestions = researchSuggestions(r, plan.Evidence)
-	set, err := h.Policies(ctx)
+	set, err := ig.cfg.Policies(ctx)
 	if err != nil {
-		return plan, internal(err, "load policies for palace.research")
+		return plan, hosterr.Internal(err, "load policies for palace.research")
 	}
-	out, d := set.Research(ctx, policies.ResearchInput{Action: req.Action, DryRun: plan.DryRun, Mode: string(h.mode), Actor: h.actor,
+	out, d := set.Research(ctx, policies.ResearchInput{Action: req.Action, DryRun: plan.DryRun, Mode: ig.cfg.Mode, Actor: ig.cfg.Actor,
 		Anchor: string(kind), Report: policies.ResearchReport{ReportID: r.id, Title: r.title, Findings: len(r.findings), Sources: r.nSources, Insights: len(r.insights)}})
 	plan.Policy = d
 	if !out.Allow {
-		return plan, &Error{Kind: KindMode, Field: "action", Msg: fmt.Sprintf("palace.research refused to %s report %s", req.Action, r.id), Reasons: out.Reasons}
+		return plan, &hosterr.Error{Kind: hosterr.KindMode, Field: "action", Msg: fmt.Sprintf("palace.research refused to %s report %s", req.Action, r.id), Reasons: out.Reasons}
 	}
 	if plan.DryRun {
 		plan.Message = fmt.Sprintf("%s: %d findings valid; an ingest would write %d evidence rows (%d already ingested)", r.id, len(r.findings), plan.New, len(r.findings)-plan.New)
@@ -198,10 +246,10 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 		plan.Message = fmt.Sprintf("%s: nothing to write, all %d findings were ingested before (0 rows written)", r.id, len(r.findings))
 		return plan, nil
 	}
-	for start := 0; start < len(fresh); start += BatchSize {
-		batch := fresh[start:min(start+BatchSize, len(fresh))]
-		err := h.store.Tx(ctx, func(tx *store.Tx) error {
-			a, err := h.ensureAnchor(ctx, tx, kind)
+	for start := 0; start < len(fresh); start += ig.cfg.BatchSize {
+		batch := fresh[start:min(start+ig.cfg.BatchSize, len(fresh))]
+		err := ig.cfg.Store.Tx(ctx, func(tx *store.Tx) error {
+			a, err := ig.cfg.EnsureAnchor(ctx, tx, kind)
 			if err != nil {
 				return err
 			}
@@ -211,7 +259,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 			return tx.InsertEvidenceRows(ctx, batch)
 		})
 		if err != nil {
-			return plan, internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)
+			return plan, hosterr.Internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)
 		}
 		plan.Written += len(batch)
 	}
@@ -221,22 +269,22 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 
 // researchAnchor resolves where a report's evidence lands: the repo anchor
 // by default, global only when asked and the report is not about a project.
-func (h *Host) researchAnchor(s string, r report) (domain.AnchorKind, error) {
+func (ig *Ingester) researchAnchor(s string, r report) (domain.AnchorKind, error) {
 	if s == "" {
-		if !h.loc.InGit {
+		if !ig.cfg.Loc.InGit {
 			if r.about == "project" {
-				return "", invalid("anchor", "report %s is about a project and %s is not inside a git checkout: run it in the project (--cwd), or set \"about\": \"general\" and pass --anchor global", r.id, h.loc.Dir)
+				return "", hosterr.Invalid("anchor", "report %s is about a project and %s is not inside a git checkout: run it in the project (--cwd), or set \"about\": \"general\" and pass --anchor global", r.id, ig.cfg.Loc.Dir)
 			}
 			return domain.AnchorGlobal, nil
 		}
 		s = string(domain.AnchorRepo)
 	}
-	k, err := h.resolveAnchorKind("anchor", s)
+	k, err := ig.cfg.ResolveAnchorKind("anchor", s)
 	if err != nil {
 		return "", err
 	}
 	if k == domain.AnchorGlobal && r.about == "project" {
-		return "", invalid("anchor", "about: report %s is about a project (about defaults to project), so its evidence stays at the repo anchor: ingest it without --anchor global, or set \"about\": \"general\" if it holds everywhere", r.id)
+		return "", hosterr.Invalid("anchor", "about: report %s is about a project (about defaults to project), so its evidence stays at the repo anchor: ingest it without --anchor global, or set \"about\": \"general\" if it holds everywhere", r.id)
 	}
 	return k, nil
 }
@@ -295,14 +343,14 @@ func base32Digits(out, sum []byte) {
 }
 
 // researchSuggestions turns candidate insights into distill suggestions.
-func researchSuggestions(r report, planned []PlannedEvidence) []ResearchSuggestion {
+func researchSuggestions(r report, planned []PlannedEvidence) []Suggestion {
 	idOf := map[string]string{}
 	for _, p := range planned {
 		idOf[p.FindingID] = p.ID
 	}
-	out := []ResearchSuggestion{}
+	out := []Suggestion{}
 	for _, in := range r.insights {
-		s := ResearchSuggestion{Statement: in.statement, Tier: domain.Tier(in.tier), Field: in.field, Supporting: []string{}}
+		s := Suggestion{Statement: in.statement, Tier: domain.Tier(in.tier), Field: in.field, Supporting: []string{}}
 		for _, f := range in.findings {
 			s.Supporting = append(s.Supporting, idOf[f])
 		}
@@ -326,21 +374,21 @@ func parseReport(b []byte) (report, error) {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return r, invalid("report", "not valid JSON: %v", err)
+		return r, hosterr.Invalid("report", "not valid JSON: %v", err)
 	}
 	if dec.More() {
-		return r, invalid("report", "more than one JSON value: a report is one object")
+		return r, hosterr.Invalid("report", "more than one JSON value: a report is one object")
 	}
 	top, ok := doc.(map[string]any)
 	if !ok {
-		return r, invalid("report", "$: a report is a JSON object with report_id, title, sources and findings")
+		return r, hosterr.Invalid("report", "$: a report is a JSON object with report_id, title, sources and findings")
 	}
 	var err error
 	if r.id, err = reqString(top, "report_id", "report_id", 128); err != nil {
 		return r, err
 	}
 	if !reportIDPattern.MatchString(r.id) {
-		return r, invalid("report", "report_id: %q is not an id: use letters, digits and . _ : / - (at most 128, starting with a letter or digit)", r.id)
+		return r, hosterr.Invalid("report", "report_id: %q is not an id: use letters, digits and . _ : / - (at most 128, starting with a letter or digit)", r.id)
 	}
 	if r.title, err = reqString(top, "title", "title", 1000); err != nil {
 		return r, err
@@ -353,9 +401,9 @@ func parseReport(b []byte) (report, error) {
 		r.about = "project"
 	case "project", "general":
 	default:
-		return r, invalid("report", "about: %q is not valid: use project (the default) or general", r.about)
+		return r, hosterr.Invalid("report", "about: %q is not valid: use project (the default) or general", r.about)
 	}
-	if r.field, err = optString(top, "field", "field", MaxFieldBytes); err != nil {
+	if r.field, err = optString(top, "field", "field", limits.FieldBytes); err != nil {
 		return r, err
 	}
 	srcs, err := optArray(top, "sources", "sources")
@@ -369,32 +417,32 @@ func parseReport(b []byte) (report, error) {
 		p := fmt.Sprintf("sources[%d]", i)
 		o, ok := x.(map[string]any)
 		if !ok {
-			return r, invalid("report", "%s: a source is an object {id, url, title}", p)
+			return r, hosterr.Invalid("report", "%s: a source is an object {id, url, title}", p)
 		}
 		id, err := reqString(o, "id", p+".id", 128)
 		if err != nil {
 			return r, err
 		}
 		if j, dup := firstSource[id]; dup {
-			return r, invalid("report", "%s.id: duplicate id %q (first at sources[%d]): give each source its own id", p, id, j)
+			return r, hosterr.Invalid("report", "%s.id: duplicate id %q (first at sources[%d]): give each source its own id", p, id, j)
 		}
 		firstSource[id] = i
-		ref, err := optString(o, "url", p+".url", MaxSourceRefBytes)
+		ref, err := optString(o, "url", p+".url", limits.SourceRefBytes)
 		if err != nil {
 			return r, err
 		}
 		key := ".url"
 		if ref == "" {
-			if ref, err = optString(o, "path", p+".path", MaxSourceRefBytes); err != nil {
+			if ref, err = optString(o, "path", p+".path", limits.SourceRefBytes); err != nil {
 				return r, err
 			}
 			key = ".path"
 		}
 		if ref == "" {
-			return r, invalid("report", "%s.url: missing: every source needs a url (or a path) a person can open", p)
+			return r, hosterr.Invalid("report", "%s.url: missing: every source needs a url (or a path) a person can open", p)
 		}
 		if !isURLOrPath(ref) {
-			return r, invalid("report", "%s%s: %q is not a URL or a path: name where the source can be read (https://…, docs/x.md)", p, key, ref)
+			return r, hosterr.Invalid("report", "%s%s: %q is not a URL or a path: name where the source can be read (https://…, docs/x.md)", p, key, ref)
 		}
 		title, err := optString(o, "title", p+".title", 1000)
 		if err != nil {
@@ -407,47 +455,47 @@ func parseReport(b []byte) (report, error) {
 		return r, err
 	}
 	if len(fs) == 0 {
-		return r, invalid("report", "findings: missing or empty: a report brings at least one finding")
+		return r, hosterr.Invalid("report", "findings: missing or empty: a report brings at least one finding")
 	}
 	firstFinding := map[string]int{}
 	for i, x := range fs {
 		p := fmt.Sprintf("findings[%d]", i)
 		o, ok := x.(map[string]any)
 		if !ok {
-			return r, invalid("report", "%s: a finding is an object {id, content, source}", p)
+			return r, hosterr.Invalid("report", "%s: a finding is an object {id, content, source}", p)
 		}
 		var f reportFinding
 		if f.id, err = reqString(o, "id", p+".id", 128); err != nil {
 			return r, err
 		}
 		if j, dup := firstFinding[f.id]; dup {
-			return r, invalid("report", "%s.id: duplicate id %q (first at findings[%d]): finding ids make the evidence ids, so each must be unique", p, f.id, j)
+			return r, hosterr.Invalid("report", "%s.id: duplicate id %q (first at findings[%d]): finding ids make the evidence ids, so each must be unique", p, f.id, j)
 		}
 		firstFinding[f.id] = i
-		if f.content, err = reqString(o, "content", p+".content", MaxContentBytes); err != nil {
+		if f.content, err = reqString(o, "content", p+".content", limits.ContentBytes); err != nil {
 			return r, err
 		}
-		src, err := optString(o, "source", p+".source", MaxSourceRefBytes)
+		src, err := optString(o, "source", p+".source", limits.SourceRefBytes)
 		if err != nil {
 			return r, err
 		}
 		switch s, known := r.sources[src]; {
 		case src == "":
-			return r, invalid("report", "%s.source: missing: name a source id from sources[] or a URL, so the finding can be checked", p)
+			return r, hosterr.Invalid("report", "%s.source: missing: name a source id from sources[] or a URL, so the finding can be checked", p)
 		case known:
 			f.source = s.ref
 		case isURLOrPath(src) && strings.ContainsAny(src, "/."):
 			f.source = src
 		default:
-			return r, invalid("report", "%s.source: %q is neither a source id from sources[] nor a URL or path", p, src)
+			return r, hosterr.Invalid("report", "%s.source: %q is neither a source id from sources[] nor a URL or path", p, src)
 		}
-		if f.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
+		if f.field, err = optString(o, "field", p+".field", limits.FieldBytes); err != nil {
 			return r, err
 		}
 		if f.field == "" {
 			f.field = r.field
 		}
-		if f.domain, err = optString(o, "domain", p+".domain", MaxDomainBytes); err != nil {
+		if f.domain, err = optString(o, "domain", p+".domain", limits.DomainBytes); err != nil {
 			return r, err
 		}
 		tags, err := optArray(o, "tags", p+".tags")
@@ -457,11 +505,11 @@ func parseReport(b []byte) (report, error) {
 		for j, t := range tags {
 			s, ok := t.(string)
 			if !ok {
-				return r, invalid("report", "%s.tags[%d]: a tag is a string", p, j)
+				return r, hosterr.Invalid("report", "%s.tags[%d]: a tag is a string", p, j)
 			}
 			f.tags = append(f.tags, s)
 		}
-		f.tags = append(f.tags, "research", "report:"+truncateBytes(r.id, MaxTagBytes-len("report:")))
+		f.tags = append(f.tags, "research", "report:"+truncateBytes(r.id, limits.TagBytes-len("report:")))
 		r.findings = append(r.findings, f)
 	}
 	ins, err := optArray(top, "candidate_insights", "candidate_insights")
@@ -472,16 +520,16 @@ func parseReport(b []byte) (report, error) {
 		p := fmt.Sprintf("candidate_insights[%d]", i)
 		o, ok := x.(map[string]any)
 		if !ok {
-			return r, invalid("report", "%s: an insight is an object {statement, tier, field, findings}", p)
+			return r, hosterr.Invalid("report", "%s: an insight is an object {statement, tier, field, findings}", p)
 		}
 		var in reportInsight
 		if in.statement, err = reqString(o, "statement", p+".statement", 4000); err != nil {
 			return r, err
 		}
 		if n := utf8.RuneCountInString(in.statement); n > 280 {
-			return r, invalid("report", "%s.statement: %d characters, over the 280 of a card's statement: shorten it", p, n)
+			return r, hosterr.Invalid("report", "%s.statement: %d characters, over the 280 of a card's statement: shorten it", p, n)
 		}
-		if in.content, err = optString(o, "content", p+".content", MaxContentBytes); err != nil {
+		if in.content, err = optString(o, "content", p+".content", limits.ContentBytes); err != nil {
 			return r, err
 		}
 		if in.tier, err = optString(o, "tier", p+".tier", 32); err != nil {
@@ -491,9 +539,9 @@ func parseReport(b []byte) (report, error) {
 			in.tier = "shu"
 		}
 		if !domain.Tier(in.tier).Valid() {
-			return r, invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
+			return r, hosterr.Invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
 		}
-		if in.field, err = optString(o, "field", p+".field", MaxFieldBytes); err != nil {
+		if in.field, err = optString(o, "field", p+".field", limits.FieldBytes); err != nil {
 			return r, err
 		}
 		refs, err := optArray(o, "findings", p+".findings")
@@ -501,17 +549,17 @@ func parseReport(b []byte) (report, error) {
 			return r, err
 		}
 		if len(refs) == 0 {
-			return r, invalid("report", "%s.findings: missing: an insight cites the finding ids it rests on", p)
+			return r, hosterr.Invalid("report", "%s.findings: missing: an insight cites the finding ids it rests on", p)
 		}
 		for j, x := range refs {
 			s, ok := x.(string)
 			if _, known := firstFinding[s]; !ok || !known {
-				return r, invalid("report", "%s.findings[%d]: %v is not the id of a finding of this report", p, j, x)
+				return r, hosterr.Invalid("report", "%s.findings[%d]: %v is not the id of a finding of this report", p, j, x)
 			}
 			in.findings = append(in.findings, s)
 		}
 		// The insight's field defaults to that of the first finding it cites.
-		in.field = firstNonEmpty(in.field, r.findings[firstFinding[in.findings[0]]].field, "general")
+		in.field = cmp.Or(in.field, r.findings[firstFinding[in.findings[0]]].field, "general")
 		r.insights = append(r.insights, in)
 	}
 	return r, nil
@@ -520,7 +568,7 @@ func parseReport(b []byte) (report, error) {
 func reqString(o map[string]any, key, path string, limit int) (string, error) {
 	s, err := optString(o, key, path, limit)
 	if err == nil && s == "" {
-		return "", invalid("report", "%s: missing: it is required", path)
+		return "", hosterr.Invalid("report", "%s: missing: it is required", path)
 	}
 	return s, err
 }
@@ -532,11 +580,11 @@ func optString(o map[string]any, key, path string, limit int) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", invalid("report", "%s: must be a string", path)
+		return "", hosterr.Invalid("report", "%s: must be a string", path)
 	}
 	s = strings.TrimSpace(s)
 	if len(s) > limit {
-		return "", invalid("report", "%s: %d bytes, over the limit of %d", path, len(s), limit)
+		return "", hosterr.Invalid("report", "%s: %d bytes, over the limit of %d", path, len(s), limit)
 	}
 	return s, nil
 }
@@ -548,7 +596,7 @@ func optArray(o map[string]any, key, path string) ([]any, error) {
 	}
 	a, ok := v.([]any)
 	if !ok {
-		return nil, invalid("report", "%s: must be an array", path)
+		return nil, hosterr.Invalid("report", "%s: must be an array", path)
 	}
 	return a, nil
 }

@@ -1,4 +1,4 @@
-package host
+package audit
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
@@ -18,14 +19,14 @@ const auditTurnedDown = 2
 
 // cardSignalEvents reads the cooling window's adoption signals of cards,
 // by card, oldest first.
-func (h *Host) cardSignalEvents(ctx context.Context, ids []string, now time.Time) (map[string][]store.AdoptionEvent, error) {
+func (a *Auditor) cardSignalEvents(ctx context.Context, ids []string, now time.Time) (map[string][]store.AdoptionEvent, error) {
 	out := map[string][]store.AdoptionEvent{}
 	since := store.FormatTime(now.Add(-pack.CoolingWindow))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
-		evs, err := h.store.ListAdoption(ctx, store.AdoptionFilter{CardIDs: ids[:n], Since: since})
+		evs, err := a.cfg.Store.ListAdoption(ctx, store.AdoptionFilter{CardIDs: ids[:n], Since: since})
 		if err != nil {
-			return nil, internal(err, "audit: read adoption signals")
+			return nil, hosterr.Internal(err, "audit: read adoption signals")
 		}
 		for _, e := range evs {
 			out[e.CardID] = append(out[e.CardID], e)
@@ -54,7 +55,7 @@ func signalCountsOf(evs []store.AdoptionEvent) map[string]int {
 // decides. When cards gain a contested state (kept authoritative, out of
 // the inline lanes until resolved), this function is where a contradiction
 // signal marks a card contested.
-func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]AuditWarning, []AuditSuggestion) {
+func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]Warning, []Suggestion) {
 	var n int
 	var evidence, notes []string
 	for _, e := range evs {
@@ -76,23 +77,23 @@ func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]AuditWar
 	if len(notes) > 0 {
 		msg += ": " + notes[len(notes)-1]
 	}
-	w := AuditWarning{Code: "contradicted", Message: msg}
-	s := AuditSuggestion{Action: "demote", Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
+	w := Warning{Code: "contradicted", Message: msg}
+	s := Suggestion{Action: "demote", Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
 	if len(evidence) == 0 {
 		s.Why = "an agent saw it contradicted but linked no evidence: record what contradicts it, then demote with that evidence"
 		s.Command = fmt.Sprintf("palace record --content \"what contradicts it\" --source-ref REF && palace demote %s --reason \"contradicted\" --counterexample EV_ID", c.ID)
 	} else {
 		s.Command = fmt.Sprintf("palace demote %s --reason \"contradicted\" --counterexample %s", c.ID, strings.Join(evidence, ","))
 	}
-	return []AuditWarning{w}, []AuditSuggestion{s}
+	return []Warning{w}, []Suggestion{s}
 }
 
 // turnedDownFindings flags a card agents keep rejecting or rolling back.
-func turnedDownFindings(c domain.Card, counts map[string]int) ([]AuditWarning, []AuditSuggestion) {
+func turnedDownFindings(c domain.Card, counts map[string]int) ([]Warning, []Suggestion) {
 	n := counts["rejected"] + counts["rollback"]
 	if n < auditTurnedDown {
 		return nil, nil
 	}
-	return []AuditWarning{{Code: "turned_down", Message: fmt.Sprintf("rejected %d and rolled back %d times in 30 days (used %d): it cools for requests like those", counts["rejected"], counts["rollback"], counts["used"]+counts["accepted"])}},
-		[]AuditSuggestion{{Action: "rescope", Why: "agents turn it down: narrow its scope to where it helps (`palace adoption review --card " + c.ID + "` has their notes)", Command: auditCommand(c.ID, "rescope")}}
+	return []Warning{{Code: "turned_down", Message: fmt.Sprintf("rejected %d and rolled back %d times in 30 days (used %d): it cools for requests like those", counts["rejected"], counts["rollback"], counts["used"]+counts["accepted"])}},
+		[]Suggestion{{Action: "rescope", Why: "agents turn it down: narrow its scope to where it helps (`palace adoption review --card " + c.ID + "` has their notes)", Command: auditCommand(c.ID, "rescope")}}
 }

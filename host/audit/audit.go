@@ -1,4 +1,15 @@
-package host
+// Package audit is the authority audit: every authoritative card of the
+// chosen anchors with where it would land and why — lane, render form,
+// salience and its breakdown, 30-day counts, review and expiry dates — and
+// the warnings and suggested actions that follow, adoption signals
+// included. It owns the audit's thresholds, findings and the vocabulary of
+// the actions it suggests (Actions).
+//
+// It reads only: carrying out an action is a lifecycle change (host's
+// AuditAction). It reads the store and asks the policy set through the
+// pack pipeline's PolicySet; anchors, contests and held card files reach it
+// through Config, so host imports audit and never the other way round.
+package audit
 
 import (
 	"context"
@@ -8,12 +19,14 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
-// Audit thresholds (reference 004 §2.5A defaults).
+// Audit thresholds.
 const (
 	// auditTrimCooling and auditSkipCooling are the 30-day counts from which
 	// a card is flagged as cooling.
@@ -29,11 +42,47 @@ const (
 	auditFoundationalApplied = 10
 )
 
-// AuditWarnings are the warning codes an audit row may carry.
-var AuditWarnings = []string{"contested", "overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
+// Warnings are the warning codes an audit row may carry.
+var Warnings = []string{"contested", "overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
-// AuditFilter selects the rows of Audit. Empty fields match all.
-type AuditFilter struct {
+// Actions are the eight governed actions of `palace audit action`.
+var Actions = []string{
+	"rescope", "revoke", "set_expiry", "set_review_after",
+	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",
+}
+
+// Config is what the audit needs of the palace it reads. Every field is
+// required.
+type Config struct {
+	Store *store.Store
+	// Now is the clock.
+	Now func() time.Time
+	// Loc is the workspace whose anchors a card's best fit names.
+	Loc anchor.Location
+	// AnchorIDs are the anchors a listing reads (see Filter.Anchor).
+	AnchorIDs func(kind string, allRepos bool) ([]string, error)
+	// Held is told the anchors audited, before the rows are computed, so
+	// the caller can attach the card files held at import; its error
+	// fails the audit.
+	Held func(ctx context.Context, anchorIDs []string) error
+	// OpenContests are the open contests of cards, by card id.
+	OpenContests func(ctx context.Context, ids []string) (map[string][]store.Contest, error)
+	// PolicySet is the policy set in force and its hash.
+	PolicySet func(ctx context.Context) (*policies.Set, string, error)
+	// AnchorRef names an anchor in output.
+	AnchorRef func(ctx context.Context, id string) pack.AnchorRef
+	// StampFileState fills in how git sees the policy file that decided.
+	StampFileState func(ctx context.Context, d *policies.Decision)
+}
+
+// Auditor audits one palace from one workspace.
+type Auditor struct{ cfg Config }
+
+// New returns the auditor of cfg.
+func New(cfg Config) *Auditor { return &Auditor{cfg: cfg} }
+
+// Filter selects the rows of Audit. Empty fields match all.
+type Filter struct {
 	// Lane is core, scoped, ref_only or inspector_only.
 	Lane string `json:"lane,omitempty"`
 	// Anchor is worktree, repo, global, "" (every anchor visible from here)
@@ -45,35 +94,31 @@ type AuditFilter struct {
 	Warning  string `json:"warning,omitempty"`
 }
 
-// AuditReport is the authority audit: every authoritative card with where
+// Report is the authority audit: every authoritative card with where
 // it would land and why.
-type AuditReport struct {
+type Report struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
 	Audited     int                 `json:"audited"`
 	Lanes       map[domain.Lane]int `json:"lanes"`
 	Warnings    map[string]int      `json:"warnings"`
-	Rows        []AuditRow          `json:"rows"`
+	Rows        []Row               `json:"rows"`
 	ScopePolicy policies.Decision   `json:"scope_policy"`
 	LanesPolicy policies.Decision   `json:"lanes_policy"`
-	// Held are cards of these anchors whose card file claimed promoted or
-	// canonical but did not pass the gate at import: they are candidates
-	// here, and the reasons say what the gate missed.
-	Held []HeldCard `json:"held,omitempty"`
 }
 
-// AuditRow is one card of the audit. Lane, RenderForm and Salience are the
+// Row is one card of the audit. Lane, RenderForm and Salience are the
 // card's standing where it fits best: a request naming a file its first
 // path glob matches, its first language and field, and all its trigger
 // intents and tool needs (FitContext) — so a row shows what cooling alone
 // did to the card.
-type AuditRow struct {
+type Row struct {
 	ID                string                `json:"id"`
 	Statement         string                `json:"statement"`
 	Tier              domain.Tier           `json:"tier"`
 	Status            domain.Status         `json:"status"`
-	Anchor            AnchorRef             `json:"anchor"`
+	Anchor            pack.AnchorRef        `json:"anchor"`
 	Field             string                `json:"field"`
 	Persistence       domain.Persistence    `json:"persistence"`
 	RenderPref        domain.RenderPref     `json:"render_pref"`
@@ -93,23 +138,23 @@ type AuditRow struct {
 	ReviewAfter string            `json:"review_after,omitempty"`
 	ExpiresAt   string            `json:"expires_at,omitempty"`
 	Evidence    domain.RoleCounts `json:"evidence"`
-	Warnings    []AuditWarning    `json:"warnings"`
-	Suggested   []AuditSuggestion `json:"suggested_actions"`
+	Warnings    []Warning         `json:"warnings"`
+	Suggested   []Suggestion      `json:"suggested_actions"`
 	// Signals30d counts the card's adoption signals of the last 30 days,
 	// from any request; nil when it has none.
 	Signals30d map[string]int `json:"signals_30d,omitempty"`
 	// Contest is set when the card is contested (such rows come first).
-	Contest *ItemContest `json:"contest,omitempty"`
+	Contest *pack.ItemContest `json:"contest,omitempty"`
 }
 
-// AuditWarning is one finding about a card.
-type AuditWarning struct {
+// Warning is one finding about a card.
+type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-// AuditSuggestion is an action the audit proposes, with the command.
-type AuditSuggestion struct {
+// Suggestion is an action the audit proposes, with the command.
+type Suggestion struct {
 	Action  string `json:"action"`
 	Why     string `json:"why"`
 	Command string `json:"command"`
@@ -125,48 +170,47 @@ type AuditSuggestion struct {
 // it).
 const auditRelevance = 0.3
 
-func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
+func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 	sf := store.CardFilter{Statuses: domain.AuthoritativeStatuses()}
 	if f.Tier != "" {
-		if err := oneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
-			return AuditReport{}, err
+		if err := hosterr.OneOf("tier", domain.Tier(f.Tier), domain.Tiers); err != nil {
+			return Report{}, err
 		}
 		sf.Tiers = []domain.Tier{domain.Tier(f.Tier)}
 	}
 	if f.Lane != "" {
-		if err := oneOf("lane", f.Lane, []string{string(domain.LaneCore), string(domain.LaneScoped), string(domain.LaneRefOnly), string(domain.LaneInspectorOnly)}); err != nil {
-			return AuditReport{}, err
+		if err := hosterr.OneOf("lane", f.Lane, []string{string(domain.LaneCore), string(domain.LaneScoped), string(domain.LaneRefOnly), string(domain.LaneInspectorOnly)}); err != nil {
+			return Report{}, err
 		}
 	}
 	if f.Warning != "" {
-		if err := oneOf("warning", f.Warning, AuditWarnings); err != nil {
-			return AuditReport{}, err
+		if err := hosterr.OneOf("warning", f.Warning, Warnings); err != nil {
+			return Report{}, err
 		}
 	}
-	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	ids, err := a.cfg.AnchorIDs(f.Anchor, f.AllRepos)
 	if err != nil {
-		return AuditReport{}, err
+		return Report{}, err
 	}
 	sf.AnchorIDs = ids
-	cards, err := h.store.ListCards(ctx, sf)
+	cards, err := a.cfg.Store.ListCards(ctx, sf)
 	if err != nil {
-		return AuditReport{}, internal(err, "audit: list cards")
+		return Report{}, hosterr.Internal(err, "audit: list cards")
 	}
-	held, err := h.HeldCards(ctx, sf.AnchorIDs)
-	if err != nil {
-		return AuditReport{}, err
+	if err := a.cfg.Held(ctx, sf.AnchorIDs); err != nil {
+		return Report{}, err
 	}
-	now := h.now()
-	rep := AuditReport{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []AuditRow{}, Held: held}
+	now := a.cfg.Now()
+	rep := Report{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []Row{}}
 	for _, l := range domain.Lanes {
 		rep.Lanes[l] = 0
 	}
 	if len(cards) == 0 {
 		return rep, nil
 	}
-	rows, err := h.auditRows(ctx, cards, now, &rep)
+	rows, err := a.rows(ctx, cards, now, &rep)
 	if err != nil {
-		return AuditReport{}, err
+		return Report{}, err
 	}
 	for _, r := range rows {
 		rep.Lanes[r.Lane]++
@@ -176,7 +220,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		if f.Lane != "" && r.Lane != domain.Lane(f.Lane) {
 			continue
 		}
-		if f.Warning != "" && !slices.ContainsFunc(r.Warnings, func(w AuditWarning) bool { return w.Code == f.Warning }) {
+		if f.Warning != "" && !slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Code == f.Warning }) {
 			continue
 		}
 		rep.Rows = append(rep.Rows, r)
@@ -187,7 +231,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 // auditCard is one audited card with what the policies said of it.
 type auditCard struct {
 	card    domain.Card
-	anchor  AnchorRef
+	anchor  pack.AnchorRef
 	scope   policies.ScopeResult
 	lane    policies.LaneResult
 	counts  policies.Counts30d
@@ -195,32 +239,32 @@ type auditCard struct {
 }
 
 // auditRows computes the rows of cards, in lane, tier, anchor, salience, id order.
-func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time, rep *AuditReport) ([]AuditRow, error) {
+func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, rep *Report) ([]Row, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	window, err := h.store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-pack.CoolingWindow)))
+	window, err := a.cfg.Store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-pack.CoolingWindow)))
 	if err != nil {
-		return nil, internal(err, "audit: read injection events")
+		return nil, hosterr.Internal(err, "audit: read injection events")
 	}
-	ever, err := h.store.InjectionStats(ctx, ids, "")
+	ever, err := a.cfg.Store.InjectionStats(ctx, ids, "")
 	if err != nil {
-		return nil, internal(err, "audit: read injection events")
+		return nil, hosterr.Internal(err, "audit: read injection events")
 	}
-	signals, err := h.cardSignalEvents(ctx, ids, now)
-	if err != nil {
-		return nil, err
-	}
-	roles, err := h.store.LinkRoleCounts(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "audit: count links")
-	}
-	contests, err := h.openContests(ctx, ids)
+	signals, err := a.cardSignalEvents(ctx, ids, now)
 	if err != nil {
 		return nil, err
 	}
-	set, _, err := h.pack.PolicySet(ctx)
+	roles, err := a.cfg.Store.LinkRoleCounts(ctx, ids)
+	if err != nil {
+		return nil, hosterr.Internal(err, "audit: count links")
+	}
+	contests, err := a.cfg.OpenContests(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	set, _, err := a.cfg.PolicySet(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -229,15 +273,15 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 	groups := map[string][]int{}
 	var keys []string
 	fits := make([]policies.ScopeContext, len(cards))
-	refs := map[string]AnchorRef{}
+	refs := map[string]pack.AnchorRef{}
 	for i, c := range cards {
 		ref, ok := refs[c.AnchorID]
 		if !ok {
-			ref = h.anchorRef(ctx, c.AnchorID)
+			ref = a.cfg.AnchorRef(ctx, c.AnchorID)
 			refs[c.AnchorID] = ref
 		}
 		cands[i] = &auditCard{card: c, anchor: ref}
-		fits[i] = bestFit(c, h.chainIDs())
+		fits[i] = bestFit(c, a.cfg.Loc.ChainIDs())
 		k := fmt.Sprintf("%q", []any{fits[i].File, fits[i].Language, fits[i].Field, fits[i].Intents, fits[i].Tools})
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
@@ -269,16 +313,16 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 	}
 	lout, ld := set.Lanes(ctx, lin)
 	rep.LanesPolicy = ld
-	h.stampFileStateCached(ctx, &rep.ScopePolicy)
-	h.stampFileStateCached(ctx, &rep.LanesPolicy)
+	a.cfg.StampFileState(ctx, &rep.ScopePolicy)
+	a.cfg.StampFileState(ctx, &rep.LanesPolicy)
 	dupes := map[string][]domain.Card{}
 	for _, c := range cards {
 		dupes[c.StatementNorm] = append(dupes[c.StatementNorm], c)
 	}
-	rows := make([]AuditRow, len(cards))
+	rows := make([]Row, len(cards))
 	for i, c := range cands {
 		c.lane = lout[c.card.ID]
-		r := AuditRow{
+		r := Row{
 			ID: c.card.ID, Statement: c.card.Statement, Tier: c.card.Tier, Status: c.card.Status, Anchor: c.anchor,
 			Field: c.card.Field, Persistence: c.card.Persistence, RenderPref: c.card.RenderPref, Scope: c.card.Scope,
 			FitContext: fits[i], Lane: c.lane.Lane, RenderForm: c.lane.RenderForm, Salience: c.lane.Salience,
@@ -302,20 +346,20 @@ func (h *Host) auditRows(ctx context.Context, cards []domain.Card, now time.Time
 		w2, s2 := turnedDownFindings(c.card, r.Signals30d)
 		r.Warnings, r.Suggested = append(append(r.Warnings, w...), w2...), append(append(r.Suggested, s...), s2...)
 		if cs := contests[c.card.ID]; len(cs) > 0 {
-			ic := itemContest(cs)
+			ic := pack.ContestOf(cs)
 			r.Contest = ic
 			if r.Lane == domain.LaneCore || r.Lane == domain.LaneScoped {
 				r.Lane, r.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
 			}
-			r.Warnings = append([]AuditWarning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
-			r.Suggested = append([]AuditSuggestion{
+			r.Warnings = append([]Warning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
+			r.Suggested = append([]Suggestion{
 				{Action: "demote", Why: "the contradiction holds", Command: "palace demote " + c.card.ID + " --counterexample EV --reason \"…\""},
 				{Action: "resolve", Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},
 			}, r.Suggested...)
 		}
 		rows[i] = r
 	}
-	slices.SortStableFunc(rows, func(x, y AuditRow) int {
+	slices.SortStableFunc(rows, func(x, y Row) int {
 		// Contested cards first: each waits for a human.
 		if cx, cy := x.Contest != nil, y.Contest != nil; cx != cy {
 			if cx {
@@ -361,8 +405,8 @@ func globExample(glob string) string {
 }
 
 // auditFindings derives a row's warnings and suggested actions.
-func auditFindings(c *auditCard, r AuditRow, same []domain.Card, now time.Time) ([]AuditWarning, []AuditSuggestion) {
-	warn := []AuditWarning{}
+func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Warning, []Suggestion) {
+	warn := []Warning{}
 	suggest := map[string]string{}
 	stamp := store.FormatTime(now)
 	unscoped := len(c.card.Scope.Paths)+len(c.card.Scope.Languages)+len(c.card.Scope.Fields) == 0
@@ -371,11 +415,11 @@ func auditFindings(c *auditCard, r AuditRow, same []domain.Card, now time.Time) 
 	// it 20 of 30) and none well: unless persistence lifts it, even a request
 	// in its own field leaves it out of the inline lanes.
 	if unscoped && (cooling || r.Lane == domain.LaneRefOnly || r.Lane == domain.LaneInspectorOnly) {
-		warn = append(warn, AuditWarning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
+		warn = append(warn, Warning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
 		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
 	}
 	if cooling {
-		warn = append(warn, AuditWarning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
+		warn = append(warn, Warning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
 		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != domain.RenderInlineCompact {
 			suggest["prefer_compact"] = "a compact form fits budgets that keep trimming it"
 		}
@@ -384,30 +428,30 @@ func auditFindings(c *auditCard, r AuditRow, same []domain.Card, now time.Time) 
 		}
 	}
 	if c.card.ReviewAfter != "" && c.card.ReviewAfter <= stamp {
-		warn = append(warn, AuditWarning{"review_due", "review was due " + c.card.ReviewAfter})
+		warn = append(warn, Warning{"review_due", "review was due " + c.card.ReviewAfter})
 		suggest["set_review_after"] = "confirm it still holds and set the next review date"
 	}
 	if c.card.ExpiresAt != "" && c.card.ExpiresAt <= stamp {
-		warn = append(warn, AuditWarning{"expired", "expired " + c.card.ExpiresAt + "; context leaves it out"})
+		warn = append(warn, Warning{"expired", "expired " + c.card.ExpiresAt + "; context leaves it out"})
 		suggest["set_expiry"] = "extend the expiry if it still holds"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}
 	if r.Counts30d.Applied == 0 && r.AgeDays >= auditStaleDays {
-		warn = append(warn, AuditWarning{"stale", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
+		warn = append(warn, Warning{"stale", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
 		suggest["set_review_after"] = "confirm it still holds and set the next review date"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}
 	if age := pack.DaysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
-		warn = append(warn, AuditWarning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
+		warn = append(warn, Warning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
 		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
 	}
 	if n := r.Evidence.Counterexample; n > 0 {
-		warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
+		warn = append(warn, Warning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
 		suggest["revoke"] = "retire it, or demote it with `palace demote` if the counterexample holds"
 	}
 	for _, o := range same {
 		if o.ID != c.card.ID && o.OriginCard != c.card.ID && c.card.OriginCard != o.ID {
-			warn = append(warn, AuditWarning{"conflict", fmt.Sprintf("%s states the same (%s anchor copy not made by publish)", o.ID, o.AnchorID)})
+			warn = append(warn, Warning{"conflict", fmt.Sprintf("%s states the same (%s anchor copy not made by publish)", o.ID, o.AnchorID)})
 			suggest["revoke"] = "keep one of the duplicates"
 			break
 		}
@@ -415,14 +459,14 @@ func auditFindings(c *auditCard, r AuditRow, same []domain.Card, now time.Time) 
 	if r.Counts30d.Applied >= auditFoundationalApplied && c.card.Persistence == "standard" {
 		suggest["mark_foundational"] = fmt.Sprintf("applied %d times in 30 days: keep it in core", r.Counts30d.Applied)
 	}
-	var out []AuditSuggestion
-	for _, a := range AuditActions {
+	var out []Suggestion
+	for _, a := range Actions {
 		if why, ok := suggest[a]; ok {
-			out = append(out, AuditSuggestion{Action: a, Why: why, Command: auditCommand(c.card.ID, a)})
+			out = append(out, Suggestion{Action: a, Why: why, Command: auditCommand(c.card.ID, a)})
 		}
 	}
 	if out == nil {
-		out = []AuditSuggestion{}
+		out = []Suggestion{}
 	}
 	return warn, out
 }
@@ -440,4 +484,12 @@ func auditCommand(id, action string) string {
 		return base + " --value inline_compact --reason \"…\""
 	}
 	return base + " --reason \"…\""
+}
+
+// nonNilStrings is xs, or an empty list for nil (JSON [] rather than null).
+func nonNilStrings(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
 }

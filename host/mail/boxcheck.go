@@ -1,9 +1,10 @@
-package host
+package mail
 
 import (
 	"context"
 	"path/filepath"
 
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/mailbox"
 )
 
@@ -21,17 +22,17 @@ type BoxCheckRequest struct {
 
 // CheckBox runs the mailbox check (mailbox.Check, the engine of `palace
 // mailbox check`) on one box with the team's palace.mailbox deny rules (the
-// same Mail.Rules the hook uses): a box in $PALACE_HOME is checked as the
+// same Rules the hook uses): a box in $PALACE_HOME is checked as the
 // global box. A policy set that does not load fails the letters closed
 // (PM101), as the hook does.
-func (h *Host) CheckBox(ctx context.Context, req BoxCheckRequest) []mailbox.Finding {
+func (m *Mail) CheckBox(ctx context.Context, req BoxCheckRequest) []mailbox.Finding {
 	path := req.Path
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(h.loc.Dir, path)
+		path = filepath.Join(m.loc.Dir, path)
 	}
-	rules, _ := h.Mail().Rules(ctx)
+	rules, _ := m.Rules(ctx)
 	opts := mailbox.CheckOptions{
-		Global: h.Mailbox().IsGlobalBox(path),
+		Global: m.Mailbox().IsGlobalBox(path),
 		Base:   req.Base,
 		Deny:   rules,
 	}
@@ -40,13 +41,13 @@ func (h *Host) CheckBox(ctx context.Context, req BoxCheckRequest) []mailbox.Find
 
 // CommittedBox returns the box at path as HEAD has it; nil (no error) when
 // the file is not in HEAD or not in a git checkout.
-func (h *Host) CommittedBox(ctx context.Context, path string) ([]byte, error) {
+func (m *Mail) CommittedBox(ctx context.Context, path string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(h.loc.Dir, path)
+		path = filepath.Join(m.loc.Dir, path)
 	}
 	blob, err := mailbox.Committed(ctx, path)
 	if err != nil {
-		return nil, internal(err, "read the committed box %s", path)
+		return nil, hosterr.Internal(err, "read the committed box %s", path)
 	}
 	return blob, nil
 }

@@ -1,4 +1,16 @@
-package host
+// Package mail is the mailbox front end of a palace: it binds the letter
+// engine (host/mailbox) to one home and one workspace, and gives it the
+// team's palace.mailbox rules — `palace mailbox check/file/distribute/
+// sweep/list`, the pre-commit hook and the LSP's box diagnostics all go
+// through it. It owns which boxes a check reads by default, how a box that
+// cannot be read is reported, and the bridge from mailbox.DenyRules to the
+// policy set (fail closed, stop after repeated failures).
+//
+// It never opens the store, so the hook runs without SQLite; it must not
+// write cards or events, parse letters itself (mailbox's) or evaluate Rego
+// or WebAssembly itself (policies'). What it needs of the palace it gets
+// through Config, so host imports mail and never the other way round.
+package mail
 
 import (
 	"cmp"
@@ -13,49 +25,60 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/policies"
 )
 
+// Config is what a Mail needs of the palace it serves. Every field is
+// required.
+type Config struct {
+	// Home is the palace home directory (spool, global box, registry).
+	Home string
+	// Loc is the workspace the commands run in.
+	Loc anchor.Location
+	// Actor signs letters filed without an agent.
+	Actor string
+	// Now is the clock.
+	Now func() time.Time
+	// PolicySources are the folders policies load from; Rules looks in
+	// them before paying for a load.
+	PolicySources func() policies.Sources
+	// Policies returns the policy set in force (a watcher may swap it).
+	Policies func(context.Context) (*policies.Set, error)
+}
+
 // Mail is the mailbox face of a palace: the spool, the global
 // box and the box registry of one home, seen from one workspace, with the
-// team's palace.mailbox rules. It never needs the database, so OpenMail
-// gives the pre-commit hook and `palace mailbox file` a Mail without opening
+// team's palace.mailbox rules. It never needs the database, so the
+// pre-commit hook and `palace mailbox file` get a Mail without opening
 // SQLite, and without compiling policies unless a team mailbox policy may
 // exist. It is safe for concurrent use.
 type Mail struct {
-	// h is the Host it belongs to, or (OpenMail) a Host without a store
-	// that never leaves this type: only its home, workspace, actor, clock
-	// and policies are used.
-	h *Host
+	home          string
+	loc           anchor.Location
+	actor         string
+	now           func() time.Time
+	policySources func() policies.Sources
+	policies      func(context.Context) (*policies.Set, error)
 }
 
-// Mail returns the host's mailbox face. It shares the host's policy set, so
-// a watcher's swaps apply to mailbox checks too.
-func (h *Host) Mail() *Mail { return &Mail{h: h} }
-
-// Mailbox returns the mailbox under the host's home, stamping letters with
-// the host's clock.
-func (h *Host) Mailbox() *mailbox.Mailbox {
-	return &mailbox.Mailbox{Home: h.home, Now: h.now}
+// New returns the mailbox face of cfg.
+func New(cfg Config) *Mail {
+	return &Mail{home: cfg.Home, loc: cfg.Loc, actor: cfg.Actor, now: cfg.Now, policySources: cfg.PolicySources, policies: cfg.Policies}
 }
 
-// OpenMail resolves the home and the workspace like Open, but opens no
-// database and creates nothing: mailbox commands read and write only their
-// own files. Policies load on first need (see Rules).
-func OpenMail(ctx context.Context, opts Options) (*Mail, error) {
-	h, err := newHost(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Mail{h: h}, nil
-}
+// Mailbox returns the mailbox under this palace's home, stamping letters
+// with its clock.
+func (m *Mail) Mailbox() *mailbox.Mailbox { return &mailbox.Mailbox{Home: m.home, Now: m.now} }
 
-// Mailbox returns the mailbox under this palace's home.
-func (m *Mail) Mailbox() *mailbox.Mailbox { return m.h.Mailbox() }
+// MaxBoxBytes bounds one box or spool file palace reads.
+const MaxBoxBytes = mailbox.MaxBoxBytes
 
 // Rules returns the team's palace.mailbox rules for Check, and what serves
 // them. Both are nil when the point is served by the unmodified embedded
@@ -67,10 +90,10 @@ func (m *Mail) Mailbox() *mailbox.Mailbox { return m.h.Mailbox() }
 // refuse every letter with the load errors (PM101), because the mailbox
 // fails closed.
 func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) {
-	if !mayServeMailbox(m.h.PolicySources()) {
+	if !mayServeMailbox(m.policySources()) {
 		return nil, nil
 	}
-	set, err := m.h.Policies(ctx)
+	set, err := m.policies(ctx)
 	if err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 		return failingRules{fmt.Errorf("the policy set does not load: %s", msg)}, nil
@@ -128,8 +151,8 @@ func mayServeMailbox(src policies.Sources) bool {
 	return false
 }
 
-// MailCheckRequest is what `palace mailbox check` checks.
-type MailCheckRequest struct {
+// CheckRequest is what `palace mailbox check` checks.
+type CheckRequest struct {
 	// Paths are box files, relative to the workspace directory (--cwd) or
 	// absolute; findings name them as given. Empty: with Staged, every box
 	// whose staged version differs from HEAD; without, the current
@@ -140,8 +163,8 @@ type MailCheckRequest struct {
 	Staged bool
 }
 
-// MailCheckReport is the result of a mailbox check.
-type MailCheckReport struct {
+// CheckReport is the result of a mailbox check.
+type CheckReport struct {
 	// Checked lists the boxes checked, as named in the findings.
 	Checked  []string          `json:"checked"`
 	Staged   bool              `json:"staged"`
@@ -157,12 +180,12 @@ type MailCheckReport struct {
 // the team's rules and, for the global box, the global-box rule (PM008).
 // Findings are a result, not an error: the error is for a box that cannot be
 // read (KindInvalid: missing file, not staged) or git failing (KindInternal).
-func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport, error) {
-	rep := MailCheckReport{Checked: []string{}, Findings: []mailbox.Finding{}, Staged: req.Staged}
-	dir := m.h.loc.Dir
+func (m *Mail) Check(ctx context.Context, req CheckRequest) (CheckReport, error) {
+	rep := CheckReport{Checked: []string{}, Findings: []mailbox.Finding{}, Staged: req.Staged}
+	dir := m.loc.Dir
 	paths := req.Paths
-	if req.Staged && !m.h.loc.InGit {
-		return rep, invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", dir)
+	if req.Staged && !m.loc.InGit {
+		return rep, hosterr.Invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", dir)
 	}
 	if len(paths) == 0 {
 		var err error
@@ -184,7 +207,7 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			abs = filepath.Join(dir, p)
 		}
 		if err := m.refuseLinkedBox(abs); err != nil {
-			return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+			return rep, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 		}
 	}
 	rules, served := m.Rules(ctx)
@@ -195,7 +218,7 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 		// so Global stays false.
 		found, err := mailbox.StagedCheck(ctx, dir, paths, mailbox.CheckOptions{Deny: rules})
 		if errors.Is(err, mailbox.ErrNotStaged) {
-			return rep, &Error{Kind: KindInvalid, Field: "FILE", Msg: "check staged box", Err: fmt.Errorf("%w: stage it (git add) or check the file on disk without --staged", err)}
+			return rep, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "check staged box", Err: fmt.Errorf("%w: stage it (git add) or check the file on disk without --staged", err)}
 		}
 		var se *bounded.SizeError
 		var pe *fs.PathError
@@ -203,7 +226,7 @@ func (m *Mail) Check(ctx context.Context, req MailCheckRequest) (MailCheckReport
 			return rep, boxReadError(pe.Path, se)
 		}
 		if err != nil {
-			return rep, internal(err, "check staged boxes")
+			return rep, hosterr.Internal(err, "check staged boxes")
 		}
 		rep.Checked, rep.Findings = paths, found
 	} else {
@@ -261,10 +284,10 @@ func boxReadError(p string, err error) error {
 		if se.Size >= 0 {
 			size = fmt.Sprintf("%d bytes, over the limit", se.Size)
 		}
-		return invalid("FILE", "box %s is %s of %s for one box, and is not read: a box holds short letters, so check that the path names a box, or split it (move older letters to another file)",
+		return hosterr.Invalid("FILE", "box %s is %s of %s for one box, and is not read: a box holds short letters, so check that the path names a box, or split it (move older letters to another file)",
 			p, size, bounded.Human(se.Limit))
 	}
-	return &Error{Kind: KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+	return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 }
 
 // refuseLinkedBox refuses a box to check that lies inside the checkout and
@@ -272,8 +295,8 @@ func boxReadError(p string, err error) error {
 // ~/.ssh/id_ed25519 must not feed a file from outside the repository into
 // findings. Distribute writes boxes under the same rule.
 func (m *Mail) refuseLinkedBox(abs string) error {
-	wt := m.h.loc.Worktree
-	if !m.h.loc.InGit || wt == "" {
+	wt := m.loc.Worktree
+	if !m.loc.InGit || wt == "" {
 		return nil
 	}
 	rel, err := filepath.Rel(wt, abs)
@@ -293,11 +316,11 @@ func (m *Mail) refuseLinkedBox(abs string) error {
 // defaultBoxes lists the boxes a check without paths covers, relative to
 // the workspace directory where they can be.
 func (m *Mail) defaultBoxes(ctx context.Context, staged bool) ([]string, error) {
-	loc := m.h.loc
+	loc := m.loc
 	if staged {
 		top, err := stagedBoxes(ctx, loc.Worktree)
 		if err != nil {
-			return nil, internal(err, "list staged boxes")
+			return nil, hosterr.Internal(err, "list staged boxes")
 		}
 		out := make([]string, 0, len(top))
 		for _, p := range top {
@@ -341,12 +364,12 @@ func exists(p string) bool {
 // KindDenied and writes nothing; a failed write is KindInternal.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
-		l.Repo = filepath.Join(m.h.loc.Dir, r)
+		l.Repo = filepath.Join(m.loc.Dir, r)
 	}
 	if strings.TrimSpace(l.Agent) == "" {
-		l.Agent = m.h.actor
+		l.Agent = m.actor
 	}
-	filed, err := (&mailbox.Mailbox{Home: m.h.home, Now: m.h.now}).File(ctx, l)
+	filed, err := m.Mailbox().File(ctx, l)
 	if err == nil {
 		return filed, nil
 	}
@@ -354,15 +377,15 @@ func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error
 	var se *mailbox.SecretError
 	switch {
 	case errors.As(err, &le):
-		return mailbox.Filed{}, &Error{Kind: KindInvalid, Field: le.Field, Msg: le.Error()}
+		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindInvalid, Field: le.Field, Msg: le.Error()}
 	case errors.As(err, &se):
-		return mailbox.Filed{}, &Error{Kind: KindDenied, Field: "letter", Msg: se.Error()}
+		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindDenied, Field: "letter", Msg: se.Error()}
 	}
-	return mailbox.Filed{}, internal(err, "file letter")
+	return mailbox.Filed{}, hosterr.Internal(err, "file letter")
 }
 
-// MailDistribution is what Distribute did.
-type MailDistribution struct {
+// Distribution is what Distribute did.
+type Distribution struct {
 	mailbox.DistributeReport
 	// Registered is the current checkout's box, registered before the run
 	// so letters naming its remote find it; empty outside git.
@@ -372,11 +395,11 @@ type MailDistribution struct {
 // Distribute registers the current checkout's box (if any), then files the
 // spool's letters into their boxes (mailbox.Mailbox.Distribute: idempotent,
 // project letters never in the global box).
-func (m *Mail) Distribute(ctx context.Context) (MailDistribution, error) {
-	var out MailDistribution
+func (m *Mail) Distribute(ctx context.Context) (Distribution, error) {
+	var out Distribution
 	mb := m.Mailbox()
-	if m.h.loc.InGit {
-		rb, err := mb.Register(ctx, m.h.loc.Dir)
+	if m.loc.InGit {
+		rb, err := mb.Register(ctx, m.loc.Dir)
 		if err != nil {
 			return out, mailError(err, "register this checkout's box")
 		}
@@ -398,11 +421,11 @@ func (m *Mail) Sweep(ctx context.Context) (mailbox.SweepResult, error) {
 // from the workspace directory. A missing box is KindInvalid.
 func (m *Mail) List(ctx context.Context, opts mailbox.ListOptions) (mailbox.SweepResult, error) {
 	if opts.Box != "" && !filepath.IsAbs(opts.Box) {
-		opts.Box = filepath.Join(m.h.loc.Dir, opts.Box)
+		opts.Box = filepath.Join(m.loc.Dir, opts.Box)
 	}
 	res, err := m.Mailbox().List(ctx, opts)
 	if errors.Is(err, fs.ErrNotExist) {
-		return res, &Error{Kind: KindInvalid, Field: "--box", Msg: "list box", Err: err}
+		return res, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "--box", Msg: "list box", Err: err}
 	}
 	return res, mailError(err, "list mailbox")
 }
@@ -415,11 +438,11 @@ func mailError(err error, what string) error {
 	}
 	var le *mailbox.LetterError
 	if errors.As(err, &le) {
-		return &Error{Kind: KindInvalid, Field: le.Field, Msg: what, Err: err}
+		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: le.Field, Msg: what, Err: err}
 	}
 	var se *mailbox.SecretError
 	if errors.As(err, &se) {
-		return &Error{Kind: KindDenied, Msg: what, Err: err}
+		return &hosterr.Error{Kind: hosterr.KindDenied, Msg: what, Err: err}
 	}
 	var size *bounded.SizeError
 	var pe *fs.PathError
@@ -427,9 +450,9 @@ func mailError(err error, what string) error {
 		return boxReadError(pe.Path, size)
 	}
 	if errors.Is(err, bounded.ErrNotRegular) {
-		return &Error{Kind: KindInvalid, Msg: what, Err: err}
+		return &hosterr.Error{Kind: hosterr.KindInvalid, Msg: what, Err: err}
 	}
-	return internal(err, "%s", what)
+	return hosterr.Internal(err, "%s", what)
 }
 
 // stagedBoxes lists the boxes (".palace/inbox.jsonl" at any depth) whose

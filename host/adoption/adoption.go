@@ -1,14 +1,30 @@
-package host
+// Package adoption records and reports adoption signals: what an agent or
+// a person says happened after a context pack (a card was used, accepted,
+// rejected or rolled back, it contradicted what was seen, or palace missed
+// knowledge). It owns the record-quality check of a signal, its row, the
+// sentence saying what it does, and the stats and review built on the
+// signals.
+//
+// Signals are evidence about use, never authority: the package must not
+// change a card's status or count toward a gate. A contradiction contests
+// its card through Config.Contest (governance decides what that means);
+// host imports adoption and never the other way round.
+package adoption
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -29,8 +45,35 @@ var outcomeSignals = []string{"used", "accepted", "rejected", "rollback", "contr
 // MaxSignalNoteRunes bounds a signal's note and query.
 const MaxSignalNoteRunes = 2000
 
-// AdoptRequest is one adoption signal to record.
-type AdoptRequest struct {
+// Config is what adoption needs of the palace it records into. Every field
+// is required.
+type Config struct {
+	Store *store.Store
+	// Now is the clock.
+	Now func() time.Time
+	// Actor and ActorType sign the rows.
+	Actor     string
+	ActorType domain.ActorType
+	// Policies returns the policy set in force; its hash stamps a row.
+	Policies func(context.Context) (*policies.Set, error)
+	// TelemetryDays is the retention of request records, for a warning.
+	TelemetryDays int
+	// RefuseSecrets is the intake check for stored text (a KindDenied
+	// error naming each secret found).
+	RefuseSecrets func(field, text string) error
+	// Contest contests an authoritative card that a contradiction names;
+	// it reports whether the card is contested now.
+	Contest func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error)
+}
+
+// Adoption records and reports the signals of one palace.
+type Adoption struct{ cfg Config }
+
+// New returns the adoption of cfg.
+func New(cfg Config) *Adoption { return &Adoption{cfg: cfg} }
+
+// Request is one adoption signal to record.
+type Request struct {
 	// Signal is one of Signals.
 	Signal string `json:"signal"`
 	// CardID is the card the signal is about; required but for a miss.
@@ -52,8 +95,8 @@ type AdoptRequest struct {
 	CheckOnly bool `json:"check_only,omitempty"`
 }
 
-// AdoptResult is the check of a signal and, when written, the event.
-type AdoptResult struct {
+// Result is the check of a signal and, when written, the event.
+type Result struct {
 	// Quality is ready, warning or invalid.
 	Quality  string   `json:"quality"`
 	Errors   []string `json:"errors"`
@@ -75,8 +118,8 @@ type AdoptResult struct {
 // is not on record — refuse too unless AllowWarnings. With CheckOnly
 // nothing is written and the result says what the check found. Both modes:
 // a signal is evidence, not authority.
-func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error) {
-	res, ev, err := h.checkAdoption(ctx, req)
+func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
+	res, ev, err := a.checkAdoption(ctx, req)
 	if err != nil {
 		return res, err
 	}
@@ -85,13 +128,13 @@ func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error)
 	}
 	switch {
 	case res.Quality == "invalid":
-		return res, &Error{Kind: KindInvalid, Field: "signal", Msg: "the signal was not recorded: " + strings.Join(res.Errors, "; ")}
+		return res, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "signal", Msg: "the signal was not recorded: " + strings.Join(res.Errors, "; ")}
 	case res.Quality == "warning" && !req.AllowWarnings:
-		return res, &Error{Kind: KindInvalid, Field: "signal", Msg: "the signal was not recorded, it carries little information: " +
+		return res, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "signal", Msg: "the signal was not recorded, it carries little information: " +
 			strings.Join(res.Warnings, "; ") + " (fix that, or pass --allow-warnings to record it anyway)"}
 	}
-	if err := h.store.InsertAdoption(ctx, ev); err != nil {
-		return res, internal(err, "record adoption signal")
+	if err := a.cfg.Store.InsertAdoption(ctx, ev); err != nil {
+		return res, hosterr.Internal(err, "record adoption signal")
 	}
 	res.Written = true
 	if ev.Signal == "contradiction" && ev.CardID != "" {
@@ -99,32 +142,31 @@ func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error)
 		// inline lanes until a person demotes or resolves it. Its status
 		// is unchanged; a candidate is not contested (nothing injects it
 		// inline on authority).
-		c, err := h.MarkContested(ctx, ev.CardID, ContestRequest{Kind: ContestContradiction,
-			Reason: firstNonEmpty(ev.Note, "an adoption signal reported a contradiction"), EvidenceID: ev.EvidenceID, Source: "adoption:" + ev.ID})
+		contested, err := a.cfg.Contest(ctx, ev.CardID, cmp.Or(ev.Note, "an adoption signal reported a contradiction"), ev.EvidenceID, "adoption:"+ev.ID)
 		if err != nil {
 			return res, err
 		}
-		res.Contested = c.Contested
+		res.Contested = contested
 	}
 	return res, nil
 }
 
 // checkAdoption applies the record-quality rules and builds the row. Only
 // storage failures are returned as errors.
-func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult, store.AdoptionEvent, error) {
-	res := AdoptResult{Errors: []string{}, Warnings: []string{}}
+func (a *Adoption) checkAdoption(ctx context.Context, req Request) (Result, store.AdoptionEvent, error) {
+	res := Result{Errors: []string{}, Warnings: []string{}}
 	bad := func(format string, args ...any) { res.Errors = append(res.Errors, fmt.Sprintf(format, args...)) }
 	warn := func(format string, args ...any) { res.Warnings = append(res.Warnings, fmt.Sprintf(format, args...)) }
 	sig := strings.TrimSpace(req.Signal)
 	req.Note, req.Query = strings.TrimSpace(req.Note), strings.TrimSpace(req.Query)
-	now := h.now()
+	now := a.cfg.Now()
 	ev := store.AdoptionEvent{
 		ID: store.NewID(store.AdoptionPrefix, now), Signal: sig, CardID: strings.TrimSpace(req.CardID),
 		RequestID: strings.TrimSpace(req.RequestID), Query: req.Query, Field: strings.TrimSpace(req.Field),
 		EvidenceID: strings.TrimSpace(req.EvidenceID), Note: req.Note,
-		Actor: h.actor, ActorType: h.actorType(), CreatedAt: store.FormatTime(now),
+		Actor: a.cfg.Actor, ActorType: a.cfg.ActorType, CreatedAt: store.FormatTime(now),
 	}
-	if set, err := h.Policies(ctx); err == nil {
+	if set, err := a.cfg.Policies(ctx); err == nil {
 		ev.PolicyHash = set.Hash()
 	}
 	if !slices.Contains(Signals, sig) {
@@ -137,7 +179,7 @@ func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult
 		case utf8.RuneCountInString(f.v) > MaxSignalNoteRunes:
 			bad("--%s is %d characters, over %d: keep it to what happened", f.name, utf8.RuneCountInString(f.v), MaxSignalNoteRunes)
 		default:
-			if err := refuseSecrets(f.name, f.v); err != nil {
+			if err := a.cfg.RefuseSecrets(f.name, f.v); err != nil {
 				bad("%v", err)
 			}
 		}
@@ -149,32 +191,32 @@ func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult
 		bad("a miss needs --note (what you needed and did not get), --query or --request")
 	}
 	if ev.CardID != "" {
-		c, err := h.store.Card(ctx, ev.CardID)
+		c, err := a.cfg.Store.Card(ctx, ev.CardID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			bad("card %s does not exist: pass the id of a card from the pack (kc_…)", ev.CardID)
 		case err != nil:
-			return res, ev, internal(err, "check adoption signal")
+			return res, ev, hosterr.Internal(err, "check adoption signal")
 		case ev.Field == "":
 			ev.Field = c.Field
 		}
 	}
 	if ev.EvidenceID != "" {
-		if _, err := h.store.Evidence(ctx, ev.EvidenceID); errors.Is(err, store.ErrNotFound) {
+		if _, err := a.cfg.Store.Evidence(ctx, ev.EvidenceID); errors.Is(err, store.ErrNotFound) {
 			bad("evidence %s does not exist: record the evidence first (palace record) and pass its id", ev.EvidenceID)
 		} else if err != nil {
-			return res, ev, internal(err, "check adoption signal")
+			return res, ev, hosterr.Internal(err, "check adoption signal")
 		}
 	}
 	switch {
 	case ev.RequestID != "":
-		rt, err := h.store.RequestTermsOf(ctx, ev.RequestID)
+		rt, err := a.cfg.Store.RequestTermsOf(ctx, ev.RequestID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			warn("request %s is not on record (a dry run, a request that was about nothing, or older than the %d-day telemetry window): the signal will count for every request", ev.RequestID, h.telemetryDays)
+			warn("request %s is not on record (a dry run, a request that was about nothing, or older than the %d-day telemetry window): the signal will count for every request", ev.RequestID, a.cfg.TelemetryDays)
 			ev.RequestTerms = pack.Signature(req.Query, "", "", nil)
 		case err != nil:
-			return res, ev, internal(err, "check adoption signal")
+			return res, ev, hosterr.Internal(err, "check adoption signal")
 		default:
 			ev.RequestTerms = rt.Terms
 			if ev.Query == "" {
@@ -207,7 +249,7 @@ func (h *Host) checkAdoption(ctx context.Context, req AdoptRequest) (AdoptResult
 
 // signalEffect says in a sentence what a signal does.
 func signalEffect(ev store.AdoptionEvent) string {
-	where := "for requests like " + firstNonEmpty(ev.RequestID, "this query")
+	where := "for requests like " + cmp.Or(ev.RequestID, "this query")
 	if ev.RequestTerms == "" {
 		where = "for every request (it names no request)"
 	}

@@ -1,4 +1,4 @@
-package host
+package research
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/store"
 )
 
-// researchFloor is the floor research evidence meets at a dao card's gate:
+// Floor is the floor research evidence meets at a dao card's gate:
 // research is source-backed evidence and no more, so it can never by
 // itself supply the teaching or the review a dao tier needs. A dao_tian or
 // dao_ren card whose supporting, verification and teaching evidence is all
 // research is refused, and teaching links to research evidence do not
 // count as teaching. No policy lifts it. An unreadable provenance refuses
 // too (fail closed).
-func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.Link) []string {
+func Floor(ctx context.Context, st *store.Store, c domain.Card, links []domain.Link) []string {
 	if !strings.HasPrefix(string(c.Tier), "dao") {
 		return nil
 	}
@@ -40,8 +41,8 @@ func (h *Host) researchFloor(ctx context.Context, c domain.Card, links []domain.
 			unknown = append(unknown, l.EvidenceID)
 		}
 	}
-	if len(unknown) > 0 && h.store != nil {
-		evs, err := h.store.EvidenceByIDs(ctx, unknown)
+	if len(unknown) > 0 && st != nil {
+		evs, err := st.EvidenceByIDs(ctx, unknown)
 		if err != nil {
 			return []string{fmt.Sprintf("floor: the provenance of %s's evidence could not be read, denying: %v", c.ID, err)}
 		}

@@ -1,4 +1,15 @@
-package host
+// Package ruleexport writes a repository's authoritative cards into the
+// rule files agents read by themselves (CLAUDE.md, AGENTS.md, Cursor and
+// Copilot rules…): which cards go out, which are left out and why, and the
+// files written below the checkout without following links. The format of
+// each target is host/rulefiles'; this package owns choosing the cards and
+// writing, checking or previewing the files.
+//
+// It reads cards, links and contests and writes only rule files: it must
+// not change a card (importing rule files back is the lifecycle's, in
+// host). What it needs of a palace it gets through Config, so host imports
+// ruleexport and never the other way round.
+package ruleexport
 
 import (
 	"bytes"
@@ -11,8 +22,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/store"
@@ -22,8 +37,26 @@ import (
 // or import from it): 1 MiB, far above what an agent reads on each request.
 const MaxRuleFileBytes = 1 << 20
 
-// ExportRequest asks for the rule files of one target.
-type ExportRequest struct {
+// Config is what an export needs of the palace it reads. Every field is
+// required.
+type Config struct {
+	Store *store.Store
+	// Loc is the checkout whose repository's cards go out.
+	Loc anchor.Location
+	// Now is the clock (a card past its expiry stays out).
+	Now func() time.Time
+	// OpenContests are the open contests of cards, by card id.
+	OpenContests func(ctx context.Context, ids []string) (map[string][]store.Contest, error)
+}
+
+// Exporter exports one checkout's cards.
+type Exporter struct{ cfg Config }
+
+// New returns the exporter of cfg.
+func New(cfg Config) *Exporter { return &Exporter{cfg: cfg} }
+
+// Request asks for the rule files of one target.
+type Request struct {
 	// Target is agents-md, claude-md, cursor or copilot.
 	Target string `json:"target"`
 	// Check writes nothing and reports the files that differ (stale).
@@ -35,8 +68,8 @@ type ExportRequest struct {
 	Budget int `json:"budget,omitempty"`
 }
 
-// ExportFile is one file of an export.
-type ExportFile struct {
+// File is one file of an export.
+type File struct {
 	// Path is relative to the checkout root, slash-separated.
 	Path string `json:"path"`
 	// Action is written, unchanged or removed; with Check stale or
@@ -49,20 +82,20 @@ type ExportFile struct {
 	Content string `json:"content,omitempty"`
 }
 
-// ExportLeftOut is an authoritative card the export does not carry.
-type ExportLeftOut struct {
+// LeftOut is an authoritative card the export does not carry.
+type LeftOut struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason"`
 }
 
-// ExportResult reports an export.
-type ExportResult struct {
+// Result reports an export.
+type Result struct {
 	Target string `json:"target"`
 	// Root is the checkout the files belong to.
-	Root    string          `json:"root"`
-	Cards   int             `json:"cards"`
-	LeftOut []ExportLeftOut `json:"left_out,omitempty"`
-	Files   []ExportFile    `json:"files"`
+	Root    string    `json:"root"`
+	Cards   int       `json:"cards"`
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+	Files   []File    `json:"files"`
 	// Stale is set when a file differs from what the cards give (any mode).
 	Stale bool `json:"stale"`
 }
@@ -78,31 +111,31 @@ type ExportResult struct {
 // git checkout, an unknown target, a symbolic link on the way or a file over
 // MaxRuleFileBytes are KindInvalid. Both modes: the files are generated, the
 // cards stay governed.
-func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, error) {
+func (e *Exporter) Export(ctx context.Context, req Request) (Result, error) {
 	t, ok := rulefiles.ParseTarget(req.Target)
 	if req.Target == "" {
-		return ExportResult{}, invalid("to", "--to is required: use %s", targetList())
+		return Result{}, hosterr.Invalid("to", "--to is required: use %s", targetList())
 	}
 	if !ok {
-		return ExportResult{}, invalid("to", "--to %q is not a target: use %s", req.Target, targetList())
+		return Result{}, hosterr.Invalid("to", "--to %q is not a target: use %s", req.Target, targetList())
 	}
 	if req.Budget < 0 {
-		return ExportResult{}, invalid("budget", "--budget %d is negative: pass a size in characters, or 0 for the default", req.Budget)
+		return Result{}, hosterr.Invalid("budget", "--budget %d is negative: pass a size in characters, or 0 for the default", req.Budget)
 	}
 	if req.Check && req.DryRun {
-		return ExportResult{}, invalid("check", "--check and --dry-run do not go together: --check reports stale files, --dry-run shows the new content")
+		return Result{}, hosterr.Invalid("check", "--check and --dry-run do not go together: --check reports stale files, --dry-run shows the new content")
 	}
-	if !h.loc.InGit {
-		return ExportResult{}, invalid("cwd", "export writes the rule files of a repository, and %s is not inside a git checkout: run it in one, or pass --cwd", h.loc.Dir)
+	if !e.cfg.Loc.InGit {
+		return Result{}, hosterr.Invalid("cwd", "export writes the rule files of a repository, and %s is not inside a git checkout: run it in one, or pass --cwd", e.cfg.Loc.Dir)
 	}
-	root := h.loc.Worktree
-	cards, left, err := h.exportCards(ctx)
+	root := e.cfg.Loc.Worktree
+	cards, left, err := e.exportCards(ctx)
 	if err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	}
-	res := ExportResult{Target: string(t), Root: root, Cards: len(cards), LeftOut: left}
+	res := Result{Target: string(t), Root: root, Cards: len(cards), LeftOut: left}
 	type plan struct {
-		file   ExportFile
+		file   File
 		want   []byte
 		exists bool
 		remove bool
@@ -113,15 +146,15 @@ func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, err
 		keep[f.Path] = true
 		old, exists, err := readRepoFile(root, f.Path)
 		if err != nil {
-			return ExportResult{}, err
+			return Result{}, err
 		}
 		want := []byte(f.Content)
 		if f.Block {
 			if want, err = rulefiles.Merge(f.Path, old, f.Content); err != nil {
-				return ExportResult{}, invalid("file", "%v", err)
+				return Result{}, hosterr.Invalid("file", "%v", err)
 			}
 		}
-		p := plan{file: ExportFile{Path: f.Path, Cards: f.Cards, Used: f.Used, Budget: f.Budget}, want: want, exists: exists}
+		p := plan{file: File{Path: f.Path, Cards: f.Cards, Used: f.Used, Budget: f.Budget}, want: want, exists: exists}
 		if exists && bytes.Equal(old, want) {
 			p.file.Action = "unchanged"
 		}
@@ -129,10 +162,10 @@ func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, err
 	}
 	stale, err := ownedFiles(root, t, keep)
 	if err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	}
 	for _, rel := range stale {
-		plans = append(plans, plan{file: ExportFile{Path: rel}, remove: true})
+		plans = append(plans, plan{file: File{Path: rel}, remove: true})
 	}
 	for i := range plans {
 		p := &plans[i]
@@ -165,8 +198,8 @@ func (h *Host) Export(ctx context.Context, req ExportRequest) (ExportResult, err
 	return res, nil
 }
 
-// ExportTargets are the values of ExportRequest.Target.
-func ExportTargets() []string {
+// Targets are the values of Request.Target.
+func Targets() []string {
 	names := make([]string, len(rulefiles.Targets))
 	for i, t := range rulefiles.Targets {
 		names[i] = string(t)
@@ -174,42 +207,42 @@ func ExportTargets() []string {
 	return names
 }
 
-func targetList() string { return strings.Join(ExportTargets(), ", ") }
+func targetList() string { return strings.Join(Targets(), ", ") }
 
 // exportCards reads the repository's authoritative cards as rulefiles
 // cards, with the ones left out and why.
-func (h *Host) exportCards(ctx context.Context) ([]rulefiles.Card, []ExportLeftOut, error) {
-	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
-	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: domain.AuthoritativeStatuses()})
+func (e *Exporter) exportCards(ctx context.Context) ([]rulefiles.Card, []LeftOut, error) {
+	repoID := anchor.ID(e.cfg.Loc.Identity(domain.AnchorRepo))
+	rows, err := e.cfg.Store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{repoID}, Statuses: domain.AuthoritativeStatuses()})
 	if err != nil {
-		return nil, nil, internal(err, "list the repository's cards")
+		return nil, nil, hosterr.Internal(err, "list the repository's cards")
 	}
 	ids := make([]string, len(rows))
 	for i, c := range rows {
 		ids[i] = c.ID
 	}
-	links, err := h.store.LinksFor(ctx, ids)
+	links, err := e.cfg.Store.LinksFor(ctx, ids)
 	if err != nil {
-		return nil, nil, internal(err, "read the cards' evidence links")
+		return nil, nil, hosterr.Internal(err, "read the cards' evidence links")
 	}
-	contests, err := h.openContests(ctx, ids)
+	contests, err := e.cfg.OpenContests(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}
-	today := h.now().UTC().Format("2006-01-02")
+	today := e.cfg.Now().UTC().Format("2006-01-02")
 	var out []rulefiles.Card
-	var left []ExportLeftOut
+	var left []LeftOut
 	for _, c := range rows {
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt[:min(10, len(c.ExpiresAt))] < today:
-			left = append(left, ExportLeftOut{c.ID, "expired on " + c.ExpiresAt})
+			left = append(left, LeftOut{c.ID, "expired on " + c.ExpiresAt})
 			continue
 		case len(contests[c.ID]) > 0:
-			ic := itemContest(contests[c.ID])
-			left = append(left, ExportLeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
+			ic := pack.ContestOf(contests[c.ID])
+			left = append(left, LeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
 			continue
 		case contestedByLinks(links[c.ID]):
-			left = append(left, ExportLeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})
+			left = append(left, LeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})
 			continue
 		}
 		out = append(out, exportCard(c, links[c.ID]))
@@ -269,10 +302,10 @@ func readRepoFile(root, rel string) (data []byte, exists bool, err error) {
 	defer f.Close()
 	data, err = io.ReadAll(io.LimitReader(f, MaxRuleFileBytes+1))
 	if err != nil {
-		return nil, false, internal(err, "read %s", rel)
+		return nil, false, hosterr.Internal(err, "read %s", rel)
 	}
 	if len(data) > MaxRuleFileBytes {
-		return nil, false, invalid("file", "%s is over the 1 MiB limit of a rule file: agents read it on every request; shorten it, then export again", rel)
+		return nil, false, hosterr.Invalid("file", "%s is over the 1 MiB limit of a rule file: agents read it on every request; shorten it, then export again", rel)
 	}
 	return data, true, nil
 }
@@ -287,7 +320,7 @@ func writeRepoFile(root, rel string, data []byte, exists bool) error {
 			return repoFileError(rel, "create", err)
 		}
 		if err := f.Close(); err != nil {
-			return internal(err, "create %s", rel)
+			return hosterr.Internal(err, "create %s", rel)
 		}
 	}
 	if err := repofs.WriteFileAtomic(root, native, data, 0o644); err != nil {
@@ -298,9 +331,9 @@ func writeRepoFile(root, rel string, data []byte, exists bool) error {
 
 func repoFileError(rel, op string, err error) error {
 	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
-		return &Error{Kind: KindInvalid, Field: "file", Msg: fmt.Sprintf("%s %s", op, rel), Err: err}
+		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "file", Msg: fmt.Sprintf("%s %s", op, rel), Err: err}
 	}
-	return internal(err, "%s %s", op, rel)
+	return hosterr.Internal(err, "%s %s", op, rel)
 }
 
 // ownedFiles lists the generated files of target t on disk that keep does
@@ -317,7 +350,7 @@ func ownedFiles(root string, t rulefiles.Target, keep map[string]bool) ([]string
 		return nil, nil
 	}
 	if err != nil {
-		return nil, internal(err, "list %s", dir)
+		return nil, hosterr.Internal(err, "list %s", dir)
 	}
 	var out []string
 	for _, e := range entries {

@@ -1,6 +1,7 @@
-package host
+package adoption
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,12 +10,13 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
-// AdoptionFilter selects the signals of AdoptionStats and AdoptionReview.
-type AdoptionFilter struct {
+// Filter selects the signals of Stats and Review.
+type Filter struct {
 	// CardID keeps one card's signals.
 	CardID string `json:"card_id,omitempty"`
 	// Since is a date (YYYY-MM-DD), an RFC 3339 time or a number of days
@@ -22,8 +24,8 @@ type AdoptionFilter struct {
 	Since string `json:"since,omitempty"`
 }
 
-// AdoptionStats counts signals per card and per field.
-type AdoptionStats struct {
+// Stats counts signals per card and per field.
+type Stats struct {
 	// Since is the resolved lower bound, "" for none.
 	Since   string         `json:"since,omitempty"`
 	Total   int            `json:"total"`
@@ -53,9 +55,9 @@ type FieldAdoption struct {
 	Signals map[string]int `json:"signals"`
 }
 
-// AdoptionReview is the stats plus what to do about them.
-type AdoptionReview struct {
-	AdoptionStats
+// Review is the stats plus what to do about them.
+type Review struct {
+	Stats
 	// Misses group the miss signals by field: the queue of knowledge to
 	// distill next, largest first.
 	Misses []MissGroup `json:"misses"`
@@ -88,29 +90,29 @@ type MissNeed struct {
 	Last       string   `json:"last"`
 }
 
-// AdoptionStats counts the signals matching f per card and per field.
+// Stats counts the signals matching f per card and per field.
 // Read-only, both modes; a bad Since is KindInvalid.
-func (h *Host) AdoptionStats(ctx context.Context, f AdoptionFilter) (AdoptionStats, error) {
-	st, _, err := h.adoptionStats(ctx, f, false)
+func (a *Adoption) Stats(ctx context.Context, f Filter) (Stats, error) {
+	st, _, err := a.stats(ctx, f, false)
 	return st, err
 }
 
-func (h *Host) adoptionStats(ctx context.Context, f AdoptionFilter, notes bool) (AdoptionStats, []store.AdoptionEvent, error) {
-	since, err := parseSince(f.Since, h.now())
+func (a *Adoption) stats(ctx context.Context, f Filter, notes bool) (Stats, []store.AdoptionEvent, error) {
+	since, err := parseSince(f.Since, a.cfg.Now())
 	if err != nil {
-		return AdoptionStats{}, nil, err
+		return Stats{}, nil, err
 	}
-	evs, err := h.store.ListAdoption(ctx, store.AdoptionFilter{CardID: strings.TrimSpace(f.CardID), Since: since})
+	evs, err := a.cfg.Store.ListAdoption(ctx, store.AdoptionFilter{CardID: strings.TrimSpace(f.CardID), Since: since})
 	if err != nil {
-		return AdoptionStats{}, nil, internal(err, "read adoption signals")
+		return Stats{}, nil, hosterr.Internal(err, "read adoption signals")
 	}
-	st := AdoptionStats{Since: since, Total: len(evs), Signals: zeroSignals(), Cards: []CardAdoption{}, Fields: []FieldAdoption{}}
+	st := Stats{Since: since, Total: len(evs), Signals: zeroSignals(), Cards: []CardAdoption{}, Fields: []FieldAdoption{}}
 	cards := map[string]*CardAdoption{}
 	fields := map[string]*FieldAdoption{}
 	var cardIDs []string
 	for _, e := range evs {
 		st.Signals[e.Signal]++
-		field := firstNonEmpty(e.Field, "general")
+		field := cmp.Or(e.Field, "general")
 		fa, ok := fields[field]
 		if !ok {
 			fa = &FieldAdoption{Field: field, Signals: zeroSignals()}
@@ -132,9 +134,9 @@ func (h *Host) adoptionStats(ctx context.Context, f AdoptionFilter, notes bool) 
 			ca.Notes = append(ca.Notes, e.Signal+": "+e.Note)
 		}
 	}
-	found, err := h.store.CardsByIDs(ctx, cardIDs)
+	found, err := a.cfg.Store.CardsByIDs(ctx, cardIDs)
 	if err != nil {
-		return AdoptionStats{}, nil, internal(err, "read adoption signals")
+		return Stats{}, nil, hosterr.Internal(err, "read adoption signals")
 	}
 	for _, id := range cardIDs {
 		ca := cards[id]
@@ -161,22 +163,22 @@ func (h *Host) adoptionStats(ctx context.Context, f AdoptionFilter, notes bool) 
 	return st, evs, nil
 }
 
-// AdoptionReview is AdoptionStats with the misses grouped by field (the
+// Review is Stats with the misses grouped by field (the
 // queue of knowledge to distill next), the cards agents turned down and
 // the contradicted ones, each with what to do. Read-only, both modes.
-func (h *Host) AdoptionReview(ctx context.Context, f AdoptionFilter) (AdoptionReview, error) {
-	st, evs, err := h.adoptionStats(ctx, f, true)
+func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
+	st, evs, err := a.stats(ctx, f, true)
 	if err != nil {
-		return AdoptionReview{}, err
+		return Review{}, err
 	}
-	rev := AdoptionReview{AdoptionStats: st, Misses: []MissGroup{}, TurnedDown: []CardAdoption{}, Contradicted: []CardAdoption{}}
+	rev := Review{Stats: st, Misses: []MissGroup{}, TurnedDown: []CardAdoption{}, Contradicted: []CardAdoption{}}
 	groups := map[string]*MissGroup{}
 	needs := map[[3]string]*MissNeed{}
 	for _, e := range evs {
 		if e.Signal != "miss" {
 			continue
 		}
-		field := firstNonEmpty(e.Field, "general")
+		field := cmp.Or(e.Field, "general")
 		g, ok := groups[field]
 		if !ok {
 			g = &MissGroup{Field: field, Command: fmt.Sprintf("palace record --field %s --content \"what was needed, and where it comes from\" --source-ref REF", pack.ShellWord(field))}
@@ -232,7 +234,7 @@ func (h *Host) AdoptionReview(ctx context.Context, f AdoptionFilter) (AdoptionRe
 	return rev, nil
 }
 
-func reviewConclusion(r AdoptionReview) string {
+func reviewConclusion(r Review) string {
 	if r.Total == 0 {
 		return "no adoption signal on record: agents record them with palace_feedback (or `palace adopt`) after using or rejecting a card, or on a miss"
 	}
@@ -286,5 +288,5 @@ func parseSince(s string, now time.Time) (string, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return store.FormatTime(t), nil
 	}
-	return "", invalid("since", "--since %q is not a date: pass YYYY-MM-DD, an RFC 3339 time or a number of days such as 30d", s)
+	return "", hosterr.Invalid("since", "--since %q is not a date: pass YYYY-MM-DD, an RFC 3339 time or a number of days such as 30d", s)
 }

@@ -1,0 +1,59 @@
+package host
+
+import (
+	"context"
+
+	"github.com/palacehq/palace/host/adoption"
+)
+
+// Adoption signals are package adoption's; host names its types under
+// their old names and lends it the secrets intake check and governance's
+// contest.
+
+// Signals are the adoption signals, in the order reports list them.
+var Signals = adoption.Signals
+
+// MaxSignalNoteRunes bounds a signal's note and query.
+const MaxSignalNoteRunes = adoption.MaxSignalNoteRunes
+
+// Adoption request and result types (see package adoption).
+type (
+	AdoptRequest   = adoption.Request
+	AdoptResult    = adoption.Result
+	AdoptionFilter = adoption.Filter
+	AdoptionStats  = adoption.Stats
+	AdoptionReview = adoption.Review
+	CardAdoption   = adoption.CardAdoption
+	FieldAdoption  = adoption.FieldAdoption
+	MissGroup      = adoption.MissGroup
+	MissNeed       = adoption.MissNeed
+)
+
+func (h *Host) adoption() *adoption.Adoption {
+	return adoption.New(adoption.Config{
+		Store: h.store, Now: h.now, Actor: h.actor, ActorType: h.actorType(), Policies: h.Policies,
+		TelemetryDays: h.telemetryDays, RefuseSecrets: refuseSecrets,
+		Contest: func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error) {
+			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
+			return c.Contested, err
+		},
+	})
+}
+
+// Adopt checks an adoption signal and records it (see
+// adoption.Adoption.Adopt): a signal is evidence, not authority.
+func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error) {
+	return h.adoption().Adopt(ctx, req)
+}
+
+// AdoptionStats counts the signals matching f per card and per field.
+// Read-only, both modes; a bad Since is KindInvalid.
+func (h *Host) AdoptionStats(ctx context.Context, f AdoptionFilter) (AdoptionStats, error) {
+	return h.adoption().Stats(ctx, f)
+}
+
+// AdoptionReview is AdoptionStats plus the misses grouped by field, the
+// cards turned down and those contradicted (see adoption.Adoption.Review).
+func (h *Host) AdoptionReview(ctx context.Context, f AdoptionFilter) (AdoptionReview, error) {
+	return h.adoption().Review(ctx, f)
+}

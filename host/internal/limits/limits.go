@@ -1,0 +1,25 @@
+// Package limits holds the input limits of evidence and cards that host
+// and the packages beside it (research, the team-memory import) check the
+// same way. host exports them under its own names; it owns nothing else
+// and must not grow checks: the checks stay with the code that runs them.
+package limits
+
+// Each is far above what honest use needs and small enough that a crafted
+// value cannot bloat the database, the indexes or a context pack.
+const (
+	// FieldBytes bounds field: an identifier used in filters, lanes and
+	// distill suggestions ("go", "release-process"), never prose.
+	FieldBytes = 128
+	// DomainBytes bounds domain (one of four words) before it is matched,
+	// so an error never echoes a huge value.
+	DomainBytes = 128
+	// SourceRefBytes bounds source_ref: a file:line, a URL or a command.
+	// 2 KiB holds any practical URL (browsers and proxies cap near it).
+	SourceRefBytes = 2 << 10
+	// Tags bounds how many tags one piece of evidence carries.
+	Tags = 64
+	// TagBytes bounds one tag: a label, like field.
+	TagBytes = 128
+	// ContentBytes is the largest evidence content accepted (1 MiB).
+	ContentBytes = 1 << 20
+)

@@ -158,12 +158,19 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		// that shortcut a card out of use for months read back the daily
 		// rows of its last month of use, most of a request's cooling read
 		// on a palace with a year of history.
-		rows, err := s.db.QueryContext(ctx, `SELECT 0, card_id, outcome, last_at, CASE WHEN base = ? THEN n WHEN substr(last_at, 1, 10) < ? THEN 0 ELSE n + coalesce((
-				SELECT sum(CASE WHEN d.day >= ? THEN d.n ELSE -d.n END) FROM injection_daily d
-				WHERE d.card_id = w.card_id AND d.day >= min(?, w.base) AND d.day < max(?, w.base) AND d.outcome = w.outcome), 0) END, NULL
-			FROM injection_window w WHERE card_id IN (`+placeholders(n)+`)
+		// ?1 is since's day. A row whose day list reaches back to it is
+		// summed from the list (count -1 here, the list in the last
+		// column); only a row without one reads injection_daily.
+		const fromList = `r.days IS NOT NULL AND date(substr(w.last_at, 1, 10), '-` + recentDaysBack + ` days') <= ?1`
+		rows, err := s.db.QueryContext(ctx, `SELECT 0, w.card_id, w.outcome, w.last_at, CASE WHEN w.base = ?1 THEN w.n WHEN substr(w.last_at, 1, 10) < ?1 THEN 0
+				WHEN `+fromList+` THEN -1 ELSE w.n + coalesce((
+				SELECT sum(CASE WHEN d.day >= ?1 THEN d.n ELSE -d.n END) FROM injection_daily d
+				WHERE d.card_id = w.card_id AND d.day >= min(?1, w.base) AND d.day < max(?1, w.base) AND d.outcome = w.outcome), 0) END,
+				CASE WHEN w.base <> ?1 AND substr(w.last_at, 1, 10) >= ?1 AND `+fromList+` THEN r.days END
+			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
+			WHERE w.card_id IN (`+placeholders(n)+`)
 			UNION ALL SELECT 1, '', '', created_at, 0, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`,
-			append([]any{day, day, day, day, day}, anySlice(chunk)...)...)
+			append([]any{day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
@@ -205,6 +212,10 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 				}
 				recs = append(recs, r)
 				continue
+			}
+			if count < 0 {
+				list, _ := cards.(string)
+				count = sumDaysFrom(list, day)
 			}
 			add(id, outcome, last, count)
 		}

@@ -262,6 +262,15 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 				total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
 			return fmt.Errorf("roll up injections over the window: %w", err)
 		}
+		pairs := make([]any, 0, 2*n)
+		for _, k := range chunk {
+			pairs = append(pairs, k.card, k.outcome)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `INSERT OR REPLACE INTO injection_recent(card_id, outcome, days)
+			SELECT card_id, outcome, `+recentDaysSQL("injection_window")+` FROM injection_window
+			WHERE (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, pairs...); err != nil {
+			return fmt.Errorf("roll up injections by recent day: %w", err)
+		}
 	}
 	return nil
 }

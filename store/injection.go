@@ -128,18 +128,14 @@ type InjectionSummary struct {
 	Latest string
 }
 
-// InjectionSummaries returns, per card of cardIDs, the number of events of
-// each outcome group over the UTC days from since's day on, and the newest
-// event ever of the latest outcomes. Cards without any such event are
-// missing from the map. It reads one short range per card, the card's
-// running counts (injection_window: one row per outcome), each corrected
-// by the daily rows between the row's base and since's day — none for a
-// card in use, whose base the writer keeps a window behind its newest day,
-// and a few otherwise. Summing the daily rows of the window and reading
-// the newest events apart cost three index seeks per card, measured. The
-// records not folded into the rollups yet are added, read in the same
-// statement.
-func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
+// injectionSummariesSQL is InjectionSummaries answered by SQLite alone,
+// for the windows the cached running counts cannot answer (see
+// InjectionSummaries). It reads one short range per card, the card's
+// running counts (injection_window: one row per outcome), each summed from
+// its day list or corrected by the daily rows between the row's base and
+// since's day. The records not folded into the rollups yet are added, read
+// in the same statement.
+func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
 	out := make(map[string]InjectionSummary, len(cardIDs))
 	day := since[:min(len(since), 10)]
 	groupOf := map[string]int{}

@@ -223,7 +223,8 @@ func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force 
 	return nil
 }
 
-// writeRollups adds sums to injection_daily and injection_window.
+// writeRollups adds sums to injection_daily, injection_window and the day
+// lists of injection_recent.
 func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 	order := sums.order
 	// Oldest day first: a window row moved forward by a later day must
@@ -262,17 +263,8 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 				total = total + excluded.total, last_at = max(last_at, excluded.last_at)`, window...); err != nil {
 			return fmt.Errorf("roll up injections over the window: %w", err)
 		}
-		pairs := make([]any, 0, 2*n)
-		for _, k := range chunk {
-			pairs = append(pairs, k.card, k.outcome)
-		}
-		if _, err := tx.tx.ExecContext(ctx, `INSERT OR REPLACE INTO injection_recent(card_id, outcome, days)
-			SELECT card_id, outcome, `+recentDaysSQL("injection_window")+` FROM injection_window
-			WHERE (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, pairs...); err != nil {
-			return fmt.Errorf("roll up injections by recent day: %w", err)
-		}
 	}
-	return nil
+	return tx.writeRecentDays(ctx, sums)
 }
 
 // windowDays is how far behind a card's newest written day its running

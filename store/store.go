@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,10 @@ type Store struct {
 	texts  textCache
 	rowids rowidCache
 	folds  folder
+	// windows caches cards' running counts as of the fold mark.
+	windows windowCache
+	// writeMu queues this process's write transactions (see Tx).
+	writeMu sync.Mutex
 	// migrated is set once this store created or migrated the schema:
 	// it checkpoints when it closes (see checkpointOnClose).
 	migrated atomic.Bool
@@ -223,6 +228,12 @@ type Tx struct {
 // rolls back otherwise (also on panic), so a change, its links and its event
 // land together or not at all.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
+	// Writers of one process queue here rather than in SQLite's busy
+	// handler, which polls by sleeping (up to tens of ms a retry): a
+	// request's record behind a background fold starts as soon as the
+	// fold commits. Other processes still meet the busy handler.
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

@@ -1,0 +1,259 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// InjectionSummaries returns, per card of cardIDs, the number of events of
+// each outcome group over the UTC days from since's day on, and the newest
+// event ever of the latest outcomes. Cards without any such event are
+// missing from the map.
+//
+// A card's running counts (injection_window, one row per outcome, with its
+// day list in injection_recent) change only when records are folded, so
+// the store keeps the rows it has read as of the fold mark it read them at
+// (windowCache). A request reads the mark and the records not folded yet
+// in one statement; the cards the cache holds at that mark need no read,
+// the others are read with the mark again in one statement, and a fold in
+// between means every card is read again at the new mark. Each count comes
+// from its row alone — the row's running count when its base is since's
+// day, nothing when its newest event is older, else its day list — and
+// the unfolded records are added. A window no row can answer that way
+// (since more than a day list's reach before a row's newest day) is read
+// by SQLite with the daily rows (injectionSummariesSQL).
+func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
+	day := since[:min(len(since), 10)]
+	listUntil := ""
+	if t, err := time.Parse(time.DateOnly, day); err == nil {
+		listUntil = t.AddDate(0, 0, recentDays).Format(time.DateOnly)
+	}
+	seq, recs, err := s.readWindows(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	rows, missing := s.windows.get(seq, cardIDs)
+	if len(missing) > 0 {
+		got, seq2, recs2, err := s.readWindowsOf(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		if seq2 != seq {
+			// A fold between the two reads: every card at the new mark.
+			if got, seq2, recs2, err = s.readWindowsOf(ctx, cardIDs); err != nil {
+				return nil, err
+			}
+			rows = map[string][]windowRow{}
+			missing = cardIDs
+		}
+		for id, rs := range got {
+			rows[id] = rs
+		}
+		seq, recs = seq2, recs2
+		s.windows.put(seq, got, missing)
+	}
+	groupOf := map[string]int{}
+	for i, g := range groups {
+		for _, o := range g {
+			groupOf[o] = i
+		}
+	}
+	out := make(map[string]InjectionSummary, len(cardIDs))
+	add := func(id, outcome, last string, count int) {
+		g, counted := groupOf[outcome]
+		isLatest := slices.Contains(latest, outcome)
+		if !isLatest && (!counted || count == 0) {
+			return
+		}
+		sum, ok := out[id]
+		if !ok {
+			sum.Counts = make([]int, len(groups))
+		}
+		if counted {
+			sum.Counts[g] += count
+		}
+		if isLatest {
+			sum.Latest = max(sum.Latest, last)
+		}
+		out[id] = sum
+	}
+	for _, id := range cardIDs {
+		for _, w := range rows[id] {
+			count, ok := w.countFrom(day, listUntil)
+			if !ok {
+				return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest)
+			}
+			add(id, w.outcome, w.last, count)
+		}
+	}
+	err = s.unfoldedEvents(ctx, recs, cardIDs, func(id, outcome, at string) {
+		count := 0
+		if at[:min(len(at), 10)] >= day {
+			count = 1
+		}
+		add(id, outcome, at, count)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// windowRow is one running count of a card as the last fold left it.
+type windowRow struct {
+	outcome, base, last, days string
+	n                         int
+	hasDays                   bool
+}
+
+// countFrom is the row's count of events from day on: its running count
+// when its base is day, 0 when its newest event is older, else the sum of
+// its day list when the list reaches day (its newest day before
+// listUntil). ok is false when none applies.
+func (w windowRow) countFrom(day, listUntil string) (int, bool) {
+	lastDay := w.last[:min(len(w.last), 10)]
+	switch {
+	case w.base == day:
+		return w.n, true
+	case lastDay < day:
+		return 0, true
+	case w.hasDays && lastDay < listUntil:
+		return sumDaysFrom(w.days, day), true
+	}
+	return 0, false
+}
+
+// windowCache holds cards' running counts as of one fold mark: nothing
+// else writes them, so while the mark stands they are what the database
+// holds. A card read without rows is held with none. Bounded like the
+// text cache: emptied when full.
+type windowCache struct {
+	mu   sync.Mutex
+	seq  int64
+	rows map[string][]windowRow
+}
+
+const windowCacheMax = 1 << 16
+
+// get returns the rows the cache holds for ids at seq, and the ids it
+// does not hold.
+func (c *windowCache) get(seq int64, ids []string) (map[string][]windowRow, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	have := make(map[string][]windowRow, len(ids))
+	if c.rows == nil || c.seq != seq {
+		return have, ids
+	}
+	var missing []string
+	for _, id := range ids {
+		if rs, ok := c.rows[id]; ok {
+			have[id] = rs
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return have, missing
+}
+
+// put keeps the rows of ids (read at seq; an id absent from rows has none).
+func (c *windowCache) put(seq int64, rows map[string][]windowRow, ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil || c.seq != seq || len(c.rows)+len(ids) > windowCacheMax {
+		c.rows, c.seq = map[string][]windowRow{}, seq
+	}
+	for _, id := range ids {
+		c.rows[id] = rows[id]
+	}
+}
+
+// readWindowsOf reads the running counts of ids, in chunks, each with the
+// fold mark and the unfolded records; chunks that saw different marks are
+// read again whole.
+func (s *Store) readWindowsOf(ctx context.Context, ids []string) (map[string][]windowRow, int64, []rawRecord, error) {
+	for range 3 {
+		out := map[string][]windowRow{}
+		var seq int64 = -1
+		var recs []rawRecord
+		stable := true
+		for rest := ids; len(rest) > 0; {
+			n := min(len(rest), 400)
+			chunk := rest[:n]
+			rest = rest[n:]
+			var got map[string][]windowRow
+			cseq, crecs, err := s.readWindowsInto(ctx, chunk, &got)
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			if seq >= 0 && cseq != seq {
+				stable = false
+				break
+			}
+			seq, recs = cseq, crecs
+			for id, rs := range got {
+				out[id] = rs
+			}
+		}
+		if stable {
+			return out, seq, recs, nil
+		}
+	}
+	return nil, 0, nil, fmt.Errorf("read injection rollups: folds kept moving the mark")
+}
+
+// readWindows reads the fold mark and the unfolded records (and no rows
+// when ids is empty) in one statement.
+func (s *Store) readWindows(ctx context.Context, ids []string) (int64, []rawRecord, error) {
+	var got map[string][]windowRow
+	return s.readWindowsInto(ctx, ids, &got)
+}
+
+func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[string][]windowRow) (int64, []rawRecord, error) {
+	q := `SELECT 2, '', '', '', seq, '', NULL FROM injection_fold
+		UNION ALL SELECT 1, '', '', '', 0, created_at, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`
+	if len(ids) > 0 {
+		q = `SELECT 0, w.card_id, w.outcome, w.base, w.n, w.last_at, r.days
+			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
+			WHERE w.card_id IN (` + placeholders(len(ids)) + `) UNION ALL ` + q
+	}
+	rows, err := s.db.QueryContext(ctx, q, anySlice(ids)...)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+	}
+	defer rows.Close()
+	*got = map[string][]windowRow{}
+	var seq int64
+	var recs []rawRecord
+	var kind, n int
+	var id, outcome, base, last string
+	var extra any
+	for rows.Next() {
+		extra = nil
+		if err := rows.Scan(&kind, &id, &outcome, &base, &n, &last, &extra); err != nil {
+			return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+		}
+		switch kind {
+		case 2:
+			seq = int64(n)
+		case 1:
+			r, err := decodeRecord(last, extra)
+			if err != nil {
+				return 0, nil, err
+			}
+			recs = append(recs, r)
+		default:
+			w := windowRow{outcome: outcome, base: base, last: last, n: n}
+			if d, ok := extra.(string); ok {
+				w.days, w.hasDays = d, true
+			}
+			(*got)[id] = append((*got)[id], w)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+	}
+	return seq, recs, nil
+}

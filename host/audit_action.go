@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
 
@@ -134,7 +135,7 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		if req.Scope == nil {
 			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
 		}
-		sc := domain.Scope{Paths: cleanList(req.Scope.Paths), Languages: cleanList(req.Scope.Languages), Fields: cleanList(req.Scope.Fields)}
+		sc := domain.Scope{Paths: strlist.Clean(req.Scope.Paths), Languages: strlist.Clean(req.Scope.Languages), Fields: strlist.Clean(req.Scope.Fields)}
 		if err := checkScope(sc); err != nil {
 			return a, nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/rulefiles"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
 
@@ -204,7 +205,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 			Field:      field,
 			Anchor:     anchorName,
 			Supporting: []string{ev.ID},
-			Scope:      domain.Scope{Paths: nonNilStrings(r.Paths), Languages: nonNilStrings(r.Languages), Fields: nonNilStrings(r.Fields)},
+			Scope:      domain.Scope{Paths: strlist.NonNil(r.Paths), Languages: strlist.NonNil(r.Languages), Fields: strlist.NonNil(r.Fields)},
 		})
 		if err != nil {
 			var he *Error

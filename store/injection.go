@@ -136,14 +136,8 @@ type InjectionSummary struct {
 // since's day. The records not folded into the rollups yet are added, read
 // in the same statement.
 func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
-	out := make(map[string]InjectionSummary, len(cardIDs))
+	sums := newSummaries(len(cardIDs), groups, latest)
 	day := since[:min(len(since), 10)]
-	groupOf := map[string]int{}
-	for i, g := range groups {
-		for _, o := range g {
-			groupOf[o] = i
-		}
-	}
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 400)
 		chunk := cardIDs[:n]
@@ -170,24 +164,6 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
-		add := func(id, outcome, last string, count int) {
-			g, counted := groupOf[outcome]
-			isLatest := slices.Contains(latest, outcome)
-			if !isLatest && (!counted || count == 0) {
-				return
-			}
-			sum, ok := out[id]
-			if !ok {
-				sum.Counts = make([]int, len(groups))
-			}
-			if counted {
-				sum.Counts[g] += count
-			}
-			if isLatest {
-				sum.Latest = max(sum.Latest, last)
-			}
-			out[id] = sum
-		}
 		var recs []rawRecord
 		// Typed columns, declared once: a running count's row scans
 		// without an allocation per column.
@@ -213,7 +189,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 				list, _ := cards.(string)
 				count = sumDaysFrom(list, day)
 			}
-			add(id, outcome, last, count)
+			sums.add(id, outcome, last, count)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -224,11 +200,49 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 			if at[:min(len(at), 10)] >= day {
 				count = 1
 			}
-			add(id, outcome, at, count)
+			sums.add(id, outcome, at, count)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return sums.out, nil
+}
+
+// summaries gathers InjectionSummaries' answer.
+type summaries struct {
+	out     map[string]InjectionSummary
+	groupOf map[string]int
+	groups  int
+	latest  []string
+}
+
+func newSummaries(n int, groups [][]string, latest []string) *summaries {
+	s := &summaries{out: make(map[string]InjectionSummary, n), groupOf: map[string]int{}, groups: len(groups), latest: latest}
+	for i, g := range groups {
+		for _, o := range g {
+			s.groupOf[o] = i
+		}
+	}
+	return s
+}
+
+// add counts count events of outcome for card id, the newest at last.
+func (s *summaries) add(id, outcome, last string, count int) {
+	g, counted := s.groupOf[outcome]
+	isLatest := slices.Contains(s.latest, outcome)
+	if !isLatest && (!counted || count == 0) {
+		return
+	}
+	sum, ok := s.out[id]
+	if !ok {
+		sum.Counts = make([]int, s.groups)
+	}
+	if counted {
+		sum.Counts[g] += count
+	}
+	if isLatest {
+		sum.Latest = max(sum.Latest, last)
+	}
+	s.out[id] = sum
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
@@ -55,38 +54,14 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		seq, recs = seq2, recs2
 		s.windows.put(seq, got, missing)
 	}
-	groupOf := map[string]int{}
-	for i, g := range groups {
-		for _, o := range g {
-			groupOf[o] = i
-		}
-	}
-	out := make(map[string]InjectionSummary, len(cardIDs))
-	add := func(id, outcome, last string, count int) {
-		g, counted := groupOf[outcome]
-		isLatest := slices.Contains(latest, outcome)
-		if !isLatest && (!counted || count == 0) {
-			return
-		}
-		sum, ok := out[id]
-		if !ok {
-			sum.Counts = make([]int, len(groups))
-		}
-		if counted {
-			sum.Counts[g] += count
-		}
-		if isLatest {
-			sum.Latest = max(sum.Latest, last)
-		}
-		out[id] = sum
-	}
+	sums := newSummaries(len(cardIDs), groups, latest)
 	for _, id := range cardIDs {
 		for _, w := range rows[id] {
 			count, ok := w.countFrom(day, listUntil)
 			if !ok {
 				return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest)
 			}
-			add(id, w.outcome, w.last, count)
+			sums.add(id, w.outcome, w.last, count)
 		}
 	}
 	err = s.unfoldedEvents(ctx, recs, cardIDs, func(id, outcome, at string) {
@@ -94,12 +69,12 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 		if at[:min(len(at), 10)] >= day {
 			count = 1
 		}
-		add(id, outcome, at, count)
+		sums.add(id, outcome, at, count)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return sums.out, nil
 }
 
 // windowRow is one running count of a card as the last fold left it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
 
@@ -358,7 +359,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		if len(ids) > 0 {
 			msg += fmt.Sprintf(" (%d candidate cards match, none promoted yet)", len(ids))
 		}
-		out = append(out, BriefSignal{"no_authoritative_card", msg, nonNilStrings(ids)})
+		out = append(out, BriefSignal{"no_authoritative_card", msg, strlist.NonNil(ids)})
 	}
 	if len(uncited) > 0 {
 		out = append(out, BriefSignal{"evidence_without_cards", fmt.Sprintf("%s %s the request but no authoritative card cites %s", countNoun(len(uncited), "evidence row"), verb(len(uncited), "matches", "match"), verb(len(uncited), "it", "them")), uncited})

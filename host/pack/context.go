@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -357,24 +358,10 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 	}
 	pr := PackRequest{
 		Query: strings.TrimSpace(req.Query), File: file, Language: strings.ToLower(req.Language), Field: req.Field,
-		Intents: cleanList(req.Intents), Tools: cleanList(req.Tools), Budget: req.Budget, DaoTianLimit: limit,
+		Intents: strlist.Clean(req.Intents), Tools: strlist.Clean(req.Tools), Budget: req.Budget, DaoTianLimit: limit,
 		IncludeEvidence: req.IncludeEvidence, IncludeCandidates: req.IncludeCandidates,
 	}
 	return req, pr, nil
-}
-
-// cleanList trims, drops empties and keeps first occurrences, never nil.
-func cleanList(xs []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, x := range xs {
-		x = strings.TrimSpace(x)
-		if x != "" && !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // PolicySet returns the set in force, or the embedded defaults with a note

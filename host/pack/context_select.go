@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -66,7 +67,7 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 	a := &assembly{req: req, now: pl.now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
 	a.pack = Pack{
 		RequestID: pl.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
-		TransientInstructions: nonNilStrings(req.Instructions),
+		TransientInstructions: strlist.NonNil(req.Instructions),
 		Items:                 []Item{}, Skipped: []SkippedCard{}, DistillSuggestions: []DistillSuggestion{},
 	}
 	for _, id := range pl.chainIDs() {
@@ -352,7 +353,7 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	// Ids and reasons always; the why-lines and breakdowns only with
 	// Explain: on a cooled palace most of a pack is skipped cards.
 	if a.req.Explain {
-		s.Why = nonNilStrings(c.scope.Why)
+		s.Why = strlist.NonNil(c.scope.Why)
 		if c.laned {
 			s.SalienceBreakdown = c.lane.Breakdown
 		}
@@ -391,7 +392,7 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 	}
 	for _, c := range a.items {
 		c.roles = domain.CountLinks(links[c.card.ID])
-		why := nonNilStrings(c.scope.Why)
+		why := strlist.NonNil(c.scope.Why)
 		if len(c.matched) > 0 {
 			why = append(why, fmt.Sprintf("relevance %.3g: the request shares %s with the card", c.relevance, strings.Join(c.matched, ", ")))
 		}
@@ -448,13 +449,6 @@ func pickCitations(links []domain.Link) []domain.Link {
 		}
 	}
 	return out
-}
-
-func nonNilStrings(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
 }
 
 // embeddedDefaults compiles the embedded policy set once per process.

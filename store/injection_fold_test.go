@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -193,5 +194,34 @@ func TestCloseSettlesBackgroundFolds(t *testing.T) {
 	}
 	if want := strconv.Itoa(2 * store.FoldEvery); rows[0][0] != want || rows[0][1] != want {
 		t.Errorf("after close: fold mark %s and %s events rolled up, want both %s", rows[0][0], rows[0][1], want)
+	}
+}
+
+// TestTxQueueGivesUpWithItsContext: a write of this process waiting behind
+// another one returns when its context ends instead of waiting on.
+func TestTxQueueGivesUpWithItsContext(t *testing.T) {
+	s, _ := open(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- s.Tx(context.Background(), func(*store.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := s.Tx(ctx, func(*store.Tx) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a write queued behind another returned %v, want its context's deadline", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tx(context.Background(), func(*store.Tx) error { return nil }); err != nil {
+		t.Errorf("after the first write committed: %v", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,8 +61,10 @@ type Store struct {
 	folds  folder
 	// windows caches cards' running counts as of the fold mark.
 	windows windowCache
-	// writeMu queues this process's write transactions (see Tx).
-	writeMu sync.Mutex
+	// writeSlot queues this process's write transactions (see Tx): a
+	// channel of one, so a wait can give up with the context or the busy
+	// timeout as SQLite's would.
+	writeSlot chan struct{}
 	// migrated is set once this store created or migrated the schema:
 	// it checkpoints when it closes (see checkpointOnClose).
 	migrated atomic.Bool
@@ -96,7 +97,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: newHandle(db), path: path}
+	s := &Store{db: newHandle(db), path: path, writeSlot: make(chan struct{}, 1)}
 	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -232,8 +233,17 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 	// handler, which polls by sleeping (up to tens of ms a retry): a
 	// request's record behind a background fold starts as soon as the
 	// fold commits. Other processes still meet the busy handler.
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	wait := time.NewTimer(BusyTimeout)
+	select {
+	case s.writeSlot <- struct{}{}:
+		wait.Stop()
+	case <-ctx.Done():
+		wait.Stop()
+		return fmt.Errorf("begin transaction: %w", ctx.Err())
+	case <-wait.C:
+		return fmt.Errorf("begin transaction: another write of this process held the database for %s", BusyTimeout)
+	}
+	defer func() { <-s.writeSlot }()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

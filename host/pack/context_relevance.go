@@ -190,30 +190,15 @@ func (d *relevanceDoc) field(f int) string {
 	return d.evidence
 }
 
-// count adds the query's term counts in s to tf and returns the number of
-// word parts of s.
-func (q *relQuery) count(s string, tf []int) int {
-	n := 0
-	scanWords(s, func(tok []byte, whole bool) {
-		if whole {
-			if i, ok := q.index[string(tok)]; ok {
-				tf[i]++
-			}
-			return
+// countProfile adds the query's term counts in a text's profile to tf and
+// returns the text's number of word parts.
+func (q *relQuery) countProfile(p *textProfile, tf []int) int {
+	if len(p.terms) > 0 {
+		for i, t := range q.terms {
+			tf[i] += int(p.terms[t])
 		}
-		n++
-		if len(tok) < 2 {
-			return
-		}
-		k := uint16(tok[0])<<8 | uint16(tok[1])
-		if q.pre[k>>6]&(1<<(k&63)) == 0 || relStopwords[string(tok)] {
-			return
-		}
-		if i, ok := q.index[stemBytes(tok)]; ok {
-			tf[i]++
-		}
-	})
-	return n
+	}
+	return p.parts
 }
 
 // stemBytes is stem of a token buffer; a cached stem costs no allocation.
@@ -245,11 +230,18 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 	tfs := make([]int, len(docs)*relFields*nt)
 	var sums [relFields]int
 	df := make([]int, nt)
+	texts := make([]string, 0, len(docs)*relFields)
+	for i := range docs {
+		for f := range relFields {
+			texts = append(texts, docs[i].field(f))
+		}
+	}
+	profs := profilesOf(texts)
 	for i := range docs {
 		hit := make([]bool, nt)
 		for f := range relFields {
 			base := (i*relFields + f) * nt
-			l := q.count(docs[i].field(f), tfs[base:base+nt])
+			l := q.countProfile(profs[i*relFields+f], tfs[base:base+nt])
 			lens[i*relFields+f] = l
 			sums[f] += l
 			for t := range nt {

@@ -118,3 +118,50 @@ func FuzzScanWordsMatchesPlain(f *testing.F) {
 		}
 	})
 }
+
+// count is the relevance model's reading of a text straight from its
+// words: the reference a cached profile must agree with. It adds the
+// query's term counts in s to tf and returns the number of word parts of s.
+func (q *relQuery) count(s string, tf []int) int {
+	n := 0
+	scanWords(s, func(tok []byte, whole bool) {
+		if whole {
+			if i, ok := q.index[string(tok)]; ok {
+				tf[i]++
+			}
+			return
+		}
+		n++
+		if len(tok) < 2 {
+			return
+		}
+		k := uint16(tok[0])<<8 | uint16(tok[1])
+		if q.pre[k>>6]&(1<<(k&63)) == 0 || relStopwords[string(tok)] {
+			return
+		}
+		if i, ok := q.index[stemBytes(tok)]; ok {
+			tf[i]++
+		}
+	})
+	return n
+}
+
+// FuzzProfileMatchesScan: a text's cached profile gives the counts and the
+// length that reading the text itself gives, for a query made of the
+// text's own words and others.
+func FuzzProfileMatchesScan(f *testing.F) {
+	for _, s := range []string{"", "Listeners pinned useEffect HTTPServer zz_generated.deepcopy.go", "run the tests, then fix the flaky runner",
+		"k8s.io/client-go pkg/kubelet/eviction_manager_test.go", "Ünïcode ÉCOLE straße", "a b c d"} {
+		f.Add(s, "listener pin test flaky kubelet eviction manager")
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		q := newRelQuery(query+" "+text, "")
+		want := make([]int, len(q.terms))
+		got := make([]int, len(q.terms))
+		wn := q.count(text, want)
+		gn := q.countProfile(profileOf(text), got)
+		if wn != gn || !slices.Equal(want, got) {
+			t.Fatalf("text %q, query %q: profile %d parts %v, scan %d parts %v", text, query, gn, got, wn, want)
+		}
+	})
+}

@@ -30,23 +30,24 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 	if t, err := time.Parse(time.DateOnly, day); err == nil {
 		listUntil = t.AddDate(0, 0, recentDays).Format(time.DateOnly)
 	}
-	seq, recs, err := s.readWindows(ctx, nil)
+	_, seq, recs, err := s.readWindows(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	rows, missing := s.windows.get(seq, cardIDs)
 	if len(missing) > 0 {
-		got, seq2, recs2, err := s.readWindowsOf(ctx, missing)
+		got, seq2, recs2, stable, err := s.readWindowsOf(ctx, missing)
+		if err == nil && stable && seq2 != seq {
+			// A fold between the two reads: every card at the new mark.
+			got, seq2, recs2, stable, err = s.readWindowsOf(ctx, cardIDs)
+			rows = map[string][]windowRow{}
+			missing = cardIDs
+		}
 		if err != nil {
 			return nil, err
 		}
-		if seq2 != seq {
-			// A fold between the two reads: every card at the new mark.
-			if got, seq2, recs2, err = s.readWindowsOf(ctx, cardIDs); err != nil {
-				return nil, err
-			}
-			rows = map[string][]windowRow{}
-			missing = cardIDs
+		if !stable {
+			return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest)
 		}
 		for id, rs := range got {
 			rows[id] = rs
@@ -146,47 +147,34 @@ func (c *windowCache) put(seq int64, rows map[string][]windowRow, ids []string) 
 }
 
 // readWindowsOf reads the running counts of ids, in chunks, each with the
-// fold mark and the unfolded records; chunks that saw different marks are
-// read again whole.
-func (s *Store) readWindowsOf(ctx context.Context, ids []string) (map[string][]windowRow, int64, []rawRecord, error) {
-	for range 3 {
-		out := map[string][]windowRow{}
-		var seq int64 = -1
-		var recs []rawRecord
-		stable := true
-		for rest := ids; len(rest) > 0; {
-			n := min(len(rest), 400)
-			chunk := rest[:n]
-			rest = rest[n:]
-			var got map[string][]windowRow
-			cseq, crecs, err := s.readWindowsInto(ctx, chunk, &got)
-			if err != nil {
-				return nil, 0, nil, err
-			}
-			if seq >= 0 && cseq != seq {
-				stable = false
-				break
-			}
-			seq, recs = cseq, crecs
-			for id, rs := range got {
-				out[id] = rs
-			}
+// fold mark and the unfolded records. stable is false when the chunks saw
+// different marks (folds ran between them); the caller then reads the way
+// that needs no cache.
+func (s *Store) readWindowsOf(ctx context.Context, ids []string) (map[string][]windowRow, int64, []rawRecord, bool, error) {
+	out := map[string][]windowRow{}
+	var seq int64 = -1
+	var recs []rawRecord
+	for rest := ids; len(rest) > 0; {
+		n := min(len(rest), 400)
+		got, cseq, crecs, err := s.readWindows(ctx, rest[:n])
+		if err != nil {
+			return nil, 0, nil, false, err
 		}
-		if stable {
-			return out, seq, recs, nil
+		rest = rest[n:]
+		if seq >= 0 && cseq != seq {
+			return nil, 0, nil, false, nil
+		}
+		seq, recs = cseq, crecs
+		for id, rs := range got {
+			out[id] = rs
 		}
 	}
-	return nil, 0, nil, fmt.Errorf("read injection rollups: folds kept moving the mark")
+	return out, seq, recs, true, nil
 }
 
-// readWindows reads the fold mark and the unfolded records (and no rows
-// when ids is empty) in one statement.
-func (s *Store) readWindows(ctx context.Context, ids []string) (int64, []rawRecord, error) {
-	var got map[string][]windowRow
-	return s.readWindowsInto(ctx, ids, &got)
-}
-
-func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[string][]windowRow) (int64, []rawRecord, error) {
+// readWindows reads, in one statement, the running counts of ids (none
+// when ids is empty), the fold mark and the records not folded yet.
+func (s *Store) readWindows(ctx context.Context, ids []string) (map[string][]windowRow, int64, []rawRecord, error) {
 	q := `SELECT 2, '', '', '', seq, '', NULL FROM injection_fold
 		UNION ALL SELECT 1, '', '', '', 0, created_at, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`
 	if len(ids) > 0 {
@@ -196,10 +184,10 @@ func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[stri
 	}
 	rows, err := s.db.QueryContext(ctx, q, anySlice(ids)...)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+		return nil, 0, nil, fmt.Errorf("read injection rollups: %w", err)
 	}
 	defer rows.Close()
-	*got = map[string][]windowRow{}
+	got := map[string][]windowRow{}
 	var seq int64
 	var recs []rawRecord
 	var kind, n int
@@ -208,7 +196,7 @@ func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[stri
 	for rows.Next() {
 		extra = nil
 		if err := rows.Scan(&kind, &id, &outcome, &base, &n, &last, &extra); err != nil {
-			return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+			return nil, 0, nil, fmt.Errorf("read injection rollups: %w", err)
 		}
 		switch kind {
 		case 2:
@@ -216,7 +204,7 @@ func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[stri
 		case 1:
 			r, err := decodeRecord(last, extra)
 			if err != nil {
-				return 0, nil, err
+				return nil, 0, nil, err
 			}
 			recs = append(recs, r)
 		default:
@@ -224,11 +212,11 @@ func (s *Store) readWindowsInto(ctx context.Context, ids []string, got *map[stri
 			if d, ok := extra.(string); ok {
 				w.days, w.hasDays = d, true
 			}
-			(*got)[id] = append((*got)[id], w)
+			got[id] = append(got[id], w)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, nil, fmt.Errorf("read injection rollups: %w", err)
+		return nil, 0, nil, fmt.Errorf("read injection rollups: %w", err)
 	}
-	return seq, recs, nil
+	return got, seq, recs, nil
 }

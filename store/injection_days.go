@@ -27,20 +27,27 @@ func recentDaysSQL(table string) string {
 		AND d.day >= date(substr(` + table + `.last_at, 1, 10), '-` + recentDaysBack + ` days'))`
 }
 
-// sumDaysFrom sums the counts of a day list from day on.
-func sumDaysFrom(days, day string) int {
-	n := 0
+// eachDay calls fn for every "day:n" entry of a day list.
+func eachDay(days string, fn func(day string, n int)) {
 	for days != "" {
 		var entry string
 		entry, days, _ = strings.Cut(days, ",")
-		d, count, ok := strings.Cut(entry, ":")
-		if !ok || d < day {
-			continue
-		}
-		if c, err := strconv.Atoi(count); err == nil {
-			n += c
+		if d, count, ok := strings.Cut(entry, ":"); ok {
+			if c, err := strconv.Atoi(count); err == nil {
+				fn(d, c)
+			}
 		}
 	}
+}
+
+// sumDaysFrom sums the counts of a day list from day on.
+func sumDaysFrom(days, day string) int {
+	n := 0
+	eachDay(days, func(d string, c int) {
+		if d >= day {
+			n += c
+		}
+	})
 	return n
 }
 
@@ -81,15 +88,7 @@ func (tx *Tx) writeRecentDays(ctx context.Context, sums *rollups) error {
 				return fmt.Errorf("read recent injection days: %w", err)
 			}
 			m := lists[p]
-			for days != "" {
-				var entry string
-				entry, days, _ = strings.Cut(days, ",")
-				if d, c, ok := strings.Cut(entry, ":"); ok {
-					if v, err := strconv.Atoi(c); err == nil {
-						m[d] += v
-					}
-				}
-			}
+			eachDay(days, func(d string, c int) { m[d] += c })
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -25,8 +25,17 @@ type InjectionEvent struct {
 // nothing reads them.
 var Outcomes = domain.Strings(domain.Outcomes)
 
+// The outcomes as the store's rows and records spell them.
 // OutcomeSkippedScope is a candidate whose scope did not apply.
-const OutcomeSkippedScope = string(domain.OutcomeSkippedScope)
+const (
+	OutcomeInlineFull    = string(domain.OutcomeInlineFull)
+	OutcomeInlineCompact = string(domain.OutcomeInlineCompact)
+	OutcomeRefOnly       = string(domain.OutcomeRefOnly)
+	OutcomeTrimmed       = string(domain.OutcomeTrimmed)
+	OutcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
+	OutcomeSkippedScope  = string(domain.OutcomeSkippedScope)
+	OutcomeViewed        = string(domain.OutcomeViewed)
+)
 
 // InjectionStats are one card's injection events in a window.
 type InjectionStats struct {

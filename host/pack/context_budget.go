@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/store"
 )
 
 // slot is one renderable thing of a pack (a card item or an evidence row)
@@ -227,17 +228,17 @@ func (s *slot) trim(from, to domain.RenderForm, reason string) {
 // outcomeOf is the injection outcome of an item after packing.
 func outcomeOf(s *slot) string {
 	if s.item.Trimmed != nil {
-		return outcomeTrimmed
+		return store.OutcomeTrimmed
 	}
 	switch s.form {
 	case domain.FormInlineFull:
-		return outcomeInlineFull
+		return store.OutcomeInlineFull
 	case domain.FormInlineCompact:
-		return outcomeInlineCompact
+		return store.OutcomeInlineCompact
 	case domain.FormRefOnly:
-		return outcomeRefOnly
+		return store.OutcomeRefOnly
 	}
-	return outcomeSkippedCooled
+	return store.OutcomeSkippedCooled
 }
 
 // finish writes Rendered, the sections, the selection lists and the budget

@@ -231,7 +231,7 @@ func (pl *Pipeline) arrange(a *assembly) {
 			// not about writes no event, so what other requests ask never
 			// cools it.
 			if cooledOut(c.lane) {
-				c.outcome = outcomeSkippedCooled
+				c.outcome = store.OutcomeSkippedCooled
 				a.skip(c, "skipped_cooled", "")
 			} else {
 				a.skip(c, "not_relevant", "")

@@ -9,19 +9,10 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// The injection outcomes and how the 30-day counts read them:
+// How the 30-day counts read the injection outcomes (store.Outcome*):
 // applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
 // viewed. ref_only is recorded but cools nothing; skipped_scope is only
 // counted per request (most candidates are out of scope).
-const (
-	outcomeInlineFull    = string(domain.OutcomeInlineFull)
-	outcomeInlineCompact = string(domain.OutcomeInlineCompact)
-	outcomeRefOnly       = string(domain.OutcomeRefOnly)
-	outcomeTrimmed       = string(domain.OutcomeTrimmed)
-	outcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
-	outcomeSkippedScope  = string(domain.OutcomeSkippedScope)
-	outcomeViewed        = string(domain.OutcomeViewed)
-)
 
 // coolingStats is what the lanes policy learns about a card's recent life.
 type coolingStats struct {
@@ -37,8 +28,8 @@ type coolingStats struct {
 // of coolingOf's Counts30d fields; appliedOutcomes are those whose latest
 // event ends a card's inactivity.
 var (
-	coolingGroups   = [][]string{{outcomeInlineFull, outcomeInlineCompact}, {outcomeSkippedCooled}, {outcomeTrimmed}, {outcomeViewed}}
-	appliedOutcomes = []string{outcomeInlineFull, outcomeInlineCompact}
+	coolingGroups   = [][]string{{store.OutcomeInlineFull, store.OutcomeInlineCompact}, {store.OutcomeSkippedCooled}, {store.OutcomeTrimmed}, {store.OutcomeViewed}}
+	appliedOutcomes = []string{store.OutcomeInlineFull, store.OutcomeInlineCompact}
 )
 
 // cooling reads the 30-day counts (counted by UTC day) and the last applied
@@ -79,12 +70,12 @@ func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (c
 func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
 	var cs coolingStats
 	cs.counts = policies.Counts30d{
-		Applied: window.Counts[outcomeInlineFull] + window.Counts[outcomeInlineCompact],
-		Skipped: window.Counts[outcomeSkippedCooled],
-		Trimmed: window.Counts[outcomeTrimmed],
-		Viewed:  window.Counts[outcomeViewed],
+		Applied: window.Counts[store.OutcomeInlineFull] + window.Counts[store.OutcomeInlineCompact],
+		Skipped: window.Counts[store.OutcomeSkippedCooled],
+		Trimmed: window.Counts[store.OutcomeTrimmed],
+		Viewed:  window.Counts[store.OutcomeViewed],
 	}
-	cs.lastApplied = max(ever.Latest[outcomeInlineFull], ever.Latest[outcomeInlineCompact])
+	cs.lastApplied = max(ever.Latest[store.OutcomeInlineFull], ever.Latest[store.OutcomeInlineCompact])
 	cs.ageDays = ageDays(cs.lastApplied, c, now)
 	return cs
 }
@@ -204,7 +195,7 @@ func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 		if _, ok := found[id]; !ok {
 			return invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
 		}
-		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: outcomeViewed, CreatedAt: stamp})
+		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: store.OutcomeViewed, CreatedAt: stamp})
 	}
 	return pl.RecordInjections(ctx, rows, nil, "record views")
 }

@@ -469,7 +469,7 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai
 // request record.
 func (g *benchGen) events(ctx context.Context) error {
 	total := g.spec.Events
-	outcomes := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled, outcomeSkippedScope, outcomeViewed}
+	outcomes := []string{store.OutcomeInlineFull, store.OutcomeInlineCompact, store.OutcomeRefOnly, store.OutcomeTrimmed, store.OutcomeSkippedCooled, store.OutcomeSkippedScope, store.OutcomeViewed}
 	for done := 0; done < total; {
 		n := min(benchBatch, total-done)
 		var batch [][]store.InjectionEvent
@@ -494,17 +494,6 @@ func (g *benchGen) events(ctx context.Context) error {
 	}
 	return nil
 }
-
-// The injection outcomes the telemetry is made of.
-const (
-	outcomeInlineFull    = string(domain.OutcomeInlineFull)
-	outcomeInlineCompact = string(domain.OutcomeInlineCompact)
-	outcomeRefOnly       = string(domain.OutcomeRefOnly)
-	outcomeTrimmed       = string(domain.OutcomeTrimmed)
-	outcomeSkippedCooled = string(domain.OutcomeSkippedCooled)
-	outcomeSkippedScope  = string(domain.OutcomeSkippedScope)
-	outcomeViewed        = string(domain.OutcomeViewed)
-)
 
 // historyRequests are the requests whose packs shape the history.
 var historyRequests = []host.ContextRequest{
@@ -538,7 +527,7 @@ func (g *benchGen) history(ctx context.Context) error {
 		}
 		shapes = append(shapes, packOutcomes(p))
 	}
-	drift := []string{outcomeInlineFull, outcomeInlineCompact, outcomeRefOnly, outcomeTrimmed, outcomeSkippedCooled}
+	drift := []string{store.OutcomeInlineFull, store.OutcomeInlineCompact, store.OutcomeRefOnly, store.OutcomeTrimmed, store.OutcomeSkippedCooled}
 	span := time.Duration(days) * 24 * time.Hour
 	start := g.now.Add(-span)
 	const batch = 500
@@ -553,13 +542,13 @@ func (g *benchGen) history(ctx context.Context) error {
 			rows := make([]store.InjectionEvent, len(shape))
 			for j, ev := range shape {
 				ev.RequestID, ev.CreatedAt = fmt.Sprintf("rq_hist_%d", done+i), t
-				if ev.Outcome != outcomeSkippedScope && g.rng.IntN(10) == 0 {
+				if ev.Outcome != store.OutcomeSkippedScope && g.rng.IntN(10) == 0 {
 					ev.Outcome = drift[g.rng.IntN(len(drift))]
 				}
 				rows[j] = ev
 			}
 			if g.rng.IntN(20) == 0 {
-				rows = append(rows, store.InjectionEvent{RequestID: rows[0].RequestID, CardID: shape[g.rng.IntN(len(shape))].CardID, Outcome: outcomeViewed, CreatedAt: t})
+				rows = append(rows, store.InjectionEvent{RequestID: rows[0].RequestID, CardID: shape[g.rng.IntN(len(shape))].CardID, Outcome: store.OutcomeViewed, CreatedAt: t})
 			}
 			batch[i] = rows
 		}
@@ -586,22 +575,22 @@ func (g *benchGen) history(ctx context.Context) error {
 func packOutcomes(p host.Pack) []store.InjectionEvent {
 	var out []store.InjectionEvent
 	for _, it := range p.Items {
-		o := outcomeSkippedCooled
+		o := store.OutcomeSkippedCooled
 		switch {
 		case it.Trimmed != nil:
-			o = outcomeTrimmed
+			o = store.OutcomeTrimmed
 		case it.RenderForm == domain.FormInlineFull:
-			o = outcomeInlineFull
+			o = store.OutcomeInlineFull
 		case it.RenderForm == domain.FormInlineCompact:
-			o = outcomeInlineCompact
+			o = store.OutcomeInlineCompact
 		case it.RenderForm == domain.FormRefOnly:
-			o = outcomeRefOnly
+			o = store.OutcomeRefOnly
 		}
 		out = append(out, store.InjectionEvent{CardID: it.ID, Outcome: o})
 	}
 	for _, sk := range p.Skipped {
 		switch sk.Reason {
-		case outcomeSkippedScope, outcomeSkippedCooled:
+		case store.OutcomeSkippedScope, store.OutcomeSkippedCooled:
 			out = append(out, store.InjectionEvent{CardID: sk.ID, Outcome: sk.Reason})
 		}
 	}

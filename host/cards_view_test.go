@@ -30,6 +30,9 @@ func TestViewCardWarmsTheCard(t *testing.T) {
 	if _, err := h.ViewCard(ctx, "kc_nope", false); host.KindOf(err) != host.KindInvalid {
 		t.Errorf("unknown id: err = %v, want invalid", err)
 	}
+	if err := h.SettleTelemetry(); err != nil {
+		t.Fatal(err)
+	}
 	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -235,6 +235,9 @@ func BenchmarkContext(b *testing.B) {
 				}
 				b.StopTimer()
 				lat.report(b)
+				if err := h.SettleTelemetry(); err != nil {
+					b.Fatal(err)
+				}
 				grown := dbBytes(b, home)
 				b.ReportMetric(float64(grown)/(1<<20), "db-MB")
 				if mode == "write" {

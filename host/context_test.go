@@ -346,6 +346,9 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 	if _, err := h.Context(ctx, req); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.SettleTelemetry(); err != nil {
+		t.Fatal(err)
+	}
 	stats, err := st.InjectionStats(ctx, []string{in, ref, cold, out}, "2000-01-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)

@@ -126,3 +126,13 @@ func telemetryCheck(ctx context.Context, st *store.Store, days int) Check {
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
+
+// SettleTelemetry writes the request records still queued and waits for
+// their fold, so that another process (or another handle on the file)
+// reads them. Close does the same; requests never wait for it.
+func (h *Host) SettleTelemetry() error {
+	if err := h.store.SettleFolds(); err != nil {
+		return internal(err, "write queued telemetry")
+	}
+	return nil
+}

@@ -50,6 +50,11 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 			}
 		}
 	}
+	// The raw records are read through another handle, as another
+	// process would: the queued ones must be written first.
+	if err := h.SettleTelemetry(); err != nil {
+		t.Fatal(err)
+	}
 	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
 	if err != nil {
 		t.Fatal(err)

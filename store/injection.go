@@ -54,6 +54,7 @@ type InjectionStats struct {
 // by the number of requests, plus the records not folded into them yet
 // (fewer than FoldEvery).
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
+	s.settleQueued()
 	out := make(map[string]InjectionStats, len(cardIDs))
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
@@ -144,7 +145,7 @@ type InjectionSummary struct {
 // its day list or corrected by the daily rows between the row's base and
 // since's day. The records not folded into the rollups yet are added, read
 // in the same statement.
-func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
+func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (*summaries, error) {
 	sums := newSummaries(len(cardIDs), groups, latest)
 	day := since[:min(len(since), 10)]
 	for len(cardIDs) > 0 {
@@ -215,7 +216,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 			return nil, err
 		}
 	}
-	return sums.out, nil
+	return sums, nil
 }
 
 // summaries gathers InjectionSummaries' answer.

@@ -24,7 +24,43 @@ import (
 // the unfolded records are added. A window no row can answer that way
 // (since more than a day list's reach before a row's newest day) is read
 // by SQLite with the daily rows (injectionSummariesSQL).
+//
+// This process's request records still queued (see QueueRequest) are
+// added too, so a request counts the ones before it whether or not they
+// were written yet.
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
+	var sums *summaries
+	queued, err := s.records.withQueued(func() error {
+		var err error
+		sums, err = s.injectionSummaries(ctx, cardIDs, since, groups, latest)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(queued) > 0 {
+		day := since[:min(len(since), 10)]
+		want := make(map[string]bool, len(cardIDs))
+		for _, id := range cardIDs {
+			want[id] = true
+		}
+		for _, r := range queued {
+			count := 0
+			if r.createdAt[:min(len(r.createdAt), 10)] >= day {
+				count = 1
+			}
+			for _, ev := range r.events {
+				if want[ev.CardID] {
+					sums.add(ev.CardID, ev.Outcome, r.createdAt, count)
+				}
+			}
+		}
+	}
+	return sums.out, nil
+}
+
+// injectionSummaries is InjectionSummaries without the queued records.
+func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (*summaries, error) {
 	day := since[:min(len(since), 10)]
 	listUntil := ""
 	if t, err := time.Parse(time.DateOnly, day); err == nil {
@@ -75,7 +111,7 @@ func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since 
 	if err != nil {
 		return nil, err
 	}
-	return sums.out, nil
+	return sums, nil
 }
 
 // windowRow is one running count of a card as the last fold left it.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -72,9 +73,11 @@ func (f *folder) run(s *Store) {
 	}
 }
 
-// SettleFolds waits until no fold runs and returns the last fold's error.
-// Close calls it; tests call it to read the rollups a fold has written.
+// SettleFolds writes the queued request records (FlushRecords), waits
+// until no fold runs and returns a failure of either. Close calls it;
+// tests call it to read the rollups a fold has written.
 func (s *Store) SettleFolds() error {
+	recErr := s.FlushRecords()
 	f := &s.folds
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -84,5 +87,5 @@ func (s *Store) SettleFolds() error {
 	for f.running {
 		f.done.Wait()
 	}
-	return f.err
+	return errors.Join(recErr, f.err)
 }

@@ -59,6 +59,8 @@ type Store struct {
 	texts  textCache
 	rowids rowidCache
 	folds  folder
+	// records queues this process's request records (see QueueRequest).
+	records recordQueue
 	// windows caches cards' running counts as of the fold mark.
 	windows windowCache
 	// writeSlot queues this process's write transactions (see Tx): a
@@ -223,6 +225,15 @@ type Tx struct {
 	unindexed int64
 	// cardsUnindexed is the same for cards (see indexCards).
 	cardsUnindexed int64
+	// beforeCommit and afterCommit bracket the commit (see commitHooks).
+	beforeCommit func()
+	afterCommit  func(ok bool)
+}
+
+// commitHooks has before run right before the transaction commits and
+// after right after, with whether it did; neither runs when it rolls back.
+func (tx *Tx) commitHooks(before func(), after func(ok bool)) {
+	tx.beforeCommit, tx.afterCommit = before, after
 }
 
 // Tx runs fn in one IMMEDIATE transaction: it commits when fn returns nil and
@@ -261,7 +272,14 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 			sqlTx.Rollback()
 			return
 		}
-		if cerr := sqlTx.Commit(); cerr != nil {
+		if tx.beforeCommit != nil {
+			tx.beforeCommit()
+		}
+		cerr := sqlTx.Commit()
+		if tx.afterCommit != nil {
+			tx.afterCommit(cerr == nil)
+		}
+		if cerr != nil {
 			err = fmt.Errorf("commit: %w", cerr)
 		}
 	}()

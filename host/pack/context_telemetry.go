@@ -98,21 +98,13 @@ func DaysSince(stamp string, now time.Time) int {
 	return int(now.Sub(t) / (24 * time.Hour))
 }
 
-// pruneEvery and pruneStep pace retention during normal use: every 64th
-// request record also deletes up to 256 records older than the window, so
-// a palace in steady use never grows its raw telemetry past the window
-// and no single request pays for a large delete.
-const (
-	pruneEvery = 64
-	pruneStep  = 256
-)
-
-// logInjections records the request's outcomes: one request record (which
-// every 16th request folds, with the ones before it, into the per-card
-// rollups), in one short transaction taken after the pack was assembled
-// (the reads hold no write lock, nor does the lookup of the cards' rowids
-// the record is coded with). skipped_scope cards are counted, not listed. Every 64th record also drops a few raw records older than the
-// retention window (their counts stay in the rollups).
+// logInjections records the request's outcomes: one request record,
+// queued after the pack was assembled and written by the store in the
+// background with the records queued beside it (see store.QueueRequest),
+// so the request waits for no write lock. Every sixteenth record has the
+// ones before it folded into the per-card rollups, and every 64th also
+// drops a few raw records older than the retention window (their counts
+// stay in the rollups). skipped_scope cards are counted, not listed.
 func (pl *Pipeline) logInjections(ctx context.Context, a *assembly) error {
 	stamp := store.FormatTime(a.now)
 	rows := make([]store.InjectionEvent, 0, len(a.considered))
@@ -152,27 +144,12 @@ func requestTerms(a *assembly) *store.RequestTerms {
 	return &store.RequestTerms{RequestID: a.pack.RequestID, Query: a.pack.Request.Query, Terms: a.signature, CreatedAt: store.FormatTime(a.now)}
 }
 
-// RecordInjections writes one request's events (and its terms, when given,
-// in the same transaction) and keeps retention going; what names the
-// operation in a KindInternal error.
+// RecordInjections queues one request's events (and its terms, when
+// given) to be written with retention kept going (see
+// store.QueueRequest); what names the operation in a KindInternal error.
 func (pl *Pipeline) RecordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	var seq int64
-	var err error
-	if terms != nil {
-		seq, err = pl.store.RecordRequest(ctx, rows, *terms)
-	} else {
-		seq, err = pl.store.RecordInjections(ctx, rows)
-	}
-	if err != nil {
+	if err := pl.store.QueueRequest(ctx, rows, terms, pl.telemetryCutoff()); err != nil {
 		return internal(err, "%s", what)
-	}
-	if seq%pruneEvery == 0 {
-		// Best effort: a failure here loses nothing (the records stay and
-		// the next prune or `palace maintenance` drops them).
-		_, _ = pl.store.PruneTelemetry(ctx, pl.telemetryCutoff(), pruneStep)
 	}
 	return nil
 }

@@ -4,24 +4,30 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // QueueRequest records one context request's outcomes (and its terms,
 // when given) without making the request wait for a write: the record is
 // checked and coded now (an unknown outcome is ErrBadOutcome, an unknown
-// card ErrNotFound, and nothing is queued), then written by one goroutine
-// per store, with every other record queued meanwhile, in one short
-// transaction. The goroutine also asks for the fold (see folder) and, when
-// its records cross a multiple of PruneEvery, drops up to PruneStep raw
-// records older than pruneBefore ("" = keep all).
+// card ErrNotFound, and nothing is queued), then written in the background
+// with the records queued beside it, in one transaction that also folds
+// them into the rollups when FoldEvery records wait unfolded: as soon as
+// FoldEvery records are queued, else flushAfter after the first of them,
+// and at FlushRecords and Close. A write whose records cross a multiple of
+// PruneEvery also drops up to PruneStep raw records older than
+// pruneBefore ("" = keep all).
 //
 // A request used to write its record itself, and a write waits for the
 // write lock: behind another agent's write, and in a long-running server
-// behind the fold of the sixteen records before it, the slowest part of
-// back-to-back requests. Nothing is lost by queueing: this process's
+// behind the fold of the records before it. Every commit also empties the
+// page cache of every other connection to the database, so a write per
+// request made the next request's reads start cold; batched, that happens
+// once per batch. Nothing is lost by queueing: this process's
 // InjectionSummaries counts queued records as it counts unfolded ones, the
-// other readers of telemetry wait for the queue to be written first, and
-// Close writes what is left (reporting a write that kept failing).
+// other readers of telemetry write the queue first, and Close writes what
+// is left (reporting a write that kept failing). Other processes see a
+// long-running process's records at most flushAfter late.
 func (s *Store) QueueRequest(ctx context.Context, events []InjectionEvent, terms *RequestTerms, pruneBefore string) error {
 	if len(events) == 0 {
 		return nil
@@ -63,6 +69,9 @@ const (
 // growing memory.
 const queueMax = 1024
 
+// flushAfter is how long a record may wait for others to be written with.
+const flushAfter = time.Second
+
 // queuedRecord is a request record waiting to be written.
 type queuedRecord struct {
 	requestID, createdAt string
@@ -84,7 +93,8 @@ type recordQueue struct {
 	waiting  []*queuedRecord
 	gen      uint64
 	running  bool
-	err      error // the last write's failure; cleared by the next write that succeeds
+	timer    *time.Timer // armed while records wait for flushAfter
+	err      error       // the last write's failure; cleared by the next write that succeeds
 	changed  *sync.Cond
 	commitMu sync.RWMutex
 }
@@ -112,21 +122,42 @@ func (q *recordQueue) add(ctx context.Context, s *Store, r *queuedRecord) error 
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.waiting = append(q.waiting, r)
-	if !q.running {
+	switch {
+	case q.running:
+	case len(q.waiting) >= FoldEvery:
 		q.running = true
-		go q.run(s)
+		go q.run(s, false)
+	case q.timer == nil:
+		q.timer = time.AfterFunc(flushAfter, func() { q.flushLater(s) })
 	}
 	return nil
 }
 
+// flushLater writes what waits when flushAfter has passed.
+func (q *recordQueue) flushLater(s *Store) {
+	q.mu.Lock()
+	q.timer = nil
+	if q.running || len(q.waiting) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.running = true
+	q.mu.Unlock()
+	q.run(s, true)
+}
+
 // run writes the waiting records, everything queued by the time a write
-// begins in one transaction, until none wait or a write fails (the records
-// stay queued for the next add or FlushRecords).
-func (q *recordQueue) run(s *Store) {
+// begins in one transaction, until fewer than FoldEvery wait (none, with
+// all) or a write fails (the records stay queued for the next add or
+// FlushRecords). Records left waiting arm the timer.
+func (q *recordQueue) run(s *Store, all bool) {
 	for {
 		q.mu.Lock()
 		batch := q.waiting[:len(q.waiting):len(q.waiting)]
-		if len(batch) == 0 {
+		if len(batch) == 0 || !all && len(batch) < FoldEvery {
+			if len(batch) > 0 && q.timer == nil {
+				q.timer = time.AfterFunc(flushAfter, func() { q.flushLater(s) })
+			}
 			q.running = false
 			q.cond().Broadcast()
 			q.mu.Unlock()
@@ -146,14 +177,20 @@ func (q *recordQueue) run(s *Store) {
 }
 
 // writeQueued writes batch (the oldest waiting records) in one
-// transaction, takes them off the queue as it commits, then asks for a
-// fold and prunes when due.
+// transaction that folds the unfolded records when FoldEvery wait, takes
+// them off the queue as it commits, then prunes when due.
 func (s *Store) writeQueued(batch []*queuedRecord) error {
 	// Not a request's context: the request has returned.
 	ctx := context.Background()
 	q := &s.records
-	var folded, first, last int64
+	var first, last int64
 	pruneBefore := ""
+	var sums rollups
+	for _, r := range batch {
+		for _, ev := range r.events {
+			sums.add(ev.CardID, ev.Outcome, r.createdAt)
+		}
+	}
 	err := s.Tx(ctx, func(tx *Tx) error {
 		for _, r := range batch {
 			res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
@@ -174,8 +211,8 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 			}
 			pruneBefore = r.pruneBefore
 		}
-		if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
-			return fmt.Errorf("read injection fold mark: %w", err)
+		if err := tx.fold(ctx, first, last, &sums, false); err != nil {
+			return err
 		}
 		tx.commitHooks(q.beginCommit, func(ok bool) { q.endCommit(len(batch), ok) })
 		return nil
@@ -183,7 +220,6 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	if err != nil {
 		return err
 	}
-	s.folds.start(s, folded, last)
 	if pruneBefore != "" && last/PruneEvery > (first-1)/PruneEvery {
 		// Best effort: a failure loses nothing (the records stay for the
 		// next prune or `palace maintenance`).
@@ -265,13 +301,17 @@ func (s *Store) FlushRecords() error {
 	for q.running {
 		q.cond().Wait()
 	}
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
 	if len(q.waiting) == 0 {
 		q.mu.Unlock()
 		return nil
 	}
 	q.running = true
 	q.mu.Unlock()
-	q.run(s)
+	q.run(s, true)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.running { // a request queued another record meanwhile

@@ -18,7 +18,8 @@ import (
 // records it synchronously and folded in another; after every request
 // both must read the same counts: a queued record is counted once,
 // whether it was still queued, being committed or written when read.
-// Readers run beside the queue too, so reads overlap commits.
+// Readers and a flusher run beside the queue too, so reads overlap
+// commits.
 func TestQueuedReadsMatch(t *testing.T) {
 	ctx := context.Background()
 	a, _ := open(t)
@@ -30,6 +31,7 @@ func TestQueuedReadsMatch(t *testing.T) {
 	groups := [][]string{{"inline_full", "inline_compact"}, {"skipped_cooled"}, {"trimmed"}, {"viewed"}, {"ref_only"}}
 	applied := []string{"inline_full", "inline_compact"}
 	rng := rand.New(rand.NewPCG(7, 3))
+	rng2 := rand.New(rand.NewPCG(1, 1))
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 	// Background readers: any answer must be a prefix of the history, so
@@ -58,6 +60,21 @@ func TestQueuedReadsMatch(t *testing.T) {
 		})
 	}
 
+	// And a flusher, so that commits land at any point of a read.
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := a.FlushRecords(); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Duration(rng2.IntN(500)) * time.Microsecond)
+		}
+	})
 	stopReaders := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	defer stopReaders()
 	n := 4*store.FoldEvery + 7

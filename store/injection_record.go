@@ -275,37 +275,16 @@ const windowDays = "30"
 
 // cardRowIDs maps card ids to their rowids; an unknown id is ErrNotFound.
 // Cards are never deleted, so a rowid names one card for good (VACUUM
-// keeps rowids; see Compact).
+// keeps rowids; see Compact) and the rowid cache answers most of a
+// request's ids.
 func (s *Store) cardRowIDs(ctx context.Context, ids []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(ids))
-	var want []string
-	for _, id := range ids {
-		if _, ok := out[id]; !ok {
-			out[id] = 0
-			want = append(want, id)
-		}
+	names, err := s.rowids.names(ctx, s.db, ids)
+	if err != nil {
+		return nil, err
 	}
-	for len(want) > 0 {
-		n := min(len(want), 500)
-		chunk := want[:n]
-		want = want[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card rowids: %w", err)
-		}
-		for rows.Next() {
-			var rowid int64
-			var id string
-			if err := rows.Scan(&rowid, &id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card rowids: %w", err)
-			}
-			out[id] = rowid
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read card rowids: %w", err)
-		}
+	out := make(map[string]int64, len(names))
+	for rid, id := range names {
+		out[id] = rid
 	}
 	for _, id := range ids {
 		if out[id] == 0 {

@@ -197,18 +197,21 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain
 // keyed by id: one B-tree descent per card where an id costs two (its
 // unique index, then the table).
 func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]domain.Card, error) {
-	out := make(map[string]domain.Card, len(rowids))
-	for len(rowids) > 0 {
-		n := min(len(rowids), 500)
-		chunk := rowids[:n]
-		rowids = rowids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
-			return nil, err
-		}
+	version, err := s.cardVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel := make([]rowCard, len(rowids))
+	for i, rid := range rowids {
+		sel[i].rowid = rid
+	}
+	cards, err := s.cardsAt(ctx, version, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]domain.Card, len(cards))
+	for _, c := range cards {
+		out[c.ID] = c
 	}
 	return out, nil
 }

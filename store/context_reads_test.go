@@ -171,3 +171,67 @@ func TestCandidateTextsSeeEdits(t *testing.T) {
 		t.Errorf("after an edit the statement is %q, want the edited one", got)
 	}
 }
+
+// TestCandidateCardsSeeChanges reads cards twice (the second time from the
+// cache), then changes one behind the store's back, as another program
+// could, and through a second handle, as another palace process does: each
+// next read has the change, by the candidate read and by rowid.
+func TestCandidateCardsSeeChanges(t *testing.T) {
+	s, path := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted", "canonical"}}
+	texts, err := s.CandidateTexts(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowids []int64
+	for _, x := range texts {
+		rowids = append(rowids, x.RowID)
+	}
+	field := func() (string, string) {
+		t.Helper()
+		cards, err := s.CandidateCards(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byRow, err := s.CardsByRowIDs(ctx, rowids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cards {
+			if c.ID == "kc_1" {
+				return c.Field, byRow["kc_1"].Field
+			}
+		}
+		t.Fatalf("kc_1 is not among %v", cards)
+		return "", ""
+	}
+	first, _ := field()
+	for range 2 {
+		if a, b := field(); a != first || b != first {
+			t.Fatalf("field = %q / %q, want %q", a, b, first)
+		}
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.ExecForTest(ctx, `UPDATE cards SET field = 'edited-elsewhere' WHERE id = 'kc_1'`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := field(); a != "edited-elsewhere" || b != "edited-elsewhere" {
+		t.Errorf("after an edit the field is %q / %q, want the edited one", a, b)
+	}
+	other, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Tx(ctx, func(tx *store.Tx) error {
+		return tx.ExecForTest(ctx, `UPDATE cards SET field = 'from-another-process' WHERE id = 'kc_1'`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := field(); a != "from-another-process" || b != "from-another-process" {
+		t.Errorf("after another handle's edit the field is %q / %q", a, b)
+	}
+}

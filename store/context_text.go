@@ -141,16 +141,34 @@ func (c *textCache) store(version int64, out []CandidateText, idx []int) {
 
 // CandidateCards returns every card q selects (ignoring Match and Limit),
 // whole, in no particular order. Callers use it when the selection is
-// within their bound.
+// within their bound. The selection comes from an index; the cards from
+// the card cache (see cardCache) or the table.
 func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]domain.Card, error) {
+	version, err := s.cardVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
 	where, args := candidateWhere("c.", q)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards c WHERE `+where, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id FROM cards c WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate cards: %w", err)
 	}
-	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
-		return nil, err
+	var sel []rowCard
+	for rows.Next() {
+		var r rowCard
+		if err := rows.Scan(&r.rowid, &r.id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read candidate cards: %w", err)
+		}
+		sel = append(sel, r)
 	}
-	return out, nil
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read candidate cards: %w", err)
+	}
+	cards, err := s.cardsAt(ctx, version, sel)
+	if err != nil {
+		return nil, fmt.Errorf("read candidate cards: %w", err)
+	}
+	return cards, nil
 }

@@ -507,6 +507,19 @@ CREATE TABLE IF NOT EXISTS injection_recent (
 INSERT OR REPLACE INTO injection_recent(card_id, outcome, days)
 	SELECT card_id, outcome, ` + recentDaysSQL("injection_window") + ` FROM injection_window;
 `,
+	// A counter of changes to cards, so a process may keep whole cards it
+	// has read (see cardCache): any UPDATE or DELETE of a card row, by
+	// palace or not, by any process, is counted. An INSERT is not: a new
+	// card has a rowid no cache holds. IF NOT EXISTS: it holds whatever
+	// the entry's number.
+	`
+CREATE TABLE IF NOT EXISTS card_version (n INTEGER NOT NULL);
+INSERT INTO card_version(n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM card_version);
+CREATE TRIGGER IF NOT EXISTS cards_changed AFTER UPDATE ON cards
+BEGIN UPDATE card_version SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS cards_deleted AFTER DELETE ON cards
+BEGIN UPDATE card_version SET n = n + 1; END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

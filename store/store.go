@@ -57,6 +57,7 @@ type Store struct {
 	path   string
 	refs   refCache
 	texts  textCache
+	cards  cardCache
 	rowids rowidCache
 	folds  folder
 	// records queues this process's request records (see QueueRequest).

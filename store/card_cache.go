@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/palacehq/palace/domain"
+)
+
+// cardCache holds whole cards by rowid as of one card_version: any UPDATE
+// or DELETE of a card row — by palace or not, by any process — bumps the
+// version, which empties the cache at the next read, and an inserted card
+// has a rowid the cache cannot hold yet. Reading a request's ~200
+// candidates whole (and decoding their scopes and triggers) was a fifth of
+// a context request on the 10k-card benchmark palace; the cached read
+// takes rowids from an index and the rest from memory. Entries are also
+// checked against the id the index gives. The cards it hands out share
+// their scope and trigger lists with the cache: callers copy a list before
+// changing it. Bounded like textCache, at fewer entries (a card weighs
+// more than its text).
+type cardCache struct {
+	mu      sync.Mutex
+	version int64
+	m       map[int64]domain.Card
+}
+
+const cardCacheMax = 1 << 14
+
+// get returns the card at rowid if the cache holds it at version with the
+// id want ("" = any id: a rowid names one card for good).
+func (c *cardCache) get(version, rowid int64, want string) (domain.Card, bool) {
+	if c.m == nil || c.version != version {
+		return domain.Card{}, false
+	}
+	card, ok := c.m[rowid]
+	return card, ok && (want == "" || card.ID == want)
+}
+
+// reset empties the cache when it holds another version.
+func (c *cardCache) reset(version int64) {
+	if c.m == nil || c.version != version {
+		c.m, c.version = map[int64]domain.Card{}, version
+	}
+}
+
+// put keeps cards read at version, unless a newer read moved the cache on.
+func (c *cardCache) put(version int64, cards map[int64]domain.Card) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version != version || c.m == nil {
+		return
+	}
+	if len(c.m)+len(cards) > cardCacheMax {
+		c.m = map[int64]domain.Card{}
+	}
+	for rid, card := range cards {
+		c.m[rid] = card
+	}
+}
+
+// rowCard is a selected card's rowid and id.
+type rowCard struct {
+	rowid int64
+	id    string
+}
+
+// cardsAt returns the cards of rows, read at version, from the cache or
+// the table, in rows' order; a card gone since rows were read (deleted by
+// something other than palace) is left out.
+func (s *Store) cardsAt(ctx context.Context, version int64, rows []rowCard) ([]domain.Card, error) {
+	out := make([]domain.Card, len(rows))
+	var missing []int64
+	at := map[int64]int{}
+	s.cards.mu.Lock()
+	s.cards.reset(version)
+	for i, r := range rows {
+		if c, ok := s.cards.get(version, r.rowid, r.id); ok {
+			out[i] = c
+		} else {
+			missing = append(missing, r.rowid)
+			at[r.rowid] = i
+		}
+	}
+	s.cards.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read := make(map[int64]domain.Card, len(missing))
+	for len(missing) > 0 {
+		n := min(len(missing), 500)
+		chunk := missing[:n]
+		missing = missing[n:]
+		q, err := s.db.QueryContext(ctx, `SELECT `+cardCols+`, rowid FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read cards: %w", err)
+		}
+		if err := scanCardsWith(q, func(c domain.Card, rowid int) {
+			if i, ok := at[int64(rowid)]; ok {
+				out[i] = c
+				read[int64(rowid)] = c
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	s.cards.put(version, read)
+	if len(read) < len(at) {
+		kept := out[:0]
+		for i, c := range out {
+			if _, wanted := at[rows[i].rowid]; !wanted || c.ID != "" {
+				kept = append(kept, c)
+			}
+		}
+		out = kept
+	}
+	return out, nil
+}
+
+// cardVersion reads card_version: before the cards it versions, so that
+// what is cached is at least as new as its version says.
+func (s *Store) cardVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT n FROM card_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read card version: %w", err)
+	}
+	return v, nil
+}

@@ -303,9 +303,17 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 // order, with only CardID, EvidenceID and Role filled: what citations and
 // gate counts need. It reads neither evidence (see SourceRefs) nor the
 // links' notes and times, and keeps every card's links in one backing
-// array, as a context request reads a few thousand of them.
+// array, as a context request reads a few thousand of them. The links of
+// cards read before come from the link cache (see linkCache); the slices
+// are shared with it, so callers must not change them.
 func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
-	out := make(map[string][]domain.Link, len(cardIDs))
+	version, err := s.linkVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, cardIDs := s.linkCache.get(version, cardIDs)
+	read := make(map[string][]domain.Link, len(cardIDs))
+	asked := cardIDs
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)
 		chunk := cardIDs[:n]
@@ -319,7 +327,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 		start := 0
 		flush := func() {
 			if len(all) > start {
-				out[all[start].CardID] = all[start:len(all):len(all)]
+				read[all[start].CardID] = all[start:len(all):len(all)]
 			}
 			start = len(all)
 		}
@@ -348,6 +356,10 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
+	}
+	s.linkCache.put(version, asked, read)
+	for id, ls := range read {
+		out[id] = ls
 	}
 	return out, nil
 }

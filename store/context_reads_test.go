@@ -235,3 +235,47 @@ func TestCandidateCardsSeeChanges(t *testing.T) {
 		t.Errorf("after another handle's edit the field is %q / %q", a, b)
 	}
 }
+
+// TestLinkRowsSeeChanges reads links twice (the second time from the
+// cache), then adds, changes and deletes links behind the store's back:
+// each next read has the change.
+func TestLinkRowsSeeChanges(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	ids := []string{"kc_1", "kc_2", "kc_nope"}
+	read := func() map[string][]domain.Link {
+		t.Helper()
+		got, err := s.LinkRows(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	before := read()
+	if again := read(); !reflect.DeepEqual(before, again) || len(before["kc_1"]) == 0 {
+		t.Fatalf("links %v, then %v", before, again)
+	}
+	if _, ok := before["kc_nope"]; ok {
+		t.Errorf("links of an unknown card: %v", before["kc_nope"])
+	}
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := len(before["kc_2"])
+	exec(`INSERT INTO card_links(card_id, evidence_id, role, created_at) VALUES ('kc_2', 'ev_6', 'teaching', '2099-01-01T00:00:00.000Z')`)
+	if got := read()["kc_2"]; len(got) != n+1 || got[n].EvidenceID != "ev_6" || got[n].Role != "teaching" {
+		t.Errorf("after an insert, links of kc_2 = %v", got)
+	}
+	exec(`UPDATE card_links SET role = 'verification' WHERE card_id = 'kc_2' AND evidence_id = 'ev_6'`)
+	if got := read()["kc_2"]; len(got) != n+1 || got[n].Role != "verification" {
+		t.Errorf("after an update, links of kc_2 = %v", got)
+	}
+	exec(`DELETE FROM card_links WHERE card_id = 'kc_2' AND evidence_id = 'ev_6'`)
+	if got := read()["kc_2"]; !reflect.DeepEqual(got, before["kc_2"]) {
+		t.Errorf("after a delete, links of kc_2 = %v, want %v", got, before["kc_2"])
+	}
+}

@@ -520,6 +520,19 @@ BEGIN UPDATE card_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS cards_deleted AFTER DELETE ON cards
 BEGIN UPDATE card_version SET n = n + 1; END;
 `,
+	// The same for links, so a process may keep cards' links (see
+	// linkCache): UPDATE and DELETE are counted here; an INSERT raises
+	// max(rowid), which the cache reads with the counter. A trigger per
+	// inserted row would tax every import. IF NOT EXISTS: it holds
+	// whatever the entry's number.
+	`
+CREATE TABLE IF NOT EXISTS link_version (n INTEGER NOT NULL);
+INSERT INTO link_version(n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM link_version);
+CREATE TRIGGER IF NOT EXISTS card_links_changed AFTER UPDATE ON card_links
+BEGIN UPDATE link_version SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS card_links_deleted AFTER DELETE ON card_links
+BEGIN UPDATE link_version SET n = n + 1; END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

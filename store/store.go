@@ -53,13 +53,14 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db     *handle
-	path   string
-	refs   refCache
-	texts  textCache
-	cards  cardCache
-	rowids rowidCache
-	folds  folder
+	db        *handle
+	path      string
+	refs      refCache
+	texts     textCache
+	cards     cardCache
+	linkCache linkCache
+	rowids    rowidCache
+	folds     folder
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.

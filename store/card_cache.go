@@ -18,14 +18,14 @@ import (
 // checked against the id the index gives. The cards it hands out share
 // their scope and trigger lists with the cache: callers copy a list before
 // changing it. Bounded like textCache, at fewer entries (a card weighs
-// more than its text).
+// more than its text: ~1 KB, so at most ~8 MB).
 type cardCache struct {
 	mu      sync.Mutex
 	version int64
 	m       map[int64]domain.Card
 }
 
-const cardCacheMax = 1 << 14
+const cardCacheMax = 1 << 13
 
 // get returns the card at rowid if the cache holds it at version with the
 // id want ("" = any id: a rowid names one card for good).

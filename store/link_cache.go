@@ -15,7 +15,9 @@ import (
 // the largest after it is deleted, which the counter sees). A context
 // request reads the links of its ~200 candidates, ~6,000 rows on the
 // 10k-card benchmark palace: a seventh of its CPU before the cache. A
-// card read without links is held with none. Bounded like cardCache.
+// card read without links is held with none. Bounded like cardCache, at
+// fewer cards (~30 links each on that palace: ~3 KB), so a long-running
+// process holds at most ~15 MB of them.
 type linkCache struct {
 	mu      sync.Mutex
 	version linkVersion
@@ -24,7 +26,7 @@ type linkCache struct {
 
 type linkVersion struct{ changes, maxRowID int64 }
 
-const linkCacheMax = 1 << 14
+const linkCacheMax = 1 << 12
 
 // get returns the links the cache holds for ids at version, and the ids
 // it does not hold.

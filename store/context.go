@@ -109,14 +109,19 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 	return n, nil
 }
 
-// CandidateFill is Candidates' fill without a Match, read whole in one
-// statement: the cards of q's selection ordered by persistence, tier,
-// anchor and id (the order is picked from the covering index, and only the
-// first q.Limit rows are read), and total, the number of cards q selects.
+// CandidateFill is Candidates' fill without a Match: the cards of q's
+// selection ordered by persistence, tier, anchor and id (the order is
+// picked from the covering index, and only the first q.Limit rows are
+// read), and total, the number of cards q selects, in one statement; the
+// cards themselves come from the card cache (see cardCache) or the table.
 // The cards come in that order.
 func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []domain.Card, total int, err error) {
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
+	}
+	version, err := s.cardVersion(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
 	where, args := candidateWhere("c.", q)
 	order, oargs := rankCase("c.persistence", q.PersistenceOrder)
@@ -128,17 +133,29 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []do
 	all = append(all, targs...)
 	all = append(all, aargs...)
 	all = append(all, q.Limit)
-	// CROSS JOIN keeps the ordered subquery as the outer loop, so rows come
-	// out in its order; the count is an uncorrelated subquery, run once.
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixCols("d.")+`, (SELECT count(*) FROM cards WHERE `+cwhere+`)
-		FROM (SELECT c.rowid AS rid FROM cards c WHERE `+where+` ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?) k
-		CROSS JOIN cards d ON d.rowid = k.rid`, all...)
+	// The count is an uncorrelated subquery, run once.
+	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, (SELECT count(*) FROM cards WHERE `+cwhere+`)
+		FROM cards c WHERE `+where+` ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, all...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
-	cards = make([]domain.Card, 0, q.Limit)
-	err = scanCardsWith(rows, func(c domain.Card, extra int) { cards, total = append(cards, c), extra })
-	return cards, total, err
+	sel := make([]rowCard, 0, q.Limit)
+	for rows.Next() {
+		var r rowCard
+		if err := rows.Scan(&r.rowid, &r.id, &total); err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("select candidate cards: %w", err)
+		}
+		sel = append(sel, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
+	}
+	if cards, err = s.cardsAt(ctx, version, sel); err != nil {
+		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
+	}
+	return cards, total, nil
 }
 
 func candidateWhere(p string, q CandidateQuery) (string, []any) {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -253,35 +255,77 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
 		args = anySlice(anchorIDs)
 	}
+	// The version and the evidence count in one statement; the card counts
+	// and expiry times from the cache when the cards have not changed.
+	var version memoryVersion
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM card_version), coalesce((SELECT max(rowid) FROM cards), 0),
+		(SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond+`)`, args...).Scan(&version.changes, &version.maxRowID, &out.Evidence); err != nil {
+		return out, fmt.Errorf("count evidence: %w", err)
+	}
+	key := strings.Join(anchorIDs, ",") + "|" + strings.Join(domain.Strings(expiredAmong), ",")
+	counts, ok := s.memory.get(version, key)
+	if !ok {
+		var err error
+		if counts, err = s.readMemoryCounts(ctx, cond, args, anchorIDs, expiredAmong); err != nil {
+			return out, err
+		}
+		s.memory.put(version, key, counts)
+	}
+	maps.Copy(out.CardsByStatus, counts.byStatus)
+	if len(expiredAmong) > 0 && now != "" {
+		// expires_at <= now, from the sorted times.
+		out.Expired, _ = slices.BinarySearchFunc(counts.expires, now, func(e, t string) int {
+			if e <= t {
+				return -1
+			}
+			return 1
+		})
+	}
+	return out, nil
+}
+
+// readMemoryCounts counts the cards at the anchors of cond per status and
+// lists the expiry times of those with a status of expiredAmong, sorted.
+func (s *Store) readMemoryCounts(ctx context.Context, cond string, args []any, anchorIDs []string, expiredAmong []domain.Status) (memoryCounts, error) {
+	c := memoryCounts{byStatus: map[string]int{}}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args...)
 	if err != nil {
-		return out, fmt.Errorf("count cards: %w", err)
+		return c, fmt.Errorf("count cards: %w", err)
 	}
 	for rows.Next() {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			rows.Close()
-			return out, fmt.Errorf("count cards: %w", err)
+			return c, fmt.Errorf("count cards: %w", err)
 		}
-		out.CardsByStatus[st] = n
+		c.byStatus[st] = n
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("count cards: %w", err)
+		return c, fmt.Errorf("count cards: %w", err)
 	}
-	if len(expiredAmong) > 0 && now != "" {
-		q := CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong}
-		where, wargs := candidateWhere("", q)
-		wargs = append(wargs, now)
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE `+where+` AND expires_at IS NOT NULL AND expires_at <= ?`, wargs...).Scan(&out.Expired); err != nil {
-			return out, fmt.Errorf("count expired cards: %w", err)
+	if len(expiredAmong) == 0 {
+		return c, nil
+	}
+	where, wargs := candidateWhere("", CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong})
+	rows, err = s.db.QueryContext(ctx, `SELECT expires_at FROM cards WHERE `+where+` AND expires_at IS NOT NULL ORDER BY expires_at`, wargs...)
+	if err != nil {
+		return c, fmt.Errorf("count expired cards: %w", err)
+	}
+	for rows.Next() {
+		var at string
+		if err := rows.Scan(&at); err != nil {
+			rows.Close()
+			return c, fmt.Errorf("count expired cards: %w", err)
 		}
+		c.expires = append(c.expires, at)
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
-		return out, fmt.Errorf("count evidence: %w", err)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("count expired cards: %w", err)
 	}
-	return out, nil
+	return c, nil
 }
 
 // LinkRoleCounts counts the links of each card per role; cards without

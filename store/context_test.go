@@ -154,6 +154,38 @@ func TestCountMemoryAndFieldsWithoutCards(t *testing.T) {
 	if !reflect.DeepEqual(m.CardsByStatus, want) || m.Expired != 1 || m.Evidence != 5 {
 		t.Errorf("counts = %+v, want by status %v, 1 expired, 5 evidence", m, want)
 	}
+	// Counted again (from the cache): the expired count follows the time
+	// asked about, and a change to the cards by anything shows at once.
+	count := func(now string) store.MemoryCounts {
+		t.Helper()
+		m, err := s.CountMemory(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := count("2000-01-01T00:00:00.000Z"); m.Expired != 0 || !reflect.DeepEqual(m.CardsByStatus, want) {
+		t.Errorf("in 2000: %+v, want nothing expired", m)
+	}
+	if m := count("2026-02-01T00:00:00.000Z"); m.Expired != 1 {
+		t.Errorf("again in 2026: %+v, want 1 expired", m)
+	}
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE cards SET status = 'retired' WHERE id = (SELECT id FROM cards WHERE anchor_id = 'an_a' AND status = 'candidate' LIMIT 1)`)
+	if m := count("2026-02-01T00:00:00.000Z"); m.CardsByStatus["candidate"] != 0 || m.CardsByStatus["retired"] != 2 {
+		t.Errorf("after an update: %+v, want the candidate retired", m.CardsByStatus)
+	}
+	exec(`INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field, anchor_id, scope, trigger, persistence, render_pref, created_by, created_at, updated_at, expires_at)
+		SELECT 'kc_new', 'x', 'x', '', tier, 'promoted', domain, field, anchor_id, scope, trigger, persistence, render_pref, created_by, created_at, updated_at, '2026-01-15T00:00:00.000Z'
+		FROM cards WHERE anchor_id = 'an_a' LIMIT 1`)
+	if m := count("2026-02-01T00:00:00.000Z"); m.CardsByStatus["promoted"] != 4 || m.Expired != 2 {
+		t.Errorf("after an insert: %+v, want 4 promoted and 2 expired", m)
+	}
 	// "locks" has 5 rows at an_a and no card in that field; "storage" cards
 	// exist but no storage evidence does.
 	got, err := s.FieldsWithoutCards(ctx, []string{"an_a", "an_g"}, []domain.Status{"promoted", "canonical"}, 5, 3)

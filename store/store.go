@@ -59,6 +59,7 @@ type Store struct {
 	texts     textCache
 	cards     cardCache
 	linkCache linkCache
+	memory    memoryCache
 	rowids    rowidCache
 	folds     folder
 	// records queues this process's request records (see QueueRequest).

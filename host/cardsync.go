@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/repofs"
 
 	"github.com/palacehq/palace/cardfile"
@@ -1032,7 +1033,7 @@ func (p *plan) build(ctx context.Context, f *syncFile, contests []store.Contest,
 		Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
 			Held: out.reasons, LastEvent: fc.LastEvent})}
 	if gate != nil {
-		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
+		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gatekeep.Record(*gate))
 	}
 	return out
 }

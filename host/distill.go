@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/store"
 )
 
@@ -75,7 +76,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		return Card{}, err
 	}
 	if req.Direct {
-		if err := h.secretFloor(c.Statement + "\n" + c.Content); err != nil {
+		if err := gatekeep.SecretFloor(c.Statement + "\n" + c.Content); err != nil {
 			return Card{}, err
 		}
 	} else if err := refuseSecrets("statement and content", c.Statement+"\n"+c.Content); err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -58,69 +58,6 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
 	}
 	return invalid("id", "card %s is anchored to %s %s, not to this checkout: %s it from a checkout of that repository", c.ID, ref.Kind, where, op)
-}
-
-// gateFacts are what the gate input says about a card's evidence.
-type gateFacts struct {
-	counts, all domain.RoleCounts
-	refs        policies.SourceRefs
-	newest      policies.RoleTimes
-	contest     policies.GateContest
-}
-
-// factsOf counts a card's distinct evidence per role (a duplicate as its
-// original, each piece of evidence in the first role it was linked in):
-// teaching counts human provenance written in human mode only, and
-// counterexample only those no newer verification outweighs.
-func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
-	var f gateFacts
-	distinct := domain.DistinctLinks(links)
-	refs := map[domain.Role]map[string]bool{}
-	newest := map[domain.Role]string{}
-	for _, l := range distinct {
-		if l.EvidenceAt > newest[l.Role] {
-			newest[l.Role] = l.EvidenceAt
-		}
-		if l.SourceRef != "" {
-			if refs[l.Role] == nil {
-				refs[l.Role] = map[string]bool{}
-			}
-			refs[l.Role][l.SourceRef] = true
-		}
-		switch l.Role {
-		case domain.RoleSupporting:
-			f.all.Supporting++
-		case domain.RoleVerification:
-			f.all.Verification++
-		case domain.RoleTeaching:
-			f.all.Teaching++
-			if l.Provenance == "human" && l.ActorType == "human" {
-				f.counts.Teaching++
-			}
-		case domain.RoleCounterexample:
-			f.all.Counterexample++
-		}
-	}
-	for _, l := range distinct {
-		if l.Role == domain.RoleCounterexample && !(newest[domain.RoleVerification] > l.EvidenceAt) {
-			f.counts.Counterexample++
-		}
-	}
-	f.counts.Supporting, f.counts.Verification = f.all.Supporting, f.all.Verification
-	list := func(role domain.Role) []string {
-		out := make([]string, 0, len(refs[role]))
-		for r := range refs[role] {
-			out = append(out, r)
-		}
-		slices.Sort(out)
-		return out
-	}
-	f.refs = policies.SourceRefs{Supporting: list(domain.RoleSupporting), Verification: list(domain.RoleVerification),
-		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
-	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
-		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
-	f.contest = pack.GateContest(contests)
-	return f
 }
 
 // The contest kinds palace itself opens. MarkContested takes any other
@@ -343,7 +280,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return err
 		}
 		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
-			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
+			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gatekeep.Record(gate)),
 			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
 		return err
 	})

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/policyfile"
-	"github.com/palacehq/palace/host/research"
-	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -30,26 +28,6 @@ type GateRequest struct {
 	AllRepos bool `json:"all_repos,omitempty"`
 }
 
-// GateResult is the gate's answer plus which policy gave it.
-type GateResult struct {
-	CardID   string            `json:"card_id"`
-	Action   string            `json:"action"`
-	Target   string            `json:"target"`
-	Allow    bool              `json:"allow"`
-	Reasons  []string          `json:"reasons"`
-	Missing  map[string]int    `json:"missing"`
-	Counts   domain.RoleCounts `json:"counts"`
-	Reviewer policies.Reviewer `json:"reviewer"`
-	Policy   policies.Decision `json:"policy"`
-	// SourceRefs are the distinct source_refs per role the gate saw.
-	SourceRefs policies.SourceRefs `json:"source_refs"`
-	// Contest is the card's open contest, as the gate saw it.
-	Contest policies.GateContest `json:"contest"`
-	// AllowLocalPolicy is set when a local (untracked or modified) repo
-	// policy was allowed to decide.
-	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
-}
-
 // Gate evaluates palace.gate for promoting card id, then the floors no policy
 // can lift. It writes nothing.
 func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult, error) {
@@ -66,7 +44,7 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, internal(err, "read links of %s", id)
 	}
-	target, err := promoteTarget(c, req.Target)
+	target, err := gatekeep.PromoteTarget(c, req.Target)
 	if err != nil {
 		return GateResult{}, err
 	}
@@ -75,106 +53,6 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 		return GateResult{}, err
 	}
 	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
-}
-
-func promoteTarget(c domain.Card, target string) (domain.Status, error) {
-	if target == "" {
-		if c.Tier == domain.TierDaoTian {
-			return domain.StatusCanonical, nil
-		}
-		return domain.StatusPromoted, nil
-	}
-	if t := domain.Status(target); t == domain.StatusPromoted || t == domain.StatusCanonical {
-		return t, nil
-	}
-	return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
-}
-
-// evaluateGate runs the policy and then the Go floors.
-func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
-	return h.gateAs(ctx, c, links, contests, action, target, h.reviewer(reviewerName), allowLocal)
-}
-
-// gateAs is evaluateGate with the reviewer given as is (a card file names
-// the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
-	facts := factsOf(links, contests)
-	in := policies.GateInput{
-		Action: action,
-		Target: target,
-		Card: policies.GateCard{
-			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
-			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: string(c.Persistence),
-			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
-		},
-		Counts:     facts.counts,
-		AllCounts:  facts.all,
-		SourceRefs: facts.refs,
-		Newest:     facts.newest,
-		Contest:    facts.contest,
-		Reviewer:   reviewer,
-		Mode:       string(h.mode),
-	}
-	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
-		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
-	set, err := h.Policies(ctx)
-	if err != nil {
-		res.Reasons = []string{fmt.Sprintf("policy palace.gate could not load, denying: %v", err)}
-		res.Missing = map[string]int{}
-		res.Policy = policies.Decision{Point: policies.Gate, Error: err.Error()}
-		return res
-	}
-	out, d := set.Gate(ctx, in)
-	res.Allow, res.Reasons, res.Missing, res.Policy = out.Allow, out.Reasons, out.Missing, d
-	h.stampFileState(ctx, &res.Policy)
-	// Floors, checked after the policy: no policy lifts them.
-	var floors []string
-	if f := policyfile.Floor(res.Policy, allowLocal); f != "" {
-		floors = append(floors, f)
-	}
-	if action != "resolve" && facts.contest.Contested {
-		floors = append(floors, fmt.Sprintf("floor: card %s is contested (%s since %s): resolve it with newer verification (`palace resolve`) or demote it first", c.ID, strings.Join(facts.contest.Kinds, ", "), facts.contest.Since))
-	}
-	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= h.stamp() {
-		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
-	}
-	if action == "promote" && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
-		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
-	}
-	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
-		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
-	}
-	if action == "promote" {
-		floors = append(floors, research.Floor(ctx, h.store, c, links)...)
-	}
-	if len(floors) > 0 {
-		if res.Allow {
-			res.Reasons = nil
-		}
-		res.Allow = false
-		res.Reasons = append(res.Reasons, floors...)
-	}
-	return res
-}
-
-func (h *Host) reviewer(name string) policies.Reviewer {
-	if h.mode == Agent {
-		return policies.Reviewer{Name: h.actor, Type: "agent"}
-	}
-	return policies.Reviewer{Name: firstNonEmpty(name, h.actor), Type: "human"}
-}
-
-// secretFloor refuses text that trips the secret scanner.
-func (h *Host) secretFloor(text string) error {
-	f := secrets.ScanString(text)
-	if len(f) == 0 {
-		return nil
-	}
-	var reasons []string
-	for _, x := range f {
-		reasons = append(reasons, fmt.Sprintf("floor: line %d: %s %s", x.Line, x.Rule, x.Redacted))
-	}
-	return denied("the card contains a secret and cannot become authoritative", reasons)
 }
 
 // PromoteRequest promotes a card through the gate.
@@ -219,11 +97,11 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err := h.foreignCard(ctx, c, "promote"); err != nil {
 			return err
 		}
-		target, err := promoteTarget(c, req.Target)
+		target, err := gatekeep.PromoteTarget(c, req.Target)
 		if err != nil {
 			return err
 		}
-		if !canPromote(c.Status, target) {
+		if !gatekeep.CanPromote(c.Status, target) {
 			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
 		}
 		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
@@ -254,7 +132,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		ev := domain.Event{
 			Type: domain.EventPromoted, FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
-			Decision: mustJSON(gateRecord(gate)),
+			Decision: mustJSON(gatekeep.Record(gate)),
 		}
 		if gate.Policy.FileState != "" {
 			ev.Data = mustJSON(map[string]any{"policy_file": gate.Policy.File, "policy_file_state": gate.Policy.FileState, "allow_local_policy": req.AllowLocalPolicy})
@@ -273,26 +151,6 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
-}
-
-func canPromote(from, to domain.Status) bool {
-	switch to {
-	case domain.StatusPromoted:
-		return from == domain.StatusCandidate || from == domain.StatusDemoted
-	case domain.StatusCanonical:
-		return from == domain.StatusCandidate || from == domain.StatusPromoted || from == domain.StatusDemoted
-	}
-	return false
-}
-
-// gateRecord is the decision JSON an event keeps: the policy's output and
-// which policy, by hash, gave it.
-func gateRecord(g GateResult) map[string]any {
-	return map[string]any{
-		"allow": g.Allow, "reasons": g.Reasons, "missing": g.Missing,
-		"counts": g.Counts, "reviewer": g.Reviewer, "policy": g.Policy,
-		"source_refs": g.SourceRefs, "allow_local_policy": g.AllowLocalPolicy,
-	}
 }
 
 // DemoteRequest weakens a card on counterexample evidence.

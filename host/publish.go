@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/store"
 )
 
@@ -113,7 +114,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err := tx.SetPublishedTo(ctx, c.ID, cp.ID, cp.CreatedAt); err != nil {
 			return err
 		}
-		decision := mustJSON(gateRecord(gate))
+		decision := mustJSON(gatekeep.Record(gate))
 		if _, err := h.appendEvent(ctx, tx, cp.ID, domain.Event{Type: domain.EventCreated, ToStatus: cp.Status, Reason: req.Reason,
 			Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"origin_card": c.ID, "links": linkSummary(links)})}); err != nil {

@@ -3,14 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -281,12 +280,7 @@ func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs 
 }
 
 func (h *Host) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e domain.Event) (domain.Event, error) {
-	e.ID = store.NewID(store.EventPrefix, h.now())
-	e.CardID = cardID
-	e.Actor = h.actor
-	e.ActorType = h.actorType()
-	e.CreatedAt = h.stamp()
-	return tx.AppendEvent(ctx, e)
+	return tx.AppendEvent(ctx, h.gatekeeper().NewEvent(cardID, e))
 }
 
 func linkSummary(links []domain.Link) []map[string]string {
@@ -297,13 +291,7 @@ func linkSummary(links []domain.Link) []map[string]string {
 	return out
 }
 
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("marshal event data: %v", err))
-	}
-	return b
-}
+func mustJSON(v any) json.RawMessage { return gatekeep.EventData(v) }
 
 func firstNonEmpty(vals ...string) string {
 	for _, v := range vals {
@@ -315,10 +303,4 @@ func firstNonEmpty(vals ...string) string {
 }
 
 // classify passes host errors through and wraps anything else as internal.
-func classify(err error, op string) error {
-	var he *Error
-	if errors.As(err, &he) {
-		return he
-	}
-	return internal(err, "%s", op)
-}
+func classify(err error, op string) error { return hosterr.Classify(err, op) }

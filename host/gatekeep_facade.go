@@ -5,7 +5,6 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -25,10 +24,4 @@ func (h *Host) gatekeeper() *gatekeep.Keeper {
 func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
 	k := h.gatekeeper()
 	return k.Evaluate(ctx, c, links, contests, action, target, k.Reviewer(reviewerName), allowLocal)
-}
-
-// gateAs is evaluateGate with the reviewer given as is (a card file names
-// the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
-	return h.gatekeeper().Evaluate(ctx, c, links, contests, action, target, reviewer, allowLocal)
 }

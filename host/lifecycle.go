@@ -329,21 +329,7 @@ func conflict(err error) error {
 	return err
 }
 
-func parseDate(s string) (time.Time, error) {
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.RFC3339, s)
-}
+func parseDate(s string) (time.Time, error) { return gatekeep.ParseDate(s) }
 
 // normDate stores dates in the palace's one time format.
-func normDate(s string) string {
-	if s == "" {
-		return ""
-	}
-	t, err := parseDate(s)
-	if err != nil {
-		return s
-	}
-	return store.FormatTime(t)
-}
+func normDate(s string) string { return gatekeep.NormDate(s) }

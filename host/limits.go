@@ -6,9 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/limits"
@@ -53,82 +50,18 @@ const (
 	MaxModuleBytes = 64 << 20
 )
 
-// checkText refuses a value that is not valid UTF-8, holds a NUL byte (SQLite
-// and every terminal stop reading text at it), or is longer than limit bytes
-// (0: no limit). field names the input in the message, fix says what to do.
+// The text, evidence and scope checks are package limits', shared with
+// team memory's import of card files.
 func checkText(field, value string, limit int, fix string) error {
-	switch {
-	case !utf8.ValidString(value):
-		return invalid(field, "%s is not valid UTF-8: %s", field, fix)
-	case strings.IndexByte(value, 0) >= 0:
-		return invalid(field, "%s holds a NUL byte (at byte %d): palace stores text; %s", field, strings.IndexByte(value, 0), fix)
-	case limit > 0 && len(value) > limit:
-		return invalid(field, "%s is %d bytes, over the limit of %s: %s", field, len(value), bounded.Human(int64(limit)), fix)
-	}
-	return nil
+	return limits.Text(field, value, limit, fix)
 }
 
-// checkEvidenceInput applies the per-field limits to one piece of evidence
-// (content's own size and emptiness checks stay with the other content
-// rules).
 func checkEvidenceInput(req RecordRequest) error {
-	if i := strings.IndexByte(req.Content, 0); i >= 0 {
-		return invalid("content", "content holds a NUL byte (at byte %d): palace stores text; base64-encode binary data", i)
-	}
-	for _, c := range []struct {
-		field, value string
-		limit        int
-		fix          string
-	}{
-		{"field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"},
-		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(domain.Strings(domain.Domains), ", ")},
-		{"source_ref", req.SourceRef, MaxSourceRefBytes, "point at the source (file:line, URL, command), do not paste it"},
-		{"anchor", req.Anchor, MaxFieldBytes, "use worktree, repo or global"},
-		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(domain.Strings(domain.Provenances), ", ")},
-	} {
-		if err := checkText(c.field, c.value, c.limit, c.fix); err != nil {
-			return err
-		}
-	}
-	return checkTags(req.Tags)
+	return limits.CheckEvidence(limits.Evidence{Content: req.Content, Field: req.Field, Domain: req.Domain,
+		SourceRef: req.SourceRef, Anchor: req.Anchor, Provenance: req.Provenance, Tags: req.Tags})
 }
 
-func checkTags(tags []string) error {
-	if len(tags) > MaxTags {
-		return invalid("tags", "%d tags, over the limit of %d: keep the tags that help find the evidence", len(tags), MaxTags)
-	}
-	for i, t := range tags {
-		if err := checkText(fmt.Sprintf("tag %d", i+1), t, MaxTagBytes, "a tag is a short label"); err != nil {
-			var he *Error
-			if errors.As(err, &he) {
-				he.Field = "tags" // the argument, while the message names the tag
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// checkScope refuses a path glob that can never match (an unclosed [ or {),
-// so a card is not stored with a scope that silently applies nowhere.
-func checkScope(sc domain.Scope) error {
-	for _, p := range sc.Paths {
-		if err := checkText("scope_path", p, MaxSourceRefBytes, "use a path glob such as internal/** or *.go"); err != nil {
-			return err
-		}
-		if !doublestar.ValidatePattern(p) {
-			return invalid("scope_path", "scope path %q is not a valid glob (an unclosed [ or {, or a trailing \\): close it, or escape a literal [ as \\[", p)
-		}
-	}
-	for _, l := range [][]string{sc.Languages, sc.Fields} {
-		for _, v := range l {
-			if err := checkText("scope", v, MaxFieldBytes, "use a language id or a field name"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
 
 // checkLimit is the one rule for every --limit: 0 means no limit, a
 // negative count is refused.

@@ -269,3 +269,15 @@ func factsOf(links []domain.Link, contests []store.Contest) facts {
 	f.contest = pack.GateContest(contests)
 	return f
 }
+
+// ModeEnv is the environment variable an agent's environment sets to
+// "agent".
+const ModeEnv = "PALACE_MODE"
+
+// RequireHuman refuses op in agent mode (KindMode).
+func (k *Keeper) RequireHuman(op string) error {
+	if k.Mode != "agent" {
+		return nil
+	}
+	return &hosterr.Error{Kind: hosterr.KindMode, Msg: fmt.Sprintf("%s is refused in agent mode: only a human may %s (mode is fixed by --mode/%s=agent)", op, op, ModeEnv)}
+}

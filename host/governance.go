@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,38 +11,6 @@ import (
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
-
-// writeAnchorKind resolves the anchor a write goes to: requested, else def.
-// Outside a git checkout a write must name the global anchor itself: a
-// default there would share it with every repository's context.
-func (h *Host) writeAnchorKind(field, requested string, def domain.AnchorKind) (domain.AnchorKind, error) {
-	if requested == "" {
-		if !h.loc.InGit {
-			return "", invalid(field, "%s is not inside a git checkout, so this would be written to the global anchor and reach every repository's context: pass --anchor global if that is meant, or run it inside a repository (--cwd)", h.loc.Dir)
-		}
-		return def, nil
-	}
-	return h.resolveAnchorKind(field, requested)
-}
-
-// anchorDomain is the domain of a write at kind: the global anchor holds
-// domain global only; elsewhere the default is project.
-func anchorDomain(kind domain.AnchorKind, dom string) (domain.Domain, error) {
-	if kind == domain.AnchorGlobal {
-		if dom != "" && dom != string(domain.DomainGlobal) {
-			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", dom)
-		}
-		return domain.DomainGlobal, nil
-	}
-	if dom == "" {
-		return domain.DomainProject, nil
-	}
-	d := domain.Domain(dom)
-	if err := oneOf("domain", d, domain.Domains); err != nil {
-		return "", err
-	}
-	return d, nil
-}
 
 // foreignCard refuses a card anchored outside this location's chain (another
 // repository or worktree): op names what was asked. Changing another
@@ -108,11 +75,8 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 	}
 	var res ContestResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "contest")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "contest"); err != nil {
 			return err
 		}
 		if req.EvidenceID != "" {
@@ -218,23 +182,15 @@ type ResolveRequest struct {
 // be promoted again through the gate). Human mode only; a denial (exit 1)
 // leaves links, contests and events as they were.
 func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (ChangeResult, error) {
-	if err := h.requireHuman("resolve"); err != nil {
+	if err := h.humanChange("resolve", req.Reason, "say what the newer verification shows",
+		"verification", req.Verification, "record what verifies the card again first"); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say what the newer verification shows")
-	}
-	if len(req.Verification) == 0 {
-		return ChangeResult{}, invalid("verification", "at least one --verification evidence ref is required: record what verifies the card again first")
 	}
 	var res ChangeResult
 	var gate GateResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "resolve")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "resolve"); err != nil {
 			return err
 		}
 		open, err := tx.OpenContests(ctx, []string{id})
@@ -285,11 +241,7 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		return err
 	})
 	if err != nil {
-		var he *Error
-		if errors.As(err, &he) && he.Kind == KindDenied {
-			return ChangeResult{Gate: &gate}, err
-		}
-		return ChangeResult{}, classify(conflict(err), "resolve "+id)
+		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "resolve "+id)
 	}
 	res.Gate = &gate
 	res.Card, err = h.ShowCard(ctx, id)

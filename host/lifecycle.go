@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -81,20 +80,14 @@ type ChangeResult struct {
 // and moves the card, all in one transaction. A denial (KindDenied, with the
 // gate's reasons) leaves status, links and events exactly as they were.
 func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (ChangeResult, error) {
-	if err := h.requireHuman("promote"); err != nil {
+	if err := h.humanChange("promote", req.Reason, "say why this card is ready", "", nil, ""); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say why this card is ready")
 	}
 	var res ChangeResult
 	var gate GateResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "promote")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "promote"); err != nil {
 			return err
 		}
 		target, err := gatekeep.PromoteTarget(c, req.Target)
@@ -108,17 +101,8 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		if err != nil {
 			return err
 		}
-		links, err := tx.Links(ctx, id)
-		if err != nil {
+		if _, gate, err = h.gateIn(ctx, tx, c, "promote", string(target), req.Reviewer, req.AllowLocalPolicy); err != nil {
 			return err
-		}
-		open, err := tx.OpenContests(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		gate = h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy)
-		if !gate.Allow {
-			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
 		if len(added) > 0 {
 			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
@@ -141,11 +125,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		return err
 	})
 	if err != nil {
-		var he *Error
-		if errors.As(err, &he) && he.Kind == KindDenied {
-			return ChangeResult{Gate: &gate}, err
-		}
-		return ChangeResult{}, classify(conflict(err), "promote "+id)
+		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "promote "+id)
 	}
 	res.Gate = &gate
 	res.Export = h.autoExport(ctx, id)
@@ -164,14 +144,9 @@ type DemoteRequest struct {
 // Demote links the counterexample refs and moves the card to demoted or
 // retired in one transaction. Human mode only; at least one counterexample.
 func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (ChangeResult, error) {
-	if err := h.requireHuman("demote"); err != nil {
+	if err := h.humanChange("demote", req.Reason, "say what the counterexample shows",
+		"counterexample", req.Counterexample, "record what contradicts the card first"); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say what the counterexample shows")
-	}
-	if len(req.Counterexample) == 0 {
-		return ChangeResult{}, invalid("counterexample", "at least one --counterexample evidence ref is required: record what contradicts the card first")
 	}
 	target := domain.Status(firstNonEmpty(req.Target, string(domain.StatusDemoted)))
 	if target != domain.StatusDemoted && target != domain.StatusRetired {
@@ -207,11 +182,8 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 
 // Retire ends a card's active life. Human mode only; a reason is required.
 func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, error) {
-	if err := h.requireHuman("retire"); err != nil {
+	if err := h.humanChange("retire", reason, "say why the card is retired", "", nil, ""); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
 	}
 	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
 		if c.Status == domain.StatusRetired {
@@ -259,11 +231,8 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	}
 	var res LinkResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "link")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "link"); err != nil {
 			return err
 		}
 		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{domain.Role(req.Role), []string{req.EvidenceID}}})
@@ -303,11 +272,8 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, domain.Card) (domain.Event, error)) (ChangeResult, error) {
 	var res ChangeResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, op)
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, op); err != nil {
 			return err
 		}
 		res.Event, err = fn(ctx, tx, c)
@@ -333,3 +299,30 @@ func parseDate(s string) (time.Time, error) { return gatekeep.ParseDate(s) }
 
 // normDate stores dates in the palace's one time format.
 func normDate(s string) string { return gatekeep.NormDate(s) }
+
+// humanChange checks what a human lifecycle change needs before it reads
+// anything: human mode, a reason (why says what it should say) and, when
+// refsField is set, at least one evidence ref of that role (refsWhy says
+// what to record first).
+func (h *Host) humanChange(op, reason, why, refsField string, refs []string, refsWhy string) error {
+	if err := h.requireHuman(op); err != nil {
+		return err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return invalid("reason", "--reason is required: %s", why)
+	}
+	if refsField != "" && len(refs) == 0 {
+		return invalid(refsField, "at least one --%s evidence ref is required: %s", refsField, refsWhy)
+	}
+	return nil
+}
+
+// cardIn reads card id in tx for op, refusing an unknown id and a card
+// anchored outside this checkout's chain.
+func (h *Host) cardIn(ctx context.Context, tx *store.Tx, id, op string) (domain.Card, error) {
+	c, err := tx.Card(ctx, id)
+	if err != nil {
+		return domain.Card{}, notFound(err, "card", id)
+	}
+	return c, h.foreignCard(ctx, c, op)
+}

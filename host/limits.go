@@ -2,12 +2,11 @@ package host
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
@@ -36,7 +35,7 @@ const (
 	MaxJSONLBytes = 256 << 20
 	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
 	// every character escaped (\u00XX is six bytes) plus the other fields.
-	MaxJSONLLineBytes = 8 << 20
+	MaxJSONLLineBytes = intake.MaxJSONLLineBytes
 	// MaxHintsFileBytes bounds a file given to `palace hints`: source code,
 	// not data.
 	MaxHintsFileBytes = 16 << 20
@@ -50,17 +49,8 @@ const (
 	MaxModuleBytes = 64 << 20
 )
 
-// The text, evidence and scope checks are package limits', shared with
-// team memory's import of card files.
-func checkText(field, value string, limit int, fix string) error {
-	return limits.Text(field, value, limit, fix)
-}
-
-func checkEvidenceInput(req RecordRequest) error {
-	return limits.CheckEvidence(limits.Evidence{Content: req.Content, Field: req.Field, Domain: req.Domain,
-		SourceRef: req.SourceRef, Anchor: req.Anchor, Provenance: req.Provenance, Tags: req.Tags})
-}
-
+// checkScope refuses a scope whose globs can never match (see
+// limits.Scope, shared with intake and team memory).
 func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
 
 // checkLimit is the one rule for every --limit: 0 means no limit, a
@@ -73,15 +63,9 @@ func checkLimit(n int) error {
 }
 
 // ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at
-// most limit bytes. A path that is not a regular file, cannot be read or is
-// over the limit is bad input (KindInvalid) naming the flag; nothing larger
-// than limit+1 bytes is ever allocated.
+// most limit bytes (see limits.ReadInputFile).
 func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
-	b, err := bounded.ReadFile(path, limit)
-	if err != nil {
-		return nil, inputFileError(flag, path, limit, err)
-	}
-	return b, nil
+	return limits.ReadInputFile(flag, path, limit)
 }
 
 // OpenInputFile opens a file named by flag for streaming, with the checks of
@@ -89,7 +73,7 @@ func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
 func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
 	f, _, err := bounded.Open(path, limit)
 	if err != nil {
-		return nil, inputFileError(flag, path, limit, err)
+		return nil, limits.InputFileError(flag, path, limit, err)
 	}
 	return f, nil
 }
@@ -112,19 +96,4 @@ func (r *inputReader) Read(p []byte) (int, error) {
 		err = invalid(strings.TrimLeft(r.flag, "-"), "%s is over the limit of %s: split the input", r.flag, bounded.Human(r.limit))
 	}
 	return n, err
-}
-
-func inputFileError(flag, path string, limit int64, err error) error {
-	field := strings.TrimLeft(flag, "-")
-	var ke *bounded.KindError
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &ke):
-		return invalid(field, "%s %s %s: pass a regular file (pipe a stream to - instead)", flag, path, ke.Error())
-	case errors.Is(err, bounded.ErrTooLarge):
-		return invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
-	case errors.As(err, &pe):
-		return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: pe.Err}
-	}
-	return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
 }

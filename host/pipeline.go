@@ -77,7 +77,7 @@ func (h *Host) newPipeline() *pack.Pipeline {
 		Now:            h.now,
 		Policies:       h.Policies,
 		StampFileState: h.stampFileStateCached,
-		Remember:       h.echo.remember,
+		Remember:       h.echo.Remember,
 		PromoteGate: func(ctx context.Context, c domain.Card, links []domain.Link) (bool, map[string]int) {
 			target, _ := gatekeep.PromoteTarget(c, "")
 			g := h.evaluateGate(ctx, c, links, nil, "promote", string(target), "", false)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
@@ -59,4 +60,13 @@ func NotFound(err error, what, id string) error {
 		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "id", Msg: "no " + what + " " + id + ": " + hint}
 	}
 	return hosterr.Internal(err, "read %s %s", what, id)
+}
+
+// LinkSummary is how an event's data lists the links a change added.
+func LinkSummary(links []domain.Link) []map[string]string {
+	out := make([]map[string]string, len(links))
+	for i, l := range links {
+		out[i] = map[string]string{"evidence_id": l.EvidenceID, "role": string(l.Role)}
+	}
+	return out
 }

@@ -105,7 +105,8 @@ func ResolveAnchorKind(loc anchor.Location, field, s string) (domain.AnchorKind,
 	return k, nil
 }
 
-// The error kinds and helpers host's lifecycle uses, under the same names.
+// The error type, kinds and helpers under the names host uses, so the code
+// that moved here from host reads the same in both places.
 type Error = hosterr.Error
 
 func invalid(field, format string, args ...any) error {

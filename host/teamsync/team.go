@@ -75,7 +75,8 @@ func (h *Team) gateAs(ctx context.Context, c domain.Card, links []domain.Link, c
 	return h.gate.Evaluate(ctx, c, links, contests, action, target, reviewer, allowLocal)
 }
 
-// The error kinds and helpers host's lifecycle uses, under the same names.
+// The error type, kinds and helpers under the names host uses, so the code
+// that moved here from host reads the same in both places.
 type Error = hosterr.Error
 
 // KindInvalid is bad input (exit 2).

@@ -11,17 +11,18 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
 // Severity of a finding: any error makes a file unusable (not imported, the
 // hook fails); warnings alone do not.
-type Severity string
+type Severity = finding.Severity
 
 // The two severities.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
+	SeverityError   = finding.Error
+	SeverityWarning = finding.Warning
 )
 
 // Finding codes. They are stable: hooks, editors and docs key on them.
@@ -90,21 +91,12 @@ type Finding struct {
 // String renders the finding as `path:line:col: CODE message`; a warning's
 // message starts with "warning: ".
 func (f Finding) String() string {
-	msg := f.Message
-	if f.Severity == SeverityWarning {
-		msg = "warning: " + msg
-	}
-	return fmt.Sprintf("%s:%d:%d: %s %s", f.Path, f.Line, f.Col, f.Code, msg)
+	return finding.Format(f.Path, f.Line, f.Col, f.Code, f.Severity, f.Message)
 }
 
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool {
-	for _, f := range fs {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
 }
 
 // Parsed is a decoded card file with the lines of its parts, so later

@@ -3,9 +3,9 @@ package host
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
@@ -266,19 +266,7 @@ func (h *Host) anchorRef(ctx context.Context, id string) AnchorRef {
 	return pack.RefOf(ctx, h.store, h.loc, id)
 }
 
-func notFound(err error, what, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		hint := "list them with `palace card list --all-repos`"
-		if what == "evidence" {
-			hint = "list it with `palace evidence list --all-repos`"
-		}
-		if what == "card" && strings.HasPrefix(id, store.EvidencePrefix) {
-			hint = id + " is an evidence id: use `palace evidence show " + id + "`"
-		}
-		return &Error{Kind: KindInvalid, Field: "id", Msg: "no " + what + " " + id + ": " + hint}
-	}
-	return internal(err, "read %s %s", what, id)
-}
+func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }
 
 // visibleKind returns the kind of anchor id as seen from here, or "" when the
 // anchor belongs to another repository or worktree.

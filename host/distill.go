@@ -1,58 +1,23 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"regexp"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
-
-// MaxStatementRunes is the longest statement: the short wake-up form.
-const MaxStatementRunes = 280
-
-// DistillRequest creates a candidate card from evidence.
-type DistillRequest struct {
-	Statement string `json:"statement"`
-	Content   string `json:"content,omitempty"`
-	Tier      string `json:"tier"`
-	// Domain defaults to "project" (or "global" at the global anchor).
-	Domain string `json:"domain,omitempty"`
-	// Field defaults to "general".
-	Field string `json:"field,omitempty"`
-	// Anchor is worktree, repo or global; defaults to the innermost.
-	Anchor string `json:"anchor,omitempty"`
-
-	Supporting     []string `json:"supporting"`
-	Verification   []string `json:"verification,omitempty"`
-	Teaching       []string `json:"teaching,omitempty"`
-	Counterexample []string `json:"counterexample,omitempty"`
-
-	Scope       domain.Scope   `json:"scope"`
-	Trigger     domain.Trigger `json:"trigger"`
-	Persistence string         `json:"persistence,omitempty"`
-	RenderPref  string         `json:"render_pref,omitempty"`
-	ReviewAfter string         `json:"review_after,omitempty"`
-	ExpiresAt   string         `json:"expires_at,omitempty"`
-
-	// Direct writes the card straight to Status (promoted or canonical),
-	// bypassing the gate; human mode only, audited as direct_write.
-	Direct bool   `json:"direct,omitempty"`
-	Status string `json:"status,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
 
 type roleRefs struct {
 	role domain.Role
 	ids  []string
 }
 
-func (r DistillRequest) refs() []roleRefs {
+// distillRefs are the evidence refs of a distill request by role.
+func distillRefs(r DistillRequest) []roleRefs {
 	return []roleRefs{
 		{domain.RoleSupporting, r.Supporting},
 		{domain.RoleVerification, r.Verification},
@@ -70,12 +35,12 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 			return Card{}, err
 		}
 	}
-	c, kind, err := h.prepareCard(req)
+	c, kind, err := h.intake().PrepareCard(req)
 	if err != nil {
 		return Card{}, err
 	}
 	if req.Direct {
-		if err := h.secretFloor(c.Statement + "\n" + c.Content); err != nil {
+		if err := gatekeep.SecretFloor(c.Statement + "\n" + c.Content); err != nil {
 			return Card{}, err
 		}
 	} else if err := refuseSecrets("statement and content", c.Statement+"\n"+c.Content); err != nil {
@@ -93,7 +58,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 		} else if dup {
 			return invalid("statement", "a %s card with the same statement exists at this anchor: %s (%q); link more evidence to it instead", first.Status, first.ID, first.Statement)
 		}
-		if links, err = h.checkRefs(ctx, tx, c.ID, req.refs()); err != nil {
+		if links, err = h.checkRefs(ctx, tx, c.ID, distillRefs(req)); err != nil {
 			return err
 		}
 		if err := h.checkOneRole(ctx, tx, c.ID, links); err != nil {
@@ -133,117 +98,6 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 	return h.ShowCard(ctx, c.ID)
 }
 
-func (h *Host) prepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, error) {
-	stmt := strings.TrimSpace(req.Statement)
-	switch {
-	case stmt == "":
-		return domain.Card{}, "", invalid("statement", "statement is empty: pass --statement with the short wake-up form of the knowledge")
-	case !utf8.ValidString(stmt) || !utf8.ValidString(req.Content):
-		return domain.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
-	case utf8.RuneCountInString(stmt) > MaxStatementRunes:
-		return domain.Card{}, "", invalid("statement", "statement is %d characters, over %d: keep the wake-up form short and move detail to --content", utf8.RuneCountInString(stmt), MaxStatementRunes)
-	case len(req.Content) > MaxContentBytes:
-		return domain.Card{}, "", invalid("content", "content is %d bytes, over the 1 MiB limit", len(req.Content))
-	}
-	for _, c := range []struct{ field, value, fix string }{
-		{"statement", stmt, "pass text"},
-		{"content", req.Content, "pass text; base64-encode binary data"},
-	} {
-		if err := checkText(c.field, c.value, 0, c.fix); err != nil {
-			return domain.Card{}, "", err
-		}
-	}
-	if err := checkText("field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"); err != nil {
-		return domain.Card{}, "", err
-	}
-	if err := checkScope(req.Scope); err != nil {
-		return domain.Card{}, "", err
-	}
-	if req.Tier == "" {
-		return domain.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(domain.Strings(domain.Tiers), ", "))
-	}
-	if err := oneOf("tier", domain.Tier(req.Tier), domain.Tiers); err != nil {
-		return domain.Card{}, "", err
-	}
-	if len(req.Supporting) == 0 {
-		return domain.Card{}, "", invalid("supporting", "at least one --supporting evidence ref is required: record the evidence first with `palace record`")
-	}
-	// dao_tian is universal law: it lives at the global anchor. Other tiers
-	// start where they were learned and reach global only by publish, one
-	// gated step at a time.
-	def := h.loc.Innermost()
-	if req.Tier == string(domain.TierDaoTian) {
-		def = domain.AnchorGlobal
-	}
-	kind, err := h.writeAnchorKind("anchor", req.Anchor, def)
-	if err != nil {
-		return domain.Card{}, "", err
-	}
-	if kind == domain.AnchorGlobal && req.Tier != string(domain.TierDaoTian) && req.Anchor != "" && h.loc.InGit {
-		return domain.Card{}, "", invalid("anchor", "--anchor global for a %s card: only dao_tian starts at the global anchor; distill it here and publish it outward (`palace publish ID --to repo`, then `--to global`) through the gate", req.Tier)
-	}
-	status := domain.StatusCandidate
-	if req.Direct {
-		if req.Status != string(domain.StatusPromoted) && req.Status != string(domain.StatusCanonical) {
-			return domain.Card{}, "", invalid("status", "--direct needs --status promoted or --status canonical, got %q", req.Status)
-		}
-		status = domain.Status(req.Status)
-		if req.Tier == string(domain.TierDaoTian) && status == domain.StatusCanonical && h.mode != Human {
-			return domain.Card{}, "", h.requireHuman("distill --direct")
-		}
-	} else if req.Status != "" && req.Status != string(domain.StatusCandidate) {
-		return domain.Card{}, "", invalid("status", "--status %s needs --direct (human mode); distilled cards start as candidates", req.Status)
-	}
-	dom, err := anchorDomain(kind, req.Domain)
-	if err != nil {
-		return domain.Card{}, "", err
-	}
-	persistence := domain.Persistence(firstNonEmpty(req.Persistence, string(domain.PersistenceStandard)))
-	if err := oneOf("persistence", persistence, domain.Persistences); err != nil {
-		return domain.Card{}, "", err
-	}
-	renderPref := domain.RenderPref(firstNonEmpty(req.RenderPref, string(domain.RenderAuto)))
-	if err := oneOf("render_pref", renderPref, domain.RenderPrefs); err != nil {
-		return domain.Card{}, "", err
-	}
-	for _, p := range req.Trigger.Patterns {
-		if _, err := regexp.Compile(p); err != nil {
-			return domain.Card{}, "", invalid("trigger_pattern", "trigger pattern %q is not a valid regular expression: %v", p, err)
-		}
-	}
-	now := h.now()
-	for _, d := range []struct{ field, v string }{{"review_after", req.ReviewAfter}, {"expires_at", req.ExpiresAt}} {
-		if d.v != "" {
-			t, err := parseDate(d.v)
-			if err != nil {
-				return domain.Card{}, "", invalid(d.field, "%s %q is not a date: use YYYY-MM-DD or RFC3339", d.field, d.v)
-			}
-			if d.field == "expires_at" && !t.After(now) {
-				return domain.Card{}, "", invalid(d.field, "expires_at %s is not in the future: a card that expired already could never be used; pass a later date or none", d.v)
-			}
-		}
-	}
-	return domain.Card{
-		ID:            store.NewID(store.CardPrefix, now),
-		Statement:     stmt,
-		StatementNorm: normalizeStatement(stmt),
-		Content:       req.Content,
-		Tier:          domain.Tier(req.Tier),
-		Status:        status,
-		Domain:        dom,
-		Field:         firstNonEmpty(req.Field, "general"),
-		Scope:         req.Scope,
-		Trigger:       req.Trigger,
-		Persistence:   persistence,
-		RenderPref:    renderPref,
-		ReviewAfter:   normDate(req.ReviewAfter),
-		ExpiresAt:     normDate(req.ExpiresAt),
-		CreatedBy:     h.actor,
-		CreatedAt:     store.FormatTime(now),
-		UpdatedAt:     store.FormatTime(now),
-	}, kind, nil
-}
-
 // checkRefs validates evidence refs: each must exist, be evidence (not a
 // card), and be visible from here (no citing another repository's evidence).
 func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs []roleRefs) ([]domain.Link, error) {
@@ -280,44 +134,14 @@ func (h *Host) checkRefs(ctx context.Context, tx *store.Tx, cardID string, refs 
 }
 
 func (h *Host) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e domain.Event) (domain.Event, error) {
-	e.ID = store.NewID(store.EventPrefix, h.now())
-	e.CardID = cardID
-	e.Actor = h.actor
-	e.ActorType = h.actorType()
-	e.CreatedAt = h.stamp()
-	return tx.AppendEvent(ctx, e)
+	return tx.AppendEvent(ctx, h.gatekeeper().NewEvent(cardID, e))
 }
 
-func linkSummary(links []domain.Link) []map[string]string {
-	out := make([]map[string]string, len(links))
-	for i, l := range links {
-		out[i] = map[string]string{"evidence_id": l.EvidenceID, "role": string(l.Role)}
-	}
-	return out
-}
+func linkSummary(links []domain.Link) []map[string]string { return gatekeep.LinkSummary(links) }
 
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("marshal event data: %v", err))
-	}
-	return b
-}
+func mustJSON(v any) json.RawMessage { return gatekeep.EventData(v) }
 
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
+func firstNonEmpty(vals ...string) string { return cmp.Or(vals...) }
 
 // classify passes host errors through and wraps anything else as internal.
-func classify(err error, op string) error {
-	var he *Error
-	if errors.As(err, &he) {
-		return he
-	}
-	return internal(err, "%s", op)
-}
+func classify(err error, op string) error { return hosterr.Classify(err, op) }

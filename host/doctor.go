@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -129,11 +129,8 @@ func heldCheck(ctx context.Context, st *store.Store) Check {
 	}
 	var parts []string
 	for _, r := range rows {
-		var rec heldRecord
-		if json.Unmarshal([]byte(r.Held), &rec) != nil {
-			rec.Reasons = []string{r.Held}
-		}
-		parts = append(parts, fmt.Sprintf("%s claims %s: %s", r.CardID, rec.Claimed, strings.Join(rec.Reasons, "; ")))
+		claimed, reasons := teamsync.DecodeHeld(r.Held)
+		parts = append(parts, fmt.Sprintf("%s claims %s: %s", r.CardID, claimed, strings.Join(reasons, "; ")))
 	}
 	return Check{Name: "card files", Status: "warn",
 		Detail: fmt.Sprintf("%d imported card(s) held as candidates by the gate: %s", len(rows), strings.Join(parts, " | ")),

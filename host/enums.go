@@ -1,7 +1,6 @@
 package host
 
 import (
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/hosterr"
 )
 
@@ -10,7 +9,3 @@ import (
 func oneOf[T ~string](field string, v T, allowed []T) error {
 	return hosterr.OneOf(field, v, allowed)
 }
-
-// normalizeStatement is the form duplicate detection compares
-// (domain.NormalizeStatement).
-func normalizeStatement(s string) string { return domain.NormalizeStatement(s) }

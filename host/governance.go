@@ -2,48 +2,15 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
-
-// writeAnchorKind resolves the anchor a write goes to: requested, else def.
-// Outside a git checkout a write must name the global anchor itself: a
-// default there would share it with every repository's context.
-func (h *Host) writeAnchorKind(field, requested string, def domain.AnchorKind) (domain.AnchorKind, error) {
-	if requested == "" {
-		if !h.loc.InGit {
-			return "", invalid(field, "%s is not inside a git checkout, so this would be written to the global anchor and reach every repository's context: pass --anchor global if that is meant, or run it inside a repository (--cwd)", h.loc.Dir)
-		}
-		return def, nil
-	}
-	return h.resolveAnchorKind(field, requested)
-}
-
-// anchorDomain is the domain of a write at kind: the global anchor holds
-// domain global only; elsewhere the default is project.
-func anchorDomain(kind domain.AnchorKind, dom string) (domain.Domain, error) {
-	if kind == domain.AnchorGlobal {
-		if dom != "" && dom != string(domain.DomainGlobal) {
-			return "", invalid("domain", "--domain %s at the global anchor: the global anchor holds domain global only; drop --domain, or write at --anchor repo", dom)
-		}
-		return domain.DomainGlobal, nil
-	}
-	if dom == "" {
-		return domain.DomainProject, nil
-	}
-	d := domain.Domain(dom)
-	if err := oneOf("domain", d, domain.Domains); err != nil {
-		return "", err
-	}
-	return d, nil
-}
 
 // foreignCard refuses a card anchored outside this location's chain (another
 // repository or worktree): op names what was asked. Changing another
@@ -58,69 +25,6 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
 	}
 	return invalid("id", "card %s is anchored to %s %s, not to this checkout: %s it from a checkout of that repository", c.ID, ref.Kind, where, op)
-}
-
-// gateFacts are what the gate input says about a card's evidence.
-type gateFacts struct {
-	counts, all domain.RoleCounts
-	refs        policies.SourceRefs
-	newest      policies.RoleTimes
-	contest     policies.GateContest
-}
-
-// factsOf counts a card's distinct evidence per role (a duplicate as its
-// original, each piece of evidence in the first role it was linked in):
-// teaching counts human provenance written in human mode only, and
-// counterexample only those no newer verification outweighs.
-func factsOf(links []domain.Link, contests []store.Contest) gateFacts {
-	var f gateFacts
-	distinct := domain.DistinctLinks(links)
-	refs := map[domain.Role]map[string]bool{}
-	newest := map[domain.Role]string{}
-	for _, l := range distinct {
-		if l.EvidenceAt > newest[l.Role] {
-			newest[l.Role] = l.EvidenceAt
-		}
-		if l.SourceRef != "" {
-			if refs[l.Role] == nil {
-				refs[l.Role] = map[string]bool{}
-			}
-			refs[l.Role][l.SourceRef] = true
-		}
-		switch l.Role {
-		case domain.RoleSupporting:
-			f.all.Supporting++
-		case domain.RoleVerification:
-			f.all.Verification++
-		case domain.RoleTeaching:
-			f.all.Teaching++
-			if l.Provenance == "human" && l.ActorType == "human" {
-				f.counts.Teaching++
-			}
-		case domain.RoleCounterexample:
-			f.all.Counterexample++
-		}
-	}
-	for _, l := range distinct {
-		if l.Role == domain.RoleCounterexample && !(newest[domain.RoleVerification] > l.EvidenceAt) {
-			f.counts.Counterexample++
-		}
-	}
-	f.counts.Supporting, f.counts.Verification = f.all.Supporting, f.all.Verification
-	list := func(role domain.Role) []string {
-		out := make([]string, 0, len(refs[role]))
-		for r := range refs[role] {
-			out = append(out, r)
-		}
-		slices.Sort(out)
-		return out
-	}
-	f.refs = policies.SourceRefs{Supporting: list(domain.RoleSupporting), Verification: list(domain.RoleVerification),
-		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
-	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
-		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
-	f.contest = pack.GateContest(contests)
-	return f
 }
 
 // The contest kinds palace itself opens. MarkContested takes any other
@@ -171,11 +75,8 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 	}
 	var res ContestResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "contest")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "contest"); err != nil {
 			return err
 		}
 		if req.EvidenceID != "" {
@@ -281,23 +182,15 @@ type ResolveRequest struct {
 // be promoted again through the gate). Human mode only; a denial (exit 1)
 // leaves links, contests and events as they were.
 func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (ChangeResult, error) {
-	if err := h.requireHuman("resolve"); err != nil {
+	if err := h.humanChange("resolve", req.Reason, "say what the newer verification shows",
+		"verification", req.Verification, "record what verifies the card again first"); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say what the newer verification shows")
-	}
-	if len(req.Verification) == 0 {
-		return ChangeResult{}, invalid("verification", "at least one --verification evidence ref is required: record what verifies the card again first")
 	}
 	var res ChangeResult
 	var gate GateResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "resolve")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "resolve"); err != nil {
 			return err
 		}
 		open, err := tx.OpenContests(ctx, []string{id})
@@ -343,16 +236,12 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 			return err
 		}
 		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
-			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gateRecord(gate)),
+			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gatekeep.Record(gate)),
 			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
 		return err
 	})
 	if err != nil {
-		var he *Error
-		if errors.As(err, &he) && he.Kind == KindDenied {
-			return ChangeResult{Gate: &gate}, err
-		}
-		return ChangeResult{}, classify(conflict(err), "resolve "+id)
+		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "resolve "+id)
 	}
 	res.Gate = &gate
 	res.Card, err = h.ShowCard(ctx, id)

@@ -1,15 +1,17 @@
 // Package host is palace's façade and its lifecycle: a Host owns the
 // store, the policy engine and the workspace (anchors), and offers every
 // operation the CLI, the LSP and the MCP server offer, so each gives the
-// same answer everywhere. host itself keeps the Host state, the lifecycle
-// (record, distill, promote, demote, review, retire, publish), the gate and
-// the floors no policy can lift, contests, audit actions and team memory in
-// git. The jobs that stand on their own live in packages below it, each
-// configured by the Host with what it needs and never importing host:
-// host/pack (context packs, briefs, hints), host/mail (the mailbox front
-// end), host/agenthook, host/research, host/adoption, host/audit,
-// host/ruleexport and host/policyfile. Their types are host's under
-// aliases and host's methods delegate to them.
+// same answer everywhere. host itself keeps the Host state and the
+// lifecycle changes (distill, promote, demote, retire, link, publish),
+// contests and resolve, and audit actions. The gate they ask, with the
+// floors no policy can lift, is host/gatekeep's, below every job that
+// needs it. The jobs that stand on their own live in packages below host,
+// each configured by the Host with what it needs and never importing
+// host: host/pack (context packs, briefs, hints), host/teamsync (team
+// memory in git), host/intake (evidence and rule-file import), host/mail
+// (the mailbox front end), host/agenthook, host/research, host/adoption,
+// host/audit, host/ruleexport and host/policyfile. Their types are host's
+// under aliases and host's methods delegate to them.
 //
 // host decides; store persists; policies evaluates. host must not speak SQL
 // (that is store's) or Rego/WASM (that is policies'), and it must not know
@@ -27,6 +29,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/policies"
@@ -71,7 +74,7 @@ type Host struct {
 	store *store.Store
 
 	// echo remembers this Host's renderings so Record can refuse them.
-	echo echoGuard
+	echo intake.EchoGuard
 
 	policyTimeout time.Duration
 	// telemetryDays is the retention of raw request records.
@@ -246,17 +249,7 @@ func (h *Host) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(i
 
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
 func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
-	if s == "" {
-		return h.loc.Innermost(), nil
-	}
-	k := domain.AnchorKind(s)
-	if !k.Valid() {
-		return "", invalid(field, "%s %q is not valid: use worktree, repo or global", field, s)
-	}
-	if !h.loc.InGit && k != domain.AnchorGlobal {
-		return "", invalid(field, "%s %s needs a git checkout, and %s is not inside one: use --anchor global or --cwd inside a repository", field, k, h.loc.Dir)
-	}
-	return k, nil
+	return intake.ResolveAnchorKind(h.loc, field, s)
 }
 
 // checkHome refuses a home that exists but is not a directory (a file, or a

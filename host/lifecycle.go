@@ -3,14 +3,11 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/policyfile"
-	"github.com/palacehq/palace/host/research"
-	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -30,26 +27,6 @@ type GateRequest struct {
 	AllRepos bool `json:"all_repos,omitempty"`
 }
 
-// GateResult is the gate's answer plus which policy gave it.
-type GateResult struct {
-	CardID   string            `json:"card_id"`
-	Action   string            `json:"action"`
-	Target   string            `json:"target"`
-	Allow    bool              `json:"allow"`
-	Reasons  []string          `json:"reasons"`
-	Missing  map[string]int    `json:"missing"`
-	Counts   domain.RoleCounts `json:"counts"`
-	Reviewer policies.Reviewer `json:"reviewer"`
-	Policy   policies.Decision `json:"policy"`
-	// SourceRefs are the distinct source_refs per role the gate saw.
-	SourceRefs policies.SourceRefs `json:"source_refs"`
-	// Contest is the card's open contest, as the gate saw it.
-	Contest policies.GateContest `json:"contest"`
-	// AllowLocalPolicy is set when a local (untracked or modified) repo
-	// policy was allowed to decide.
-	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
-}
-
 // Gate evaluates palace.gate for promoting card id, then the floors no policy
 // can lift. It writes nothing.
 func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult, error) {
@@ -66,7 +43,7 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 	if err != nil {
 		return GateResult{}, internal(err, "read links of %s", id)
 	}
-	target, err := promoteTarget(c, req.Target)
+	target, err := gatekeep.PromoteTarget(c, req.Target)
 	if err != nil {
 		return GateResult{}, err
 	}
@@ -75,106 +52,6 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 		return GateResult{}, err
 	}
 	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
-}
-
-func promoteTarget(c domain.Card, target string) (domain.Status, error) {
-	if target == "" {
-		if c.Tier == domain.TierDaoTian {
-			return domain.StatusCanonical, nil
-		}
-		return domain.StatusPromoted, nil
-	}
-	if t := domain.Status(target); t == domain.StatusPromoted || t == domain.StatusCanonical {
-		return t, nil
-	}
-	return "", invalid("target", "--target %q is not a promotion target: use promoted or canonical", target)
-}
-
-// evaluateGate runs the policy and then the Go floors.
-func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
-	return h.gateAs(ctx, c, links, contests, action, target, h.reviewer(reviewerName), allowLocal)
-}
-
-// gateAs is evaluateGate with the reviewer given as is (a card file names
-// the reviewer of its last lifecycle change).
-func (h *Host) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
-	facts := factsOf(links, contests)
-	in := policies.GateInput{
-		Action: action,
-		Target: target,
-		Card: policies.GateCard{
-			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
-			Anchor: string(h.anchorRef(ctx, c.AnchorID).Kind), Statement: c.Statement, Persistence: string(c.Persistence),
-			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
-		},
-		Counts:     facts.counts,
-		AllCounts:  facts.all,
-		SourceRefs: facts.refs,
-		Newest:     facts.newest,
-		Contest:    facts.contest,
-		Reviewer:   reviewer,
-		Mode:       string(h.mode),
-	}
-	res := GateResult{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
-		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
-	set, err := h.Policies(ctx)
-	if err != nil {
-		res.Reasons = []string{fmt.Sprintf("policy palace.gate could not load, denying: %v", err)}
-		res.Missing = map[string]int{}
-		res.Policy = policies.Decision{Point: policies.Gate, Error: err.Error()}
-		return res
-	}
-	out, d := set.Gate(ctx, in)
-	res.Allow, res.Reasons, res.Missing, res.Policy = out.Allow, out.Reasons, out.Missing, d
-	h.stampFileState(ctx, &res.Policy)
-	// Floors, checked after the policy: no policy lifts them.
-	var floors []string
-	if f := policyfile.Floor(res.Policy, allowLocal); f != "" {
-		floors = append(floors, f)
-	}
-	if action != "resolve" && facts.contest.Contested {
-		floors = append(floors, fmt.Sprintf("floor: card %s is contested (%s since %s): resolve it with newer verification (`palace resolve`) or demote it first", c.ID, strings.Join(facts.contest.Kinds, ", "), facts.contest.Since))
-	}
-	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= h.stamp() {
-		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
-	}
-	if action == "promote" && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
-		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
-	}
-	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
-		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
-	}
-	if action == "promote" {
-		floors = append(floors, research.Floor(ctx, h.store, c, links)...)
-	}
-	if len(floors) > 0 {
-		if res.Allow {
-			res.Reasons = nil
-		}
-		res.Allow = false
-		res.Reasons = append(res.Reasons, floors...)
-	}
-	return res
-}
-
-func (h *Host) reviewer(name string) policies.Reviewer {
-	if h.mode == Agent {
-		return policies.Reviewer{Name: h.actor, Type: "agent"}
-	}
-	return policies.Reviewer{Name: firstNonEmpty(name, h.actor), Type: "human"}
-}
-
-// secretFloor refuses text that trips the secret scanner.
-func (h *Host) secretFloor(text string) error {
-	f := secrets.ScanString(text)
-	if len(f) == 0 {
-		return nil
-	}
-	var reasons []string
-	for _, x := range f {
-		reasons = append(reasons, fmt.Sprintf("floor: line %d: %s %s", x.Line, x.Rule, x.Redacted))
-	}
-	return denied("the card contains a secret and cannot become authoritative", reasons)
 }
 
 // PromoteRequest promotes a card through the gate.
@@ -203,44 +80,29 @@ type ChangeResult struct {
 // and moves the card, all in one transaction. A denial (KindDenied, with the
 // gate's reasons) leaves status, links and events exactly as they were.
 func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (ChangeResult, error) {
-	if err := h.requireHuman("promote"); err != nil {
+	if err := h.humanChange("promote", req.Reason, "say why this card is ready", "", nil, ""); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say why this card is ready")
 	}
 	var res ChangeResult
 	var gate GateResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
-		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "promote"); err != nil {
-			return err
-		}
-		target, err := promoteTarget(c, req.Target)
+		c, err := h.cardIn(ctx, tx, id, "promote")
 		if err != nil {
 			return err
 		}
-		if !canPromote(c.Status, target) {
+		target, err := gatekeep.PromoteTarget(c, req.Target)
+		if err != nil {
+			return err
+		}
+		if !gatekeep.CanPromote(c.Status, target) {
 			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
 		}
 		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
 		if err != nil {
 			return err
 		}
-		links, err := tx.Links(ctx, id)
-		if err != nil {
+		if _, gate, err = h.gateIn(ctx, tx, c, "promote", string(target), req.Reviewer, req.AllowLocalPolicy); err != nil {
 			return err
-		}
-		open, err := tx.OpenContests(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		gate = h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy)
-		if !gate.Allow {
-			return denied(fmt.Sprintf("gate denied promoting %s to %s", id, target), gate.Reasons)
 		}
 		if len(added) > 0 {
 			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
@@ -254,7 +116,7 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		ev := domain.Event{
 			Type: domain.EventPromoted, FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
 			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
-			Decision: mustJSON(gateRecord(gate)),
+			Decision: mustJSON(gatekeep.Record(gate)),
 		}
 		if gate.Policy.FileState != "" {
 			ev.Data = mustJSON(map[string]any{"policy_file": gate.Policy.File, "policy_file_state": gate.Policy.FileState, "allow_local_policy": req.AllowLocalPolicy})
@@ -263,36 +125,12 @@ func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (Chan
 		return err
 	})
 	if err != nil {
-		var he *Error
-		if errors.As(err, &he) && he.Kind == KindDenied {
-			return ChangeResult{Gate: &gate}, err
-		}
-		return ChangeResult{}, classify(conflict(err), "promote "+id)
+		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "promote "+id)
 	}
 	res.Gate = &gate
 	res.Export = h.autoExport(ctx, id)
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
-}
-
-func canPromote(from, to domain.Status) bool {
-	switch to {
-	case domain.StatusPromoted:
-		return from == domain.StatusCandidate || from == domain.StatusDemoted
-	case domain.StatusCanonical:
-		return from == domain.StatusCandidate || from == domain.StatusPromoted || from == domain.StatusDemoted
-	}
-	return false
-}
-
-// gateRecord is the decision JSON an event keeps: the policy's output and
-// which policy, by hash, gave it.
-func gateRecord(g GateResult) map[string]any {
-	return map[string]any{
-		"allow": g.Allow, "reasons": g.Reasons, "missing": g.Missing,
-		"counts": g.Counts, "reviewer": g.Reviewer, "policy": g.Policy,
-		"source_refs": g.SourceRefs, "allow_local_policy": g.AllowLocalPolicy,
-	}
 }
 
 // DemoteRequest weakens a card on counterexample evidence.
@@ -306,14 +144,9 @@ type DemoteRequest struct {
 // Demote links the counterexample refs and moves the card to demoted or
 // retired in one transaction. Human mode only; at least one counterexample.
 func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (ChangeResult, error) {
-	if err := h.requireHuman("demote"); err != nil {
+	if err := h.humanChange("demote", req.Reason, "say what the counterexample shows",
+		"counterexample", req.Counterexample, "record what contradicts the card first"); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say what the counterexample shows")
-	}
-	if len(req.Counterexample) == 0 {
-		return ChangeResult{}, invalid("counterexample", "at least one --counterexample evidence ref is required: record what contradicts the card first")
 	}
 	target := domain.Status(firstNonEmpty(req.Target, string(domain.StatusDemoted)))
 	if target != domain.StatusDemoted && target != domain.StatusRetired {
@@ -349,11 +182,8 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 
 // Retire ends a card's active life. Human mode only; a reason is required.
 func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, error) {
-	if err := h.requireHuman("retire"); err != nil {
+	if err := h.humanChange("retire", reason, "say why the card is retired", "", nil, ""); err != nil {
 		return ChangeResult{}, err
-	}
-	if strings.TrimSpace(reason) == "" {
-		return ChangeResult{}, invalid("reason", "--reason is required: say why the card is retired")
 	}
 	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
 		if c.Status == domain.StatusRetired {
@@ -401,11 +231,8 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	}
 	var res LinkResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "link")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "link"); err != nil {
 			return err
 		}
 		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{domain.Role(req.Role), []string{req.EvidenceID}}})
@@ -445,11 +272,8 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, domain.Card) (domain.Event, error)) (ChangeResult, error) {
 	var res ChangeResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, op)
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, op); err != nil {
 			return err
 		}
 		res.Event, err = fn(ctx, tx, c)
@@ -471,21 +295,34 @@ func conflict(err error) error {
 	return err
 }
 
-func parseDate(s string) (time.Time, error) {
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.RFC3339, s)
-}
+func parseDate(s string) (time.Time, error) { return gatekeep.ParseDate(s) }
 
 // normDate stores dates in the palace's one time format.
-func normDate(s string) string {
-	if s == "" {
-		return ""
+func normDate(s string) string { return gatekeep.NormDate(s) }
+
+// humanChange checks what a human lifecycle change needs before it reads
+// anything: human mode, a reason (why says what it should say) and, when
+// refsField is set, at least one evidence ref of that role (refsWhy says
+// what to record first).
+func (h *Host) humanChange(op, reason, why, refsField string, refs []string, refsWhy string) error {
+	if err := h.requireHuman(op); err != nil {
+		return err
 	}
-	t, err := parseDate(s)
+	if strings.TrimSpace(reason) == "" {
+		return invalid("reason", "--reason is required: %s", why)
+	}
+	if refsField != "" && len(refs) == 0 {
+		return invalid(refsField, "at least one --%s evidence ref is required: %s", refsField, refsWhy)
+	}
+	return nil
+}
+
+// cardIn reads card id in tx for op, refusing an unknown id and a card
+// anchored outside this checkout's chain.
+func (h *Host) cardIn(ctx context.Context, tx *store.Tx, id, op string) (domain.Card, error) {
+	c, err := tx.Card(ctx, id)
 	if err != nil {
-		return s
+		return domain.Card{}, notFound(err, "card", id)
 	}
-	return store.FormatTime(t)
+	return c, h.foreignCard(ctx, c, op)
 }

@@ -2,15 +2,11 @@ package host
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
@@ -39,7 +35,7 @@ const (
 	MaxJSONLBytes = 256 << 20
 	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
 	// every character escaped (\u00XX is six bytes) plus the other fields.
-	MaxJSONLLineBytes = 8 << 20
+	MaxJSONLLineBytes = intake.MaxJSONLLineBytes
 	// MaxHintsFileBytes bounds a file given to `palace hints`: source code,
 	// not data.
 	MaxHintsFileBytes = 16 << 20
@@ -53,82 +49,9 @@ const (
 	MaxModuleBytes = 64 << 20
 )
 
-// checkText refuses a value that is not valid UTF-8, holds a NUL byte (SQLite
-// and every terminal stop reading text at it), or is longer than limit bytes
-// (0: no limit). field names the input in the message, fix says what to do.
-func checkText(field, value string, limit int, fix string) error {
-	switch {
-	case !utf8.ValidString(value):
-		return invalid(field, "%s is not valid UTF-8: %s", field, fix)
-	case strings.IndexByte(value, 0) >= 0:
-		return invalid(field, "%s holds a NUL byte (at byte %d): palace stores text; %s", field, strings.IndexByte(value, 0), fix)
-	case limit > 0 && len(value) > limit:
-		return invalid(field, "%s is %d bytes, over the limit of %s: %s", field, len(value), bounded.Human(int64(limit)), fix)
-	}
-	return nil
-}
-
-// checkEvidenceInput applies the per-field limits to one piece of evidence
-// (content's own size and emptiness checks stay with the other content
-// rules).
-func checkEvidenceInput(req RecordRequest) error {
-	if i := strings.IndexByte(req.Content, 0); i >= 0 {
-		return invalid("content", "content holds a NUL byte (at byte %d): palace stores text; base64-encode binary data", i)
-	}
-	for _, c := range []struct {
-		field, value string
-		limit        int
-		fix          string
-	}{
-		{"field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"},
-		{"domain", req.Domain, MaxDomainBytes, "use one of " + strings.Join(domain.Strings(domain.Domains), ", ")},
-		{"source_ref", req.SourceRef, MaxSourceRefBytes, "point at the source (file:line, URL, command), do not paste it"},
-		{"anchor", req.Anchor, MaxFieldBytes, "use worktree, repo or global"},
-		{"provenance", req.Provenance, MaxFieldBytes, "use one of " + strings.Join(domain.Strings(domain.Provenances), ", ")},
-	} {
-		if err := checkText(c.field, c.value, c.limit, c.fix); err != nil {
-			return err
-		}
-	}
-	return checkTags(req.Tags)
-}
-
-func checkTags(tags []string) error {
-	if len(tags) > MaxTags {
-		return invalid("tags", "%d tags, over the limit of %d: keep the tags that help find the evidence", len(tags), MaxTags)
-	}
-	for i, t := range tags {
-		if err := checkText(fmt.Sprintf("tag %d", i+1), t, MaxTagBytes, "a tag is a short label"); err != nil {
-			var he *Error
-			if errors.As(err, &he) {
-				he.Field = "tags" // the argument, while the message names the tag
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// checkScope refuses a path glob that can never match (an unclosed [ or {),
-// so a card is not stored with a scope that silently applies nowhere.
-func checkScope(sc domain.Scope) error {
-	for _, p := range sc.Paths {
-		if err := checkText("scope_path", p, MaxSourceRefBytes, "use a path glob such as internal/** or *.go"); err != nil {
-			return err
-		}
-		if !doublestar.ValidatePattern(p) {
-			return invalid("scope_path", "scope path %q is not a valid glob (an unclosed [ or {, or a trailing \\): close it, or escape a literal [ as \\[", p)
-		}
-	}
-	for _, l := range [][]string{sc.Languages, sc.Fields} {
-		for _, v := range l {
-			if err := checkText("scope", v, MaxFieldBytes, "use a language id or a field name"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// checkScope refuses a scope whose globs can never match (see
+// limits.Scope, shared with intake and team memory).
+func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
 
 // checkLimit is the one rule for every --limit: 0 means no limit, a
 // negative count is refused.
@@ -140,15 +63,9 @@ func checkLimit(n int) error {
 }
 
 // ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at
-// most limit bytes. A path that is not a regular file, cannot be read or is
-// over the limit is bad input (KindInvalid) naming the flag; nothing larger
-// than limit+1 bytes is ever allocated.
+// most limit bytes (see limits.ReadInputFile).
 func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
-	b, err := bounded.ReadFile(path, limit)
-	if err != nil {
-		return nil, inputFileError(flag, path, limit, err)
-	}
-	return b, nil
+	return limits.ReadInputFile(flag, path, limit)
 }
 
 // OpenInputFile opens a file named by flag for streaming, with the checks of
@@ -156,7 +73,7 @@ func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
 func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
 	f, _, err := bounded.Open(path, limit)
 	if err != nil {
-		return nil, inputFileError(flag, path, limit, err)
+		return nil, limits.InputFileError(flag, path, limit, err)
 	}
 	return f, nil
 }
@@ -179,19 +96,4 @@ func (r *inputReader) Read(p []byte) (int, error) {
 		err = invalid(strings.TrimLeft(r.flag, "-"), "%s is over the limit of %s: split the input", r.flag, bounded.Human(r.limit))
 	}
 	return n, err
-}
-
-func inputFileError(flag, path string, limit int64, err error) error {
-	field := strings.TrimLeft(flag, "-")
-	var ke *bounded.KindError
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &ke):
-		return invalid(field, "%s %s %s: pass a regular file (pipe a stream to - instead)", flag, path, ke.Error())
-	case errors.Is(err, bounded.ErrTooLarge):
-		return invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
-	case errors.As(err, &pe):
-		return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: pe.Err}
-	}
-	return &Error{Kind: KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
 }

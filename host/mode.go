@@ -1,9 +1,10 @@
 package host
 
 import (
-	"fmt"
 	"os"
 	"os/user"
+
+	"github.com/palacehq/palace/host/gatekeep"
 )
 
 // Mode is who drives the process: a human or an agent. It is fixed when the
@@ -17,7 +18,7 @@ const (
 )
 
 // ModeEnv is the environment variable an agent's environment sets.
-const ModeEnv = "PALACE_MODE"
+const ModeEnv = gatekeep.ModeEnv
 
 // ResolveMode picks the process mode from the --mode flag, the PALACE_MODE
 // value and the surface's default. PALACE_MODE=agent wins over any flag: a
@@ -55,12 +56,7 @@ func ResolveMode(flag, env string, fallback Mode) (Mode, error) {
 }
 
 // requireHuman refuses op in agent mode.
-func (h *Host) requireHuman(op string) error {
-	if h.mode == Human {
-		return nil
-	}
-	return &Error{Kind: KindMode, Msg: fmt.Sprintf("%s is refused in agent mode: only a human may %s (mode is fixed by --mode/%s=agent)", op, op, ModeEnv)}
-}
+func (h *Host) requireHuman(op string) error { return h.gatekeeper().RequireHuman(op) }
 
 // defaultActor is the OS user for humans and $PALACE_AGENT (else "agent")
 // for agents.

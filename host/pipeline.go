@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/pack"
 )
 
@@ -76,9 +77,9 @@ func (h *Host) newPipeline() *pack.Pipeline {
 		Now:            h.now,
 		Policies:       h.Policies,
 		StampFileState: h.stampFileStateCached,
-		Remember:       h.echo.remember,
+		Remember:       h.echo.Remember,
 		PromoteGate: func(ctx context.Context, c domain.Card, links []domain.Link) (bool, map[string]int) {
-			target, _ := promoteTarget(c, "")
+			target, _ := gatekeep.PromoteTarget(c, "")
 			g := h.evaluateGate(ctx, c, links, nil, "promote", string(target), "", false)
 			return g.Allow, g.Missing
 		},

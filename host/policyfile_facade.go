@@ -21,10 +21,6 @@ func (h *Host) LocalPolicyChanges(ctx context.Context) ([]LocalPolicyChange, err
 	return policyfile.LocalChanges(ctx, h.PolicySources().RepoDir)
 }
 
-// stampFileState sets d.FileState, asking git every time (lifecycle
-// decisions).
-func (h *Host) stampFileState(ctx context.Context, d *policies.Decision) { policyfile.Stamp(ctx, d) }
-
 // stampFileStateCached sets d.FileState through the host's cache (the
 // context path and the audit).
 func (h *Host) stampFileStateCached(ctx context.Context, d *policies.Decision) {

@@ -2,10 +2,10 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/store"
 )
 
@@ -35,11 +35,8 @@ type PublishResult struct {
 // stamped published_to. The gate's publish action decides; the secret floor
 // applies. Human mode only; one transaction.
 func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (PublishResult, error) {
-	if err := h.requireHuman("publish"); err != nil {
+	if err := h.humanChange("publish", req.Reason, "say why the card holds beyond its anchor", "", nil, ""); err != nil {
 		return PublishResult{}, err
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return PublishResult{}, invalid("reason", "--reason is required: say why the card holds beyond its anchor")
 	}
 	to := domain.AnchorKind(req.To)
 	if to != domain.AnchorRepo && to != domain.AnchorGlobal {
@@ -48,11 +45,8 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 	var copyID string
 	var gate GateResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Card(ctx, id)
+		c, err := h.cardIn(ctx, tx, id, "publish")
 		if err != nil {
-			return notFound(err, "card", id)
-		}
-		if err := h.foreignCard(ctx, c, "publish"); err != nil {
 			return err
 		}
 		from := h.visibleKind(c.AnchorID)
@@ -68,17 +62,9 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if c.PublishedTo != "" {
 			return invalid("id", "card %s was published already, as %s", id, c.PublishedTo)
 		}
-		links, err := tx.Links(ctx, id)
-		if err != nil {
+		var links []domain.Link
+		if links, gate, err = h.gateIn(ctx, tx, c, "publish", string(to), req.Reviewer, req.AllowLocalPolicy); err != nil {
 			return err
-		}
-		open, err := tx.OpenContests(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		gate = h.evaluateGate(ctx, c, links, open[id], "publish", string(to), req.Reviewer, req.AllowLocalPolicy)
-		if !gate.Allow {
-			return denied(fmt.Sprintf("gate denied publishing %s to %s", id, to), gate.Reasons)
 		}
 		target, err := h.ensureAnchor(ctx, tx, to)
 		if err != nil {
@@ -113,7 +99,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if err := tx.SetPublishedTo(ctx, c.ID, cp.ID, cp.CreatedAt); err != nil {
 			return err
 		}
-		decision := mustJSON(gateRecord(gate))
+		decision := mustJSON(gatekeep.Record(gate))
 		if _, err := h.appendEvent(ctx, tx, cp.ID, domain.Event{Type: domain.EventCreated, ToStatus: cp.Status, Reason: req.Reason,
 			Policy: "palace.gate", PolicyHash: gate.Policy.Hash, Decision: decision,
 			Data: mustJSON(map[string]any{"origin_card": c.ID, "links": linkSummary(links)})}); err != nil {

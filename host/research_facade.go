@@ -29,7 +29,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	return research.New(research.Config{
 		Store: h.store, Loc: h.loc, Mode: string(h.mode), Actor: h.actor, Policies: h.Policies,
 		PrepareEvidence: func(f research.Finding, k domain.AnchorKind) (domain.Evidence, error) {
-			ev, _, err := h.prepareEvidence(RecordRequest{Content: f.Content, Field: f.Field, Domain: f.Domain, Provenance: "research",
+			ev, _, err := h.intake().PrepareEvidence(RecordRequest{Content: f.Content, Field: f.Field, Domain: f.Domain, Provenance: "research",
 				SourceRef: f.SourceRef, Tags: f.Tags, Anchor: string(k)}, "")
 			return ev, err
 		},

@@ -6,18 +6,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/palacehq/palace/internal/finding"
 )
 
 // Severity of a finding. Any error fails the hook (exit 1); warnings alone
 // do not (exit 0).
-type Severity string
+type Severity = finding.Severity
 
 // The two severities.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
+	SeverityError   = finding.Error
+	SeverityWarning = finding.Warning
 )
 
 // Finding codes. They are stable: tools, docs and team policies key on them.
@@ -95,21 +98,12 @@ type Finding struct {
 // String renders the finding as `path:line:col: CODE message`; a warning's
 // message starts with "warning: ".
 func (f Finding) String() string {
-	msg := f.Message
-	if f.Severity == SeverityWarning {
-		msg = "warning: " + msg
-	}
-	return fmt.Sprintf("%s:%d:%d: %s %s", f.Path, f.Line, f.Col, f.Code, msg)
+	return finding.Format(f.Path, f.Line, f.Col, f.Code, f.Severity, f.Message)
 }
 
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool {
-	for _, f := range fs {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
 }
 
 // CheckOptions configures Check. The zero value checks a repo box on its own.

@@ -106,3 +106,13 @@ func OneOf[T ~string](field string, v T, allowed []T) error {
 	}
 	return Invalid(field, "%s %q is not valid: use one of %s", field, v, strings.Join(names, ", "))
 }
+
+// Classify passes classified errors through and wraps anything else as
+// KindInternal with what was being done.
+func Classify(err error, op string) error {
+	var he *Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return Internal(err, "%s", op)
+}

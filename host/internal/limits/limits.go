@@ -1,7 +1,9 @@
-// Package limits holds the input limits of evidence and cards that host
-// and the packages beside it (research, the team-memory import) check the
-// same way. host exports them under its own names; it owns nothing else
-// and must not grow checks: the checks stay with the code that runs them.
+// Package limits holds the input limits of evidence and cards, and the
+// checks of text, evidence fields and scopes against them, that host and
+// the packages beside it (research, team memory's import of card files)
+// apply the same way. host exports the limits under its own names. It
+// owns no other rule: what a value means is checked by the code that
+// uses it. It must not import host or its job packages.
 package limits
 
 // Each is far above what honest use needs and small enough that a crafted

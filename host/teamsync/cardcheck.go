@@ -1,4 +1,4 @@
-package host
+package teamsync
 
 import (
 	"bufio"
@@ -45,12 +45,8 @@ type CardsCheckReport struct {
 // it loads the policies a palace at opts would. A path that cannot be read
 // or is not staged is KindInvalid; git failing is KindInternal. Findings are
 // sorted by path and line.
-func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (CardsCheckReport, error) {
+func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsCheckReport, error) {
 	rep := CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}
-	h, err := newHost(ctx, opts)
-	if err != nil {
-		return rep, err
-	}
 	if req.Staged && !h.loc.InGit {
 		return rep, invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", h.loc.Dir)
 	}
@@ -100,7 +96,7 @@ func sortFindings(fs []cardfile.Finding) {
 }
 
 // cardFilesToCheck reads the files a check covers.
-func (h *Host) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*syncFile, error) {
+func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*syncFile, error) {
 	var rel []string // relative to the worktree when staged
 	switch {
 	case len(req.Paths) > 0:
@@ -170,7 +166,7 @@ func (h *Host) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 }
 
 // display names abs relative to the host's directory when it is inside it.
-func (h *Host) display(abs string) string {
+func (h *Team) display(abs string) string {
 	if r, err := filepath.Rel(h.loc.Dir, abs); err == nil && !strings.HasPrefix(r, "..") {
 		return filepath.ToSlash(r)
 	}

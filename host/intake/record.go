@@ -1,4 +1,4 @@
-package host
+package intake
 
 import (
 	"context"
@@ -57,8 +57,8 @@ type Evidence struct {
 // Record validates req and appends one evidence row. The same content at
 // the same anchor is recorded once: without AllowDuplicate the existing row
 // comes back with Existing set and nothing is written.
-func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) {
-	ev, kind, err := h.prepareEvidence(req, "")
+func (h *Intake) Record(ctx context.Context, req RecordRequest) (Evidence, error) {
+	ev, kind, err := h.PrepareEvidence(req, "")
 	if err != nil {
 		return Evidence{}, err
 	}
@@ -70,7 +70,7 @@ func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) 
 			return err
 		}
 		ev.AnchorID = a.ID
-		out, err = h.insertDistinct(ctx, tx, ev, req.AllowDuplicate)
+		out, err = h.InsertDistinct(ctx, tx, ev, req.AllowDuplicate)
 		return err
 	})
 	if err != nil {
@@ -80,10 +80,10 @@ func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) 
 	return out, nil
 }
 
-// insertDistinct inserts ev unless its content is on record at its anchor:
+// InsertDistinct inserts ev unless its content is on record at its anchor:
 // then it returns that row (Existing), or with allowDup inserts ev marked
 // as its duplicate.
-func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evidence, allowDup bool) (Evidence, error) {
+func (h *Intake) InsertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evidence, allowDup bool) (Evidence, error) {
 	orig, found, err := tx.OriginalEvidence(ctx, ev.AnchorID, ev.ContentSHA256)
 	if err != nil {
 		return Evidence{}, err
@@ -107,9 +107,9 @@ func (h *Host) insertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evide
 	return Evidence{Evidence: ev}, nil
 }
 
-// prepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
+// PrepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
 // and builds the row, anchor id still unset.
-func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidence, domain.AnchorKind, error) {
+func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evidence, domain.AnchorKind, error) {
 	fail := func(err error) (domain.Evidence, domain.AnchorKind, error) {
 		if prefix != "" {
 			var he *Error
@@ -133,7 +133,7 @@ func (h *Host) prepareEvidence(req RecordRequest, prefix string) (domain.Evidenc
 	if err := h.echo.check(req.Content); err != nil {
 		return fail(err)
 	}
-	if err := refuseSecrets("content", req.Content); err != nil {
+	if err := RefuseSecrets("content", req.Content); err != nil {
 		return fail(err)
 	}
 	prov := req.Provenance
@@ -215,7 +215,7 @@ type Progress func(done, total int)
 // (blank lines skipped); defaults fill fields a line omits. Every line is
 // validated before anything is written, so a malformed line (reported with
 // its line number) writes nothing; then rows commit in batches of BatchSize.
-func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
+func (h *Intake) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
 		ev       domain.Evidence
 		kind     domain.AnchorKind
@@ -223,7 +223,7 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 	}
 	var rows []row
 	err := readRecordLines(r, name, defaults, func(lineNo int, req RecordRequest) error {
-		ev, kind, err := h.prepareEvidence(req, fmt.Sprintf("%s:%d: ", name, lineNo))
+		ev, kind, err := h.PrepareEvidence(req, fmt.Sprintf("%s:%d: ", name, lineNo))
 		if err != nil {
 			return err
 		}

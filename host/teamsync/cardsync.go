@@ -1,4 +1,4 @@
-package host
+package teamsync
 
 import (
 	"bytes"
@@ -23,9 +23,11 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/repofs"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -127,7 +129,7 @@ const racyWindow = 2 * time.Second
 // are written: worktree cards never leave the machine and global cards
 // stay personal. Human mode only (an import can make a card
 // authoritative).
-func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
+func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	rep := SyncReport{Exported: []string{}, Imported: []string{}, Held: []HeldCard{}, Conflicts: []SyncConflict{},
 		Removed: []string{}, Findings: []cardfile.Finding{}, DryRun: req.DryRun}
 	if err := h.requireHuman("sync"); err != nil {
@@ -247,7 +249,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 // the cards are exactly those with a file row, unchanged: only card_files is
 // read (fast). Otherwise every authoritative or tracked card of the
 // repository is read with its last event.
-func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req SyncRequest) ([]store.SyncRow, bool, error) {
+func (h *Team) syncRows(ctx context.Context, repoID string, mark int64, req SyncRequest) ([]store.SyncRow, bool, error) {
 	last, ok, err := h.store.SyncMark(ctx, repoID)
 	if err != nil {
 		return nil, false, internal(err, "read cards to sync")
@@ -272,7 +274,7 @@ func (h *Host) syncRows(ctx context.Context, repoID string, mark int64, req Sync
 
 // fillStatus reads the status of the cards whose file changed, which the
 // fast listing does not carry (an import starts from it).
-func (h *Host) fillStatus(ctx context.Context, files []*syncFile, byID map[string]*store.SyncRow) error {
+func (h *Team) fillStatus(ctx context.Context, files []*syncFile, byID map[string]*store.SyncRow) error {
 	var ids []string
 	for _, f := range files {
 		if r := byID[f.id]; r != nil && !f.keep {
@@ -310,7 +312,7 @@ func plural(n int, noun string) string {
 }
 
 // share marks candidate cards to be written as files.
-func (h *Host) share(ctx context.Context, ids []string, repoID string, byID map[string]*store.SyncRow, rows *[]store.SyncRow) error {
+func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[string]*store.SyncRow, rows *[]store.SyncRow) error {
 	for _, id := range ids {
 		if _, ok := byID[id]; ok {
 			continue
@@ -362,7 +364,7 @@ func refuseLinkedCardDir(worktree string) error {
 // scanCardDir reads the card directory: every *.md file's stat, and the
 // bytes of each file that may have changed since the last sync (in this
 // checkout, a file with the size and mtime recorded then is not read).
-func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, error) {
+func (h *Team) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -403,7 +405,7 @@ func (h *Host) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncF
 // scanFile stats one directory entry and reads it unless the last sync in
 // this checkout saw it with the same size and mtime. Nil for an entry that
 // is gone or not a regular file.
-func (h *Host) scanFile(ds *dirStater, dir, name string, byID map[string]*store.SyncRow) (*syncFile, error) {
+func (h *Team) scanFile(ds *dirStater, dir, name string, byID map[string]*store.SyncRow) (*syncFile, error) {
 	size, mtime, regular, err := ds.stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -588,10 +590,10 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 		}
 	}
 	c := p.Card
-	add(p.Line("field"), checkText("field", c.Field, MaxFieldBytes, "use a short name such as go or release-process"))
-	add(p.Line("statement"), checkText("statement", c.Statement, 0, "remove it"))
-	add(p.Line("content"), checkText("content", c.Content, MaxContentBytes, "keep the card short; the evidence carries the detail"))
-	add(p.Line("scope"), checkScope(domain.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
+	add(p.Line("field"), limits.Text("field", c.Field, limits.FieldBytes, "use a short name such as go or release-process"))
+	add(p.Line("statement"), limits.Text("statement", c.Statement, 0, "remove it"))
+	add(p.Line("content"), limits.Text("content", c.Content, limits.ContentBytes, "keep the card short; the evidence carries the detail"))
+	add(p.Line("scope"), limits.Scope(domain.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
 	for _, pat := range c.Triggers.Patterns {
 		if _, err := regexp.Compile(pat); err != nil {
 			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
@@ -599,10 +601,10 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 	}
 	for i, e := range c.Evidence {
 		line := p.EvidenceLines[i]
-		if len(e.Content) > MaxContentBytes {
+		if len(e.Content) > limits.ContentBytes {
 			add(line, fmt.Errorf("evidence %s content is %d bytes, over the limit of 1 MiB", e.ID, len(e.Content)))
 		}
-		add(line, checkEvidenceInput(RecordRequest{Content: e.Content, Field: e.Field, Domain: e.Domain,
+		add(line, limits.CheckEvidence(limits.Evidence{Content: e.Content, Field: e.Field, Domain: e.Domain,
 			SourceRef: e.SourceRef, Provenance: e.Provenance, Tags: e.Tags}))
 	}
 	return out
@@ -634,7 +636,7 @@ func secretFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 
 // plan is what one sync does, decided before anything is written.
 type plan struct {
-	h       *Host
+	h       *Team
 	rep     *SyncReport
 	repoID  string
 	resolve map[string]string
@@ -1032,19 +1034,9 @@ func (p *plan) build(ctx context.Context, f *syncFile, contests []store.Contest,
 		Data: mustJSON(importData{Path: f.path, Commit: p.rep.Commit, FileSHA256: f.sha, Claimed: fc.Status,
 			Held: out.reasons, LastEvent: fc.LastEvent})}
 	if gate != nil {
-		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gateRecord(*gate))
+		out.event.Policy, out.event.PolicyHash, out.event.Decision = policies.Gate.Package(), gate.Policy.Hash, mustJSON(gatekeep.Record(*gate))
 	}
 	return out
-}
-
-// newEvent stamps e as appendEvent does, for AppendEvents.
-func (h *Host) newEvent(cardID string, e domain.Event) domain.Event {
-	e.ID = store.NewID(store.EventPrefix, h.now())
-	e.CardID = cardID
-	e.Actor = h.actor
-	e.ActorType = h.actorType()
-	e.CreatedAt = h.stamp()
-	return e
 }
 
 func atCommit(commit string) string {
@@ -1078,7 +1070,7 @@ func fileReviewer(c cardfile.Card) policies.Reviewer {
 // with the evidence they cite, and their last events are read at the same
 // time on connections of their own, and the files are built and encoded on
 // every core: rendering all of a repository's cards is an export's work.
-func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
+func (h *Team) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
 	var (
 		wg                sync.WaitGroup
 		links             map[string][]domain.Link
@@ -1124,7 +1116,7 @@ func (h *Host) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 // cardsByIDs reads the cards of ids: one by one for a few (an unknown id
 // is KindInvalid), else every card of this repository, keeping those
 // asked for.
-func (h *Host) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, error) {
+func (h *Team) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, error) {
 	var cards []domain.Card
 	if len(ids) <= 64 {
 		for _, id := range ids {
@@ -1251,7 +1243,7 @@ func heldJSON(claimed string, reasons []string) string {
 // HeldCards lists the cards of anchorIDs (every anchor when empty) whose
 // file claimed promoted or canonical and was held back as a candidate by
 // the gate at import, with the gate's reasons. doctor and audit show them.
-func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+func (h *Team) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
 	rows, err := h.store.HeldCardFiles(ctx)
 	if err != nil {
 		return nil, internal(err, "read held card files")
@@ -1274,7 +1266,7 @@ func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, e
 // CardFile renders card id as the file palace sync writes for it: the
 // same bytes for an unchanged card. Any card of the palace may be rendered
 // (sync writes only this repository's); an unknown id is KindInvalid.
-func (h *Host) CardFile(ctx context.Context, id string) ([]byte, error) {
+func (h *Team) CardFile(ctx context.Context, id string) ([]byte, error) {
 	files, err := h.renderIDs(ctx, []string{id})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package host
+package teamsync
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // citations reads the links of cards and the evidence they cite, in two
 // batched queries.
-func (h *Host) citations(ctx context.Context, ids []string) (map[string][]domain.Link, map[string]domain.Evidence, error) {
+func (h *Team) citations(ctx context.Context, ids []string) (map[string][]domain.Link, map[string]domain.Evidence, error) {
 	links, err := h.store.LinksFor(ctx, ids)
 	if err != nil {
 		return nil, nil, internal(err, "read card links")
@@ -98,7 +98,7 @@ type importData struct {
 // fromCardFile is the store row a card file describes, at anchorID.
 func fromCardFile(f cardfile.Card, anchorID, now string) domain.Card {
 	return domain.Card{
-		ID: f.ID, Statement: f.Statement, StatementNorm: normalizeStatement(f.Statement), Content: f.Content,
+		ID: f.ID, Statement: f.Statement, StatementNorm: domain.NormalizeStatement(f.Statement), Content: f.Content,
 		Tier: domain.Tier(f.Tier), Status: domain.Status(f.Status), Domain: domain.Domain(f.Domain), Field: f.Field, AnchorID: anchorID,
 		Scope:       domain.Scope{Paths: f.Scope.Paths, Languages: f.Scope.Languages, Fields: f.Scope.Fields},
 		Trigger:     domain.Trigger{Patterns: f.Triggers.Patterns, Intents: f.Triggers.Intents, ToolNeeds: f.Triggers.ToolNeeds},

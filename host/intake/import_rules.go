@@ -1,4 +1,4 @@
-package host
+package intake
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
@@ -88,7 +89,7 @@ type importRow struct {
 // (MaxRuleFileBytes) or conflicted file, a malformed front matter or block,
 // or a rule holding a secret is KindInvalid naming the file and line, and
 // nothing is imported. Both modes.
-func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
+func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if len(req.Files) == 0 {
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
 	}
@@ -153,7 +154,7 @@ func b2i(b bool) int {
 }
 
 // readRuleFile reads and parses one file and validates its rules.
-func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName string) (ImportFile, []importRow, error) {
+func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName string) (ImportFile, []importRow, error) {
 	abs := name
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(h.loc.Dir, name)
@@ -167,7 +168,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 			display = filepath.ToSlash(rel)
 		}
 	}
-	data, err := ReadInputFile("FILE", abs, MaxRuleFileBytes)
+	data, err := limits.ReadInputFile("FILE", abs, MaxRuleFileBytes)
 	if err != nil {
 		return ImportFile{}, nil, err
 	}
@@ -188,7 +189,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 			ruleTier = r.Tier
 		}
 		field := firstNonEmpty(r.Field, req.Field)
-		ev, _, err := h.prepareEvidence(RecordRequest{
+		ev, _, err := h.PrepareEvidence(RecordRequest{
 			Content:   r.Text,
 			Field:     field,
 			SourceRef: ref,
@@ -198,7 +199,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 		if err != nil {
 			return ImportFile{}, nil, err
 		}
-		card, _, err := h.prepareCard(DistillRequest{
+		card, _, err := h.PrepareCard(DistillRequest{
 			Statement:  r.Statement,
 			Content:    r.Content,
 			Tier:       ruleTier,
@@ -222,7 +223,7 @@ func (h *Host) readRuleFile(name string, req ImportRequest, tier, anchorName str
 // importRow writes one rule: its evidence unless recorded already from the
 // same file, and its candidate unless a card with its statement exists at
 // the anchor (then the evidence is linked to that card).
-func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r importRow) (ImportedRule, error) {
+func (h *Intake) importRow(ctx context.Context, tx *store.Tx, anchorID string, r importRow) (ImportedRule, error) {
 	out := ImportedRule{SourceRef: r.ev.SourceRef, Statement: r.card.Statement, Scope: r.card.Scope}
 	found, err := tx.EvidenceBySource(ctx, anchorID, r.ev.ContentSHA256, r.refPrefix)
 	if err != nil {
@@ -234,7 +235,7 @@ func (h *Host) importRow(ctx context.Context, tx *store.Tx, anchorID string, r i
 		// The same content from another source stays its own row, marked a
 		// duplicate of the first so it never counts twice.
 		r.ev.AnchorID = anchorID
-		if _, err := h.insertDistinct(ctx, tx, r.ev, true); err != nil {
+		if _, err := h.InsertDistinct(ctx, tx, r.ev, true); err != nil {
 			return out, err
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true

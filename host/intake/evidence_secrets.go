@@ -1,4 +1,4 @@
-package host
+package intake
 
 import (
 	"fmt"
@@ -7,14 +7,14 @@ import (
 	"github.com/palacehq/palace/host/secrets"
 )
 
-// refuseSecrets is the intake check for text that would be stored: evidence
+// RefuseSecrets is the intake check for text that would be stored: evidence
 // content (record, import, MCP) and a card's statement and content
 // (distill). Text holding a secret is refused as a "no" (exit 1) naming each
 // finding by rule and location, with the secret redacted. The marker
 // palace:allow-secret anywhere in the text lets a deliberate fixture through
 // (evidence is often a multi-line snippet, so the marker is not tied to the
 // secret's line as it is in a letter).
-func refuseSecrets(field, text string) error {
+func RefuseSecrets(field, text string) error {
 	if strings.Contains(text, secrets.AllowPragma) {
 		return nil
 	}

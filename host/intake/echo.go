@@ -1,4 +1,4 @@
-package host
+package intake
 
 import (
 	"fmt"
@@ -51,14 +51,16 @@ var echoJSON = []struct {
 // rememberedRenderings bounds how many renderings the exact check keeps.
 const rememberedRenderings = 32
 
-type echoGuard struct {
+// EchoGuard remembers the renderings of one Host (packs, briefs) so Record
+// can refuse them (see the top of this file).
+type EchoGuard struct {
 	mu sync.Mutex
 	// lines holds the folded item lines of the last renderings, oldest first.
 	lines [][]string
 }
 
-// remember keeps the item lines of a rendering this server returned.
-func (g *echoGuard) remember(rendered string) {
+// Remember keeps the item lines of a rendering this server returned.
+func (g *EchoGuard) Remember(rendered string) {
 	var keep []string
 	for _, l := range strings.Split(rendered, "\n") {
 		if f := fold(l); len(f) >= 24 && (strings.Contains(f, "kc_") || strings.Contains(f, "ev_")) {
@@ -78,7 +80,7 @@ func (g *echoGuard) remember(rendered string) {
 
 // check returns a KindInvalid error naming content when it echoes a
 // rendering.
-func (g *echoGuard) check(content string) error {
+func (g *EchoGuard) check(content string) error {
 	// Every form below holds one of these (remembered lines hold kc_ or
 	// ev_); most evidence has none, so a batch import pays a few scans a row.
 	if !strings.Contains(content, "kc_") && !strings.Contains(content, "ev_") &&
@@ -117,7 +119,7 @@ func jsonEcho(content string) string {
 	return ""
 }
 
-func (g *echoGuard) exact(content string) string {
+func (g *EchoGuard) exact(content string) string {
 	folded := fold(content)
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -1,4 +1,4 @@
-package host
+package teamsync
 
 import (
 	"context"
@@ -25,12 +25,12 @@ type ExportNote struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// autoExport writes card id's file after a lifecycle change when the
+// AutoExport writes card id's file after a lifecycle change when the
 // checkout asks for it (AutoExportConfig) and the card is one sync would
 // write (this repository's, authoritative or already shared). A file
 // changed in the checkout since the last sync is left alone: that is a
 // conflict for palace sync to show. Nil when nothing applies.
-func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
+func (h *Team) AutoExport(ctx context.Context, id string) *ExportNote {
 	if !h.loc.InGit || !autoExportOn(ctx, h.loc.Worktree) {
 		return nil
 	}

@@ -1,0 +1,149 @@
+// Package intake owns what enters a palace as evidence or as a candidate
+// card built from it: recording evidence (one piece, or a JSON Lines
+// batch), importing the rules of agent rule files (AGENTS.md, CLAUDE.md,
+// Cursor and Copilot instructions) as evidence with candidate cards, the
+// checks every such write passes (limits, the secret scanner, the echo
+// guard that refuses text palace itself rendered), and the validation of a
+// card to distill (PrepareCard).
+//
+// It takes what it needs of a palace through a Config that host fills in.
+// It must not import host, and it never makes a card authoritative: what
+// it writes is evidence and candidates; lifecycle changes go through the
+// gate in host.
+package intake
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/internal/limits"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/ruleexport"
+	"github.com/palacehq/palace/store"
+)
+
+// Config is what intake needs of a palace.
+type Config struct {
+	Store *store.Store
+	Loc   anchor.Location
+	// Gate stamps events with who acts, in which mode, and when.
+	Gate *gatekeep.Keeper
+	// Echo is the palace's memory of its own renderings.
+	Echo *EchoGuard
+	// EnsureAnchor writes the anchor of a kind at Loc, with its parents.
+	EnsureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+}
+
+// Intake writes evidence and candidates into one palace.
+type Intake struct {
+	store        *store.Store
+	loc          anchor.Location
+	gate         *gatekeep.Keeper
+	echo         *EchoGuard
+	mode         string
+	actor        string
+	now          func() time.Time
+	ensureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+}
+
+// New is the intake of c's palace.
+func New(c Config) *Intake {
+	return &Intake{store: c.Store, loc: c.Loc, gate: c.Gate, echo: c.Echo, mode: c.Gate.Mode,
+		actor: c.Gate.Actor, now: c.Gate.Now, ensureAnchor: c.EnsureAnchor}
+}
+
+// The two modes, as host names them.
+const (
+	Human = "human"
+	Agent = "agent"
+)
+
+// Limits this package applies, as host names them.
+const (
+	// MaxFieldBytes bounds field (see limits.FieldBytes).
+	MaxFieldBytes = limits.FieldBytes
+	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
+	// every character escaped (\u00XX is six bytes) plus the other fields.
+	MaxJSONLLineBytes = 8 << 20
+	// MaxRuleFileBytes is the largest rule file palace reads (1 MiB).
+	MaxRuleFileBytes = ruleexport.MaxRuleFileBytes
+)
+
+// AnchorRef names an anchor in output.
+type AnchorRef = pack.AnchorRef
+
+func (h *Intake) stamp() string                { return h.gate.Stamp() }
+func (h *Intake) actorType() domain.ActorType  { return h.gate.ActorType() }
+func (h *Intake) requireHuman(op string) error { return h.gate.RequireHuman(op) }
+
+func (h *Intake) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
+	return ResolveAnchorKind(h.loc, field, s)
+}
+
+func (h *Intake) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e domain.Event) (domain.Event, error) {
+	return tx.AppendEvent(ctx, h.gate.NewEvent(cardID, e))
+}
+
+// ResolveAnchorKind validates a requested anchor kind at loc ("" = the
+// innermost).
+func ResolveAnchorKind(loc anchor.Location, field, s string) (domain.AnchorKind, error) {
+	if s == "" {
+		return loc.Innermost(), nil
+	}
+	k := domain.AnchorKind(s)
+	if !k.Valid() {
+		return "", invalid(field, "%s %q is not valid: use worktree, repo or global", field, s)
+	}
+	if !loc.InGit && k != domain.AnchorGlobal {
+		return "", invalid(field, "%s %s needs a git checkout, and %s is not inside one: use --anchor global or --cwd inside a repository", field, k, loc.Dir)
+	}
+	return k, nil
+}
+
+// The error type, kinds and helpers under the names host uses, so the code
+// that moved here from host reads the same in both places.
+type Error = hosterr.Error
+
+func invalid(field, format string, args ...any) error {
+	return hosterr.Invalid(field, format, args...)
+}
+
+func internal(err error, format string, args ...any) error {
+	return hosterr.Internal(err, format, args...)
+}
+
+func oneOf[T ~string](field string, v T, allowed []T) error { return hosterr.OneOf(field, v, allowed) }
+func classify(err error, op string) error                   { return hosterr.Classify(err, op) }
+func mustJSON(v any) []byte                                 { return gatekeep.EventData(v) }
+func normDate(s string) string                              { return gatekeep.NormDate(s) }
+func parseDate(s string) (time.Time, error)                 { return gatekeep.ParseDate(s) }
+func linkSummary(links []domain.Link) []map[string]string   { return gatekeep.LinkSummary(links) }
+func normalizeStatement(s string) string                    { return domain.NormalizeStatement(s) }
+
+func firstNonEmpty(vals ...string) string { return cmp.Or(vals...) }
+
+// Error kinds (see hosterr).
+const (
+	KindInvalid = hosterr.KindInvalid
+	KindDenied  = hosterr.KindDenied
+	KindMode    = hosterr.KindMode
+)
+
+// ModeEnv is the environment variable an agent's environment sets.
+const ModeEnv = gatekeep.ModeEnv
+
+func checkText(field, value string, limit int, fix string) error {
+	return limits.Text(field, value, limit, fix)
+}
+
+func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
+
+func checkEvidenceInput(req RecordRequest) error {
+	return limits.CheckEvidence(limits.Evidence{Content: req.Content, Field: req.Field, Domain: req.Domain,
+		SourceRef: req.SourceRef, Anchor: req.Anchor, Provenance: req.Provenance, Tags: req.Tags})
+}

@@ -1,0 +1,61 @@
+package host
+
+import (
+	"context"
+	"io"
+
+	"github.com/palacehq/palace/host/intake"
+)
+
+// Evidence and the candidates built from it come in through package
+// intake; host names its types under their old names and lends it the
+// store, the workspace, the gate's stamps and the echo guard.
+
+// Intake limits (see package intake).
+const (
+	// MaxStatementRunes is the longest statement: the short wake-up form.
+	MaxStatementRunes = intake.MaxStatementRunes
+	// MaxContentBytes is the largest evidence content accepted (1 MiB).
+	MaxContentBytes = intake.MaxContentBytes
+	// BatchSize is how many rows a JSON Lines import commits at a time.
+	BatchSize = intake.BatchSize
+)
+
+// Intake request and result types (see package intake).
+type (
+	RecordRequest  = intake.RecordRequest
+	Evidence       = intake.Evidence
+	BatchResult    = intake.BatchResult
+	Progress       = intake.Progress
+	DistillRequest = intake.DistillRequest
+	ImportRequest  = intake.ImportRequest
+	ImportedRule   = intake.ImportedRule
+	ImportFile     = intake.ImportFile
+	ImportResult   = intake.ImportResult
+)
+
+func (h *Host) intake() *intake.Intake {
+	return intake.New(intake.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), Echo: &h.echo, EnsureAnchor: h.ensureAnchor})
+}
+
+// Record validates req and appends one evidence row (see
+// intake.Intake.Record). Both modes.
+func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) {
+	return h.intake().Record(ctx, req)
+}
+
+// RecordBatch imports JSON Lines evidence from r, every line validated
+// before anything is written (see intake.Intake.RecordBatch).
+func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
+	return h.intake().RecordBatch(ctx, r, name, defaults, progress)
+}
+
+// ImportRules imports the rules of agent rule files as evidence with
+// candidate cards (see intake.Intake.ImportRules). Both modes.
+func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
+	return h.intake().ImportRules(ctx, req)
+}
+
+// refuseSecrets is the intake check for text that would be stored (see
+// intake.RefuseSecrets).
+func refuseSecrets(field, text string) error { return intake.RefuseSecrets(field, text) }

@@ -1,0 +1,40 @@
+package limits
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/bounded"
+)
+
+// ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at
+// most limit bytes. A path that is not a regular file, cannot be read or is
+// over the limit is bad input (KindInvalid) naming the flag; nothing larger
+// than limit+1 bytes is ever allocated.
+func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
+	b, err := bounded.ReadFile(path, limit)
+	if err != nil {
+		return nil, InputFileError(flag, path, limit, err)
+	}
+	return b, nil
+}
+
+// InputFileError classifies a failure to read the file named by flag as
+// bad input naming the flag and what to do.
+func InputFileError(flag, path string, limit int64, err error) error {
+	field := strings.TrimLeft(flag, "-")
+	var ke *bounded.KindError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ke):
+		return hosterr.Invalid(field, "%s %s %s: pass a regular file (pipe a stream to - instead)", flag, path, ke.Error())
+	case errors.Is(err, bounded.ErrTooLarge):
+		return hosterr.Invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
+	case errors.As(err, &pe):
+		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: pe.Err}
+	}
+	return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
+}

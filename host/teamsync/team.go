@@ -1,0 +1,110 @@
+// Package teamsync owns team memory in git: `palace sync` exports a
+// repository's authoritative (and shared) cards to files under
+// <worktree>/.palace/cards and imports the files a pull or a merge brings,
+// re-checking every claim of authority against the gate; the automatic
+// export after a lifecycle change; the pre-commit check of card files; and
+// the held cards an import refused.
+//
+// It stands on host/gatekeep for the gate and the events it writes, and
+// takes the rest of a palace (store, workspace, how anchors are written)
+// through a Config that host fills in. It must not import host, and it
+// must not decide a lifecycle change itself: a file claiming authority is
+// imported only as far as the gate allows. Worktree cards never leave the
+// machine and global cards stay personal: only the repository's cards are
+// written.
+package teamsync
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/store"
+)
+
+// Config is what team memory needs of a palace.
+type Config struct {
+	// Store is the palace's store; nil for the check of card files, which
+	// opens no database.
+	Store *store.Store
+	Loc   anchor.Location
+	// Gate evaluates claims of authority and stamps events with who acts,
+	// in which mode, and when.
+	Gate *gatekeep.Keeper
+	// EnsureAnchor writes the anchor of a kind at Loc, with its parents.
+	EnsureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+}
+
+// Team syncs one checkout's card files with the palace.
+type Team struct {
+	store        *store.Store
+	loc          anchor.Location
+	gate         *gatekeep.Keeper
+	now          func() time.Time
+	actor        string
+	ensureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+}
+
+// New is the team memory of c.Loc's checkout.
+func New(c Config) *Team {
+	return &Team{store: c.Store, loc: c.Loc, gate: c.Gate, now: c.Gate.Now, actor: c.Gate.Actor, ensureAnchor: c.EnsureAnchor}
+}
+
+// GateResult is the gate's answer (see gatekeep.Result).
+type GateResult = gatekeep.Result
+
+func (h *Team) stamp() string                            { return h.gate.Stamp() }
+func (h *Team) requireHuman(op string) error             { return h.gate.RequireHuman(op) }
+func (h *Team) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
+
+func (h *Team) anchorRef(ctx context.Context, id string) pack.AnchorRef {
+	return pack.RefOf(ctx, h.store, h.loc, id)
+}
+
+func (h *Team) newEvent(cardID string, e domain.Event) domain.Event {
+	return h.gate.NewEvent(cardID, e)
+}
+
+func (h *Team) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
+	return h.gate.Evaluate(ctx, c, links, contests, action, target, reviewer, allowLocal)
+}
+
+// The error type, kinds and helpers under the names host uses, so the code
+// that moved here from host reads the same in both places.
+type Error = hosterr.Error
+
+// KindInvalid is bad input (exit 2).
+const KindInvalid = hosterr.KindInvalid
+
+func invalid(field, format string, args ...any) error {
+	return hosterr.Invalid(field, format, args...)
+}
+
+func internal(err error, format string, args ...any) error {
+	return hosterr.Internal(err, format, args...)
+}
+
+func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }
+func classify(err error, op string) error       { return hosterr.Classify(err, op) }
+func mustJSON(v any) []byte                     { return gatekeep.EventData(v) }
+func normDate(s string) string                  { return gatekeep.NormDate(s) }
+
+// AnchorID is the id of the anchor with this identity.
+func AnchorID(identity string) string { return anchor.ID(identity) }
+
+// DecodeHeld reads what card_files.held keeps for a held card: the status
+// its file claimed and the gate's reasons (the raw text as the one reason
+// when it is not the JSON sync writes).
+func DecodeHeld(held string) (claimed string, reasons []string) {
+	var rec heldRecord
+	if err := json.Unmarshal([]byte(held), &rec); err != nil {
+		return "", []string{held}
+	}
+	return rec.Claimed, rec.Reasons
+}

@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+
+	"github.com/palacehq/palace/cardfile"
+
+	"github.com/palacehq/palace/host/teamsync"
+)
+
+// Team memory in git is package teamsync's; host names its types under
+// their old names and lends it the store, the workspace, the gate and how
+// anchors are written.
+
+// AutoExportConfig is the git configuration key that turns on the
+// automatic export of a card's file after a lifecycle change.
+const AutoExportConfig = teamsync.AutoExportConfig
+
+// Team memory request and report types (see package teamsync).
+type (
+	SyncRequest       = teamsync.SyncRequest
+	SyncReport        = teamsync.SyncReport
+	HeldCard          = teamsync.HeldCard
+	SyncConflict      = teamsync.SyncConflict
+	ExportNote        = teamsync.ExportNote
+	CardsCheckRequest = teamsync.CardsCheckRequest
+	CardsCheckReport  = teamsync.CardsCheckReport
+)
+
+func (h *Host) team() *teamsync.Team {
+	return teamsync.New(teamsync.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), EnsureAnchor: h.ensureAnchor})
+}
+
+// Sync exports this repository's changed cards to its card files and
+// imports the files that changed there (see teamsync.Team.Sync). Human
+// mode only.
+func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
+	return h.team().Sync(ctx, req)
+}
+
+// HeldCards lists the cards of anchorIDs (every anchor when empty) whose
+// file claimed promoted or canonical and was held back as a candidate by
+// the gate at import, with the gate's reasons.
+func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+	return h.team().HeldCards(ctx, anchorIDs)
+}
+
+// CardFile renders card id as the file palace sync writes for it.
+func (h *Host) CardFile(ctx context.Context, id string) ([]byte, error) {
+	return h.team().CardFile(ctx, id)
+}
+
+// autoExport writes card id's file after a lifecycle change when the
+// checkout asks for it (see teamsync.Team.AutoExport); nil when nothing
+// applies.
+func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
+	return h.team().AutoExport(ctx, id)
+}
+
+// CheckCards is the pre-commit check of card files (see
+// teamsync.Team.CheckCards). It opens no database and creates no palace
+// home; it loads the policies a palace at opts would.
+func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (CardsCheckReport, error) {
+	h, err := newHost(ctx, opts)
+	if err != nil {
+		return CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}, err
+	}
+	return h.team().CheckCards(ctx, req)
+}

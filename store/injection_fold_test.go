@@ -26,26 +26,14 @@ func TestFoldedReadsMatch(t *testing.T) {
 	b, _ := open(t)
 	contextSeed(t, a)
 	contextSeed(t, b)
-	cards := []string{"kc_1", "kc_2", "kc_3", "kc_4", "kc_5", "kc_6"}
-	outcomes := []string{"inline_full", "inline_compact", "ref_only", "trimmed", "skipped_cooled", "skipped_scope", "viewed"}
-	groups := [][]string{{"inline_full", "inline_compact"}, {"skipped_cooled"}, {"trimmed"}, {"viewed"}, {"ref_only"}}
-	applied := []string{"inline_full", "inline_compact"}
+	cards, groups, applied := historyCards, historyGroups, historyApplied
 	rng := rand.New(rand.NewPCG(5, 9))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := start
 	n := 3*store.FoldEvery + 5
 	for i := range n {
 		at = at.Add(time.Duration(rng.IntN(3*24*60)) * time.Minute)
-		stamp := store.FormatTime(at)
-		var req []store.InjectionEvent
-		for _, c := range cards {
-			if rng.IntN(3) > 0 {
-				req = append(req, store.InjectionEvent{RequestID: "rq_" + strconv.Itoa(i), CardID: c, Outcome: outcomes[rng.IntN(len(outcomes))], CreatedAt: stamp})
-			}
-		}
-		if len(req) == 0 {
-			req = []store.InjectionEvent{{RequestID: "rq_" + strconv.Itoa(i), CardID: "kc_1", Outcome: "viewed", CreatedAt: stamp}}
-		}
+		req := randomRequest(rng, i, at)
 		if _, err := a.RecordInjections(ctx, req); err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +92,31 @@ func TestFoldedReadsMatch(t *testing.T) {
 	if !reflect.DeepEqual(sa, sb) {
 		t.Errorf("after pruning: summaries %v, want %v", sa, sb)
 	}
+}
+
+// The cards, outcome groups and applied outcomes of the random histories
+// the fold and queue tests record.
+var (
+	historyCards    = []string{"kc_1", "kc_2", "kc_3", "kc_4", "kc_5", "kc_6"}
+	historyGroups   = [][]string{{"inline_full", "inline_compact"}, {"skipped_cooled"}, {"trimmed"}, {"viewed"}, {"ref_only"}}
+	historyApplied  = []string{"inline_full", "inline_compact"}
+	historyOutcomes = []string{"inline_full", "inline_compact", "ref_only", "trimmed", "skipped_cooled", "skipped_scope", "viewed"}
+)
+
+// randomRequest is request i of a random history at time at: each card
+// with a random outcome or none, and a view of kc_1 when none had one.
+func randomRequest(rng *rand.Rand, i int, at time.Time) []store.InjectionEvent {
+	stamp := store.FormatTime(at)
+	var req []store.InjectionEvent
+	for _, c := range historyCards {
+		if rng.IntN(3) > 0 {
+			req = append(req, store.InjectionEvent{RequestID: "rq_" + strconv.Itoa(i), CardID: c, Outcome: historyOutcomes[rng.IntN(len(historyOutcomes))], CreatedAt: stamp})
+		}
+	}
+	if len(req) == 0 {
+		req = []store.InjectionEvent{{RequestID: "rq_" + strconv.Itoa(i), CardID: "kc_1", Outcome: "viewed", CreatedAt: stamp}}
+	}
+	return req
 }
 
 // TestWALBoundedAcrossProcesses opens, writes one request record and

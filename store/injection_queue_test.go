@@ -26,10 +26,7 @@ func TestQueuedReadsMatch(t *testing.T) {
 	b, _ := open(t)
 	contextSeed(t, a)
 	contextSeed(t, b)
-	cards := []string{"kc_1", "kc_2", "kc_3", "kc_4", "kc_5", "kc_6"}
-	outcomes := []string{"inline_full", "inline_compact", "ref_only", "trimmed", "skipped_cooled", "skipped_scope", "viewed"}
-	groups := [][]string{{"inline_full", "inline_compact"}, {"skipped_cooled"}, {"trimmed"}, {"viewed"}, {"ref_only"}}
-	applied := []string{"inline_full", "inline_compact"}
+	cards, groups, applied := historyCards, historyGroups, historyApplied
 	rng := rand.New(rand.NewPCG(7, 3))
 	rng2 := rand.New(rand.NewPCG(1, 1))
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -80,17 +77,8 @@ func TestQueuedReadsMatch(t *testing.T) {
 	n := 4*store.FoldEvery + 7
 	for i := range n {
 		at = at.Add(time.Duration(rng.IntN(2*24*60)) * time.Minute)
-		stamp := store.FormatTime(at)
-		var req []store.InjectionEvent
-		for _, c := range cards {
-			if rng.IntN(3) > 0 {
-				req = append(req, store.InjectionEvent{RequestID: "rq_" + strconv.Itoa(i), CardID: c, Outcome: outcomes[rng.IntN(len(outcomes))], CreatedAt: stamp})
-			}
-		}
-		if len(req) == 0 {
-			continue
-		}
-		if err := a.QueueRequest(ctx, req, &store.RequestTerms{RequestID: "rq_" + strconv.Itoa(i), Terms: "x", CreatedAt: stamp}, ""); err != nil {
+		req := randomRequest(rng, i, at)
+		if err := a.QueueRequest(ctx, req, &store.RequestTerms{RequestID: "rq_" + strconv.Itoa(i), Terms: "x", CreatedAt: req[0].CreatedAt}, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.RecordInjectionBatch(ctx, [][]store.InjectionEvent{req}); err != nil {

@@ -549,31 +549,36 @@ func (d *decoding) findings() []cardfile.Finding {
 	return d.out
 }
 
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (the caller's among
+// them) and waits.
+func parallel(n int, fn func(i int)) { startParallel(runtime.GOMAXPROCS(0)-1, n, fn)() }
+
+// startParallel starts fn(0..n-1) on workers new goroutines and returns
+// at once; finish runs the items no goroutine has taken yet on the
+// caller's goroutine, then waits for all of them.
+func startParallel(workers, n int, fn func(i int)) (finish func()) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
 			fn(i)
 		}
-		return
 	}
-	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
+			work()
 		}()
 	}
-	wg.Wait()
+	return func() {
+		work()
+		wg.Wait()
+	}
 }
 
 // limitFindings applies the limits every other way in applies (record,
@@ -935,19 +940,16 @@ func (p *plan) importFiles(ctx context.Context, tx *store.Tx, imports []*syncFil
 		}
 	}
 	// The cards, their links, gate decisions and event records are built
-	// on every core while the evidence is written: they are most of an
-	// import's CPU outside SQLite, and SQLite keeps one core.
+	// on every core while the evidence is written (they are most of an
+	// import's CPU outside SQLite, and SQLite keeps one core), and by the
+	// writer too once the evidence is written, rather than waiting.
 	built := make([]importedCard, len(imports))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		parallel(len(imports), func(i int) { built[i] = p.build(ctx, imports[i], open[imports[i].id], now) })
-	}()
+	finish := startParallel(runtime.GOMAXPROCS(0), len(imports), func(i int) { built[i] = p.build(ctx, imports[i], open[imports[i].id], now) })
 	err = tx.InsertEvidenceRows(ctx, evs)
 	if err == nil {
 		err = tx.MarkDuplicates(ctx, dups)
 	}
-	<-done
+	finish()
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -73,11 +72,7 @@ func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) er
 	}
 	tags := make([]string, len(rows))
 	for i, e := range rows {
-		b, err := json.Marshal(nonNil(e.Tags))
-		if err != nil {
-			return fmt.Errorf("insert evidence %s: %w", e.ID, err)
-		}
-		tags[i] = string(b)
+		tags[i] = string(appendList(nil, e.Tags))
 	}
 	if err := tx.markUnindexed(ctx); err != nil {
 		return err

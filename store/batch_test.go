@@ -11,7 +11,7 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-func batchAnchors(t *testing.T, s *store.Store) {
+func batchAnchors(t testing.TB, s *store.Store) {
 	t.Helper()
 	err := s.Tx(context.Background(), func(tx *store.Tx) error {
 		for _, a := range []store.Anchor{

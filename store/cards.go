@@ -258,15 +258,8 @@ var (
 )
 
 func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string, error) {
-	sb, err := json.Marshal(normScope(s))
-	if err != nil {
-		return "", "", err
-	}
-	tb, err := json.Marshal(normTrigger(t))
-	if err != nil {
-		return "", "", err
-	}
-	return string(sb), string(tb), nil
+	return string(appendLists(nil, scopeKeys, s.Paths, s.Languages, s.Fields)),
+		string(appendLists(nil, triggerKeys, t.Patterns, t.Intents, t.ToolNeeds)), nil
 }
 
 // normScope and normTrigger make empty lists [] rather than null so the JSON

@@ -131,3 +131,51 @@ func fastLists(s string, keys []string, dst []*[]string) bool {
 		return false
 	}
 }
+
+// appendLists appends the JSON object {"keys[0]":[…],…} of lists, as
+// json.Marshal writes a struct of []string fields with those names (nil
+// lists included, as []: the shape normScope and normTrigger give). An
+// import writes a scope, a trigger and tags per row on the one goroutine
+// that writes SQLite, and json.Marshal's reflection was a few percent of
+// it: strings of plain printable ASCII are copied as they are, and any
+// other goes through json.Marshal, so the bytes are always Marshal's.
+func appendLists(dst []byte, keys []string, lists ...[]string) []byte {
+	dst = append(dst, '{')
+	for i, key := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, key)
+		dst = append(dst, ':')
+		dst = appendList(dst, lists[i])
+	}
+	return append(dst, '}')
+}
+
+// appendList appends xs as json.Marshal writes a non-nil []string.
+func appendList(dst []byte, xs []string) []byte {
+	dst = append(dst, '[')
+	for i, x := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, x)
+	}
+	return append(dst, ']')
+}
+
+// appendString appends s as json.Marshal writes it: as it is between
+// quotes when no byte needs an escape (encoding/json escapes control
+// characters, quotes, backslashes, and <, > and & for HTML), through
+// json.Marshal otherwise.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

@@ -35,3 +35,31 @@ func FuzzDecodeLists(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendLists holds the scope, trigger and tag encoding to
+// json.Marshal's bytes, on the seeds and on generated strings.
+func FuzzAppendLists(f *testing.F) {
+	for _, s := range []string{"store/**", "", "a\"b", "a\\b", "<x>&y", "ünï", "\xff", "a\tb", "\x7f", "\u2028", "go"} {
+		f.Add(s, "go")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, s := range []domain.Scope{{Paths: []string{a, b}, Languages: []string{b}}, {Fields: []string{a}}, {}} {
+			want, err := json.Marshal(normScope(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendLists(nil, scopeKeys, s.Paths, s.Languages, s.Fields); string(got) != string(want) {
+				t.Fatalf("scope %q: %s, json.Marshal gives %s", s, got, want)
+			}
+			tr := domain.Trigger{Patterns: s.Paths, Intents: s.Fields, ToolNeeds: s.Languages}
+			want, _ = json.Marshal(normTrigger(tr))
+			if got := appendLists(nil, triggerKeys, tr.Patterns, tr.Intents, tr.ToolNeeds); string(got) != string(want) {
+				t.Fatalf("trigger %q: %s, json.Marshal gives %s", tr, got, want)
+			}
+			want, _ = json.Marshal(nonNil(s.Paths))
+			if got := appendList(nil, s.Paths); string(got) != string(want) {
+				t.Fatalf("tags %q: %s, json.Marshal gives %s", s.Paths, got, want)
+			}
+		}
+	})
+}

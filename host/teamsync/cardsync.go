@@ -176,7 +176,7 @@ func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	// by chunk, imports them; a file with problems (malformed, unknown
 	// tier, a secret…) still refuses the sync before anything is written
 	// or committed (plan.decoded, importAll).
-	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite, dec: decodeFiles(files)}
+	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite, dec: decodeFiles(files, writerWorkers())}
 	inDir := map[string]bool{}
 	for _, f := range files {
 		inDir[f.id] = true
@@ -463,7 +463,7 @@ func sha256Hex(b []byte) string {
 // ids declared twice. Files are decoded in parallel (YAML parsing is most of
 // an import's CPU); findings come out in file order.
 func checkFiles(files []*syncFile) []cardfile.Finding {
-	return decodeFiles(files).findings()
+	return decodeFiles(files, runtime.GOMAXPROCS(0)).findings()
 }
 
 // decoding is the decoding of a directory's changed files, under way in
@@ -473,13 +473,15 @@ type decoding struct {
 	files []*syncFile
 	per   [][]cardfile.Finding
 	all   chan struct{}
+	help  func() // decodes the files not started yet, on the caller's goroutine
 	once  sync.Once
 	out   []cardfile.Finding
 }
 
-// decodeFiles starts decoding files on every core, in file order, and
-// returns at once.
-func decodeFiles(files []*syncFile) *decoding {
+// decodeFiles starts decoding files on workers goroutines, in file order,
+// and returns at once. A sync passes all cores but the import writer's;
+// whoever waits for every file (findings) decodes too.
+func decodeFiles(files []*syncFile, workers int) *decoding {
 	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{})}
 	var todo []int // unchanged files are not decoded
 	for i, f := range files {
@@ -490,26 +492,29 @@ func decodeFiles(files []*syncFile) *decoding {
 		f.decoded = make(chan struct{})
 		todo = append(todo, i)
 	}
+	d.help = func() {}
 	if len(todo) == 0 {
 		close(d.all)
 		return d
 	}
+	finish := startParallel(workers-1, len(todo), func(j int) {
+		i := todo[j]
+		f := files[i]
+		defer close(f.decoded)
+		p, fs := cardfile.Decode(f.path, f.data)
+		if !cardfile.HasErrors(fs) {
+			fs = append(fs, limitFindings(f.path, p)...)
+			fs = append(fs, secretFindings(f.path, p)...)
+			if !cardfile.HasErrors(fs) {
+				f.parsed = &p
+			}
+		}
+		d.per[i] = fs
+	})
+	d.help = finish
 	go func() {
 		defer close(d.all)
-		parallel(len(todo), func(j int) {
-			i := todo[j]
-			f := files[i]
-			defer close(f.decoded)
-			p, fs := cardfile.Decode(f.path, f.data)
-			if !cardfile.HasErrors(fs) {
-				fs = append(fs, limitFindings(f.path, p)...)
-				fs = append(fs, secretFindings(f.path, p)...)
-				if !cardfile.HasErrors(fs) {
-					f.parsed = &p
-				}
-			}
-			d.per[i] = fs
-		})
+		finish()
 	}()
 	return d
 }
@@ -524,6 +529,7 @@ var closedChan = func() chan struct{} {
 // findings waits for every file and returns their findings in file order,
 // with ids declared twice.
 func (d *decoding) findings() []cardfile.Finding {
+	d.help()
 	<-d.all
 	d.once.Do(func() {
 		var out []cardfile.Finding
@@ -551,31 +557,42 @@ func (d *decoding) findings() []cardfile.Finding {
 	return d.out
 }
 
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (the caller's among
+// them) and waits.
+func parallel(n int, fn func(i int)) { startParallel(runtime.GOMAXPROCS(0)-1, n, fn)() }
+
+// writerWorkers is how many goroutines work beside an import's SQLite
+// writer: one per core but the writer's. The import's time is the
+// writer's, which runs on one core; with two decoders and the writer
+// runnable on two cores, the writer had two thirds of one.
+func writerWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+// startParallel starts fn(0..n-1) on workers new goroutines and returns
+// at once; finish runs the items no goroutine has taken yet on the
+// caller's goroutine, then waits for all of them.
+func startParallel(workers, n int, fn func(i int)) (finish func()) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
 			fn(i)
 		}
-		return
 	}
-	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
+			work()
 		}()
 	}
-	wg.Wait()
+	return func() {
+		work()
+		wg.Wait()
+	}
 }
 
 // limitFindings applies the limits every other way in applies (record,
@@ -937,19 +954,16 @@ func (p *plan) importFiles(ctx context.Context, tx *store.Tx, imports []*syncFil
 		}
 	}
 	// The cards, their links, gate decisions and event records are built
-	// on every core while the evidence is written: they are most of an
-	// import's CPU outside SQLite, and SQLite keeps one core.
+	// on the other cores while the evidence is written (they are most of
+	// an import's CPU outside SQLite, and SQLite keeps one core), and on
+	// this one too once it is written.
 	built := make([]importedCard, len(imports))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		parallel(len(imports), func(i int) { built[i] = p.build(ctx, imports[i], open[imports[i].id], now) })
-	}()
+	finish := startParallel(writerWorkers(), len(imports), func(i int) { built[i] = p.build(ctx, imports[i], open[imports[i].id], now) })
 	err = tx.InsertEvidenceRows(ctx, evs)
 	if err == nil {
 		err = tx.MarkDuplicates(ctx, dups)
 	}
-	<-done
+	finish()
 	if err != nil {
 		return err
 	}

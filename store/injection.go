@@ -145,7 +145,7 @@ type InjectionSummary struct {
 // its day list or corrected by the daily rows between the row's base and
 // since's day. The records not folded into the rollups yet are added, read
 // in the same statement.
-func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (*summaries, error) {
+func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string, queued []*queuedRecord) (*summaries, error) {
 	sums := newSummaries(len(cardIDs), groups, latest)
 	day := since[:min(len(since), 10)]
 	for len(cardIDs) > 0 {
@@ -169,12 +169,14 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 				CASE WHEN w.base <> ?1 AND substr(w.last_at, 1, 10) >= ?1 AND `+fromList+` THEN r.days END
 			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
 			WHERE w.card_id IN (`+placeholders(n)+`)
-			UNION ALL SELECT 1, '', '', created_at, 0, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`,
+			UNION ALL SELECT 1, '', '', created_at, seq, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)
+			UNION ALL SELECT 2, '', '', '', seq, NULL FROM injection_fold`,
 			append([]any{day}, anySlice(chunk)...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
 		var recs []rawRecord
+		var mark int64
 		// Typed columns, declared once: a running count's row scans
 		// without an allocation per column.
 		var kind, count int
@@ -186,12 +188,17 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 				rows.Close()
 				return nil, fmt.Errorf("read injection rollups: %w", err)
 			}
+			if kind == 2 {
+				mark = int64(count)
+				continue
+			}
 			if kind == 1 {
 				r, err := decodeRecord(last, cards)
 				if err != nil {
 					rows.Close()
 					return nil, err
 				}
+				r.seq = int64(count)
 				recs = append(recs, r)
 				continue
 			}
@@ -205,14 +212,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read injection rollups: %w", err)
 		}
-		err = s.unfoldedEvents(ctx, recs, chunk, func(id, outcome, at string) {
-			count := 0
-			if at[:min(len(at), 10)] >= day {
-				count = 1
-			}
-			sums.add(id, outcome, at, count)
-		})
-		if err != nil {
+		if err := s.pendingEvents(ctx, recs, mark, queued, chunk, sums.inWindow(day)); err != nil {
 			return nil, err
 		}
 	}
@@ -235,6 +235,19 @@ func newSummaries(n int, groups [][]string, latest []string) *summaries {
 		}
 	}
 	return s
+}
+
+// inWindow returns a callback that counts one event of a record (an
+// unfolded or queued one) for its card: in the window when its day is
+// day or later.
+func (s *summaries) inWindow(day string) func(id, outcome, at string) {
+	return func(id, outcome, at string) {
+		count := 0
+		if at[:min(len(at), 10)] >= day {
+			count = 1
+		}
+		s.add(id, outcome, at, count)
+	}
 }
 
 // add counts count events of outcome for card id, the newest at last.

@@ -27,40 +27,18 @@ import (
 //
 // This process's request records still queued (see QueueRequest) are
 // added too, so a request counts the ones before it whether or not they
-// were written yet.
+// were written yet (see countQueued).
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
-	var sums *summaries
-	queued, err := s.records.withQueued(func() error {
-		var err error
-		sums, err = s.injectionSummaries(ctx, cardIDs, since, groups, latest)
-		return err
-	})
+	sums, err := s.injectionSummaries(ctx, cardIDs, since, groups, latest, s.records.snapshot())
 	if err != nil {
 		return nil, err
-	}
-	if len(queued) > 0 {
-		day := since[:min(len(since), 10)]
-		want := make(map[string]bool, len(cardIDs))
-		for _, id := range cardIDs {
-			want[id] = true
-		}
-		for _, r := range queued {
-			count := 0
-			if r.createdAt[:min(len(r.createdAt), 10)] >= day {
-				count = 1
-			}
-			for _, ev := range r.events {
-				if want[ev.CardID] {
-					sums.add(ev.CardID, ev.Outcome, r.createdAt, count)
-				}
-			}
-		}
 	}
 	return sums.out, nil
 }
 
-// injectionSummaries is InjectionSummaries without the queued records.
-func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (*summaries, error) {
+// injectionSummaries is InjectionSummaries with queued, the records queued
+// before the read began.
+func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string, queued []*queuedRecord) (*summaries, error) {
 	day := since[:min(len(since), 10)]
 	listUntil := ""
 	if t, err := time.Parse(time.DateOnly, day); err == nil {
@@ -83,7 +61,7 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 			return nil, err
 		}
 		if !stable {
-			return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest)
+			return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest, queued)
 		}
 		for id, rs := range got {
 			rows[id] = rs
@@ -96,19 +74,12 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 		for _, w := range rows[id] {
 			count, ok := w.countFrom(day, listUntil)
 			if !ok {
-				return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest)
+				return s.injectionSummariesSQL(ctx, cardIDs, since, groups, latest, queued)
 			}
 			sums.add(id, w.outcome, w.last, count)
 		}
 	}
-	err = s.unfoldedEvents(ctx, recs, cardIDs, func(id, outcome, at string) {
-		count := 0
-		if at[:min(len(at), 10)] >= day {
-			count = 1
-		}
-		sums.add(id, outcome, at, count)
-	})
-	if err != nil {
+	if err := s.pendingEvents(ctx, recs, seq, queued, cardIDs, sums.inWindow(day)); err != nil {
 		return nil, err
 	}
 	return sums, nil
@@ -212,7 +183,7 @@ func (s *Store) readWindowsOf(ctx context.Context, ids []string) (map[string][]w
 // when ids is empty), the fold mark and the records not folded yet.
 func (s *Store) readWindows(ctx context.Context, ids []string) (map[string][]windowRow, int64, []rawRecord, error) {
 	q := `SELECT 2, '', '', '', seq, '', NULL FROM injection_fold
-		UNION ALL SELECT 1, '', '', '', 0, created_at, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`
+		UNION ALL SELECT 1, '', '', '', seq, created_at, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)`
 	if len(ids) > 0 {
 		q = `SELECT 0, w.card_id, w.outcome, w.base, w.n, w.last_at, r.days
 			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
@@ -242,6 +213,7 @@ func (s *Store) readWindows(ctx context.Context, ids []string) (map[string][]win
 			if err != nil {
 				return nil, 0, nil, err
 			}
+			r.seq = int64(n)
 			recs = append(recs, r)
 		default:
 			w := windowRow{outcome: outcome, base: base, last: last, n: n}

@@ -14,6 +14,7 @@ type queryer interface {
 
 // rawRecord is one request record's cards, decoded.
 type rawRecord struct {
+	seq       int64 // 0 where the read does not need it
 	createdAt string
 	// rowids maps an outcome to card rowids (records written as blobs),
 	// named to card ids (records converted from per-card rows).
@@ -142,6 +143,22 @@ func (s *Store) unfoldedEvents(ctx context.Context, recs []rawRecord, ids []stri
 			}
 		})
 	}
+	return nil
+}
+
+// pendingEvents calls fn for the events of ids that a rollup read must add
+// to the rollups it read: those of the unfolded records it read (recs,
+// after the fold mark) and those of the records queued before it began
+// that it did not see (see countQueued).
+func (s *Store) pendingEvents(ctx context.Context, recs []rawRecord, mark int64, queued []*queuedRecord, ids []string, fn func(id, outcome, createdAt string)) error {
+	if err := s.unfoldedEvents(ctx, recs, ids, fn); err != nil {
+		return err
+	}
+	visible := mark
+	for _, r := range recs {
+		visible = max(visible, r.seq)
+	}
+	countQueued(queued, visible, ids, fn)
 	return nil
 }
 

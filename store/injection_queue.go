@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,8 +14,8 @@ import (
 // card ErrNotFound, and nothing is queued), then written in the background
 // with the records queued beside it, in one transaction that also folds
 // them into the rollups when FoldEvery records wait unfolded: as soon as
-// FoldEvery records are queued, else flushAfter after the first of them,
-// and at FlushRecords and Close. A write whose records cross a multiple of
+// writeAt records are queued, else flushAfter after the first of them, and
+// at FlushRecords and Close. A write whose records cross a multiple of
 // PruneEvery also drops up to PruneStep raw records older than
 // pruneBefore ("" = keep all).
 //
@@ -23,7 +24,8 @@ import (
 // behind the fold of the records before it. Every commit also empties the
 // page cache of every other connection to the database, so a write per
 // request made the next request's reads start cold; batched, that happens
-// once per batch. Nothing is lost by queueing: this process's
+// once per batch, and a server answering back-to-back requests writes once
+// a second. Nothing is lost by queueing: this process's
 // InjectionSummaries counts queued records as it counts unfolded ones, the
 // other readers of telemetry write the queue first, and Close writes what
 // is left (reporting a write that kept failing). Other processes see a
@@ -69,8 +71,13 @@ const (
 // growing memory.
 const queueMax = 1024
 
-// flushAfter is how long a record may wait for others to be written with.
-const flushAfter = time.Second
+// flushAfter is how long a record may wait for others to be written with,
+// and writeAt how many may wait before they are written at once. A reader
+// counts queued records from memory, so a long queue costs it nothing.
+const (
+	flushAfter = time.Second
+	writeAt    = 256
+)
 
 // queuedRecord is a request record waiting to be written.
 type queuedRecord struct {
@@ -80,23 +87,21 @@ type queuedRecord struct {
 	events               []InjectionEvent // skipped_scope left out
 	terms                *RequestTerms
 	pruneBefore          string
+	// seq is the record's number once a write transaction inserted it, 0
+	// before (and again if that transaction rolled back). See
+	// countQueued.
+	seq atomic.Int64
 }
 
-// recordQueue holds the records waiting to be written. Readers that count
-// them (see withQueued) need to know, for the records they read from the
-// database, whether a commit moved records from the queue to the database
-// meanwhile: gen is odd while a commit of queued records is under way and
-// grows with every commit, and commitMu lets a reader that kept meeting
-// commits hold the next one off.
+// recordQueue holds the records waiting to be written; a record leaves it
+// once its transaction committed.
 type recordQueue struct {
-	mu       sync.Mutex
-	waiting  []*queuedRecord
-	gen      uint64
-	running  bool
-	timer    *time.Timer // armed while records wait for flushAfter
-	err      error       // the last write's failure; cleared by the next write that succeeds
-	changed  *sync.Cond
-	commitMu sync.RWMutex
+	mu      sync.Mutex
+	waiting []*queuedRecord
+	running bool
+	timer   *time.Timer // armed while records wait for flushAfter
+	err     error       // the last write's failure; cleared by the next write that succeeds
+	changed *sync.Cond
 }
 
 func (q *recordQueue) cond() *sync.Cond {
@@ -124,7 +129,7 @@ func (q *recordQueue) add(ctx context.Context, s *Store, r *queuedRecord) error 
 	q.waiting = append(q.waiting, r)
 	switch {
 	case q.running:
-	case len(q.waiting) >= FoldEvery:
+	case len(q.waiting) >= writeAt:
 		q.running = true
 		go q.run(s, false)
 	case q.timer == nil:
@@ -147,14 +152,14 @@ func (q *recordQueue) flushLater(s *Store) {
 }
 
 // run writes the waiting records, everything queued by the time a write
-// begins in one transaction, until fewer than FoldEvery wait (none, with
+// begins in one transaction, until fewer than writeAt wait (none, with
 // all) or a write fails (the records stay queued for the next add or
 // FlushRecords). Records left waiting arm the timer.
 func (q *recordQueue) run(s *Store, all bool) {
 	for {
 		q.mu.Lock()
 		batch := q.waiting[:len(q.waiting):len(q.waiting)]
-		if len(batch) == 0 || !all && len(batch) < FoldEvery {
+		if len(batch) == 0 || !all && len(batch) < writeAt {
 			if len(batch) > 0 && q.timer == nil {
 				q.timer = time.AfterFunc(flushAfter, func() { q.flushLater(s) })
 			}
@@ -201,6 +206,7 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 			if last, err = res.LastInsertId(); err != nil {
 				return fmt.Errorf("record injection request %s: %w", r.requestID, err)
 			}
+			r.seq.Store(last)
 			if first == 0 {
 				first = last
 			}
@@ -211,15 +217,17 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 			}
 			pruneBefore = r.pruneBefore
 		}
-		if err := tx.fold(ctx, first, last, &sums, false); err != nil {
-			return err
-		}
-		tx.commitHooks(q.beginCommit, func(ok bool) { q.endCommit(len(batch), ok) })
-		return nil
+		return tx.fold(ctx, first, last, &sums, false)
 	})
 	if err != nil {
+		for _, r := range batch {
+			r.seq.Store(0) // the numbers were rolled back
+		}
 		return err
 	}
+	q.mu.Lock()
+	q.waiting = append([]*queuedRecord(nil), q.waiting[len(batch):]...)
+	q.mu.Unlock()
 	if pruneBefore != "" && last/PruneEvery > (first-1)/PruneEvery {
 		// Best effort: a failure loses nothing (the records stay for the
 		// next prune or `palace maintenance`).
@@ -231,63 +239,38 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	return nil
 }
 
-// beginCommit and endCommit bracket the commit of n queued records: a
-// reader that overlaps it sees gen change and reads again.
-func (q *recordQueue) beginCommit() {
-	q.commitMu.Lock()
-	q.mu.Lock()
-	q.gen++
-	q.mu.Unlock()
-}
-
-func (q *recordQueue) endCommit(n int, ok bool) {
-	q.mu.Lock()
-	if ok {
-		q.waiting = append([]*queuedRecord(nil), q.waiting[n:]...)
-	}
-	q.gen++
-	q.cond().Broadcast()
-	q.mu.Unlock()
-	q.commitMu.Unlock()
-}
-
-// snapshot returns the waiting records and the generation they belong to,
-// after any commit under way.
-func (q *recordQueue) snapshot() ([]*queuedRecord, uint64) {
+// snapshot returns the records waiting now.
+func (q *recordQueue) snapshot() []*queuedRecord {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.gen%2 == 1 {
-		q.cond().Wait()
+	return q.waiting[:len(q.waiting):len(q.waiting)]
+}
+
+// countQueued calls fn for the events of ids in the records of queued (a
+// snapshot taken before the read) that the read did not see: visible is
+// the newest record number the read saw (the fold mark, or the newest
+// unfolded record after it). A record leaves the queue only after its
+// commit, so one missing from the snapshot was committed before the read
+// began and the read saw it. One in the snapshot was seen by the read if
+// it was committed before: its number is then at most visible, while a
+// record not committed yet has none or one above every committed record
+// (its transaction holds the write lock; a rollback clears the number).
+func countQueued(queued []*queuedRecord, visible int64, ids []string, fn func(id, outcome, createdAt string)) {
+	if len(queued) == 0 {
+		return
 	}
-	return q.waiting[:len(q.waiting):len(q.waiting)], q.gen
-}
-
-func (q *recordQueue) generation() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.gen
-}
-
-// withQueued runs read, a read of the database, and returns the records
-// that were queued and not in the database as read saw it: every record
-// is then counted once, either by read or from the queue. A commit of
-// queued records during read means read runs again; after two such
-// retries the next commit waits for the read.
-func (q *recordQueue) withQueued(read func() error) ([]*queuedRecord, error) {
-	for try := 0; ; try++ {
-		if try == 2 {
-			q.commitMu.RLock()
-			queued, _ := q.snapshot()
-			err := read()
-			q.commitMu.RUnlock()
-			return queued, err
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, r := range queued {
+		if seq := r.seq.Load(); seq != 0 && seq <= visible {
+			continue
 		}
-		queued, gen := q.snapshot()
-		if err := read(); err != nil {
-			return nil, err
-		}
-		if q.generation() == gen {
-			return queued, nil
+		for _, ev := range r.events {
+			if want[ev.CardID] {
+				fn(ev.CardID, ev.Outcome, r.createdAt)
+			}
 		}
 	}
 }

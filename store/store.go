@@ -228,15 +228,6 @@ type Tx struct {
 	unindexed int64
 	// cardsUnindexed is the same for cards (see indexCards).
 	cardsUnindexed int64
-	// beforeCommit and afterCommit bracket the commit (see commitHooks).
-	beforeCommit func()
-	afterCommit  func(ok bool)
-}
-
-// commitHooks has before run right before the transaction commits and
-// after right after, with whether it did; neither runs when it rolls back.
-func (tx *Tx) commitHooks(before func(), after func(ok bool)) {
-	tx.beforeCommit, tx.afterCommit = before, after
 }
 
 // Tx runs fn in one IMMEDIATE transaction: it commits when fn returns nil and
@@ -275,14 +266,7 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 			sqlTx.Rollback()
 			return
 		}
-		if tx.beforeCommit != nil {
-			tx.beforeCommit()
-		}
-		cerr := sqlTx.Commit()
-		if tx.afterCommit != nil {
-			tx.afterCommit(cerr == nil)
-		}
-		if cerr != nil {
+		if cerr := sqlTx.Commit(); cerr != nil {
 			err = fmt.Errorf("commit: %w", cerr)
 		}
 	}()

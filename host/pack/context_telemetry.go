@@ -101,8 +101,8 @@ func DaysSince(stamp string, now time.Time) int {
 // logInjections records the request's outcomes: one request record,
 // queued after the pack was assembled and written by the store in the
 // background with the records queued beside it (see store.QueueRequest),
-// so the request waits for no write lock. Every sixteenth record has the
-// ones before it folded into the per-card rollups, and every 64th also
+// so the request waits for no write lock. The write folds the records into
+// the per-card rollups once sixteen wait unfolded, and every 64th also
 // drops a few raw records older than the retention window (their counts
 // stay in the rollups). skipped_scope cards are counted, not listed.
 func (pl *Pipeline) logInjections(ctx context.Context, a *assembly) error {

@@ -48,7 +48,7 @@ func (s *Set) decide(ctx context.Context, p Point, in any) (ast.Value, error) {
 
 // regoEngine evaluates one prepared Rego query.
 type regoEngine struct {
-	pq      rego.PreparedEvalQuery
+	set     *Set
 	timeout time.Duration
 }
 
@@ -57,9 +57,13 @@ func (e *regoEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, er
 	if err != nil {
 		return nil, err
 	}
+	pq, err := e.set.preparedFor(p)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalGenerateJSON(rawTerm))
+	rs, err := pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalGenerateJSON(rawTerm))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("evaluate %s: deadline of %s exceeded: %w", p.Package(), e.timeout, ctx.Err())

@@ -27,9 +27,9 @@ func (s *Set) Eval(ctx context.Context, p Point, input any) (any, error) {
 		defer runtime.KeepAlive(s)
 		return e.eval(ctx, p, input)
 	}
-	pq, ok := s.prepared[p]
-	if !ok {
-		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
+	pq, err := s.preparedFor(p)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

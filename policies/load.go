@@ -115,10 +115,11 @@ type Served struct {
 // use. A set that serves a point from a .wasm module holds that module open
 // until the set is closed (see Close) or, failing that, garbage collected.
 type Set struct {
-	hash     string
-	files    []File
-	served   map[Point]Served
-	prepared map[Point]rego.PreparedEvalQuery
+	hash   string
+	files  []File
+	served map[Point]Served
+	// prepared holds each Rego point's prepared query; see preparedFor.
+	prepared func() (map[Point]rego.PreparedEvalQuery, error)
 	// engines serve each point not left to the Go engine: *regoEngine or
 	// *wasmEngine.
 	engines map[Point]Decider
@@ -416,12 +417,11 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		}
 	}
 	s := &Set{
-		files:    runtime,
-		served:   map[Point]Served{},
-		prepared: map[Point]rego.PreparedEvalQuery{},
-		engines:  map[Point]Decider{},
-		timeout:  opts.Timeout,
-		lanes:    lanesConfigOf(runtime),
+		files:   runtime,
+		served:  map[Point]Served{},
+		engines: map[Point]Decider{},
+		timeout: opts.Timeout,
+		lanes:   lanesConfigOf(runtime),
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
@@ -433,20 +433,64 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	wasmLoaded := make(chan error, 1)
 	go func() { wasmLoaded <- s.loadWasm(ctx, opts) }()
 	modules := make(map[string]*ast.Module, len(runtime))
+	embeddedOnly := true
 	for _, f := range runtime {
 		if f.Kind == KindRego {
 			modules[f.Path] = f.module
+			embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
 		}
 	}
-	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
-	c.Compile(modules)
-	wasmErr := <-wasmLoaded
-	if c.Failed() {
-		s.Close()
-		return nil, located(c.Errors, "")
+	// Every point a Rego file serves, with its files.
+	regoFiles := map[Point][]File{}
+	for _, p := range Points {
+		for _, f := range runtime {
+			if f.Kind == KindRego && f.Package == p.Package() {
+				regoFiles[p] = append(regoFiles[p], f)
+			}
+		}
 	}
-	if wasmErr != nil {
-		return nil, wasmErr
+	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {
+		c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
+		c.Compile(modules)
+		if c.Failed() {
+			return nil, located(c.Errors, "")
+		}
+		out := map[Point]rego.PreparedEvalQuery{}
+		for _, p := range Points {
+			pf, ok := regoFiles[p]
+			if !ok {
+				continue
+			}
+			pq, err := rego.New(rego.Query(p.Query()), rego.Compiler(c)).PrepareForEval(ctx)
+			if err != nil {
+				return nil, located(err, pf[0].Path)
+			}
+			out[p] = pq
+		}
+		return out, nil
+	}
+	if embeddedOnly {
+		// The embedded defaults compile (a test holds them to it), and the
+		// Go engine decides their points: compiling their Rego at load was
+		// a third of a short command's CPU (`palace gate` in a fresh
+		// process), for a query such a command never runs. The first
+		// Rego evaluation compiles them.
+		s.prepared = sync.OnceValues(func() (map[Point]rego.PreparedEvalQuery, error) {
+			return prepare(context.Background())
+		})
+	} else {
+		// A team's policies compile now, so a broken one is refused with
+		// its errors when the set loads.
+		prepared, err := prepare(ctx)
+		if err != nil {
+			<-wasmLoaded
+			s.Close()
+			return nil, err
+		}
+		s.prepared = func() (map[Point]rego.PreparedEvalQuery, error) { return prepared, nil }
+	}
+	if err := <-wasmLoaded; err != nil {
+		return nil, err
 	}
 	setHash := sha256.New()
 	for _, f := range runtime {
@@ -463,22 +507,11 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		if _, ok := s.served[p]; ok {
 			continue // a .wasm module serves it
 		}
-		var pf []File
-		for _, f := range runtime {
-			if f.Kind == KindRego && f.Package == p.Package() {
-				pf = append(pf, f)
-			}
-		}
-		if len(pf) == 0 {
+		pf, ok := regoFiles[p]
+		if !ok {
 			continue
 		}
-		pq, err := rego.New(rego.Query(p.Query()), rego.Compiler(c)).PrepareForEval(ctx)
-		if err != nil {
-			s.Close()
-			return nil, located(err, pf[0].Path)
-		}
-		s.prepared[p] = pq
-		s.engines[p] = &regoEngine{pq: pq, timeout: s.timeout}
+		s.engines[p] = &regoEngine{set: s, timeout: s.timeout}
 		sv := servedBy(p, pf)
 		if !opts.RegoOnly {
 			sv.Engine = engineFor(sv)
@@ -486,6 +519,21 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		s.served[p] = sv
 	}
 	return s, nil
+}
+
+// preparedFor returns point p's prepared Rego query, compiling the set's
+// Rego first if it was left for its first use; ErrNotServed when no Rego
+// file serves p.
+func (s *Set) preparedFor(p Point) (rego.PreparedEvalQuery, error) {
+	all, err := s.prepared()
+	if err != nil {
+		return rego.PreparedEvalQuery{}, fmt.Errorf("compile the policies for %s: %w", p.Package(), err)
+	}
+	pq, ok := all[p]
+	if !ok {
+		return rego.PreparedEvalQuery{}, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
+	}
+	return pq, nil
 }
 
 // conflicts refuses a source that serves one decision point twice: a .wasm

@@ -224,7 +224,7 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 				continue
 			}
 		}
-		modules[f.Path] = f.module
+		modules[f.Path] = f.Module()
 	}
 	c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
 	if c.Compile(modules); c.Failed() {

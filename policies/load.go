@@ -85,8 +85,20 @@ type File struct {
 
 	content []byte
 	module  *ast.Module
+	// parsed, set for the embedded defaults instead of module, parses the
+	// module at its first use (see Module).
+	parsed  func() *ast.Module
 	lanes   lanesOverlay // the settings of a lanes configuration file
 	exports []Point      // every point a .wasm module exports
+}
+
+// Module is f's parsed Rego module (nil for a .wasm module or a lanes
+// configuration).
+func (f File) Module() *ast.Module {
+	if f.module == nil && f.parsed != nil {
+		return f.parsed()
+	}
+	return f.module
 }
 
 // packages are the Rego packages f declares or, for a .wasm module, the
@@ -264,8 +276,12 @@ func defaultAlias(pkg string) string {
 	return "palace.default." + strings.TrimPrefix(pkg, "palace.")
 }
 
-// embeddedFiles are the parsed embedded defaults, parsed once: the compiler
-// copies modules, so sharing them between sets is safe.
+// embeddedFiles are the embedded defaults, each parsed once at its first
+// use: a short command that only asks the Go engine never parses them
+// (parsing was a sixth of a cold `palace gate`). Their packages are read
+// from the package line, which TestEmbeddedPackagesMatchTheirModules holds
+// to the parser. The compiler copies modules, so sharing them between sets
+// is safe.
 var embeddedFiles = sync.OnceValue(func() []File {
 	var files []File
 	err := fs.WalkDir(defaultFS, "default", func(path string, d fs.DirEntry, err error) error {
@@ -276,21 +292,23 @@ var embeddedFiles = sync.OnceValue(func() []File {
 		if err != nil {
 			return err
 		}
-		f, err := parseFile(SourceEmbedded, path, b)
-		if err != nil {
-			return err
+		pkg := packageLine(b)
+		if pkg == "" {
+			return fmt.Errorf("%s: no package line", path)
 		}
+		sum := sha256.Sum256(b)
+		f := File{Source: SourceEmbedded, Path: path, Kind: KindRego, Package: pkg, SHA256: hex.EncodeToString(sum[:]),
+			Test: strings.HasSuffix(path, "_test.rego"), content: b}
+		f.parsed = sync.OnceValue(func() *ast.Module { return mustParseEmbedded(path, b, "") })
 		files = append(files, f)
 		if !f.Test {
 			// The same module again as palace.default.<point>: a team
 			// policy replaces palace.<point> whole, and can still build on
 			// the default by importing data.palace.default.<point>.
-			a, err := parseFile(SourceEmbedded, path+"#"+defaultAlias(f.Package), b)
-			if err != nil {
-				return err
-			}
-			a.Package = defaultAlias(f.Package)
-			a.module.Package.Path = ast.MustParseRef("data." + a.Package)
+			a := f
+			a.Path = path + "#" + defaultAlias(pkg)
+			a.Package = defaultAlias(pkg)
+			a.parsed = sync.OnceValue(func() *ast.Module { return mustParseEmbedded(a.Path, b, a.Package) })
 			files = append(files, a)
 		}
 		return nil
@@ -300,6 +318,30 @@ var embeddedFiles = sync.OnceValue(func() []File {
 	}
 	return files
 })
+
+// mustParseEmbedded parses an embedded default, under package pkg when it
+// is not "" (the palace.default alias).
+func mustParseEmbedded(path string, content []byte, pkg string) *ast.Module {
+	f, err := parseFile(SourceEmbedded, path, content)
+	if err != nil {
+		panic(fmt.Sprintf("palace: embedded policy %s is broken: %v", path, err))
+	}
+	if pkg != "" {
+		f.module.Package.Path = ast.MustParseRef("data." + pkg)
+	}
+	return f.module
+}
+
+// packageLine reads the package a Rego file declares from its first
+// package line ("" if none).
+func packageLine(b []byte) string {
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "package "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
 
 // policyFiles lists the .rego files under dir, sorted, skipping hidden
 // directories and editor temp files. A missing dir has none.
@@ -436,7 +478,6 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	embeddedOnly := true
 	for _, f := range runtime {
 		if f.Kind == KindRego {
-			modules[f.Path] = f.module
 			embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
 		}
 	}
@@ -450,6 +491,11 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		}
 	}
 	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {
+		for _, f := range runtime {
+			if f.Kind == KindRego {
+				modules[f.Path] = f.Module()
+			}
+		}
 		c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
 		c.Compile(modules)
 		if c.Failed() {
@@ -567,7 +613,7 @@ func conflicts(files []File) error {
 			if r, ok := rego[k]; ok {
 				e := Error{Code: "policy_conflict", File: r.Path, Line: 1, Col: 1,
 					Message: fmt.Sprintf("%s is served twice in the %s source: by this package and by %s; remove one of them", p.Package(), f.Source, f.Path)}
-				if loc := r.module.Package.Location; loc != nil {
+				if loc := r.Module().Package.Location; loc != nil {
 					e.Line, e.Col = loc.Row, loc.Col
 				}
 				errs = append(errs, e)

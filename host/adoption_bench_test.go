@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchclock"
 )
 
 // BenchmarkAdopt records one checked adoption signal naming a logged
@@ -61,7 +62,7 @@ func BenchmarkResearchIngest(b *testing.B) {
 	defer h.Close()
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	n := 0
 	cpu.Start()
 	for b.Loop() {
@@ -73,6 +74,6 @@ func BenchmarkResearchIngest(b *testing.B) {
 		}
 	}
 	cpu.Stop()
-	cpu.report(b, n)
+	cpu.Report(b, n)
 	b.ReportMetric(float64(findings*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

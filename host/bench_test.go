@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchclock"
 )
 
 // BenchmarkRecordBatch imports 10,000 JSONL evidence rows per op into a real
@@ -31,7 +32,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 	defer h.Close()
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	op := 0
 	cpu.Start()
 	for b.Loop() {
@@ -42,6 +43,6 @@ func BenchmarkRecordBatch(b *testing.B) {
 		}
 	}
 	cpu.Stop()
-	cpu.report(b, op)
+	cpu.Report(b, op)
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

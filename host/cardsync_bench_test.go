@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/benchclock"
 )
 
 // syncBenchCards is the size of the synced card directory.
@@ -94,7 +94,7 @@ func benchSync(b *testing.B, h *host.Host, req host.SyncRequest) host.SyncReport
 // empty palace: decode, secret scan, gate per card, one transaction.
 func BenchmarkSyncImport10k(b *testing.B) {
 	repo := benchCardDir(b, syncBenchCards)
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	n := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -111,7 +111,7 @@ func BenchmarkSyncImport10k(b *testing.B) {
 		h.Close()
 		b.StartTimer()
 	}
-	cpu.report(b, n)
+	cpu.Report(b, n)
 }
 
 // BenchmarkSyncExport10k writes the files of 10k cards (render from the
@@ -126,7 +126,7 @@ func BenchmarkSyncExport10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	n := 0
 	cpu.Start()
 	for b.Loop() {
@@ -137,7 +137,7 @@ func BenchmarkSyncExport10k(b *testing.B) {
 		n++
 	}
 	cpu.Stop()
-	cpu.report(b, n)
+	cpu.Report(b, n)
 	// Rewriting imported cards gives the bytes they were imported from.
 	if after, err := os.ReadFile(sample); err != nil || string(after) != string(before) {
 		b.Fatalf("rewrite changed %s (%v):\n%s\n---- was ----\n%s", sample, err, after, before)
@@ -152,7 +152,7 @@ func BenchmarkSyncNoop10k(b *testing.B) {
 	defer h.Close()
 	benchSync(b, h, host.SyncRequest{})
 	benchSync(b, h, host.SyncRequest{}) // records the stats the import could not trust yet
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	n := 0
 	cpu.Start()
 	for b.Loop() {
@@ -163,30 +163,5 @@ func BenchmarkSyncNoop10k(b *testing.B) {
 		n++
 	}
 	cpu.Stop()
-	cpu.report(b, n)
-}
-
-// cpuClock adds up the process's CPU time (user + system, every thread)
-// over the timed parts of a benchmark: on a shared machine wall time
-// includes waiting for a core, CPU time does not.
-type cpuClock struct {
-	start, total time.Duration
-}
-
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (c *cpuClock) Start() { c.start = cpuNow() }
-func (c *cpuClock) Stop()  { c.total += cpuNow() - c.start }
-
-// report adds cpu-ms/op to the benchmark's output.
-func (c *cpuClock) report(b *testing.B, n int) {
-	if n > 0 {
-		b.ReportMetric(float64(c.total.Milliseconds())/float64(n), "cpu-ms/op")
-	}
+	cpu.Report(b, n)
 }

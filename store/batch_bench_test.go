@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/benchclock"
 	"github.com/palacehq/palace/store"
 )
 
@@ -77,7 +77,7 @@ func makeImportRows(n int) importRows {
 func BenchmarkImportRows10k(b *testing.B) {
 	ctx := context.Background()
 	r := makeImportRows(10_000)
-	var cpu cpuClock
+	var cpu benchclock.CPU
 	n := 0
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -133,30 +133,5 @@ func BenchmarkImportRows10k(b *testing.B) {
 		s.Close()
 		b.StartTimer()
 	}
-	cpu.report(b, n)
-}
-
-// cpuClock adds up the process's CPU time (user + system, every thread)
-// over the timed parts of a benchmark: on a shared machine wall time
-// includes waiting for a core, CPU time does not.
-type cpuClock struct {
-	start, total time.Duration
-}
-
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (c *cpuClock) Start() { c.start = cpuNow() }
-func (c *cpuClock) Stop()  { c.total += cpuNow() - c.start }
-
-// report adds cpu-ms/op to the benchmark's output.
-func (c *cpuClock) report(b *testing.B, n int) {
-	if n > 0 {
-		b.ReportMetric(float64(c.total.Milliseconds())/float64(n), "cpu-ms/op")
-	}
+	cpu.Report(b, n)
 }

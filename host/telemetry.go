@@ -131,7 +131,7 @@ func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
 // their fold, so that another process (or another handle on the file)
 // reads them. Close does the same; requests never wait for it.
 func (h *Host) SettleTelemetry() error {
-	if err := h.store.SettleFolds(); err != nil {
+	if err := h.store.FlushRecords(); err != nil {
 		return internal(err, "write queued telemetry")
 	}
 	return nil

@@ -68,7 +68,7 @@ func TestFoldedReadsMatch(t *testing.T) {
 			}
 		}
 	}
-	if err := a.SettleFolds(); err != nil {
+	if err := a.FlushRecords(); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := a.RowsForTest(ctx, `SELECT (SELECT max(seq) FROM injection_requests) - seq FROM injection_fold`)
@@ -77,7 +77,7 @@ func TestFoldedReadsMatch(t *testing.T) {
 	}
 	unfolded, _ := strconv.Atoi(rows[0][0])
 	if unfolded < 0 || unfolded >= store.FoldEvery {
-		t.Errorf("%d records unfolded after %d requests, want 0 to %d (the folds ran in the background)", unfolded, n, store.FoldEvery-1)
+		t.Errorf("%d records unfolded after %d requests, want 0 to %d (the writes folded them)", unfolded, n, store.FoldEvery-1)
 	}
 	// Retention keeps unfolded records: their counts are nowhere else.
 	if _, err := a.PruneTelemetry(ctx, store.FormatTime(at.Add(time.Hour)), 0); err != nil {
@@ -177,11 +177,10 @@ func TestWALBoundedAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestCloseSettlesBackgroundFolds: the folds recording asks for run after
-// the record commits; Close waits for them, so a short-lived process
-// leaves the rollups as far as its records asked, and the next opener
-// finds the mark where the last batch of FoldEvery ended.
-func TestCloseSettlesBackgroundFolds(t *testing.T) {
+// TestFoldMarkAfterClose: records written one at a time fold when
+// FoldEvery wait, so after a short-lived process closes, the next opener
+// finds the rollups and the mark where the last batch of FoldEvery ended.
+func TestFoldMarkAfterClose(t *testing.T) {
 	ctx := context.Background()
 	s, path := open(t)
 	contextSeed(t, s)

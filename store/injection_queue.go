@@ -31,8 +31,15 @@ import (
 // is left (reporting a write that kept failing). Other processes see a
 // long-running process's records at most flushAfter late.
 func (s *Store) QueueRequest(ctx context.Context, events []InjectionEvent, terms *RequestTerms, pruneBefore string) error {
+	_, err := s.queueRecord(ctx, events, terms, pruneBefore)
+	return err
+}
+
+// queueRecord is QueueRequest returning the record queued (nil for no
+// events or an error).
+func (s *Store) queueRecord(ctx context.Context, events []InjectionEvent, terms *RequestTerms, pruneBefore string) (*queuedRecord, error) {
 	if len(events) == 0 {
-		return nil
+		return nil, nil
 	}
 	var ids []string
 	kept := make([]InjectionEvent, 0, len(events))
@@ -44,15 +51,18 @@ func (s *Store) QueueRequest(ctx context.Context, events []InjectionEvent, terms
 	}
 	rowids, err := s.cardRowIDs(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("record injections: %w", err)
+		return nil, fmt.Errorf("record injections: %w", err)
 	}
 	blob, scope, err := encodeRequest(events, rowids)
 	if err != nil {
-		return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
+		return nil, fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
 	}
 	r := &queuedRecord{requestID: events[0].RequestID, createdAt: events[0].CreatedAt, blob: blob, scopeSkipped: scope,
 		events: kept, terms: terms, pruneBefore: pruneBefore}
-	return s.records.add(ctx, s, r)
+	if err := s.records.add(ctx, s, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // PruneEvery and PruneStep pace retention during normal use: a written

@@ -175,7 +175,7 @@ func TestQueueDoesNotWaitForTheWriteLock(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SettleFolds(); err != nil {
+	if err := s.FlushRecords(); err != nil {
 		t.Fatal(err)
 	}
 	if recs, err := s.InjectionRequests(ctx, "rq_q"); err != nil || len(recs) != 1 {

@@ -38,47 +38,88 @@ func (r InjectionRequest) Events() []InjectionEvent {
 }
 
 // RecordInjections records one request's events (all of one request id and
-// time): one injection_requests row in one short transaction. The rollups
-// cooling and the audit read (injection_daily and injection_window, for
-// every outcome but skipped_scope) take the records in batches: the write
-// that leaves FoldEvery records unfolded has them folded in the background
-// (see folder), and readers add the unfolded records to the rollups. The card ids are
-// resolved to their rowids before the transaction begins, so the write
-// lock is held for the writes only. An unknown outcome is ErrBadOutcome
-// and an unknown card ErrNotFound, and nothing is written. It returns the
-// record's sequence number (records are numbered in insertion order), 0
-// for no events.
+// time) and waits for the write: QueueRequest, then FlushRecords. An
+// unknown outcome is ErrBadOutcome and an unknown card ErrNotFound, and
+// nothing is written. It returns the record's sequence number (records are
+// numbered in insertion order), 0 for no events.
 func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (int64, error) {
-	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, nil, false)
-	if err != nil || len(seqs) == 0 {
+	r, err := s.queueRecord(ctx, events, nil, "")
+	if r == nil || err != nil {
 		return 0, err
 	}
-	return seqs[0], nil
+	if err := s.FlushRecords(); err != nil {
+		return 0, err
+	}
+	return r.seq.Load(), nil
 }
 
-// RecordInjectionBatch is RecordInjections for many requests in one
-// transaction that also folds them (and any unfolded records) into the
-// rollups, summed per card, day and outcome first (a generator of
-// history). It returns each request's sequence number (0 for one without
-// events).
+// RecordInjectionBatch records many requests in one transaction that also
+// folds them (and any unfolded records) into the rollups, summed per card,
+// day and outcome first (a generator of history). It returns each
+// request's sequence number (0 for one without events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
-	return s.recordBatch(ctx, requests, nil, true)
-}
-
-// RecordRequest is RecordInjections with the request's terms (its
-// signature, see RequestTerms) written in the same transaction: a logged request
-// costs one write transaction, not two.
-func (s *Store) RecordRequest(ctx context.Context, events []InjectionEvent, terms RequestTerms) (int64, error) {
-	seqs, err := s.recordBatch(ctx, [][]InjectionEvent{events}, func(tx *Tx) error { return tx.recordRequestTerms(ctx, terms) }, false)
-	if err != nil || len(seqs) == 0 {
-		return 0, err
+	if !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
+		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
 	}
-	return seqs[0], nil
+	var ids []string
+	for _, events := range requests {
+		for _, ev := range events {
+			if ev.Outcome != OutcomeSkippedScope {
+				ids = append(ids, ev.CardID)
+			}
+		}
+	}
+	rowids, err := s.cardRowIDs(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("record injections: %w", err)
+	}
+	var sums rollups
+	blobs := make([][]byte, len(requests))
+	scope := make([]int, len(requests))
+	for i, events := range requests {
+		if len(events) == 0 {
+			continue
+		}
+		if blobs[i], scope[i], err = encodeRequest(events, rowids); err != nil {
+			return nil, fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
+		}
+		for _, ev := range events {
+			if ev.Outcome != OutcomeSkippedScope {
+				sums.add(ev.CardID, ev.Outcome, events[0].CreatedAt)
+			}
+		}
+	}
+	seqs := make([]int64, len(requests))
+	err = s.Tx(ctx, func(tx *Tx) error {
+		var first, last int64
+		for i, events := range requests {
+			if len(events) == 0 {
+				continue
+			}
+			res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
+				events[0].RequestID, events[0].CreatedAt, blobs[i], scope[i])
+			if err != nil {
+				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
+			}
+			if seqs[i], err = res.LastInsertId(); err != nil {
+				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
+			}
+			if first == 0 {
+				first = seqs[i]
+			}
+			last = seqs[i]
+		}
+		return tx.fold(ctx, first, last, &sums, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return seqs, nil
 }
 
 // FoldEvery is how many request records may wait unfolded: the write that
-// reaches it has them all folded into the rollups, in a transaction of
-// its own after it commits (see folder), so no request waits for a fold. A
+// reaches it has them all folded into the rollups in its transaction,
+// which runs off the requests' path (see QueueRequest). A
 // request's rollups touch one page of each rollup table per card (their
 // keys start with the card), ~110 pages for a request on the 10k-card
 // benchmark palace; written with each request that was most of a
@@ -113,82 +154,6 @@ func (r *rollups) add(card, outcome, stamp string) {
 	}
 	a.n++
 	a.last = max(a.last, stamp)
-}
-
-func (s *Store) recordBatch(ctx context.Context, requests [][]InjectionEvent, also func(*Tx) error, foldNow bool) ([]int64, error) {
-	if also == nil && !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
-		return make([]int64, len(requests)), nil // nothing to write, so no write transaction either
-	}
-	var ids []string
-	for _, events := range requests {
-		for _, ev := range events {
-			if ev.Outcome != OutcomeSkippedScope {
-				ids = append(ids, ev.CardID)
-			}
-		}
-	}
-	rowids, err := s.cardRowIDs(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("record injections: %w", err)
-	}
-	var sums rollups
-	blobs := make([][]byte, len(requests))
-	scope := make([]int, len(requests))
-	for i, events := range requests {
-		if len(events) == 0 {
-			continue
-		}
-		if blobs[i], scope[i], err = encodeRequest(events, rowids); err != nil {
-			return nil, fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
-		}
-		for _, ev := range events {
-			if ev.Outcome != OutcomeSkippedScope {
-				sums.add(ev.CardID, ev.Outcome, events[0].CreatedAt)
-			}
-		}
-	}
-	seqs := make([]int64, len(requests))
-	var folded, last int64
-	err = s.Tx(ctx, func(tx *Tx) error {
-		var first int64
-		for i, events := range requests {
-			if len(events) == 0 {
-				continue
-			}
-			res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
-				events[0].RequestID, events[0].CreatedAt, blobs[i], scope[i])
-			if err != nil {
-				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
-			}
-			if seqs[i], err = res.LastInsertId(); err != nil {
-				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
-			}
-			if first == 0 {
-				first = seqs[i]
-			}
-			last = seqs[i]
-		}
-		if last > 0 && foldNow {
-			if err := tx.fold(ctx, first, last, &sums, true); err != nil {
-				return err
-			}
-		} else if last > 0 {
-			if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
-				return fmt.Errorf("read injection fold mark: %w", err)
-			}
-		}
-		if also != nil {
-			return also(tx)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if last > 0 && !foldNow {
-		s.folds.start(s, folded, last)
-	}
-	return seqs, nil
 }
 
 // fold brings the rollups up to record last when force is set or

@@ -61,7 +61,6 @@ type Store struct {
 	linkCache linkCache
 	memory    memoryCache
 	rowids    rowidCache
-	folds     folder
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.
@@ -133,17 +132,16 @@ func (s *Store) migrateRetrying(ctx context.Context) error {
 // Path is the database file path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database after any background fold of telemetry has
-// finished (a fold that failed is its error; the records stay unfolded and
-// readers still count them), checkpointing the write-ahead log first when
-// it is long (see checkpointOnClose).
+// Close closes the database after writing the request records still
+// queued (see FlushRecords; a write that failed is its error), checkpointing
+// the write-ahead log first when it is long (see checkpointOnClose).
 func (s *Store) Close() error {
-	foldErr := s.SettleFolds()
+	flushErr := s.FlushRecords()
 	s.checkpointOnClose()
 	if err := s.db.Close(); err != nil {
 		return err
 	}
-	return foldErr
+	return flushErr
 }
 
 // Version reads the schema version recorded in the file.
@@ -236,8 +234,8 @@ type Tx struct {
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 	// Writers of one process queue here rather than in SQLite's busy
 	// handler, which polls by sleeping (up to tens of ms a retry): a
-	// request's record behind a background fold starts as soon as the
-	// fold commits. Other processes still meet the busy handler.
+	// write behind the queued records' write starts as soon as that
+	// commits. Other processes still meet the busy handler.
 	wait := time.NewTimer(BusyTimeout)
 	select {
 	case s.writeSlot <- struct{}{}:

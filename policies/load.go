@@ -474,7 +474,6 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	// it returns, and nothing below reads s before that.
 	wasmLoaded := make(chan error, 1)
 	go func() { wasmLoaded <- s.loadWasm(ctx, opts) }()
-	modules := make(map[string]*ast.Module, len(runtime))
 	embeddedOnly := true
 	for _, f := range runtime {
 		if f.Kind == KindRego {
@@ -491,6 +490,7 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		}
 	}
 	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {
+		modules := make(map[string]*ast.Module, len(runtime))
 		for _, f := range runtime {
 			if f.Kind == KindRego {
 				modules[f.Path] = f.Module()

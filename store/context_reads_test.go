@@ -279,3 +279,65 @@ func TestLinkRowsSeeChanges(t *testing.T) {
 		t.Errorf("after a delete, links of kc_2 = %v, want %v", got, before["kc_2"])
 	}
 }
+
+// TestLinksForSeeChanges: the full links LinksFor serves from its cache
+// equal a fresh read after every kind of change they depend on, including
+// a duplicate recorded for evidence a link already cites.
+func TestLinksForSeeChanges(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	ids := []string{"kc_1", "kc_2", "kc_nope"}
+	check := func(when string) map[string][]domain.Link {
+		t.Helper()
+		got, err := s.LinksFor(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]domain.Link{}
+		if err := s.Tx(ctx, func(tx *store.Tx) error {
+			for _, id := range ids {
+				ls, err := tx.Links(ctx, id)
+				if len(ls) > 0 {
+					want[id] = ls
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: LinksFor = %v, a fresh read %v", when, got, want)
+		}
+		return got
+	}
+	before := check("first read")
+	if len(before["kc_1"]) == 0 {
+		t.Fatalf("kc_1 has no links: %v", before)
+	}
+	check("second read")
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO card_links(card_id, evidence_id, role, created_at) VALUES ('kc_2', 'ev_6', 'teaching', '2099-01-01T00:00:00.000Z')`)
+	check("after an insert")
+	exec(`UPDATE card_links SET note = 'seen twice' WHERE card_id = 'kc_2' AND evidence_id = 'ev_6'`)
+	check("after an update")
+	first := before["kc_1"][0].EvidenceID
+	other := "ev_6"
+	if first == other {
+		other = "ev_5"
+	}
+	exec(`INSERT INTO evidence_duplicates(evidence_id, original_id, cause, created_at) VALUES ('` + first + `', '` + other + `', 'allow_duplicate', '2099-01-01T00:00:00.000Z')`)
+	if got := check("after a duplicate"); got["kc_1"][0].Original != other {
+		t.Errorf("after a duplicate, the original of %s is %q, want %q", first, got["kc_1"][0].Original, other)
+	}
+	exec(`DELETE FROM card_links WHERE card_id = 'kc_2' AND evidence_id = 'ev_6'`)
+	check("after a delete")
+}

@@ -18,15 +18,28 @@ import (
 // card read without links is held with none. Bounded like cardCache, at
 // fewer cards (~30 links each on that palace: ~3 KB), so a long-running
 // process holds at most ~15 MB of them.
+//
+// The full links LinksFor returns (notes, times, the evidence's source and
+// original) live in a second, smaller linkCache under the same version:
+// evidence is append-only but for redacted content, which they do not
+// hold, and a new evidence_duplicates row (append-only too) can change an
+// old link's original, so the version carries that table's largest rowid.
 type linkCache struct {
 	mu      sync.Mutex
 	version linkVersion
 	m       map[string][]domain.Link
+	// limit bounds the cards held; 0 means linkCacheMax.
+	limit int
 }
 
-type linkVersion struct{ changes, maxRowID int64 }
+type linkVersion struct{ changes, maxRowID, maxDuplicate int64 }
 
-const linkCacheMax = 1 << 12
+const (
+	linkCacheMax = 1 << 12
+	// fullLinkCacheMax bounds the full links held: a brief reads those of
+	// five candidates, a card listing those of many, which bypass it.
+	fullLinkCacheMax = 1 << 9
+)
 
 // get returns the links the cache holds for ids at version, and the ids
 // it does not hold.
@@ -56,10 +69,14 @@ func (c *linkCache) get(version linkVersion, ids []string) (map[string][]domain.
 func (c *linkCache) put(version linkVersion, ids []string, read map[string][]domain.Link) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.version != version || c.m == nil {
+	limit := c.limit
+	if limit == 0 {
+		limit = linkCacheMax
+	}
+	if c.version != version || c.m == nil || len(ids) > limit {
 		return
 	}
-	if len(c.m)+len(ids) > linkCacheMax {
+	if len(c.m)+len(ids) > limit {
 		c.m = map[string][]domain.Link{}
 	}
 	for _, id := range ids {
@@ -70,7 +87,8 @@ func (c *linkCache) put(version linkVersion, ids []string, read map[string][]dom
 // linkVersion reads the links' version before the links it versions.
 func (s *Store) linkVersion(ctx context.Context) (linkVersion, error) {
 	var v linkVersion
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM link_version), coalesce((SELECT max(rowid) FROM card_links), 0)`).Scan(&v.changes, &v.maxRowID); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM link_version), coalesce((SELECT max(rowid) FROM card_links), 0),
+		coalesce((SELECT max(rowid) FROM evidence_duplicates), 0)`).Scan(&v.changes, &v.maxRowID, &v.maxDuplicate); err != nil {
 		return v, fmt.Errorf("read link version: %w", err)
 	}
 	return v, nil

@@ -32,9 +32,30 @@ func (tx *Tx) Links(ctx context.Context, cardID string) ([]domain.Link, error) {
 	return m[cardID], err
 }
 
-// LinksFor returns the links of many cards, keyed by card id.
+// LinksFor returns the links of many cards, keyed by card id. The links of
+// a few cards read before come from the full-link cache (see linkCache);
+// the slices are shared with it, so callers must not change them.
 func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
-	return linksFor(ctx, s.db, cardIDs)
+	if len(cardIDs) > fullLinkCacheMax {
+		return linksFor(ctx, s.db, cardIDs)
+	}
+	version, err := s.linkVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, missing := s.fullLinks.get(version, cardIDs)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := linksFor(ctx, s.db, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.fullLinks.put(version, missing, read)
+	for id, ls := range read {
+		out[id] = ls
+	}
+	return out, nil
 }
 
 func linksFor(ctx context.Context, q querier, ids []string) (map[string][]domain.Link, error) {

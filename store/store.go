@@ -59,6 +59,7 @@ type Store struct {
 	texts     textCache
 	cards     cardCache
 	linkCache linkCache
+	fullLinks linkCache
 	memory    memoryCache
 	rowids    rowidCache
 	// records queues this process's request records (see QueueRequest).
@@ -101,7 +102,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: newHandle(db), path: path, writeSlot: make(chan struct{}, 1)}
+	s := &Store{db: newHandle(db), path: path, writeSlot: make(chan struct{}, 1), fullLinks: linkCache{limit: fullLinkCacheMax}}
 	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

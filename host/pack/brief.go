@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/internal/strlist"
@@ -258,9 +259,10 @@ func fillEvidence(e *BriefEvidence, r domain.Evidence) {
 }
 
 // excerpt folds whitespace and shortens s to at most n runes at a word
-// boundary, saying whether it did.
+// boundary, saying whether it did. It folds no more of s than it keeps:
+// evidence can be a long log.
 func excerpt(s string, n int) (string, bool) {
-	s = oneLine(s)
+	s = oneLinePrefix(s, n+1)
 	r := []rune(s)
 	if len(r) <= n {
 		return s, false
@@ -270,6 +272,32 @@ func excerpt(s string, n int) (string, bool) {
 		cut = cut[:i]
 	}
 	return cut + " …", true
+}
+
+// oneLinePrefix is the first n runes of oneLine(s), or all of it when
+// shorter.
+func oneLinePrefix(s string, n int) string {
+	var b strings.Builder
+	runes := 0
+	for f := range strings.FieldsSeq(s) {
+		if runes > 0 {
+			if runes == n {
+				break
+			}
+			b.WriteByte(' ')
+			runes++
+		}
+		for i := 0; i < len(f); {
+			if runes == n {
+				return b.String()
+			}
+			_, size := utf8.DecodeRuneInString(f[i:])
+			b.WriteString(f[i : i+size])
+			i += size
+			runes++
+		}
+	}
+	return b.String()
 }
 
 // briefCandidate is a candidate card the brief looked at for next actions.
@@ -294,14 +322,15 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 		pool = append(pool, domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
-	pl.sortByFill(pool)
 	var ids []string
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
+		// Only the matches are ordered (fill order is total, so sorting
+		// fewer cards changes nothing): most candidates match no query.
 		rel := bm25Rank(a.req.Query, docs)
+		pool = slices.DeleteFunc(pool, func(c domain.Card) bool { return rel[c.ID] <= 0 })
+		pl.sortByFill(pool)
 		for _, c := range pool {
-			if rel[c.ID] > 0 {
-				ids = append(ids, c.ID)
-			}
+			ids = append(ids, c.ID)
 		}
 		slices.SortStableFunc(ids, func(x, y string) int {
 			switch {
@@ -313,6 +342,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			return 0
 		})
 	} else {
+		pl.sortByFill(pool)
 		for _, c := range pool {
 			ids = append(ids, c.ID)
 		}

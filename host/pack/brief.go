@@ -316,21 +316,22 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 	if err != nil {
 		return nil, internal(err, "brief: select candidates")
 	}
-	pool := make([]domain.Card, 0, len(texts))
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
-		pool = append(pool, domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID})
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
+	}
+	fillKey := func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
+		return t.Persistence, t.Tier, t.AnchorID, t.ID
 	}
 	var ids []string
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
 		// Only the matches are ordered (fill order is total, so sorting
 		// fewer cards changes nothing): most candidates match no query.
 		rel := bm25Rank(a.req.Query, docs)
-		pool = slices.DeleteFunc(pool, func(c domain.Card) bool { return rel[c.ID] <= 0 })
-		pl.sortByFill(pool)
-		for _, c := range pool {
-			ids = append(ids, c.ID)
+		texts = slices.DeleteFunc(texts, func(t store.CandidateText) bool { return rel[t.ID] <= 0 })
+		sortByFill(pl.chainIDs(), texts, fillKey)
+		for _, t := range texts {
+			ids = append(ids, t.ID)
 		}
 		slices.SortStableFunc(ids, func(x, y string) int {
 			switch {
@@ -342,9 +343,9 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			return 0
 		})
 	} else {
-		pl.sortByFill(pool)
-		for _, c := range pool {
-			ids = append(ids, c.ID)
+		sortByFill(pl.chainIDs(), texts, fillKey)
+		for _, t := range texts {
+			ids = append(ids, t.ID)
 		}
 	}
 	look := 5

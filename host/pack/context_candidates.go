@@ -8,6 +8,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/store"
 )
 
 // selectCandidates runs the bounded selection of a request and fills
@@ -43,41 +44,46 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		}
 		pl.sortByFill(cards)
 	case !rq.empty() && !a.req.AllRepos:
+		// A large selection is held as texts, not cards (a card is ~60
+		// times larger), sorted in place: at 100k cards this path ran
+		// through most of a request's allocations.
 		texts, err := pl.store.CandidateTexts(ctx, q)
 		if err != nil {
 			return internal(err, "select context candidates")
 		}
+		sortByFill(pl.chainIDs(), texts, func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
+			return t.Persistence, t.Tier, t.AnchorID, t.ID
+		})
 		docs := make([]relevanceDoc, len(texts))
-		rowids := make(map[string]int64, len(texts))
+		fill := make([]int, len(texts))
 		for i, t := range texts {
 			docs[i] = relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content}
-			rowids[t.ID] = t.RowID
+			fill[i] = i
 		}
 		first := rq.rank(docs)
-		fill := make([]domain.Card, len(texts))
+		matched := make([]int, 0, len(first))
 		for i, t := range texts {
-			fill[i] = domain.Card{ID: t.ID, Tier: t.Tier, Persistence: t.Persistence, AnchorID: t.AnchorID}
+			if _, ok := first[t.ID]; ok {
+				matched = append(matched, i)
+			}
 		}
-		pl.sortByFill(fill)
-		matched := make([]string, 0, len(first))
-		for id := range first {
-			matched = append(matched, id)
-		}
-		slices.SortFunc(matched, func(x, y string) int {
-			if first[x].score != first[y].score {
-				if first[x].score > first[y].score {
+		slices.SortFunc(matched, func(x, y int) int {
+			sx, sy := first[texts[x].ID].score, first[texts[y].ID].score
+			if sx != sy {
+				if sx > sy {
 					return -1
 				}
 				return 1
 			}
-			return strings.Compare(x, y)
+			return strings.Compare(texts[x].ID, texts[y].ID)
 		})
-		ids := mergeCandidates(fill, matched)
-		picked := make([]int64, len(ids))
-		for i, id := range ids {
-			picked[i] = rowids[id]
+		picked := mergeCandidates(fill, matched)
+		ids := make([]string, len(picked))
+		rowids := make([]int64, len(picked))
+		for i, k := range picked {
+			ids[i], rowids[i] = texts[k].ID, texts[k].RowID
 		}
-		byID, err := pl.store.CardsByRowIDs(ctx, picked)
+		byID, err := pl.store.CardsByRowIDs(ctx, rowids)
 		if err != nil {
 			return internal(err, "read context candidates")
 		}
@@ -89,15 +95,11 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		if err != nil {
 			return internal(err, "select context candidates")
 		}
-		fillCards := make([]domain.Card, len(fill))
-		for i, id := range fill {
-			fillCards[i] = domain.Card{ID: id}
-		}
 		ids := make([]string, len(matched))
 		for i, m := range matched {
 			ids[i] = m.ID
 		}
-		if cards, err = pl.loadInOrder(ctx, mergeCandidates(fillCards, ids)); err != nil {
+		if cards, err = pl.loadInOrder(ctx, mergeCandidates(fill, ids)); err != nil {
 			return err
 		}
 	default:
@@ -213,28 +215,32 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 	return rq.rank(docs), nil
 }
 
-// mergeCandidates picks at most CandidateLimit ids: the first quarter of
-// fill, then matched, then the rest of fill, each id once.
-func mergeCandidates(fill []domain.Card, matched []string) []string {
-	var ids []string
-	seen := map[string]bool{}
-	add := func(id string) {
-		if !seen[id] && len(ids) < CandidateLimit {
-			seen[id] = true
-			ids = append(ids, id)
+// mergeCandidates picks at most CandidateLimit of fill and matched (ids,
+// or indices of them): the first quarter of fill, then matched, then the
+// rest of fill, each once.
+func mergeCandidates[K comparable](fill, matched []K) []K {
+	var picked []K
+	seen := map[K]bool{}
+	add := func(k K) {
+		if !seen[k] && len(picked) < CandidateLimit {
+			seen[k] = true
+			picked = append(picked, k)
 		}
 	}
 	head := min(len(fill), CandidateLimit/4)
-	for _, c := range fill[:head] {
-		add(c.ID)
+	for _, k := range fill[:head] {
+		add(k)
 	}
-	for _, id := range matched {
-		add(id)
+	for _, k := range matched {
+		add(k)
 	}
-	for _, c := range fill[head:] {
-		add(c.ID)
+	for _, k := range fill[head:] {
+		if len(picked) == CandidateLimit {
+			break
+		}
+		add(k)
 	}
-	return ids
+	return picked
 }
 
 // loadInOrder reads the cards of ids, keeping the order of ids; ids that
@@ -261,36 +267,63 @@ func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational: 0, domain.PersistenceProtected: 1, domain.PersistenceStandard: 2}
 
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
-// (innermost first, other repositories last), id. It sorts a slim key per
-// card and permutes once, so large selections stay cheap.
+// (innermost first, other repositories last), id.
 func (pl *Pipeline) sortByFill(cards []domain.Card) {
-	chain := pl.chainIDs()
-	type key struct{ p, t, a, i int }
-	keys := make([]key, len(cards))
-	for i, c := range cards {
-		a := slices.Index(chain, c.AnchorID)
+	sortByFill(pl.chainIDs(), cards, func(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
+		return c.Persistence, c.Tier, c.AnchorID, c.ID
+	})
+}
+
+// sortByFill orders xs in the fill order of the anchor chain, reading each
+// element's persistence, tier, anchor and id through key. It sorts a slim
+// key per element and permutes xs in place, so large selections of large
+// elements stay cheap.
+func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence, domain.Tier, string, string)) {
+	type fillKey struct {
+		id      string
+		at      int32
+		p, t, a int8
+	}
+	keys := make([]fillKey, len(xs))
+	for i := range xs {
+		p, t, anchorID, id := key(&xs[i])
+		a := slices.Index(chain, anchorID)
 		if a < 0 {
 			a = len(chain)
 		}
-		keys[i] = key{persistenceRank[c.Persistence], c.Tier.Rank(), a, i}
+		keys[i] = fillKey{id: id, at: int32(i), p: int8(persistenceRank[p]), t: int8(t.Rank()), a: int8(a)}
 	}
-	slices.SortFunc(keys, func(x, y key) int {
+	slices.SortFunc(keys, func(x, y fillKey) int {
 		if x.p != y.p {
-			return x.p - y.p
+			return int(x.p) - int(y.p)
 		}
 		if x.t != y.t {
-			return x.t - y.t
+			return int(x.t) - int(y.t)
 		}
 		if x.a != y.a {
-			return x.a - y.a
+			return int(x.a) - int(y.a)
 		}
-		return strings.Compare(cards[x.i].ID, cards[y.i].ID)
+		return strings.Compare(x.id, y.id)
 	})
-	sorted := make([]domain.Card, len(cards))
-	for j, k := range keys {
-		sorted[j] = cards[k.i]
+	// Position j takes the element at keys[j].at: follow each cycle of the
+	// permutation once, marking positions done.
+	for j := range keys {
+		if keys[j].at < 0 {
+			continue
+		}
+		tmp := xs[j]
+		cur := j
+		for {
+			src := int(keys[cur].at)
+			keys[cur].at = -1
+			if src == j {
+				xs[cur] = tmp
+				break
+			}
+			xs[cur] = xs[src]
+			cur = src
+		}
 	}
-	copy(cards, sorted)
 }
 
 // evidenceWindow is how many of the most recently recorded visible evidence

@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -219,6 +220,16 @@ type relScore struct {
 	matched []string
 }
 
+// rankScratch is rank's working memory, reused across requests: at 100k
+// cards a ranking counts terms of a few thousand documents.
+type rankScratch struct {
+	docs      []int
+	lens, tfs []int32
+	texts     []string
+}
+
+var rankScratchPool = sync.Pool{New: func() any { return new(rankScratch) }}
+
 // rank scores docs against q. Documents matching no term are absent.
 //
 // Term counts are kept only for the documents that match a term (most do
@@ -232,16 +243,16 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 	nt := len(q.terms)
 	var sums [relFields]int
 	df := make([]int, nt)
+	sc := rankScratchPool.Get().(*rankScratch)
+	defer rankScratchPool.Put(sc)
 	// Per matching document: its index, its field lengths and its counts.
-	var (
-		hitDocs []int
-		hitLens []int32
-		hitTfs  []int32
-	)
+	hitDocs, hitLens, hitTfs := sc.docs[:0], sc.lens[:0], sc.tfs[:0]
+	defer func() { sc.docs, sc.lens, sc.tfs = hitDocs[:0], hitLens[:0], hitTfs[:0] }()
 	tf := make([]int, relFields*nt)
 	hit := make([]bool, nt)
 	const chunk = 256
-	texts := make([]string, 0, chunk*relFields)
+	texts := sc.texts[:0]
+	defer func() { clear(texts[:cap(texts)]); sc.texts = texts[:0] }()
 	for lo := 0; lo < len(docs); lo += chunk {
 		hi := min(lo+chunk, len(docs))
 		texts = texts[:0]

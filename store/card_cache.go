@@ -135,11 +135,7 @@ func (s *Store) cardVersion(ctx context.Context) (int64, error) {
 // 10k-card benchmark palace; the expired count at a given time is a
 // binary search in the cached times. A request names one anchor chain, so
 // a handful of keys is all a process holds; more empty it.
-type memoryCache struct {
-	mu      sync.Mutex
-	version memoryVersion
-	m       map[string]memoryCounts
-}
+type memoryCache = versionedCache[memoryCounts]
 
 type memoryVersion struct{ changes, maxRowID int64 }
 
@@ -148,27 +144,37 @@ type memoryCounts struct {
 	expires  []string
 }
 
-const memoryCacheMax = 64
+// versionedCache holds a few values by key as of one version of the
+// cards (see memoryCache, selectionCache); a read at another version
+// empties it, and more than versionedCacheMax keys empty it too.
+type versionedCache[V any] struct {
+	mu      sync.Mutex
+	version memoryVersion
+	m       map[string]V
+}
 
-func (c *memoryCache) get(version memoryVersion, key string) (memoryCounts, bool) {
+const versionedCacheMax = 64
+
+func (c *versionedCache[V]) get(version memoryVersion, key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.version != version {
-		c.m, c.version = map[string]memoryCounts{}, version
-		return memoryCounts{}, false
+		c.m, c.version = map[string]V{}, version
+		var zero V
+		return zero, false
 	}
 	m, ok := c.m[key]
 	return m, ok
 }
 
-func (c *memoryCache) put(version memoryVersion, key string, m memoryCounts) {
+func (c *versionedCache[V]) put(version memoryVersion, key string, m V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version != version || c.m == nil {
 		return
 	}
-	if len(c.m) >= memoryCacheMax {
-		c.m = map[string]memoryCounts{}
+	if len(c.m) >= versionedCacheMax {
+		c.m = map[string]V{}
 	}
 	c.m[key] = m
 }

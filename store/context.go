@@ -103,6 +103,19 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 
 // CountCandidates counts every card q selects, ignoring Match and Limit.
 func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, error) {
+	if len(q.AnchorIDs) > 0 {
+		sel, _, err := s.selection(ctx, q)
+		if err != nil {
+			return 0, fmt.Errorf("count candidate cards: %w", err)
+		}
+		n := 0
+		for i := range sel {
+			if sel[i].liveAt(q.Now) {
+				n++
+			}
+		}
+		return n, nil
+	}
 	where, args := candidateWhere("c.", q)
 	var n int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards c WHERE `+where, args...).Scan(&n); err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/palacehq/palace/domain"
@@ -340,4 +341,78 @@ func TestLinksForSeeChanges(t *testing.T) {
 	}
 	exec(`DELETE FROM card_links WHERE card_id = 'kc_2' AND evidence_id = 'ev_6'`)
 	check("after a delete")
+}
+
+// TestCandidateSelectionSeesChanges: the selection a store keeps between
+// requests answers as SQL does (CandidateFill filters in its statement)
+// after every kind of change — a status moved, an expiry set, a new card,
+// a text edited — and at every request time (expiry is applied at read).
+func TestCandidateSelectionSeesChanges(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a", "an_g"}, Statuses: []domain.Status{"promoted", "canonical"}, Limit: 100,
+		TierOrder: domain.Tiers, AnchorOrder: []string{"an_a", "an_g"}, PersistenceOrder: []domain.Persistence{"foundational", "protected", "standard"}}
+	check := func(when string) {
+		t.Helper()
+		// kc_7 expires at the third time: SQL keeps it only before.
+		for _, at := range []string{"", "2025-06-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", now, "2027-01-01T00:00:00.000Z"} {
+			q := q
+			q.Now = at
+			n, err := s.CountCandidates(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts, err := s.CandidateTexts(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cards, err := s.CandidateCards(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill, total, err := s.CandidateFill(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tids, cids, want []string
+			for _, x := range texts {
+				tids = append(tids, x.ID+":"+string(x.Tier)+":"+x.Statement)
+			}
+			for _, c := range cards {
+				cids = append(cids, c.ID+":"+string(c.Tier)+":"+c.Statement)
+			}
+			for _, c := range fill {
+				want = append(want, c.ID+":"+string(c.Tier)+":"+c.Statement)
+			}
+			slices.Sort(tids)
+			slices.Sort(cids)
+			slices.Sort(want)
+			if n != total || !slices.Equal(tids, want) || !slices.Equal(cids, want) {
+				t.Errorf("%s, at %q: count %d, texts %v, cards %v; SQL: %d %v", when, at, n, tids, cids, total, want)
+			}
+		}
+	}
+	check("first read")
+	check("second read")
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Tx(ctx, func(tx *store.Tx) error { return tx.ExecForTest(ctx, q) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE cards SET status = 'retired' WHERE id = 'kc_1'`)
+	check("after a status change")
+	exec(`UPDATE cards SET expires_at = '2026-06-01T00:00:00.000Z' WHERE id = 'kc_2'`)
+	check("after an expiry")
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.InsertCard(ctx, domain.Card{ID: "kc_8", Statement: "a new rule", StatementNorm: "a new rule", Tier: "shu",
+			Status: "promoted", Domain: "project", Field: "storage", AnchorID: "an_a", Persistence: "standard",
+			RenderPref: "auto", CreatedBy: "a", CreatedAt: now, UpdatedAt: now})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a new card")
+	exec(`UPDATE cards SET statement = 'rewritten elsewhere' WHERE id = 'kc_6'`)
+	check("after a text edit")
 }

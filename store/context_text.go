@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -26,37 +25,22 @@ type CandidateText struct {
 // (sorting whole rows in SQLite costs more than the caller's own order).
 // Callers use it when the selection is too large to read whole.
 //
-// The selection is read from the covering index alone; statements and
-// contents come from the store's text cache (see textCache), and only the
-// cards it does not hold are read from the table. On the 100k benchmark
-// palace that is 1.2 ms instead of 5 for the ~1,900 visible cards.
+// The selection comes from the selection cache (see selectionCache) or the
+// covering index; statements and contents from the store's text cache (see
+// textCache), and only the cards it does not hold are read from the table.
+// On the 100k benchmark palace that is 1.2 ms instead of 5 for the ~1,900
+// visible cards, before the selection cache.
 func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]CandidateText, error) {
-	where, args := candidateWhere("c.", q)
-	// The version is read before any text (here, in the same statement):
-	// a text changed after it was read bumps it, so the next read drops
-	// what this one caches.
-	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id,
-		(SELECT n FROM card_text_version) FROM cards c WHERE `+where, args...)
+	sel, version, err := s.selection(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate texts: %w", err)
 	}
-	// Sized as the last selection: growing the slice by appends was a
-	// fifth of what this read allocated at 100k cards.
-	out := make([]CandidateText, 0, s.texts.lastLen.Load()+16)
-	var version int64
-	for rows.Next() {
-		var t CandidateText
-		if err := rows.Scan(&t.RowID, &t.ID, (*string)(&t.Tier), (*string)(&t.Persistence), &t.AnchorID, &version); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read candidate texts: %w", err)
+	out := make([]CandidateText, 0, len(sel))
+	for i := range sel {
+		if r := &sel[i]; r.liveAt(q.Now) {
+			out = append(out, CandidateText{RowID: r.rowid, ID: r.id, Tier: r.tier, Persistence: r.persistence, AnchorID: r.anchorID})
 		}
-		out = append(out, t)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read candidate texts: %w", err)
-	}
-	s.texts.lastLen.Store(int64(len(out)))
 	missing := s.texts.fill(version, out)
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
@@ -102,8 +86,6 @@ type textCache struct {
 	mu      sync.Mutex
 	version int64
 	m       map[int64]cardText
-	// lastLen is the length of the last selection read, to size the next.
-	lastLen atomic.Int64
 }
 
 type cardText struct{ id, statement, content string }
@@ -147,30 +129,22 @@ func (c *textCache) store(version int64, out []CandidateText, idx []int) {
 
 // CandidateCards returns every card q selects (ignoring Match and Limit),
 // whole, in no particular order. Callers use it when the selection is
-// within their bound. The selection comes from an index; the cards from
-// the card cache (see cardCache) or the table.
+// within their bound. The selection comes from the selection cache or an
+// index; the cards from the card cache (see cardCache) or the table.
 func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]domain.Card, error) {
 	version, err := s.cardVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	where, args := candidateWhere("c.", q)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id FROM cards c WHERE `+where, args...)
+	rows, _, err := s.selection(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate cards: %w", err)
 	}
-	var sel []rowCard
-	for rows.Next() {
-		var r rowCard
-		if err := rows.Scan(&r.rowid, &r.id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read candidate cards: %w", err)
+	sel := make([]rowCard, 0, len(rows))
+	for i := range rows {
+		if r := &rows[i]; r.liveAt(q.Now) {
+			sel = append(sel, rowCard{rowid: r.rowid, id: r.id})
 		}
-		sel = append(sel, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read candidate cards: %w", err)
 	}
 	cards, err := s.cardsAt(ctx, version, sel)
 	if err != nil {

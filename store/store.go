@@ -53,15 +53,16 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db        *handle
-	path      string
-	refs      refCache
-	texts     textCache
-	cards     cardCache
-	linkCache linkCache
-	fullLinks linkCache
-	memory    memoryCache
-	rowids    rowidCache
+	db         *handle
+	path       string
+	refs       refCache
+	texts      textCache
+	cards      cardCache
+	linkCache  linkCache
+	fullLinks  linkCache
+	memory     memoryCache
+	selections selectionCache
+	rowids     rowidCache
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.

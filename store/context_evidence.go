@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -99,22 +100,41 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		args = append(args, limit)
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE rowid IN
-		(SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?) ORDER BY rowid DESC`, args...)
+	version, err := s.evidenceVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	defer rows.Close()
-	out := make([]domain.Evidence, 0, limit)
+	var rowids []int64
 	for rows.Next() {
-		var e domain.Evidence
-		if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("read recent evidence: %w", err)
 		}
-		out = append(out, e)
+		rowids = append(rowids, r)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
+	}
+	got, missing := s.evidence.rows(version, rowids)
+	if len(missing) > 0 {
+		read, err := s.readEvidenceRows(ctx, `rowid IN (`+placeholders(len(missing))+`)`, anySlice(missing))
+		if err != nil {
+			return nil, fmt.Errorf("read recent evidence: %w", err)
+		}
+		s.evidence.put(version, read)
+		maps.Copy(got, read)
+	}
+	out := make([]domain.Evidence, 0, len(rowids))
+	for _, r := range rowids {
+		if e, ok := got[r]; ok {
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }
@@ -123,27 +143,22 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 // Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
 // quotes); absent ids are missing from the map.
 func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
-	out := make(map[string]domain.Evidence, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT id, content, field, provenance, source_ref, anchor_id FROM evidence
-			WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
+	version, err := s.evidenceVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, missing := s.evidence.ids(version, ids)
+	for len(missing) > 0 {
+		n := min(len(missing), 500)
+		chunk := missing[:n]
+		missing = missing[n:]
+		read, err := s.readEvidenceRows(ctx, `id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk))
 		if err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
+			return nil, err
 		}
-		for rows.Next() {
-			var e domain.Evidence
-			if err := rows.Scan(&e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read evidence: %w", err)
-			}
+		s.evidence.put(version, read)
+		for _, e := range read {
 			out[e.ID] = e
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
 		}
 	}
 	return out, nil

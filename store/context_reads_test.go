@@ -416,3 +416,70 @@ func TestCandidateSelectionSeesChanges(t *testing.T) {
 	exec(`UPDATE cards SET statement = 'rewritten elsewhere' WHERE id = 'kc_6'`)
 	check("after a text edit")
 }
+
+// TestEvidenceReadsSeeChanges: the evidence rows a store keeps between
+// reads follow a redaction (by this handle or another) and new rows.
+func TestEvidenceReadsSeeChanges(t *testing.T) {
+	s, path := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	read := func() (map[string]string, map[string]string) {
+		t.Helper()
+		recent, err := s.RecentEvidence(ctx, []string{"an_a", "an_b"}, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := map[string]string{}
+		var ids []string
+		for i, e := range recent {
+			r[e.ID] = e.Content
+			ids = append(ids, e.ID)
+			if i > 0 && recent[i-1].ID < e.ID { // ev_N were recorded in order
+				t.Errorf("recent evidence out of order: %s before %s", recent[i-1].ID, e.ID)
+			}
+		}
+		texts, err := s.EvidenceTexts(ctx, append(ids, "ev_nope"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := map[string]string{}
+		for id, e := range texts {
+			x[id] = e.Content
+		}
+		return r, x
+	}
+	r, x := read()
+	if len(r) != 7 || !reflect.DeepEqual(r, x) || r["ev_3"] != "lock contention seen 3" {
+		t.Fatalf("recent %v, texts %v", r, x)
+	}
+	redact := func(st *store.Store, id, notice string) {
+		t.Helper()
+		if err := st.Tx(ctx, func(tx *store.Tx) error {
+			return tx.RedactEvidence(ctx, store.Redaction{EvidenceID: id, Notice: notice, Reason: "test", Actor: "a", ActorType: "human", CreatedAt: now})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redact(s, "ev_3", "[redacted here]")
+	if r, x := read(); r["ev_3"] != "[redacted here]" || x["ev_3"] != "[redacted here]" {
+		t.Errorf("after a redaction: recent %q, texts %q", r["ev_3"], x["ev_3"])
+	}
+	other, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	redact(other, "ev_1", "[redacted elsewhere]")
+	if r, x := read(); r["ev_1"] != "[redacted elsewhere]" || x["ev_1"] != "[redacted elsewhere]" || r["ev_3"] != "[redacted here]" {
+		t.Errorf("after another handle's redaction: recent %v, texts %v", r, x)
+	}
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.InsertEvidence(ctx, domain.Evidence{ID: "ev_9", Content: "newest", Domain: "project", Field: "locks", Provenance: "runtime",
+			AnchorID: "an_a", ContentSHA256: "y", Actor: "a", ActorType: "agent", CreatedAt: now})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := read(); r["ev_9"] != "newest" || len(r) != 8 {
+		t.Errorf("after a new row: %v", r)
+	}
+}

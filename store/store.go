@@ -62,6 +62,7 @@ type Store struct {
 	fullLinks  linkCache
 	memory     memoryCache
 	selections selectionCache
+	evidence   evidenceCache
 	rowids     rowidCache
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue

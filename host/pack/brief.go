@@ -353,7 +353,17 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 		look = 20 // some will be of other fields
 	}
 	ids = ids[:min(len(ids), look)]
-	cards, err := pl.store.CardsByIDs(ctx, ids)
+	picked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		picked[id] = true
+	}
+	var rowids []int64
+	for _, t := range texts {
+		if picked[t.ID] {
+			rowids = append(rowids, t.RowID)
+		}
+	}
+	cards, err := pl.store.CardsByRowIDs(ctx, rowids)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}

@@ -3,6 +3,7 @@ package pack
 import (
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/palacehq/palace/internal/lazyregexp"
@@ -154,7 +155,8 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 func extractCues(texts []sourceText) []BriefCue { return cues(texts, true) }
 
 // cues is extractCues; with prefilter a text is split into lines only when
-// it may hold a cue (see mayHaveCue).
+// it may hold a cue (see mayHaveCue), and its cue lines are remembered
+// (cueMemo): briefs quote the same evidence again and again.
 func cues(texts []sourceText, prefilter bool) []BriefCue {
 	out := []BriefCue{}
 	seen := map[string]bool{}
@@ -163,20 +165,23 @@ func cues(texts []sourceText, prefilter bool) []BriefCue {
 		if len(s) > maxScanBytes {
 			s = s[:maxScanBytes]
 		}
-		if prefilter && !mayHaveCue(s) {
-			continue
+		var lines []cueLine
+		if prefilter {
+			lines = cueMemo.of(s, func(s string) []cueLine {
+				if !mayHaveCue(s) {
+					return nil
+				}
+				return cueLines(s)
+			})
+		} else {
+			lines = cueLines(s)
 		}
-		for _, line := range strings.Split(s, "\n") {
-			m := cueRe.FindString(line)
-			if m == "" {
+		for _, l := range lines {
+			if seen[l.text] {
 				continue
 			}
-			text, cut := excerpt(line, maxCueRunes)
-			if seen[text] {
-				continue
-			}
-			seen[text] = true
-			out = append(out, BriefCue{Cue: strings.ToLower(m), Text: text, Source: st.id, Truncated: cut})
+			seen[l.text] = true
+			out = append(out, BriefCue{Cue: l.cue, Text: l.text, Source: st.id, Truncated: l.cut})
 			if len(out) == maxCues {
 				return out
 			}
@@ -184,6 +189,69 @@ func cues(texts []sourceText, prefilter bool) []BriefCue {
 	}
 	return out
 }
+
+// cueLine is a line of a text with a cue, as a brief quotes it.
+type cueLine struct {
+	cue, text string
+	cut       bool
+}
+
+// cueLines returns the distinct cue lines of s, in order.
+func cueLines(s string) []cueLine {
+	var out []cueLine
+	seen := map[string]bool{}
+	for _, line := range strings.Split(s, "\n") {
+		m := cueRe.FindString(line)
+		if m == "" {
+			continue
+		}
+		text, cut := excerpt(line, maxCueRunes)
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		out = append(out, cueLine{strings.ToLower(m), text, cut})
+	}
+	return out
+}
+
+// textMemo remembers a pure function of a text per text, bounded by the
+// texts' count and bytes (emptied when either is full).
+type textMemo[V any] struct {
+	mu    sync.Mutex
+	m     map[string]V
+	bytes int
+}
+
+const (
+	textMemoMax      = 1 << 13
+	textMemoMaxBytes = 8 << 20
+)
+
+func (c *textMemo[V]) of(s string, f func(string) V) V {
+	c.mu.Lock()
+	v, ok := c.m[s]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= textMemoMax || c.bytes+len(s) > textMemoMaxBytes {
+		c.m, c.bytes = map[string]V{}, 0
+	}
+	if _, ok := c.m[s]; !ok {
+		c.bytes += len(s)
+	}
+	c.m[s] = v
+	return v
+}
+
+var (
+	cueMemo      textMemo[[]cueLine]
+	conflictMemo textMemo[bool]
+)
 
 // The prefilters: each is true for every text its regexp can match (and
 // for some it cannot), so skipping a text they reject changes nothing.
@@ -286,9 +354,12 @@ func mayHaveCue(s string) bool { return mayHaveFolded(s, cueWords) }
 // conflictWords are conflictCue's alternatives, as cueWords are cueRe's.
 var conflictWords = []string{"contradict", "doesn't work", "does not work", "wrong", "regress", "revert", "broke", "flaky", "fail"}
 
-// hasConflictCue is conflictCue.MatchString behind its prefilter.
+// hasConflictCue is conflictCue.MatchString behind its prefilter,
+// remembered per text.
 func hasConflictCue(s string) bool {
-	return mayHaveFolded(s, conflictWords) && conflictCue.MatchString(s)
+	return conflictMemo.of(s, func(s string) bool {
+		return mayHaveFolded(s, conflictWords) && conflictCue.MatchString(s)
+	})
 }
 
 // mayHaveFolded reports whether s, lower-cased, holds one of the lower-case

@@ -153,6 +153,21 @@ func (c *windowCache) put(seq int64, rows map[string][]windowRow, ids []string) 
 	}
 }
 
+// advance moves the cache from fold mark from to to, when it is at from,
+// dropping the cards whose running counts that fold changed (it wrote no
+// others); otherwise it leaves it for the next read to empty.
+func (c *windowCache) advance(from, to int64, changed []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil || c.seq != from {
+		return
+	}
+	for _, id := range changed {
+		delete(c.rows, id)
+	}
+	c.seq = to
+}
+
 // readWindowsOf reads the running counts of ids, in chunks, each with the
 // fold mark and the unfolded records. stable is false when the chunks saw
 // different marks (folds ran between them); the caller then reads the way

@@ -201,6 +201,7 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	var first, last int64
 	pruneBefore := ""
 	var sums rollups
+	foldedFrom := int64(-1)
 	for _, r := range batch {
 		for _, ev := range r.events {
 			sums.add(ev.CardID, ev.Outcome, r.createdAt)
@@ -227,13 +228,20 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 			}
 			pruneBefore = r.pruneBefore
 		}
-		return tx.fold(ctx, first, last, &sums, false)
+		var err error
+		foldedFrom, err = tx.fold(ctx, first, last, &sums, false)
+		return err
 	})
 	if err != nil {
 		for _, r := range batch {
 			r.seq.Store(0) // the numbers were rolled back
 		}
 		return err
+	}
+	if foldedFrom >= 0 {
+		// Only the folded cards' running counts moved: the rest of what
+		// readers keep stays true at the new mark.
+		s.windows.advance(foldedFrom, last, sums.cards())
 	}
 	q.mu.Lock()
 	q.waiting = append([]*queuedRecord(nil), q.waiting[len(batch):]...)

@@ -109,7 +109,8 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 			}
 			last = seqs[i]
 		}
-		return tx.fold(ctx, first, last, &sums, true)
+		_, err := tx.fold(ctx, first, last, &sums, true)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -160,32 +161,48 @@ func (r *rollups) add(card, outcome, stamp string) {
 // FoldEvery records wait: it adds the unfolded records before first (read
 // back and decoded) to sums, the events of the records first..last this
 // transaction wrote, writes them all, and moves the fold mark to last.
-func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force bool) error {
+//
+// It returns the mark it moved from, or -1 when no fold was due; sums then
+// holds every event it folded.
+func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force bool) (int64, error) {
 	var folded int64
 	if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
-		return fmt.Errorf("read injection fold mark: %w", err)
+		return -1, fmt.Errorf("read injection fold mark: %w", err)
 	}
 	if !force && last-folded < FoldEvery || folded >= last {
-		return nil // not due, or another fold got there first
+		return -1, nil // not due, or another fold got there first
 	}
 	pending, err := readRecords(ctx, tx.tx, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq < ? ORDER BY seq`, folded, first)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	names, err := cardNames(ctx, tx.tx, pending)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	for _, r := range pending {
 		r.each(names, func(id, outcome string) { sums.add(id, outcome, r.createdAt) })
 	}
 	if err := tx.writeRollups(ctx, sums); err != nil {
-		return err
+		return -1, err
 	}
 	if _, err := tx.tx.ExecContext(ctx, `UPDATE injection_fold SET seq = ?`, last); err != nil {
-		return fmt.Errorf("move injection fold mark: %w", err)
+		return -1, fmt.Errorf("move injection fold mark: %w", err)
 	}
-	return nil
+	return folded, nil
+}
+
+// cards returns the distinct cards of the sums.
+func (r *rollups) cards() []string {
+	seen := make(map[string]bool, len(r.order))
+	var out []string
+	for _, k := range r.order {
+		if !seen[k.card] {
+			seen[k.card] = true
+			out = append(out, k.card)
+		}
+	}
+	return out
 }
 
 // writeRollups adds sums to injection_daily, injection_window and the day

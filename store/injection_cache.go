@@ -155,17 +155,35 @@ func (c *windowCache) put(seq int64, rows map[string][]windowRow, ids []string) 
 
 // advance moves the cache from fold mark from to to, when it is at from,
 // dropping the cards whose running counts that fold changed (it wrote no
-// others); otherwise it leaves it for the next read to empty.
-func (c *windowCache) advance(from, to int64, changed []string) {
+// others), and returns those it held; otherwise it leaves the cache for
+// the next read to empty.
+func (c *windowCache) advance(from, to int64, changed []string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.rows == nil || c.seq != from {
-		return
+		return nil
 	}
+	var held []string
 	for _, id := range changed {
-		delete(c.rows, id)
+		if _, ok := c.rows[id]; ok {
+			held = append(held, id)
+			delete(c.rows, id)
+		}
 	}
 	c.seq = to
+	return held
+}
+
+// refill adds the rows of ids read at seq when the cache is at seq.
+func (c *windowCache) refill(seq int64, rows map[string][]windowRow, ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil || c.seq != seq || len(c.rows)+len(ids) > windowCacheMax {
+		return
+	}
+	for _, id := range ids {
+		c.rows[id] = rows[id]
+	}
 }
 
 // readWindowsOf reads the running counts of ids, in chunks, each with the

@@ -240,8 +240,14 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	}
 	if foldedFrom >= 0 {
 		// Only the folded cards' running counts moved: the rest of what
-		// readers keep stays true at the new mark.
-		s.windows.advance(foldedFrom, last, sums.cards())
+		// readers keep stays true at the new mark, and the cards they
+		// held are read again here, off the requests' path (best effort:
+		// a request that misses reads them itself).
+		if held := s.windows.advance(foldedFrom, last, sums.cards()); len(held) > 0 {
+			if rows, seq, _, stable, err := s.readWindowsOf(ctx, held); err == nil && stable {
+				s.windows.refill(seq, rows, held)
+			}
+		}
 	}
 	q.mu.Lock()
 	q.waiting = append([]*queuedRecord(nil), q.waiting[len(batch):]...)

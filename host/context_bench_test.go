@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,30 +78,8 @@ func benchPalace(b *testing.B, spec benchgen.Spec) (home, repo string) {
 func writableCopy(b *testing.B, home string) string {
 	b.Helper()
 	dst := filepath.Join(b.TempDir(), "home")
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := benchgen.CopyHome(home, dst); err != nil {
 		b.Fatal(err)
-	}
-	for _, f := range []string{"palace.db", "palace.db-wal"} {
-		in, err := os.Open(filepath.Join(home, f))
-		if err != nil {
-			continue
-		}
-		out, err := os.Create(filepath.Join(dst, f))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			b.Fatal(err)
-		}
-		// Synced before the measurement: the kernel's writeback of a
-		// fresh 1.8 GB copy otherwise runs under it, and the first
-		// checkpoint's fsync waits for all of it (a palace in use has no
-		// such backlog).
-		if err := out.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		in.Close()
-		out.Close()
 	}
 	return dst
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -34,23 +33,8 @@ func benchContextPalace(b *testing.B) (home, repo string) {
 		b.Fatal(err)
 	}
 	home = filepath.Join(b.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := benchgen.CopyHome(cached, home); err != nil {
 		b.Fatal(err)
-	}
-	for _, f := range []string{"palace.db", "palace.db-wal"} {
-		in, err := os.Open(filepath.Join(cached, f))
-		if err != nil {
-			continue
-		}
-		out, err := os.Create(filepath.Join(home, f))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			b.Fatal(err)
-		}
-		in.Close()
-		out.Close()
 	}
 	return home, repo
 }

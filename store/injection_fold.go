@@ -218,4 +218,20 @@ func (c *rowidCache) names(ctx context.Context, q queryer, ids []string) (map[in
 	return out, nil
 }
 
+// learn keeps the rowids of a selection just read: a recording request
+// encodes its candidates by rowid, and they are the cards it selected.
+func (c *rowidCache) learn(rows []selectionRow) {
+	if len(rows) > rowidCacheMax {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(rows) > rowidCacheMax {
+		c.m = make(map[string]int64, len(rows))
+	}
+	for i := range rows {
+		c.m[rows[i].id] = rows[i].rowid
+	}
+}
+
 const rowidCacheMax = 1 << 16

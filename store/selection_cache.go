@@ -78,5 +78,6 @@ func (s *Store) selection(ctx context.Context, q CandidateQuery) ([]selectionRow
 	if cacheable {
 		s.selections.put(version, key, out)
 	}
+	s.rowids.learn(out) // a card's rowid never changes: cards are never deleted
 	return out, textVersion, nil
 }

@@ -243,7 +243,7 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 		// readers keep stays true at the new mark, and the cards they
 		// held are read again here, off the requests' path (best effort:
 		// a request that misses reads them itself).
-		if held := s.windows.advance(foldedFrom, last, sums.cards()); len(held) > 0 {
+		if held := s.windows.advance(foldedFrom, last, sums.cards()); len(held) > 0 && !s.closing.Load() {
 			if rows, seq, _, stable, err := s.readWindowsOf(ctx, held); err == nil && stable {
 				s.windows.refill(seq, rows, held)
 			}

@@ -62,8 +62,10 @@ type Store struct {
 	fullLinks  linkCache
 	memory     memoryCache
 	selections selectionCache
-	evidence   evidenceCache
-	rowids     rowidCache
+	// closing is set by Close, so the last write does not refill caches.
+	closing  atomic.Bool
+	evidence evidenceCache
+	rowids   rowidCache
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.
@@ -139,6 +141,7 @@ func (s *Store) Path() string { return s.path }
 // queued (see FlushRecords; a write that failed is its error), checkpointing
 // the write-ahead log first when it is long (see checkpointOnClose).
 func (s *Store) Close() error {
+	s.closing.Store(true) // no cache is worth refilling now
 	flushErr := s.FlushRecords()
 	s.checkpointOnClose()
 	if err := s.db.Close(); err != nil {

@@ -62,8 +62,9 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 	defer st.Close()
 	since := store.FormatTime(e.now.Add(-30 * 24 * time.Hour))[:10]
 	raw := map[string]*policies.Counts30d{}
-	older := 0
+	older, kept := 0, 0
 	err = st.EachInjectionRequest(ctx, "", func(r store.InjectionRequest) error {
+		kept++
 		if r.CreatedAt < since {
 			older++
 			return nil
@@ -91,9 +92,13 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Retention runs every 64th record, so a few records older than the
-	// window may wait for the next round; never more than that many.
-	if older == 0 || older > 64 {
-		t.Errorf("%d raw records older than the window; want some pruned and fewer than 64 waiting", older)
+	// window may wait for the next round; never more than that many. How
+	// many wait depends on how the background writes fell, so "some were
+	// dropped" is counted on all the records kept: 240 requests over 60
+	// days, and the views, were recorded.
+	recorded := 240 + (240+6)/7
+	if older > 64 || kept >= recorded {
+		t.Errorf("%d raw records older than the window of %d kept (%d recorded); want fewer than 64 older, and some dropped", older, kept, recorded)
 	}
 	checked := 0
 	for _, r := range reqs {

@@ -48,6 +48,7 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 	if err != nil {
 		return nil, err
 	}
+	s.advanceWindows(ctx, seq)
 	rows, missing := s.windows.get(seq, cardIDs)
 	if len(missing) > 0 {
 		got, seq2, recs2, stable, err := s.readWindowsOf(ctx, missing)
@@ -172,6 +173,68 @@ func (c *windowCache) advance(from, to int64, changed []string) []string {
 	}
 	c.seq = to
 	return held
+}
+
+// advanceWindows moves the cache past folds another process made, from
+// the mark it holds to to, dropping the cards those folds changed: the
+// records between the two marks name them (by rowid, which the rowid
+// cache maps back to the cached ids; a cached id it cannot map is dropped
+// too). When a record in between is gone (pruned already), the cache is
+// left for the read to empty.
+func (s *Store) advanceWindows(ctx context.Context, to int64) {
+	from, ok := s.windows.mark()
+	if !ok || from >= to {
+		return
+	}
+	recs, err := readRecords(ctx, s.db, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq <= ?`, from, to)
+	if err != nil || int64(len(recs)) != to-from {
+		return
+	}
+	rowids := map[int64]bool{}
+	named := map[string]bool{}
+	for _, r := range recs {
+		for _, rids := range r.rowids {
+			for _, rid := range rids {
+				rowids[rid] = true
+			}
+		}
+		for _, ids := range r.named {
+			for _, id := range ids {
+				named[id] = true
+			}
+		}
+	}
+	s.windows.advanceWhere(from, to, func(id string) bool {
+		if named[id] {
+			return true
+		}
+		rid, ok := s.rowids.lookup(id)
+		return !ok || rowids[rid]
+	})
+}
+
+// mark returns the fold mark the cache holds rows at; ok is false when it
+// holds none.
+func (c *windowCache) mark() (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seq, c.rows != nil
+}
+
+// advanceWhere moves the cache from mark from to to, when it is at from,
+// dropping the cards changed reports.
+func (c *windowCache) advanceWhere(from, to int64, changed func(id string) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil || c.seq != from {
+		return
+	}
+	for id := range c.rows {
+		if changed(id) {
+			delete(c.rows, id)
+		}
+	}
+	c.seq = to
 }
 
 // refill adds the rows of ids read at seq when the cache is at seq.

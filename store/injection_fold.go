@@ -218,6 +218,14 @@ func (c *rowidCache) names(ctx context.Context, q queryer, ids []string) (map[in
 	return out, nil
 }
 
+// lookup returns the rowid of card id, if the cache holds it.
+func (c *rowidCache) lookup(id string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rid, ok := c.m[id]
+	return rid, ok
+}
+
 // learn keeps the rowids of a selection just read: a recording request
 // encodes its candidates by rowid, and they are the cards it selected.
 func (c *rowidCache) learn(rows []selectionRow) {

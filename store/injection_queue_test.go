@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"reflect"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 
@@ -225,5 +227,71 @@ func TestCloseWritesQueuedRecords(t *testing.T) {
 	defer s.Close()
 	if n := mustCount(t, s); n != 40 {
 		t.Errorf("%d records after close, want 40", n)
+	}
+}
+
+// TestOtherProcessFoldsKeepReadsExact: a store that reads while another
+// handle (another process, to it) writes and folds keeps its running
+// counts across those folds, dropping the cards they changed, and reads
+// what a store that wrote the same history synchronously reads.
+func TestOtherProcessFoldsKeepReadsExact(t *testing.T) {
+	ctx := context.Background()
+	a, path := open(t)
+	b, bPath := open(t)
+	contextSeed(t, a)
+	contextSeed(t, b)
+	reader, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	// A selection read teaches the reader its cards' rowids, as a context
+	// request does before it reads their counts.
+	if _, err := reader.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{"an_a", "an_b", "an_g"}, Statuses: domain.Statuses}); err != nil {
+		t.Fatal(err)
+	}
+	cards, groups, applied := historyCards, historyGroups, historyApplied
+	rng := rand.New(rand.NewPCG(11, 5))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Only some requests touch kc_6, so a fold leaves its counts as they
+	// were and the reader keeps them.
+	for i := range 5*store.FoldEvery + 3 {
+		at = at.Add(time.Duration(rng.IntN(2*24*60)) * time.Minute)
+		req := randomRequest(rng, i, at)
+		if i%5 != 0 {
+			req = slices.DeleteFunc(req, func(ev store.InjectionEvent) bool { return ev.CardID == "kc_6" })
+		}
+		if len(req) == 0 {
+			continue
+		}
+		if err := a.QueueRequest(ctx, req, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.FlushRecords(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.RecordInjectionBatch(ctx, [][]store.InjectionEvent{req}); err != nil {
+			t.Fatal(err)
+		}
+		for _, back := range []int{0, 29} {
+			since := store.FormatTime(at.AddDate(0, 0, -back))
+			got, err := reader.InjectionSummaries(ctx, cards, since, groups, applied)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A store opened for the read holds no counts yet.
+			fresh, err := store.Open(ctx, bPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.InjectionSummaries(ctx, cards, since, groups, applied)
+			fresh.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("after %d requests, since %s: the reader has %v, a synchronous writer %v", i+1, since, got, want)
+			}
+		}
 	}
 }

@@ -179,11 +179,11 @@ func (c *windowCache) advance(from, to int64, changed []string) []string {
 // the mark it holds to to, dropping the cards those folds changed: the
 // records between the two marks name them (by rowid, which the rowid
 // cache maps back to the cached ids; a cached id it cannot map is dropped
-// too). When a record in between is gone (pruned already), the cache is
-// left for the read to empty.
+// too). When a record in between is gone (pruned already), or too many
+// lie between, the cache is left for the read to empty.
 func (s *Store) advanceWindows(ctx context.Context, to int64) {
 	from, ok := s.windows.mark()
-	if !ok || from >= to {
+	if !ok || from >= to || to-from > advanceMax {
 		return
 	}
 	recs, err := readRecords(ctx, s.db, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq <= ?`, from, to)
@@ -212,6 +212,12 @@ func (s *Store) advanceWindows(ctx context.Context, to int64) {
 		return !ok || rowids[rid]
 	})
 }
+
+// advanceMax is the most records a reader decodes to keep its running
+// counts across other processes' folds; past it (a process idle while
+// others recorded thousands of requests) reading the cards again is
+// cheaper.
+const advanceMax = 4096
 
 // mark returns the fold mark the cache holds rows at; ok is false when it
 // holds none.

@@ -62,10 +62,10 @@ type Store struct {
 	fullLinks  linkCache
 	memory     memoryCache
 	selections selectionCache
+	evidence   evidenceCache
+	rowids     rowidCache
 	// closing is set by Close, so the last write does not refill caches.
-	closing  atomic.Bool
-	evidence evidenceCache
-	rowids   rowidCache
+	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.

@@ -104,7 +104,7 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 // CountCandidates counts every card q selects, ignoring Match and Limit.
 func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, error) {
 	if len(q.AnchorIDs) > 0 {
-		sel, _, err := s.selection(ctx, q)
+		sel, _, _, err := s.selection(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("count candidate cards: %w", err)
 		}

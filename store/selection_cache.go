@@ -35,23 +35,22 @@ func (r *selectionRow) liveAt(now string) bool {
 	return now == "" || !r.expires || r.expiresAt > now
 }
 
-// selection returns the cards q selects, expiry not applied, and the
-// version of the cards' texts. Selections of every anchor (AllRepos) are
+// selection returns the cards q selects, expiry not applied, with the
+// version of the cards (for the card cache) and of their texts (for the
+// text cache), both read before the rows. Selections of every anchor (AllRepos) are
 // not cached: they are the whole palace.
-func (s *Store) selection(ctx context.Context, q CandidateQuery) ([]selectionRow, int64, error) {
-	var version memoryVersion
-	var textVersion int64
+func (s *Store) selection(ctx context.Context, q CandidateQuery) (_ []selectionRow, version memoryVersion, textVersion int64, _ error) {
 	// The versions are read before the rows: a change after this read
 	// moves them, so the next read drops what this one caches.
 	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM card_version), coalesce((SELECT max(rowid) FROM cards), 0),
 		(SELECT n FROM card_text_version)`).Scan(&version.changes, &version.maxRowID, &textVersion); err != nil {
-		return nil, 0, fmt.Errorf("read card version: %w", err)
+		return nil, version, 0, fmt.Errorf("read card version: %w", err)
 	}
 	key := strings.Join(q.AnchorIDs, ",") + "|" + strings.Join(domain.Strings(q.Statuses), ",")
 	cacheable := len(q.AnchorIDs) > 0
 	if cacheable {
 		if rows, ok := s.selections.get(version, key); ok {
-			return rows, textVersion, nil
+			return rows, version, textVersion, nil
 		}
 	}
 	all := q
@@ -59,7 +58,7 @@ func (s *Store) selection(ctx context.Context, q CandidateQuery) ([]selectionRow
 	where, args := candidateWhere("c.", all)
 	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id, c.expires_at FROM cards c WHERE `+where, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read candidate selection: %w", err)
+		return nil, version, 0, fmt.Errorf("read candidate selection: %w", err)
 	}
 	defer rows.Close()
 	var out []selectionRow
@@ -67,17 +66,17 @@ func (s *Store) selection(ctx context.Context, q CandidateQuery) ([]selectionRow
 		var r selectionRow
 		var expires sql.NullString
 		if err := rows.Scan(&r.rowid, &r.id, (*string)(&r.tier), (*string)(&r.persistence), &r.anchorID, &expires); err != nil {
-			return nil, 0, fmt.Errorf("read candidate selection: %w", err)
+			return nil, version, 0, fmt.Errorf("read candidate selection: %w", err)
 		}
 		r.expiresAt, r.expires = expires.String, expires.Valid
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("read candidate selection: %w", err)
+		return nil, version, 0, fmt.Errorf("read candidate selection: %w", err)
 	}
 	if cacheable {
 		s.selections.put(version, key, out)
 	}
 	s.rowids.learn(out) // a card's rowid never changes: cards are never deleted
-	return out, textVersion, nil
+	return out, version, textVersion, nil
 }

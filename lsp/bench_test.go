@@ -33,6 +33,10 @@ import (
 
 const benchTriggerCards = 500
 
+// benchTriggerKey names the trigger cards' generator in the cache directory;
+// change it when addTriggerCards changes so a stale palace is not reused.
+const benchTriggerKey = "a2"
+
 var benchWords = strings.Fields(`store sqlite wal lock test error api request handler cache index query
 import build deploy config retry timeout busy transaction commit migration schema table file path module
 context deadline cancel goroutine channel mutex buffer stream json http client server session token auth
@@ -59,7 +63,7 @@ func moduleRoot(tb testing.TB) string {
 func benchPalace(b *testing.B) (home, repo string) {
 	b.Helper()
 	spec := benchgen.Spec10k
-	dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("lsp-%s-t%d", spec.Key(), benchTriggerCards))
+	dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("lsp-%s-t%d-%s", spec.Key(), benchTriggerCards, benchTriggerKey))
 	start := time.Now()
 	home, repo, err := benchgen.Palace(context.Background(), dir, spec, nil, addTriggerCards)
 	if err != nil {
@@ -77,7 +81,10 @@ func addTriggerCards(h *host.Host) error {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 7))
 	word := func() string { return benchWords[r.IntN(len(benchWords))] }
+	// Only dao_tian may start at the global anchor, so the global slot
+	// carries the dao_tian card.
 	anchors := []string{"worktree", "worktree", "repo", "global"}
+	benchTiers := []string{"dao_ren", "shu", "qi", "dao_tian"}
 	for i := range benchTriggerCards {
 		ev, err := h.Record(ctx, host.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
 		if err != nil {
@@ -102,7 +109,7 @@ func addTriggerCards(h *host.Host) error {
 			scope.Paths = []string{"store/**"}
 		}
 		_, err = h.Distill(ctx, host.DistillRequest{
-			Statement: fmt.Sprintf("Bench rule %d: %s before %s", i, word(), word()), Tier: []string{"dao_ren", "shu", "qi", "qi"}[i%4],
+			Statement: fmt.Sprintf("Bench rule %d: %s before %s", i, word(), word()), Tier: benchTiers[i%len(benchTiers)],
 			Supporting: []string{ev.ID}, Anchor: anchors[i%len(anchors)], Scope: scope,
 			Trigger: domain.Trigger{Patterns: []string{pat}, Intents: []string{word()}},
 			Direct:  true, Status: "promoted",

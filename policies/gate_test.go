@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,41 @@ func BenchmarkGateDefaultRego(b *testing.B) {
 		if out, _ := set.Gate(ctx, in); out.Allow {
 			b.Fatal("allowed")
 		}
+	}
+}
+
+// TestTeamPolicyReachesTheDefaultEveryWay: a load compiles only the
+// palace.default aliases the team's modules refer to, so each way of
+// reaching the default gate — an import, a full path, a string key, a key
+// known only when evaluated, data.palace.default whole — must still decide
+// as the default does.
+func TestTeamPolicyReachesTheDefaultEveryWay(t *testing.T) {
+	ctx := context.Background()
+	def, _ := policies.LoadDefaults(ctx, policies.Options{})
+	in := gateInput("qi", "promoted", 1, 1, 0, 0, "human")
+	want, _ := def.Gate(ctx, in)
+	if !want.Allow {
+		t.Fatalf("default gate denies %v", want.Reasons)
+	}
+	for name, body := range map[string]string{
+		"import":        "import data.palace.default.gate as base\n\ndecision := base.decision\n",
+		"full path":     "decision := data.palace.default.gate.decision\n",
+		"string key":    "decision := data.palace.default[\"gate\"].decision\n",
+		"evaluated key": "point := concat(\"\", [\"ga\", \"te\"])\n\ndecision := data.palace.default[point].decision\n",
+		"whole default": "decision := object.get(data.palace.default, [\"gate\", \"decision\"], {\"allow\": false, \"reasons\": [\"unreachable\"]})\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo := t.TempDir()
+			writePolicy(t, repo, "gate.rego", "package palace.gate\n\nimport rego.v1\n\n"+body)
+			set, err := policies.Load(ctx, policies.Sources{RepoDir: repo}, policies.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer set.Close()
+			got, d := set.Gate(ctx, in)
+			if d.Source != policies.SourceRepo || d.Error != "" || got.Allow != want.Allow || !slices.Equal(got.Reasons, want.Reasons) {
+				t.Errorf("team gate = %+v (%+v), want the default's %+v", got, d, want)
+			}
+		})
 	}
 }

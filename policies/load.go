@@ -319,6 +319,59 @@ var embeddedFiles = sync.OnceValue(func() []File {
 	return files
 })
 
+// referencedDefaults reports which palace.default.<point> packages the
+// set's own (non-embedded) Rego modules refer to, or all when one refers to
+// them in a way that cannot be read without evaluating it: a dynamic key, or
+// data, data.palace or data.palace.default whole.
+func referencedDefaults(runtime []File) (pkgs map[string]bool, all bool) {
+	pkgs = map[string]bool{}
+	path := []string{"palace", "default"}
+	for _, f := range runtime {
+		if f.Kind != KindRego || f.Source == SourceEmbedded || all {
+			continue
+		}
+		m := f.Module()
+		// Imports and rules only: the package path is walked as bare terms
+		// (data, "palace", ...) and names the module, not what it reads.
+		visit := func(t *ast.Term) bool {
+			switch v := t.Value.(type) {
+			case ast.Var:
+				all = all || v.Equal(ast.DefaultRootDocument.Value)
+			case ast.Ref:
+				if !v[0].Equal(ast.DefaultRootDocument) {
+					return false // input, a local or a function: look inside for data refs
+				}
+				for i := 1; i <= len(path)+1; i++ {
+					if i >= len(v) {
+						all = true // a prefix of data.palace.default.<point>
+						return true
+					}
+					key, ok := v[i].Value.(ast.String)
+					if !ok {
+						all = true
+						return true
+					}
+					if i <= len(path) && string(key) != path[i-1] {
+						return true
+					}
+					if i == len(path)+1 {
+						pkgs["palace.default."+string(key)] = true
+					}
+				}
+				return true
+			}
+			return false
+		}
+		for _, imp := range m.Imports {
+			ast.WalkTerms(imp, visit)
+		}
+		for _, r := range m.Rules {
+			ast.WalkTerms(r, visit)
+		}
+	}
+	return pkgs, all
+}
+
 // mustParseEmbedded parses an embedded default, under package pkg when it
 // is not "" (the palace.default alias).
 func mustParseEmbedded(path string, content []byte, pkg string) *ast.Module {
@@ -491,10 +544,17 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	}
 	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {
 		modules := make(map[string]*ast.Module, len(runtime))
+		aliases, allAliases := referencedDefaults(runtime)
 		for _, f := range runtime {
-			if f.Kind == KindRego {
-				modules[f.Path] = f.Module()
+			if f.Kind != KindRego {
+				continue
 			}
+			// A palace.default alias no team module can reach is never
+			// evaluated; compiling it anyway was a third of a reload.
+			if f.Source == SourceEmbedded && strings.HasPrefix(f.Package, "palace.default.") && !allAliases && !aliases[f.Package] {
+				continue
+			}
+			modules[f.Path] = f.Module()
 		}
 		c := ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithCapabilities(capabilities)
 		c.Compile(modules)

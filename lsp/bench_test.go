@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,6 +160,12 @@ func (l latencies) report(b *testing.B, unit string) {
 // benchSession starts a server on the benchmark palace and opens the
 // benchmark document in it.
 func benchSession(b *testing.B, opts lsp.Options) (*client, uri.URI, *fixture, string) {
+	// The server runs in this process: measure it with the collector
+	// target `palace lsp` sets.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		prev := debug.SetGCPercent(lsp.GCPercent)
+		b.Cleanup(func() { debug.SetGCPercent(prev) })
+	}
 	home, repo := benchPalace(b)
 	f := &fixture{t: b, home: home, repo: repo}
 	opts.Home = home

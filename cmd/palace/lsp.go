@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,9 @@ exit, 1 when the client exits without shutdown.`,
 				}
 				defer f.Close()
 				logw = f
+			}
+			if _, set := os.LookupEnv("GOGC"); !set {
+				debug.SetGCPercent(lsp.GCPercent)
 			}
 			srv := lsp.New(lsp.Options{Mode: mode, Home: g.home, Log: logw, Version: palaceVersion()})
 			err = srv.Serve(cmd.Context(), stdioConn{r: pollableStdin(g.stdin), w: g.stdout})

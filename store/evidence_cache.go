@@ -104,7 +104,7 @@ func (c *evidenceCache) put(version int64, rows map[int64]domain.Evidence) {
 	}
 }
 
-// readEvidenceRows reads evidence rows by rowid.
+// readEvidenceRows reads the evidence rows where selects, keyed by rowid.
 func (s *Store) readEvidenceRows(ctx context.Context, where string, args []any) (map[int64]domain.Evidence, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT rowid, id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE `+where, args...)
 	if err != nil {

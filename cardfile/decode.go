@@ -45,6 +45,7 @@ const (
 	CodeLocal        = "PC014"
 	CodeLineEndings  = "PC015"
 	CodeEvidenceSame = "PC016"
+	CodeRead         = "PC017"
 )
 
 // CodeInfo documents one finding code.
@@ -73,6 +74,7 @@ func Codes() []CodeInfo {
 		{CodeLocal, SeverityError, "the file and this palace disagree (sync conflict, or an id held by another anchor)"},
 		{CodeLineEndings, SeverityWarning, "CRLF line endings (read as LF; palace writes LF)"},
 		{CodeEvidenceSame, SeverityError, "one evidence id with two different contents"},
+		{CodeRead, SeverityError, "the file could not be read (removed, or replaced by something that is not a regular file, while palace read the directory)"},
 	}
 }
 

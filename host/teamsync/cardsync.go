@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,18 +99,30 @@ type SyncConflict struct {
 
 // syncFile is one file of the card directory.
 type syncFile struct {
-	id     string // the file name without .md
-	path   string // relative to the worktree, slash-separated
-	abs    string
-	size   int64
-	mtime  int64
-	data   []byte // nil when the file was not read (unchanged by stat)
+	id    string // the file name without .md
+	path  string // relative to the worktree, slash-separated
+	abs   string
+	size  int64
+	mtime int64
+	// data and parsed are nil when the file was not read (unchanged by
+	// stat), and once an import has written the file's card.
+	data   []byte
 	sha    string
 	parsed *cardfile.Parsed
 	keep   bool // unchanged since the last sync
+	// lazy is set for a new file: the decoding reads it (and sets sha,
+	// size and mtime) just before decoding it, into a buffer it reuses, so
+	// an import holds only the files near the chunk it writes.
+	lazy bool
 	// decoded closes when parsed is set, or known to stay nil (see
 	// decodeFiles).
 	decoded chan struct{}
+	// seq is the file's place in the decoding order.
+	seq int
+	// declared and idLine are the card id the file declares and its line,
+	// kept for the duplicate-id check after parsed is released.
+	declared string
+	idLine   int
 }
 
 // racyWindow: a file modified this close to when its stat was recorded may
@@ -163,9 +176,14 @@ func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	if err := h.share(ctx, req.Share, repoID, byID, &rows); err != nil {
 		return rep, err
 	}
-	files, err := h.scanCardDir(rep.Dir, byID)
+	files, ds, err := h.scanCardDir(rep.Dir, byID)
 	if err != nil {
 		return rep, err
+	}
+	if ds != nil {
+		// Open until the decoding has read the new files: every return
+		// below waits for it (plan.decoded).
+		defer ds.Close()
 	}
 	if fast {
 		if err := h.fillStatus(ctx, files, byID); err != nil {
@@ -176,7 +194,7 @@ func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	// by chunk, imports them; a file with problems (malformed, unknown
 	// tier, a secret…) still refuses the sync before anything is written
 	// or committed (plan.decoded, importAll).
-	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite, dec: decodeFiles(files, writerWorkers())}
+	p := plan{h: h, rep: &rep, repoID: repoID, resolve: req.Resolve, rewrite: req.Rewrite, dec: decodeFiles(files, ds, writerWorkers())}
 	inDir := map[string]bool{}
 	for _, f := range files {
 		inDir[f.id] = true
@@ -364,13 +382,13 @@ func refuseLinkedCardDir(worktree string) error {
 // scanCardDir reads the card directory: every *.md file's stat, and the
 // bytes of each file that may have changed since the last sync (in this
 // checkout, a file with the size and mtime recorded then is not read).
-func (h *Team) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, error) {
+func (h *Team) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, *dirStater, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, internal(err, "read %s", dir)
+		return nil, nil, internal(err, "read %s", dir)
 	}
 	var names []fs.DirEntry
 	for _, e := range entries {
@@ -382,30 +400,43 @@ func (h *Team) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncF
 	// parallel: the system calls are most of a sync that changes nothing.
 	ds, err := openDirStater(dir)
 	if err != nil {
-		return nil, internal(err, "read %s", dir)
+		return nil, nil, internal(err, "read %s", dir)
 	}
-	defer ds.Close()
 	files := make([]*syncFile, len(names))
 	errs := make([]error, len(names))
 	parallel(len(names), func(i int) {
-		files[i], errs[i] = h.scanFile(ds, dir, names[i].Name(), byID)
+		files[i], errs[i] = h.scanFile(ds, dir, names[i], byID)
 	})
 	out := make([]*syncFile, 0, len(files))
 	for i, f := range files {
 		if errs[i] != nil {
-			return nil, internal(errs[i], "read %s", filepath.Join(dir, names[i].Name()))
+			ds.Close()
+			return nil, nil, internal(errs[i], "read %s", filepath.Join(dir, names[i].Name()))
 		}
 		if f != nil {
 			out = append(out, f)
 		}
 	}
-	return out, nil
+	return out, ds, nil
 }
 
 // scanFile stats one directory entry and reads it unless the last sync in
 // this checkout saw it with the same size and mtime. Nil for an entry that
-// is gone or not a regular file.
-func (h *Team) scanFile(ds *dirStater, dir, name string, byID map[string]*store.SyncRow) (*syncFile, error) {
+// is gone or not a regular file. A file no card of this palace has is
+// left for the decoding to read (lazy): there is no stat to compare.
+func (h *Team) scanFile(ds *dirStater, dir string, e fs.DirEntry, byID map[string]*store.SyncRow) (*syncFile, error) {
+	name := e.Name()
+	f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name, abs: filepath.Join(dir, name)}
+	r := byID[f.id]
+	if r == nil {
+		// The entry's type comes with the directory listing; a file that
+		// changes type before it is read is refused then (readFailed).
+		if !e.Type().IsRegular() {
+			return nil, nil
+		}
+		f.lazy = true
+		return f, nil
+	}
 	size, mtime, regular, err := ds.stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -416,24 +447,28 @@ func (h *Team) scanFile(ds *dirStater, dir, name string, byID map[string]*store.
 	if !regular {
 		return nil, nil
 	}
-	f := &syncFile{id: strings.TrimSuffix(name, cardfile.Ext), path: cardfile.Dir + "/" + name,
-		abs: filepath.Join(dir, name), size: size, mtime: mtime}
-	r := byID[f.id]
-	if r != nil && r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
-		r.File.Size == f.size && r.File.MtimeNS == f.mtime {
-		f.keep, f.sha = true, r.File.FileSHA256
+	if r.File != nil && r.File.FileSHA256 != "" && r.File.Checkout == h.loc.Worktree &&
+		r.File.Size == size && r.File.MtimeNS == mtime {
+		f.size, f.mtime, f.keep, f.sha = size, mtime, true, r.File.FileSHA256
 		return f, nil
 	}
-	data, err := ds.read(name, size, cardfile.MaxFileBytes+1)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, st, err := ds.read(nil, name, size, cardfile.MaxFileBytes+1)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, repofs.ErrNotRegular):
 		return nil, nil
-	} else if err != nil {
+	case err != nil:
 		return nil, err
 	}
+	// The stat of what was read: a file changed since its stat above is
+	// read again by the next sync, not taken as unchanged.
+	f.size, f.mtime = st.size, st.mtime
 	f.data, f.sha = data, sha256Hex(data)
-	f.keep = r != nil && r.File != nil && r.File.FileSHA256 == f.sha
+	f.keep = r.File != nil && r.File.FileSHA256 == f.sha
 	return f, nil
 }
+
+// fileStat is the size and mtime of a file as it was read.
+type fileStat struct{ size, mtime int64 }
 
 // read reads the file, at most one byte over the limit (Decode reports
 // the size).
@@ -463,7 +498,7 @@ func sha256Hex(b []byte) string {
 // ids declared twice. Files are decoded in parallel (YAML parsing is most of
 // an import's CPU); findings come out in file order.
 func checkFiles(files []*syncFile) []cardfile.Finding {
-	return decodeFiles(files, runtime.GOMAXPROCS(0)).findings()
+	return decodeFiles(files, nil, runtime.GOMAXPROCS(0)).findings()
 }
 
 // decoding is the decoding of a directory's changed files, under way in
@@ -476,13 +511,49 @@ type decoding struct {
 	help  func() // decodes the files not started yet, on the caller's goroutine
 	once  sync.Once
 	out   []cardfile.Finding
+	// The decoders start a file only while its seq is below allowed: an
+	// import lets them run decodeAhead files past the chunk it writes, so
+	// the decoded cards waiting for the writer stay a few chunks' worth
+	// (fresh memory is much of a large import's cost). unpace lets them
+	// run to the end.
+	mu      sync.Mutex
+	ahead   sync.Cond
+	allowed int
+}
+
+// decodeAhead is how many files the decoding may run past the chunk an
+// import writes.
+const decodeAhead = 2 * importChunk
+
+// allow lets the decoders start every file whose seq is below n.
+func (d *decoding) allow(n int) {
+	d.mu.Lock()
+	if n > d.allowed {
+		d.allowed = n
+		d.ahead.Broadcast()
+	}
+	d.mu.Unlock()
+}
+
+// unpace lets the decoders run to the end: for whoever waits for a file
+// outside an import's chunks, or for all of them.
+func (d *decoding) unpace() { d.allow(math.MaxInt) }
+
+// wait holds a decoder until file seq may start.
+func (d *decoding) wait(seq int) {
+	d.mu.Lock()
+	for seq >= d.allowed {
+		d.ahead.Wait()
+	}
+	d.mu.Unlock()
 }
 
 // decodeFiles starts decoding files on workers goroutines, in file order,
 // and returns at once. A sync passes all cores but the import writer's;
 // whoever waits for every file (findings) decodes too.
-func decodeFiles(files []*syncFile, workers int) *decoding {
-	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{})}
+func decodeFiles(files []*syncFile, ds *dirStater, workers int) *decoding {
+	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{}), allowed: decodeAhead}
+	d.ahead.L = &d.mu
 	var todo []int // unchanged files are not decoded
 	for i, f := range files {
 		if f.keep {
@@ -490,6 +561,7 @@ func decodeFiles(files []*syncFile, workers int) *decoding {
 			continue
 		}
 		f.decoded = make(chan struct{})
+		f.seq = len(todo)
 		todo = append(todo, i)
 	}
 	d.help = func() {}
@@ -500,13 +572,27 @@ func decodeFiles(files []*syncFile, workers int) *decoding {
 	finish := startParallel(workers-1, len(todo), func(j int) {
 		i := todo[j]
 		f := files[i]
+		d.wait(j)
 		defer close(f.decoded)
-		p, fs := cardfile.Decode(f.path, f.data)
+		data := f.data
+		if f.lazy {
+			buf := readBufs.Get().(*[]byte)
+			defer readBufs.Put(buf)
+			b, st, err := ds.read(*buf, f.id+cardfile.Ext, 0, cardfile.MaxFileBytes+1)
+			if err != nil {
+				d.per[i] = []cardfile.Finding{readFailed(f, err)}
+				return
+			}
+			*buf = b[:0]
+			data, f.sha, f.size, f.mtime = b, sha256Hex(b), st.size, st.mtime
+		}
+		p, fs := cardfile.Decode(f.path, data)
 		if !cardfile.HasErrors(fs) {
 			fs = append(fs, limitFindings(f.path, p)...)
 			fs = append(fs, secretFindings(f.path, p)...)
 			if !cardfile.HasErrors(fs) {
 				f.parsed = &p
+				f.declared, f.idLine = p.Card.ID, p.Line("id")
 			}
 		}
 		d.per[i] = fs
@@ -519,6 +605,23 @@ func decodeFiles(files []*syncFile, workers int) *decoding {
 	return d
 }
 
+// readBufs are the decoders' buffers for the files they read: Decode
+// copies what it keeps.
+var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// readFailed is the finding for a new file the decoding could not read.
+func readFailed(f *syncFile, err error) cardfile.Finding {
+	why := "it could not be read: " + err.Error()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "it was removed while palace read the directory"
+	case errors.Is(err, repofs.ErrNotRegular):
+		why = "it was replaced by something that is not a regular file while palace read the directory"
+	}
+	return cardfile.Finding{Path: f.path, Line: 1, Col: 1, Code: cardfile.CodeRead, Severity: cardfile.SeverityError,
+		Message: why + "; check the card directory and sync again"}
+}
+
 // closedChan is the decoded channel of a file that is not decoded.
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -529,6 +632,7 @@ var closedChan = func() chan struct{} {
 // findings waits for every file and returns their findings in file order,
 // with ids declared twice.
 func (d *decoding) findings() []cardfile.Finding {
+	d.unpace()
 	d.help()
 	<-d.all
 	d.once.Do(func() {
@@ -541,12 +645,12 @@ func (d *decoding) findings() []cardfile.Finding {
 			}
 		}
 		for _, f := range d.files {
-			if f.parsed == nil {
+			if f.declared == "" {
 				continue
 			}
-			id := f.parsed.Card.ID
+			id := f.declared
 			if first, dup := declared[id]; dup && first != f.path {
-				out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
+				out = append(out, cardfile.Finding{Path: f.path, Line: f.idLine, Col: 1, Code: cardfile.CodeDuplicateID,
 					Severity: cardfile.SeverityError, CardID: id,
 					Message: fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)})
 			}
@@ -791,10 +895,19 @@ func (p *plan) checkIDs(ctx context.Context) error {
 		case !ok || p.rows[f.id] != nil:
 			kept = append(kept, f)
 		case a.AnchorID == p.repoID:
+			if f.lazy {
+				// The decoding reads a new file; the conflict shows it whole.
+				p.dec.unpace()
+				<-f.decoded
+				if err := f.read(); err != nil {
+					return internal(err, "read %s", f.path)
+				}
+			}
 			p.conflict(ctx, f, &store.SyncRow{CardID: f.id, Status: a.Status})
 		default:
 			where := p.h.anchorRef(ctx, a.AnchorID).Kind
 			line := 1
+			p.dec.unpace()
 			<-f.decoded // parsed stays nil for a file with errors, which refuse the sync first
 			if f.parsed != nil {
 				line = f.parsed.Line("id")
@@ -844,8 +957,9 @@ var errUndecodable = errors.New("card files with errors")
 // importAll writes every imported file's evidence, card, links and event,
 // chunk by chunk in file order as the files' decoding (started by Sync)
 // finishes, so SQLite writes on one core while the later files are decoded
-// on the other. Nothing commits unless every file of the directory decoded
-// without an error.
+// on the other; the decoding keeps at most decodeAhead files past the
+// chunk being written. Nothing commits unless every file of the directory
+// decoded without an error.
 func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 	if _, err := p.h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
 		return err
@@ -856,6 +970,9 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			n = importChunk
 		}
 		part := p.imports[start:min(start+n, len(p.imports))]
+		if p.dec != nil {
+			p.dec.allow(part[len(part)-1].seq + 1 + decodeAhead)
+		}
 		for _, f := range part {
 			<-f.decoded
 			if f.parsed == nil {
@@ -864,6 +981,10 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 		}
 		if err := p.importFiles(ctx, tx, part); err != nil {
 			return err
+		}
+		// Written: the file's bytes and decoded card are not needed again.
+		for _, f := range part {
+			f.data, f.parsed = nil, nil
 		}
 	}
 	if p.dec != nil && cardfile.HasErrors(p.dec.findings()) {

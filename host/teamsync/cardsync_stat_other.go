@@ -27,18 +27,24 @@ func (d *dirStater) stat(name string) (size, mtime int64, regular bool, err erro
 	return fi.Size(), fi.ModTime().UnixNano(), fi.Mode().IsRegular(), nil
 }
 
-// read returns the bytes of name, at most limit, without following a link.
-func (d *dirStater) read(name string, _, limit int64) ([]byte, error) {
+// read returns the bytes of name, at most limit, without following a
+// link, with the size and mtime of what it read (into buf when it has
+// room).
+func (d *dirStater) read(buf []byte, name string, _, limit int64) ([]byte, fileStat, error) {
 	fh, err := repofs.OpenFile(d.dir, name, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, err
+		return nil, fileStat{}, err
 	}
 	defer fh.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(fh, limit)); err != nil {
-		return nil, err
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fileStat{}, err
 	}
-	return buf.Bytes(), nil
+	b := bytes.NewBuffer(buf[:0])
+	if _, err := b.ReadFrom(io.LimitReader(fh, limit)); err != nil {
+		return nil, fileStat{}, err
+	}
+	return b.Bytes(), fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano()}, nil
 }
 
 func (d *dirStater) Close() error { return nil }

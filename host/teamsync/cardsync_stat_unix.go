@@ -40,44 +40,54 @@ func (d *dirStater) stat(name string) (size, mtime int64, regular bool, err erro
 // byte over its limit learns the file is larger), opened relative to the
 // directory handle without following a link (non-blocking, so a FIFO put
 // in its place cannot hang the sync), and refused unless it is a regular
-// file. size is its size when it was stat'ed: the buffer is sized for it,
-// so an unchanged file costs open, fstat, two reads and close.
-func (d *dirStater) read(name string, size, limit int64) ([]byte, error) {
+// file; with the size and mtime of what it read. size is its size when
+// it was stat'ed (0 when it was not): the buffer is sized for it, so a
+// file costs open, fstat, one read and close. The bytes are read into
+// buf when it has room for them.
+func (d *dirStater) read(buf []byte, name string, size, limit int64) (data []byte, st fileStat, err error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	})
 	switch {
 	case err == unix.ENOENT:
-		return nil, os.ErrNotExist
-	case err == unix.ELOOP:
-		return nil, fmt.Errorf("%s: %w: a card file must be a regular file", name, repofs.ErrNotRegular)
+		return nil, st, os.ErrNotExist
+	case err == unix.ELOOP, err == unix.ENXIO: // a link, a socket
+		return nil, st, fmt.Errorf("%s: %w: a card file must be a regular file", name, repofs.ErrNotRegular)
 	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		return nil, st, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
+	var fs unix.Stat_t
+	if err := unix.Fstat(fd, &fs); err != nil {
+		return nil, st, &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s: %w: a card file must be a regular file", name, repofs.ErrNotRegular)
+	if fs.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, st, fmt.Errorf("%s: %w: a card file must be a regular file", name, repofs.ErrNotRegular)
 	}
-	buf := make([]byte, min(max(size, st.Size), limit)+1)
+	st = fileStat{size: fs.Size, mtime: fs.Mtim.Nano()}
+	if need := min(max(size, fs.Size), limit) + 1; int64(cap(buf)) >= need {
+		buf = buf[:need]
+	} else {
+		buf = make([]byte, need)
+	}
 	n := 0
 	for int64(n) < limit {
 		if n == len(buf) {
 			buf = append(buf, make([]byte, len(buf))...)
 		}
-		m, err := retryEINTR(func() (int, error) { return unix.Read(fd, buf[n:min(int64(len(buf)), limit)]) })
+		want := buf[n:min(int64(len(buf)), limit)]
+		m, err := retryEINTR(func() (int, error) { return unix.Read(fd, want) })
 		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: name, Err: err}
-		}
-		if m == 0 {
-			break
+			return nil, st, &os.PathError{Op: "read", Path: name, Err: err}
 		}
 		n += m
+		// A read short of what was asked, once the file's whole size is
+		// in, is its end: no second read to meet it.
+		if m == 0 || (m < len(want) && int64(n) >= fs.Size) {
+			break
+		}
 	}
-	return buf[:n], nil
+	return buf[:n], st, nil
 }
 
 func retryEINTR(fn func() (int, error)) (int, error) {

@@ -32,7 +32,7 @@ func countCards(t *testing.T, home string) int {
 // gate holding back a forged claim in the last chunk.
 func TestSyncImportInChunks(t *testing.T) {
 	ctx := context.Background()
-	const n = 1500 // three chunks
+	const n = 3500 // five chunks, past how far the decoding may run ahead of the writer
 	repo := benchCardDir(t, n)
 	forgedID, body := forged(t)
 	writeCard(t, repo, forgedID+cardfile.Ext, body) // sorts after the others

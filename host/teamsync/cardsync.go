@@ -508,9 +508,12 @@ type decoding struct {
 	files []*syncFile
 	per   [][]cardfile.Finding
 	all   chan struct{}
-	help  func() // decodes the files not started yet, on the caller's goroutine
 	once  sync.Once
 	out   []cardfile.Finding
+	ds    *dirStater // reads the lazy files
+	todo  []int      // the files to decode (by index), in order
+	next  atomic.Int64
+	wg    sync.WaitGroup
 	// The decoders start a file only while its seq is below allowed: an
 	// import lets them run decodeAhead files past the chunk it writes, so
 	// the decoded cards waiting for the writer stay a few chunks' worth
@@ -548,61 +551,100 @@ func (d *decoding) wait(seq int) {
 	d.mu.Unlock()
 }
 
-// decodeFiles starts decoding files on workers goroutines, in file order,
-// and returns at once. A sync passes all cores but the import writer's;
-// whoever waits for every file (findings) decodes too.
+// decodeFiles starts decoding files on workers-1 goroutines, in file
+// order, and returns at once. A sync passes all cores but the import
+// writer's; whoever waits for every file (findings) decodes too, and so
+// does the writer while it waits for a file (waitFor).
 func decodeFiles(files []*syncFile, ds *dirStater, workers int) *decoding {
-	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{}), allowed: decodeAhead}
+	d := &decoding{files: files, per: make([][]cardfile.Finding, len(files)), all: make(chan struct{}), ds: ds, allowed: decodeAhead}
 	d.ahead.L = &d.mu
-	var todo []int // unchanged files are not decoded
 	for i, f := range files {
 		if f.keep {
 			f.decoded = closedChan
 			continue
 		}
 		f.decoded = make(chan struct{})
-		f.seq = len(todo)
-		todo = append(todo, i)
+		f.seq = len(d.todo)
+		d.todo = append(d.todo, i)
 	}
-	d.help = func() {}
-	if len(todo) == 0 {
-		close(d.all)
-		return d
+	for range min(workers-1, len(d.todo)) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.work()
+		}()
 	}
-	finish := startParallel(workers-1, len(todo), func(j int) {
-		i := todo[j]
-		f := files[i]
-		d.wait(j)
-		defer close(f.decoded)
-		data := f.data
-		if f.lazy {
-			buf := readBufs.Get().(*[]byte)
-			defer readBufs.Put(buf)
-			b, st, err := ds.read(*buf, f.id+cardfile.Ext, 0, cardfile.MaxFileBytes+1)
-			if err != nil {
-				d.per[i] = []cardfile.Finding{readFailed(f, err)}
-				return
-			}
-			*buf = b[:0]
-			data, f.sha, f.size, f.mtime = b, sha256Hex(b), st.size, st.mtime
-		}
-		p, fs := cardfile.Decode(f.path, data)
-		if !cardfile.HasErrors(fs) {
-			fs = append(fs, limitFindings(f.path, p)...)
-			fs = append(fs, secretFindings(f.path, p)...)
-			if !cardfile.HasErrors(fs) {
-				f.parsed = &p
-				f.declared, f.idLine = p.Card.ID, p.Line("id")
-			}
-		}
-		d.per[i] = fs
-	})
-	d.help = finish
 	go func() {
 		defer close(d.all)
-		finish()
+		d.work()
+		d.wg.Wait()
 	}()
 	return d
+}
+
+// work decodes the files no one has started, in order, until none is left.
+func (d *decoding) work() {
+	for {
+		j := int(d.next.Add(1) - 1)
+		if j >= len(d.todo) {
+			return
+		}
+		d.wait(j)
+		d.decode(j)
+	}
+}
+
+// waitFor waits until f is decoded, decoding the next files itself
+// meanwhile, as far as the pace allows: the writer of an import has
+// nothing else to do then.
+func (d *decoding) waitFor(f *syncFile) {
+	for {
+		select {
+		case <-f.decoded:
+			return
+		default:
+		}
+		d.mu.Lock()
+		allowed := d.allowed
+		d.mu.Unlock()
+		j := d.next.Load()
+		if j >= int64(len(d.todo)) || j >= int64(allowed) {
+			<-f.decoded
+			return
+		}
+		if d.next.CompareAndSwap(j, j+1) {
+			d.decode(int(j))
+		}
+	}
+}
+
+// decode reads (when lazy) and decodes the j-th file to decode.
+func (d *decoding) decode(j int) {
+	i := d.todo[j]
+	f := d.files[i]
+	defer close(f.decoded)
+	data := f.data
+	if f.lazy {
+		buf := readBufs.Get().(*[]byte)
+		defer readBufs.Put(buf)
+		b, st, err := d.ds.read(*buf, f.id+cardfile.Ext, 0, cardfile.MaxFileBytes+1)
+		if err != nil {
+			d.per[i] = []cardfile.Finding{readFailed(f, err)}
+			return
+		}
+		*buf = b[:0]
+		data, f.sha, f.size, f.mtime = b, sha256Hex(b), st.size, st.mtime
+	}
+	p, fs := cardfile.Decode(f.path, data)
+	if !cardfile.HasErrors(fs) {
+		fs = append(fs, limitFindings(f.path, p)...)
+		fs = append(fs, secretFindings(f.path, p)...)
+		if !cardfile.HasErrors(fs) {
+			f.parsed = &p
+			f.declared, f.idLine = p.Card.ID, p.Line("id")
+		}
+	}
+	d.per[i] = fs
 }
 
 // readBufs are the decoders' buffers for the files they read: Decode
@@ -633,7 +675,7 @@ var closedChan = func() chan struct{} {
 // with ids declared twice.
 func (d *decoding) findings() []cardfile.Finding {
 	d.unpace()
-	d.help()
+	d.work()
 	<-d.all
 	d.once.Do(func() {
 		var out []cardfile.Finding
@@ -974,6 +1016,9 @@ func (p *plan) importAll(ctx context.Context, tx *store.Tx) error {
 			p.dec.allow(part[len(part)-1].seq + 1 + decodeAhead)
 		}
 		for _, f := range part {
+			if p.dec != nil {
+				p.dec.waitFor(f)
+			}
 			<-f.decoded
 			if f.parsed == nil {
 				return errUndecodable

@@ -195,3 +195,43 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 		t.Fatalf("file rows %v, want kc_a second@2 and kc_old new@2", got)
 	}
 }
+
+// TestWithBulkCache: inside WithBulkCache the transaction's connection
+// has the bulk page cache; afterwards it has the store's again, whether
+// fn succeeded, failed, or its context was cancelled.
+func TestWithBulkCache(t *testing.T) {
+	s, _ := open(t)
+	bulk, normal := int64(-store.BulkCacheSize/1024), int64(-store.CacheSize/1024)
+	fail := errors.New("fn failed")
+	for _, c := range []struct {
+		name   string
+		fnErr  error
+		cancel bool
+	}{{"ok", nil, false}, {"failed", fail, false}, {"cancelled", fail, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err := s.Tx(context.Background(), func(tx *store.Tx) error {
+				err := tx.WithBulkCache(ctx, func() error {
+					if v, err := tx.PragmaForTest(ctx, "cache_size"); err != nil || v != bulk {
+						t.Errorf("inside: cache_size %d, %v; want %d", v, err, bulk)
+					}
+					if c.cancel {
+						cancel()
+					}
+					return c.fnErr
+				})
+				if !errors.Is(err, c.fnErr) {
+					t.Errorf("WithBulkCache: %v, want %v", err, c.fnErr)
+				}
+				if v, err := tx.PragmaForTest(context.Background(), "cache_size"); err != nil || v != normal {
+					t.Errorf("after: cache_size %d, %v; want %d", v, err, normal)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

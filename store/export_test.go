@@ -62,3 +62,10 @@ func MigrationIndex(marker string) int {
 func (s *Store) RecordRequestTerms(ctx context.Context, r RequestTerms) error {
 	return s.Tx(ctx, func(tx *Tx) error { return tx.recordRequestTerms(ctx, r) })
 }
+
+// PragmaForTest reads an integer pragma on the transaction's connection.
+func (tx *Tx) PragmaForTest(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := tx.tx.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
+	return v, err
+}

@@ -975,7 +975,10 @@ func (p *plan) run(ctx context.Context) error {
 			if err := tx.PutCardFiles(ctx, p.restat); err != nil {
 				return err
 			}
-			return p.importAll(ctx, tx)
+			if len(p.imports) < importChunk {
+				return p.importAll(ctx, tx) // too small for the cache to matter
+			}
+			return tx.WithBulkCache(ctx, func() error { return p.importAll(ctx, tx) })
 		}); err != nil {
 			p.rep.Imported, p.rep.Held = []string{}, []HeldCard{}
 			return classify(err, "import card files")

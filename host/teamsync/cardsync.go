@@ -379,9 +379,12 @@ func refuseLinkedCardDir(worktree string) error {
 	return nil
 }
 
-// scanCardDir reads the card directory: every *.md file's stat, and the
-// bytes of each file that may have changed since the last sync (in this
-// checkout, a file with the size and mtime recorded then is not read).
+// scanCardDir reads the card directory: the stat of every *.md file this
+// palace has a card of, and the bytes of each of those that may have
+// changed since the last sync (in this checkout, a file with the size and
+// mtime recorded then is not read). The other files are new: they are
+// left to the decoding to read, with the returned directory handle, which
+// the caller closes once the decoding is done.
 func (h *Team) scanCardDir(dir string, byID map[string]*store.SyncRow) ([]*syncFile, *dirStater, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {

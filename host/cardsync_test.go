@@ -449,3 +449,63 @@ func TestCardFileDuplicateEvidenceCountsOnce(t *testing.T) {
 		t.Fatalf("sync held %+v, want %s held as a candidate", srep.Held, c.ID)
 	}
 }
+
+// TestSyncHoldsAClaimOnACardContestedHere: a card contested in B's palace
+// keeps its status when B takes a pulled file claiming more (canonical,
+// with the evidence the gate asks for): the open contest is a floor, and
+// B's import reports the card as held with it. The same file imports as
+// canonical into a palace without the contest.
+func TestSyncHoldsAClaimOnACardContestedHere(t *testing.T) {
+	ctx := context.Background()
+	p := newSyncPair(t)
+	ha := p.a.open(p.da, host.Human)
+	id := promoted(t, p.a, ha, "Set busy timeout before WAL")
+	mustSync(t, ha, host.SyncRequest{})
+	p.a.commitCards(p.da, "share")
+	p.b.git(p.db, "pull", "-q")
+	hb := p.b.open(p.db, host.Human)
+	mustSync(t, hb, host.SyncRequest{})
+	if res, err := hb.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "deadlocked in staging"}); err != nil || !res.Contested {
+		t.Fatalf("contest in B: %+v, %v", res, err)
+	}
+
+	// A gathers what canonical needs and promotes there.
+	for i, role := range []string{"supporting", "verification"} {
+		ev := p.a.ev(ha, []string{"seen again in the importer", "verified by the soak test"}[i], "storage", "store/db.go")
+		if _, err := ha.Link(ctx, id, host.LinkRequest{Role: role, EvidenceID: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ha.Promote(ctx, id, host.PromoteRequest{Target: "canonical", Reason: "held in every service"}); err != nil {
+		t.Fatalf("canonical in A: %v", err)
+	}
+	mustSync(t, ha, host.SyncRequest{})
+	p.a.commitCards(p.da, "canonical")
+	p.b.git(p.db, "pull", "-q")
+
+	// The contest changed B's card too: the sync reports a conflict, and
+	// taking the file goes through the gate with B's open contest.
+	if rep := mustSync(t, hb, host.SyncRequest{}); len(rep.Conflicts) != 1 {
+		t.Fatalf("B's sync: %d conflicts, want the contested card's", len(rep.Conflicts))
+	}
+	rep := mustSync(t, hb, host.SyncRequest{Resolve: map[string]string{id: "file"}})
+	if len(rep.Held) != 1 || rep.Held[0].CardID != id || rep.Held[0].Claimed != "canonical" ||
+		!strings.Contains(strings.Join(rep.Held[0].Reasons, "; "), "contested") {
+		t.Fatalf("B held %+v (imported %v, conflicts %d), want %s held for its open contest", rep.Held, rep.Imported, len(rep.Conflicts), id)
+	}
+	if c, _ := hb.ShowCard(ctx, id); c.Status != "promoted" {
+		t.Errorf("B's contested card is %s, want it still promoted", c.Status)
+	}
+
+	// A third teammate, without the contest, takes the claim.
+	c := newCxEnv(t)
+	dc := filepath.Join(c.root, "widgets")
+	c.git(c.root, "clone", "-q", p.da, dc)
+	h3 := c.open(dc, host.Human)
+	if rep := mustSync(t, h3, host.SyncRequest{}); len(rep.Held) != 0 {
+		t.Fatalf("a palace without the contest held %+v", rep.Held)
+	}
+	if card, _ := h3.ShowCard(ctx, id); card.Status != "canonical" {
+		t.Errorf("without the contest the card is %s, want canonical", card.Status)
+	}
+}

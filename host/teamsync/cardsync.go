@@ -1066,12 +1066,12 @@ func (p *plan) importFiles(ctx context.Context, tx *store.Tx, imports []*syncFil
 			evIDs = append(evIDs, e.ID)
 			shas = append(shas, e.SHA256)
 		}
-		var from domain.Status
+		// Only a card this palace holds can have a contest (a contest
+		// references its card): a new card's claim needs no look-up.
 		if r := p.rows[f.id]; r != nil {
-			from = r.Status
-		}
-		if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != from {
-			claims = append(claims, f.id)
+			if claimed := domain.Status(fc.Status); claimed.Authoritative() && claimed != r.Status {
+				claims = append(claims, f.id)
+			}
 		}
 	}
 	have, err := tx.EvidenceByIDs(ctx, evIDs)
@@ -1082,10 +1082,13 @@ func (p *plan) importFiles(ctx context.Context, tx *store.Tx, imports []*syncFil
 	if err != nil {
 		return err
 	}
-	// A contest open here holds the claim back too.
-	open, err := tx.OpenContests(ctx, claims)
-	if err != nil {
-		return err
+	// A contest open here holds the claim back too. (No claims, no look-up:
+	// OpenContests of nil ids reads every open contest.)
+	var open map[string][]store.Contest
+	if len(claims) > 0 {
+		if open, err = tx.OpenContests(ctx, claims); err != nil {
+			return err
+		}
 	}
 	var (
 		evs     = make([]domain.Evidence, 0, len(evIDs))

@@ -30,6 +30,21 @@ func newSyncPair(t *testing.T) *syncPair {
 	return p
 }
 
+// sharedCard promotes a card in A, syncs, commits and pushes it to B,
+// which pulls and syncs: both palaces hold it, promoted.
+func sharedCard(t *testing.T) (p *syncPair, ha, hb *host.Host, id string) {
+	t.Helper()
+	p = newSyncPair(t)
+	ha = p.a.open(p.da, host.Human)
+	id = promoted(t, p.a, ha, "Set busy timeout before WAL")
+	mustSync(t, ha, host.SyncRequest{})
+	p.a.commitCards(p.da, "share")
+	p.b.git(p.db, "pull", "-q")
+	hb = p.b.open(p.db, host.Human)
+	mustSync(t, hb, host.SyncRequest{})
+	return p, ha, hb, id
+}
+
 // commit commits every card file in dir.
 func (e *cxEnv) commitCards(dir, msg string) {
 	e.t.Helper()
@@ -296,14 +311,7 @@ func TestSyncBadInputImportsNothing(t *testing.T) {
 
 func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	ctx := context.Background()
-	p := newSyncPair(t)
-	ha := p.a.open(p.da, host.Human)
-	id := promoted(t, p.a, ha, "Set busy timeout before WAL")
-	mustSync(t, ha, host.SyncRequest{})
-	p.a.commitCards(p.da, "share")
-	p.b.git(p.db, "pull", "-q")
-	hb := p.b.open(p.db, host.Human)
-	mustSync(t, hb, host.SyncRequest{})
+	p, ha, hb, id := sharedCard(t)
 	// Settled: the next sync reads only the file rows, and must still see
 	// a file that changes.
 	mustSync(t, hb, host.SyncRequest{})
@@ -457,14 +465,7 @@ func TestCardFileDuplicateEvidenceCountsOnce(t *testing.T) {
 // canonical into a palace without the contest.
 func TestSyncHoldsAClaimOnACardContestedHere(t *testing.T) {
 	ctx := context.Background()
-	p := newSyncPair(t)
-	ha := p.a.open(p.da, host.Human)
-	id := promoted(t, p.a, ha, "Set busy timeout before WAL")
-	mustSync(t, ha, host.SyncRequest{})
-	p.a.commitCards(p.da, "share")
-	p.b.git(p.db, "pull", "-q")
-	hb := p.b.open(p.db, host.Human)
-	mustSync(t, hb, host.SyncRequest{})
+	p, ha, hb, id := sharedCard(t)
 	if res, err := hb.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "deadlocked in staging"}); err != nil || !res.Contested {
 		t.Fatalf("contest in B: %+v, %v", res, err)
 	}

@@ -455,7 +455,7 @@ func (h *Team) scanFile(ds *dirStater, dir string, e fs.DirEntry, byID map[strin
 		f.size, f.mtime, f.keep, f.sha = size, mtime, true, r.File.FileSHA256
 		return f, nil
 	}
-	data, st, err := ds.read(nil, name, size, cardfile.MaxFileBytes+1)
+	data, st, err := ds.read(nil, name, cardfile.MaxFileBytes+1)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, repofs.ErrNotRegular):
 		return nil, nil
@@ -630,7 +630,7 @@ func (d *decoding) decode(j int) {
 	if f.lazy {
 		buf := readBufs.Get().(*[]byte)
 		defer readBufs.Put(buf)
-		b, st, err := d.ds.read(*buf, f.id+cardfile.Ext, 0, cardfile.MaxFileBytes+1)
+		b, st, err := d.ds.read(*buf, f.id+cardfile.Ext, cardfile.MaxFileBytes+1)
 		if err != nil {
 			d.per[i] = []cardfile.Finding{readFailed(f, err)}
 			return

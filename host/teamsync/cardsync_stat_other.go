@@ -30,7 +30,7 @@ func (d *dirStater) stat(name string) (size, mtime int64, regular bool, err erro
 // read returns the bytes of name, at most limit, without following a
 // link, with the size and mtime of what it read (into buf when it has
 // room).
-func (d *dirStater) read(buf []byte, name string, _, limit int64) ([]byte, fileStat, error) {
+func (d *dirStater) read(buf []byte, name string, limit int64) ([]byte, fileStat, error) {
 	fh, err := repofs.OpenFile(d.dir, name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fileStat{}, err

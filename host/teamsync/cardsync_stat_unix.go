@@ -40,11 +40,10 @@ func (d *dirStater) stat(name string) (size, mtime int64, regular bool, err erro
 // byte over its limit learns the file is larger), opened relative to the
 // directory handle without following a link (non-blocking, so a FIFO put
 // in its place cannot hang the sync), and refused unless it is a regular
-// file; with the size and mtime of what it read. size is its size when
-// it was stat'ed (0 when it was not): the buffer is sized for it, so a
-// file costs open, fstat, one read and close. The bytes are read into
-// buf when it has room for them.
-func (d *dirStater) read(buf []byte, name string, size, limit int64) (data []byte, st fileStat, err error) {
+// file; with the size and mtime of what it read. The buffer is sized by
+// the open file's fstat, so a file costs open, fstat, one read and close;
+// the bytes are read into buf when it has room for them.
+func (d *dirStater) read(buf []byte, name string, limit int64) (data []byte, st fileStat, err error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	})
@@ -57,15 +56,15 @@ func (d *dirStater) read(buf []byte, name string, size, limit int64) (data []byt
 		return nil, st, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
-	var fs unix.Stat_t
-	if err := unix.Fstat(fd, &fs); err != nil {
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
 		return nil, st, &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
-	if fs.Mode&unix.S_IFMT != unix.S_IFREG {
+	if fst.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, st, fmt.Errorf("%s: %w: a card file must be a regular file", name, repofs.ErrNotRegular)
 	}
-	st = fileStat{size: fs.Size, mtime: fs.Mtim.Nano()}
-	if need := min(max(size, fs.Size), limit) + 1; int64(cap(buf)) >= need {
+	st = fileStat{size: fst.Size, mtime: fst.Mtim.Nano()}
+	if need := min(fst.Size, limit) + 1; int64(cap(buf)) >= need {
 		buf = buf[:need]
 	} else {
 		buf = make([]byte, need)
@@ -83,7 +82,7 @@ func (d *dirStater) read(buf []byte, name string, size, limit int64) (data []byt
 		n += m
 		// A read short of what was asked, once the file's whole size is
 		// in, is its end: no second read to meet it.
-		if m == 0 || (m < len(want) && int64(n) >= fs.Size) {
+		if m == 0 || (m < len(want) && int64(n) >= fst.Size) {
 			break
 		}
 	}

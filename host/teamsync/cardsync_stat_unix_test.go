@@ -16,7 +16,7 @@ import (
 )
 
 // TestDirStaterRead: a card file is read whole with the stat of its open
-// handle, whatever size its earlier stat said; a file past the limit is
+// handle, into the buffer given when it has room; a file past the limit is
 // cut one byte over it; links, directories, FIFOs and sockets are refused
 // as not regular, without blocking on the FIFO.
 func TestDirStaterRead(t *testing.T) {
@@ -33,15 +33,7 @@ func TestDirStaterRead(t *testing.T) {
 	write("big.md", big)
 	write("over.md", bytes.Repeat([]byte("y"), 5000))
 	write("empty.md", nil)
-	if err := os.Symlink(filepath.Join(dir, "small.md"), filepath.Join(dir, "link.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "dir.md"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	notRegular(t, dir, "", "small.md")
 	// A socket path must be short; listen in a directory of its own.
 	sockDir, err := os.MkdirTemp("", "ps")
 	if err != nil {
@@ -59,28 +51,35 @@ func TestDirStaterRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ds.Close()
+	roomy := make([]byte, 0, 1<<20)
 	for _, c := range []struct {
-		name      string
-		hint, lim int64
-		want      []byte
-		wantSize  int64
+		name     string
+		buf      []byte
+		lim      int64
+		want     []byte
+		wantSize int64
 	}{
-		{"small.md", int64(len(small)), 1 << 20, small, int64(len(small))},
-		{"small.md", 0, 1 << 20, small, int64(len(small))},
-		{"big.md", 10, 1 << 20, big, int64(len(big))}, // the hint is stale: the buffer grows
-		{"over.md", 0, 1001, bytes.Repeat([]byte("y"), 1001), 5000},
-		{"empty.md", 0, 1 << 20, []byte{}, 0},
+		{"small.md", nil, 1 << 20, small, int64(len(small))},
+		{"small.md", roomy, 1 << 20, small, int64(len(small))},
+		{"big.md", make([]byte, 0, 10), 1 << 20, big, int64(len(big))}, // too small a buffer: a new one
+		{"big.md", roomy, 1 << 20, big, int64(len(big))},
+		{"over.md", nil, 1001, bytes.Repeat([]byte("y"), 1001), 5000},
+		{"empty.md", nil, 1 << 20, []byte{}, 0},
 	} {
-		got, st, err := ds.read(nil, c.name, c.hint, c.lim)
+		got, st, err := ds.read(c.buf, c.name, c.lim)
 		if err != nil {
 			t.Fatalf("read %s: %v", c.name, err)
 		}
 		if !bytes.Equal(got, c.want) || st.size != c.wantSize || st.mtime == 0 {
-			t.Errorf("read %s (hint %d, limit %d) = %d bytes, stat %+v; want %d bytes, size %d", c.name, c.hint, c.lim, len(got), st, len(c.want), c.wantSize)
+			t.Errorf("read %s (buffer cap %d, limit %d) = %d bytes, stat %+v; want %d bytes, size %d", c.name, cap(c.buf), c.lim, len(got), st, len(c.want), c.wantSize)
+		}
+		// A buffer with room is read into, not replaced.
+		if cap(c.buf) > len(c.want) && len(got) > 0 && &got[0] != &c.buf[:1][0] {
+			t.Errorf("read %s did not use the buffer it was given", c.name)
 		}
 	}
 	for _, name := range []string{"link.md", "dir.md", "fifo.md"} {
-		if _, _, err := ds.read(nil, name, 0, 1<<20); !errors.Is(err, repofs.ErrNotRegular) {
+		if _, _, err := ds.read(nil, name, 1<<20); !errors.Is(err, repofs.ErrNotRegular) {
 			t.Errorf("read %s: %v, want a not-regular error", name, err)
 		}
 	}
@@ -89,10 +88,10 @@ func TestDirStaterRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sds.Close()
-	if _, _, err := sds.read(nil, "s.md", 0, 1<<20); !errors.Is(err, repofs.ErrNotRegular) {
+	if _, _, err := sds.read(nil, "s.md", 1<<20); !errors.Is(err, repofs.ErrNotRegular) {
 		t.Errorf("read a socket: %v, want a not-regular error", err)
 	}
-	if _, _, err := ds.read(nil, "gone.md", 0, 1<<20); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := ds.read(nil, "gone.md", 1<<20); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read a missing file: %v, want not-exist", err)
 	}
 }
@@ -111,15 +110,7 @@ func TestScanCardDirSkipsWhatIsNotACardFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(filepath.Join(dir, "kc_a.md"), filepath.Join(dir, "kc_link.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "kc_dir.md"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(filepath.Join(dir, "kc_fifo.md"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	notRegular(t, dir, "kc_", "kc_a.md")
 	files, ds, err := (&Team{}).scanCardDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -158,5 +149,20 @@ func TestScanCardDirSkipsWhatIsNotACardFile(t *testing.T) {
 	}
 	if len(read) != 2 || !strings.Contains(read[".palace/cards/kc_b.md"], "removed") || !strings.Contains(read[".palace/cards/kc_c.md"], "not a regular file") {
 		t.Errorf("read findings %v, want kc_b removed and kc_c not regular", read)
+	}
+}
+
+// notRegular puts a link to target, a directory and a FIFO named
+// <prefix>link.md, <prefix>dir.md and <prefix>fifo.md in dir.
+func notRegular(t *testing.T, dir, prefix, target string) {
+	t.Helper()
+	if err := os.Symlink(filepath.Join(dir, target), filepath.Join(dir, prefix+"link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, prefix+"dir.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, prefix+"fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

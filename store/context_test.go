@@ -12,6 +12,17 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
+// seededPair opens two stores and seeds both with contextSeed: one
+// history written two ways must read the same.
+func seededPair(t *testing.T) (a *store.Store, aPath string, b *store.Store, bPath string) {
+	t.Helper()
+	a, aPath = open(t)
+	b, bPath = open(t)
+	contextSeed(t, a)
+	contextSeed(t, b)
+	return a, aPath, b, bPath
+}
+
 // contextSeed writes two anchors (an_a, an_b) under the global one, and
 // cards and evidence at each, for the selection queries.
 func contextSeed(t *testing.T, s *store.Store) {

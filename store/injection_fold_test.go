@@ -22,10 +22,7 @@ import (
 // first store's rollups took every record but the last few.
 func TestFoldedReadsMatch(t *testing.T) {
 	ctx := context.Background()
-	a, _ := open(t)
-	b, _ := open(t)
-	contextSeed(t, a)
-	contextSeed(t, b)
+	a, _, b, _ := seededPair(t)
 	cards, groups, applied := historyCards, historyGroups, historyApplied
 	rng := rand.New(rand.NewPCG(5, 9))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

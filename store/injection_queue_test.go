@@ -24,10 +24,7 @@ import (
 // commits.
 func TestQueuedReadsMatch(t *testing.T) {
 	ctx := context.Background()
-	a, _ := open(t)
-	b, _ := open(t)
-	contextSeed(t, a)
-	contextSeed(t, b)
+	a, _, b, _ := seededPair(t)
 	cards, groups, applied := historyCards, historyGroups, historyApplied
 	rng := rand.New(rand.NewPCG(7, 3))
 	rng2 := rand.New(rand.NewPCG(1, 1))
@@ -236,10 +233,7 @@ func TestCloseWritesQueuedRecords(t *testing.T) {
 // what a store that wrote the same history synchronously reads.
 func TestOtherProcessFoldsKeepReadsExact(t *testing.T) {
 	ctx := context.Background()
-	a, path := open(t)
-	b, bPath := open(t)
-	contextSeed(t, a)
-	contextSeed(t, b)
+	a, path, b, bPath := seededPair(t)
 	reader, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,29 @@ type GateInput struct {
 	Reviewer Reviewer    `json:"reviewer"`
 	// Mode is "human" or "agent".
 	Mode string `json:"mode"`
+	// Source says where the change comes from.
+	Source GateSource `json:"source"`
 }
+
+// GateSource says where a change to a card comes from: "local" (asked
+// for here: the command line, an editor, an agent, the review desk) or
+// "card_file" (a card file palace sync imports from git). A file's claims
+// are claims: Reviewed says whether the commit that last changed the file
+// is contained in the upstream default branch (Upstream), the history a
+// team reviews through pull requests.
+type GateSource struct {
+	Channel  string `json:"channel"`
+	Path     string `json:"path"`
+	Commit   string `json:"commit"`
+	Upstream string `json:"upstream"`
+	Reviewed bool   `json:"on_default_branch"`
+}
+
+// The channels of GateSource.
+const (
+	SourceLocal    = "local"
+	SourceCardFile = "card_file"
+)
 
 // SourceRefs lists distinct source_refs per role.
 type SourceRefs struct {
@@ -204,6 +226,13 @@ func gateValue(in GateInput) ast.Value {
 		ast.Item(str("reviewer"), ast.NewTerm(ast.NewObject(
 			ast.Item(str("name"), str(in.Reviewer.Name)),
 			ast.Item(str("type"), str(in.Reviewer.Type)),
+		))),
+		ast.Item(str("source"), ast.NewTerm(ast.NewObject(
+			ast.Item(str("channel"), str(in.Source.Channel)),
+			ast.Item(str("path"), str(in.Source.Path)),
+			ast.Item(str("commit"), str(in.Source.Commit)),
+			ast.Item(str("upstream"), str(in.Source.Upstream)),
+			ast.Item(str("on_default_branch"), ast.InternedTerm(in.Source.Reviewed)),
 		))),
 	)
 }

@@ -28,6 +28,14 @@ func defaultGate(in GateInput) GateOutput {
 		slices.Sort(reasons)
 		return GateOutput{Allow: false, Reasons: reasons, Missing: map[string]int{}}
 	}
+	if in.Source.Channel == SourceCardFile && !in.Source.Reviewed {
+		up := in.Source.Upstream
+		if up == "" {
+			up = "none found"
+		}
+		return deny(fmt.Sprintf("source: card file %s comes from commit %s, which is not on the upstream default branch (%s): a file's claim counts only from the team's reviewed history",
+			in.Source.Path, in.Source.Commit, up))
+	}
 	human := in.Reviewer.Type == "human"
 	have := in.Counts
 	switch in.Action {
@@ -81,6 +89,13 @@ func defaultGate(in GateInput) GateOutput {
 			nv = "none"
 		}
 		return GateOutput{Allow: false, Reasons: []string{fmt.Sprintf("resolve: needs a verification recorded after the contest (%s); the newest is %s", since, nv)}, Missing: map[string]int{"verification": 1}}
+	case "demote":
+		if have.Counterexample > 0 {
+			return GateOutput{Allow: true, Reasons: []string{fmt.Sprintf("demote: %d counterexample(s) on record", have.Counterexample)}, Missing: map[string]int{}}
+		}
+		return GateOutput{Allow: false, Reasons: []string{"demote: needs a counterexample on record that no newer verification outweighs"}, Missing: map[string]int{"counterexample": 1}}
+	case "retire":
+		return GateOutput{Allow: true, Reasons: []string{"retire: allowed"}, Missing: map[string]int{}}
 	}
 	return deny(fmt.Sprintf("unknown action %s", in.Action))
 }

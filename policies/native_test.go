@@ -225,7 +225,7 @@ func findCard(in policies.ScopeInput, id string) policies.ScopeCard {
 func genGate(r *rand.Rand) policies.GateInput {
 	c := func() int { return r.IntN(6) - 1 }
 	return policies.GateInput{
-		Action:   pick(r, []string{"promote", "promote", "publish", "resolve", "delete", ""}),
+		Action:   pick(r, []string{"promote", "promote", "publish", "resolve", "demote", "retire", "delete", ""}),
 		Target:   pick(r, []string{"promoted", "canonical", "repo", "global", "worktree", ""}),
 		Card:     policies.GateCard{ID: "kc_1", Tier: pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", "", "x"}), Status: "candidate"},
 		Counts:   domain.RoleCounts{Supporting: c(), Verification: c(), Teaching: c(), Counterexample: pick(r, []int{0, 0, 0, 1, 2, -1})},
@@ -233,6 +233,10 @@ func genGate(r *rand.Rand) policies.GateInput {
 		Mode:     "human",
 		Newest:   policies.RoleTimes{Verification: pick(r, []string{"", "2026-01-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z"})},
 		Contest:  policies.GateContest{Contested: r.IntN(2) == 0, Since: pick(r, []string{"", "2026-02-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z"})},
+		Source: pick(r, []policies.GateSource{{}, {Channel: "local"},
+			{Channel: "card_file", Path: ".palace/cards/kc_1.md", Commit: "c0ffee", Upstream: "origin/main", Reviewed: true},
+			{Channel: "card_file", Path: ".palace/cards/kc_1.md", Commit: "c0ffee", Upstream: "origin/main"},
+			{Channel: "card_file", Path: "p", Commit: "c"}}),
 	}
 }
 

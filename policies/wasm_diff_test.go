@@ -21,15 +21,19 @@ import (
 // gateCorpus is every tier (and two that have no rule) × every target
 // (promote's, publish's, empty and unknown) × every action × every
 // reviewer type (missing included), each with 32 seeded draws of the four
-// role counts from 0..4 and of the newest verification and contest times:
-// 6·6·4·3·32 = 13,824 inputs.
+// role counts from 0..4, of the newest verification and contest times and
+// of where the change comes from: 6·6·5·3·32 = 17,280 inputs.
 func gateCorpus() []policies.GateInput {
 	r := rand.New(rand.NewPCG(4, 10368))
 	stamps := []string{"", "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-03-01T12:00:00.000Z"}
+	sources := []policies.GateSource{{Channel: "local"}, {Channel: "local"},
+		{Channel: "card_file", Path: ".palace/cards/kc_d.md", Commit: "c0ffee", Upstream: "origin/main", Reviewed: true},
+		{Channel: "card_file", Path: ".palace/cards/kc_d.md", Commit: "c0ffee", Upstream: "origin/main"},
+		{Channel: "card_file", Path: "p", Commit: "c"}}
 	var out []policies.GateInput
 	for _, tier := range []string{"dao_tian", "dao_ren", "shu", "qi", "", "bogus"} {
 		for _, target := range []string{"promoted", "canonical", "repo", "global", "", "demoted"} {
-			for _, action := range []string{"promote", "publish", "resolve", "retire"} {
+			for _, action := range []string{"promote", "publish", "resolve", "demote", "retire"} {
 				for _, reviewer := range []policies.Reviewer{{Name: "alice", Type: "human"}, {Name: "claude", Type: "agent"}, {}} {
 					for range 32 {
 						out = append(out, policies.GateInput{
@@ -43,6 +47,7 @@ func gateCorpus() []policies.GateInput {
 							Reviewer: reviewer,
 							Newest:   policies.RoleTimes{Verification: stamps[r.IntN(len(stamps))]},
 							Contest:  policies.GateContest{Since: stamps[r.IntN(len(stamps))]},
+							Source:   sources[r.IntN(len(sources))],
 						})
 					}
 				}

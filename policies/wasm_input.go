@@ -108,6 +108,16 @@ func appendGate(b []byte, in GateInput) []byte {
 	b = appendString(b, in.Reviewer.Name)
 	b = append(b, `,"type":`...)
 	b = appendString(b, in.Reviewer.Type)
+	b = append(b, `},"source":{"channel":`...)
+	b = appendString(b, in.Source.Channel)
+	b = append(b, `,"path":`...)
+	b = appendString(b, in.Source.Path)
+	b = append(b, `,"commit":`...)
+	b = appendString(b, in.Source.Commit)
+	b = append(b, `,"upstream":`...)
+	b = appendString(b, in.Source.Upstream)
+	b = append(b, `,"on_default_branch":`...)
+	b = strconv.AppendBool(b, in.Source.Reviewed)
 	return append(b, `}}`...)
 }
 

@@ -1,8 +1,14 @@
-# palace.gate decides whether a card may be promoted or published.
+# palace.gate decides whether a card may be promoted, published, resolved,
+# demoted or retired.
 #
 # Input and output are documented in policies/README.md. The thresholds are
-# palace's seed table (DESIGN §5); teams replace this package by placing their
-# own `package palace.gate` in <repo>/.palace/policies/.
+# palace's seed table: dao_tian needs three supporting, two verifying and
+# one teaching piece of evidence and a human reviewer to become canonical;
+# dao_ren two and one to be promoted; shu and qi one and one; any
+# counterexample blocks. A change a card file brings (input.source.channel
+# "card_file") counts only from the team's reviewed history: a commit on the
+# upstream default branch. Teams replace this package by placing their own
+# `package palace.gate` in <repo>/.palace/policies/.
 #
 # The rules are written in the linear style of OPA's performance guide: one
 # decision rule whose branches start with an equality on input.action, the
@@ -47,7 +53,27 @@ tier := object.get(input, ["card", "tier"], "")
 
 target := object.get(input, "target", "")
 
-decision := promote(rule) if {
+# source is where the change comes from, "local" when the input omits it.
+source := object.union(
+	{"channel": "local", "path": "", "commit": "", "upstream": "", "on_default_branch": false},
+	object.get(input, "source", {}),
+)
+
+unreviewed_file if {
+	source.channel == "card_file"
+	source.on_default_branch != true
+}
+
+upstream_name := source.upstream if source.upstream != ""
+
+upstream_name := "none found" if source.upstream == ""
+
+decision := deny([sprintf(
+	"source: card file %v comes from commit %v, which is not on the upstream default branch (%v): a file's claim counts only from the team's reviewed history",
+	[source.path, source.commit, upstream_name],
+)]) if {
+	unreviewed_file
+} else := promote(rule) if {
 	input.action == "promote"
 	rule := promote_rules[tier][target]
 } else := deny([sprintf("no gate rule for %v → %v", [tier, target])]) if {
@@ -56,6 +82,10 @@ decision := promote(rule) if {
 	input.action == "publish"
 } else := resolve if {
 	input.action == "resolve"
+} else := demote if {
+	input.action == "demote"
+} else := {"allow": true, "reasons": ["retire: allowed"], "missing": {}} if {
+	input.action == "retire"
 } else := deny([sprintf("unknown action %v", [object.get(input, "action", "")])])
 
 deny(reasons) := {"allow": false, "reasons": reasons, "missing": {}}
@@ -106,3 +136,9 @@ resolve := {"allow": true, "reasons": [sprintf("resolve: verification of %v is n
 none_if_empty(s) := "none" if s == ""
 
 none_if_empty(s) := s if s != ""
+
+# demote: a card steps down on a counterexample no newer verification
+# outweighs (input.counts.counterexample counts only those).
+demote := {"allow": true, "reasons": [sprintf("demote: %d counterexample(s) on record", [have.counterexample])], "missing": {}} if {
+	have.counterexample > 0
+} else := {"allow": false, "reasons": ["demote: needs a counterexample on record that no newer verification outweighs"], "missing": {"counterexample": 1}}

@@ -145,3 +145,32 @@ test_resolve_needs_newer_verification if {
 	d3 := gate.decision with input as {"action": "resolve", "card": {"tier": "shu"}, "contest": {"since": "2026-01-03T00:00:00.000Z"}}
 	d3.reasons == ["resolve: needs a verification recorded after the contest (2026-01-03T00:00:00.000Z); the newest is none"]
 }
+
+# A card file's claim counts only from a commit on the upstream default
+# branch; the same claim from there is decided on its evidence.
+test_card_file_needs_the_reviewed_history if {
+	file := {"channel": "card_file", "path": ".palace/cards/kc_1.md", "commit": "abc123", "upstream": "origin/main"}
+	inp := object.union(promote("qi", "promoted", counts(1, 1, 0, 0), human), {"source": object.union(file, {"on_default_branch": false})})
+	d := gate.decision with input as inp
+	not d.allow
+	d.reasons == ["source: card file .palace/cards/kc_1.md comes from commit abc123, which is not on the upstream default branch (origin/main): a file's claim counts only from the team's reviewed history"]
+	d2 := gate.decision with input as object.union(inp, {"source": object.union(file, {"on_default_branch": true})})
+	d2.allow
+	d3 := gate.decision with input as object.union(inp, {"source": {"channel": "card_file", "path": "p", "commit": "c", "upstream": ""}})
+	d3.reasons == ["source: card file p comes from commit c, which is not on the upstream default branch (none found): a file's claim counts only from the team's reviewed history"]
+	d4 := gate.decision with input as object.union(inp, {"source": {"channel": "local"}})
+	d4.allow
+}
+
+# A file may demote a card only on a counterexample no newer verification
+# outweighs, and retire it from the reviewed history.
+test_demote_and_retire if {
+	d := gate.decision with input as {"action": "demote", "card": card("shu"), "counts": counts(1, 1, 0, 1)}
+	d.allow
+	d.reasons == ["demote: 1 counterexample(s) on record"]
+	d2 := gate.decision with input as {"action": "demote", "card": card("shu"), "counts": counts(1, 1, 0, 0)}
+	not d2.allow
+	d2.missing == {"counterexample": 1}
+	d3 := gate.decision with input as {"action": "retire", "card": card("shu")}
+	d3.allow
+}

@@ -9,12 +9,13 @@ import (
 
 // Member names, in the order palace writes them.
 var (
-	topNames      = names("action", "target", "mode", "card", "counts", "newest", "contest", "reviewer")
+	topNames      = names("action", "target", "mode", "card", "counts", "newest", "contest", "reviewer", "source")
 	cardNames     = names("id", "tier") // then status, domain, … (skipped)
 	countNames    = names("supporting", "verification", "teaching", "counterexample")
 	reviewerNames = names("name", "type")
 	newestNames   = names("verification") // of supporting, verification, …
 	contestNames  = names("since")        // of contested, since, kinds
+	sourceNames   = names("channel", "path", "commit", "upstream", "on_default_branch")
 )
 
 // parse reads the gate input with the reader in json.go. A field of the
@@ -67,6 +68,14 @@ func parse(b []byte) (input, error) {
 				}
 				return readString(r, "reviewer.type", &in.Reviewer.Type)
 			})
+		case 8:
+			return readNested(r, "source", sourceNames, func(k int) error {
+				if k == 4 {
+					return readBool(r, "source.on_default_branch", &in.Source.Reviewed)
+				}
+				dst := [...]*string{&in.Source.Channel, &in.Source.Path, &in.Source.Commit, &in.Source.Upstream}[k]
+				return readString(r, "source."+sourceNames[k].s, dst)
+			})
 		}
 		return r.skip()
 	})
@@ -82,6 +91,23 @@ func readString(r *reader, what string, dst *string) error {
 	s, err := r.str(what)
 	*dst = string(s)
 	return err
+}
+
+// readBool reads true, false or null (false), naming the field what in
+// an error.
+func readBool(r *reader, what string, dst *bool) error {
+	switch r.peek() {
+	case 't':
+		*dst = true
+		return r.literal("true")
+	case 'f':
+		*dst = false
+		return r.literal("false")
+	case 'n':
+		*dst = false
+		return r.literal("null")
+	}
+	return r.expected(what, "a boolean")
 }
 
 // readNested reads an object or null, calling member with the index in

@@ -20,7 +20,7 @@ import (
 
 // input is the gate decision point's input (policies/README.md).
 type input struct {
-	Action string // promote | publish | resolve
+	Action string // promote | publish | resolve | demote | retire
 	Target string // promoted | canonical | repo | global
 	Card   struct {
 		ID   string
@@ -47,6 +47,13 @@ type input struct {
 		Type string // human | agent
 	}
 	Mode string
+	// Source says where the change comes from: "local", or "card_file"
+	// for a card file palace sync imports, with the commit that last
+	// changed it and whether that commit is on the upstream default branch.
+	Source struct {
+		Channel, Path, Commit, Upstream string
+		Reviewed                        bool
+	}
 }
 
 type output struct {
@@ -96,6 +103,15 @@ func gate() int32 {
 
 func decide(in input) output {
 	out := output{Reasons: []string{}, Missing: map[string]float64{}}
+	if in.Source.Channel == "card_file" && !in.Source.Reviewed {
+		up := in.Source.Upstream
+		if up == "" {
+			up = "none found"
+		}
+		out.Reasons = append(out.Reasons, "source: card file "+in.Source.Path+" comes from commit "+in.Source.Commit+
+			", which is not on the upstream default branch ("+up+"): a file's claim counts only from the team's reviewed history")
+		return out
+	}
 	switch in.Action {
 	case "promote":
 		promote(in, &out)
@@ -103,6 +119,17 @@ func decide(in input) output {
 		publish(in, &out)
 	case "resolve":
 		resolve(in, &out)
+	case "demote":
+		if n := in.Counts.Counterexample; n > 0 {
+			out.Allow = true
+			out.Reasons = append(out.Reasons, "demote: "+num(n)+" counterexample(s) on record")
+		} else {
+			out.Reasons = append(out.Reasons, "demote: needs a counterexample on record that no newer verification outweighs")
+			out.Missing["counterexample"] = 1
+		}
+	case "retire":
+		out.Allow = true
+		out.Reasons = append(out.Reasons, "retire: allowed")
 	default:
 		out.Reasons = append(out.Reasons, "unknown action "+in.Action)
 	}

@@ -46,6 +46,10 @@ const (
 	CodeLineEndings  = "PC015"
 	CodeEvidenceSame = "PC016"
 	CodeRead         = "PC017"
+	CodeUncommitted  = "PC018"
+	CodeReference    = "PC019"
+	CodeRedacted     = "PC020"
+	CodeNotRegular   = "PC021"
 )
 
 // CodeInfo documents one finding code.
@@ -74,7 +78,11 @@ func Codes() []CodeInfo {
 		{CodeLocal, SeverityError, "the file and this palace disagree (sync conflict, or an id held by another anchor)"},
 		{CodeLineEndings, SeverityWarning, "CRLF line endings (read as LF; palace writes LF)"},
 		{CodeEvidenceSame, SeverityError, "one evidence id with two different contents"},
-		{CodeRead, SeverityError, "the file could not be read (removed, or replaced by something that is not a regular file, while palace read the directory)"},
+		{CodeRead, SeverityError, "the file could not be read (a git object missing, or a file removed or replaced by something that is not a regular file while palace read it)"},
+		{CodeUncommitted, SeverityWarning, "untracked or modified in the working tree: palace sync imports committed card files only"},
+		{CodeReference, SeverityError, "a reference the palace cannot trust: origin_card names no card here, or an evidence id is held at another anchor (the file is skipped)"},
+		{CodeRedacted, SeverityWarning, "redacted evidence: its content cannot be checked against its hash, so it is not imported"},
+		{CodeNotRegular, SeverityWarning, "committed as a symbolic link or a submodule, not a regular file: ignored"},
 	}
 }
 

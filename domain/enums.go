@@ -142,6 +142,18 @@ const (
 	EventImported    EventType = "imported"
 )
 
+// DecidedBy says who allowed a change to a card. Raising a card to
+// authority, editing an authoritative card, lowering one and closing its
+// contests need the gate or a person; a rule decides the rest (a new
+// candidate, a link, a contest on evidence, a candidate's expiry).
+type DecidedBy string
+
+const (
+	DecidedByGate  DecidedBy = "gate"
+	DecidedByHuman DecidedBy = "human"
+	DecidedByRule  DecidedBy = "rule"
+)
+
 // Signal is an adoption signal: what an agent or person reports about a
 // card it was shown.
 type Signal string
@@ -186,6 +198,7 @@ var (
 	Lanes        = []Lane{LaneCore, LaneScoped, LaneRefOnly, LaneInspectorOnly}
 	RenderForms  = []RenderForm{FormInlineFull, FormInlineCompact, FormRefOnly, FormInspectorOnly}
 	Actions      = []Action{ActionPromote, ActionPublish, ActionDemote, ActionRetire}
+	Deciders     = []DecidedBy{DecidedByGate, DecidedByHuman, DecidedByRule}
 	EventTypes   = []EventType{EventCreated, EventLinked, EventPromoted, EventDemoted, EventRetired, EventPublished, EventDirectWrite, EventUpdated, EventImported}
 	Signals      = []Signal{SignalUsed, SignalAccepted, SignalRejected, SignalMiss, SignalRollback, SignalContradiction, SignalNeutral}
 	Outcomes     = []Outcome{OutcomeInlineFull, OutcomeInlineCompact, OutcomeRefOnly, OutcomeTrimmed, OutcomeSkippedCooled, OutcomeViewed, OutcomeSkippedScope}

@@ -55,8 +55,11 @@ type Event struct {
 	Policy     string          `json:"policy,omitempty"`
 	PolicyHash string          `json:"policy_hash,omitempty"`
 	Decision   json.RawMessage `json:"decision,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	CreatedAt  string          `json:"created_at"`
+	// DecidedBy says who allowed the change: the gate, a person, or a
+	// lifecycle rule. Empty only on events written before it was kept.
+	DecidedBy DecidedBy       `json:"decided_by,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	CreatedAt string          `json:"created_at"`
 }
 
 // RoleCounts counts a card's evidence by role. It is the one shape for

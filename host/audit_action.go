@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"github.com/palacehq/palace/host/authority"
 	"slices"
 	"strings"
 
@@ -71,36 +72,17 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 		return AuditActionResult{}, err
 	}
 	reason := firstNonEmpty(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
-	res, err := h.change(ctx, id, "audit action "+req.Action, func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
-		from := h.visibleKind(c.AnchorID)
-		if from == "" {
-			return domain.Event{}, invalid("id", "card %s belongs to another repository or worktree: audit it from a checkout of its own", id)
+	ch := authority.Change{Op: authority.OpGovern, CardID: id, Reason: reason, Attrs: &attrs, Data: map[string]any{"action": req.Action}}
+	if req.Action == "revoke" {
+		ch = authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason, Data: map[string]any{"action": "revoke"}}
+	} else {
+		c, err := h.store.Card(ctx, id)
+		if err != nil {
+			return AuditActionResult{}, notFound(err, "card", id)
 		}
-		if c.Status == domain.StatusRetired {
-			return domain.Event{}, invalid("id", "card %s is retired: there is nothing left to govern", id)
-		}
-		if req.Action == "rescope" {
-			if err := rescopeAnchor(id, from, req.Anchor); err != nil {
-				return domain.Event{}, err
-			}
-		}
-		if req.Action == "revoke" {
-			if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
-				return domain.Event{}, err
-			}
-			return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason,
-				Data: mustJSON(map[string]any{"action": "revoke"})})
-		}
-		old, now := describe(c)
-		if old == now {
-			return domain.Event{}, invalid("value", "card %s already has %s: nothing to change", id, now)
-		}
-		if err := tx.UpdateCardAttrs(ctx, id, attrs, h.stamp()); err != nil {
-			return domain.Event{}, err
-		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status, Reason: reason,
-			Data: mustJSON(map[string]any{"action": req.Action, "from": old, "to": now})})
-	})
+		ch.From, ch.To = describe(c)
+	}
+	res, err := h.change(ctx, ch)
 	if err != nil {
 		return AuditActionResult{}, err
 	}
@@ -186,7 +168,7 @@ func rescopeAnchor(id string, from domain.AnchorKind, to string) error {
 	case ti < 0:
 		return invalid("anchor", "--anchor %q is not valid: use worktree, repo or global", to)
 	case ti > fi:
-		next := outward(from)
+		next := authority.Outward(from)
 		return invalid("anchor", "rescoping %s from the %s anchor to %s widens who sees it: that goes through the gate with `palace publish %s --to %s --reason …` (one step at a time), not through the audit", id, from, to, id, next)
 	}
 	return invalid("anchor", "card %s lives at the %s anchor and an anchor only moves outward, by publish: to narrow it, distill a card at the %s anchor and revoke this one", id, from, to)

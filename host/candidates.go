@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/palacehq/palace/host/authority"
 	"os"
 	"slices"
 	"strconv"
@@ -125,11 +126,8 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 					why = r.Stale
 				}
 			}
-			if err := tx.SetCardStatus(ctx, c.ID, domain.StatusCandidate, domain.StatusRetired, h.stamp()); err != nil {
-				return err
-			}
-			if _, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventRetired, FromStatus: domain.StatusCandidate, ToStatus: domain.StatusRetired,
-				Reason: "archived: " + why, Data: mustJSON(map[string]any{"change": "expired", "max_age_days": days})}); err != nil {
+			if _, err := h.door().Apply(ctx, tx, authority.Change{Op: authority.OpExpire, CardID: c.ID, Reason: "archived: " + why,
+				Data: map[string]any{"change": "expired", "max_age_days": days}}); err != nil {
 				return err
 			}
 			rep.Archived = append(rep.Archived, c.ID)

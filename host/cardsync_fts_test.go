@@ -75,6 +75,7 @@ func TestSyncImportIndexesCardsExactly(t *testing.T) {
 	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	p.b.commitReviewed(p.db, "reword")
 	if rep := mustSync(t, hb, host.SyncRequest{}); !reflect.DeepEqual(rep.Imported, []string{busy}) {
 		t.Fatalf("B imported %v after the upstream change, want %s", rep.Imported, busy)
 	}

@@ -33,8 +33,6 @@ func invalid(field, format string, args ...any) error {
 	return hosterr.Invalid(field, format, args...)
 }
 
-func denied(msg string, reasons []string) error { return hosterr.Denied(msg, reasons) }
-
 func internal(err error, format string, args ...any) error {
 	return hosterr.Internal(err, format, args...)
 }

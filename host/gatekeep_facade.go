@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
@@ -25,24 +24,4 @@ func (h *Host) gatekeeper() *gatekeep.Keeper {
 func (h *Host) evaluateGate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target, reviewerName string, allowLocal bool) GateResult {
 	k := h.gatekeeper()
 	return k.Evaluate(ctx, c, links, contests, action, target, k.Reviewer(reviewerName), allowLocal)
-}
-
-// gateIn reads c's links and open contests in tx and asks the gate about
-// action (promote or publish) to target; a denial is KindDenied with the
-// gate's reasons, and the result is returned either way.
-func (h *Host) gateIn(ctx context.Context, tx *store.Tx, c domain.Card, action, target, reviewer string, allowLocal bool) ([]domain.Link, GateResult, error) {
-	links, err := tx.Links(ctx, c.ID)
-	if err != nil {
-		return nil, GateResult{}, err
-	}
-	open, err := tx.OpenContests(ctx, []string{c.ID})
-	if err != nil {
-		return nil, GateResult{}, err
-	}
-	g := h.evaluateGate(ctx, c, links, open[c.ID], action, target, reviewer, allowLocal)
-	if !g.Allow {
-		verb := map[string]string{"promote": "promoting", "publish": "publishing"}[action]
-		return links, g, denied(fmt.Sprintf("gate denied %s %s to %s", verb, c.ID, target), g.Reasons)
-	}
-	return links, g, nil
 }

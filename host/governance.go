@@ -2,13 +2,10 @@ package host
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -28,11 +25,11 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 }
 
 // The contest kinds palace itself opens. MarkContested takes any other
-// non-empty word too (an adoption "contradiction" signal, say).
+// non-empty word too.
 const (
-	ContestCounterexample    = string(domain.RoleCounterexample)
-	ContestContradiction     = "contradiction"
-	ContestWitnessSuperseded = "witness_superseded"
+	ContestCounterexample    = authority.ContestCounterexample
+	ContestContradiction     = authority.ContestContradiction
+	ContestWitnessSuperseded = authority.ContestWitnessSuperseded
 )
 
 // ContestRequest says why a card is contested.
@@ -42,8 +39,9 @@ type ContestRequest struct {
 	Kind string `json:"kind"`
 	// Reason says what contradicts it. Required.
 	Reason string `json:"reason"`
-	// EvidenceID is the contradicting evidence, if any; it must be visible
-	// from here. Its citation is shown where the card is.
+	// EvidenceID is the contradicting evidence; it must be visible from
+	// here. Required: a contest without evidence is refused. Its citation
+	// is shown where the card is.
 	EvidenceID string `json:"evidence_id,omitempty"`
 	// Source names what raised the contest (a signal id, a feature).
 	Source string `json:"source,omitempty"`
@@ -58,34 +56,21 @@ type ContestResult struct {
 	Event     *domain.Event `json:"event,omitempty"`
 }
 
-// MarkContested contests an authoritative card: it keeps its status but
-// leaves the inline lanes of every context pack (shown as a reference with
-// a warning and the contest's citation), the audit lists it first and
-// editors warn on its trigger lines, until a human demotes it or resolves
-// the contest with newer verification (Resolve). Both modes (an agent's
-// contradiction is worth hearing). The card must be anchored in this
-// location's chain. One transaction: the contest and an "updated" event
-// with data.change = "contested".
+// MarkContested contests an authoritative card on evidence: it keeps its
+// status but leaves the inline lanes of every context pack (shown as a
+// reference with a warning and the evidence's citation), the audit lists
+// it first and editors warn on its trigger lines, until a human demotes it
+// or resolves the contest with newer verification (Resolve). Both modes
+// (an agent's contradiction is worth hearing, on evidence). The card and
+// the evidence must be visible from here; a contest without evidence is
+// KindInvalid. One transaction: the contest and an "updated" event with
+// data.change = "contested".
 func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest) (ContestResult, error) {
-	if strings.TrimSpace(req.Kind) == "" || len(req.Kind) > 64 {
-		return ContestResult{}, invalid("kind", "a contest needs a short kind: counterexample, contradiction or witness_superseded")
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return ContestResult{}, invalid("reason", "a contest needs a reason: say what contradicts the card")
-	}
 	var res ContestResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := h.cardIn(ctx, tx, id, "contest")
-		if err != nil {
-			return err
-		}
-		if req.EvidenceID != "" {
-			if _, err := h.checkRefs(ctx, tx, id, []roleRefs{{"evidence", []string{req.EvidenceID}}}); err != nil {
-				return err
-			}
-		}
-		ev, err := h.contest(ctx, tx, c, req)
-		res.Contested, res.Event = ev != nil, ev
+		o, err := h.door().Apply(ctx, tx, authority.Change{Op: authority.OpContest, CardID: id,
+			Contest: authority.Contest{Kind: req.Kind, Reason: req.Reason, EvidenceID: req.EvidenceID, Source: req.Source}})
+		res.Contested, res.Event = o.Contest != nil, o.Contest
 		return err
 	})
 	if err != nil {
@@ -93,62 +78,6 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
-}
-
-// contest opens a contest on c when it is authoritative and the same one
-// (kind and evidence) is not open already, with its event.
-func (h *Host) contest(ctx context.Context, tx *store.Tx, c domain.Card, req ContestRequest) (*domain.Event, error) {
-	if !c.Status.Authoritative() {
-		return nil, nil
-	}
-	open, err := tx.OpenContests(ctx, []string{c.ID})
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range open[c.ID] {
-		if o.Kind == req.Kind && o.EvidenceID == req.EvidenceID && o.Source == req.Source {
-			return nil, nil
-		}
-	}
-	if err := tx.InsertContest(ctx, store.Contest{CardID: c.ID, Kind: req.Kind, Reason: req.Reason, EvidenceID: req.EvidenceID,
-		Source: req.Source, Actor: h.actor, ActorType: h.actorType(), CreatedAt: h.stamp()}); err != nil {
-		return nil, err
-	}
-	data := map[string]any{"change": "contested", "kind": req.Kind}
-	if req.EvidenceID != "" {
-		data["evidence_id"] = req.EvidenceID
-	}
-	if req.Source != "" {
-		data["source"] = req.Source
-	}
-	ev, err := h.appendEvent(ctx, tx, c.ID, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
-		Reason: req.Reason, Data: mustJSON(data)})
-	return &ev, err
-}
-
-// closeContests closes c's open contests (demoted, retired or resolved).
-func (h *Host) closeContests(ctx context.Context, tx *store.Tx, id, resolution string) (int, error) {
-	return tx.CloseContests(ctx, id, resolution, h.stamp())
-}
-
-// supersedeCopies contests the published copies of a card that stopped
-// holding (demoted or retired): their witness is gone.
-func (h *Host) supersedeCopies(ctx context.Context, tx *store.Tx, c domain.Card, to domain.Status, reason string) error {
-	copies, err := tx.CopiesOf(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	for _, id := range copies {
-		cp, err := tx.Card(ctx, id)
-		if err != nil {
-			return err
-		}
-		if _, err := h.contest(ctx, tx, cp, ContestRequest{Kind: ContestWitnessSuperseded,
-			Reason: fmt.Sprintf("its original %s was %s: %s", c.ID, to, reason), Source: c.ID}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // openContests reads the open contests of cards (keyed by card id); a
@@ -186,120 +115,8 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		"verification", req.Verification, "record what verifies the card again first"); err != nil {
 		return ChangeResult{}, err
 	}
-	var res ChangeResult
-	var gate GateResult
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := h.cardIn(ctx, tx, id, "resolve")
-		if err != nil {
-			return err
-		}
-		open, err := tx.OpenContests(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		contests := open[id]
-		if len(contests) == 0 && c.Status != domain.StatusDemoted {
-			return invalid("id", "card %s is %s and not contested: there is nothing to resolve", id, c.Status)
-		}
-		if len(contests) == 0 {
-			// A demoted card: what it answers is its counterexamples.
-			links, err := tx.Links(ctx, id)
-			if err != nil {
-				return err
-			}
-			for _, l := range domain.DistinctLinks(links) {
-				if l.Role == domain.RoleCounterexample {
-					contests = append(contests, store.Contest{CardID: id, Kind: ContestCounterexample, EvidenceID: l.EvidenceID, EvidenceAt: l.EvidenceAt, CreatedAt: l.CreatedAt})
-				}
-			}
-		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
-		if err != nil {
-			return err
-		}
-		links, err := tx.Links(ctx, id)
-		if err != nil {
-			return err
-		}
-		gate = h.evaluateGate(ctx, c, links, contests, "resolve", string(c.Status), req.Reviewer, req.AllowLocalPolicy)
-		if !gate.Allow {
-			return denied(fmt.Sprintf("gate denied resolving %s", id), gate.Reasons)
-		}
-		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
-				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
-				return err
-			}
-		}
-		closed, err := h.closeContests(ctx, tx, id, "resolved")
-		if err != nil {
-			return err
-		}
-		res.Event, err = h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status,
-			Reason: req.Reason, Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash, Decision: mustJSON(gatekeep.Record(gate)),
-			Data: mustJSON(map[string]any{"change": "resolved", "contests_closed": closed, "allow_local_policy": req.AllowLocalPolicy})})
-		return err
-	})
-	if err != nil {
-		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "resolve "+id)
-	}
-	res.Gate = &gate
-	res.Card, err = h.ShowCard(ctx, id)
-	return res, err
-}
-
-// linkNew validates refs and inserts the links the card does not have yet
-// (one role per piece of evidence), returning those added.
-func (h *Host) linkNew(ctx context.Context, tx *store.Tx, id string, refs []roleRefs) ([]domain.Link, error) {
-	newLinks, err := h.checkRefs(ctx, tx, id, refs)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.checkOneRole(ctx, tx, id, newLinks); err != nil {
-		return nil, err
-	}
-	var added []domain.Link
-	for _, l := range newLinks {
-		ok, err := tx.InsertLink(ctx, l)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			added = append(added, l)
-		}
-	}
-	return added, nil
-}
-
-// checkOneRole refuses links that would give a piece of evidence (or a
-// duplicate of it) a second role on the card, among the card's links and
-// among the new ones.
-func (h *Host) checkOneRole(ctx context.Context, tx *store.Tx, id string, newLinks []domain.Link) error {
-	existing, err := tx.Links(ctx, id)
-	if err != nil {
-		return err
-	}
-	role := map[string]domain.Role{}
-	for _, l := range existing {
-		if _, ok := role[l.Original]; !ok {
-			role[l.Original] = l.Role
-		}
-	}
-	for _, l := range newLinks {
-		orig, err := tx.OriginalOf(ctx, l.EvidenceID)
-		if err != nil {
-			return err
-		}
-		if r, ok := role[orig]; ok && r != l.Role {
-			same := ""
-			if orig != l.EvidenceID {
-				same = fmt.Sprintf(" (as %s, whose content it repeats)", orig)
-			}
-			return invalid(string(l.Role), "evidence %s is linked to card %s as %s already%s: a piece of evidence has one role per card; record the %s as evidence of its own", l.EvidenceID, id, r, same, l.Role)
-		}
-		role[orig] = l.Role
-	}
-	return nil
+	return h.change(ctx, authority.Change{Op: authority.OpResolve, CardID: id, Reason: req.Reason, Reviewer: req.Reviewer,
+		AllowLocalPolicy: req.AllowLocalPolicy, Refs: []authority.Refs{{Role: domain.RoleVerification, IDs: req.Verification}}})
 }
 
 // readAnchorIDs are the anchors a listing reads: the chain visible from

@@ -275,12 +275,16 @@ func TestMarkContestedIsTheHostHook(t *testing.T) {
 	e := newCxEnv(t)
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
 	id := e.card(h, scoped("Open SQLite in WAL mode", "qi"))
-	res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "agents rejected it 5 times", Source: "adoption:sig_1"})
-	if err != nil || !res.Contested || res.Event == nil {
+	// A contest without evidence is refused: a claim is not a contest.
+	_, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "agents rejected it 5 times", Source: "adoption:sig_1"})
+	wantKind(t, "no evidence", err, host.KindInvalid, "evidence")
+	seen := e.ev(h, "WAL mode failed on the network share", "general", "")
+	res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "agents rejected it 5 times", EvidenceID: seen, Source: "adoption:sig_1"})
+	if err != nil || !res.Contested || res.Event == nil || res.Event.DecidedBy != "rule" {
 		t.Fatalf("mark contested = %+v, %v", res, err)
 	}
 	// The same contest twice is one contest.
-	if res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "again", Source: "adoption:sig_1"}); err != nil || res.Contested {
+	if res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "again", EvidenceID: seen, Source: "adoption:sig_1"}); err != nil || res.Contested {
 		t.Fatalf("repeat = %+v, %v; want no second contest", res, err)
 	}
 	_, err = h.MarkContested(ctx, id, host.ContestRequest{Kind: "", Reason: "x"})

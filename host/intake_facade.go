@@ -35,7 +35,7 @@ type (
 )
 
 func (h *Host) intake() *intake.Intake {
-	return intake.New(intake.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), Echo: &h.echo, EnsureAnchor: h.ensureAnchor})
+	return intake.New(intake.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), Echo: &h.echo, EnsureAnchor: h.ensureAnchor, Door: h.door()})
 }
 
 // Record validates req and appends one evidence row (see

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -76,61 +76,16 @@ type ChangeResult struct {
 	Export *ExportNote `json:"export,omitempty"`
 }
 
-// Promote appends the verification refs, asks the gate, checks the floors
-// and moves the card, all in one transaction. A denial (KindDenied, with the
-// gate's reasons) leaves status, links and events exactly as they were.
+// Promote appends the verification refs, asks the gate and moves the
+// card, all in one transaction. A denial (KindDenied, with the gate's
+// reasons) leaves status, links and events exactly as they were.
 func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (ChangeResult, error) {
 	if err := h.humanChange("promote", req.Reason, "say why this card is ready", "", nil, ""); err != nil {
 		return ChangeResult{}, err
 	}
-	var res ChangeResult
-	var gate GateResult
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := h.cardIn(ctx, tx, id, "promote")
-		if err != nil {
-			return err
-		}
-		target, err := gatekeep.PromoteTarget(c, req.Target)
-		if err != nil {
-			return err
-		}
-		if !gatekeep.CanPromote(c.Status, target) {
-			return invalid("target", "card %s is %s and cannot move to %s", id, c.Status, target)
-		}
-		added, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleVerification, req.Verification}})
-		if err != nil {
-			return err
-		}
-		if _, gate, err = h.gateIn(ctx, tx, c, "promote", string(target), req.Reviewer, req.AllowLocalPolicy); err != nil {
-			return err
-		}
-		if len(added) > 0 {
-			if _, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Reason,
-				Data: mustJSON(map[string]any{"links": linkSummary(added)})}); err != nil {
-				return err
-			}
-		}
-		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
-			return err
-		}
-		ev := domain.Event{
-			Type: domain.EventPromoted, FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
-			Policy: policies.Gate.Package(), PolicyHash: gate.Policy.Hash,
-			Decision: mustJSON(gatekeep.Record(gate)),
-		}
-		if gate.Policy.FileState != "" {
-			ev.Data = mustJSON(map[string]any{"policy_file": gate.Policy.File, "policy_file_state": gate.Policy.FileState, "allow_local_policy": req.AllowLocalPolicy})
-		}
-		res.Event, err = h.appendEvent(ctx, tx, id, ev)
-		return err
-	})
-	if err != nil {
-		return ChangeResult{Gate: gateIfDenied(err, gate)}, classify(conflict(err), "promote "+id)
-	}
-	res.Gate = &gate
-	res.Export = h.autoExport(ctx, id)
-	res.Card, err = h.ShowCard(ctx, id)
-	return res, err
+	return h.change(ctx, authority.Change{Op: authority.OpPromote, CardID: id, Target: req.Target, Reason: req.Reason,
+		Reviewer: req.Reviewer, AllowLocalPolicy: req.AllowLocalPolicy,
+		Refs: []authority.Refs{{Role: domain.RoleVerification, IDs: req.Verification}}})
 }
 
 // DemoteRequest weakens a card on counterexample evidence.
@@ -148,36 +103,8 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 		"counterexample", req.Counterexample, "record what contradicts the card first"); err != nil {
 		return ChangeResult{}, err
 	}
-	target := domain.Status(firstNonEmpty(req.Target, string(domain.StatusDemoted)))
-	if target != domain.StatusDemoted && target != domain.StatusRetired {
-		return ChangeResult{}, invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
-	}
-	return h.change(ctx, id, "demote", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
-		if c.Status == domain.StatusRetired || c.Status == target {
-			return domain.Event{}, invalid("id", "card %s is already %s", id, c.Status)
-		}
-		links, err := h.linkNew(ctx, tx, id, []roleRefs{{domain.RoleCounterexample, req.Counterexample}})
-		if err != nil {
-			return domain.Event{}, err
-		}
-		if err := tx.SetCardStatus(ctx, id, c.Status, target, h.stamp()); err != nil {
-			return domain.Event{}, err
-		}
-		closed, err := h.closeContests(ctx, tx, id, string(target))
-		if err != nil {
-			return domain.Event{}, err
-		}
-		if err := h.supersedeCopies(ctx, tx, c, target, req.Reason); err != nil {
-			return domain.Event{}, err
-		}
-		data := map[string]any{"links": linkSummary(links)}
-		if closed > 0 {
-			data["contests_closed"] = closed
-		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventType(target),
-			FromStatus: c.Status, ToStatus: target, Reason: req.Reason,
-			Data: mustJSON(data)})
-	})
+	return h.change(ctx, authority.Change{Op: authority.OpDemote, CardID: id, Target: req.Target, Reason: req.Reason,
+		Refs: []authority.Refs{{Role: domain.RoleCounterexample, IDs: req.Counterexample}}})
 }
 
 // Retire ends a card's active life. Human mode only; a reason is required.
@@ -185,21 +112,7 @@ func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, err
 	if err := h.humanChange("retire", reason, "say why the card is retired", "", nil, ""); err != nil {
 		return ChangeResult{}, err
 	}
-	return h.change(ctx, id, "retire", func(ctx context.Context, tx *store.Tx, c domain.Card) (domain.Event, error) {
-		if c.Status == domain.StatusRetired {
-			return domain.Event{}, invalid("id", "card %s is already retired", id)
-		}
-		if err := tx.SetCardStatus(ctx, id, c.Status, domain.StatusRetired, h.stamp()); err != nil {
-			return domain.Event{}, err
-		}
-		if _, err := h.closeContests(ctx, tx, id, string(domain.StatusRetired)); err != nil {
-			return domain.Event{}, err
-		}
-		if err := h.supersedeCopies(ctx, tx, c, domain.StatusRetired, reason); err != nil {
-			return domain.Event{}, err
-		}
-		return h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventRetired, FromStatus: c.Status, ToStatus: domain.StatusRetired, Reason: reason})
-	})
+	return h.change(ctx, authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason})
 }
 
 // LinkRequest adds one evidence link to a card.
@@ -231,31 +144,15 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	}
 	var res LinkResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := h.cardIn(ctx, tx, id, "link")
+		o, err := h.door().Apply(ctx, tx, authority.Change{Op: authority.OpLink, CardID: id, Note: req.Note,
+			Refs: []authority.Refs{{Role: domain.Role(req.Role), IDs: []string{req.EvidenceID}}}})
 		if err != nil {
 			return err
 		}
-		links, err := h.checkRefs(ctx, tx, id, []roleRefs{{domain.Role(req.Role), []string{req.EvidenceID}}})
-		if err != nil {
-			return err
+		if res.Added = len(o.Added) > 0; res.Added {
+			res.Event, res.Contest = &o.Events[0], o.Contest
 		}
-		if err := h.checkOneRole(ctx, tx, id, links); err != nil {
-			return err
-		}
-		links[0].Note = req.Note
-		if res.Added, err = tx.InsertLink(ctx, links[0]); err != nil || !res.Added {
-			return err
-		}
-		ev, err := h.appendEvent(ctx, tx, id, domain.Event{Type: domain.EventLinked, Reason: req.Note,
-			Data: mustJSON(map[string]any{"links": linkSummary(links)})})
-		res.Event = &ev
-		if err != nil || req.Role != string(domain.RoleCounterexample) {
-			return err
-		}
-		// A counterexample against an authoritative card contests it.
-		reason := firstNonEmpty(req.Note, "counterexample "+req.EvidenceID+" linked")
-		res.Contest, err = h.contest(ctx, tx, c, ContestRequest{Kind: ContestCounterexample, Reason: reason, EvidenceID: req.EvidenceID})
-		return err
+		return nil
 	})
 	if err != nil {
 		return LinkResult{}, classify(err, "link "+id)
@@ -267,25 +164,31 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	return res, err
 }
 
-// change runs one status change of a card in a transaction and returns the
-// card as it is afterwards.
-func (h *Host) change(ctx context.Context, id, op string, fn func(context.Context, *store.Tx, domain.Card) (domain.Event, error)) (ChangeResult, error) {
-	var res ChangeResult
+// change runs one change of a card through the door in a transaction and
+// returns the card as it is afterwards, with the gate's answer when the
+// gate decided (on a denial too).
+func (h *Host) change(ctx context.Context, ch authority.Change) (ChangeResult, error) {
+	var o authority.Outcome
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		c, err := h.cardIn(ctx, tx, id, op)
-		if err != nil {
-			return err
-		}
-		res.Event, err = fn(ctx, tx, c)
+		var err error
+		o, err = h.door().Apply(ctx, tx, ch)
 		return err
 	})
 	if err != nil {
-		return ChangeResult{}, classify(conflict(err), op+" "+id)
+		res := ChangeResult{}
+		if KindOf(err) == KindDenied {
+			res.Gate = o.Gate
+		}
+		return res, classify(conflict(err), string(ch.Op)+" "+ch.CardID)
 	}
-	res.Export = h.autoExport(ctx, id)
-	res.Card, err = h.ShowCard(ctx, id)
+	res := ChangeResult{Event: o.Event, Gate: o.Gate}
+	res.Export = h.autoExport(ctx, ch.CardID)
+	res.Card, err = h.ShowCard(ctx, ch.CardID)
 	return res, err
 }
+
+// door is the one way this palace's cards change (see package authority).
+func (h *Host) door() *authority.Door { return authority.New(h.gatekeeper(), h.ensureAnchor) }
 
 // conflict turns a concurrent change into a clear invalid-input error.
 func conflict(err error) error {
@@ -315,14 +218,4 @@ func (h *Host) humanChange(op, reason, why, refsField string, refs []string, ref
 		return invalid(refsField, "at least one --%s evidence ref is required: %s", refsField, refsWhy)
 	}
 	return nil
-}
-
-// cardIn reads card id in tx for op, refusing an unknown id and a card
-// anchored outside this checkout's chain.
-func (h *Host) cardIn(ctx context.Context, tx *store.Tx, id, op string) (domain.Card, error) {
-	c, err := tx.Card(ctx, id)
-	if err != nil {
-		return domain.Card{}, notFound(err, "card", id)
-	}
-	return c, h.foreignCard(ctx, c, op)
 }

@@ -28,7 +28,7 @@ type (
 )
 
 func (h *Host) team() *teamsync.Team {
-	return teamsync.New(teamsync.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), EnsureAnchor: h.ensureAnchor})
+	return teamsync.New(teamsync.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), EnsureAnchor: h.ensureAnchor, Door: h.door()})
 }
 
 // Sync exports this repository's changed cards to its card files and

@@ -140,7 +140,7 @@ func (tx *Tx) MarkDuplicates(ctx context.Context, ds []Duplicate) error {
 }
 
 // InsertCards adds cards, as InsertCard does one.
-func (tx *Tx) InsertCards(ctx context.Context, cs []domain.Card) error {
+func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 	type enc struct{ scope, trig string }
 	encs := make([]enc, len(cs))
 	for i, c := range cs {
@@ -162,25 +162,25 @@ func (tx *Tx) InsertCards(ctx context.Context, cs []domain.Card) error {
 				encs[i].scope, encs[i].trig, c.Persistence, c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt),
 				nullable(c.OriginCard), nullable(c.PublishedTo), c.CreatedBy, c.CreatedAt, c.UpdatedAt)
 		},
-		func(i int) error { return tx.InsertCard(ctx, cs[i]) })
+		func(i int) error { return tx.insertCard(ctx, cs[i]) })
 }
 
 // InsertLinks adds links; a link that exists already is left as it is
 // (InsertLink says which were new; an import does not ask).
-func (tx *Tx) InsertLinks(ctx context.Context, ls []domain.Link) error {
+func (tx *Tx) insertLinks(ctx context.Context, ls []domain.Link) error {
 	return tx.insertRows(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)`,
 		` ON CONFLICT(card_id, evidence_id, role) DO NOTHING`, 5, len(ls),
 		func(dst []any, i int) []any {
 			l := &ls[i]
 			return append(dst, l.CardID, l.EvidenceID, l.Role, l.Note, l.CreatedAt)
 		},
-		func(i int) error { _, err := tx.InsertLink(ctx, ls[i]); return err })
+		func(i int) error { _, err := tx.insertLink(ctx, ls[i]); return err })
 }
 
 // AppendEvents appends es, each as its card's next event (Seq is assigned
 // here, in order, several events of one card included), and returns the
 // stored rows: AppendEvent for many cards.
-func (tx *Tx) AppendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
+func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
 	if len(es) == 0 {
 		return nil, nil
 	}
@@ -203,7 +203,7 @@ func (tx *Tx) AppendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 		out[i] = e
 	}
 	err = tx.insertRows(ctx, `INSERT INTO card_events(id, card_id, seq, type, from_status, to_status, reason,
-		actor, actor_type, policy, policy_hash, decision, data, created_at)`, "", 14, len(out),
+		actor, actor_type, policy, policy_hash, decision, decided_by, data, created_at)`, "", 15, len(out),
 		func(dst []any, i int) []any {
 			e := &out[i]
 			decision, data := string(e.Decision), string(e.Data)
@@ -214,9 +214,9 @@ func (tx *Tx) AppendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 				data = "{}"
 			}
 			return append(dst, e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
-				e.Policy, e.PolicyHash, decision, data, e.CreatedAt)
+				e.Policy, e.PolicyHash, decision, e.DecidedBy, data, e.CreatedAt)
 		},
-		func(i int) error { _, err := tx.AppendEvent(ctx, out[i]); return err })
+		func(i int) error { _, err := tx.appendEvent(ctx, out[i]); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -269,13 +269,10 @@ func (tx *Tx) PutCardFiles(ctx context.Context, fs []CardFile) error {
 		}
 		fs = kept
 	}
-	return tx.insertRows(ctx, `INSERT INTO card_files(card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at)`,
-		` ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded.anchor_id,
-		file_sha256 = excluded.file_sha256, event_seq = excluded.event_seq, checkout = excluded.checkout,
-		size = excluded.size, mtime_ns = excluded.mtime_ns, held = excluded.held, synced_at = excluded.synced_at`, 9, len(fs),
+	return tx.insertRows(ctx, `INSERT INTO card_files(`+cardFileCols+`)`, cardFileUpsert, 7, len(fs),
 		func(dst []any, i int) []any {
 			f := &fs[i]
-			return append(dst, f.CardID, f.AnchorID, f.FileSHA256, f.EventSeq, f.Checkout, f.Size, f.MtimeNS, f.Held, f.SyncedAt)
+			return append(dst, f.CardID, f.AnchorID, f.Blob, f.Base, f.EventSeq, f.Held, f.SyncedAt)
 		},
 		func(i int) error { return tx.PutCardFile(ctx, fs[i]) })
 }

@@ -64,8 +64,8 @@ func makeImportRows(n int) importRows {
 		r.events = append(r.events, domain.Event{ID: store.NewID(store.EventPrefix, time.Now()), CardID: id, Type: "imported",
 			ToStatus: "promoted", Reason: "imported from " + path, Actor: "bench", ActorType: "human",
 			Policy: "palace.gate", PolicyHash: policyHash, Decision: decision, Data: data, CreatedAt: now})
-		r.files = append(r.files, store.CardFile{CardID: id, AnchorID: "an_a", FileSHA256: hash(path), EventSeq: 1,
-			Checkout: "/tmp/repo", Size: 1855, MtimeNS: 1795703303560450268, SyncedAt: now})
+		r.files = append(r.files, store.CardFile{CardID: id, AnchorID: "an_a", Blob: hash(path), Base: hash(path), EventSeq: 1,
+			SyncedAt: now})
 	}
 	return r
 }

@@ -135,7 +135,7 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 		if _, err := tx.AppendEvent(ctx, domain.Event{ID: "ce_0", CardID: "kc_old", Type: "created", Actor: "t", ActorType: "human", CreatedAt: now}); err != nil {
 			return err
 		}
-		return tx.PutCardFile(ctx, store.CardFile{CardID: "kc_old", AnchorID: "an_a", FileSHA256: "old", SyncedAt: now})
+		return tx.PutCardFile(ctx, store.CardFile{CardID: "kc_old", AnchorID: "an_a", Blob: "old", SyncedAt: now})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +160,9 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 			return err
 		}
 		return tx.PutCardFiles(ctx, []store.CardFile{
-			{CardID: "kc_a", AnchorID: "an_a", FileSHA256: "first", SyncedAt: now},
-			{CardID: "kc_old", AnchorID: "an_a", FileSHA256: "new", EventSeq: 2, SyncedAt: now},
-			{CardID: "kc_a", AnchorID: "an_a", FileSHA256: "second", EventSeq: 2, SyncedAt: now},
+			{CardID: "kc_a", AnchorID: "an_a", Blob: "first", SyncedAt: now},
+			{CardID: "kc_old", AnchorID: "an_a", Blob: "new", EventSeq: 2, SyncedAt: now},
+			{CardID: "kc_a", AnchorID: "an_a", Blob: "second", EventSeq: 2, SyncedAt: now},
 		})
 	})
 	if err != nil {
@@ -189,7 +189,7 @@ func TestBatchCardsLinksEventsFiles(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, f := range files {
-		got[f.CardID] = fmt.Sprintf("%s@%d", f.FileSHA256, f.EventSeq)
+		got[f.CardID] = fmt.Sprintf("%s@%d", f.Blob, f.EventSeq)
 	}
 	if got["kc_a"] != "second@2" || got["kc_old"] != "new@2" || len(got) != 2 {
 		t.Fatalf("file rows %v, want kc_a second@2 and kc_old new@2", got)

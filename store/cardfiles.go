@@ -11,24 +11,33 @@ import (
 )
 
 // CardFile is one row of card_files: what the last sync saw of a card's
-// file. FileSHA256 is "" for a candidate shared but not yet written.
+// file, by git blob id.
 type CardFile struct {
-	CardID     string `json:"card_id"`
-	AnchorID   string `json:"anchor_id"`
-	FileSHA256 string `json:"file_sha256"`
+	CardID   string `json:"card_id"`
+	AnchorID string `json:"anchor_id"`
+	// Blob is the git blob id of the file palace last wrote or imported;
+	// "" for a card shared but not yet written.
+	Blob string `json:"blob"`
+	// Base is the blob the checkout's HEAD held at the last sync, "" when
+	// it held none: a HEAD blob other than Base and Blob is a change
+	// someone committed since.
+	Base string `json:"base"`
 	// EventSeq is the card's last event seq when the file was written or
 	// read: a higher seq now means the card changed in this palace since.
 	EventSeq int `json:"event_seq"`
-	// Checkout, Size and MtimeNS describe the file in the checkout that
-	// last saw it; in that checkout, a file with the same size and mtime is
-	// taken as unchanged without reading it.
-	Checkout string `json:"checkout"`
-	Size     int64  `json:"size"`
-	MtimeNS  int64  `json:"mtime_ns"`
-	// Held says why the file's claim of authority was not accepted (the
-	// card stays a candidate); "" when nothing is held.
+	// Held says why the file's claim was not accepted (the card keeps its
+	// status here, or stays a candidate); "" when nothing is held.
 	Held     string `json:"held,omitempty"`
 	SyncedAt string `json:"synced_at"`
+}
+
+// cardFileCols are the columns scanCardFile reads.
+const cardFileCols = `card_id, anchor_id, blob, base, event_seq, held, synced_at`
+
+func scanCardFile(rows *sql.Rows) (CardFile, error) {
+	var f CardFile
+	err := rows.Scan(&f.CardID, &f.AnchorID, &f.Blob, &f.Base, &f.EventSeq, &f.Held, &f.SyncedAt)
+	return f, err
 }
 
 // SyncRow is a card of one anchor that sync looks at: every card whose
@@ -47,8 +56,8 @@ func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain
 	args := append([]any{anchorID}, strArgs(statuses)...)
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
 		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
-		f.card_id IS NOT NULL, COALESCE(f.file_sha256,''), COALESCE(f.event_seq,0), COALESCE(f.checkout,''),
-		COALESCE(f.size,-1), COALESCE(f.mtime_ns,0), COALESCE(f.held,''), COALESCE(f.synced_at,'')
+		f.card_id IS NOT NULL, COALESCE(f.blob,''), COALESCE(f.base,''), COALESCE(f.event_seq,0),
+		COALESCE(f.held,''), COALESCE(f.synced_at,'')
 		FROM cards c LEFT JOIN card_files f ON f.card_id = c.id
 		WHERE c.anchor_id = ? AND (c.status IN (`+placeholders(len(statuses))+`) OR f.card_id IS NOT NULL)
 		ORDER BY c.id`, args...)
@@ -61,8 +70,8 @@ func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain
 		var r SyncRow
 		var has bool
 		var f CardFile
-		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.FileSHA256, &f.EventSeq, &f.Checkout,
-			&f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.Blob, &f.Base, &f.EventSeq,
+			&f.Held, &f.SyncedAt); err != nil {
 			return nil, fmt.Errorf("list cards to sync: %w", err)
 		}
 		if has {
@@ -76,15 +85,15 @@ func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain
 
 // PutCardFile inserts or replaces the file row of f.CardID.
 func (tx *Tx) PutCardFile(ctx context.Context, f CardFile) error {
-	if _, err := tx.exec(ctx, `INSERT INTO card_files(card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at)
-		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded.anchor_id,
-		file_sha256 = excluded.file_sha256, event_seq = excluded.event_seq, checkout = excluded.checkout,
-		size = excluded.size, mtime_ns = excluded.mtime_ns, held = excluded.held, synced_at = excluded.synced_at`,
-		f.CardID, f.AnchorID, f.FileSHA256, f.EventSeq, f.Checkout, f.Size, f.MtimeNS, f.Held, f.SyncedAt); err != nil {
+	if _, err := tx.exec(ctx, `INSERT INTO card_files(`+cardFileCols+`) VALUES (?,?,?,?,?,?,?)`+cardFileUpsert,
+		f.CardID, f.AnchorID, f.Blob, f.Base, f.EventSeq, f.Held, f.SyncedAt); err != nil {
 		return fmt.Errorf("record the file of %s: %w", f.CardID, err)
 	}
 	return nil
 }
+
+const cardFileUpsert = ` ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded.anchor_id, blob = excluded.blob,
+	base = excluded.base, event_seq = excluded.event_seq, held = excluded.held, synced_at = excluded.synced_at`
 
 // LastEventSeq is the seq of the card's last event, 0 without events.
 func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
@@ -98,46 +107,20 @@ func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
 // HeldCardFiles lists the file rows whose claim of authority is held back,
 // by card id.
 func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at
-		FROM card_files WHERE held != '' ORDER BY card_id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE held != '' ORDER BY card_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list held card files: %w", err)
 	}
 	defer rows.Close()
 	var out []CardFile
 	for rows.Next() {
-		var f CardFile
-		if err := rows.Scan(&f.CardID, &f.AnchorID, &f.FileSHA256, &f.EventSeq, &f.Checkout, &f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+		f, err := scanCardFile(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list held card files: %w", err)
 		}
 		out = append(out, f)
 	}
 	return out, rows.Err()
-}
-
-// UpdateCardFromFile replaces the governed fields of c.ID with c's (a card
-// file that changed upstream): statement, content, tier, status, domain,
-// field, scope, trigger, persistence, render preference, dates and origin.
-// Identity, anchor and creation stay.
-func (tx *Tx) UpdateCardFromFile(ctx context.Context, c domain.Card) error {
-	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", c.ID, err)
-	}
-	// The update trigger takes the old text out of the index: the row must
-	// be in it.
-	if err := tx.indexCards(ctx); err != nil {
-		return err
-	}
-	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?, status = ?,
-		domain = ?, field = ?, scope = ?, trigger = ?, persistence = ?, render_pref = ?, review_after = ?,
-		expires_at = ?, origin_card = ?, updated_at = ? WHERE id = ?`,
-		c.Statement, c.StatementNorm, c.Content, c.Tier, c.Status, c.Domain, c.Field, scope, trig, c.Persistence,
-		c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt), nullable(c.OriginCard), c.UpdatedAt, c.ID)
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", c.ID, err)
-	}
-	return oneRow(res, "card "+c.ID+" not found")
 }
 
 // LastLifecycleEvents returns, per card id, the card's last event that is
@@ -148,9 +131,7 @@ func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[stri
 		n := min(len(ids), 500)
 		chunk := ids[:n]
 		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.card_id, e.seq, e.type, e.from_status, e.to_status, e.reason,
-			e.actor, e.actor_type, e.policy, e.policy_hash, e.decision, e.data, e.created_at
-			FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
+		rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
 			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read last events: %w", err)
@@ -168,7 +149,7 @@ func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
 		var e domain.Event
 		var decision, data string
 		if err := rows.Scan(&e.ID, &e.CardID, &e.Seq, (*string)(&e.Type), (*string)(&e.FromStatus), (*string)(&e.ToStatus), &e.Reason, &e.Actor,
-			(*string)(&e.ActorType), &e.Policy, &e.PolicyHash, &decision, &data, &e.CreatedAt); err != nil {
+			(*string)(&e.ActorType), &e.Policy, &e.PolicyHash, &decision, (*string)(&e.DecidedBy), &data, &e.CreatedAt); err != nil {
 			return fmt.Errorf("scan event: %w", err)
 		}
 		if decision != "null" {
@@ -218,16 +199,15 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 
 // CardFiles lists the file rows of anchorID, by card id.
 func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT card_id, anchor_id, file_sha256, event_seq, checkout, size, mtime_ns, held, synced_at
-		FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
 	if err != nil {
 		return nil, fmt.Errorf("list card files: %w", err)
 	}
 	defer rows.Close()
 	var out []CardFile
 	for rows.Next() {
-		var f CardFile
-		if err := rows.Scan(&f.CardID, &f.AnchorID, &f.FileSHA256, &f.EventSeq, &f.Checkout, &f.Size, &f.MtimeNS, &f.Held, &f.SyncedAt); err != nil {
+		f, err := scanCardFile(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list card files: %w", err)
 		}
 		out = append(out, f)

@@ -27,7 +27,7 @@ func prefixCols(p string) string {
 }
 
 // InsertCard adds a card.
-func (tx *Tx) InsertCard(ctx context.Context, c domain.Card) error {
+func (tx *Tx) insertCard(ctx context.Context, c domain.Card) error {
 	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
 	if err != nil {
 		return fmt.Errorf("insert card: %w", err)
@@ -146,7 +146,7 @@ func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, status
 
 // SetCardStatus moves card id from status from to status to. It fails with
 // ErrConflict when the card is no longer in status from.
-func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
+func (tx *Tx) setCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, string(to), now, id, string(from))
 	if err != nil {
 		return fmt.Errorf("set status of %s: %w", id, err)
@@ -155,12 +155,36 @@ func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Stat
 }
 
 // SetPublishedTo stamps card id as published to the card copy.
-func (tx *Tx) SetPublishedTo(ctx context.Context, id, copyID, now string) error {
+func (tx *Tx) setPublishedTo(ctx context.Context, id, copyID, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET published_to = ?, updated_at = ? WHERE id = ? AND published_to IS NULL`, copyID, now, id)
 	if err != nil {
 		return fmt.Errorf("stamp %s as published: %w", id, err)
 	}
 	return oneRow(res, "card "+id+" was published already")
+}
+
+// updateCard replaces the governed fields of c.ID with c's: statement,
+// content, tier, domain, field, scope, trigger, persistence, render
+// preference, dates and origin. Identity, anchor, status and creation stay.
+func (tx *Tx) updateCard(ctx context.Context, c domain.Card, now string) error {
+	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", c.ID, err)
+	}
+	// The update trigger takes the old text out of the index: the row must
+	// be in it.
+	if err := tx.indexCards(ctx); err != nil {
+		return err
+	}
+	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?,
+		domain = ?, field = ?, scope = ?, trigger = ?, persistence = ?, render_pref = ?, review_after = ?,
+		expires_at = ?, origin_card = ?, updated_at = ? WHERE id = ?`,
+		c.Statement, c.StatementNorm, c.Content, c.Tier, c.Domain, c.Field, scope, trig, c.Persistence,
+		c.RenderPref, nullable(c.ReviewAfter), nullable(c.ExpiresAt), nullable(c.OriginCard), now, c.ID)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", c.ID, err)
+	}
+	return oneRow(res, "card "+c.ID+" not found")
 }
 
 // CardAttrs are the governed attributes an audit action may change. A nil
@@ -174,7 +198,7 @@ type CardAttrs struct {
 }
 
 // UpdateCardAttrs changes the given attributes of card id.
-func (tx *Tx) UpdateCardAttrs(ctx context.Context, id string, a CardAttrs, now string) error {
+func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now string) error {
 	sets := []string{"updated_at = ?"}
 	args := []any{now}
 	if a.Scope != nil {
@@ -202,6 +226,15 @@ func (tx *Tx) UpdateCardAttrs(ctx context.Context, id string, a CardAttrs, now s
 		return fmt.Errorf("update %s: %w", id, err)
 	}
 	return oneRow(res, "card "+id+" not found")
+}
+
+// CountCardsAt counts the cards of one anchor.
+func (s *Store) CountCardsAt(ctx context.Context, anchorID string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE anchor_id = ?`, anchorID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count cards of %s: %w", anchorID, err)
+	}
+	return n, nil
 }
 
 // CountCards counts all cards.

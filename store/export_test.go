@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/palacehq/palace/domain"
 	"strings"
 )
 
@@ -69,3 +70,34 @@ func (tx *Tx) PragmaForTest(ctx context.Context, name string) (int64, error) {
 	err := tx.tx.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
 	return v, err
 }
+
+// The raw writers below are WriteCards' parts; the store's own tests
+// reach them to set up rows and to compare a batch with single writes.
+
+func (tx *Tx) InsertCard(ctx context.Context, c domain.Card) error { return tx.insertCard(ctx, c) }
+
+func (tx *Tx) InsertCards(ctx context.Context, cs []domain.Card) error {
+	return tx.insertCards(ctx, cs)
+}
+
+func (tx *Tx) InsertLink(ctx context.Context, l domain.Link) (bool, error) {
+	return tx.insertLink(ctx, l)
+}
+
+func (tx *Tx) InsertLinks(ctx context.Context, ls []domain.Link) error {
+	return tx.insertLinks(ctx, ls)
+}
+
+func (tx *Tx) AppendEvent(ctx context.Context, e domain.Event) (domain.Event, error) {
+	return tx.appendEvent(ctx, e)
+}
+
+func (tx *Tx) AppendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
+	return tx.appendEvents(ctx, es)
+}
+
+func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
+	return tx.setCardStatus(ctx, id, from, to, now)
+}
+
+func (tx *Tx) InsertContest(ctx context.Context, c Contest) error { return tx.insertContest(ctx, c) }

@@ -101,7 +101,7 @@ type Contest struct {
 }
 
 // InsertContest opens a contest.
-func (tx *Tx) InsertContest(ctx context.Context, c Contest) error {
+func (tx *Tx) insertContest(ctx context.Context, c Contest) error {
 	if _, err := tx.exec(ctx, `INSERT INTO card_contests(card_id, kind, reason, evidence_id, source, actor, actor_type, created_at)
 		VALUES (?,?,?,?,?,?,?,?)`, c.CardID, c.Kind, c.Reason, nullable(c.EvidenceID), c.Source, c.Actor, c.ActorType, c.CreatedAt); err != nil {
 		return fmt.Errorf("contest %s: %w", c.CardID, err)
@@ -111,7 +111,7 @@ func (tx *Tx) InsertContest(ctx context.Context, c Contest) error {
 
 // CloseContests closes every open contest of a card with resolution and
 // returns how many were open.
-func (tx *Tx) CloseContests(ctx context.Context, cardID, resolution, now string) (int, error) {
+func (tx *Tx) closeContests(ctx context.Context, cardID, resolution, now string) (int, error) {
 	res, err := tx.exec(ctx, `UPDATE card_contests SET resolved_at = ?, resolution = ? WHERE card_id = ? AND resolved_at IS NULL`,
 		now, resolution, cardID)
 	if err != nil {
@@ -206,6 +206,15 @@ func (tx *Tx) OriginalOf(ctx context.Context, id string) (string, error) {
 // the id of each original keyed by anchor id + "|" + hash: one query per
 // 500 hashes instead of one per row of an import.
 func (tx *Tx) OriginalsByHash(ctx context.Context, shas []string) (map[string]string, error) {
+	return originalsByHash(ctx, tx.tx, shas)
+}
+
+// OriginalsByHash is the committed form of Tx.OriginalsByHash.
+func (s *Store) OriginalsByHash(ctx context.Context, shas []string) (map[string]string, error) {
+	return originalsByHash(ctx, s.db, shas)
+}
+
+func originalsByHash(ctx context.Context, q querier, shas []string) (map[string]string, error) {
 	out := map[string]string{}
 	for len(shas) > 0 {
 		n := min(len(shas), 500)
@@ -215,7 +224,7 @@ func (tx *Tx) OriginalsByHash(ctx context.Context, shas []string) (map[string]st
 		for i, s := range chunk {
 			prefixes[i] = s[:min(16, len(s))]
 		}
-		rows, err := tx.tx.QueryContext(ctx, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
+		rows, err := q.QueryContext(ctx, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
 			WHERE substr(e.content_sha256, 1, 16) IN (`+placeholders(len(chunk))+`)
 			AND NOT EXISTS (SELECT 1 FROM evidence_duplicates d WHERE d.evidence_id = e.id)
 			ORDER BY e.rowid`, prefixes...)

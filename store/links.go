@@ -9,7 +9,7 @@ import (
 
 // InsertLink adds l; inserted is false when the same (card, evidence, role)
 // link exists already.
-func (tx *Tx) InsertLink(ctx context.Context, l domain.Link) (inserted bool, err error) {
+func (tx *Tx) insertLink(ctx context.Context, l domain.Link) (inserted bool, err error) {
 	res, err := tx.exec(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)
 		VALUES (?,?,?,?,?) ON CONFLICT(card_id, evidence_id, role) DO NOTHING`,
 		l.CardID, l.EvidenceID, l.Role, l.Note, l.CreatedAt)

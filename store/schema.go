@@ -533,6 +533,60 @@ BEGIN UPDATE link_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS card_links_deleted AFTER DELETE ON card_links
 BEGIN UPDATE link_version SET n = n + 1; END;
 `,
+	// Every card event says who decided it (the gate, a person, a rule;
+	// empty on older rows: the table is rebuilt with its rows and its
+	// append-only triggers, as a CHECK cannot be added), and card files are read from git: card_files
+	// keeps, per card, the blob palace last wrote or imported and the blob
+	// the checkout's HEAD held at the last sync, instead of the working
+	// tree file's hash and stat. Rows keep their card, event seq and held
+	// reason; their blobs start empty, so the next sync compares each
+	// committed file with the card once. Sync marks are dropped for the
+	// same reason.
+	`
+DROP TRIGGER card_events_no_update;
+DROP TRIGGER card_events_no_delete;
+CREATE TABLE card_events_next (
+	id          TEXT PRIMARY KEY,
+	card_id     TEXT NOT NULL REFERENCES cards(id),
+	seq         INTEGER NOT NULL CHECK (seq > 0),
+	type        TEXT NOT NULL CHECK (type IN ('created','linked','promoted','demoted','retired','published','direct_write','updated','imported')),
+	from_status TEXT NOT NULL DEFAULT '',
+	to_status   TEXT NOT NULL DEFAULT '',
+	reason      TEXT NOT NULL DEFAULT '',
+	actor       TEXT NOT NULL,
+	actor_type  TEXT NOT NULL CHECK (actor_type IN ('human','agent')),
+	policy      TEXT NOT NULL DEFAULT '',
+	policy_hash TEXT NOT NULL DEFAULT '',
+	decision    TEXT NOT NULL DEFAULT 'null' CHECK (json_valid(decision)),
+	decided_by  TEXT NOT NULL DEFAULT '' CHECK (decided_by IN ('', 'gate', 'human', 'rule')),
+	data        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(data)),
+	created_at  TEXT NOT NULL,
+	UNIQUE (card_id, seq)
+);
+INSERT INTO card_events_next(id, card_id, seq, type, from_status, to_status, reason, actor, actor_type, policy, policy_hash, decision, data, created_at)
+	SELECT id, card_id, seq, type, from_status, to_status, reason, actor, actor_type, policy, policy_hash, decision, data, created_at FROM card_events;
+DROP TABLE card_events;
+ALTER TABLE card_events_next RENAME TO card_events;
+CREATE TRIGGER card_events_no_update BEFORE UPDATE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+CREATE TRIGGER card_events_no_delete BEFORE DELETE ON card_events
+BEGIN SELECT RAISE(ABORT, 'card events are append-only'); END;
+CREATE TABLE card_files_next (
+	anchor_id TEXT NOT NULL REFERENCES anchors(id),
+	card_id   TEXT NOT NULL UNIQUE REFERENCES cards(id),
+	blob      TEXT NOT NULL DEFAULT '',
+	base      TEXT NOT NULL DEFAULT '',
+	event_seq INTEGER NOT NULL DEFAULT 0,
+	held      TEXT NOT NULL DEFAULT '',
+	synced_at TEXT NOT NULL,
+	PRIMARY KEY (anchor_id, card_id)
+) WITHOUT ROWID;
+INSERT INTO card_files_next(anchor_id, card_id, event_seq, held, synced_at)
+	SELECT anchor_id, card_id, event_seq, held, synced_at FROM card_files;
+DROP TABLE card_files;
+ALTER TABLE card_files_next RENAME TO card_files;
+DELETE FROM card_sync_marks;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

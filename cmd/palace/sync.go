@@ -26,21 +26,35 @@ evidence it cites) with the palace:
   - export: this repository's authoritative cards (and candidates shared with
     --share) that changed in the palace are written as files, to commit and
     push like any other change;
-  - import: files that arrived through git (pull, checkout, merge) become
-    cards of this repository with the same ids and citations. A file that
-    claims promoted or canonical is checked against the gate policy; if the
-    gate refuses, the card is imported as a candidate and reported as held
-    (palace doctor and palace audit say why);
-  - conflicts: a card changed both in its file and in this palace since the
-    last sync is reported with both versions and left alone; --resolve
+  - import: committed files that changed (a pull, a checkout, a merge)
+    become cards of this repository with the same ids and citations. Only
+    committed files are read, never the working tree: an untracked or
+    modified file is a finding (PC018) until it is committed;
+  - the gate decides what a file may change: a claim of promoted or
+    canonical, an edit of an authoritative card, a demotion or retirement.
+    The gate learns the commit that last changed the file and whether the
+    upstream default branch (origin's HEAD, else origin/main or
+    origin/master) holds it; the default policy accepts a file's claim only
+    from there, on the evidence the file carries. A refused claim keeps this
+    palace's version of the card (a new card is a candidate) and is reported
+    as held; palace doctor and palace audit say why;
+  - a file's claims are claims: evidence dates are capped at the commit's
+    date, a human author counts only from the reviewed history, redacted
+    evidence is left out, evidence of another anchor is never linked;
+  - conflicts: a card changed both in its committed file and in this palace
+    since the last sync is reported with a diff and left alone; --resolve
     ID=file or ID=palace picks one.
 
 Worktree cards never leave the machine and global cards stay personal: only
 this repository's cards are written. A file with problems (palace cards
-check shows them) stops the sync before anything is written.
+check shows them) is skipped; the rest of the sync goes on.
 
-Exit 0: synced (held cards are reported); 1: a conflict is left; 2: a card
-file has problems, or bad flags; 3: agent mode (sync may make a card
+--dry-run writes nothing and shows, per file, what the sync would do (new,
+changed, unchanged, held, conflict, export, skipped), the status the file
+claims, its commit and the gate's answer with its reasons.
+
+Exit 0: synced (held cards are reported); 1: a conflict is left or a card
+file was skipped; 2: bad flags; 3: agent mode (sync may make a card
 authoritative, which only a human may).
 
 'git config palace.autoExport true' in a checkout writes a card's file after
@@ -71,9 +85,17 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 				if err != nil {
 					return err
 				}
+				code := 0
 				if len(rep.Conflicts) > 0 {
-					fmt.Fprintf(g.stderr, "palace sync: %d conflict(s) left: pick a side with --resolve ID=file or ID=palace\n", len(rep.Conflicts))
-					return exitError{1}
+					fmt.Fprintf(g.stderr, "palace sync: %s left: pick a side with --resolve ID=file or ID=palace\n", plural(len(rep.Conflicts), "conflict"))
+					code = 1
+				}
+				if n := skipped(rep); n > 0 {
+					fmt.Fprintf(g.stderr, "palace sync: %s skipped: fix them (palace cards check shows them) and sync again\n", plural(n, "card file"))
+					code = 1
+				}
+				if code != 0 {
+					return exitError{code}
 				}
 				return nil
 			})
@@ -82,7 +104,7 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 	f := cmd.Flags()
 	f.StringSliceVar(&req.Share, "share", nil, "candidate card ids of this repository to write as files for review")
 	f.StringSliceVar(&resolve, "resolve", nil, "settle a conflict: ID=file takes the file, ID=palace keeps this palace's card")
-	f.BoolVar(&req.DryRun, "dry-run", false, "say what would be exported and imported; write nothing")
+	f.BoolVar(&req.DryRun, "dry-run", false, "show per file what the sync would do and the gate's answer; write nothing")
 	f.BoolVar(&req.Rewrite, "rewrite", false, "render every shared card's file again and write those whose bytes differ, removed ones included (files changed in the checkout are still imported)")
 	return cmd
 }
@@ -92,34 +114,80 @@ func printSync(w io.Writer, rep host.SyncReport) {
 	for _, f := range rep.Findings {
 		fmt.Fprintln(w, escapeControls(f.String()))
 	}
-	verb := ""
 	if rep.DryRun {
-		verb = "would be "
-	}
-	for _, id := range rep.Exported {
-		fmt.Fprintf(w, "%sexported %s\n", verb, id)
-	}
-	for _, id := range rep.Imported {
-		fmt.Fprintf(w, "%simported %s\n", verb, id)
-	}
-	for _, hc := range rep.Held {
-		fmt.Fprintf(w, "%s:%d: held %s as a candidate: the file claims %s, and the gate says no\n", hc.Path, hc.Line, hc.CardID, hc.Claimed)
-		for _, r := range hc.Reasons {
-			fmt.Fprintf(w, "  - %s\n", escapeControls(r))
+		for _, f := range rep.Files {
+			line := fmt.Sprintf("%-9s %s", f.State, f.Path)
+			if f.Claimed != "" {
+				line += " (claims " + f.Claimed
+				if f.Status != "" && f.Status != f.Claimed {
+					line += ", would be " + f.Status
+				}
+				line += ")"
+			}
+			if f.Commit != "" {
+				reviewed := "not on the upstream default branch"
+				if f.Reviewed {
+					reviewed = "on the upstream default branch"
+				}
+				line += fmt.Sprintf(" from %.12s, %s", f.Commit, reviewed)
+			}
+			fmt.Fprintln(w, escapeControls(line))
+			if f.Gate != nil {
+				verdict := "gate: allows"
+				if !f.Gate.Allow {
+					verdict = "gate: refuses"
+				}
+				fmt.Fprintf(w, "  %s\n", verdict)
+				for _, r := range f.Gate.Reasons {
+					fmt.Fprintf(w, "  - %s\n", escapeControls(r))
+				}
+			}
+		}
+	} else {
+		for _, id := range rep.Exported {
+			fmt.Fprintf(w, "exported %s\n", id)
+		}
+		for _, id := range rep.Imported {
+			fmt.Fprintf(w, "imported %s\n", id)
+		}
+		for _, hc := range rep.Held {
+			fmt.Fprintf(w, "%s:%d: held %s: the file claims %s, and the gate says no\n", hc.Path, hc.Line, hc.CardID, hc.Claimed)
+			for _, r := range hc.Reasons {
+				fmt.Fprintf(w, "  - %s\n", escapeControls(r))
+			}
 		}
 	}
 	for _, id := range rep.Removed {
-		fmt.Fprintf(w, "%s: file gone from this checkout; kept in the palace, not written again until it changes here\n", id)
+		fmt.Fprintf(w, "%s: file gone from HEAD; kept in the palace, not written again until it changes here\n", id)
 	}
 	for _, c := range rep.Conflicts {
-		fmt.Fprintf(w, "%s\n", p.paint("1;31", "conflict "+c.CardID+" ("+c.Path+"): changed in the file and in this palace"))
-		fmt.Fprintf(w, "--- file %s\n%s", c.Path, indentBlock(c.File))
-		fmt.Fprintf(w, "+++ palace %s\n%s", c.CardID, indentBlock(c.Palace))
+		fmt.Fprintf(w, "%s\n", p.paint("1;31", "conflict "+c.CardID+" ("+c.Path+"): changed in the committed file and in this palace"))
+		fmt.Fprint(w, indentBlock(c.Diff))
 	}
-	if !cardfile.HasErrors(rep.Findings) {
-		fmt.Fprintf(w, "%s: %d exported, %d imported, %d held, %d conflicts, %d unchanged\n", rep.Dir,
-			len(rep.Exported), len(rep.Imported), len(rep.Held), len(rep.Conflicts), rep.Unchanged)
+	if rep.DryRun {
+		fmt.Fprintf(w, "%s (dry run, nothing written): would export %d, import %d, hold %d; %s, %d unchanged\n", rep.Dir,
+			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
+	} else {
+		fmt.Fprintf(w, "%s: %d exported, %d imported, %d held, %s, %d unchanged\n", rep.Dir,
+			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
 	}
+	if rep.Pending > 0 {
+		fmt.Fprintf(w, "%s written by palace and not committed yet: commit them to share them\n", plural(rep.Pending, "card file"))
+	}
+	if rep.WorktreeCards > 0 {
+		fmt.Fprintf(w, "%s not shared (worktree cards never leave this machine): palace publish ID --to repo shares one\n", plural(rep.WorktreeCards, "worktree card"))
+	}
+}
+
+// skipped counts the card files a sync left out for their errors.
+func skipped(rep host.SyncReport) int {
+	files := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Severity == cardfile.SeverityError {
+			files[f.Path] = true
+		}
+	}
+	return len(files)
 }
 
 func indentBlock(s string) string {

@@ -161,12 +161,26 @@ func TestCardsCheckAndSyncOnAForgedFile(t *testing.T) {
 	}
 	wantCode(t, e.run("cards", "check"), 0)
 
-	// Sync imports the staged claim's working-tree version as it is: put the
-	// forged claim back, then sync: held as a candidate.
+	// Sync reads committed files only: the modified working-tree file is a
+	// finding, not an import.
 	writeFile(t, e.dir, rel, forgedCard)
 	out := e.ok("sync")
-	if !strings.Contains(out, rel+":5: held kc_01forgedforgedforgedforge as a candidate") {
-		t.Errorf("sync output:\n%s", out)
+	if !strings.Contains(out, rel+":1:1: PC018 warning: modified in the working tree") || strings.Contains(out, "imported kc_") {
+		t.Errorf("sync of a modified file:\n%s", out)
+	}
+	wantCode(t, e.run("card", "show", "kc_01forgedforgedforgedforge"), 2, "no card")
+	// Committed on an unreviewed branch, the claim is held for its source;
+	// once the upstream default branch holds it, for its evidence.
+	e.git("add", rel)
+	e.git("commit", "-q", "-m", "forge")
+	out = e.ok("sync")
+	if !strings.Contains(out, rel+":5: held kc_01forgedforgedforgedforge") || !strings.Contains(out, "not on the upstream default branch (none found)") {
+		t.Errorf("sync of an unreviewed commit:\n%s", out)
+	}
+	e.git("update-ref", "refs/remotes/origin/main", "HEAD")
+	out = e.ok("sync")
+	if !strings.Contains(out, rel+":5: held kc_01forgedforgedforgedforge") || !strings.Contains(out, "verification: have 0, need 1") {
+		t.Errorf("sync of a reviewed commit:\n%s", out)
 	}
 	show := e.jsonOf("card", "show", "kc_01forgedforgedforgedforge")
 	if show["status"] != "candidate" {
@@ -180,31 +194,34 @@ func TestCardsCheckAndSyncOnAForgedFile(t *testing.T) {
 	}
 }
 
-func TestSyncBadFilesExit2AndImportNothing(t *testing.T) {
+// TestSyncSkipsBadFiles: a committed file with problems is skipped with
+// its finding and sync exits 1; the good file beside it is imported.
+func TestSyncSkipsBadFiles(t *testing.T) {
 	good := strings.Replace(forgedCard, "status: promoted", "status: candidate", 1)
 	tests := []struct {
 		name, file, body, want string
 	}{
 		{"malformed", "kc_01bad.md", "---\nid: kc_01bad\nstatement: [oops\n---\n", ".palace/cards/kc_01bad.md:"},
-		{"unknown tier", "kc_01forgedforgedforgedforge.md", strings.Replace(good, "tier: shu", "tier: sage", 1), ".palace/cards/kc_01forgedforgedforgedforge.md:4:1: PC005 tier \"sage\" is not valid"},
+		{"unknown tier", "kc_01othercardothercardother.md", strings.ReplaceAll(strings.Replace(good, "tier: shu", "tier: sage", 1), "kc_01forgedforgedforgedforge", "kc_01othercardothercardother"), ".palace/cards/kc_01othercardothercardother.md:4:1: PC005 tier \"sage\" is not valid"},
 		{"duplicate id", "kc_01copy.md", good, ".palace/cards/kc_01copy.md:2:1: PC009"},
 		{"10 MB", "kc_01big.md", strings.Repeat("x", 10<<20), ".palace/cards/kc_01big.md:1:1: PC007"},
-		{"conflict markers", "kc_01forgedforgedforgedforge.md", "<<<<<<< HEAD\n" + good + "=======\n" + good + ">>>>>>> theirs\n", ".palace/cards/kc_01forgedforgedforgedforge.md:1:1: PC006"},
+		{"conflict markers", "kc_01othercardothercardother.md", "<<<<<<< HEAD\n" + good + "=======\n" + good + ">>>>>>> theirs\n", ".palace/cards/kc_01othercardothercardother.md:1:1: PC006"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			if tt.file != "kc_01forgedforgedforgedforge.md" {
-				writeFile(t, e.dir, ".palace/cards/kc_01forgedforgedforgedforge.md", good)
-			}
+			writeFile(t, e.dir, ".palace/cards/kc_01forgedforgedforgedforge.md", good)
 			writeFile(t, e.dir, ".palace/cards/"+tt.file, tt.body)
+			e.git("add", ".palace")
+			e.git("commit", "-q", "-m", "cards")
+			e.git("update-ref", "refs/remotes/origin/main", "HEAD")
 			r := e.run("sync")
-			wantCode(t, r, 2, "nothing was imported")
-			if !strings.Contains(r.stdout, tt.want) {
-				t.Errorf("sync output lacks %q:\n%s", tt.want, r.stdout)
+			wantCode(t, r, 1, "skipped")
+			if !strings.Contains(r.stdout, tt.want) || !strings.Contains(r.stdout, "imported kc_01forgedforgedforgedforge") {
+				t.Errorf("sync output lacks %q or the good card's import:\n%s", tt.want, r.stdout)
 			}
-			if list := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); len(list["cards"].([]any)) != 0 {
-				t.Errorf("cards imported despite a bad file: %v", list["cards"])
+			if list := e.jsonOf("card", "list", "--anchor", "all", "--all-repos"); len(list["cards"].([]any)) != 1 {
+				t.Errorf("cards after the sync: %v, want the good one", list["cards"])
 			}
 			r = e.run("cards", "check")
 			wantCode(t, r, 1)

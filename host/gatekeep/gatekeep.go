@@ -96,6 +96,12 @@ func (k *Keeper) Reviewer(name string) policies.Reviewer {
 // target and then the Go floors, with the reviewer given as is (a card file
 // names the reviewer of its last lifecycle change). It writes nothing.
 func (k *Keeper) Evaluate(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) Result {
+	return k.EvaluateFrom(ctx, c, links, contests, action, target, reviewer, allowLocal, policies.GateSource{Channel: policies.SourceLocal})
+}
+
+// EvaluateFrom is Evaluate for a change that comes from source (a card
+// file an import reads from git, say): the policy sees where it comes from.
+func (k *Keeper) EvaluateFrom(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool, source policies.GateSource) Result {
 	facts := factsOf(links, contests)
 	in := policies.GateInput{
 		Action: action,
@@ -112,6 +118,7 @@ func (k *Keeper) Evaluate(ctx context.Context, c domain.Card, links []domain.Lin
 		Contest:    facts.contest,
 		Reviewer:   reviewer,
 		Mode:       k.Mode,
+		Source:     source,
 	}
 	res := Result{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
 		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/authority"
 	"path/filepath"
 	"strings"
 
@@ -240,33 +241,22 @@ func (h *Intake) importRow(ctx context.Context, tx *store.Tx, anchorID string, r
 		}
 		out.EvidenceID, out.EvidenceNew = r.ev.ID, true
 	}
-	link := domain.Link{EvidenceID: out.EvidenceID, Role: domain.RoleSupporting, CreatedAt: h.stamp(), SourceRef: out.SourceRef}
+	refs := []authority.Refs{{Role: domain.RoleSupporting, IDs: []string{out.EvidenceID}}}
 	existing, dup, err := tx.CardByStatement(ctx, anchorID, r.card.StatementNorm, domain.Statuses)
 	if err != nil {
 		return out, err
 	}
 	if dup {
 		out.CardID, out.CardStatus, out.Statement, out.Scope = existing.ID, string(existing.Status), existing.Statement, existing.Scope
-		link.CardID = existing.ID
-		added, err := tx.InsertLink(ctx, link)
-		if err != nil || !added {
-			return out, err
-		}
-		_, err = h.appendEvent(ctx, tx, existing.ID, domain.Event{Type: domain.EventLinked, Reason: "imported from " + out.SourceRef,
-			Data: mustJSON(map[string]any{"links": linkSummary([]domain.Link{link})})})
+		_, err = h.door.Apply(ctx, tx, authority.Change{Op: authority.OpLink, CardID: existing.ID, Refs: refs, Reason: "imported from " + out.SourceRef})
 		return out, err
 	}
 	r.card.AnchorID = anchorID
-	if err := tx.InsertCard(ctx, r.card); err != nil {
-		return out, err
-	}
-	link.CardID = r.card.ID
-	if _, err := tx.InsertLink(ctx, link); err != nil {
-		return out, err
-	}
-	_, err = h.appendEvent(ctx, tx, r.card.ID, domain.Event{Type: domain.EventCreated, ToStatus: r.card.Status,
+	if _, err := h.door.Apply(ctx, tx, authority.Change{Op: authority.OpCreate, CardID: r.card.ID, Card: &r.card, Refs: refs,
 		Reason: "imported from " + out.SourceRef + ": a candidate for review; promote it through the gate",
-		Data:   mustJSON(map[string]any{"links": linkSummary([]domain.Link{link}), "source_ref": out.SourceRef})})
+		Data:   map[string]any{"source_ref": out.SourceRef}}); err != nil {
+		return out, err
+	}
 	out.CardID, out.CardStatus, out.CardNew = r.card.ID, string(r.card.Status), true
-	return out, err
+	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/internal/limits"
@@ -37,6 +38,8 @@ type Config struct {
 	Echo *EchoGuard
 	// EnsureAnchor writes the anchor of a kind at Loc, with its parents.
 	EnsureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+	// Door writes the candidates and links an import makes.
+	Door *authority.Door
 }
 
 // Intake writes evidence and candidates into one palace.
@@ -49,12 +52,13 @@ type Intake struct {
 	actor        string
 	now          func() time.Time
 	ensureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+	door         *authority.Door
 }
 
 // New is the intake of c's palace.
 func New(c Config) *Intake {
 	return &Intake{store: c.Store, loc: c.Loc, gate: c.Gate, echo: c.Echo, mode: c.Gate.Mode,
-		actor: c.Gate.Actor, now: c.Gate.Now, ensureAnchor: c.EnsureAnchor}
+		actor: c.Gate.Actor, now: c.Gate.Now, ensureAnchor: c.EnsureAnchor, door: c.Door}
 }
 
 // The two modes, as host names them.
@@ -77,16 +81,11 @@ const (
 // AnchorRef names an anchor in output.
 type AnchorRef = pack.AnchorRef
 
-func (h *Intake) stamp() string                { return h.gate.Stamp() }
 func (h *Intake) actorType() domain.ActorType  { return h.gate.ActorType() }
 func (h *Intake) requireHuman(op string) error { return h.gate.RequireHuman(op) }
 
 func (h *Intake) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	return ResolveAnchorKind(h.loc, field, s)
-}
-
-func (h *Intake) appendEvent(ctx context.Context, tx *store.Tx, cardID string, e domain.Event) (domain.Event, error) {
-	return tx.AppendEvent(ctx, h.gate.NewEvent(cardID, e))
 }
 
 // ResolveAnchorKind validates a requested anchor kind at loc ("" = the
@@ -119,10 +118,8 @@ func internal(err error, format string, args ...any) error {
 
 func oneOf[T ~string](field string, v T, allowed []T) error { return hosterr.OneOf(field, v, allowed) }
 func classify(err error, op string) error                   { return hosterr.Classify(err, op) }
-func mustJSON(v any) []byte                                 { return gatekeep.EventData(v) }
 func normDate(s string) string                              { return gatekeep.NormDate(s) }
 func parseDate(s string) (time.Time, error)                 { return gatekeep.ParseDate(s) }
-func linkSummary(links []domain.Link) []map[string]string   { return gatekeep.LinkSummary(links) }
 func normalizeStatement(s string) string                    { return domain.NormalizeStatement(s) }
 
 func firstNonEmpty(vals ...string) string { return cmp.Or(vals...) }

@@ -29,9 +29,10 @@ func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 // WriteFileAtomic replaces rel below root with b through a temporary file
-// and a rename; no component may be a link.
+// and a rename; no component may be a link. Missing directories on the way
+// are created.
 func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
-	path, err := check(root, rel, false)
+	path, err := check(root, rel, true)
 	if err != nil {
 		return err
 	}

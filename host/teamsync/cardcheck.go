@@ -57,7 +57,7 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 	for _, f := range files {
 		rep.Checked = append(rep.Checked, f.path)
 	}
-	rep.Findings = append(rep.Findings, checkFiles(files)...)
+	rep.Findings = append(rep.Findings, decodeChecked(files)...)
 	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
 	for _, f := range files {
 		if f.parsed == nil || !domain.Status(f.parsed.Card.Status).Authoritative() {
@@ -73,6 +73,15 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 				Message: fmt.Sprintf("status %s is not allowed by the gate for the evidence this file carries (%s): cite the evidence the gate needs, or set status: candidate",
 					fc.Status, strings.Join(g.Reasons, "; "))})
 		}
+	}
+	if !req.Staged && len(req.Paths) == 0 && h.loc.InGit {
+		// A file sync would not read is worth saying before it is
+		// committed on the wrong belief.
+		fs, _, err := h.worktreeFindings(ctx, git{dir: h.loc.Worktree}, "", nil, nil)
+		if err != nil {
+			return rep, err
+		}
+		rep.Findings = append(rep.Findings, fs...)
 	}
 	sortFindings(rep.Findings)
 	for _, f := range rep.Findings {
@@ -96,7 +105,7 @@ func sortFindings(fs []cardfile.Finding) {
 }
 
 // cardFilesToCheck reads the files a check covers.
-func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*syncFile, error) {
+func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*checkFile, error) {
 	var rel []string // relative to the worktree when staged
 	switch {
 	case len(req.Paths) > 0:
@@ -142,19 +151,20 @@ func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*syncFile, len(rel))
+		out := make([]*checkFile, len(rel))
 		for i, r := range rel {
-			out[i] = &syncFile{id: strings.TrimSuffix(filepath.Base(r), cardfile.Ext), path: r, data: blobs[i]}
+			out[i] = &checkFile{id: strings.TrimSuffix(filepath.Base(r), cardfile.Ext), path: r, data: blobs[i]}
 		}
 		return out, nil
 	}
-	out := make([]*syncFile, 0, len(rel))
+	out := make([]*checkFile, 0, len(rel))
 	for i, abs := range rel {
-		f := &syncFile{id: strings.TrimSuffix(filepath.Base(abs), cardfile.Ext), abs: abs, path: h.display(abs)}
+		f := &checkFile{id: strings.TrimSuffix(filepath.Base(abs), cardfile.Ext), path: h.display(abs)}
 		if len(req.Paths) > 0 {
 			f.path = req.Paths[i]
 		}
-		if err := f.read(); err != nil {
+		var err error
+		if f.data, err = readCardFile(abs); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, invalid("FILE", "card file %s does not exist", f.path)
 			}
@@ -163,6 +173,12 @@ func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// readCardFile reads a card file a check names, without following a link
+// to it, at most one byte over the card file limit.
+func readCardFile(abs string) ([]byte, error) {
+	return readWorktreeFile(filepath.Dir(abs), filepath.Base(abs))
 }
 
 // display names abs relative to the host's directory when it is inside it.

@@ -33,13 +33,14 @@ func (h *Team) citations(ctx context.Context, ids []string) (map[string][]domain
 	return links, evidence, nil
 }
 
-func toCardFile(c domain.Card, links []domain.Link, evidence map[string]domain.Evidence, last domain.Event) cardfile.Card {
+// toCardFile is the file of card c, naming origin as its origin_card.
+func toCardFile(c domain.Card, origin string, links []domain.Link, evidence map[string]domain.Evidence, last domain.Event) cardfile.Card {
 	f := cardfile.Card{
 		ID: c.ID, Statement: c.Statement, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
 		Scope:       cardfile.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		Triggers:    cardfile.Triggers{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 		Persistence: string(c.Persistence), RenderPref: string(c.RenderPref), ReviewAfter: c.ReviewAfter, ExpiresAt: c.ExpiresAt,
-		OriginCard: c.OriginCard, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, Content: c.Content,
+		OriginCard: origin, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, Content: c.Content,
 		LastEvent: fileEvent(last),
 	}
 	done := map[string]bool{}

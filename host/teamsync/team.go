@@ -16,11 +16,11 @@ package teamsync
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
@@ -39,6 +39,9 @@ type Config struct {
 	Gate *gatekeep.Keeper
 	// EnsureAnchor writes the anchor of a kind at Loc, with its parents.
 	EnsureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+	// Door decides and writes what a card file changes; nil for the check
+	// of card files, which writes nothing.
+	Door *authority.Door
 }
 
 // Team syncs one checkout's card files with the palace.
@@ -49,11 +52,12 @@ type Team struct {
 	now          func() time.Time
 	actor        string
 	ensureAnchor func(context.Context, *store.Tx, domain.AnchorKind) (store.Anchor, error)
+	door         *authority.Door
 }
 
 // New is the team memory of c.Loc's checkout.
 func New(c Config) *Team {
-	return &Team{store: c.Store, loc: c.Loc, gate: c.Gate, now: c.Gate.Now, actor: c.Gate.Actor, ensureAnchor: c.EnsureAnchor}
+	return &Team{store: c.Store, loc: c.Loc, gate: c.Gate, now: c.Gate.Now, actor: c.Gate.Actor, ensureAnchor: c.EnsureAnchor, door: c.Door}
 }
 
 // GateResult is the gate's answer (see gatekeep.Result).
@@ -65,10 +69,6 @@ func (h *Team) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(i
 
 func (h *Team) anchorRef(ctx context.Context, id string) pack.AnchorRef {
 	return pack.RefOf(ctx, h.store, h.loc, id)
-}
-
-func (h *Team) newEvent(cardID string, e domain.Event) domain.Event {
-	return h.gate.NewEvent(cardID, e)
 }
 
 func (h *Team) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
@@ -97,14 +97,3 @@ func normDate(s string) string                  { return gatekeep.NormDate(s) }
 
 // AnchorID is the id of the anchor with this identity.
 func AnchorID(identity string) string { return anchor.ID(identity) }
-
-// DecodeHeld reads what card_files.held keeps for a held card: the status
-// its file claimed and the gate's reasons (the raw text as the one reason
-// when it is not the JSON sync writes).
-func DecodeHeld(held string) (claimed string, reasons []string) {
-	var rec heldRecord
-	if err := json.Unmarshal([]byte(held), &rec); err != nil {
-		return "", []string{held}
-	}
-	return rec.Claimed, rec.Reasons
-}

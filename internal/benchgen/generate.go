@@ -349,17 +349,20 @@ func (g *benchGen) cards(ctx context.Context) error {
 	for done := 0; done < total; {
 		n := min(benchBatch/4, total-done)
 		err := g.st.Tx(ctx, func(tx *store.Tx) error {
+			ws := make([]store.CardWrite, 0, n)
 			for i := range n {
 				c, ai := g.card(done + i)
-				if err := tx.InsertCard(ctx, c); err != nil {
-					return err
-				}
 				g.cardIDs = append(g.cardIDs, c.ID)
-				if err := g.linkCard(ctx, tx, c, ai, perCard); err != nil {
-					return err
-				}
+				// The generator stands for the person who wrote these
+				// cards: each is a direct write, as `distill --direct`
+				// records one.
+				ws = append(ws, store.CardWrite{Insert: &c, Links: g.linkCard(c, ai, perCard),
+					Event: domain.Event{ID: "ke_" + strings.TrimPrefix(c.ID, store.CardPrefix), CardID: c.ID,
+						Type: domain.EventDirectWrite, ToStatus: c.Status, Reason: "benchmark data", Actor: "bench",
+						ActorType: domain.ActorHuman, DecidedBy: domain.DecidedByHuman, CreatedAt: c.CreatedAt}})
 			}
-			return nil
+			_, err := tx.WriteCards(ctx, ws)
+			return err
 		})
 		if err != nil {
 			return internal(err, "bench gen: cards")
@@ -428,9 +431,10 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 	return c, ai
 }
 
-// linkCard links c to about perCard evidence rows of its own anchor (or,
-// when that has too few, any anchor of the palace).
-func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai, perCard int) error {
+// linkCard draws links of c to about perCard evidence rows of its own
+// anchor (or, when that has too few, any anchor of the palace), each
+// (evidence, role) once.
+func (g *benchGen) linkCard(c domain.Card, ai, perCard int) []domain.Link {
 	pool := g.evByAnchor[ai]
 	if len(pool) < 4 {
 		pool = g.evByAnchor[1+g.spec.Repos]
@@ -441,6 +445,8 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai
 	if len(pool) == 0 {
 		return nil
 	}
+	var links []domain.Link
+	seen := map[string]bool{}
 	n := 1 + g.rng.IntN(2*perCard-1)
 	for i := range n {
 		role := domain.RoleSupporting
@@ -453,15 +459,14 @@ func (g *benchGen) linkCard(ctx context.Context, tx *store.Tx, c domain.Card, ai
 		case x < 38:
 			role = domain.RoleCounterexample
 		}
-		ok, err := tx.InsertLink(ctx, domain.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt})
-		if err != nil {
-			return err
-		}
-		if ok {
+		l := domain.Link{CardID: c.ID, EvidenceID: pool[g.rng.IntN(len(pool))], Role: role, CreatedAt: c.CreatedAt}
+		if k := l.EvidenceID + "|" + string(role); !seen[k] {
+			seen[k] = true
+			links = append(links, l)
 			g.links++
 		}
 	}
-	return nil
+	return links
 }
 
 // events writes recent injection telemetry: each event picks a card and an

@@ -1,0 +1,424 @@
+package teamsync
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/store"
+)
+
+// exportAll writes the planned cards' files into the working tree (never
+// through a link) and notes the file rows to record. A file changed in
+// the working tree by someone else since palace wrote it (and not
+// committed) is not overwritten: that is a finding.
+func (p *plan) exportAll(ctx context.Context) error {
+	if len(p.export) == 0 {
+		return nil
+	}
+	if p.req.DryRun {
+		for _, r := range p.export {
+			p.rep.Exported = append(p.rep.Exported, r.CardID)
+			p.rep.Files = append(p.rep.Files, FilePlan{Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID), CardID: r.CardID,
+				State: "export", Status: string(r.Status)})
+		}
+		return nil
+	}
+	ids := make([]string, len(p.export))
+	for i, r := range p.export {
+		ids[i] = r.CardID
+	}
+	files, err := p.h.renderIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if p.format == "" {
+		p.format = p.git.objectFormat(ctx)
+	}
+	type written struct {
+		blob    string
+		skipped *cardfile.Finding
+		err     error
+	}
+	out := make([]written, len(p.export))
+	eachParallel(len(p.export), func(i int) {
+		r := p.export[i]
+		rel := cardfile.Dir + "/" + cardfile.FileName(r.CardID)
+		b := files[r.CardID]
+		if len(b) > cardfile.MaxFileBytes {
+			out[i].skipped = &cardfile.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeTooLarge, Severity: cardfile.SeverityWarning, CardID: r.CardID,
+				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(b), cardfile.MaxFileBytes)}
+			return
+		}
+		out[i].blob = blobID(p.format, b)
+		cur, err := readWorktreeFile(p.h.loc.Worktree, rel)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			out[i].err = err
+			return
+		default:
+			have := blobID(p.format, cur)
+			if have == out[i].blob {
+				return // the file holds these bytes already
+			}
+			if !p.ours(r, have) {
+				out[i].skipped = &cardfile.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning, CardID: r.CardID,
+					Message: "modified in the working tree and not committed: not overwritten; commit it (palace sync imports it after review) or restore it (git checkout) and sync again"}
+				return
+			}
+		}
+		out[i].err = repofs.WriteFileAtomic(p.h.loc.Worktree, rel, b, 0o644)
+	})
+	for i, r := range p.export {
+		w := out[i]
+		switch {
+		case w.err != nil:
+			return classify(w.err, "write "+cardfile.Dir+"/"+cardfile.FileName(r.CardID))
+		case w.skipped != nil:
+			p.rep.Findings = append(p.rep.Findings, *w.skipped)
+			continue
+		}
+		held := ""
+		if r.File != nil && !r.Status.Authoritative() {
+			held = r.File.Held
+		}
+		p.records = append(p.records, store.CardFile{CardID: r.CardID, AnchorID: p.repoID, Blob: w.blob, Base: p.head[r.CardID].blob,
+			EventSeq: r.EventSeq, Held: held, SyncedAt: p.h.stamp()})
+		p.rep.Exported = append(p.rep.Exported, r.CardID)
+	}
+	return nil
+}
+
+// ours reports whether a working-tree blob of r's file is one palace
+// wrote or the committed one: nobody else's uncommitted edit.
+func (p *plan) ours(r *store.SyncRow, blob string) bool {
+	if r.File != nil && r.File.Blob == blob {
+		return true
+	}
+	c, ok := p.head[r.CardID]
+	return ok && c.blob == blob
+}
+
+// record writes the file rows the sync noted, in one transaction.
+func (p *plan) record(ctx context.Context) error {
+	if len(p.records) == 0 {
+		return nil
+	}
+	err := p.h.store.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := p.h.ensureAnchor(ctx, tx, domain.AnchorRepo); err != nil {
+			return err
+		}
+		return tx.PutCardFiles(ctx, p.records)
+	})
+	if err != nil {
+		return classify(err, "record card files")
+	}
+	return nil
+}
+
+// worktree reports the card files git sees untracked or modified in the
+// working tree: sync imports committed files only. A file palace wrote and
+// nobody changed since is counted as pending a commit instead.
+func (p *plan) worktree(ctx context.Context) error {
+	fs, pending, err := p.h.worktreeFindings(ctx, p.git, p.format, func(id, blob string) bool {
+		r := p.rows[id]
+		return r != nil && r.File != nil && r.File.Blob == blob
+	}, func(id string) bool {
+		return slices.ContainsFunc(p.export, func(r *store.SyncRow) bool { return r.CardID == id })
+	})
+	if err != nil {
+		return err
+	}
+	p.rep.Findings = append(p.rep.Findings, fs...)
+	p.rep.Pending += pending
+	return nil
+}
+
+// worktreeFindings lists the card files git sees untracked or modified in
+// the working tree as PC018 warnings, but for those ours says palace wrote
+// (counted as pending a commit) and those skip names.
+func (h *Team) worktreeFindings(ctx context.Context, g git, format string, ours func(id, blob string) bool, skip func(id string) bool) ([]cardfile.Finding, int, error) {
+	changes, err := g.changes(ctx)
+	if err != nil {
+		return nil, 0, internal(err, "read the working tree of %s", cardfile.Dir)
+	}
+	if len(changes) > 0 && format == "" {
+		format = g.objectFormat(ctx)
+	}
+	var out []cardfile.Finding
+	pending := 0
+	for _, c := range changes {
+		name := strings.TrimPrefix(c.path, cardfile.Dir+"/")
+		if strings.Contains(name, "/") || !strings.HasSuffix(name, cardfile.Ext) || strings.HasPrefix(name, ".") {
+			continue
+		}
+		id := strings.TrimSuffix(name, cardfile.Ext)
+		if skip != nil && skip(id) {
+			continue
+		}
+		b, err := readWorktreeFile(h.loc.Worktree, c.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted here: the committed version is what counts
+		}
+		if err == nil && ours != nil && ours(id, blobID(format, b)) {
+			pending++
+			continue
+		}
+		msg := "modified in the working tree and not committed: palace sync reads the committed version; commit the change to share it, or restore the file"
+		switch {
+		case err != nil:
+			msg = fmt.Sprintf("cannot be read as a card file (%v): palace sync reads committed card files only", err)
+		case c.untracked:
+			msg = "not committed: palace sync imports committed card files only; review it and commit it to share it"
+		}
+		out = append(out, cardfile.Finding{Path: c.path, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning,
+			CardID: id, Message: msg})
+	}
+	return out, pending, nil
+}
+
+// readWorktreeFile reads rel below worktree without following a link, at
+// most one byte over the card file limit.
+func readWorktreeFile(worktree, rel string) ([]byte, error) {
+	f, err := repofs.OpenFile(worktree, filepath.FromSlash(rel), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(io.LimitReader(f, cardfile.MaxFileBytes+1))
+	return buf.Bytes(), err
+}
+
+// renderIDs renders the card files of ids. The cards, their citations
+// with the evidence they cite, and their last events are read at the same
+// time on connections of their own, and the files are encoded on every
+// core: rendering all of a repository's cards is an export's work.
+func (h *Team) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
+	var (
+		wg                sync.WaitGroup
+		links             map[string][]domain.Link
+		evidence          map[string]domain.Evidence
+		events            map[string]domain.Event
+		linkErr, eventErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		links, evidence, linkErr = h.citations(ctx, ids)
+	}()
+	go func() {
+		defer wg.Done()
+		events, eventErr = h.store.LastLifecycleEvents(ctx, ids)
+	}()
+	cards, err := h.cardsByIDs(ctx, ids)
+	wg.Wait()
+	switch {
+	case err != nil:
+		return nil, err
+	case linkErr != nil:
+		return nil, linkErr
+	case eventErr != nil:
+		return nil, internal(eventErr, "read card events")
+	}
+	origins, err := h.travelling(ctx, cards)
+	if err != nil {
+		return nil, err
+	}
+	enc := make([][]byte, len(cards))
+	errs := make([]error, len(cards))
+	eachParallel(len(cards), func(i int) {
+		c := &cards[i]
+		origin := ""
+		if origins[c.OriginCard] {
+			origin = c.OriginCard
+		}
+		enc[i], errs[i] = cardfile.Encode(toCardFile(*c, origin, links[c.ID], evidence, events[c.ID]))
+	})
+	out := make(map[string][]byte, len(cards))
+	for i, c := range cards {
+		if errs[i] != nil {
+			return nil, internal(errs[i], "render card %s", c.ID)
+		}
+		out[c.ID] = enc[i]
+	}
+	return out, nil
+}
+
+// travelling says which origin cards of cards travel in files too (cards
+// of this repository): a card file names its origin_card only then. A
+// worktree card never leaves its machine, so naming it would make every
+// other palace's import dangle.
+func (h *Team) travelling(ctx context.Context, cards []domain.Card) (map[string]bool, error) {
+	var ids []string
+	for _, c := range cards {
+		if c.OriginCard != "" {
+			ids = append(ids, c.OriginCard)
+		}
+	}
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	found, err := h.store.CardAnchors(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read origin cards")
+	}
+	for id, a := range found {
+		out[id] = h.anchorKindOf(a.AnchorID) == domain.AnchorRepo
+	}
+	return out, nil
+}
+
+// cardsByIDs reads the cards of ids: one by one for a few (an unknown id
+// is KindInvalid), else every card of this repository, keeping those
+// asked for.
+func (h *Team) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, error) {
+	var cards []domain.Card
+	if len(ids) <= 64 {
+		for _, id := range ids {
+			c, err := h.store.Card(ctx, id)
+			if err != nil {
+				return nil, notFound(err, "card", id)
+			}
+			cards = append(cards, c)
+		}
+		return cards, nil
+	}
+	all, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: []string{AnchorID(h.loc.Identity(domain.AnchorRepo))}})
+	if err != nil {
+		return nil, internal(err, "read cards")
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	cards = make([]domain.Card, 0, len(ids))
+	for _, c := range all {
+		if want[c.ID] {
+			cards = append(cards, c)
+		}
+	}
+	return cards, nil
+}
+
+// HeldCards lists the cards of anchorIDs (every anchor when empty) whose
+// committed file's claim the gate refused at import, with the gate's
+// reasons. doctor and audit show them.
+func (h *Team) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+	rows, err := h.store.HeldCardFiles(ctx)
+	if err != nil {
+		return nil, internal(err, "read held card files")
+	}
+	out := []HeldCard{}
+	for _, r := range rows {
+		if len(anchorIDs) > 0 && !slices.Contains(anchorIDs, r.AnchorID) {
+			continue
+		}
+		claimed, reasons := DecodeHeld(r.Held)
+		out = append(out, HeldCard{CardID: r.CardID, Path: cardfile.Dir + "/" + cardfile.FileName(r.CardID), Claimed: claimed, Reasons: reasons})
+	}
+	return out, nil
+}
+
+// DecodeHeld reads what card_files.held keeps for a held card: the status
+// its file claimed and the gate's reasons (the raw text as the one reason
+// when it is not the JSON sync writes).
+func DecodeHeld(held string) (claimed string, reasons []string) {
+	var rec heldRecord
+	if err := json.Unmarshal([]byte(held), &rec); err != nil {
+		return "", []string{held}
+	}
+	return rec.Claimed, rec.Reasons
+}
+
+// CardFile renders card id as the file palace sync writes for it: the
+// same bytes for an unchanged card. Any card of the palace may be rendered
+// (sync writes only this repository's); an unknown id is KindInvalid.
+func (h *Team) CardFile(ctx context.Context, id string) ([]byte, error) {
+	files, err := h.renderIDs(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return files[id], nil
+}
+
+// AutoExportConfig is the git configuration key that turns on the
+// automatic export of a card's file after a lifecycle change made in the
+// checkout: `git config palace.autoExport true`. Off by default: writing
+// into a checkout is something a team opts into.
+const AutoExportConfig = "palace.autoExport"
+
+// ExportNote reports the automatic export after a lifecycle change: the
+// file written, or why none was.
+type ExportNote struct {
+	Path    string `json:"path,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// AutoExport writes card id's file after a lifecycle change when the
+// checkout asks for it (AutoExportConfig) and the card is one sync would
+// write (this repository's, authoritative or already shared). A file
+// changed in the working tree by someone else is left alone. Nil when
+// nothing applies.
+func (h *Team) AutoExport(ctx context.Context, id string) *ExportNote {
+	if !h.loc.InGit || !autoExportOn(ctx, h.loc.Worktree) {
+		return nil
+	}
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	c, err := h.store.Card(ctx, id)
+	if err != nil || c.AnchorID != repoID {
+		return nil
+	}
+	rows, err := h.store.SyncRows(ctx, repoID, domain.AuthoritativeStatuses())
+	if err != nil {
+		return &ExportNote{Skipped: err.Error()}
+	}
+	i := slices.IndexFunc(rows, func(r store.SyncRow) bool { return r.CardID == id })
+	if i < 0 {
+		return nil
+	}
+	if err := refuseLinkedCardDir(h.loc.Worktree); err != nil {
+		return &ExportNote{Skipped: err.Error()}
+	}
+	rep := SyncReport{Dir: filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir))}
+	p := &plan{h: h, rep: &rep, repoID: repoID, git: git{dir: h.loc.Worktree}, export: []*store.SyncRow{&rows[i]}, head: map[string]committedFile{}}
+	if tree, err := p.git.tree(ctx, "HEAD"); err == nil {
+		rel := cardfile.Dir + "/" + cardfile.FileName(id)
+		if e, ok := tree[rel]; ok {
+			p.head[id] = committedFile{id: id, path: rel, blob: e.blob}
+		}
+	}
+	if err := p.exportAll(ctx); err != nil {
+		return &ExportNote{Skipped: err.Error()}
+	}
+	if len(rep.Exported) == 0 {
+		if len(rep.Findings) > 0 {
+			return &ExportNote{Skipped: rep.Findings[0].Path + ": " + rep.Findings[0].Message}
+		}
+		return &ExportNote{Skipped: "nothing written"}
+	}
+	if err := p.record(ctx); err != nil {
+		return &ExportNote{Skipped: err.Error()}
+	}
+	return &ExportNote{Path: cardfile.Dir + "/" + cardfile.FileName(id)}
+}
+
+func autoExportOn(ctx context.Context, worktree string) bool {
+	out, err := exec.CommandContext(ctx, "git", "-C", worktree, "config", "--type=bool", "--get", AutoExportConfig).Output()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}

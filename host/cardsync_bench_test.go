@@ -84,7 +84,7 @@ func commitBench(b testing.TB, repo string) {
 	b.Helper()
 	for _, args := range [][]string{
 		{"add", "-A", ".palace"},
-		{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "cards"},
+		{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0", "commit", "-q", "-m", "cards"},
 		{"update-ref", "refs/remotes/origin/main", "HEAD"},
 	} {
 		cmd := exec.Command("git", args...)

@@ -427,14 +427,28 @@ func (ck *checker) claim(x *incoming) authority.FileClaim {
 	c := fromCardFile(fc, p.repoID, ck.now)
 	c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
 	c.CreatedAt = capTime(c.CreatedAt, x.at.time)
+	claimed := make(map[string]domain.ActorType, len(fc.Evidence))
+	for _, e := range fc.Evidence {
+		if !e.Redacted {
+			claimed[e.ID] = domain.ActorType(e.ActorType)
+		}
+	}
 	links := make([]domain.Link, 0, len(fc.Citations))
 	for _, ci := range fc.Citations {
 		e, ok := ck.seen[ci.Evidence]
-		if !ok {
-			continue // redacted: not imported
+		if !ok || claimed[ci.Evidence] == "" {
+			continue // redacted: neither imported nor cited
+		}
+		// Who wrote the evidence is the file's word, taken from the reviewed
+		// history only (the row palace keeps was written by an earlier
+		// import, maybe of an unreviewed commit); what it says and when is
+		// the row's.
+		author := domain.ActorAgent
+		if x.reviewed {
+			author = claimed[ci.Evidence]
 		}
 		l := domain.Link{CardID: fc.ID, EvidenceID: ci.Evidence, Role: domain.Role(ci.Role), Note: ci.Note, CreatedAt: ck.now,
-			SourceRef: e.SourceRef, Provenance: e.Provenance, ActorType: e.ActorType, EvidenceAt: e.CreatedAt, Original: e.ID}
+			SourceRef: e.SourceRef, Provenance: e.Provenance, ActorType: author, EvidenceAt: e.CreatedAt, Original: e.ID}
 		if orig, ok := ck.originals[p.repoID+"|"+e.ContentSHA256]; ok {
 			l.Original = orig
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/cardfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +77,8 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			add("database", "fail", err.Error(), "check the file's permissions, or move it aside and run `palace init`")
 		default:
 			defer st.Close()
+			// The uncommitted-files check reads what sync wrote through it.
+			h.store = st
 			r.SchemaVersion, _ = st.Version(ctx)
 			add("schema", "ok", fmt.Sprintf("version %d (this palace writes %d)", r.SchemaVersion, store.SchemaVersion), "")
 			if res, err := st.IntegrityCheck(ctx); err != nil || len(res) != 1 || res[0] != "ok" {
@@ -114,7 +117,36 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 	} else if h.loc.InGit {
 		add("local policies", "ok", "no untracked or modified repo policy files", "")
 	}
+	if h.loc.InGit {
+		r.Checks = append(r.Checks, uncommittedCheck(ctx, h))
+	}
 	return r
+}
+
+// uncommittedCheck warns about card files git sees untracked or modified
+// in the working tree: sync reads committed files only.
+func uncommittedCheck(ctx context.Context, h *Host) Check {
+	fs, err := h.team().Uncommitted(ctx)
+	if err != nil {
+		return Check{Name: "uncommitted card files", Status: "warn", Detail: err.Error()}
+	}
+	if len(fs) == 0 {
+		return Check{Name: "uncommitted card files", Status: "ok", Detail: "every card file in " + cardfile.Dir + " is committed"}
+	}
+	var paths []string
+	for _, f := range fs {
+		paths = append(paths, f.Path)
+	}
+	return Check{Name: "uncommitted card files", Status: "warn",
+		Detail: fmt.Sprintf("%s untracked or modified, not read by palace sync: %s", pluralize(len(fs), "card file"), strings.Join(paths, ", ")),
+		Fix:    "review and commit them to share them (palace sync imports committed files only), or remove them"}
+}
+
+func pluralize(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // heldCheck warns about imported card files whose claim of authority the

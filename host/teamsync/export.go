@@ -148,6 +148,30 @@ func (p *plan) worktree(ctx context.Context) error {
 	return nil
 }
 
+// Uncommitted lists the card files git sees untracked or modified in the
+// working tree as PC018 warnings (sync does not read them), but for those
+// palace wrote itself and nobody changed since: they are only not
+// committed yet. Nothing outside git.
+func (h *Team) Uncommitted(ctx context.Context) ([]cardfile.Finding, error) {
+	if !h.loc.InGit {
+		return nil, nil
+	}
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	var files map[string]string
+	if h.store != nil {
+		rows, err := h.store.CardFiles(ctx, repoID)
+		if err != nil {
+			return nil, internal(err, "read card files")
+		}
+		files = make(map[string]string, len(rows))
+		for _, r := range rows {
+			files[r.CardID] = r.Blob
+		}
+	}
+	fs, _, err := h.worktreeFindings(ctx, git{dir: h.loc.Worktree}, "", func(id, blob string) bool { return files[id] == blob }, nil)
+	return fs, err
+}
+
 // worktreeFindings lists the card files git sees untracked or modified in
 // the working tree as PC018 warnings, but for those ours says palace wrote
 // (counted as pending a commit) and those skip names.

@@ -35,9 +35,13 @@ func writeReport(t *testing.T, dir, name string, n int, edit func(map[string]any
 	return p
 }
 
-// evidenceTotal counts the evidence rows in the database.
+// evidenceTotal counts the evidence rows in the database, as a person sees
+// them (an agent reads across repositories only where a person allowed it).
 func (e *env) evidenceTotal() int {
 	e.t.Helper()
+	vars := e.vars
+	defer func() { e.vars = vars }()
+	e.vars = nil
 	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "1")["total"].(float64))
 }
 
@@ -143,3 +147,4 @@ func TestResearchBadInputWritesNothing(t *testing.T) {
 		t.Errorf("agent ingest under the team policy: %v", got)
 	}
 }
+

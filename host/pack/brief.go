@@ -398,7 +398,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 
 func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefSignal {
 	out := []BriefSignal{}
-	if len(b.KeyFacts) == 0 {
+	if len(b.KeyFacts) == 0 && contestedCards(b) == 0 {
 		msg := "no authoritative card applies to this request"
 		if a.pack.MemoryExists.Reason != "" {
 			msg += ": " + a.pack.MemoryExists.Reason
@@ -475,7 +475,11 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 	for _, s := range b.Uncertainty {
 		switch s.Code {
 		case "counterexample", "contested":
-			out = append(out, BriefAction{"review", s.Message, "palace card show " + s.IDs[0]})
+			// One review per card, named by the first reason for doubt.
+			cmd := "palace card show " + s.IDs[0]
+			if !slices.ContainsFunc(out, func(a BriefAction) bool { return a.Command == cmd }) {
+				out = append(out, BriefAction{"review", s.Message, cmd})
+			}
 		case "stale":
 			if len(s.IDs) == 1 {
 				out = append(out, BriefAction{"review", s.Message, fmt.Sprintf("palace audit action %s --action set_review_after --value YYYY-MM-DD --reason \"…\"", s.IDs[0])})
@@ -488,6 +492,17 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", ShellWord(field))})
 	}
 	return out
+}
+
+// contestedCards counts the briefed cards that are contested.
+func contestedCards(b Brief) int {
+	n := 0
+	for _, c := range b.Cards {
+		if c.Contest != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func briefSummary(a *assembly, b Brief) string {
@@ -511,6 +526,9 @@ func briefSummary(a *assembly, b Brief) string {
 	sort.Strings(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
 		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
+	if n := contestedCards(b); n > 0 {
+		s += fmt.Sprintf(" and %s %s contested (not to be applied until a human demotes or resolves %s)", countNoun(n, "card"), verb(n, "is", "are"), verb(n, "it", "them"))
+	}
 	if len(from) > 0 {
 		s += " from the " + strings.Join(from, ", ") + " anchors"
 	}

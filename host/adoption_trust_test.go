@@ -148,6 +148,18 @@ func TestSignalOutsideTheCallersAnchorsIsRefused(t *testing.T) {
 	if c, _ := ha.ShowCard(ctx, cardA); c.Contest != nil {
 		t.Errorf("card A contested by B's evidence: %+v", c.Contest)
 	}
+	// B's own signals stay with B's memory: A's review does not read B's
+	// card or the note.
+	if _, err := e.agentAs(dirB, "agent-b").Adopt(ctx, host.AdoptRequest{Signal: "rejected", CardID: cardB, Note: "B's private reason"}); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := agent.AdoptionReview(ctx, host.AdoptionFilter{})
+	if b, _ := json.Marshal(rev); err != nil || rev.Total != 0 || strings.Contains(string(b), "Fridays") || strings.Contains(string(b), "private") {
+		t.Errorf("A's review: %s, %v; want nothing of B", b, err)
+	}
+	if rev, err := hb.AdoptionReview(ctx, host.AdoptionFilter{}); err != nil || rev.Total != 1 || len(rev.TurnedDown) != 1 {
+		t.Errorf("B's review: %+v, %v", rev, err)
+	}
 }
 
 // A contradiction without evidence is a suggestion to review, never a

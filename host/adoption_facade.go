@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // Adoption signals are package adoption's; host names its types under
@@ -15,6 +16,10 @@ var Signals = adoption.Signals
 
 // MaxSignalNoteRunes bounds a signal's note and query.
 const MaxSignalNoteRunes = adoption.MaxSignalNoteRunes
+
+// SignalsPerCardDay is how many signals of one actor type count on one
+// card per UTC day (see pack.SignalVerdicts).
+const SignalsPerCardDay = pack.SignalsPerCardDay
 
 // Adoption request and result types (see package adoption).
 type (
@@ -32,7 +37,7 @@ type (
 func (h *Host) adoption() *adoption.Adoption {
 	return adoption.New(adoption.Config{
 		Store: h.store, Now: h.now, Actor: h.actor, ActorType: h.actorType(), Policies: h.Policies,
-		TelemetryDays: h.telemetryDays, RefuseSecrets: refuseSecrets,
+		TelemetryDays: h.telemetryDays, RefuseSecrets: refuseSecrets, ChainIDs: h.chainIDs(),
 		Contest: func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error) {
 			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
 			return c.Contested, err

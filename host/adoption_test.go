@@ -2,7 +2,9 @@ package host_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/palacehq/palace/host"
 )
@@ -63,9 +65,23 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 	if otherAfter, _ := salience(other); otherAfter != otherBefore {
 		t.Errorf("another request: salience %d → %d, want unchanged", otherBefore, otherAfter)
 	}
-	// A used signal for the same request makes up for it in part.
-	if _, err := h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil {
+	// The same actor's second word on the card for the same request is a
+	// repeat: recorded, counted nowhere.
+	again, err := h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"})
+	if err != nil || !again.Written || again.Counts || !strings.Contains(again.NotCounted, "a repeat") {
+		t.Fatalf("repeat: %+v, %v; want written and not counted", again, err)
+	}
+	if s, _ := salience(dry); s != sameAfter {
+		t.Errorf("after a repeat: salience %d, want %d", s, sameAfter)
+	}
+	// Another actor's used signal for the same request makes up for it in part.
+	h2, err := host.Open(ctx, host.Options{Home: e.home, Cwd: dir, Mode: host.Human, Actor: "reviewer", Now: func() time.Time { return e.now }})
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer h2.Close()
+	if res, err := h2.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil || !res.Counts {
+		t.Fatalf("another actor's signal: %+v, %v", res, err)
 	}
 	if s, bd := salience(dry); s != sameAfter+12 || bd["adopted"] != 12 {
 		t.Errorf("after used: salience %d (breakdown %v), want %d", s, bd, sameAfter+12)

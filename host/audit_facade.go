@@ -42,7 +42,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 	var held []HeldCard
 	rep, err := audit.New(audit.Config{
 		Store: h.store, Now: h.now, Loc: h.loc,
-		AnchorIDs: h.readAnchorIDs,
+		AnchorIDs: func(kind string, allRepos bool) ([]string, error) { return h.crossRepoIDs(ctx, kind, allRepos) },
 		Held: func(ctx context.Context, anchorIDs []string) error {
 			var err error
 			held, err = h.HeldCards(ctx, anchorIDs)

@@ -68,8 +68,14 @@ func TestBrief(t *testing.T) {
 		}
 	})
 	t.Run("key facts and cited evidence", func(t *testing.T) {
-		if len(b.KeyFacts) != 1 || b.KeyFacts[0].CardID != card || len(b.KeyFacts[0].Cites) == 0 {
-			t.Fatalf("key facts = %+v", b.KeyFacts)
+		// The counterexample contests the card: it is briefed with the
+		// warning, never as a key fact.
+		if len(b.KeyFacts) != 0 {
+			t.Fatalf("key facts = %+v, want none (the one card is contested)", b.KeyFacts)
+		}
+		if i := slices.IndexFunc(b.Cards, func(c host.BriefCard) bool { return c.ID == card }); i < 0 || b.Cards[i].Contest == nil ||
+			len(b.Cards[i].Contest.Citations) != 1 || b.Cards[i].Contest.Citations[0].EvidenceID != counter {
+			t.Fatalf("cards = %+v, want %s contested by %s", b.Cards, card, counter)
 		}
 		byID := map[string]host.BriefEvidence{}
 		for _, ev := range b.Evidence {
@@ -81,7 +87,7 @@ func TestBrief(t *testing.T) {
 		if ev := byID[loose]; !ev.Matched || len(ev.CitedBy) != 0 {
 			t.Errorf("uncited matching evidence = %+v", ev)
 		}
-		if !strings.Contains(b.Summary, "1 authoritative card") || !strings.Contains(b.Summary, "Open SQLite in WAL mode") {
+		if !strings.Contains(b.Summary, "0 authoritative cards") || !strings.Contains(b.Summary, "1 card is contested") || strings.Contains(b.Summary, "First fact") {
 			t.Errorf("summary = %q", b.Summary)
 		}
 	})
@@ -107,6 +113,9 @@ func TestBrief(t *testing.T) {
 	t.Run("uncertainty", func(t *testing.T) {
 		if s, ok := signal(b, "counterexample"); !ok || !slices.Equal(s.IDs, []string{card}) {
 			t.Errorf("counterexample signal = %+v", s)
+		}
+		if s, ok := signal(b, "contested"); !ok || !slices.Equal(s.IDs, []string{card}) || !strings.Contains(s.Message, "ci://nfs/12") {
+			t.Errorf("contested signal = %+v", s)
 		}
 		if s, ok := signal(b, "evidence_without_cards"); !ok || !slices.Contains(s.IDs, loose) {
 			t.Errorf("evidence_without_cards = %+v", s)

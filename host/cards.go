@@ -73,6 +73,9 @@ func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, er
 			return Card{}, err
 		}
 	}
+	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+		return Card{}, err
+	}
 	return c, nil
 }
 
@@ -100,7 +103,7 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 }
 
 // storeCardFilter checks f and turns it into the store's filter.
-func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
+func (h *Host) storeCardFilter(ctx context.Context, f CardFilter) (store.CardFilter, error) {
 	if err := checkLimit(f.Limit); err != nil {
 		return store.CardFilter{}, err
 	}
@@ -117,7 +120,7 @@ func (h *Host) storeCardFilter(f CardFilter) (store.CardFilter, error) {
 		}
 		sf.Statuses = []domain.Status{domain.Status(f.Status)}
 	}
-	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	ids, err := h.crossRepoIDs(ctx, f.Anchor, f.AllRepos)
 	if err != nil {
 		return store.CardFilter{}, err
 	}
@@ -132,7 +135,7 @@ func (h *Host) ListCardsTotal(ctx context.Context, f CardFilter) ([]Card, int, e
 	if err != nil || f.Limit <= 0 || len(cards) < f.Limit {
 		return cards, len(cards), err
 	}
-	sf, err := h.storeCardFilter(CardFilter{Tier: f.Tier, Status: f.Status, Anchor: f.Anchor, Field: f.Field, AllRepos: f.AllRepos})
+	sf, err := h.storeCardFilter(ctx, CardFilter{Tier: f.Tier, Status: f.Status, Anchor: f.Anchor, Field: f.Field, AllRepos: f.AllRepos})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -145,7 +148,7 @@ func (h *Host) ListCardsTotal(ctx context.Context, f CardFilter) ([]Card, int, e
 
 // ListCards lists cards, dao_tian first.
 func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
-	sf, err := h.storeCardFilter(f)
+	sf, err := h.storeCardFilter(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +188,9 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 			return nil, err
 		}
 	}
+	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+		return nil, err
+	}
 	evs, err := h.store.Events(ctx, id)
 	if err != nil {
 		return nil, internal(err, "read events of %s", id)
@@ -202,6 +208,9 @@ func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (Evid
 	out := Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
 	if !allRepos && h.visibleKind(e.AnchorID) == "" {
 		return Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, pack.DisplayIdentity(out.Anchor))
+	}
+	if err := h.foreignRead(ctx, allRepos, e.AnchorID); err != nil {
+		return Evidence{}, err
 	}
 	if orig, err := h.store.DuplicateOf(ctx, id); err != nil {
 		return Evidence{}, internal(err, "read evidence %s", id)
@@ -232,7 +241,7 @@ type EvidenceFilter struct {
 // ListEvidence lists evidence newest first, with the total match count.
 func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
 	sf := store.EvidenceFilter{Field: f.Field, Query: f.Query, Limit: f.Limit}
-	ids, err := h.readAnchorIDs(f.Anchor, f.AllRepos)
+	ids, err := h.crossRepoIDs(ctx, f.Anchor, f.AllRepos)
 	if err != nil {
 		return nil, 0, err
 	}

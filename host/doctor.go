@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -91,6 +92,9 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
 			r.Checks = append(r.Checks, telemetryCheck(ctx, st, h.telemetryDays))
 			r.Checks = append(r.Checks, heldCheck(ctx, st))
+			if h.loc.InGit {
+				r.Checks = append(r.Checks, workspaceCheck(ctx, st, AnchorID(h.loc.Identity(domain.AnchorWorktree))))
+			}
 		}
 	}
 	set, err := policies.Load(ctx, h.PolicySources(), policies.Options{})
@@ -147,6 +151,31 @@ func pluralize(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// workspaceCheck says whether a person let agents read every repository's
+// memory from this checkout, and who, when and why.
+func workspaceCheck(ctx context.Context, st *store.Store, anchorID string) Check {
+	p, found, err := st.WorkspacePermission(ctx, anchorID, store.PermissionAllRepos)
+	switch {
+	case err != nil:
+		return Check{Name: "workspace", Status: "warn", Detail: err.Error()}
+	case !found:
+		return Check{Name: "workspace", Status: "ok", Detail: "agents read this checkout's worktree, repository and global memory only (no one allowed all_repos here)"}
+	}
+	verb, what := "denied", "agents read this checkout's worktree, repository and global memory only"
+	if p.Allowed {
+		verb, what = "allowed", "agents may read every repository's memory from here (all_repos)"
+	}
+	detail := fmt.Sprintf("%s: %s by %s at %s", what, verb, p.Actor, p.CreatedAt)
+	if p.Reason != "" {
+		detail += " (" + p.Reason + ")"
+	}
+	c := Check{Name: "workspace", Status: "ok", Detail: detail}
+	if p.Allowed {
+		c.Fix = "palace workspace deny-all-repos takes it back"
+	}
+	return c
 }
 
 // heldCheck warns about imported card files whose claim of authority the

@@ -38,6 +38,8 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult
 		if err := h.foreignCard(ctx, c, "read"); err != nil {
 			return GateResult{}, err
 		}
+	} else if err := h.crossRepoRead(ctx); err != nil {
+		return GateResult{}, err
 	}
 	links, err := h.store.Links(ctx, id)
 	if err != nil {

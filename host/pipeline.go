@@ -90,13 +90,25 @@ func (h *Host) newPipeline() *pack.Pipeline {
 // Context assembles the context pack for req at the host's location (see
 // pack.Pipeline.Context): bad input is KindInvalid and writes nothing,
 // storage failures are KindInternal, policy failures never fail it.
+// AllRepos in agent mode needs a person's permission for this workspace
+// (KindMode otherwise, see SetAllRepos).
 func (h *Host) Context(ctx context.Context, req ContextRequest) (Pack, error) {
+	if req.AllRepos {
+		if err := h.crossRepoRead(ctx); err != nil {
+			return Pack{}, err
+		}
+	}
 	return h.pack.Context(ctx, req)
 }
 
 // Brief builds the brief of req on the context selection (see
-// pack.Pipeline.Brief). It writes nothing.
+// pack.Pipeline.Brief). It writes nothing. AllRepos is as for Context.
 func (h *Host) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
+	if req.AllRepos {
+		if err := h.crossRepoRead(ctx); err != nil {
+			return Brief{}, err
+		}
+	}
 	return h.pack.Brief(ctx, req)
 }
 

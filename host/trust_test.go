@@ -178,8 +178,11 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 			_, err := ha.Demote(ctx, id, host.DemoteRequest{Reason: "x", Counterexample: []string{"ev_x"}})
 			return err
 		}(),
-		"retire":  func() error { _, err := ha.Retire(ctx, id, "x"); return err }(),
-		"publish": func() error { _, err := ha.Publish(ctx, id, host.PublishRequest{To: "global", Reason: "x"}); return err }(),
+		"retire": func() error { _, err := ha.Retire(ctx, id, "x"); return err }(),
+		"publish": func() error {
+			_, err := ha.Publish(ctx, id, host.PublishRequest{To: "global", Reason: "x"})
+			return err
+		}(),
 		"resolve": func() error {
 			_, err := ha.Resolve(ctx, id, host.ResolveRequest{Reason: "x", Verification: []string{"ev_x"}})
 			return err

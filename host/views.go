@@ -103,6 +103,10 @@ type HoverCard struct {
 	// Tag the intent tag or tool need equal to the word (Triggered only).
 	Pattern string
 	Tag     string
+	// Contest is set when the card is contested (Triggered only: a
+	// contested card is never inline in a pack): an editor shows the
+	// warning and its citations with the statement.
+	Contest *ItemContest
 }
 
 // Label is the card as an editor names it in a line: ‹tier› statement.
@@ -244,7 +248,7 @@ func viewCached[K comparable, V any](v *EditorViews, m func() map[K]V, k K, load
 }
 
 func cardView(c Card) HoverCard {
-	return HoverCard{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, AnchorKind: c.Anchor.Kind, Counts: c.Counts}
+	return HoverCard{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, AnchorKind: c.Anchor.Kind, Counts: c.Counts, Contest: c.Contest}
 }
 
 func citationCounts(cs []Citation) domain.RoleCounts {

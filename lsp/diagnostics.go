@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -192,7 +191,7 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 			// A contested card is a warning, not advice: do not apply it
 			// until a human demotes or resolves it.
 			sev = protocol.DiagnosticSeverityWarning
-			msg = fmt.Sprintf("contested (%s): %s — do not apply it until a human demotes or resolves it; %s", strings.Join(m.Contest.Kinds, ", "), msg, strings.Join(m.Contest.Reasons, "; "))
+			msg = fmt.Sprintf("contested (%s): %s — do not apply it until a human demotes or resolves it", m.Contest.Detail(), msg)
 		}
 		out = append(out, protocol.Diagnostic{
 			Range:    protocol.Range{Start: d.position(m.Line-1, m.Col-1), End: d.position(m.Line-1, m.EndCol-1)},

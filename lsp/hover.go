@@ -78,6 +78,9 @@ func hoverMarkdown(v host.HoverView) string {
 				why = "`" + c.Tag + "` is one of its intents or tool needs"
 			}
 			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), c.Status, c.AnchorKind, countsText(c.Counts), c.ID, why)
+			if c.Contest != nil {
+				fmt.Fprintf(&b, "  **contested** (%s): do not apply it until a human demotes or resolves it\n", contestMarkdown(c.Contest))
+			}
 		}
 	}
 	if len(v.Applies) > 0 {
@@ -109,6 +112,23 @@ func hoverMarkdown(v host.HoverView) string {
 		fmt.Fprintf(&b, "_%s: run `palace context --file %s --explain` or the palace.context command to see them._\n", strings.Join(parts, ", "), v.File)
 	}
 	return b.String()
+}
+
+// contestMarkdown names what contests a card: its kinds, the contradicting
+// evidence ids as code with their sources, and what a person said.
+func contestMarkdown(c *host.ItemContest) string {
+	parts := []string{mdText(strings.Join(c.Kinds, ", "))}
+	for _, cit := range c.Citations {
+		s := "`" + cit.EvidenceID + "`"
+		if cit.SourceRef != "" {
+			s += " " + mdText(cit.SourceRef)
+		}
+		parts = append(parts, s)
+	}
+	for _, r := range c.Reasons {
+		parts = append(parts, mdText(r))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // plainText strips the Markdown of a hover for clients that cannot render it.

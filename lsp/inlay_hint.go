@@ -39,9 +39,13 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 			if err != nil {
 				return nil, err
 			}
+			label := m.Card.Label()
+			if m.Contest != nil {
+				label = "contested " + label
+			}
 			out = append(out, protocol.InlayHint{
 				Position:    d.lineEnd(m.Line - 1),
-				Label:       protocol.String(shorten(m.Card.Label(), maxHintLabel)),
+				Label:       protocol.String(shorten(label, maxHintLabel)),
 				Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
 				PaddingLeft: &yes,
 			})
@@ -60,6 +64,9 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 func hintTooltip(m host.TriggerMatch, c host.Card) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, c.Status, c.Anchor.Kind)
+	if m.Contest != nil {
+		fmt.Fprintf(&b, "**Contested** (%s): do not apply it until a human demotes or resolves it.\n\n", contestMarkdown(m.Contest))
+	}
 	if len(c.Links) > 0 {
 		b.WriteString("Citations:\n")
 		for _, l := range c.Links {

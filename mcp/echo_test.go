@@ -43,7 +43,7 @@ func TestRecordRefusesItsOwnEcho(t *testing.T) {
 			}
 		})
 	}
-	if cards := s.ok(mcp.ToolCards, map[string]any{"anchor": "all", "all_repos": true})["cards"].([]any); len(cards) != 0 {
+	if cards := s.ok(mcp.ToolCards, map[string]any{})["cards"].([]any); len(cards) != 0 {
 		t.Fatalf("refused records wrote cards: %v", cards)
 	}
 

@@ -261,7 +261,7 @@ func TestAgentCannotDirectWrite(t *testing.T) {
 	if want := "palace: distill direct is refused in agent mode: only a human may distill direct (mode is fixed by mode/PALACE_MODE=agent)"; got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
-	if cards := s.ok(mcp.ToolCards, map[string]any{"anchor": "all", "all_repos": true})["cards"].([]any); len(cards) != 0 {
+	if cards := s.ok(mcp.ToolCards, map[string]any{})["cards"].([]any); len(cards) != 0 {
 		t.Errorf("a refused direct write left cards: %v", cards)
 	}
 }

@@ -177,7 +177,7 @@ type cardsArgs struct {
 	Field  string `json:"field,omitempty" jsonschema:"list: only this field."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"list: at most this many cards. Defaults to 50; 0 means no limit."`
 	// AllRepos is the one explicit way to read other repositories' cards.
-	AllRepos bool `json:"all_repos,omitempty" jsonschema:"Read across every repository of the palace: list every anchor, or get another repository's card. Off by default: a workspace sees its own worktree, repository and global cards."`
+	AllRepos bool `json:"all_repos,omitempty" jsonschema:"Read across every repository of the palace: list every anchor, or get another repository's card. Off by default: a workspace sees its own worktree, repository and global cards. In agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
 }
 
 // cardsList and cardsEvents are palace_cards' list and events results.

@@ -18,7 +18,7 @@ type briefArgs struct {
 	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use."`
 	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian cards. Defaults to 1; 0 leaves them out."`
 	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Brief candidate cards too (never as key facts)."`
-	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Include every repository's cards, labelled. Only when the user asks for cross-project knowledge."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Include every repository's cards, labelled. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
 }
 
 func (s *Server) briefTool() tool {

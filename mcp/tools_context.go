@@ -23,7 +23,7 @@ type contextArgs struct {
 	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian (universal law) items. Defaults to 1; 0 leaves them out."`
 	IncludeEvidence   bool     `json:"include_evidence,omitempty" jsonschema:"Add up to five raw evidence rows matching the query."`
 	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Let candidate (not yet promoted) cards compete too, labelled as not authoritative."`
-	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Also pull cards of every other repository, each labelled with its origin. Only when the user asks for cross-project knowledge."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Also pull cards of every other repository, each labelled with its origin. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
 	Explain           bool     `json:"explain,omitempty" jsonschema:"Add why-lines and salience breakdowns for skipped cards to the structured result."`
 	DryRun            bool     `json:"dry_run,omitempty" jsonschema:"Write nothing: no lane telemetry. Use it to inspect, not when you will act on the pack."`
 	RequestID         string   `json:"request_id,omitempty" jsonschema:"Fix the request id (tests and reproductions). Defaults to a new id."`

@@ -33,12 +33,13 @@ func defaultLanes(in LanesInput) LanesOutput {
 		if n := adoptedPoints(c.Counts30d); n != 0 {
 			b["adopted"] = n
 		}
-		if n := rejectedPoints(c.Counts30d); n != 0 {
-			b["rejected"] = n
-		}
 		sum := 0
 		for _, v := range b {
 			sum += v
+		}
+		if n := rejectedPoints(c.Counts30d, sum, rel); n != 0 {
+			b["rejected"] = n
+			sum += n
 		}
 		salience := min(100, max(0, sum))
 		lane := laneOf(salience, c.Card.Persistence, rel)
@@ -76,6 +77,9 @@ const (
 	onTopic      = 0.5
 	// worthALine is the relevance a reference line needs.
 	worthALine = 0.2
+	// signalFloor is the salience of the scoped lane: rejections do not
+	// cool a card the request is about below it.
+	signalFloor = 45
 )
 
 // relPoints is relevance × scale rounded half up, on thousandths, as the
@@ -125,8 +129,18 @@ func renderForm(lane domain.Lane, pref string) domain.RenderForm {
 }
 
 // adoptedPoints warms a card that requests like this one used, accepted or
-// missed; rejectedPoints cools one they rejected or rolled back, whatever
-// its relevance. Explicit signals weigh more than rendering counts.
+// missed. Explicit signals weigh more than rendering counts.
 func adoptedPoints(c Counts30d) int { return min(24, 12*(c.Used+c.Accepted+c.Miss)) }
 
-func rejectedPoints(c Counts30d) int { return -min(60, 30*(c.Rejected+c.Rollback)) }
+// rejectedPoints cools a card that requests like this one rejected or rolled
+// back, whatever its relevance; but a card the request is about (relevance ≥
+// onTopic) is cooled at most down to signalFloor from pre, the salience of
+// every other term: a signal is evidence, and it may lower the card's rank,
+// never push it out of every inline lane.
+func rejectedPoints(c Counts30d, pre int, relevance float64) int {
+	n := min(60, 30*(c.Rejected+c.Rollback))
+	if relevance >= onTopic {
+		n = min(n, max(0, pre-signalFloor))
+	}
+	return -n
+}

@@ -47,15 +47,27 @@ func (s *Store) InsertAdoption(ctx context.Context, e AdoptionEvent) error {
 	return nil
 }
 
-// CardSignal is the part of an adoption event that lanes read.
+// CardSignal is the part of an adoption event that lanes read, with what
+// the counting rule needs (who signalled, about which request, when).
 type CardSignal struct {
+	ID           string
 	CardID       string
 	Signal       string
+	RequestID    string
 	RequestTerms string
+	Actor        string
+	ActorType    domain.ActorType
+	CreatedAt    string
+}
+
+// CardSignal is the part of e that lanes read.
+func (e AdoptionEvent) CardSignal() CardSignal {
+	return CardSignal{ID: e.ID, CardID: e.CardID, Signal: e.Signal, RequestID: e.RequestID, RequestTerms: e.RequestTerms,
+		Actor: e.Actor, ActorType: e.ActorType, CreatedAt: e.CreatedAt}
 }
 
 // CardSignals reads the signals on these cards since a time (inclusive),
-// oldest first: one indexed read per chunk of ids.
+// oldest first (by time, then id): one indexed read per chunk of ids.
 func (s *Store) CardSignals(ctx context.Context, ids []string, since string) ([]CardSignal, error) {
 	var out []CardSignal
 	for len(ids) > 0 {
@@ -63,14 +75,14 @@ func (s *Store) CardSignals(ctx context.Context, ids []string, since string) ([]
 		chunk := ids[:n]
 		ids = ids[n:]
 		args := append(anySlice(chunk), since)
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, signal, request_terms FROM adoption_events
+		rows, err := s.db.QueryContext(ctx, `SELECT id, card_id, signal, request_id, request_terms, actor, actor_type, created_at FROM adoption_events
 			WHERE card_id IN (`+placeholders(len(chunk))+`) AND created_at >= ? ORDER BY created_at, id`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read adoption signals: %w", err)
 		}
 		for rows.Next() {
 			var c CardSignal
-			if err := rows.Scan(&c.CardID, &c.Signal, &c.RequestTerms); err != nil {
+			if err := rows.Scan(&c.ID, &c.CardID, &c.Signal, &c.RequestID, &c.RequestTerms, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read adoption signals: %w", err)
 			}

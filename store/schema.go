@@ -587,6 +587,27 @@ DROP TABLE card_files;
 ALTER TABLE card_files_next RENAME TO card_files;
 DELETE FROM card_sync_marks;
 `,
+	// What a person allowed in a workspace (see workspace.go): one
+	// append-only row per decision, keyed by the checkout's worktree
+	// anchor, the newest one in force. Only a person decides (actor_type
+	// human). IF NOT EXISTS: it holds whatever the entry's number.
+	`
+CREATE TABLE IF NOT EXISTS workspace_permissions (
+	seq        INTEGER PRIMARY KEY,
+	anchor_id  TEXT NOT NULL REFERENCES anchors(id),
+	permission TEXT NOT NULL CHECK (permission IN ('all_repos')),
+	allowed    INTEGER NOT NULL CHECK (allowed IN (0, 1)),
+	actor      TEXT NOT NULL,
+	actor_type TEXT NOT NULL CHECK (actor_type = 'human'),
+	reason     TEXT NOT NULL DEFAULT '',
+	created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS workspace_permissions_anchor ON workspace_permissions(anchor_id, permission, seq);
+CREATE TRIGGER IF NOT EXISTS workspace_permissions_no_update BEFORE UPDATE ON workspace_permissions
+BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS workspace_permissions_no_delete BEFORE DELETE ON workspace_permissions
+BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

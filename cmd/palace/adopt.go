@@ -24,16 +24,23 @@ func newAdoptCmd(g *globals) *cobra.Command {
   rejected / rollback   the card did not fit or its advice was undone (cools it for such requests)
   miss                  palace did not give knowledge that was needed (--note says what;
                         --card when the card exists but was not in the pack)
-  contradiction         what was seen contradicts the card (--evidence links the evidence;
-                        palace audit then suggests demoting it with that evidence)
+  contradiction         what was seen contradicts the card: with --evidence it contests
+                        the card (a reference with a warning citing that evidence until
+                        a person demotes or resolves it); without, it is only a
+                        suggestion to review in palace audit
   neutral               the card was seen and made no difference
 
-A signal never changes a card's status and never counts toward a gate. The
-record is checked first: an unknown signal or id, a card signal without --card
-or a miss that says nothing is refused (exit 2); an outcome signal with neither
---note nor --request, a contradiction without --evidence, or a request that is
-not on record are warnings, refused too unless --allow-warnings. --check prints
-the check and writes nothing (exit 0 when ready, 1 otherwise).`,
+A signal never changes a card's status and never counts toward a gate, and it
+may lower a card's rank but never takes a card the request is about out of the
+inline lanes. It counts once per actor, card and request (a repeat is recorded
+and counts nowhere), and at most 3 signals of agents (and 3 of people) count on
+a card per day. The record is checked first: an unknown signal or id, a card
+signal without --card, a card or evidence outside this checkout's memory
+(worktree, repository, global), or a miss that says nothing is refused (exit 2,
+nothing written); an outcome signal with neither --note nor --request, a
+contradiction without --evidence, or a request that is not on record are
+warnings, refused too unless --allow-warnings. --check prints the check and
+writes nothing (exit 0 when ready, 1 otherwise).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Signal = args[0]

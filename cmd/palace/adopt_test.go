@@ -71,3 +71,29 @@ func TestAdoptChecksTheRecord(t *testing.T) {
 		t.Errorf("status %v after signals", got["status"])
 	}
 }
+
+// A repeated signal is recorded and says it counts nowhere; a check says
+// so before anything is written.
+func TestAdoptRepeatCountsOnce(t *testing.T) {
+	e := newEnv(t)
+	ev := e.record("WAL mode keeps readers off the writer", "--field", "storage")
+	card := e.distill("Open SQLite in WAL mode", "shu", "--field", "storage", "--supporting", ev, "--direct", "--status", "promoted", "--reason", "seed")
+	e.vars = []string{"PALACE_MODE=agent"}
+	first := e.jsonOf("adopt", "rejected", "--card", card, "--note", "ignore this card")
+	if first["counts"] != true || first["written"] != true {
+		t.Fatalf("first signal: %v", first)
+	}
+	check := e.jsonOf("adopt", "rejected", "--card", card, "--note", "ignore this card", "--check")
+	if check["written"] != false || check["counts"] != false || !strings.Contains(check["not_counted"].(string), "a repeat") {
+		t.Errorf("check of a repeat: %v", check)
+	}
+	again := e.run("adopt", "rejected", "--card", card, "--note", "ignore this card")
+	wantCode(t, again, 0)
+	if !strings.Contains(again.stdout, "recorded and counts nowhere: a repeat") {
+		t.Errorf("repeat: %s", again.stdout)
+	}
+	e.vars = nil
+	if st := e.jsonOf("adoption", "stats", "--card", card); st["total"] != float64(2) {
+		t.Errorf("stats: %v; want both signals on record", st)
+	}
+}

@@ -67,6 +67,9 @@ func printBrief(w io.Writer, b host.Brief) {
 		head("Cards")
 		for _, c := range b.Cards {
 			fmt.Fprintf(w, "  %s  %s %s  lane %s (salience %d) · %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Lane, c.Salience, countsLine(c.Evidence))
+			if c.Contest != nil {
+				fmt.Fprintf(w, "      %s %s — do not apply it until a human demotes or resolves it\n", p.paint("33", "contested:"), escapeControls(c.Contest.Detail()))
+			}
 			for _, ct := range c.Citations {
 				fmt.Fprintf(w, "      %-14s %s  %s\n", ct.Role, ct.EvidenceID, p.dim(orDash(ct.SourceRef)))
 			}

@@ -116,7 +116,7 @@ func printCard(w io.Writer, c host.Card) {
 	}
 	fmt.Fprintf(t, "  evidence\t%s\n", countsLine(c.Counts))
 	if c.Contest != nil {
-		fmt.Fprintf(t, "  contested\t%s since %s: %s\n", strings.Join(c.Contest.Kinds, ", "), c.Contest.Since, escapeControls(strings.Join(c.Contest.Reasons, "; ")))
+		fmt.Fprintf(t, "  contested\tsince %s: %s\n", c.Contest.Since, escapeControls(c.Contest.Detail()))
 		fmt.Fprintf(t, "  to do\t%s\n", c.Contest.Action)
 	}
 	t.Flush()

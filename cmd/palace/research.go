@@ -104,7 +104,11 @@ func printResearch(w io.Writer, p host.ResearchPlan) {
 		if e.Exists {
 			state = "exists"
 		}
-		fmt.Fprintf(w, "  %s  %-6s %s  %s\n", e.ID, state, escapeControls(e.FindingID), pt.dim(escapeControls(e.SourceRef)))
+		src := escapeControls(e.SourceRef)
+		if e.DuplicateOf != "" {
+			src += " · repeats " + e.DuplicateOf
+		}
+		fmt.Fprintf(w, "  %s  %-6s %s  %s\n", e.ID, state, escapeControls(e.FindingID), pt.dim(src))
 		shown++
 	}
 	if len(p.Suggestions) > 0 {

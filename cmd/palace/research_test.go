@@ -35,9 +35,13 @@ func writeReport(t *testing.T, dir, name string, n int, edit func(map[string]any
 	return p
 }
 
-// evidenceTotal counts the evidence rows in the database.
+// evidenceTotal counts the evidence rows in the database, as a person sees
+// them (an agent reads across repositories only where a person allowed it).
 func (e *env) evidenceTotal() int {
 	e.t.Helper()
+	vars := e.vars
+	defer func() { e.vars = vars }()
+	e.vars = nil
 	return int(e.jsonOf("evidence", "list", "--anchor", "all", "--all-repos", "--limit", "1")["total"].(float64))
 }
 
@@ -141,5 +145,81 @@ func TestResearchBadInputWritesNothing(t *testing.T) {
 	e.vars = []string{"PALACE_MODE=agent"}
 	if got := e.jsonOf("research", "ingest", p); got["written"] != float64(3) || e.evidenceTotal() != 3 {
 		t.Errorf("agent ingest under the team policy: %v", got)
+	}
+}
+
+// Research evidence belongs to the anchor it lands at: a second repository
+// ingesting a report the first one ingested writes rows of its own, and
+// each repository sees its own.
+func TestResearchEvidenceIsPerRepository(t *testing.T) {
+	e := newEnv(t)
+	other := e.secondRepo("other", "git@github.com:acme/other.git")
+	rep := writeReport(t, t.TempDir(), "r.json", 5, nil)
+	a := e.jsonOf("research", "ingest", rep)
+	r := e.runIn(other, nil, "research", "ingest", rep, "--format", "json")
+	wantCode(t, r, 0)
+	var b map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &b); err != nil {
+		t.Fatal(err)
+	}
+	if a["written"] != float64(5) || b["written"] != float64(5) || e.evidenceTotal() != 10 {
+		t.Fatalf("ingests wrote %v and %v, %d rows on record; want 5 each", a["written"], b["written"], e.evidenceTotal())
+	}
+	idA := a["evidence"].([]any)[0].(map[string]any)["id"].(string)
+	idB := b["evidence"].([]any)[0].(map[string]any)["id"].(string)
+	if idA == idB {
+		t.Fatalf("both repositories got evidence %s", idA)
+	}
+	// Each sees its own row at its own repo anchor; the other's is not there.
+	if ev := e.jsonOf("evidence", "show", idA); ev["anchor"].(map[string]any)["identity"] != "repo:github.com/acme/widgets" {
+		t.Errorf("A's evidence: %v", ev)
+	}
+	wantCode(t, e.run("evidence", "show", idB), 2, "not to this checkout")
+	if r := e.runIn(other, nil, "evidence", "show", idB, "--format", "json"); r.code != 0 || !strings.Contains(r.stdout, `"identity": "repo:github.com/acme/other"`) {
+		t.Errorf("B's evidence from B: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Two findings with the same content at one anchor are one piece of
+// evidence: the second is written marked a duplicate of the first, and the
+// gate counts them once.
+func TestResearchIdenticalFindingsCountOnce(t *testing.T) {
+	e := newEnv(t)
+	rep := writeReport(t, t.TempDir(), "r.json", 3, func(r map[string]any) {
+		fs := r["findings"].([]any)
+		fs[1].(map[string]any)["content"] = fs[0].(map[string]any)["content"]
+		fs[1].(map[string]any)["source"] = "s2"
+	})
+	plan := e.jsonOf("research", "ingest", "--dry-run", rep)
+	if !strings.Contains(plan["message"].(string), "1 of them repeated another finding's content") {
+		t.Errorf("plan: %v", plan["message"])
+	}
+	got := e.jsonOf("research", "ingest", rep)
+	ev := got["evidence"].([]any)
+	id0, id1 := ev[0].(map[string]any)["id"].(string), ev[1].(map[string]any)["id"].(string)
+	dup0, dup1 := ev[0].(map[string]any)["duplicate_of"], ev[1].(map[string]any)["duplicate_of"]
+	orig, copyID := id0, id1
+	if dup0 != nil {
+		orig, copyID = id1, id0
+	}
+	if got["written"] != float64(3) || got["duplicates"] != float64(1) || (dup0 == nil) == (dup1 == nil) {
+		t.Fatalf("ingest: %v", got)
+	}
+	if shown := e.jsonOf("evidence", "show", copyID); shown["duplicate_of"] != orig {
+		t.Errorf("evidence %s: duplicate_of %v, want %s", copyID, shown["duplicate_of"], orig)
+	}
+	// Ingesting again writes nothing and marks nothing more.
+	if again := e.jsonOf("research", "ingest", rep); again["written"] != float64(0) {
+		t.Errorf("second ingest: %v", again)
+	}
+	// A shu card needs one supporting and one verification: the two
+	// findings are one piece of evidence, so they cannot be both.
+	card := e.distill("Edge caches keep stale pages", "shu", "--field", "caching", "--supporting", orig)
+	r := e.run("card", "link", card, "--role", "verification", "--evidence", copyID)
+	wantCode(t, r, 2, "whose content it repeats")
+	g := e.run("gate", card, "--format", "json")
+	wantCode(t, g, 1)
+	if !strings.Contains(g.stdout, `"verification": 1`) && !strings.Contains(g.stdout, `"verification":1`) {
+		t.Errorf("gate: %s", g.stdout)
 	}
 }

@@ -6,9 +6,13 @@
 // signals.
 //
 // Signals are evidence about use, never authority: the package must not
-// change a card's status or count toward a gate. A contradiction contests
-// its card through Config.Contest (governance decides what that means);
-// host imports adoption and never the other way round.
+// change a card's status or count toward a gate. A signal names a card of
+// the caller's own anchors; it counts once per actor, card and request and
+// at most pack.SignalsPerCardDay times per card, day and actor type. A
+// contradiction that cites evidence visible from the caller contests its
+// card through Config.Contest (governance decides what that means); one
+// without evidence stays a signal. host imports adoption and never the
+// other way round.
 package adoption
 
 import (
@@ -61,9 +65,13 @@ type Config struct {
 	// RefuseSecrets is the intake check for stored text (a KindDenied
 	// error naming each secret found).
 	RefuseSecrets func(field, text string) error
-	// Contest contests an authoritative card that a contradiction names;
-	// it reports whether the card is contested now.
+	// Contest contests an authoritative card that a contradiction names
+	// with its evidence; it reports whether the card is contested now.
 	Contest func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error)
+	// ChainIDs are the anchors visible from the caller's location
+	// (worktree, repo, global): a signal's card and evidence must be
+	// anchored to one of them.
+	ChainIDs []string
 }
 
 // Adoption records and reports the signals of one palace.
@@ -108,23 +116,37 @@ type Result struct {
 	Effect string `json:"effect"`
 	// Contested is true when a contradiction contested its card.
 	Contested bool `json:"contested,omitempty"`
+	// Counts is true when the written signal counts toward the lanes
+	// input: false for a neutral signal, a miss naming no card, and a
+	// repeat or a signal over the daily limit (NotCounted says which).
+	Counts bool `json:"counts"`
+	// NotCounted says why a signal about a card does not count, "" when
+	// it counts.
+	NotCounted string `json:"not_counted,omitempty"`
 }
 
 // Adopt checks an adoption signal and records it. The check refuses a
-// record that carries no information: an unknown signal, a card signal
-// without a card, a miss that says nothing of what was needed, unknown
-// ids (all KindInvalid, exit 2). Warnings — an outcome signal with neither
-// note nor request, a contradiction without its evidence, a request that
-// is not on record — refuse too unless AllowWarnings. With CheckOnly
-// nothing is written and the result says what the check found. Both modes:
-// a signal is evidence, not authority.
+// record that carries no information or reaches outside the caller's
+// memory: an unknown signal, a card signal without a card, a miss that
+// says nothing of what was needed, unknown ids, a card or evidence
+// anchored outside the caller's chain (all KindInvalid, exit 2, nothing
+// written). Warnings — an outcome signal with neither note nor request, a
+// contradiction without its evidence, a request that is not on record —
+// refuse too unless AllowWarnings. With CheckOnly nothing is written and
+// the result says what the check found. A repeat (same actor, card and
+// request) or a signal over the daily limit is recorded and counts
+// nowhere (Result.Counts, Result.NotCounted). Both modes: a signal is
+// evidence, not authority.
 func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 	res, ev, err := a.checkAdoption(ctx, req)
 	if err != nil {
 		return res, err
 	}
 	if req.CheckOnly {
-		return res, nil
+		if res.Quality != "invalid" {
+			err = a.countVerdict(ctx, &res, false)
+		}
+		return res, err
 	}
 	switch {
 	case res.Quality == "invalid":
@@ -137,18 +159,55 @@ func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 		return res, hosterr.Internal(err, "record adoption signal")
 	}
 	res.Written = true
-	if ev.Signal == "contradiction" && ev.CardID != "" {
-		// A contradiction contests an authoritative card: it leaves the
-		// inline lanes until a person demotes or resolves it. Its status
-		// is unchanged; a candidate is not contested (nothing injects it
-		// inline on authority).
-		contested, err := a.cfg.Contest(ctx, ev.CardID, cmp.Or(ev.Note, "an adoption signal reported a contradiction"), ev.EvidenceID, "adoption:"+ev.ID)
+	if err := a.countVerdict(ctx, &res, true); err != nil {
+		return res, err
+	}
+	if ev.Signal == "contradiction" && ev.CardID != "" && ev.EvidenceID != "" {
+		// A contradiction with its evidence contests an authoritative
+		// card: it leaves the inline lanes until a person demotes or
+		// resolves it. Its status is unchanged; a candidate is not
+		// contested (nothing injects it inline on authority). The reason
+		// is palace's own words: the signaller's note is never shown in
+		// the card's place.
+		reason := fmt.Sprintf("contradiction signal %s cites evidence %s", ev.ID, ev.EvidenceID)
+		contested, err := a.cfg.Contest(ctx, ev.CardID, reason, ev.EvidenceID, "adoption:"+ev.ID)
 		if err != nil {
 			return res, err
 		}
 		res.Contested = contested
 	}
 	return res, nil
+}
+
+// countVerdict sets whether the signal counts (or, not written yet, would
+// count), by the rule every reader of signals applies
+// (pack.SignalVerdicts) over the card's signals of the cooling window.
+func (a *Adoption) countVerdict(ctx context.Context, res *Result, written bool) error {
+	ev := res.Event
+	if ev.CardID == "" || ev.Signal == "neutral" {
+		return nil
+	}
+	sigs, err := a.cfg.Store.CardSignals(ctx, []string{ev.CardID}, store.FormatTime(a.cfg.Now().Add(-pack.CoolingWindow)))
+	if err != nil {
+		if written {
+			return hosterr.Internal(err, "read adoption signals of %s (signal %s is recorded)", ev.CardID, ev.ID)
+		}
+		return hosterr.Internal(err, "check adoption signal")
+	}
+	if !written {
+		sigs = append(sigs, ev.CardSignal())
+	}
+	verdicts := pack.SignalVerdicts(sigs)
+	for i, s := range sigs {
+		if s.ID == ev.ID {
+			res.Counts = verdicts[i] == ""
+			res.NotCounted = pack.NotCountedReason(verdicts[i], ev.CardID, ev.ActorType)
+		}
+	}
+	if !res.Counts {
+		res.Effect = "recorded and counts nowhere: " + res.NotCounted
+	}
+	return nil
 }
 
 // checkAdoption applies the record-quality rules and builds the row. Only
@@ -197,15 +256,21 @@ func (a *Adoption) checkAdoption(ctx context.Context, req Request) (Result, stor
 			bad("card %s does not exist: pass the id of a card from the pack (kc_…)", ev.CardID)
 		case err != nil:
 			return res, ev, hosterr.Internal(err, "check adoption signal")
+		case !slices.Contains(a.cfg.ChainIDs, c.AnchorID):
+			bad("card %s is not in this checkout's memory (its worktree, repository or global anchors): a signal names a card of the memory it was given from; signal it from a checkout of the card's repository", ev.CardID)
 		case ev.Field == "":
 			ev.Field = c.Field
 		}
 	}
 	if ev.EvidenceID != "" {
-		if _, err := a.cfg.Store.Evidence(ctx, ev.EvidenceID); errors.Is(err, store.ErrNotFound) {
+		e, err := a.cfg.Store.Evidence(ctx, ev.EvidenceID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			bad("evidence %s does not exist: record the evidence first (palace record) and pass its id", ev.EvidenceID)
-		} else if err != nil {
+		case err != nil:
 			return res, ev, hosterr.Internal(err, "check adoption signal")
+		case !slices.Contains(a.cfg.ChainIDs, e.AnchorID):
+			bad("evidence %s is not in this checkout's memory (its worktree, repository or global anchors): record what you saw here (palace record) and pass that id", ev.EvidenceID)
 		}
 	}
 	switch {
@@ -233,7 +298,7 @@ func (a *Adoption) checkAdoption(ctx context.Context, req Request) (Result, stor
 		warn("a %s signal with neither --note nor --request says nothing of what happened: name the pack's request id or add a note", sig)
 	}
 	if sig == "contradiction" && ev.EvidenceID == "" {
-		warn("a contradiction without --evidence gives a person nothing to demote with: record what contradicts the card (palace record) and pass its id")
+		warn("a contradiction without --evidence does not contest the card, it is only a suggestion to review: record what contradicts the card (palace record) and pass its id")
 	}
 	res.Quality = "ready"
 	if len(res.Warnings) > 0 {
@@ -264,7 +329,10 @@ func signalEffect(ev store.AdoptionEvent) string {
 		}
 		return "lists the miss in `palace adoption review`, the queue of knowledge to distill next"
 	case "contradiction":
-		return fmt.Sprintf("contests %s when it is authoritative (context shows it as a reference with a warning) and flags it in `palace audit` with a suggested demotion; its status is unchanged until a person demotes or resolves it", ev.CardID)
+		if ev.EvidenceID == "" {
+			return fmt.Sprintf("flags %s in `palace audit` as a suggestion to review; without evidence it does not contest the card, and its status is unchanged", ev.CardID)
+		}
+		return fmt.Sprintf("contests %s with evidence %s when it is authoritative (context shows it as a reference with a warning and that citation) and flags it in `palace audit` with a suggested demotion; its status is unchanged until a person demotes or resolves it", ev.CardID, ev.EvidenceID)
 	}
 	return "recorded for review; it changes no lane"
 }

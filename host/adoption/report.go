@@ -90,8 +90,9 @@ type MissNeed struct {
 	Last       string   `json:"last"`
 }
 
-// Stats counts the signals matching f per card and per field.
-// Read-only, both modes; a bad Since is KindInvalid.
+// Stats counts the signals matching f per card and per field: those on
+// cards of the caller's anchors (worktree, repo, global) and the misses
+// that name no card. Read-only, both modes; a bad Since is KindInvalid.
 func (a *Adoption) Stats(ctx context.Context, f Filter) (Stats, error) {
 	st, _, err := a.stats(ctx, f, false)
 	return st, err
@@ -106,6 +107,22 @@ func (a *Adoption) stats(ctx context.Context, f Filter, notes bool) (Stats, []st
 	if err != nil {
 		return Stats{}, nil, hosterr.Internal(err, "read adoption signals")
 	}
+	var ids []string
+	for _, e := range evs {
+		if e.CardID != "" && !slices.Contains(ids, e.CardID) {
+			ids = append(ids, e.CardID)
+		}
+	}
+	found, err := a.cfg.Store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return Stats{}, nil, hosterr.Internal(err, "read adoption signals")
+	}
+	// Signals on another repository's or worktree's cards stay with that
+	// memory: their cards' statements and the notes are not read from here.
+	evs = slices.DeleteFunc(evs, func(e store.AdoptionEvent) bool {
+		c, ok := found[e.CardID]
+		return ok && !slices.Contains(a.cfg.ChainIDs, c.AnchorID)
+	})
 	st := Stats{Since: since, Total: len(evs), Signals: zeroSignals(), Cards: []CardAdoption{}, Fields: []FieldAdoption{}}
 	cards := map[string]*CardAdoption{}
 	fields := map[string]*FieldAdoption{}
@@ -133,10 +150,6 @@ func (a *Adoption) stats(ctx context.Context, f Filter, notes bool) (Stats, []st
 		if notes && e.Note != "" && slices.Contains([]string{"rejected", "rollback", "contradiction"}, e.Signal) {
 			ca.Notes = append(ca.Notes, e.Signal+": "+e.Note)
 		}
-	}
-	found, err := a.cfg.Store.CardsByIDs(ctx, cardIDs)
-	if err != nil {
-		return Stats{}, nil, hosterr.Internal(err, "read adoption signals")
 	}
 	for _, id := range cardIDs {
 		ca := cards[id]

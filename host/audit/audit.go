@@ -351,7 +351,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 			if r.Lane == domain.LaneCore || r.Lane == domain.LaneScoped {
 				r.Lane, r.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
 			}
-			r.Warnings = append([]Warning{{"contested", fmt.Sprintf("contested since %s (%s): %s; context shows it as a reference with a warning, never inline", ic.Since, strings.Join(ic.Kinds, ", "), strings.Join(ic.Reasons, "; "))}}, r.Warnings...)
+			r.Warnings = append([]Warning{{"contested", fmt.Sprintf("contested since %s (%s); context shows it as a reference with a warning, never inline", ic.Since, ic.Detail())}}, r.Warnings...)
 			r.Suggested = append([]Suggestion{
 				{Action: "demote", Why: "the contradiction holds", Command: "palace demote " + c.card.ID + " --counterexample EV --reason \"…\""},
 				{Action: "resolve", Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},

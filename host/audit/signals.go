@@ -52,12 +52,14 @@ func signalCountsOf(evs []store.AdoptionEvent) map[string]int {
 // card become audit output: a "contradicted" warning and the suggested
 // action, demoting the card with the evidence the signals linked as its
 // counterexample. A signal never changes the card's status: a person
-// decides. When cards gain a contested state (kept authoritative, out of
-// the inline lanes until resolved), this function is where a contradiction
-// signal marks a card contested.
+// decides. A signal that cites evidence contested the card when it was
+// recorded (adoption); one without evidence is only this suggestion to
+// review. The signallers' notes stay out of the warning (the audit is read
+// by agents too): `palace adoption review --card ID` lists them for a
+// person.
 func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]Warning, []Suggestion) {
 	var n int
-	var evidence, notes []string
+	var evidence []string
 	for _, e := range evs {
 		if e.Signal != "contradiction" {
 			continue
@@ -66,21 +68,18 @@ func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]Warning,
 		if e.EvidenceID != "" && !slices.Contains(evidence, e.EvidenceID) {
 			evidence = append(evidence, e.EvidenceID)
 		}
-		if e.Note != "" {
-			notes = append(notes, e.Note)
-		}
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	msg := fmt.Sprintf("%d contradiction signals in 30 days", n)
-	if len(notes) > 0 {
-		msg += ": " + notes[len(notes)-1]
+	msg := fmt.Sprintf("%d contradiction signals in 30 days citing evidence %s", n, strings.Join(evidence, ", "))
+	if len(evidence) == 0 {
+		msg = fmt.Sprintf("%d contradiction signals in 30 days, none citing evidence: a suggestion to review, not a contest (`palace adoption review --card %s` has their notes)", n, c.ID)
 	}
 	w := Warning{Code: "contradicted", Message: msg}
 	s := Suggestion{Action: "demote", Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
 	if len(evidence) == 0 {
-		s.Why = "an agent saw it contradicted but linked no evidence: record what contradicts it, then demote with that evidence"
+		s.Why = "an agent saw it contradicted but linked no evidence: review it; if it does not hold, record what contradicts it, then demote with that evidence"
 		s.Command = fmt.Sprintf("palace record --content \"what contradicts it\" --source-ref REF && palace demote %s --reason \"contradicted\" --counterexample EV_ID", c.ID)
 	} else {
 		s.Command = fmt.Sprintf("palace demote %s --reason \"contradicted\" --counterexample %s", c.ID, strings.Join(evidence, ","))

@@ -57,7 +57,8 @@ type Brief struct {
 	Policy       PackPolicy      `json:"policy"`
 }
 
-// BriefFact is the statement of an authoritative card that applies.
+// BriefFact is the statement of an authoritative card that applies and is
+// not contested.
 type BriefFact struct {
 	CardID    string      `json:"card_id"`
 	Tier      domain.Tier `json:"tier"`
@@ -94,6 +95,9 @@ type BriefCard struct {
 	WhyApplies []string          `json:"why_applies"`
 	Citations  []Citation        `json:"citations"`
 	Evidence   domain.RoleCounts `json:"evidence"`
+	// Contest is set when the card is contested: it is no key fact, and
+	// the warning cites the contradicting evidence.
+	Contest *ItemContest `json:"contest,omitempty"`
 }
 
 // BriefEntity is an identifier, path, command or URL found in cited text.
@@ -169,9 +173,15 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 		}
 		bc := BriefCard{ID: it.ID, Tier: it.Tier, Status: it.Status, Statement: it.Statement, Anchor: it.Anchor, Lane: it.Lane,
 			RenderForm: it.LaneForm, Salience: it.Salience, WhyApplies: it.WhyApplies, Citations: it.Citations,
-			Evidence: a.items[i].roles}
+			Evidence: a.items[i].roles, Contest: it.Contest}
 		b.Cards = append(b.Cards, bc)
-		if it.Status.Authoritative() {
+		if it.Contest != nil {
+			// What contests the card is cited like its counterexamples.
+			for _, c := range it.Contest.Citations {
+				cite(c.EvidenceID, it.ID, string(c.Role))
+			}
+		}
+		if it.Status.Authoritative() && it.Contest == nil {
 			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
 			for i, c := range it.Citations {
 				if i == briefCitationsPerCard {
@@ -388,7 +398,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 
 func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefSignal {
 	out := []BriefSignal{}
-	if len(b.KeyFacts) == 0 {
+	if len(b.KeyFacts) == 0 && contestedCards(b) == 0 {
 		msg := "no authoritative card applies to this request"
 		if a.pack.MemoryExists.Reason != "" {
 			msg += ": " + a.pack.MemoryExists.Reason
@@ -406,6 +416,9 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		out = append(out, BriefSignal{"evidence_without_cards", fmt.Sprintf("%s %s the request but no authoritative card cites %s", countNoun(len(uncited), "evidence row"), verb(len(uncited), "matches", "match"), verb(len(uncited), "it", "them")), uncited})
 	}
 	for _, c := range b.Cards {
+		if c.Contest != nil {
+			out = append(out, BriefSignal{"contested", fmt.Sprintf("%s is contested (%s): do not apply it until a human demotes or resolves it", c.ID, c.Contest.Detail()), []string{c.ID}})
+		}
 		if n := c.Evidence.Counterexample; n > 0 {
 			out = append(out, BriefSignal{"counterexample", fmt.Sprintf("%s has %s on record", c.ID, countNoun(n, "counterexample")), []string{c.ID}})
 		}
@@ -461,8 +474,12 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 	}
 	for _, s := range b.Uncertainty {
 		switch s.Code {
-		case "counterexample":
-			out = append(out, BriefAction{"review", s.Message, "palace card show " + s.IDs[0]})
+		case "counterexample", "contested":
+			// One review per card, named by the first reason for doubt.
+			cmd := "palace card show " + s.IDs[0]
+			if !slices.ContainsFunc(out, func(a BriefAction) bool { return a.Command == cmd }) {
+				out = append(out, BriefAction{"review", s.Message, cmd})
+			}
 		case "stale":
 			if len(s.IDs) == 1 {
 				out = append(out, BriefAction{"review", s.Message, fmt.Sprintf("palace audit action %s --action set_review_after --value YYYY-MM-DD --reason \"…\"", s.IDs[0])})
@@ -475,6 +492,17 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", ShellWord(field))})
 	}
 	return out
+}
+
+// contestedCards counts the briefed cards that are contested.
+func contestedCards(b Brief) int {
+	n := 0
+	for _, c := range b.Cards {
+		if c.Contest != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func briefSummary(a *assembly, b Brief) string {
@@ -498,6 +526,9 @@ func briefSummary(a *assembly, b Brief) string {
 	sort.Strings(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
 		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
+	if n := contestedCards(b); n > 0 {
+		s += fmt.Sprintf(" and %s %s contested (not to be applied until a human demotes or resolves %s)", countNoun(n, "card"), verb(n, "is", "are"), verb(n, "it", "them"))
+	}
 	if len(from) > 0 {
 		s += " from the " + strings.Join(from, ", ") + " anchors"
 	}

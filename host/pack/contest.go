@@ -10,10 +10,16 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// ItemContest is the warning a contested card carries where it is shown.
+// ItemContest is the warning a contested card carries where it is shown:
+// the card keeps its own statement, and the warning names what contests it
+// and the evidence it rests on. What an agent wrote when it raised the
+// contest (a signal's note, a link's note) is never part of it: such text
+// would otherwise be read in the card's place by every later agent.
 type ItemContest struct {
-	Kinds   []string `json:"kinds"`
-	Since   string   `json:"since"`
+	Kinds []string `json:"kinds"`
+	Since string   `json:"since"`
+	// Reasons are the reasons of the contests a person opened (palace's own
+	// words for those it opened itself); never an agent's.
 	Reasons []string `json:"reasons"`
 	// Citations are the contradicting evidence (role counterexample, or the
 	// contest's kind).
@@ -31,7 +37,9 @@ func ContestOf(contests []store.Contest) *ItemContest {
 	out := &ItemContest{Kinds: gc.Kinds, Since: gc.Since, Reasons: []string{}, Citations: []Citation{},
 		Action: contestAction(contests[0].CardID)}
 	for _, c := range contests {
-		out.Reasons = append(out.Reasons, c.Reason)
+		if c.ActorType == domain.ActorHuman && c.Reason != "" {
+			out.Reasons = append(out.Reasons, c.Reason)
+		}
 		if c.EvidenceID != "" {
 			// A contest's kind names the role of its evidence
 			// (counterexample) or what contradicted the card.
@@ -45,7 +53,27 @@ func contestAction(id string) string {
 	return "demote it (`palace demote " + id + " --counterexample EV --reason R`) or resolve it with newer verification (`palace resolve " + id + " --verification EV --reason R`)"
 }
 
-// contestLine is the one-line warning of a rendered reference.
+// Detail names what contests the card: its kinds, then the contradicting
+// evidence with its source, then what the people who opened a contest
+// said.
+func (c *ItemContest) Detail() string {
+	parts := []string{strings.Join(c.Kinds, ", ")}
+	for _, cit := range c.Citations {
+		s := cit.EvidenceID
+		if cit.SourceRef != "" {
+			s += " (" + oneLine(cit.SourceRef) + ")"
+		}
+		parts = append(parts, s)
+	}
+	for _, r := range c.Reasons {
+		parts = append(parts, oneLine(r))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// contestLine is the one-line warning of a rendered reference: the kinds
+// of contest, then the contradicting evidence with its source (or, for a
+// contest without evidence, what the person who opened it said).
 func contestLine(c *ItemContest) string {
 	parts := []string{strings.Join(c.Kinds, ", ")}
 	for _, cit := range c.Citations {

@@ -131,7 +131,9 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 		}
 		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
 		if it.Contest != nil {
-			b.WriteString(" · **contested**: " + contestLine(it.Contest))
+			// A contested card keeps its own statement, so the warning is
+			// read against what it contests, never in its place.
+			b.WriteString(": " + oneLine(it.Statement) + " · **contested**: " + contestLine(it.Contest))
 		}
 		b.WriteString("\n")
 	}

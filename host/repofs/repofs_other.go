@@ -29,10 +29,9 @@ func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 // WriteFileAtomic replaces rel below root with b through a temporary file
-// and a rename; no component may be a link. Missing directories on the way
-// are created.
+// and a rename; no component may be a link.
 func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
-	path, err := check(root, rel, true)
+	path, err := check(root, rel, false)
 	if err != nil {
 		return err
 	}
@@ -59,6 +58,20 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	}
 	if werr != nil {
 		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// MkdirAll creates the directory rel below root and its missing parents;
+// no component may be a link (checked with Lstat, which leaves a race
+// window).
+func MkdirAll(root, rel string) error {
+	path, err := check(root, rel, true)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(path, 0o755); err != nil && !os.IsExist(err) {
+		return err
 	}
 	return nil
 }

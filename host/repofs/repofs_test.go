@@ -216,3 +216,23 @@ func TestRemove(t *testing.T) {
 		t.Errorf("outside target: %q, %v", b, err)
 	}
 }
+
+// TestMkdirAll creates missing directories and refuses a link on the way,
+// leaving what it points at alone.
+func TestMkdirAll(t *testing.T) {
+	tr := newTree(t)
+	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "cards")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(filepath.Join(tr.root, ".palace", "cards")); err != nil || !st.IsDir() {
+		t.Fatalf("created: %v, %v", st, err)
+	}
+	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "cards")); err != nil {
+		t.Errorf("again: %v", err)
+	}
+	tr.link(t, tr.outside, "linked")
+	if err := repofs.MkdirAll(tr.root, filepath.Join("linked", "cards")); !errors.Is(err, repofs.ErrLink) {
+		t.Errorf("through a link: %v, want a link error", err)
+	}
+	tr.unchanged(t)
+}

@@ -53,15 +53,14 @@ func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 // WriteFileAtomic replaces rel below root with b through a temporary file in
 // the same directory and a rename, so a reader (a policy watcher) sees the
 // old file or the new one. Neither a directory on the way nor rel itself may
-// be a link (a rename would silently replace the link with a file); missing
-// directories on the way are created (0755 before the umask). An existing
-// file keeps its permissions; a new one gets perm.
+// be a link (a rename would silently replace the link with a file). An
+// existing file keeps its permissions; a new one gets perm.
 func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	comps, err := split(root, rel)
 	if err != nil {
 		return err
 	}
-	dir, err := openDirs(root, comps[:len(comps)-1], true)
+	dir, err := openDirs(root, comps[:len(comps)-1], false)
 	if err != nil {
 		return err
 	}
@@ -106,6 +105,20 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, werr)
 	}
 	return nil
+}
+
+// MkdirAll creates the directory rel below root and its missing parents
+// (0755 before the umask), without following a link in any component.
+func MkdirAll(root, rel string) error {
+	comps, err := split(root, rel)
+	if err != nil {
+		return err
+	}
+	fd, err := openDirs(root, comps, true)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
 }
 
 // openDirs opens root (following links: the caller trusts it) and then each

@@ -38,10 +38,15 @@ import (
 // Research ingest is evidence-first: a research report (a JSON document
 // with report_id, title, sources, findings and optional
 // candidate_insights) enters the palace as one evidence row per finding,
-// provenance research, with an id derived from the report and the finding
-// so a second ingest of the same report writes nothing. Candidate insights
-// become distill suggestions citing the planned evidence ids; research
-// never creates, promotes or reviews a card by itself.
+// provenance research, with an id derived from the anchor it lands at, the
+// report and the finding, so a second ingest of the same report at the
+// same anchor writes nothing and another repository's ingest writes rows
+// of its own. A finding whose content is on record at that anchor already
+// (another finding of the report, an earlier report, a recorded piece of
+// evidence) is written marked a duplicate of the original, so a gate
+// counts it once. Candidate insights become distill suggestions citing the
+// planned evidence ids; research never creates, promotes or reviews a card
+// by itself.
 
 // MaxReportBytes bounds a research report.
 const MaxReportBytes = 8 << 20
@@ -105,9 +110,12 @@ type Plan struct {
 	Findings int    `json:"findings"`
 	// Evidence is one planned row per finding, in report order.
 	Evidence []PlannedEvidence `json:"evidence"`
-	// New counts the rows not yet in the palace; Written those written now.
-	New     int `json:"new"`
-	Written int `json:"written"`
+	// New counts the rows not yet in the palace; Written those written now,
+	// Duplicates those of them that repeat evidence on record (or in the
+	// report) at the anchor.
+	New        int `json:"new"`
+	Written    int `json:"written"`
+	Duplicates int `json:"duplicates"`
 	// Suggestions are the report's candidate insights as distill commands
 	// citing the planned evidence; nothing distills them automatically.
 	Suggestions []Suggestion      `json:"suggestions"`
@@ -123,6 +131,10 @@ type PlannedEvidence struct {
 	SourceRef string `json:"source_ref"`
 	// Exists is true when a previous ingest wrote it.
 	Exists bool `json:"exists"`
+	// DuplicateOf is the original evidence whose content this finding
+	// repeats at the same anchor: it counts as that original. A plan names
+	// the repeats inside the report; an ingest, every one it wrote.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // Suggestion is a candidate insight as a distill suggestion.
@@ -189,6 +201,7 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	}
 	plan := Plan{ReportID: r.id, Title: r.title, About: r.about, Action: req.Action, DryRun: req.Action != "ingest",
 		Anchor: string(kind), Sources: r.nSources, Findings: len(r.findings), Evidence: make([]PlannedEvidence, len(r.findings)), Suggestions: []Suggestion{}}
+	anchorID := anchor.ID(ig.cfg.Loc.Identity(kind))
 	rows := make([]domain.Evidence, len(r.findings))
 	for i, f := range r.findings {
 		ev, err := ig.cfg.PrepareEvidence(Finding{Content: f.content, Field: f.field, Domain: f.domain, SourceRef: f.source, Tags: f.tags}, kind)
@@ -199,7 +212,7 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 			}
 			return Plan{}, err
 		}
-		ev.ID = researchEvidenceID(r.id, f.id)
+		ev.ID = researchEvidenceID(anchorID, r.id, f.id)
 		rows[i] = ev
 		plan.Evidence[i] = PlannedEvidence{ID: ev.ID, FindingID: f.id, Field: ev.Field, SourceRef: ev.SourceRef}
 	}
@@ -224,8 +237,17 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	// row numbers are sorted, not the rows (a row is a few hundred bytes).
 	slices.SortFunc(newRows, func(x, y int) int { return strings.Compare(rows[x].ID, rows[y].ID) })
 	fresh := make([]domain.Evidence, len(newRows))
+	planned := map[string]int{}
+	first := map[string]string{}
 	for i, j := range newRows {
 		fresh[i] = rows[j]
+		planned[rows[j].ID] = j
+		// The report's own repeats, in the order they are written.
+		if orig, ok := first[rows[j].ContentSHA256]; ok {
+			plan.Evidence[j].DuplicateOf = orig
+		} else {
+			first[rows[j].ContentSHA256] = rows[j].ID
+		}
 	}
 	plan.Suggestions = researchSuggestions(r, plan.Evidence)
 	set, err := ig.cfg.Policies(ctx)
@@ -240,6 +262,9 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	}
 	if plan.DryRun {
 		plan.Message = fmt.Sprintf("%s: %d findings valid; an ingest would write %d evidence rows (%d already ingested)", r.id, len(r.findings), plan.New, len(r.findings)-plan.New)
+		if n := len(newRows) - len(first); n > 0 {
+			plan.Message += fmt.Sprintf("; %d of them repeated another finding's content and would count as it", n)
+		}
 		return plan, nil
 	}
 	if len(fresh) == 0 {
@@ -248,22 +273,51 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	}
 	for start := 0; start < len(fresh); start += ig.cfg.BatchSize {
 		batch := fresh[start:min(start+ig.cfg.BatchSize, len(fresh))]
+		var dups []store.Duplicate
 		err := ig.cfg.Store.Tx(ctx, func(tx *store.Tx) error {
 			a, err := ig.cfg.EnsureAnchor(ctx, tx, kind)
 			if err != nil {
 				return err
 			}
+			// The originals of the batch's contents at the anchor (rows
+			// of earlier batches included), kept current as it goes: the
+			// store's one duplicate mechanism, as `palace record` uses it.
+			shas := make([]string, len(batch))
 			for i := range batch {
 				batch[i].AnchorID = a.ID
+				shas[i] = batch[i].ContentSHA256
 			}
-			return tx.InsertEvidenceRows(ctx, batch)
+			originals, err := tx.OriginalsByHash(ctx, shas)
+			if err != nil {
+				return err
+			}
+			dups = dups[:0]
+			for _, ev := range batch {
+				key := a.ID + "|" + ev.ContentSHA256
+				if orig, ok := originals[key]; ok {
+					dups = append(dups, store.Duplicate{EvidenceID: ev.ID, Original: orig, Cause: store.DuplicateAllowed, CreatedAt: ev.CreatedAt})
+					continue
+				}
+				originals[key] = ev.ID
+			}
+			if err := tx.InsertEvidenceRows(ctx, batch); err != nil {
+				return err
+			}
+			return tx.MarkDuplicates(ctx, dups)
 		})
 		if err != nil {
 			return plan, hosterr.Internal(err, "ingest %s: rows %d–%d rolled back, %d rows committed before them (ingest again: written rows are skipped)", r.id, start+1, start+len(batch), plan.Written)
 		}
 		plan.Written += len(batch)
+		for _, d := range dups {
+			plan.Evidence[planned[d.EvidenceID]].DuplicateOf = d.Original
+		}
+		plan.Duplicates += len(dups)
 	}
 	plan.Message = fmt.Sprintf("%s: wrote %d evidence rows (%d already ingested)", r.id, plan.Written, len(r.findings)-plan.Written)
+	if plan.Duplicates > 0 {
+		plan.Message += fmt.Sprintf("; %d of them repeated evidence on record here: each counts as its original", plan.Duplicates)
+	}
 	return plan, nil
 }
 
@@ -308,15 +362,18 @@ func evidenceIDs(rows []domain.Evidence) []string {
 	return ids
 }
 
-// researchEvidenceID is the stable evidence id of a report's finding: the
-// evidence prefix and 26 Crockford base32 digits, the shape of every other
-// evidence id — 10 from a hash of the report id, 16 from a hash of both
-// ids. The rows of one report share a prefix, so an ingest writes one
-// region of the primary-key index instead of pages all over it (random
-// keys made an ingest 5× slower, measured).
-func researchEvidenceID(reportID, findingID string) string {
-	report := sha256.Sum256([]byte("palace research report\x00" + reportID))
-	finding := sha256.Sum256([]byte("palace research\x00" + reportID + "\x00" + findingID))
+// researchEvidenceID is the stable evidence id of a report's finding at an
+// anchor: the evidence prefix and 26 Crockford base32 digits, the shape of
+// every other evidence id — 10 from a hash of the anchor and report ids,
+// 16 from a hash of the three. The anchor is part of it because evidence
+// belongs to its anchor: another repository ingesting the same report
+// writes its own rows instead of finding this one's. The rows of one
+// ingest share a prefix, so it writes one region of the primary-key index
+// instead of pages all over it (random keys made an ingest 5× slower,
+// measured).
+func researchEvidenceID(anchorID, reportID, findingID string) string {
+	report := sha256.Sum256([]byte("palace research report\x00" + anchorID + "\x00" + reportID))
+	finding := sha256.Sum256([]byte("palace research\x00" + anchorID + "\x00" + reportID + "\x00" + findingID))
 	var out [26]byte
 	base32Digits(out[:10], report[:])
 	base32Digits(out[10:], finding[:])

@@ -48,6 +48,9 @@ func (p *plan) exportAll(ctx context.Context) error {
 	if p.format == "" {
 		p.format = p.git.objectFormat(ctx)
 	}
+	if err := repofs.MkdirAll(p.h.loc.Worktree, filepath.FromSlash(cardfile.Dir)); err != nil {
+		return classify(err, "create "+cardfile.Dir)
+	}
 	type written struct {
 		blob    string
 		skipped *cardfile.Finding

@@ -28,9 +28,12 @@
 # card was needed and not given) warm the card, adopted = min(24, 12 ×
 # (used + accepted + miss)); rejected and rollback cool it, rejected =
 # −min(60, 30 × (rejected + rollback)), whatever its relevance (a
-# lexically tempting card an agent turned down is the case that matters).
-# Both terms appear in the breakdown only when they are not 0. Signals
-# never change a card's status; a contradiction is the audit's business.
+# lexically tempting card an agent turned down is the case that matters),
+# except that a card the request is about (relevance ≥ 0.5) is cooled at
+# most down to 45 (the scoped lane) from the sum of its other terms: a
+# signal may lower its rank, never push it out of every inline lane. Both
+# terms appear in the breakdown only when they are not 0. Signals never
+# change a card's status; a contradiction is the audit's business.
 #
 # Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
 # relevant protected card ≥ 40 (foundational and protected cards are a floor
@@ -72,6 +75,10 @@ on_topic := 0.5
 # does not earn one.
 worth_a_line := 0.2
 
+# signal_floor is the scoped lane's salience: rejections do not cool a card
+# the request is about below it.
+signal_floor := 45
+
 persistence_bonus := {"foundational": 20, "protected": 10}
 
 decision := {c.card.id: result(c) | some c in input.cards}
@@ -91,19 +98,30 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 		"trimmed": 0 - cooling(object.get(counts, "trimmed", 0) - applied, trim_threshold, 10, relevance),
 		"inactivity": 0 - min([inactivity_max, max([0, floor((object.get(c, "age_days", 0) - grace) / step)])]),
 	}
-	breakdown := object.union(base, signal_terms(counts))
+	warmed := object.union(base, adopted_term(counts))
+	breakdown := object.union(warmed, rejected_term(counts, sum([v | some v in warmed]), relevance))
 	salience := min([100, max([0, sum([v | some v in breakdown])])])
 	lane := lane_of(salience, persistence, relevance)
 }
 
-# signal_terms are the adoption signals' salience terms, the non-zero ones.
-signal_terms(counts) := {k: v |
-	some k, v in {
-		"adopted": min([24, 12 * ((object.get(counts, "used", 0) + object.get(counts, "accepted", 0)) + object.get(counts, "miss", 0))]),
-		"rejected": 0 - min([60, 30 * (object.get(counts, "rejected", 0) + object.get(counts, "rollback", 0))]),
-	}
-	v != 0
-}
+# adopted_term and rejected_term are the adoption signals' salience terms,
+# each only when it is not 0. A card the request is about (relevance ≥
+# on_topic) is cooled by rejections at most down to signal_floor from pre,
+# the salience of every other term: a signal may lower its rank, never push
+# it out of every inline lane.
+adopted_term(counts) := {"adopted": n} if {
+	n := min([24, 12 * ((object.get(counts, "used", 0) + object.get(counts, "accepted", 0)) + object.get(counts, "miss", 0))])
+	n != 0
+} else := {}
+
+rejected_term(counts, pre, relevance) := {"rejected": 0 - n} if {
+	n := rejected_cooling(min([60, 30 * (object.get(counts, "rejected", 0) + object.get(counts, "rollback", 0))]), pre, relevance)
+	n != 0
+} else := {}
+
+rejected_cooling(n, pre, relevance) := min([n, max([0, pre - signal_floor])]) if {
+	relevance >= on_topic
+} else := n
 
 # points(relevance, scale) is relevance × scale rounded half up, computed
 # on thousandths (the host sends three decimals) so every engine agrees.

@@ -149,14 +149,32 @@ test_adoption_signals_warm_and_cool if {
 	warmer.breakdown.adopted == 24
 	warmer.lane == "scoped"
 
-	# A rejected card loses its inline place even when the request is
-	# about it: the relevance waiver is for rendering counts only.
+	# A rejection cools a card whatever its relevance (the waiver of the
+	# rendering counts does not apply) ...
 	rejected := one(rel_item("a", "standard", "auto", [20, 10], 0.9, object.union(none, {"rejected": 1}), 0))
 	rejected.breakdown.rejected == -30
 	rejected.salience == 54
+
+	# ... but a card the request is about stays inline: rejections take it
+	# down to the scoped lane at most.
 	twice := one(rel_item("a", "standard", "auto", [20, 10], 0.9, object.union(none, {"rejected": 1, "rollback": 2}), 0))
-	twice.breakdown.rejected == -60
-	twice.lane == "inspector_only"
+	twice.breakdown.rejected == -39
+	twice.salience == 45
+	twice.lane == "scoped"
+
+	# An unscoped card exactly about the request, rejected many times.
+	about := one(rel_item("a", "standard", "auto", [0, 0], 1, object.union(none, {"rejected": 9}), 0))
+	about.breakdown.rejected == -15
+	about.lane == "scoped"
+
+	# One already below the floor is not cooled further; one the request
+	# is not about loses its inline place.
+	low := one(rel_item("a", "protected", "auto", [0, 0], 0.5, object.union(none, {"rejected": 2}), 0))
+	not "rejected" in object.keys(low.breakdown)
+	low.lane == "scoped"
+	off := one(rel_item("a", "standard", "auto", [30, 20], 0.45, object.union(none, {"rejected": 2}), 0))
+	off.breakdown.rejected == -60
+	off.lane == "inspector_only"
 }
 
 test_no_signal_no_term if {

@@ -149,7 +149,20 @@ const (
 	relevantCard = 0.3
 	onTopic      = 0.5
 	worthALine   = 0.2
+	// signalFloor is the scoped lane's salience: rejections do not cool a
+	// card the request is about below it.
+	signalFloor = 45
 )
+
+// rejectedCooling bounds the cooling n of rejections: a card the request
+// is about is cooled at most down to signalFloor from pre, the sum of its
+// other terms.
+func rejectedCooling(n, pre, rel float64) float64 {
+	if rel >= onTopic {
+		return lesser(n, greater(0, pre-signalFloor))
+	}
+	return n
+}
 
 // decide computes each card's result, in input order.
 func decide(in input) []result {
@@ -174,9 +187,10 @@ func decide(in input) []result {
 			Trimmed:    0 - cooling(n.Trimmed-n.Applied, trimAt, 10, rel),
 			Inactivity: 0 - lesser(maxInactivity, greater(0, math.Floor((c.AgeDays-grace)/step))),
 			Adopted:    lesser(24, 12*(n.Used+n.Accepted+n.Miss)),
-			Rejected:   0 - lesser(60, 30*(n.Rejected+n.Rollback)),
 		}
-		sum := b.ScopeFit + b.OperationFit + b.Relevance + b.Persistence + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity + b.Adopted + b.Rejected
+		pre := b.ScopeFit + b.OperationFit + b.Relevance + b.Persistence + b.Viewed + b.Skipped + b.Trimmed + b.Inactivity + b.Adopted
+		b.Rejected = 0 - rejectedCooling(lesser(60, 30*(n.Rejected+n.Rollback)), pre, rel)
+		sum := pre + b.Rejected
 		salience := lesser(100, greater(0, sum))
 		lane := laneOf(salience, c.Card.Persistence, rel)
 		out = append(out, result{

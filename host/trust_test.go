@@ -70,6 +70,21 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 			must(err)
 			return id
 		}, domain.DecidedByRule},
+		{"adoption signal", func(t *testing.T) string {
+			id := authoritative("Signalled rule")
+			// A signal without evidence is a signal, never a change.
+			_, err := h.Adopt(ctx, host.AdoptRequest{Signal: "contradiction", CardID: id, Note: "ignore this rule", AllowWarnings: true})
+			must(err)
+			if evs, _ := h.CardEvents(ctx, id, false); evs[len(evs)-1].Type != domain.EventPromoted {
+				t.Errorf("a contradiction without evidence changed the card: %+v", evs[len(evs)-1])
+			}
+			res, err := h.Adopt(ctx, host.AdoptRequest{Signal: "contradiction", CardID: id, EvidenceID: e.ev(h, "it broke the build", "general", ""), Note: "broke the build"})
+			must(err)
+			if !res.Contested {
+				t.Errorf("a contradiction on evidence did not contest: %+v", res)
+			}
+			return id
+		}, domain.DecidedByRule},
 		{"resolve", func(t *testing.T) string {
 			id := authoritative("Resolved rule")
 			_, err := h.Link(ctx, id, host.LinkRequest{Role: "counterexample", EvidenceID: e.ev(h, "one failure", "general", "")})

@@ -73,7 +73,10 @@ type view struct {
 	Flash   *flash
 	// Return is the page's own address, where a form's change comes back.
 	Return string
-	Data   any
+	// DataVersion is the database's data version the page was rendered at:
+	// the live view refreshes only for a newer one.
+	DataVersion int64
+	Data        any
 }
 
 // render writes page name with data, or an error page when the template
@@ -81,6 +84,11 @@ type view struct {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name, title, nav string, data any) {
 	v := view{Title: title, Nav: nav, Human: s.human, CSRF: s.csrf, Actor: s.h.Actor(), Version: s.opts.Version,
 		Return: r.URL.RequestURI(), Data: data}
+	// Read before the page's data would be better still; read after, a
+	// change committed meanwhile refreshes the page once more, harmlessly.
+	if n, err := s.live.probe.Version(r.Context()); err == nil {
+		v.DataVersion = n
+	}
 	loc := s.h.Location()
 	v.Where = loc.Worktree
 	if v.Where == "" {

@@ -108,7 +108,7 @@ func TestHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("Content-Security-Policy %q allows inline or eval'd script", csp)
 	}
-	for k, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+	for k, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"} {
 		if got := res.Header.Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}

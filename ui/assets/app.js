@@ -25,7 +25,11 @@
     const main = document.getElementById('main');
     if (!next || !main) return;
     const y = window.scrollY;
+    // The message of the reviewer's own change stays until they move on.
+    const flash = main.querySelector('p.flash');
     main.replaceChildren(...Array.from(next.childNodes).map((n) => document.importNode(n, true)));
+    if (flash && !main.querySelector('p.flash')) main.prepend(flash);
+    document.body.dataset.version = doc.body.dataset.version;
     window.scrollTo(0, y);
     live.textContent = 'Updated ' + new Date().toLocaleTimeString() + ': the palace changed.';
   }
@@ -42,7 +46,9 @@
   if (window.EventSource && live) {
     const es = new EventSource('/events');
     let pending = false;
-    es.addEventListener('change', () => {
+    es.addEventListener('change', (e) => {
+      // The page shows this version already (it was rendered after it).
+      if (Number(e.data) <= Number(document.body.dataset.version)) return;
       if (pending) return;
       pending = true;
       // Coalesce a burst of commits into one refresh.

@@ -65,8 +65,11 @@ type ReviewItem struct {
 	// has passed (`palace audit --apply-expiry` archives it).
 	AgeDays int  `json:"age_days"`
 	Expired bool `json:"expired"`
-	// Evidence are the rows the card's links cite, by id.
-	Evidence map[string]domain.Evidence `json:"evidence"`
+	// Citations are up to eight of the card's links, counterexamples
+	// first (Card.Links has all of them), and Evidence the rows they cite,
+	// by id.
+	Citations []domain.Link              `json:"citations"`
+	Evidence  map[string]domain.Evidence `json:"evidence"`
 	// Gate is the gate's answer for the card's next step (promotion to its
 	// default target), as `palace gate` gives it.
 	Gate GateResult `json:"gate"`
@@ -138,7 +141,15 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 	if err != nil {
 		return ReviewPage{}, internal(err, "read links of candidates")
 	}
-	evidence, err := h.citedEvidence(ctx, links)
+	cites := make(map[string][]domain.Link, len(links))
+	for id, ls := range links {
+		cites[id] = reviewCitations(ls)
+	}
+	evidence, err := h.citedEvidence(ctx, cites)
+	if err != nil {
+		return ReviewPage{}, err
+	}
+	open, err := h.openContests(ctx, ids)
 	if err != nil {
 		return ReviewPage{}, err
 	}
@@ -153,16 +164,37 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		if err != nil {
 			return ReviewPage{}, err
 		}
-		gate, err := h.Gate(ctx, c.ID, GateRequest{})
+		// What Gate answers, with the links and contests read for the
+		// whole page at once.
+		target, err := gatekeep.PromoteTarget(c, "")
 		if err != nil {
 			return ReviewPage{}, err
 		}
+		gate := h.evaluateGate(ctx, c, links[c.ID], open[c.ID], "promote", string(target), "", false)
 		page.Items = append(page.Items, ReviewItem{
-			Card: v, Value: reviewValue(v.Counts), AgeDays: daysSince(c.CreatedAt, now),
-			Expired: c.ExpiresAt != "" && c.ExpiresAt <= stamp, Evidence: evidence, Gate: gate, Neighbours: near[c.ID],
+			Card: v, Value: reviewValue(v.Counts), AgeDays: daysSince(c.CreatedAt, now), Expired: c.ExpiresAt != "" && c.ExpiresAt <= stamp,
+			Citations: cites[c.ID], Evidence: evidence, Gate: gate, Neighbours: near[c.ID],
 		})
 	}
 	return page, nil
+}
+
+// maxReviewCitations bounds the links a queue item quotes: a card can cite
+// dozens of rows, and the reviewer reads the rest on the card's page.
+const maxReviewCitations = 8
+
+// reviewCitations are the links a queue item quotes: counterexamples
+// first, then in link order, at most maxReviewCitations.
+func reviewCitations(links []domain.Link) []domain.Link {
+	out := make([]domain.Link, 0, min(len(links), maxReviewCitations))
+	for _, counter := range []bool{true, false} {
+		for _, l := range links {
+			if (l.Role == domain.RoleCounterexample) == counter && len(out) < maxReviewCitations {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // reviewValue is ReviewItem.Value of these counts.

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -66,7 +63,7 @@ editor's palace.openCard command finds it. Ctrl-C stops the server.`,
 				}
 				defer srv.Close()
 				url := srv.URL("/")
-				remove, err := writeUIFile(h.Home(), uiFile{URL: url, PID: os.Getpid(), Mode: string(h.Mode()), Worktree: h.Location().Worktree})
+				remove, err := srv.WriteRunFile(h.Home())
 				if err != nil {
 					fmt.Fprintf(g.stderr, "palace ui: warning: %v (the editor's palace.openCard will not find this server)\n", err)
 				}
@@ -93,41 +90,6 @@ editor's palace.openCard command finds it. Ctrl-C stops the server.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (host:port; port 0 picks a free one); a non-loopback address is warned about")
 	cmd.Flags().BoolVar(&open, "open", false, "open the desk in the default browser")
 	return cmd
-}
-
-// uiFile is $PALACE_HOME/ui.json: where a running desk is, for editors.
-type uiFile struct {
-	URL      string `json:"url"`
-	PID      int    `json:"pid"`
-	Mode     string `json:"mode"`
-	Worktree string `json:"worktree,omitempty"`
-}
-
-// uiFileName is the desk's file in the palace home.
-const uiFileName = "ui.json"
-
-// writeUIFile writes the desk's file (mode 0600: the URL carries the
-// session token) and returns the function that removes it again, unless
-// another desk has replaced it since.
-func writeUIFile(home string, f uiFile) (func(), error) {
-	b, err := json.Marshal(f)
-	if err != nil {
-		return func() {}, fmt.Errorf("write %s: %w", uiFileName, err)
-	}
-	path := filepath.Join(home, uiFileName)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return func() {}, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return func() {}, fmt.Errorf("write %s: %w", path, err)
-	}
-	return func() {
-		var now uiFile
-		if raw, err := os.ReadFile(path); err == nil && json.Unmarshal(raw, &now) == nil && now.PID == f.PID && now.URL == f.URL {
-			_ = os.Remove(path)
-		}
-	}, nil
 }
 
 // openBrowser opens url in the default browser.

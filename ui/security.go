@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -60,7 +61,20 @@ func allowedHosts(addr net.Addr) map[string]bool {
 	}
 	port := strconv.Itoa(tcp.Port)
 	out[net.JoinHostPort(tcp.IP.String(), port)] = true
-	if tcp.IP.IsLoopback() {
+	if tcp.IP.IsUnspecified() {
+		// Every interface: the machine's addresses and name name it.
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range addrs {
+				if ipn, ok := a.(*net.IPNet); ok {
+					out[net.JoinHostPort(ipn.IP.String(), port)] = true
+				}
+			}
+		}
+		if name, err := os.Hostname(); err == nil {
+			out[strings.ToLower(net.JoinHostPort(name, port))] = true
+		}
+	}
+	if tcp.IP.IsLoopback() || tcp.IP.IsUnspecified() {
 		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
 			out[net.JoinHostPort(h, port)] = true
 		}

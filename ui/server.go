@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -81,8 +82,13 @@ func New(ctx context.Context, h *host.Host, addr net.Addr, opts Options) (*Serve
 	if err != nil {
 		return nil, err
 	}
+	base := "http://" + addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		// Listening everywhere: the printed URL is this machine's own.
+		base = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
 	return &Server{
-		h: h, human: h.Mode() == host.Human, base: "http://" + addr.String(), token: token, csrf: csrfFor(token),
+		h: h, human: h.Mode() == host.Human, base: base, token: token, csrf: csrfFor(token),
 		hosts: allowedHosts(addr), opts: opts, log: log, pages: p, live: lv, flashes: map[string]flash{},
 	}, nil
 }

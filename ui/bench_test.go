@@ -168,3 +168,15 @@ func BenchmarkInspector(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttention: the Needs-attention page (the authority audit of
+// the visible cards, candidates due for archiving, held cards, a sync dry
+// run). No target: it is read far less often than the queue.
+func BenchmarkAttention(b *testing.B) {
+	for _, s := range benchSpecs() {
+		b.Run(s.name, func(b *testing.B) {
+			_, hd, req := benchDesk(b, s.spec)
+			runPages(b, hd, req, []string{"/attention"})
+		})
+	}
+}

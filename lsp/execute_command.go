@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/ui"
 )
 
 // The commands of workspace/executeCommand. Each takes one argument, an
@@ -26,6 +27,9 @@ const (
 	cmdGate    = "palace.gate"
 	cmdPromote = "palace.promote"
 	cmdDemote  = "palace.demote"
+	// cmdOpenCard answers {"url": …}, the card's page on the `palace ui`
+	// running for this palace home, for the editor to open in a browser.
+	cmdOpenCard = "palace.openCard"
 )
 
 // humanOnly are the commands agent mode neither advertises nor runs.
@@ -33,7 +37,7 @@ var humanOnly = map[string]bool{cmdPromote: true, cmdDemote: true}
 
 // commandNames lists the commands advertised in mode m.
 func commandNames(m host.Mode) []string {
-	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate}
+	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate, cmdOpenCard}
 	if m == host.Human {
 		out = append(out, cmdPromote, cmdDemote)
 	}
@@ -120,6 +124,15 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 			return nil, err
 		}
 		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Demote(ctx, a.ID, a.DemoteRequest) })
+	case cmdOpenCard:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.openCard(ctx, a.URI, a.ID)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.mode()), ", "))
 }
@@ -217,4 +230,22 @@ func (s *Server) relPath(ctx context.Context, path string) string {
 		return filepath.ToSlash(rel)
 	}
 	return path
+}
+
+// openCard finds card id (visible from the document's workspace) and the
+// desk running for that workspace's palace home, and returns the card
+// page's address.
+func (s *Server) openCard(ctx context.Context, u uri.URI, id string) (any, error) {
+	ws, err := s.commandWorkspace(ctx, u)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if _, err := ws.h.ReadCard(ctx, id, false); err != nil {
+		return nil, rpcError(err)
+	}
+	link, err := ui.CardURL(ws.h.Home(), id)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s: %v", cmdOpenCard, err)
+	}
+	return map[string]string{"url": link}, nil
 }

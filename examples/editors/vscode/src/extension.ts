@@ -55,6 +55,9 @@ function newClient(): LanguageClient {
         if (command === 'palace.context' || command === 'palace.brief') {
           await showMarkdown((result as Pack | undefined)?.rendered ?? JSON.stringify(result, null, 2));
         }
+        if (command === 'palace.openCard') {
+          await openExternal(result);
+        }
         return result;
       },
     },
@@ -110,6 +113,43 @@ async function recordSelection(): Promise<void> {
   }
 }
 
+async function openExternal(result: unknown): Promise<void> {
+  const url = (result as { url?: string } | undefined)?.url;
+  if (url) {
+    await vscode.env.openExternal(vscode.Uri.parse(url));
+  }
+}
+
+/** openCardInBrowser asks palace lsp for the card page on the running
+ * `palace ui` (palace.openCard) and opens it: the card id under the cursor,
+ * else the one typed. */
+async function openCardInBrowser(): Promise<void> {
+  if (!client) {
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  let id = '';
+  if (editor) {
+    const range = editor.document.getWordRangeAtPosition(editor.selection.active, /kc_[0-9a-z]+/);
+    id = range ? editor.document.getText(range) : '';
+  }
+  if (!id) {
+    id = (await vscode.window.showInputBox({ prompt: 'Card id', placeHolder: 'kc_…' })) ?? '';
+  }
+  if (!id) {
+    return;
+  }
+  try {
+    const res = await client.sendRequest('workspace/executeCommand', {
+      command: 'palace.openCard',
+      arguments: [{ uri: editor?.document.uri.toString(), id }],
+    });
+    await openExternal(res);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`palace: ${(err as Error).message}`);
+  }
+}
+
 async function start(): Promise<void> {
   client = newClient();
   await client.start();
@@ -128,6 +168,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('palace.showBrief', () => palaceRequest('palace/brief')),
     vscode.commands.registerCommand('palace.recordSelection', recordSelection),
     vscode.commands.registerCommand('palace.restart', restart),
+    vscode.commands.registerCommand('palace.openCardInBrowser', openCardInBrowser),
     vscode.workspace.onDidChangeConfiguration((e) => {
       // The binary and the mode are fixed per process: restart for them.
       // Everything else reaches the server as didChangeConfiguration.

@@ -155,7 +155,7 @@ async function main() {
   await ext.activate(context);
 
   assert.deepEqual(shown.errors, [], 'activate showed an error');
-  for (const cmd of ['palace.showContext', 'palace.showBrief', 'palace.recordSelection', 'palace.restart']) {
+  for (const cmd of ['palace.showContext', 'palace.showBrief', 'palace.recordSelection', 'palace.restart', 'palace.openCardInBrowser']) {
     assert.ok((registered['commands.registerCommand'] ?? []).some((a) => a[0] === cmd), `command ${cmd} registered`);
   }
   // The capabilities came from the real server's initialize answer.

@@ -1,0 +1,533 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/store"
+)
+
+// The reads of a reviewer's desk (`palace ui`): the candidate queue a page
+// at a time, a card's dossier, near-duplicates, and path completion. They
+// compose what the other reads return and write nothing; every change a
+// reviewer makes goes through the lifecycle methods (Promote, Retire,
+// Link, AuditAction).
+
+// Review queue orders.
+const (
+	// ReviewNewest puts the newest candidates first.
+	ReviewNewest = "newest"
+	// ReviewValue puts first the candidates with the most evidence behind
+	// them (see ReviewItem.Value), newest first among equals.
+	ReviewValue = "value"
+)
+
+// MaxReviewPage is the largest page ReviewQueue returns.
+const MaxReviewPage = 100
+
+// ReviewRequest asks for one page of the candidate queue.
+type ReviewRequest struct {
+	// Order is ReviewNewest (the default) or ReviewValue.
+	Order string
+	// Offset skips that many candidates; Limit is the page size, 20 when
+	// 0, at most MaxReviewPage.
+	Offset, Limit int
+}
+
+// ReviewPage is one page of the candidates of the anchors visible from
+// here.
+type ReviewPage struct {
+	Order  string `json:"order"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+	// Total counts every candidate of the queue, not only this page's.
+	Total int          `json:"total"`
+	Items []ReviewItem `json:"items"`
+}
+
+// ReviewItem is one candidate with what a reviewer needs to decide on it.
+type ReviewItem struct {
+	Card Card `json:"card"`
+	// Value orders the queue by value: distinct supporting evidence, plus
+	// verification and teaching twice, less counterexamples three times.
+	Value int `json:"value"`
+	// AgeDays is the candidate's age; Expired is set when its expires_at
+	// has passed (`palace audit --apply-expiry` archives it).
+	AgeDays int  `json:"age_days"`
+	Expired bool `json:"expired"`
+	// Citations are up to eight of the card's links, counterexamples
+	// first (Card.Links has all of them), and Evidence the rows they cite,
+	// by id.
+	Citations []domain.Link              `json:"citations"`
+	Evidence  map[string]domain.Evidence `json:"evidence"`
+	// Gate is the gate's answer for the card's next step (promotion to its
+	// default target), as `palace gate` gives it.
+	Gate GateResult `json:"gate"`
+	// Neighbours are cards visible from here that say the same (Exact) or
+	// nearly the same.
+	Neighbours []Neighbour `json:"neighbours"`
+}
+
+// Neighbour is a card whose statement matches another's.
+type Neighbour struct {
+	ID        string        `json:"id"`
+	Statement string        `json:"statement"`
+	Tier      domain.Tier   `json:"tier"`
+	Status    domain.Status `json:"status"`
+	Anchor    AnchorRef     `json:"anchor"`
+	// Exact is set when the normalized statements are equal; Similarity is
+	// the share of words the two statements have in common (Jaccard, 0..1).
+	Exact      bool    `json:"exact"`
+	Similarity float64 `json:"similarity"`
+}
+
+// ReviewQueue returns one page of the candidate cards of the anchors
+// visible from here, with each one's evidence, the gate's answer for its
+// next step and its near-duplicates. It writes nothing; both modes (the
+// gate answers for this host's reviewer). Bad input is KindInvalid.
+func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, error) {
+	order := cmp.Or(req.Order, ReviewNewest)
+	if order != ReviewNewest && order != ReviewValue {
+		return ReviewPage{}, invalid("order", "order %q is not valid: use %s or %s", order, ReviewNewest, ReviewValue)
+	}
+	if req.Offset < 0 || req.Limit < 0 || req.Limit > MaxReviewPage {
+		return ReviewPage{}, invalid("limit", "offset %d, limit %d: pass an offset ≥ 0 and a limit of 1 to %d", req.Offset, req.Limit, MaxReviewPage)
+	}
+	limit := cmp.Or(req.Limit, 20)
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
+	if err != nil {
+		return ReviewPage{}, internal(err, "list candidates")
+	}
+	// Newest first: stored times have one fixed width and sort as text.
+	slices.SortFunc(cards, func(a, b domain.Card) int {
+		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
+	})
+	var values map[string]int
+	if order == ReviewValue {
+		ids := make([]string, len(cards))
+		for i, c := range cards {
+			ids[i] = c.ID
+		}
+		counts, err := h.store.LinkRoleCounts(ctx, ids)
+		if err != nil {
+			return ReviewPage{}, internal(err, "count evidence of candidates")
+		}
+		values = make(map[string]int, len(counts))
+		for id, rc := range counts {
+			values[id] = reviewValue(rc)
+		}
+		slices.SortStableFunc(cards, func(a, b domain.Card) int { return values[b.ID] - values[a.ID] })
+	}
+	page := ReviewPage{Order: order, Offset: req.Offset, Limit: limit, Total: len(cards), Items: []ReviewItem{}}
+	if req.Offset >= len(cards) {
+		return page, nil
+	}
+	cards = cards[req.Offset:min(len(cards), req.Offset+limit)]
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	links, err := h.store.LinksFor(ctx, ids)
+	if err != nil {
+		return ReviewPage{}, internal(err, "read links of candidates")
+	}
+	cites := make(map[string][]domain.Link, len(links))
+	for id, ls := range links {
+		cites[id] = reviewCitations(ls)
+	}
+	evidence, err := h.citedEvidence(ctx, cites)
+	if err != nil {
+		return ReviewPage{}, err
+	}
+	open, err := h.openContests(ctx, ids)
+	if err != nil {
+		return ReviewPage{}, err
+	}
+	near, err := h.Neighbours(ctx, ids)
+	if err != nil {
+		return ReviewPage{}, err
+	}
+	now := h.now()
+	stamp := store.FormatTime(now)
+	for _, c := range cards {
+		v, err := h.view(ctx, c, links[c.ID])
+		if err != nil {
+			return ReviewPage{}, err
+		}
+		// What Gate answers, with the links and contests read for the
+		// whole page at once.
+		target, err := gatekeep.PromoteTarget(c, "")
+		if err != nil {
+			return ReviewPage{}, err
+		}
+		gate := h.evaluateGate(ctx, c, links[c.ID], open[c.ID], "promote", string(target), "", false)
+		page.Items = append(page.Items, ReviewItem{
+			Card: v, Value: reviewValue(v.Counts), AgeDays: daysSince(c.CreatedAt, now), Expired: c.ExpiresAt != "" && c.ExpiresAt <= stamp,
+			Citations: cites[c.ID], Evidence: evidence, Gate: gate, Neighbours: near[c.ID],
+		})
+	}
+	return page, nil
+}
+
+// maxReviewCitations bounds the links a queue item quotes: a card can cite
+// dozens of rows, and the reviewer reads the rest on the card's page.
+const maxReviewCitations = 8
+
+// reviewCitations are the links a queue item quotes: counterexamples
+// first, then in link order, at most maxReviewCitations.
+func reviewCitations(links []domain.Link) []domain.Link {
+	out := make([]domain.Link, 0, min(len(links), maxReviewCitations))
+	for _, counter := range []bool{true, false} {
+		for _, l := range links {
+			if (l.Role == domain.RoleCounterexample) == counter && len(out) < maxReviewCitations {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// reviewValue is ReviewItem.Value of these counts.
+func reviewValue(rc domain.RoleCounts) int {
+	return rc.Supporting + 2*rc.Verification + 2*rc.Teaching - 3*rc.Counterexample
+}
+
+// citedEvidence reads the evidence the links cite, keyed by id.
+func (h *Host) citedEvidence(ctx context.Context, links map[string][]domain.Link) (map[string]domain.Evidence, error) {
+	var ids []string
+	for _, ls := range links {
+		for _, l := range ls {
+			ids = append(ids, l.EvidenceID)
+		}
+	}
+	if len(ids) == 0 {
+		return map[string]domain.Evidence{}, nil
+	}
+	ev, err := h.store.EvidenceByIDs(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read cited evidence")
+	}
+	return ev, nil
+}
+
+// Near-duplicate thresholds: the share of common words from which two
+// statements are near-duplicates, and how many neighbours a card lists.
+const (
+	nearSimilarity = 0.6
+	maxNeighbours  = 5
+)
+
+// Neighbours returns, for each of the cards ids, the cards visible from
+// here (any status) whose statement is the same once normalized, or shares
+// at least 60% of its words, most similar first, at most five per card.
+// Unknown ids have no entry. A failure is KindInternal.
+func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neighbour, error) {
+	out := map[string][]Neighbour{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: domain.Statuses, Limit: 1})
+	if err != nil {
+		return nil, internal(err, "read statements")
+	}
+	words := make([][]string, len(texts))
+	norms := make([]string, len(texts))
+	index := map[string][]int{}
+	at := make(map[string]int, len(texts))
+	for i, t := range texts {
+		at[t.ID] = i
+		norms[i] = domain.NormalizeStatement(t.Statement)
+		words[i] = statementWords(norms[i])
+		for _, w := range words[i] {
+			index[w] = append(index[w], i)
+		}
+	}
+	// A word most statements hold says nothing about likeness; skipping it
+	// keeps the comparison to the cards that share rarer words.
+	common := max(8, len(texts)/5)
+	type hit struct {
+		i    int
+		sim  float64
+		same bool
+	}
+	found := map[int]bool{}
+	for _, id := range ids {
+		i, ok := at[id]
+		if !ok {
+			continue
+		}
+		shared := map[int]int{}
+		for _, w := range words[i] {
+			if len(index[w]) > common {
+				continue
+			}
+			for _, j := range index[w] {
+				if j != i {
+					shared[j]++
+				}
+			}
+		}
+		var hits []hit
+		for j := range texts {
+			if j != i && norms[j] == norms[i] {
+				hits = append(hits, hit{j, 1, true})
+			}
+		}
+		for j, n := range shared {
+			if norms[j] == norms[i] {
+				continue
+			}
+			union := len(words[i]) + len(words[j]) - n
+			if sim := float64(n) / float64(max(1, union)); sim >= nearSimilarity {
+				hits = append(hits, hit{j, sim, false})
+			}
+		}
+		if len(hits) == 0 {
+			continue
+		}
+		slices.SortFunc(hits, func(a, b hit) int {
+			return cmp.Or(cmp.Compare(b.sim, a.sim), strings.Compare(texts[a.i].ID, texts[b.i].ID))
+		})
+		hits = hits[:min(len(hits), maxNeighbours)]
+		for _, x := range hits {
+			found[x.i] = true
+			out[id] = append(out[id], Neighbour{ID: texts[x.i].ID, Statement: texts[x.i].Statement, Tier: texts[x.i].Tier,
+				Anchor: h.anchorRef(ctx, texts[x.i].AnchorID), Exact: x.same, Similarity: x.sim})
+		}
+	}
+	if len(found) == 0 {
+		return out, nil
+	}
+	// The statuses: the texts are read without them.
+	want := make([]string, 0, len(found))
+	for i := range found {
+		want = append(want, texts[i].ID)
+	}
+	cards, err := h.store.CardsByIDs(ctx, want)
+	if err != nil {
+		return nil, internal(err, "read neighbours")
+	}
+	for id, ns := range out {
+		for k := range ns {
+			out[id][k].Status = cards[ns[k].ID].Status
+		}
+	}
+	return out, nil
+}
+
+// statementWords are the distinct words of a normalized statement.
+func statementWords(norm string) []string {
+	ws := strings.FieldsFunc(norm, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	slices.Sort(ws)
+	return slices.Compact(ws)
+}
+
+// CardDossier is everything about one card that a card page shows.
+type CardDossier struct {
+	// Card carries its links and, when contested, its contest.
+	Card Card `json:"card"`
+	// Events is the card's audit trail, oldest first; each lifecycle event
+	// names the hash of the policy that allowed it.
+	Events []domain.Event `json:"events"`
+	// Evidence are the rows the card's links cite, by id.
+	Evidence map[string]domain.Evidence `json:"evidence"`
+	// Gate is the gate's answer for the card's next promotion; nil when the
+	// card has none (canonical, retired).
+	Gate *GateResult `json:"gate,omitempty"`
+	// Origin is the card this one was published from, Copy the card it was
+	// published to; nil when there is none.
+	Origin *Card `json:"origin,omitempty"`
+	Copy   *Card `json:"copy,omitempty"`
+	// Held is set when the card's file claimed authority at import and the
+	// gate held it back as a candidate.
+	Held *HeldCard `json:"held,omitempty"`
+	// Neighbours are cards that say the same or nearly the same.
+	Neighbours []Neighbour `json:"neighbours"`
+	// Signals are the card's adoption signals per day of the last 90 days,
+	// oldest first.
+	Signals []SignalDay `json:"signals"`
+	// Packs are what context packs did with the card per day of the last 30
+	// days (the per-day counts), and Requests the newest kept requests
+	// that named it.
+	Packs    []OutcomeDay  `json:"packs"`
+	Requests []CardRequest `json:"requests"`
+}
+
+// OutcomeDay is what packs did with a card on one day; CardRequest a kept
+// request record that named it.
+type (
+	OutcomeDay  = store.OutcomeDay
+	CardRequest = store.CardRequest
+)
+
+// SignalDay counts one day's adoption signals on a card, by signal.
+type SignalDay struct {
+	Day    string         `json:"day"`
+	Counts map[string]int `json:"counts"`
+}
+
+// Dossier windows: how far back a card page looks at adoption signals and
+// pack outcomes, and how many request records it reads looking for the
+// card's packs.
+const (
+	dossierSignalDays = 90
+	dossierPackDays   = 30
+	dossierRequests   = 10
+	dossierScan       = 2000
+)
+
+// CardDossier returns everything a card page shows about card id: the card
+// with its links and contest, its events, cited evidence, the gate for its
+// next promotion, publication copies, a held import, near-duplicates,
+// adoption signals per day and the packs it was in. It writes nothing
+// (opening a card page is not an agent's fetch: no view is recorded).
+// An unknown id is KindNotFound; another repository's card is KindInvalid
+// unless allRepos.
+func (h *Host) CardDossier(ctx context.Context, id string, allRepos bool) (CardDossier, error) {
+	c, err := h.ReadCard(ctx, id, allRepos)
+	if err != nil {
+		return CardDossier{}, err
+	}
+	d := CardDossier{Card: c}
+	if d.Events, err = h.CardEvents(ctx, id, allRepos); err != nil {
+		return CardDossier{}, err
+	}
+	if d.Evidence, err = h.citedEvidence(ctx, map[string][]domain.Link{id: c.Links}); err != nil {
+		return CardDossier{}, err
+	}
+	if target, ok := nextTarget(c.Card); ok {
+		g, err := h.Gate(ctx, id, GateRequest{Target: target, AllRepos: allRepos})
+		if err != nil {
+			return CardDossier{}, err
+		}
+		d.Gate = &g
+	}
+	for _, p := range []struct {
+		id  string
+		dst **Card
+	}{{c.OriginCard, &d.Origin}, {c.PublishedTo, &d.Copy}} {
+		if p.id == "" {
+			continue
+		}
+		other, err := h.ShowCard(ctx, p.id)
+		if err != nil {
+			return CardDossier{}, err
+		}
+		*p.dst = &other
+	}
+	held, err := h.HeldCards(ctx, []string{c.AnchorID})
+	if err != nil {
+		return CardDossier{}, err
+	}
+	for i := range held {
+		if held[i].CardID == id {
+			d.Held = &held[i]
+		}
+	}
+	near, err := h.Neighbours(ctx, []string{id})
+	if err != nil {
+		return CardDossier{}, err
+	}
+	d.Neighbours = near[id]
+	now := h.now()
+	sigs, err := h.store.ListAdoption(ctx, store.AdoptionFilter{CardID: id, Since: store.FormatTime(now.AddDate(0, 0, -dossierSignalDays))})
+	if err != nil {
+		return CardDossier{}, internal(err, "read signals of %s", id)
+	}
+	for _, s := range sigs {
+		day := s.CreatedAt[:min(10, len(s.CreatedAt))]
+		if n := len(d.Signals); n == 0 || d.Signals[n-1].Day != day {
+			d.Signals = append(d.Signals, SignalDay{Day: day, Counts: map[string]int{}})
+		}
+		d.Signals[len(d.Signals)-1].Counts[s.Signal]++
+	}
+	if d.Packs, err = h.store.CardOutcomeDays(ctx, id, now.AddDate(0, 0, -dossierPackDays).UTC().Format(time.DateOnly)); err != nil {
+		return CardDossier{}, internal(err, "read packs of %s", id)
+	}
+	if d.Requests, err = h.store.CardRequests(ctx, id, dossierRequests, dossierScan); err != nil {
+		return CardDossier{}, internal(err, "read packs of %s", id)
+	}
+	return d, nil
+}
+
+// nextTarget is the promotion target a card page asks the gate about: the
+// default target from candidate or demoted, canonical from promoted; none
+// for a card that cannot be promoted further.
+func nextTarget(c domain.Card) (string, bool) {
+	if c.Status == domain.StatusCandidate || c.Status == domain.StatusDemoted {
+		return "", true
+	}
+	if gatekeep.CanPromote(c.Status, domain.StatusCanonical) {
+		return string(domain.StatusCanonical), true
+	}
+	return "", false
+}
+
+// daysSince is the whole days from a stored time to now (0 when it does
+// not parse).
+func daysSince(stamp string, now time.Time) int {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return 0
+	}
+	return int(now.Sub(t).Hours() / 24)
+}
+
+// CompletePath lists up to n entries of the worktree (the working
+// directory outside git) that complete prefix, a slash-separated path
+// relative to it: the entries of prefix's directory whose name starts with
+// its last element, directories with a trailing slash, sorted; dot-entries
+// only when the last element starts with a dot. It reads the filesystem
+// only, never outside the worktree: a prefix that climbs out of it, or is
+// absolute, completes to nothing.
+func (h *Host) CompletePath(prefix string, n int) ([]string, error) {
+	root := h.loc.Worktree
+	if root == "" {
+		root = h.loc.Dir
+	}
+	if root == "" || n <= 0 || path.IsAbs(prefix) || strings.Contains(prefix, "\\") {
+		return []string{}, nil
+	}
+	dir, base := path.Split(prefix)
+	if clean := path.Clean("/" + dir); dir != "" && strings.TrimPrefix(clean, "/")+"/" != dir {
+		// "..", "." or doubled slashes: ask with a clean path.
+		return []string{}, nil
+	}
+	full := filepath.Join(root, filepath.FromSlash(dir))
+	// A symbolic link on the way may point anywhere: list it only when it
+	// resolves inside the worktree.
+	if real, err := filepath.EvalSymlinks(full); err != nil || (real != root && !strings.HasPrefix(real, root+string(filepath.Separator))) {
+		return []string{}, nil
+	}
+	entries, err := os.ReadDir(full)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return []string{}, nil
+		}
+		return nil, internal(err, "complete path %s", prefix)
+	}
+	out := []string{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || name == ".git" || strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".") {
+			continue
+		}
+		if e.IsDir() {
+			name += "/"
+		}
+		if out = append(out, dir+name); len(out) == n {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// OutcomeDay is what context packs did with one card on one day, from the
+// per-day rollup that outlives the raw request records.
+type OutcomeDay struct {
+	Day     string `json:"day"`
+	Outcome string `json:"outcome"`
+	N       int    `json:"n"`
+}
+
+// CardOutcomeDays returns the per-day pack outcomes of card id from since
+// (a YYYY-MM-DD day, inclusive; "" for all) on, oldest day first: one
+// range of injection_daily's primary key. Rows still queued in this
+// process are written first, so the caller sees its own requests.
+func (s *Store) CardOutcomeDays(ctx context.Context, id, since string) ([]OutcomeDay, error) {
+	s.settleQueued()
+	rows, err := s.db.QueryContext(ctx, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, id, since)
+	if err != nil {
+		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []OutcomeDay
+	for rows.Next() {
+		var d OutcomeDay
+		if err := rows.Scan(&d.Day, &d.Outcome, &d.N); err != nil {
+			return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// CardRequest is one kept request record that named a card, with what the
+// request did with it.
+type CardRequest struct {
+	RequestID string `json:"request_id"`
+	CreatedAt string `json:"created_at"`
+	Outcome   string `json:"outcome"`
+}
+
+// CardRequests returns up to limit of the newest kept request records
+// that named card id (skipped_scope is never recorded per card), newest
+// first, reading at most scan records back. Records carry cards by rowid
+// with no index by card, so the bound keeps the read small on a busy
+// palace; records older than the scan, or past the telemetry retention,
+// are not found (the per-day counts of CardOutcomeDays still hold them).
+// An unknown id is ErrNotFound.
+func (s *Store) CardRequests(ctx context.Context, id string, limit, scan int) ([]CardRequest, error) {
+	s.settleQueued()
+	var rowid int64
+	if err := s.db.QueryRowContext(ctx, `SELECT rowid FROM cards WHERE id = ?`, id).Scan(&rowid); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("card %s: %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("read requests of %s: %w", id, err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards FROM injection_requests ORDER BY seq DESC LIMIT ?`, scan)
+	if err != nil {
+		return nil, fmt.Errorf("read requests of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []CardRequest
+	for rows.Next() && len(out) < limit {
+		var r CardRequest
+		var v any
+		if err := rows.Scan(&r.RequestID, &r.CreatedAt, &v); err != nil {
+			return nil, fmt.Errorf("read requests of %s: %w", id, err)
+		}
+		byRow, named, err := decodeRequest(v)
+		if err != nil {
+			// A damaged record says nothing about this card; the
+			// telemetry readers that must see every record report it.
+			continue
+		}
+		for _, o := range Outcomes {
+			if slices.Contains(byRow[o], rowid) || slices.Contains(named[o], id) {
+				r.Outcome = o
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read requests of %s: %w", id, err)
+	}
+	return out, nil
+}

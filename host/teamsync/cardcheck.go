@@ -59,8 +59,17 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 	}
 	rep.Findings = append(rep.Findings, decodeChecked(files)...)
 	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	known := h.cardIDsInDir(files)
 	for _, f := range files {
-		if f.parsed == nil || !domain.Status(f.parsed.Card.Status).Authoritative() {
+		if f.parsed == nil {
+			continue
+		}
+		if o := f.parsed.Card.OriginCard; o != "" && !known[o] {
+			rep.Findings = append(rep.Findings, cardfile.Finding{Path: f.path, Line: f.parsed.Line("origin_card"), Col: 1,
+				Code: cardfile.CodeReference, Severity: cardfile.SeverityError, CardID: f.parsed.Card.ID,
+				Message: fmt.Sprintf("origin_card %s names no card file of %s: remove the line (a card published from a worktree keeps its origin on that machine)", o, cardfile.Dir)})
+		}
+		if !domain.Status(f.parsed.Card.Status).Authoritative() {
 			continue
 		}
 		fc := f.parsed.Card
@@ -173,6 +182,27 @@ func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// cardIDsInDir are the card ids an origin_card may name: the files checked
+// and the card files of the checkout's directory.
+func (h *Team) cardIDsInDir(files []*checkFile) map[string]bool {
+	known := map[string]bool{}
+	for _, f := range files {
+		if f.parsed != nil {
+			known[f.parsed.Card.ID] = true
+		}
+	}
+	if !h.loc.InGit {
+		return known
+	}
+	entries, _ := os.ReadDir(filepath.Join(h.loc.Worktree, filepath.FromSlash(cardfile.Dir)))
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, cardfile.Ext) {
+			known[strings.TrimSuffix(name, cardfile.Ext)] = true
+		}
+	}
+	return known
 }
 
 // readCardFile reads a card file a check names, without following a link

@@ -136,7 +136,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 			conflicts.Note = err.Error()
 		} else {
 			for _, c := range rep.Conflicts {
-				conflicts.Conflicts = append(conflicts.Conflicts, conflictView{SyncConflict: c, Diff: lineDiff(c.File, c.Palace)})
+				conflicts.Conflicts = append(conflicts.Conflicts, conflictView{SyncConflict: c, Diff: diffLines(c.Diff)})
 			}
 			conflicts.Count = len(conflicts.Conflicts)
 		}

@@ -144,9 +144,9 @@ func TestKeysStay(t *testing.T) {
 		spec benchgen.Spec
 		key  string
 	}{
-		{benchgen.Spec10k, "v2-10000c-100000e-300000l-50r-200w-30000q-s1"},
-		{benchgen.Spec100k, "v2-100000c-1000000e-3000000l-50r-200w-300000q-s1"},
-		{benchgen.Spec10k.WithYear(), "v2-10000c-100000e-300000l-50r-200w-30000q-s1-200000h365d-hv2"},
+		{benchgen.Spec10k, "v3-10000c-100000e-300000l-50r-200w-30000q-s1"},
+		{benchgen.Spec100k, "v3-100000c-1000000e-3000000l-50r-200w-300000q-s1"},
+		{benchgen.Spec10k.WithYear(), "v3-10000c-100000e-300000l-50r-200w-30000q-s1-200000h365d-hv2"},
 	} {
 		if got := c.spec.Key(); got != c.key {
 			t.Errorf("key %s, want %s", got, c.key)

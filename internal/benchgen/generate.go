@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever Generate's output for the same spec changes;
 // benchmark caches key on it.
-const Version = 2
+const Version = 3
 
 // historyVersion changes whenever the history stage's output changes; it
 // keys only the palaces that have a history (Spec.Requests > 0). Version 2

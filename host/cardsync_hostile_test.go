@@ -283,3 +283,26 @@ func TestSyncFirstImportOfACardPublishedFromAWorktree(t *testing.T) {
 		t.Errorf("the copy in a fresh palace is %s, want promoted", c.Status)
 	}
 }
+
+// TestSyncCitationsAddedUpstreamAreLinked: a counterexample a teammate
+// links to a shared card reaches the other palace as a link, and contests
+// the card there too, though its file's status and fields are unchanged.
+func TestSyncCitationsAddedUpstreamAreLinked(t *testing.T) {
+	ctx := context.Background()
+	p, ha, hb, id := sharedCard(t)
+	counter := p.a.ev(ha, "the busy timeout did not stop the deadlock", "storage", "")
+	if _, err := ha.Link(ctx, id, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, ha, host.SyncRequest{})
+	p.a.commitCards(p.da, "counterexample")
+	p.b.git(p.db, "pull", "-q")
+	rep := mustSync(t, hb, host.SyncRequest{})
+	if !slices.Contains(rep.Imported, id) {
+		t.Fatalf("B imported %v, want %s", rep.Imported, id)
+	}
+	c, err := hb.ShowCard(ctx, id)
+	if err != nil || c.Counts.Counterexample != 1 || c.Contest == nil || c.Status != "promoted" {
+		t.Fatalf("B's card: %s, counts %+v, contest %v (%v); want promoted, contested by the counterexample", c.Status, c.Counts, c.Contest, err)
+	}
+}

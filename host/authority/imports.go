@@ -20,8 +20,10 @@ type FileClaim struct {
 	// of its evidence (provenance, who wrote it, when) as this palace
 	// holds or verified them.
 	Links []domain.Link
-	// Current is the card as this palace holds it; nil for a new card.
+	// Current is the card as this palace holds it, Have its links here;
+	// nil for a new card.
 	Current *domain.Card
+	Have    []domain.Link
 	// Contests are the card's open contests here.
 	Contests []store.Contest
 	// Source is the file and the commit it comes from.
@@ -38,8 +40,11 @@ type FileClaim struct {
 // here, and why a claim was not taken. Only DecideImport makes one, and
 // only WriteImports writes it.
 type Import struct {
-	claim   FileClaim
+	claim FileClaim
+	// write is set when the import changes the palace; fresh are the
+	// file's links this palace lacks.
 	write   bool
+	fresh   []domain.Link
 	status  domain.Status
 	fields  bool
 	decider domain.DecidedBy
@@ -91,8 +96,12 @@ func (d *Door) DecideImport(ctx context.Context, cl FileClaim) Import {
 		return im
 	}
 	cur := *cl.Current
+	im.fresh = missingLinks(cl.Links, cl.Have)
 	im.fields = governedDiffer(cur, cl.Card)
 	if !im.fields && claimed == cur.Status {
+		// New citations are links, which a rule takes (a counterexample
+		// contests an authoritative card), as `palace card link` does.
+		im.write, im.status = len(im.fresh) > 0, cur.Status
 		return im
 	}
 	im.write = true
@@ -124,6 +133,26 @@ func (d *Door) DecideImport(ctx context.Context, cl FileClaim) Import {
 	return im
 }
 
+// missingLinks are the links of want that have lacks, by evidence and role.
+func missingLinks(want, have []domain.Link) []domain.Link {
+	type key struct {
+		ev   string
+		role domain.Role
+	}
+	got := make(map[key]bool, len(have))
+	for _, l := range have {
+		got[key{l.EvidenceID, l.Role}] = true
+	}
+	var out []domain.Link
+	for _, l := range want {
+		if k := (key{l.EvidenceID, l.Role}); !got[k] {
+			got[k] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // governedDiffer reports whether a and b differ in a field that bears on
 // what a card says or where it applies.
 func governedDiffer(a, b domain.Card) bool {
@@ -150,9 +179,19 @@ func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]
 		c.Status = im.status
 		ev := domain.Event{Type: domain.EventImported, ToStatus: im.status, Reason: cl.Reason}
 		w := store.CardWrite{Links: cl.Links}
+		var contests []store.CardWrite
 		if cl.Current == nil {
 			w.Insert = &c
 		} else {
+			w.Links = im.fresh
+			if cl.Current.Status.Authoritative() && im.status.Authoritative() {
+				for _, l := range im.fresh {
+					if l.Role == domain.RoleCounterexample {
+						contests = append(contests, d.contestWrite(*cl.Current, Contest{Kind: ContestCounterexample,
+							Reason: "counterexample " + l.EvidenceID + " " + cl.Reason, EvidenceID: l.EvidenceID}))
+					}
+				}
+			}
 			ev.FromStatus = cl.Current.Status
 			if im.fields {
 				w.Update = &c
@@ -176,6 +215,10 @@ func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]
 		w.Event = ev
 		ws = append(ws, w)
 		at = append(at, i)
+		for _, cw := range contests {
+			ws = append(ws, cw)
+			at = append(at, -1)
+		}
 	}
 	done, err := tx.WriteCards(ctx, ws)
 	if err != nil {
@@ -183,7 +226,9 @@ func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]
 	}
 	out := make([]domain.Event, len(ims))
 	for j, w := range done {
-		out[at[j]] = w.Event
+		if at[j] >= 0 {
+			out[at[j]] = w.Event
+		}
 	}
 	return out, nil
 }

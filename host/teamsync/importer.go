@@ -36,6 +36,7 @@ type incoming struct {
 	evidence []domain.Evidence
 	dups     []store.Duplicate
 	contests []store.Contest
+	have     []domain.Link
 	im       authority.Import
 	decided  bool
 }
@@ -234,6 +235,10 @@ func (ck *checker) prepare(ctx context.Context, br *blobReader, part []committed
 	for i, f := range part {
 		in[i] = &incoming{f: f, data: data[i]}
 		in[i].at, in[i].reviewed = ck.pv.reviewed(f)
+		// A commit's date is its author's word too: no later than now.
+		if in[i].at.time == "" || in[i].at.time > ck.now {
+			in[i].at.time = ck.now
+		}
 	}
 	// Decoding is most of an import's CPU outside SQLite.
 	eachParallel(len(in), func(i int) { in[i].decode() })
@@ -336,8 +341,12 @@ func (ck *checker) lookUp(ctx context.Context, in []*incoming) error {
 	if err != nil {
 		return internal(err, "read contests")
 	}
+	links, err := p.h.store.LinksFor(ctx, current)
+	if err != nil {
+		return internal(err, "read card links")
+	}
 	for _, x := range in {
-		x.current, x.contests = byID[x.f.id], open[x.f.id]
+		x.current, x.contests, x.have = byID[x.f.id], open[x.f.id], links[x.f.id]
 	}
 	return nil
 }
@@ -458,7 +467,7 @@ func (ck *checker) claim(x *incoming) authority.FileClaim {
 	if !x.reviewed {
 		reviewer.Type = string(domain.ActorAgent)
 	}
-	return authority.FileClaim{Card: c, Links: links, Current: x.current, Contests: x.contests, Reviewer: reviewer,
+	return authority.FileClaim{Card: c, Links: links, Current: x.current, Have: x.have, Contests: x.contests, Reviewer: reviewer,
 		Source: policies.GateSource{Channel: policies.SourceCardFile, Path: x.f.path, Commit: x.at.hash, Upstream: ck.pv.upstream, Reviewed: x.reviewed},
 		Reason: "imported from " + x.f.path + atCommit(x.at.hash),
 		Data: map[string]any{"path": x.f.path, "commit": x.at.hash, "blob": x.f.blob, "on_default_branch": x.reviewed,

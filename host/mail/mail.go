@@ -361,7 +361,9 @@ func exists(p string) bool {
 // absolute from the workspace directory, because distribute cannot
 // resolve a relative path later. A letter that is not valid is
 // KindInvalid naming the field; one that trips the secret scanner is
-// KindDenied and writes nothing; a failed write is KindInternal.
+// KindDenied and writes nothing; a spool that is a symbolic link (or not a
+// regular file) is KindInvalid naming it, and nothing is written; another
+// failed write is KindInternal.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.loc.Dir, r)
@@ -380,6 +382,8 @@ func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error
 		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindInvalid, Field: le.Field, Msg: le.Error()}
 	case errors.As(err, &se):
 		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindDenied, Field: "letter", Msg: se.Error()}
+	case errors.Is(err, repofs.ErrLink), errors.Is(err, repofs.ErrNotRegular):
+		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "spool", Msg: "file letter", Err: err}
 	}
 	return mailbox.Filed{}, hosterr.Internal(err, "file letter")
 }
@@ -449,7 +453,7 @@ func mailError(err error, what string) error {
 	if errors.As(err, &size) && errors.As(err, &pe) {
 		return boxReadError(pe.Path, size)
 	}
-	if errors.Is(err, bounded.ErrNotRegular) {
+	if errors.Is(err, bounded.ErrNotRegular) || errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
 		return &hosterr.Error{Kind: hosterr.KindInvalid, Msg: what, Err: err}
 	}
 	return hosterr.Internal(err, "%s", what)

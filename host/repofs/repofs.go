@@ -17,6 +17,7 @@ package repofs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -39,8 +40,8 @@ func (e *LinkError) Error() string {
 	if e.Target != "" {
 		to = " -> " + e.Target
 	}
-	return fmt.Sprintf("%s%s is a symbolic link: palace does not follow links inside a repository; "+
-		"replace it with a regular file or directory (rm %s) and run again", e.Path, to, e.Path)
+	return fmt.Sprintf("%s%s is a symbolic link: palace does not follow a link where it reads or writes files "+
+		"a repository or a tool may have planted; replace it with a regular file or directory (rm %s) and run again", e.Path, to, e.Path)
 }
 
 // Is makes errors.Is(err, ErrLink) true.
@@ -62,4 +63,31 @@ func split(root, rel string) ([]string, error) {
 		return nil, fmt.Errorf("repofs: %q is not a path below %s", rel, root)
 	}
 	return strings.Split(c, string(filepath.Separator)), nil
+}
+
+// CheckoutRoot returns the root palace writes below when it writes at dir:
+// the nearest of dir (made absolute, not resolved) and its ancestors that
+// holds a .git entry and is not itself a symbolic link. ok is false when no
+// ancestor is a checkout; the caller then trusts dir as the user gave it.
+//
+// A link is never taken for a root: a cloned repository can ship `.palace
+// -> ~/work/other`, and another repository's .git behind the link must not
+// make palace treat the link as a checkout of its own and write through it.
+// The search is lexical, so the links a user keeps above a checkout
+// (~/src -> /data/src) stay theirs.
+func CheckoutRoot(dir string) (root string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if st, err := os.Lstat(d); err == nil && st.Mode()&os.ModeSymlink == 0 {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				return d, true
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
 }

@@ -62,6 +62,15 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
+// MkdirAll creates the directory rel below root and any missing parents,
+// refusing a symbolic link among rel's components (*LinkError). Without
+// openat(2) each component is checked with Lstat first.
+func MkdirAll(root, rel string) error {
+	// The components of rel are the parents of a file below it.
+	_, err := check(root, filepath.Join(rel, "x"), true)
+	return err
+}
+
 // check refuses a link among rel's components and creates missing parent
 // directories when create is set.
 func check(root, rel string, create bool) (string, error) {

@@ -107,6 +107,22 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
+// MkdirAll creates the directory rel below root and any missing parents
+// (0755 before the umask), refusing a symbolic link among rel's components
+// (*LinkError) and an existing component that is not a directory.
+func MkdirAll(root, rel string) error {
+	comps, err := split(root, rel)
+	if err != nil {
+		return err
+	}
+	fd, err := openDirs(root, comps, true)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
 // openDirs opens root (following links: the caller trusts it) and then each
 // of comps without following links, creating missing ones when create is
 // set. It returns the last directory's descriptor.

@@ -53,7 +53,7 @@ func (g *globals) policySources(ctx context.Context, dir string) (host.PolicySou
 		if err != nil || !fi.IsDir() {
 			return host.PolicySources{}, host.PolicyLoadOptions{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
 		}
-		src = host.PolicySources{RepoDir: dir}
+		src = host.PolicyDirSources(dir)
 	}
 	return src, popts, nil
 }

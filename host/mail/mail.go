@@ -105,6 +105,10 @@ func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) 
 	return &teamRules{set: set}, &sv
 }
 
+// maxPolicyFileBytes bounds a policy file mayServeMailbox reads, as the
+// policy load does.
+const maxPolicyFileBytes = 64 << 20
+
 // mayServeMailbox reports whether a team policy file could replace the
 // embedded palace.mailbox: a non-test .rego file that mentions "mailbox", or
 // any .wasm module. It errs towards yes (a comment naming the mailbox costs
@@ -114,6 +118,13 @@ func mayServeMailbox(src policies.Sources) bool {
 	for _, dir := range []string{src.HomeDir, src.RepoDir} {
 		if dir == "" {
 			continue
+		}
+		// Read as the load reads: bounded, and a repository's file only
+		// inside the repository. A file it refuses answers yes, so the
+		// load names the problem.
+		read := func(p string) ([]byte, error) { return bounded.ReadFile(p, maxPolicyFileBytes) }
+		if dir == src.RepoDir && src.RepoRoot != "" {
+			read = func(p string) ([]byte, error) { return bounded.ReadFileWithin(src.RepoRoot, p, maxPolicyFileBytes) }
 		}
 		found := false
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -133,7 +144,7 @@ func mayServeMailbox(src policies.Sources) bool {
 			case strings.HasSuffix(name, ".wasm"):
 				found = true
 			case strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego"):
-				b, err := os.ReadFile(path)
+				b, err := read(path)
 				if err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -640,4 +641,38 @@ func TestContestedCardWarnsOnItsTriggerLines(t *testing.T) {
 		}
 	}
 	t.Fatalf("no diagnostic for %s:\n%s", s.qi, diagText(ds))
+}
+
+// TestStoredCardOverTheTriggerLimits: a card stored with 40k patterns
+// (by an older palace or another tool) gives no hints, costs no more than
+// its row, and the server says so in its log; the other cards' hints stay.
+func TestStoredCardOverTheTriggerLimits(t *testing.T) {
+	s := newSeeded(t)
+	huge := s.card(cardSpec{statement: "A card with forty thousand patterns", tier: "qi", trigger: domain.Trigger{Patterns: []string{"placeholder"}}})
+	patterns := make([]string, 40000)
+	for i := range patterns {
+		patterns[i] = fmt.Sprintf("p%d[a-z]{999}", i)
+	}
+	trig, err := json.Marshal(domain.Trigger{Patterns: patterns, Intents: []string{}, ToolNeeds: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(s.home, "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE cards SET trigger = ? WHERE id = ?`, string(trig), huge); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	c := start(t, lsp.Options{Home: s.home}, nil)
+	c.initialize(s.fixture, nil)
+	u := c.open(s.file, "go", openGo)
+	var hints []protocol.InlayHint
+	c.mustCall(protocol.MethodTextDocumentInlayHint, &protocol.InlayHintParams{TextDocument: protocol.TextDocumentIdentifier{URI: u},
+		Range: protocol.Range{End: protocol.Position{Line: 100}}}, &hints)
+	if len(hints) == 0 {
+		t.Fatal("the other cards' inlay hints are gone")
+	}
+	c.waitLog("card " + huge + ": its triggers are skipped: 40000 trigger patterns, over the limit of 32 per card")
 }

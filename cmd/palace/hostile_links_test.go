@@ -17,9 +17,7 @@ type linkCase struct {
 	// setup plants the link in e (e.dir is the checkout, outside a folder
 	// beside it holding only "victim") and returns the command, run in
 	// e.dir, and the link the message must name with its target.
-	setup      func(t *testing.T, e *env, outside string) (args []string, link, target string)
-	code       int
-	wantStderr []string
+	setup func(t *testing.T, e *env, outside string) (args []string, link, target string)
 }
 
 // TestWritesDoNotFollowLinks: nothing palace writes goes through a

@@ -80,6 +80,13 @@ func TestWritesDoNotFollowLinks(t *testing.T) {
 				mustSymlink(t, filepath.Join(outside, "victim"), link)
 				return []string{"mailbox", "file", "--class", "note", "--what", "a report"}, link, filepath.Join(outside, "victim")
 			}},
+		{name: "mailbox distribute: the lock is a dangling link",
+			setup: func(t *testing.T, e *env, outside string) ([]string, string, string) {
+				e.ok("mailbox", "file", "--class", "note", "--what", "a report")
+				link := filepath.Join(e.home, "mailbox.lock")
+				mustSymlink(t, filepath.Join(outside, "made-by-lock"), link)
+				return []string{"mailbox", "distribute"}, link, filepath.Join(outside, "made-by-lock")
+			}},
 		{name: "mailbox distribute: the global box is a link",
 			setup: func(t *testing.T, e *env, outside string) ([]string, string, string) {
 				e.ok("mailbox", "file", "--class", "note", "--what", "about no project", "--repo", "all")

@@ -5,6 +5,7 @@ package main
 import (
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,6 +166,23 @@ func TestPolicyFilesWriteOutsideLinks(t *testing.T) {
 	}
 	wantCode(t, e.run("policy", "new", "gate"), 2, "gate.rego already exists: remove it or pass another --out")
 	wantCode(t, e.run("policy", "test"), 0)
+	// Reached through a link, the checkout still refuses a link inside it.
+	e2 := newEnv(t)
+	outside := t.TempDir()
+	mustSymlink(t, outside, filepath.Join(e2.dir, ".palace"))
+	linked2 := filepath.Join(filepath.Dir(e2.dir), "repo-link")
+	mustSymlink(t, e2.dir, linked2)
+	cmd := exec.Command(palaceBin, "policy", "new", "gate")
+	cmd.Dir = linked2
+	// PWD keeps the path through the link, as a shell started there does.
+	cmd.Env = append(filteredEnv(), "PALACE_HOME="+e2.home, "PWD="+linked2)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), filepath.Join(linked2, ".palace")+" -> "+outside+" is a symbolic link") {
+		t.Fatalf("policy new in a linked checkout with a linked .palace: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("policy new wrote %d files through .palace", len(ents))
+	}
 }
 
 // TestExportRefusesLinkedFolders: a rule-file folder that is a link

@@ -67,27 +67,34 @@ func split(root, rel string) ([]string, error) {
 
 // CheckoutRoot returns the root palace writes below when it writes at dir:
 // the nearest of dir (made absolute, not resolved) and its ancestors that
-// holds a .git entry and is not itself a symbolic link. ok is false when no
-// ancestor is a checkout; the caller then trusts dir as the user gave it.
+// holds a .git entry. ok is false when no ancestor is a checkout; the
+// caller then trusts dir as the user gave it.
 //
-// A link is never taken for a root: a cloned repository can ship `.palace
-// -> ~/work/other`, and another repository's .git behind the link must not
-// make palace treat the link as a checkout of its own and write through it.
-// The search is lexical, so the links a user keeps above a checkout
-// (~/src -> /data/src) stay theirs.
+// A checkout reached through a symbolic link (~/proj -> /data/proj) is a
+// root only when no checkout lies above the link: a cloned repository can
+// ship `.palace -> ~/work/other`, and the other repository's .git behind
+// the link must not make palace treat the link as a checkout of its own
+// and write through it; the repository above is the root instead, and the
+// link is refused below it. The search is lexical, so the links a user
+// keeps above a checkout (~/src -> /data/src) stay theirs.
 func CheckoutRoot(dir string) (root string, ok bool) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", false
 	}
+	linked := "" // the nearest checkout reached through a link, if any
 	for d := abs; ; d = filepath.Dir(d) {
-		if st, err := os.Lstat(d); err == nil && st.Mode()&os.ModeSymlink == 0 {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			st, err := os.Lstat(d)
+			switch {
+			case err == nil && st.Mode()&os.ModeSymlink == 0:
 				return d, true
+			case linked == "":
+				linked = d
 			}
 		}
 		if filepath.Dir(d) == d {
-			return "", false
+			return linked, linked != ""
 		}
 	}
 }

@@ -253,12 +253,23 @@ func TestCheckoutRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.link(t, other, ".palace")
+	// A checkout the user reaches through a link of their own.
+	mine := filepath.Join(tr.outside, "mine")
+	if err := os.MkdirAll(filepath.Join(mine, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := filepath.Join(filepath.Dir(tr.root), "mine-link")
+	if err := os.Symlink(mine, viaLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ dir, want string }{
 		{tr.root, tr.root},
 		{filepath.Join(tr.root, "a", "missing"), tr.root},
 		{filepath.Join(tr.root, ".palace"), tr.root},
 		{filepath.Join(tr.root, ".palace", "policies"), tr.root},
 		{other, other},
+		{viaLink, viaLink},
+		{filepath.Join(viaLink, ".palace", "policies"), viaLink},
 		{tr.outside, ""},
 	} {
 		got, ok := repofs.CheckoutRoot(c.dir)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/palacehq/palace/host/repofs"
 )
@@ -122,6 +123,9 @@ func createFile(root, rel string, b []byte) error {
 func policyWriteError(path string, err error) error {
 	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) || errors.Is(err, fs.ErrExist) {
 		return &Error{Kind: KindInvalid, Field: "out", Msg: fmt.Sprintf("write %s", path), Err: err}
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return invalid("out", "write %s: a file stands where a folder of it goes: pass another --out", path)
 	}
 	return internal(err, "write %s", path)
 }

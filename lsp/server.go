@@ -216,12 +216,19 @@ func (s *Server) logMessage(typ protocol.MessageType, format string, args ...any
 
 // warn tells the user each note about the settings: in the editor's
 // message area (window/showMessage), where a setting the server ignores is
-// seen, and in the log.
+// seen, and in the log. The messages go out in the background: warn runs
+// in a notification handler, on the connection's read loop, and a write
+// there could wait on a client that is itself waiting to write.
 func (s *Server) warn(notes []string) {
-	for _, n := range notes {
-		s.logMessage(protocol.MessageTypeWarning, "%s", n)
-		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "palace: " + n})
+	if len(notes) == 0 {
+		return
 	}
+	s.goBackground(func(context.Context) {
+		for _, n := range notes {
+			s.logMessage(protocol.MessageTypeWarning, "%s", n)
+			s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "palace: " + n})
+		}
+	})
 }
 
 // mode is the session's fixed mode.

@@ -243,10 +243,13 @@ func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	// Said when what is skipped changes, not on every recompile.
+	// Said when what is skipped changes, not on every recompile; in the
+	// background, as a request's handler must not wait on the client.
 	if inv := next.Invalid(); len(inv) > 0 && (set == nil || len(set.Invalid()) != len(inv)) {
-		ws.s.logMessage(protocol.MessageTypeWarning, "%d stored trigger pattern(s) or card(s) give no hints (first: card %s: %s); palace hints FILE lists them all",
-			len(inv), inv[0].CardID, inv[0].Error)
+		ws.s.goBackground(func(context.Context) {
+			ws.s.logMessage(protocol.MessageTypeWarning, "%d stored trigger pattern(s) or card(s) give no hints (first: card %s: %s); palace hints FILE lists them all",
+				len(inv), inv[0].CardID, inv[0].Error)
+		})
 	}
 	ws.mu.Lock()
 	if ws.gen == gen {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/lazyregexp"
+	"github.com/palacehq/palace/internal/trigger"
 )
 
 // Severity of a finding: any error makes a file unusable (not imported, the
@@ -66,7 +67,7 @@ func Codes() []CodeInfo {
 		{CodeYAML, SeverityError, "front matter is not valid YAML, or a key holds the wrong kind of value"},
 		{CodeUnknownKey, SeverityError, "unknown or repeated key"},
 		{CodeMissing, SeverityError, "required key missing or empty"},
-		{CodeValue, SeverityError, "value not allowed: unknown tier, status, domain, role…, bad id or date, over-long statement"},
+		{CodeValue, SeverityError, "value not allowed: unknown tier, status, domain, role…, bad id or date, over-long statement, triggers over their limits or a pattern that does not compile"},
 		{CodeConflict, SeverityError, "merge conflict marker line"},
 		{CodeTooLarge, SeverityError, fmt.Sprintf("file over %d bytes", MaxFileBytes)},
 		{CodeUTF8, SeverityError, "invalid UTF-8"},
@@ -590,6 +591,12 @@ func (d *decoder) validate(p *Parsed) {
 		if v := *stringField(c, k); v != "" && !validTime(v) {
 			d.add(line(k), CodeValue, "%s %q is not a date: use YYYY-MM-DD or RFC3339", k, v)
 		}
+	}
+	// The limits every way a card enters applies (distill, MCP): a file
+	// with thousands of patterns would pass here and exhaust the memory of
+	// every editor that compiles them for hints.
+	if pr := trigger.Check(c.Triggers.Patterns, c.Triggers.Intents, c.Triggers.ToolNeeds); pr != nil {
+		d.add(line("triggers"), CodeValue, "triggers.%s: %s", pr.List, pr.Msg)
 	}
 	if c.OriginCard != "" && !cardIDRe.MatchString(c.OriginCard) {
 		d.add(line("origin_card"), CodeValue, "origin_card %q is not a card id", c.OriginCard)

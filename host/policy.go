@@ -10,11 +10,13 @@ import (
 )
 
 // PolicySources are the directories this host loads policies from:
-// $PALACE_HOME/policies and <worktree>/.palace/policies.
+// $PALACE_HOME/policies and <worktree>/.palace/policies, the latter held
+// to the checkout (a link out of it fails the load).
 func (h *Host) PolicySources() policies.Sources {
 	src := policies.Sources{HomeDir: filepath.Join(h.home, "policies")}
 	if h.loc.InGit {
 		src.RepoDir = filepath.Join(h.loc.Worktree, ".palace", "policies")
+		src.RepoRoot = h.loc.Worktree
 	}
 	return src
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -62,6 +63,18 @@ func PolicyPoints() []PolicyPoint { return policies.Points }
 
 // ParsePolicyPoint parses a decision point's name (gate, scope, …).
 func ParsePolicyPoint(s string) (PolicyPoint, error) { return policies.ParsePoint(s) }
+
+// PolicyDirSources are the sources of a policy folder named on the command
+// line: dir as the repo source, held like a workspace's .palace/policies
+// to the checkout it lies in (repofs.CheckoutRoot), if any, so a file
+// there that links out of the repository is refused, not read.
+func PolicyDirSources(dir string) PolicySources {
+	src := PolicySources{RepoDir: dir}
+	if root, ok := repofs.CheckoutRoot(dir); ok {
+		src.RepoRoot = root
+	}
+	return src
+}
 
 // LoadPolicies loads and compiles the policies of src.
 func LoadPolicies(ctx context.Context, src PolicySources, opts PolicyLoadOptions) (*PolicySet, error) {

@@ -9,27 +9,16 @@ import (
 
 func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) {
 	s.mu.Lock()
-	cur := s.settings
-	next, notes, err := applySettings(cur, p.Settings)
-	var stale map[string]*workspace
+	next, notes, err := applySettings(s.settings, p.Settings)
 	if err == nil {
 		s.settings = next
-		// Another home drops the open workspaces in the same critical
-		// section, so no request sees the new settings with a workspace of
-		// the old home; they reopen on next use.
-		if next.Home != cur.Home {
-			stale, s.spaces = s.spaces, map[string]*workspace{}
-		}
 	}
 	s.mu.Unlock()
 	if err != nil {
 		s.logMessage(protocol.MessageTypeError, "%v; keeping the previous settings", err)
 		return
 	}
-	for _, n := range notes {
-		s.logMessage(protocol.MessageTypeWarning, "%s", n)
-	}
-	closeSpaces(stale)
+	s.warn(notes)
 	s.refreshAll()
 }
 

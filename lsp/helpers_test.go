@@ -171,6 +171,7 @@ type client struct {
 	cond      *sync.Cond
 	diags     map[uri.URI][]protocol.PublishDiagnosticsParams
 	logs      []string
+	shown     []string
 	refreshes map[string]int
 }
 
@@ -252,6 +253,10 @@ func (c *client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		var p protocol.LogMessageParams
 		_ = protocol.Unmarshal(req.Params(), &p)
 		c.logs = append(c.logs, p.Message)
+	case protocol.MethodWindowShowMessage:
+		var p protocol.ShowMessageParams
+		_ = protocol.Unmarshal(req.Params(), &p)
+		c.shown = append(c.shown, p.Message)
 	case protocol.MethodWorkspaceCodeLensRefresh, protocol.MethodWorkspaceInlayHintRefresh:
 		c.refreshes[method]++
 		return nil, nil
@@ -391,19 +396,30 @@ func (c *client) waitDiagnostics(u uri.URI, ok func([]protocol.Diagnostic) bool)
 // waitLog waits for a window/logMessage containing substr.
 func (c *client) waitLog(substr string) string {
 	c.t.Helper()
+	return c.waitFor(&c.logs, "log message", substr)
+}
+
+// waitShown waits for a window/showMessage containing substr.
+func (c *client) waitShown(substr string) string {
+	c.t.Helper()
+	return c.waitFor(&c.shown, "shown message", substr)
+}
+
+func (c *client) waitFor(msgs *[]string, what, substr string) string {
+	c.t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	timer := time.AfterFunc(waitLimit, func() { c.cond.Broadcast() })
 	defer timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
-		for _, l := range c.logs {
+		for _, l := range *msgs {
 			if strings.Contains(l, substr) {
 				return l
 			}
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("no log message containing %q; got %q", substr, c.logs)
+			c.t.Fatalf("no %s containing %q; got %q", what, substr, *msgs)
 		}
 		c.cond.Wait()
 	}

@@ -57,9 +57,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	s.settings = settings
 	s.folders = folders
 	s.mu.Unlock()
-	for _, n := range notes {
-		s.logMessage(protocol.MessageTypeWarning, "%s", n)
-	}
+	s.warn(notes)
 
 	yes := true
 	sync := protocol.TextDocumentSyncKindIncremental

@@ -21,8 +21,9 @@ type Options struct {
 	// Mode is fixed for the server's life. Defaults to host.Human; callers
 	// resolve it with host.ResolveMode first. Settings cannot change it.
 	Mode host.Mode
-	// Home is the palace home. Defaults to host.DefaultHome(); the client's
-	// "home" setting overrides it.
+	// Home is the palace home: the command line's --home or PALACE_HOME,
+	// with a leading "~/" expanded. Defaults to host.DefaultHome(). A
+	// client's "home" setting never overrides it (see Settings).
 	Home string
 	// Actor names who acts in lifecycle commands. Defaults as host does.
 	Actor string
@@ -211,6 +212,23 @@ func (s *Server) logMessage(typ protocol.MessageType, format string, args ...any
 	msg := fmt.Sprintf(format, args...)
 	s.log.Print(msg)
 	s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: "palace: " + msg})
+}
+
+// warn tells the user each note about the settings: in the editor's
+// message area (window/showMessage), where a setting the server ignores is
+// seen, and in the log. The messages go out in the background: warn runs
+// in a notification handler, on the connection's read loop, and a write
+// there could wait on a client that is itself waiting to write.
+func (s *Server) warn(notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	s.goBackground(func(context.Context) {
+		for _, n := range notes {
+			s.logMessage(protocol.MessageTypeWarning, "%s", n)
+			s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "palace: " + n})
+		}
+	})
 }
 
 // mode is the session's fixed mode.

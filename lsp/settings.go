@@ -10,15 +10,15 @@ import (
 // and workspace/didChangeConfiguration, either bare or under a "palace" key
 // (VS Code sends its settings section that way):
 //
-//	{"home": "~/.palace", "budget": 6000,
+//	{"budget": 6000,
 //	 "hints": {"hover": true, "codeLens": true, "inlayHints": true, "diagnostics": true}}
 //
 // A field left out keeps its current value. The mode is not a setting: it
-// is fixed when the process starts (--mode, PALACE_MODE).
+// is fixed when the process starts (--mode, PALACE_MODE). Neither is the
+// palace home: it is the user's (PALACE_HOME, --home), and LSP settings
+// cannot tell a user's from a workspace's, which a cloned repository ships
+// (.vscode/settings.json); a "home" setting is ignored with a warning.
 type Settings struct {
-	// Home is the palace home. Defaults to the server's (--home,
-	// $PALACE_HOME, ~/.palace). Changing it reopens every workspace.
-	Home string `json:"home,omitempty"`
 	// Budget is the context pack budget in characters for hover, code lens
 	// and palace.context. Defaults to host.DefaultBudget (0).
 	Budget int `json:"budget,omitempty"`
@@ -69,8 +69,9 @@ func applySettings(cur Settings, raw []byte) (next Settings, notes []string, err
 		return applySettings(cur, *p.Palace)
 	}
 	next = cur
-	if p.Home != nil {
-		next.Home = *p.Home
+	if p.Home != nil && *p.Home != "" {
+		notes = append(notes, fmt.Sprintf("the home setting %q is ignored: a workspace's settings must not choose the palace your editor reads and writes; "+
+			"set palace.home in your user settings (the VS Code extension passes it to the server as --home), or start palace lsp with --home DIR or PALACE_HOME", *p.Home))
 	}
 	if p.Budget != nil {
 		if *p.Budget < 0 {

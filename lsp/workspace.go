@@ -99,12 +99,10 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 		s.mu.Unlock()
 		return ws, nil
 	}
-	setting := s.settings.Home
-	home := setting
 	s.mu.Unlock()
-	if home == "" {
-		home = s.opts.Home
-	}
+	// The home is the server's alone (see Settings): a workspace's
+	// settings never choose it.
+	home := s.opts.Home
 	if strings.HasPrefix(home, "~/") {
 		if u, err := os.UserHomeDir(); err == nil {
 			home = filepath.Join(u, home[2:])
@@ -129,13 +127,6 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 	ws.reset()
 
 	s.mu.Lock()
-	// The home changed while this one opened: open it again on the new one.
-	if s.settings.Home != setting {
-		s.mu.Unlock()
-		probe.Close()
-		h.Close()
-		return s.workspaceAt(ctx, dir)
-	}
 	// Another request may have opened it meanwhile; keep the first, and
 	// share a host between folders of the same checkout.
 	if other, ok := s.spaces[dir]; ok {
@@ -251,6 +242,14 @@ func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, 
 	next, err := ws.h.CompileTriggers(ctx, set)
 	if err != nil {
 		return nil, 0, err
+	}
+	// Said when what is skipped changes, not on every recompile; in the
+	// background, as a request's handler must not wait on the client.
+	if inv := next.Invalid(); len(inv) > 0 && (set == nil || len(set.Invalid()) != len(inv)) {
+		ws.s.goBackground(func(context.Context) {
+			ws.s.logMessage(protocol.MessageTypeWarning, "%d stored trigger pattern(s) or card(s) give no hints (first: card %s: %s); palace hints FILE lists them all",
+				len(inv), inv[0].CardID, inv[0].Error)
+		})
 	}
 	ws.mu.Lock()
 	if ws.gen == gen {

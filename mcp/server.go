@@ -120,9 +120,10 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 }
 
 // Run serves one session over stdio until in ends (the client closed its
-// end) or ctx is cancelled (the first SIGINT); either ends cleanly with a
-// nil error. In-flight calls are cancelled then; host operations roll back
-// whole, so nothing is half-written. While it runs, the host's policy set
+// end) and every request read before the end has been answered, or until
+// ctx is cancelled (the first SIGINT), which cancels the calls in flight;
+// either ends cleanly with a nil error. Host operations roll back whole,
+// so nothing is half-written. While it runs, the host's policy set
 // is kept current (host.WatchPolicies): edited policies apply without a
 // restart, and a broken edit leaves the last good set serving.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {

@@ -35,6 +35,14 @@ const codeServerNotInitialized = -32002
 // Batches (JSON arrays) are refused with -32600: MCP removed JSON-RPC
 // batching in protocol version 2025-06-18, and every client palace targets
 // speaks a later version.
+//
+// When In ends, every request read before the end is still answered: the
+// connection reports the end to the SDK only once it has written the
+// answer to each of them (the SDK stops writing when its reader ends), so
+// `printf '<initialize>\n<initialized>\n<tools/list>\n' | palace mcp`
+// prints both answers. A request the server sends the client after In
+// ended (none of palace's tools sends one) is answered at once with an
+// error, since no answer can come.
 type StdioTransport struct {
 	// In is read line by line. Closing the connection closes In when it is an
 	// io.Closer, which unblocks a pending read.
@@ -60,6 +68,9 @@ func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		incoming: make(chan jsonrpc.Message),
 		readErr:  make(chan error, 1),
 		closed:   make(chan struct{}),
+		owed:     map[any]bool{},
+		asked:    map[any]jsonrpc.ID{},
+		changed:  make(chan struct{}),
 	}
 	go c.readLoop()
 	return c, nil
@@ -84,6 +95,17 @@ type lineConn struct {
 	initMu      sync.Mutex
 	initIDs     map[any]bool
 	initialized bool
+
+	// pendMu guards what is owed when In ends: the ids of the client's
+	// calls given to the SDK and not answered yet, the server's own calls
+	// the client has not answered, the answers made up for those once In
+	// ended, and changed, closed and replaced on every change of them.
+	pendMu  sync.Mutex
+	owed    map[any]bool
+	asked   map[any]jsonrpc.ID
+	ended   bool
+	madeUp  []jsonrpc.Message
+	changed chan struct{}
 }
 
 var _ sdk.Connection = (*lineConn)(nil)
@@ -103,6 +125,7 @@ func (c *lineConn) readLoop() {
 				c.reject(id, code, reason)
 			} else {
 				c.noteInitialize(msg)
+				c.noteRead(msg)
 				select {
 				case c.incoming <- msg:
 				case <-c.closed:
@@ -111,8 +134,99 @@ func (c *lineConn) readLoop() {
 			}
 		}
 		if err != nil {
+			c.endInput()
 			c.readErr <- err
 			return
+		}
+	}
+}
+
+// noteRead records a call of the client's, which is owed an answer, and
+// an answer to a call of the server's.
+func (c *lineConn) noteRead(msg jsonrpc.Message) {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.ID.IsValid() {
+			c.owed[m.ID.Raw()] = true
+		}
+	case *jsonrpc.Response:
+		if m.ID.IsValid() {
+			delete(c.asked, m.ID.Raw())
+		}
+	}
+}
+
+// noteWritten records an answer to a call of the client's, and a call of
+// the server's: after In ended it can get no answer, so it gets an error.
+func (c *lineConn) noteWritten(msg jsonrpc.Message) {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		if !m.ID.IsValid() || !c.owed[m.ID.Raw()] {
+			return
+		}
+		delete(c.owed, m.ID.Raw())
+	case *jsonrpc.Request:
+		if !m.ID.IsValid() {
+			return
+		}
+		if !c.ended {
+			c.asked[m.ID.Raw()] = m.ID
+			return
+		}
+		c.madeUp = append(c.madeUp, inputEnded(m.ID))
+	default:
+		return
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// endInput notes that In has ended and answers the server's open calls.
+func (c *lineConn) endInput() {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	c.ended = true
+	for _, id := range c.asked {
+		c.madeUp = append(c.madeUp, inputEnded(id))
+	}
+	clear(c.asked)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func inputEnded(id jsonrpc.ID) jsonrpc.Message {
+	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client closed its input: no answer can come"}}
+}
+
+// drain is Read once In has ended: it hands the SDK the answers made up
+// for its own calls and returns err (io.EOF) only once every call of the
+// client's has been answered, because the SDK writes nothing after its
+// reader ends.
+func (c *lineConn) drain(ctx context.Context, err error) (jsonrpc.Message, error) {
+	for {
+		c.pendMu.Lock()
+		if len(c.madeUp) > 0 {
+			m := c.madeUp[0]
+			c.madeUp = c.madeUp[1:]
+			c.pendMu.Unlock()
+			return m, nil
+		}
+		if len(c.owed) == 0 {
+			c.pendMu.Unlock()
+			return nil, err
+		}
+		changed := c.changed
+		c.pendMu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case <-changed:
 		}
 	}
 }
@@ -200,8 +314,8 @@ func (c *lineConn) writeLine(b []byte) error {
 	return err
 }
 
-// Read returns the next message; io.EOF once In has ended or the
-// connection is closed.
+// Read returns the next message; io.EOF once the connection is closed, or
+// once In has ended and every call read from it has been answered.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
@@ -212,7 +326,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return m, nil
 	case err := <-c.readErr:
 		c.readErr <- err // later Reads see it too
-		return nil, err
+		return c.drain(ctx, err)
 	}
 }
 
@@ -278,7 +392,11 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	if err := c.writeLine(b); err != nil {
+	err = c.writeLine(b)
+	// Noted even when the write failed: an answer that cannot be written
+	// is not waited for.
+	c.noteWritten(msg)
+	if err != nil {
 		return fmt.Errorf("write message: %w", err)
 	}
 	return nil

@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/mcp"
@@ -103,6 +107,84 @@ func TestRunEndsCleanlyAtEOF(t *testing.T) {
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
 	if err := mcp.New(h, mcp.Options{}).Run(context.Background(), in, io.Discard); err != nil {
 		t.Fatalf("Run at EOF: %v", err)
+	}
+}
+
+// TestRunAnswersEveryRequestBeforeEOF: a client that writes its requests
+// and closes its end at once (a shell pipe) gets every answer, in a
+// session that reads and writes the palace.
+func TestRunAnswersEveryRequestBeforeEOF(t *testing.T) {
+	h := newPalaceEnv(t).open(t, host.Agent)
+	in := strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"rec","method":"tools/call","params":{"name":"palace_record","arguments":{"content":"piped in, then EOF","anchor":"global"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"palace_context","arguments":{"query":"piped"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+	}, "\n") + "\n")
+	var out strings.Builder
+	if err := mcp.New(h, mcp.Options{}).Run(context.Background(), in, &out); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := map[any]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		got[m["id"]] = m
+	}
+	for _, id := range []any{float64(1), float64(2), "rec", float64(4), float64(5)} {
+		if m := got[id]; m == nil || m["result"] == nil {
+			t.Errorf("request %v: answer %v, want a result", id, m)
+		}
+	}
+	if res, _ := got["rec"]["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Errorf("palace_record: %v", got["rec"])
+	}
+}
+
+// TestTransportAnswersTheServersCallsAfterEOF: once the client's input
+// has ended, a call the server makes (it could wait for ever) gets an
+// error at once, and EOF comes after the client's own calls are answered.
+func TestTransportAnswersTheServersCallsAfterEOF(t *testing.T) {
+	ctx := context.Background()
+	var out strings.Builder
+	conn, err := (&mcp.StdioTransport{In: strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n"), Out: &out}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	msg, err := conn.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != "ping" {
+		t.Fatalf("first read: %v, %v", msg, err)
+	}
+	// The ping is not answered yet: EOF must wait, while a call of the
+	// server's is answered by the transport.
+	id, _ := jsonrpc.MakeID(float64(100))
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: "roots/list"}); err != nil {
+		t.Fatal(err)
+	}
+	msg, err = conn.Read(ctx)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok || resp.ID != id || resp.Error == nil || !strings.Contains(resp.Error.Error(), "closed its input") {
+		t.Fatalf("read after the server's call: %#v, %v", msg, err)
+	}
+	early, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if msg, err := conn.Read(early); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read with the ping unanswered: %v, %v; want to wait", msg, err)
+	}
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := conn.Read(ctx); err != io.EOF {
+		t.Fatalf("read after the answer: %v, %v; want EOF", msg, err)
+	}
+	if !strings.Contains(out.String(), `"id":7`) {
+		t.Errorf("the answer was not written: %q", out.String())
 	}
 }
 

@@ -35,6 +35,13 @@ type Sources struct {
 	HomeDir string
 	// RepoDir is <worktree>/.palace/policies.
 	RepoDir string
+	// RepoRoot is the checkout RepoDir belongs to. When set, a file of
+	// RepoDir (lanes.json included) is read only if it resolves to a file
+	// inside RepoRoot: a symbolic link (or a linked .palace) that leads out
+	// of the repository fails the load with a located load_error naming it.
+	// A link that stays inside is followed. Empty: no such check (a folder
+	// the caller named outside any checkout).
+	RepoRoot string
 }
 
 // DefaultTimeout bounds every evaluation unless Options.Timeout says otherwise.
@@ -221,9 +228,17 @@ func readSnapshot(src Sources) (snapshot, error) {
 		for _, p := range paths {
 			// A repository's policy folder is untrusted: a FIFO or a link to
 			// /dev/zero must be refused, not read until memory runs out.
-			b, err := bounded.ReadFile(p, maxPolicyFileBytes)
+			var b []byte
+			if s.name == SourceRepo && src.RepoRoot != "" {
+				b, err = bounded.ReadFileWithin(src.RepoRoot, p, maxPolicyFileBytes)
+			} else {
+				b, err = bounded.ReadFile(p, maxPolicyFileBytes)
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted between the listing and the read: an editor mid-save
+			}
+			if errors.Is(err, bounded.ErrOutside) {
+				return snapshot{}, Errors{{Code: "load_error", File: p, Line: 1, Col: 1, Message: err.Error()}}
 			}
 			if err != nil {
 				return snapshot{}, fmt.Errorf("read policy %s: %w", p, err)
@@ -409,10 +424,26 @@ func sourceFiles(dir string, wasm bool) ([]string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	// A folder that is itself a link is listed through it (WalkDir would
+	// see a single non-directory entry): its files keep their paths under
+	// dir, and whether a repository's may be read is the reader's check.
+	walk := dir
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			walk = r
+		}
+	}
 	var out []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if walk != dir {
+			rel, err := filepath.Rel(walk, path)
+			if err != nil {
+				return err
+			}
+			path = filepath.Join(dir, rel)
 		}
 		name := d.Name()
 		if d.IsDir() {

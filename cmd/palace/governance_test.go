@@ -243,3 +243,86 @@ decision := {c.id: {"applies": true, "scope_fit": 10, "operation_fit": 0, "why":
 		t.Fatalf("after the commit the pack says %q, want tracked", st)
 	}
 }
+
+// A gate.rego committed as a symbolic link is the team's only if the file
+// it leads to is committed and unchanged in the same repository: a link to
+// an untracked or modified file is local policy, and one that leads out of
+// the checkout never even loads.
+func TestLinkedPolicyIsCommittedOnlyIfItsFileIs(t *testing.T) {
+	t.Parallel()
+	gateState := func(e *env, card string) (state, file string, allow bool, reasons string) {
+		r := e.run("gate", card, "--format", "json")
+		var g struct {
+			Allow   bool     `json:"allow"`
+			Reasons []string `json:"reasons"`
+			Policy  struct {
+				File      string `json:"file"`
+				FileState string `json:"file_state"`
+			} `json:"policy"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &g); err != nil {
+			t.Fatalf("gate: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return g.Policy.FileState, g.Policy.File, g.Allow, strings.Join(g.Reasons, "|")
+	}
+	newCard := func(e *env, s string) string {
+		return e.distill(s, "qi", "--supporting", e.record("seen: "+s))
+	}
+	link := filepath.Join(".palace", "policies", "gate.rego")
+
+	t.Run("link committed, its file untracked", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.write(filepath.Join("local", "gate.rego"), []byte(allowAllGate))
+		mustSymlink(t, filepath.Join("..", "..", "local", "gate.rego"), filepath.Join(e.dir, link))
+		e.git("add", link)
+		e.git("commit", "-q", "-m", "gate as a link")
+		card := newCard(e, "Links are reviewed")
+		state, file, allow, reasons := gateState(e, card)
+		if state != "untracked" || allow || !strings.Contains(reasons, "-> "+filepath.Join(e.dir, "local", "gate.rego")+") is untracked in git") {
+			t.Fatalf("gate = %s %s allow=%v %s; want untracked, denied, naming where the link leads", file, state, allow, reasons)
+		}
+		wantCode(t, e.run("promote", card, "--reason", "the link says so"), 1)
+		if st := e.jsonOf("card", "show", card)["status"]; st != "candidate" {
+			t.Fatalf("promoted through an untracked file: %v", st)
+		}
+		e.ok("promote", card, "--reason", "I wrote it", "--allow-local-policy")
+		// Once the file itself is committed, the link is the team's policy.
+		e.git("add", "local")
+		e.git("commit", "-q", "-m", "the gate itself")
+		card2 := newCard(e, "Files are reviewed")
+		if state, _, allow, _ := gateState(e, card2); state != "tracked" || !allow {
+			t.Fatalf("link to a committed file: %s allow=%v, want tracked and allowed", state, allow)
+		}
+		e.ok("promote", card2, "--reason", "team gate")
+		// Modified, it is local again, though the link is unchanged.
+		if err := os.WriteFile(filepath.Join(e.dir, "local", "gate.rego"), []byte(allowAllGate+"\n# tweak\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		card3 := newCard(e, "Tweaks are reviewed")
+		if state, _, _, _ := gateState(e, card3); state != "modified" {
+			t.Fatalf("link to a modified file: %s, want modified", state)
+		}
+		wantCode(t, e.run("promote", card3, "--reason", "tweaked"), 1)
+	})
+
+	t.Run("link committed, its file outside git", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		outside := filepath.Join(t.TempDir(), "gate.rego")
+		if err := os.WriteFile(outside, []byte(allowAllGate), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustSymlink(t, outside, filepath.Join(e.dir, link))
+		e.git("add", link)
+		e.git("commit", "-q", "-m", "gate as a link out")
+		card := newCard(e, "Outside files decide nothing")
+		r := e.run("promote", card, "--reason", "the outside gate says so")
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "resolves to "+outside) {
+			t.Fatalf("promote: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if st := e.jsonOf("card", "show", card)["status"]; st != "candidate" {
+			t.Fatalf("promoted by a gate outside the repository: %v", st)
+		}
+	})
+}

@@ -32,7 +32,7 @@ func TestHostileMailbox(t *testing.T) {
 				mustSymlink(t, filepath.Join(outside, "victim"), box)
 				return []step{
 					{args: []string{"mailbox", "file", "--class", "note", "--what", "about this repo", "--repo", "."}},
-					{args: []string{"mailbox", "distribute"}, code: 1,
+					{args: []string{"mailbox", "distribute"}, code: 2,
 						stderr: []string{"refused box " + box, box + " -> " + filepath.Join(outside, "victim") + " is a symbolic link", "rm " + box},
 						stdout: []string{"delivered 0 letters", "1 pending"}},
 					// Sweep names the link instead of reading through it.
@@ -54,7 +54,7 @@ func TestHostileMailbox(t *testing.T) {
 				mustSymlink(t, outside, link)
 				return []step{
 					{args: []string{"mailbox", "file", "--class", "note", "--what", "about this repo", "--repo", "."}},
-					{args: []string{"mailbox", "distribute", "--format", "json"}, code: 1,
+					{args: []string{"mailbox", "distribute", "--format", "json"}, code: 2,
 						stderr: []string{link + " -> " + outside + " is a symbolic link", "rm " + link},
 						stdout: []string{`"refused": [`}},
 				}
@@ -126,7 +126,7 @@ func TestHostileMailbox(t *testing.T) {
 				writeUnformatted(t, filepath.Join(outside, "policies", "mailbox.rego"))
 				link := filepath.Join(e.dir, ".palace")
 				mustSymlink(t, outside, link)
-				return []step{{args: []string{"policy", "fmt"}, code: 1,
+				return []step{{args: []string{"policy", "fmt"}, code: 2,
 					stderr: []string{link + " -> " + outside + " is a symbolic link", "rm " + link}}}
 			},
 			after: func(t *testing.T, e *env, outside string) {
@@ -141,7 +141,7 @@ func TestHostileMailbox(t *testing.T) {
 				writeUnformatted(t, filepath.Join(outside, "mailbox.rego"))
 				link := filepath.Join(e.dir, ".palace", "policies", "mailbox.rego")
 				mustSymlink(t, filepath.Join(outside, "mailbox.rego"), link)
-				return []step{{args: []string{"policy", "fmt"}, code: 1,
+				return []step{{args: []string{"policy", "fmt"}, code: 2,
 					stderr: []string{link + " -> " + filepath.Join(outside, "mailbox.rego") + " is a symbolic link"}}}
 			},
 			after: func(t *testing.T, e *env, outside string) {

@@ -29,6 +29,11 @@ pattern matches, mailbox check findings in boxes, policy compile errors, and the
 palace/context and palace/brief requests. The mode is fixed at start: human
 unless --mode agent or PALACE_MODE=agent; agent mode offers no promote/demote.
 
+The palace home is --home, else PALACE_HOME, else ~/.palace: the user's. A
+"home" in the client's settings is ignored with a warning, since a
+repository can ship editor settings (.vscode/settings.json); editors pass a
+user-level home as --home (the VS Code extension does so for palace.home).
+
 The server watches .palace/ and the policy folders and notices changes other
 processes make to the database, without a restart. stdout carries JSON-RPC
 only; logs go to stderr, or to --log-file. Exit status is 0 after shutdown and

@@ -91,9 +91,15 @@ type lspProcess struct {
 
 func startLSP(t *testing.T, e *env, args ...string) *lspProcess {
 	t.Helper()
+	return startLSPIn(t, e, e.home, args...)
+}
+
+// startLSPIn starts `palace lsp args…` in e's checkout with PALACE_HOME home.
+func startLSPIn(t *testing.T, e *env, home string, args ...string) *lspProcess {
+	t.Helper()
 	cmd := exec.Command(palaceBin, append([]string{"lsp"}, args...)...)
 	cmd.Dir = e.dir
-	cmd.Env = append(filteredEnv(), "PALACE_HOME="+e.home, "USER=tester")
+	cmd.Env = append(filteredEnv(), "PALACE_HOME="+home, "USER=tester")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -150,11 +156,71 @@ func (p *lspProcess) recv() map[string]any {
 // response skips notifications and server requests until the response to id.
 func (p *lspProcess) response(id float64) map[string]any {
 	p.t.Helper()
+	m, _ := p.responseAndShown(id)
+	return m
+}
+
+// responseAndShown is response, with the window/showMessage texts the
+// server sent before it.
+func (p *lspProcess) responseAndShown(id float64) (map[string]any, []string) {
+	p.t.Helper()
+	var shown []string
 	for {
 		m := p.recv()
-		if got, ok := m["id"].(float64); ok && got == id && m["method"] == nil {
-			return m
+		if m["method"] == "window/showMessage" {
+			params, _ := m["params"].(map[string]any)
+			msg, _ := params["message"].(string)
+			shown = append(shown, msg)
 		}
+		if got, ok := m["id"].(float64); ok && got == id && m["method"] == nil {
+			return m, shown
+		}
+	}
+}
+
+// TestLSPHomeIsTheUsers: the real server serves the home of its
+// environment (PALACE_HOME) or its command line (--home, which wins), and a
+// "home" in the client's settings — which a repository's editor settings
+// can supply — is ignored with a message saying how to set it.
+func TestLSPHomeIsTheUsers(t *testing.T) {
+	e, _, _ := seedLSP(t)
+	shipped := filepath.Join(e.dir, ".vscode", "palace")
+	file := "file://" + filepath.Join(e.dir, "db", "open.go")
+	lens := func(p *lspProcess) (string, []string) {
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"file://` + e.dir +
+			`","capabilities":{},"initializationOptions":{"home":"` + shipped + `"}}}`)
+		_, shown := p.responseAndShown(1)
+		p.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+		p.send(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"` + file + `","languageId":"go","version":1,"text":` + strconv.Quote(lspTestGo) + `}}}`)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/codeLens","params":{"textDocument":{"uri":"` + file + `"}}}`)
+		m, more := p.responseAndShown(2)
+		lenses, _ := m["result"].([]any)
+		if len(lenses) == 0 {
+			t.Fatalf("no code lens: %v", m)
+		}
+		title, _ := lenses[0].(map[string]any)["command"].(map[string]any)["title"].(string)
+		return title, append(shown, more...)
+	}
+	const want = "palace · dao 1 · shu 0 · qi 1"
+	for _, c := range []struct {
+		name, env string
+		args      []string
+	}{
+		{"PALACE_HOME", e.home, nil},
+		{"--home over PALACE_HOME", filepath.Join(t.TempDir(), "elsewhere"), []string{"--home", e.home}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			title, shown := lens(startLSPIn(t, e, c.env, c.args...))
+			if !strings.HasPrefix(title, want) {
+				t.Errorf("lens %q, want the user's palace (%s)", title, want)
+			}
+			if len(shown) == 0 || !strings.Contains(shown[0], `the home setting "`+shipped+`" is ignored`) || !strings.Contains(shown[0], "user settings") {
+				t.Errorf("shown messages %q, want the home setting named as ignored", shown)
+			}
+		})
+	}
+	if _, err := os.Stat(shipped); !os.IsNotExist(err) {
+		t.Errorf("the server created or opened the workspace's palace (%v)", err)
 	}
 }
 

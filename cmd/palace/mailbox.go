@@ -159,7 +159,8 @@ naming its remote find it.
 
 A box that is, or lies under, a symbolic link inside its repository (.palace
 or .palace/inbox.jsonl a link) is refused: nothing is written there, its
-letters stay pending, the link is named, and the exit code is 1.`,
+letters stay pending, the link is named, and the exit code is 2. So is a
+global box ($PALACE_HOME/inbox.jsonl) that is a link.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
@@ -174,7 +175,7 @@ letters stay pending, the link is named, and the exit code is 1.`,
 					fmt.Fprintf(g.stderr, "palace: refused box %s: %s\n", r.Path, r.Reason)
 				}
 				if len(d.Refused) > 0 {
-					return exitError{1}
+					return exitError{2} // a link or a non-file where a box goes: bad input
 				}
 				return nil
 			})

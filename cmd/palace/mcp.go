@@ -28,7 +28,8 @@ stdout carries JSON-RPC only; with --log-level the server logs to stderr, and
 its first line names the palace home, the worktree and the repository served.
 A client that does not pass its environment on must set PALACE_HOME in its
 server configuration (see mcp/README.md).
-The server ends cleanly when stdin closes or on the first SIGINT.`,
+The server ends cleanly when stdin closes, once it has answered every request
+it read, or on the first SIGINT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := mcpLogger(g.stderr, logLevel)

@@ -184,6 +184,42 @@ func TestMCPStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	}
 }
 
+// TestMCPAnswersEveryRequestAtEOF: requests piped into the real binary,
+// whose stdin then closes, are all answered before it exits — every time,
+// not only when the server happens to answer before it reads the end.
+func TestMCPAnswersEveryRequestAtEOF(t *testing.T) {
+	e := newEnv(t)
+	lines := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}\n` +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}\n` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n`
+	for i := range 10 {
+		cmd := exec.Command("sh", "-c", `printf "$LINES" | "$PALACE" mcp`)
+		cmd.Dir = e.dir
+		cmd.Env = append(filteredEnv(), "PALACE_HOME="+e.home, "PALACE="+palaceBin, "LINES="+lines)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run %d: printf … | palace mcp: %v\n%s", i, err, stderr.String())
+		}
+		got := map[float64]map[string]any{}
+		for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("run %d: stdout line is not JSON: %q", i, line)
+			}
+			id, _ := m["id"].(float64)
+			got[id] = m
+		}
+		if got[1]["result"] == nil {
+			t.Fatalf("run %d: no answer to initialize:\n%s", i, stdout.String())
+		}
+		res, _ := got[2]["result"].(map[string]any)
+		if tools, _ := res["tools"].([]any); len(tools) == 0 {
+			t.Fatalf("run %d: no answer to tools/list:\n%s", i, stdout.String())
+		}
+	}
+}
+
 func TestMCPBadLogLevel(t *testing.T) {
 	r := newEnv(t).run("mcp", "--log-level", "loud")
 	wantCode(t, r, 2, `--log-level "loud" is not valid: use debug, info, warn or error`)

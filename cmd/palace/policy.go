@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/repofs"
 )
 
 func init() { extraCommands = append(extraCommands, newPolicyCmd) }
@@ -55,7 +53,7 @@ func (g *globals) policySources(ctx context.Context, dir string) (host.PolicySou
 		if err != nil || !fi.IsDir() {
 			return host.PolicySources{}, host.PolicyLoadOptions{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
 		}
-		src = host.PolicySources{RepoDir: dir}
+		src = host.PolicyDirSources(dir)
 	}
 	return src, popts, nil
 }
@@ -351,9 +349,8 @@ the default is the workspace's .palace/policies/. With --check nothing is writte
 unformatted files are listed and the exit code is 1.
 
 A file that is a symbolic link, or lies under one inside the checkout (a
-linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
+linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var root *string // the checkout, resolved on the first write
 			paths, err := g.fmtPaths(cmd.Context(), args)
 			if err != nil {
 				return err
@@ -379,16 +376,8 @@ linked .palace or policies folder), is not rewritten: exit 1, naming the link.`,
 				}
 				changed = append(changed, path)
 				if !check {
-					if root == nil {
-						r := g.fmtRoot(cmd.Context())
-						root = &r
-					}
-					if err := writePolicyFile(*root, path, out); err != nil {
-						var he *host.Error
-						if errors.As(err, &he) {
-							return err
-						}
-						return fmt.Errorf("write %s: %w", path, err)
+					if err := host.ReplacePolicyFile(path, out); err != nil {
+						return err
 					}
 				}
 			}
@@ -455,40 +444,6 @@ func (g *globals) fmtPaths(ctx context.Context, args []string) ([]string, error)
 		out = append(out, files...)
 	}
 	return out, nil
-}
-
-// writePolicyFile replaces path through a temp file and a rename, so a
-// watcher never sees a half-written policy. A file inside the checkout
-// (root) is written relative to it without following links: a cloned
-// repository's .palace/ is untrusted, and .palace -> elsewhere must not
-// make fmt rewrite files elsewhere. Anywhere else only the file itself
-// must not be a link.
-func writePolicyFile(root, path string, b []byte) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	dir, rel := filepath.Dir(abs), filepath.Base(abs)
-	if root != "" {
-		if r, err := filepath.Rel(root, abs); err == nil && r != "." && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			dir, rel = root, r
-		}
-	}
-	err = repofs.WriteFileAtomic(dir, rel, b, 0o644)
-	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
-		return &host.Error{Kind: host.KindDenied, Msg: "policy fmt", Err: err}
-	}
-	return err
-}
-
-// fmtRoot is the checkout holding the workspace's .palace/policies, or ""
-// outside one.
-func (g *globals) fmtRoot(ctx context.Context) string {
-	src, _, err := g.policySources(ctx, "")
-	if err != nil || src.RepoDir == "" {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(src.RepoDir))
 }
 
 func firstArg(args []string) string {

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/palacehq/palace/host"
 	"github.com/spf13/cobra"
@@ -28,7 +26,10 @@ what palace does:
   opa test /tmp/palace-defaults .palace/policies
   opa check /tmp/palace-defaults .palace/policies
 
-Files already in DIR are replaced; nothing else is touched.`,
+Files already in DIR are replaced; nothing else is touched. Inside a git
+checkout nothing is written through a symbolic link: a link in a file's
+place, or a linked folder on the way (.palace, .palace/policies), is refused
+naming the link (exit 2), and nothing is written.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -38,7 +39,7 @@ Files already in DIR are replaced; nothing else is touched.`,
 			if err != nil {
 				return err
 			}
-			written, err := writeFiles(out, files, true)
+			written, err := host.WritePolicyFiles(out, files, true)
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:       "new POINT",
 		Short:     "Write a team policy skeleton for POINT (gate, scope, lanes, mailbox, research) with a passing test",
-		Long:      `Write POINT.rego and POINT_test.rego into --out (default .palace/policies of the current directory). The policy starts as the embedded default; its test passes with palace policy test and with stock opa test beside palace policy defaults. Existing files are never overwritten.`,
+		Long:      `Write POINT.rego and POINT_test.rego into --out (default .palace/policies of the current directory). The policy starts as the embedded default; its test passes with palace policy test and with stock opa test beside palace policy defaults. Existing files are never overwritten. Nothing is written through a symbolic link inside the checkout (a linked .palace or .palace/policies, or a link in a file's place, even a dangling one): the link is named, the exit code is 2, and nothing is written.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: pointNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +73,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 					out = filepath.Join(g.cwd, out)
 				}
 			}
-			written, err := writeFiles(out, files, false)
+			written, err := host.WritePolicyFiles(out, files, false)
 			if err != nil {
 				return err
 			}
@@ -94,32 +95,4 @@ func pointNames() []string {
 		out = append(out, string(p))
 	}
 	return out
-}
-
-// writeFiles writes files (relative name → content) under dir, sorted by
-// name. Without replace an existing file is refused before anything is
-// written.
-func writeFiles(dir string, files map[string][]byte, replace bool) ([]string, error) {
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var paths []string
-	for _, n := range names {
-		p := filepath.Join(dir, filepath.FromSlash(n))
-		if _, err := os.Stat(p); err == nil && !replace {
-			return nil, usageError{fmt.Sprintf("%s already exists: remove it or pass another --out", p)}
-		}
-		paths = append(paths, p)
-	}
-	for i, n := range names {
-		if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", filepath.Dir(paths[i]), err)
-		}
-		if err := os.WriteFile(paths[i], files[n], 0o644); err != nil {
-			return nil, fmt.Errorf("write %s: %w", paths[i], err)
-		}
-	}
-	return paths, nil
 }

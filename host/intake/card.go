@@ -1,11 +1,11 @@
 package intake
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/store"
 )
 
@@ -118,10 +118,8 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 	if err := oneOf("render_pref", renderPref, domain.RenderPrefs); err != nil {
 		return domain.Card{}, "", err
 	}
-	for _, p := range req.Trigger.Patterns {
-		if _, err := regexp.Compile(p); err != nil {
-			return domain.Card{}, "", invalid("trigger_pattern", "trigger pattern %q is not a valid regular expression: %v", p, err)
-		}
+	if err := limits.Triggers(req.Trigger); err != nil {
+		return domain.Card{}, "", err
 	}
 	now := h.now()
 	for _, d := range []struct{ field, v string }{{"review_after", req.ReviewAfter}, {"expires_at", req.ExpiresAt}} {

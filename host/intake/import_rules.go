@@ -10,6 +10,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/limits"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
@@ -89,7 +90,10 @@ type importRow struct {
 // and all rules commit in one transaction: a binary, non-UTF-8, oversized
 // (MaxRuleFileBytes) or conflicted file, a malformed front matter or block,
 // or a rule holding a secret is KindInvalid naming the file and line, and
-// nothing is imported. Both modes.
+// nothing is imported. A file inside a checkout may be reached through a
+// symbolic link only to another file of that checkout: one that leads out
+// of it is KindInvalid naming where it leads, and nothing is read. Both
+// modes.
 func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if len(req.Files) == 0 {
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
@@ -169,7 +173,18 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 			display = filepath.ToSlash(rel)
 		}
 	}
-	data, err := limits.ReadInputFile("FILE", abs, MaxRuleFileBytes)
+	// A rule file inside a checkout is the repository's content: a link
+	// there may lead to another file of the repository (CLAUDE.md ->
+	// AGENTS.md), never out of it, or an import would record whatever
+	// it points at (~/.ssh/id_ed25519) as evidence. A file outside any
+	// checkout is the caller's, as record --file is.
+	var data []byte
+	var err error
+	if root, ok := repofs.CheckoutRoot(filepath.Dir(abs)); ok {
+		data, err = limits.ReadInputFileWithin("FILE", root, abs, MaxRuleFileBytes)
+	} else {
+		data, err = limits.ReadInputFile("FILE", abs, MaxRuleFileBytes)
+	}
 	if err != nil {
 		return ImportFile{}, nil, err
 	}

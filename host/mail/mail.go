@@ -105,6 +105,10 @@ func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) 
 	return &teamRules{set: set}, &sv
 }
 
+// maxPolicyFileBytes bounds a policy file mayServeMailbox reads, as the
+// policy load does.
+const maxPolicyFileBytes = 64 << 20
+
 // mayServeMailbox reports whether a team policy file could replace the
 // embedded palace.mailbox: a non-test .rego file that mentions "mailbox", or
 // any .wasm module. It errs towards yes (a comment naming the mailbox costs
@@ -114,6 +118,13 @@ func mayServeMailbox(src policies.Sources) bool {
 	for _, dir := range []string{src.HomeDir, src.RepoDir} {
 		if dir == "" {
 			continue
+		}
+		// Read as the load reads: bounded, and a repository's file only
+		// inside the repository. A file it refuses answers yes, so the
+		// load names the problem.
+		read := func(p string) ([]byte, error) { return bounded.ReadFile(p, maxPolicyFileBytes) }
+		if dir == src.RepoDir && src.RepoRoot != "" {
+			read = func(p string) ([]byte, error) { return bounded.ReadFileWithin(src.RepoRoot, p, maxPolicyFileBytes) }
 		}
 		found := false
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -133,7 +144,7 @@ func mayServeMailbox(src policies.Sources) bool {
 			case strings.HasSuffix(name, ".wasm"):
 				found = true
 			case strings.HasSuffix(name, ".rego") && !strings.HasSuffix(name, "_test.rego"):
-				b, err := os.ReadFile(path)
+				b, err := read(path)
 				if err != nil {
 					return err
 				}
@@ -361,7 +372,9 @@ func exists(p string) bool {
 // absolute from the workspace directory, because distribute cannot
 // resolve a relative path later. A letter that is not valid is
 // KindInvalid naming the field; one that trips the secret scanner is
-// KindDenied and writes nothing; a failed write is KindInternal.
+// KindDenied and writes nothing; a spool that is a symbolic link (or not a
+// regular file) is KindInvalid naming it, and nothing is written; another
+// failed write is KindInternal.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.loc.Dir, r)
@@ -380,6 +393,8 @@ func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error
 		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindInvalid, Field: le.Field, Msg: le.Error()}
 	case errors.As(err, &se):
 		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindDenied, Field: "letter", Msg: se.Error()}
+	case errors.Is(err, repofs.ErrLink), errors.Is(err, repofs.ErrNotRegular):
+		return mailbox.Filed{}, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "spool", Msg: "file letter", Err: err}
 	}
 	return mailbox.Filed{}, hosterr.Internal(err, "file letter")
 }
@@ -449,7 +464,7 @@ func mailError(err error, what string) error {
 	if errors.As(err, &size) && errors.As(err, &pe) {
 		return boxReadError(pe.Path, size)
 	}
-	if errors.Is(err, bounded.ErrNotRegular) {
+	if errors.Is(err, bounded.ErrNotRegular) || errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
 		return &hosterr.Error{Kind: hosterr.KindInvalid, Msg: what, Err: err}
 	}
 	return hosterr.Internal(err, "%s", what)

@@ -235,7 +235,9 @@ func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 		err error
 	)
 	if t.global {
-		f, err = os.OpenFile(t.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		// The global box is the home's: the home itself is trusted, a link
+		// in the box's place is not.
+		f, err = repofs.OpenFile(filepath.Dir(t.path), filepath.Base(t.path), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	} else {
 		f, err = repofs.OpenFile(t.root, boxRel, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	}

@@ -5,13 +5,18 @@ package mailbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"github.com/palacehq/palace/host/repofs"
 )
 
 // lockFile takes an exclusive advisory lock on path (created if missing),
-// serialising distribute and registry updates across processes.
+// serialising distribute and registry updates across processes. A link in
+// the lock's place is refused rather than followed: creating the lock must
+// not create a file wherever a dangling link points.
 func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := repofs.OpenFile(filepath.Dir(path), filepath.Base(path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock mailbox: %w", err)
 	}

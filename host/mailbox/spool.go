@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/secrets"
 )
 
@@ -141,7 +142,13 @@ func (m *Mailbox) File(ctx context.Context, l Letter) (Filed, error) {
 	if err := os.MkdirAll(m.Home, 0o700); err != nil {
 		return Filed{}, fmt.Errorf("file letter: %w", err)
 	}
-	f, err := os.OpenFile(m.SpoolPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	// The home is the user's, but the spool is written by every agent that
+	// files a letter: a link planted in its place (field-reports.jsonl ->
+	// ~/.bashrc) must not make palace append there.
+	f, err := repofs.OpenFile(m.Home, SpoolFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
+		return Filed{}, err // names the path already
+	}
 	if err != nil {
 		return Filed{}, fmt.Errorf("file letter: %w", err)
 	}

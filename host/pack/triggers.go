@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/trigger"
 	"github.com/palacehq/palace/store"
 )
 
@@ -61,12 +62,15 @@ type TriggerSet struct {
 	bloom  [1 << 10]uint64
 	always []int32 // patterns with no usable literal: run on every line
 	tags   map[string][]int32
-	// Invalid lists patterns that did not compile (stored before the
-	// distill check existed, or by another tool); they never match.
+	// Invalid lists patterns that did not compile and cards whose triggers
+	// were skipped for being over the limits (stored before the checks
+	// existed, or by another tool); they never match.
 	invalid []InvalidTrigger
 }
 
-// InvalidTrigger is a stored trigger pattern that does not compile.
+// InvalidTrigger is a stored trigger pattern that does not compile, or,
+// with Pattern empty, a card whose triggers are over the limits of package
+// trigger and were skipped whole.
 type InvalidTrigger struct {
 	CardID  string `json:"card_id"`
 	Pattern string `json:"pattern"`
@@ -76,6 +80,7 @@ type InvalidTrigger struct {
 type triggerPattern struct {
 	src  string
 	re   *regexp.Regexp
+	size int // instructions of the compiled program
 	card int32
 	// need lists literal sets, lower-cased: every match contains one
 	// literal of each set. need[0] is the most selective and is indexed;
@@ -97,6 +102,14 @@ func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 // compiled earlier: its regexps are reused for unchanged patterns, so
 // recompiling after a small change costs a query, not 10k compilations. A
 // pattern that does not compile is listed in Invalid and otherwise ignored.
+//
+// The limits of package trigger hold here too, for cards stored before
+// they did or written by another tool: a card with too many or too long
+// triggers, or whose patterns compile too large, is skipped whole (listed
+// in Invalid with an empty Pattern) before any of its patterns is
+// compiled past the limit, and so is every card once the set's programs
+// reach trigger.MaxSetProgram. Memory stays bounded whatever the store
+// holds.
 func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
 	rows, err := pl.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.chainIDs()})
 	if err != nil {
@@ -110,6 +123,7 @@ func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*Tri
 	}
 	now := pl.stamp()
 	t := &TriggerSet{index: map[uint32][]int32{}, tags: map[string][]int32{}}
+	setProgram := 0
 	for _, c := range rows {
 		if c.ExpiresAt != "" && c.ExpiresAt <= now {
 			continue
@@ -118,6 +132,34 @@ func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*Tri
 		if len(tr.Patterns)+len(tr.Intents)+len(tr.ToolNeeds) == 0 {
 			continue
 		}
+		if p := trigger.Sizes(tr.Patterns, tr.Intents, tr.ToolNeeds); p != nil {
+			t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Error: "its triggers are skipped: " + p.Msg})
+			continue
+		}
+		var pats []triggerPattern
+		cardProgram := 0
+		for _, src := range tr.Patterns {
+			p := triggerPattern{src: src}
+			if o, ok := old[src]; ok {
+				p.re, p.need, p.size = o.re, o.need, o.size
+			} else if p.re, p.need, p.size, err = compileTrigger(src); err != nil {
+				t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Pattern: src, Error: err.Error()})
+				continue
+			}
+			cardProgram += p.size
+			pats = append(pats, p)
+		}
+		if cardProgram > trigger.MaxCardProgram {
+			t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Error: fmt.Sprintf(
+				"its triggers are skipped: its patterns compile to %d instructions together, over the limit of %d per card", cardProgram, trigger.MaxCardProgram)})
+			continue
+		}
+		if setProgram+cardProgram > trigger.MaxSetProgram {
+			t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Error: fmt.Sprintf(
+				"its triggers are skipped: the trigger patterns of this palace compile to over %d instructions together; retire cards whose triggers no longer help", trigger.MaxSetProgram)})
+			continue
+		}
+		setProgram += cardProgram
 		ci := int32(len(t.cards))
 		t.cards = append(t.cards, TriggerCard{
 			ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
@@ -129,14 +171,8 @@ func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*Tri
 				t.tags[k] = append(t.tags[k], ci)
 			}
 		}
-		for _, src := range tr.Patterns {
-			p := triggerPattern{src: src, card: ci}
-			if o, ok := old[src]; ok {
-				p.re, p.need = o.re, o.need
-			} else if p.re, p.need, err = compileTrigger(src); err != nil {
-				t.invalid = append(t.invalid, InvalidTrigger{CardID: c.ID, Pattern: src, Error: err.Error()})
-				continue
-			}
+		for _, p := range pats {
+			p.card = ci
 			t.add(p)
 		}
 	}
@@ -162,15 +198,16 @@ func (t *TriggerSet) add(p triggerPattern) {
 
 // compileTrigger compiles a pattern and finds the literal sets every match
 // must contain (one literal of each set), lower-cased, each literal at
-// least three bytes long.
-func compileTrigger(src string) (*regexp.Regexp, [][][]byte, error) {
-	re, err := regexp.Compile(src)
+// least three bytes long, and the size of its program. The pattern is held
+// to the limits of trigger.Compile.
+func compileTrigger(src string) (*regexp.Regexp, [][][]byte, int, error) {
+	re, size, err := trigger.Compile(src)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compile trigger pattern %q: %w", src, err)
+		return nil, nil, 0, err
 	}
 	parsed, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
-		return re, nil, nil
+		return re, nil, size, nil
 	}
 	sets := requiredLiterals(parsed.Simplify())
 	slices.SortStableFunc(sets, func(a, b []string) int { return shortest(b) - shortest(a) })
@@ -185,7 +222,7 @@ func compileTrigger(src string) (*regexp.Regexp, [][][]byte, error) {
 		}
 		need = append(need, bs)
 	}
-	return re, need, nil
+	return re, need, size, nil
 }
 
 // maxLiteralAlternatives bounds how many literals one set may offer, and

@@ -14,11 +14,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -82,13 +85,53 @@ type Cache struct {
 	m  map[string]fileStateEntry
 }
 
-// State is anchor.FileState of a repo policy file, "unknown"
-// when git cannot say.
+// State is how git sees a repo policy file (anchor.FileState), "unknown"
+// when git cannot say. A path that reaches its file through a symbolic link
+// is tracked only if the file it resolves to is itself tracked and
+// unmodified in the same repository: a committed `gate.rego -> elsewhere`
+// must not lend the team's review to a file nobody committed. A link that
+// leads out of the checkout (repofs.CheckoutRoot of the path, not a link)
+// is untracked, whatever git says of the link itself.
 func State(ctx context.Context, path string) string {
 	if path == "" {
 		return "unknown"
 	}
 	st, err := anchor.FileState(ctx, path)
+	if err != nil {
+		return "unknown"
+	}
+	if st != anchor.FileTracked {
+		return st
+	}
+	return resolvedState(ctx, path)
+}
+
+// resolvedState is the state of the file a tracked path resolves to.
+func resolvedState(ctx context.Context, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "unknown"
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "unknown"
+	}
+	if real == abs {
+		return anchor.FileTracked // no link on the way
+	}
+	root, ok := repofs.CheckoutRoot(filepath.Dir(abs))
+	if !ok {
+		return anchor.FileUntracked
+	}
+	canon, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "unknown"
+	}
+	rel, err := filepath.Rel(canon, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return anchor.FileUntracked // out of the repository
+	}
+	st, err := anchor.FileStateIn(ctx, canon, rel)
 	if err != nil {
 		return "unknown"
 	}
@@ -106,9 +149,22 @@ func Floor(d policies.Decision, allowLocal bool) string {
 	case anchor.FileTracked:
 		return ""
 	case anchor.FileUntracked, anchor.FileModified:
-		return fmt.Sprintf("floor: the deciding policy %s (%s) is %s in git: a local policy change cannot make a card authoritative; commit it for review, or pass --allow-local-policy", d.Point.Package(), d.File, d.FileState)
+		return fmt.Sprintf("floor: the deciding policy %s (%s%s) is %s in git: a local policy change cannot make a card authoritative; commit it for review, or pass --allow-local-policy", d.Point.Package(), d.File, resolvesTo(d.File), d.FileState)
 	}
 	return fmt.Sprintf("floor: git cannot say whether the deciding policy %s (%s) is committed: commit it, or pass --allow-local-policy", d.Point.Package(), d.File)
+}
+
+// resolvesTo says where a policy path that passes through a symbolic link
+// leads (" -> /real/path"), or "".
+func resolvesTo(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		return " -> " + real
+	}
+	return ""
 }
 
 // LocalChange is a repo policy file that differs from what git holds

@@ -17,6 +17,7 @@ package repofs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -39,8 +40,8 @@ func (e *LinkError) Error() string {
 	if e.Target != "" {
 		to = " -> " + e.Target
 	}
-	return fmt.Sprintf("%s%s is a symbolic link: palace does not follow links inside a repository; "+
-		"replace it with a regular file or directory (rm %s) and run again", e.Path, to, e.Path)
+	return fmt.Sprintf("%s%s is a symbolic link: palace does not follow a link where it reads or writes files "+
+		"a repository or a tool may have planted; replace it with a regular file or directory (rm %s) and run again", e.Path, to, e.Path)
 }
 
 // Is makes errors.Is(err, ErrLink) true.
@@ -62,4 +63,38 @@ func split(root, rel string) ([]string, error) {
 		return nil, fmt.Errorf("repofs: %q is not a path below %s", rel, root)
 	}
 	return strings.Split(c, string(filepath.Separator)), nil
+}
+
+// CheckoutRoot returns the root palace writes below when it writes at dir:
+// the nearest of dir (made absolute, not resolved) and its ancestors that
+// holds a .git entry. ok is false when no ancestor is a checkout; the
+// caller then trusts dir as the user gave it.
+//
+// A checkout reached through a symbolic link (~/proj -> /data/proj) is a
+// root only when no checkout lies above the link: a cloned repository can
+// ship `.palace -> ~/work/other`, and the other repository's .git behind
+// the link must not make palace treat the link as a checkout of its own
+// and write through it; the repository above is the root instead, and the
+// link is refused below it. The search is lexical, so the links a user
+// keeps above a checkout (~/src -> /data/src) stay theirs.
+func CheckoutRoot(dir string) (root string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	linked := "" // the nearest checkout reached through a link, if any
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			st, err := os.Lstat(d)
+			switch {
+			case err == nil && st.Mode()&os.ModeSymlink == 0:
+				return d, true
+			case linked == "":
+				linked = d
+			}
+		}
+		if filepath.Dir(d) == d {
+			return linked, linked != ""
+		}
+	}
 }

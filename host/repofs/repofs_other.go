@@ -62,18 +62,13 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
-// MkdirAll creates the directory rel below root and its missing parents;
-// no component may be a link (checked with Lstat, which leaves a race
-// window).
+// MkdirAll creates the directory rel below root and any missing parents,
+// refusing a symbolic link among rel's components (*LinkError). Without
+// openat(2) each component is checked with Lstat first.
 func MkdirAll(root, rel string) error {
-	path, err := check(root, rel, true)
-	if err != nil {
-		return err
-	}
-	if err := os.Mkdir(path, 0o755); err != nil && !os.IsExist(err) {
-		return err
-	}
-	return nil
+	// The components of rel are the parents of a file below it.
+	_, err := check(root, filepath.Join(rel, "x"), true)
+	return err
 }
 
 // check refuses a link among rel's components and creates missing parent

@@ -217,22 +217,64 @@ func TestRemove(t *testing.T) {
 	}
 }
 
-// TestMkdirAll creates missing directories and refuses a link on the way,
-// leaving what it points at alone.
+// TestMkdirAll creates missing folders and refuses a link on the way,
+// creating nothing through it.
 func TestMkdirAll(t *testing.T) {
 	tr := newTree(t)
-	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "cards")); err != nil {
+	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "policies")); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Lstat(filepath.Join(tr.root, ".palace", "cards")); err != nil || !st.IsDir() {
-		t.Fatalf("created: %v, %v", st, err)
+	if st, err := os.Lstat(filepath.Join(tr.root, ".palace", "policies")); err != nil || !st.IsDir() {
+		t.Fatalf("not created: %v", err)
 	}
-	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "cards")); err != nil {
-		t.Errorf("again: %v", err)
+	// Again: nothing to do.
+	if err := repofs.MkdirAll(tr.root, filepath.Join(".palace", "policies")); err != nil {
+		t.Fatal(err)
 	}
-	tr.link(t, tr.outside, "linked")
-	if err := repofs.MkdirAll(tr.root, filepath.Join("linked", "cards")); !errors.Is(err, repofs.ErrLink) {
-		t.Errorf("through a link: %v, want a link error", err)
+	tr.link(t, tr.outside, ".cursor")
+	err := repofs.MkdirAll(tr.root, filepath.Join(".cursor", "rules"))
+	var le *repofs.LinkError
+	if !errors.As(err, &le) || le.Path != filepath.Join(tr.root, ".cursor") {
+		t.Fatalf("linked folder: %v, want a *LinkError naming .cursor", err)
 	}
 	tr.unchanged(t)
+}
+
+// TestCheckoutRoot finds the nearest folder holding .git, lexically, and
+// never takes a link for one.
+func TestCheckoutRoot(t *testing.T) {
+	tr := newTree(t)
+	if err := os.Mkdir(filepath.Join(tr.root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Another checkout outside, which a link in the repository points at.
+	other := filepath.Join(tr.outside, "other")
+	if err := os.MkdirAll(filepath.Join(other, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr.link(t, other, ".palace")
+	// A checkout the user reaches through a link of their own.
+	mine := filepath.Join(tr.outside, "mine")
+	if err := os.MkdirAll(filepath.Join(mine, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := filepath.Join(filepath.Dir(tr.root), "mine-link")
+	if err := os.Symlink(mine, viaLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{tr.root, tr.root},
+		{filepath.Join(tr.root, "a", "missing"), tr.root},
+		{filepath.Join(tr.root, ".palace"), tr.root},
+		{filepath.Join(tr.root, ".palace", "policies"), tr.root},
+		{other, other},
+		{viaLink, viaLink},
+		{filepath.Join(viaLink, ".palace", "policies"), viaLink},
+		{tr.outside, ""},
+	} {
+		got, ok := repofs.CheckoutRoot(c.dir)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("CheckoutRoot(%s) = %q, %v; want %q", c.dir, got, ok, c.want)
+		}
+	}
 }

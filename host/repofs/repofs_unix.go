@@ -107,8 +107,9 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
-// MkdirAll creates the directory rel below root and its missing parents
-// (0755 before the umask), without following a link in any component.
+// MkdirAll creates the directory rel below root and any missing parents
+// (0755 before the umask), refusing a symbolic link among rel's components
+// (*LinkError) and an existing component that is not a directory.
 func MkdirAll(root, rel string) error {
 	comps, err := split(root, rel)
 	if err != nil {
@@ -118,7 +119,8 @@ func MkdirAll(root, rel string) error {
 	if err != nil {
 		return err
 	}
-	return unix.Close(fd)
+	unix.Close(fd)
+	return nil
 }
 
 // openDirs opens root (following links: the caller trusts it) and then each

@@ -2,7 +2,6 @@ package teamsync
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
@@ -27,11 +26,7 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 	add(p.Line("statement"), limits.Text("statement", c.Statement, 0, "remove it"))
 	add(p.Line("content"), limits.Text("content", c.Content, limits.ContentBytes, "keep the card short; the evidence carries the detail"))
 	add(p.Line("scope"), limits.Scope(domain.Scope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields}))
-	for _, pat := range c.Triggers.Patterns {
-		if _, err := regexp.Compile(pat); err != nil {
-			add(p.Line("triggers"), fmt.Errorf("trigger pattern %q does not compile: %v", pat, err))
-		}
-	}
+	add(p.Line("triggers"), limits.Triggers(domain.Trigger{Patterns: c.Triggers.Patterns, Intents: c.Triggers.Intents, ToolNeeds: c.Triggers.ToolNeeds}))
 	for i, e := range c.Evidence {
 		line := p.EvidenceLines[i]
 		if len(e.Content) > limits.ContentBytes {

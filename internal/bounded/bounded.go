@@ -4,7 +4,9 @@
 // the path must name a regular file, its size is checked with Stat before
 // reading, and reading never allocates more than limit+1 bytes, so
 // /dev/zero, a FIFO or a multi-gigabyte file is refused at once instead of
-// growing the process until the kernel kills it.
+// growing the process until the kernel kills it. ReadFileWithin adds the
+// rule for a file of a repository: links on its path may not lead out of
+// the repository.
 //
 // It knows nothing of palace's fields or exit codes: callers wrap its errors
 // (match them with errors.Is against ErrNotRegular and ErrTooLarge).
@@ -16,6 +18,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 var (
@@ -64,6 +68,77 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readSized(f, size, limit)
+}
+
+// ErrOutside is matched (errors.Is) by an *OutsideError.
+var ErrOutside = errors.New("symbolic link leads outside")
+
+// OutsideError refuses a path below a root that resolves, through a
+// symbolic link, to a file outside the root.
+type OutsideError struct {
+	// Path is the path as given; Resolved is where its links lead (empty
+	// when the path changed while it was read); Root is the root as given.
+	Path, Resolved, Root string
+}
+
+func (e *OutsideError) Error() string {
+	if e.Resolved == "" {
+		return fmt.Sprintf("%s changed while it was read (a symbolic link was swapped in): read it again, and check what replaces files under %s", e.Path, e.Root)
+	}
+	return fmt.Sprintf("%s resolves to %s, outside %s: palace follows a symbolic link there only to a file inside %s; replace the link with a copy of the file, or remove it",
+		e.Path, e.Resolved, e.Root, e.Root)
+}
+
+// Is makes errors.Is(err, ErrOutside) hold.
+func (e *OutsideError) Is(target error) bool { return target == ErrOutside }
+
+// ReadFileWithin is ReadFile for a path below root (a repository, say)
+// that may pass through symbolic links only to a file inside root: with
+// both resolved, a path that leads out is an *OutsideError and nothing is
+// read. After the open, the opened file must still be the one the path
+// resolves to inside root, so a link swapped in meanwhile is refused too.
+// A link inside root that stays inside (CLAUDE.md -> AGENTS.md) is
+// followed.
+func ReadFileWithin(root, path string, limit int64) ([]byte, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if !within(realRoot, real) {
+		return nil, &OutsideError{Path: path, Resolved: real, Root: root}
+	}
+	rc, size, err := Open(real, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	opened, err := rc.(*limitedFile).f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	again, err := filepath.EvalSymlinks(path)
+	if err != nil || again != real {
+		return nil, &OutsideError{Path: path, Root: root}
+	}
+	if st, err := os.Stat(again); err != nil || !os.SameFile(opened, st) {
+		return nil, &OutsideError{Path: path, Root: root}
+	}
+	return readSized(rc, size, limit)
+}
+
+// within reports whether p is root or below it (both clean and absolute).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// readSized reads all of f, of size bytes at Stat, holding at most limit+1.
+func readSized(f io.Reader, size, limit int64) ([]byte, error) {
 	// size+1 lets a file that grew since Stat be seen; a growing file is
 	// read into a buffer of at most limit+1 bytes, and the reader refuses
 	// the byte past the limit.

@@ -110,3 +110,67 @@ func TestHuman(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFileWithin follows links that stay inside the root and refuses
+// those that lead out, whether the file or a folder on its way is the link.
+func TestReadFileWithin(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "docs"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "AGENTS.md"), "inside")
+	write(filepath.Join(outside, "secret"), "outside")
+	link := func(target, at string) {
+		if err := os.Symlink(target, filepath.Join(root, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("AGENTS.md", "CLAUDE.md")
+	link(filepath.Join(outside, "secret"), "leak.md")
+	link("../outside", "out")
+	link("docs", "docs-link")
+	link("../outside/none", "dangling")
+	// The root itself may be reached through a link: it is the caller's.
+	viaRoot := filepath.Join(base, "via")
+	if err := os.Symlink(root, viaRoot); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(root, "docs", "x.md"), "doc")
+	for _, c := range []struct {
+		name, root, path, want string
+		err                    error
+	}{
+		{"plain file", root, filepath.Join(root, "AGENTS.md"), "inside", nil},
+		{"link inside", root, filepath.Join(root, "CLAUDE.md"), "inside", nil},
+		{"folder link inside", root, filepath.Join(root, "docs-link", "x.md"), "doc", nil},
+		{"root through a link", viaRoot, filepath.Join(viaRoot, "CLAUDE.md"), "inside", nil},
+		{"file links out", root, filepath.Join(root, "leak.md"), "", bounded.ErrOutside},
+		{"folder links out", root, filepath.Join(root, "out", "secret"), "", bounded.ErrOutside},
+		{"dangling link", root, filepath.Join(root, "dangling"), "", fs.ErrNotExist},
+		{"too large", root, filepath.Join(root, "AGENTS.md"), "", bounded.ErrTooLarge},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			limit := int64(100)
+			if c.err == bounded.ErrTooLarge {
+				limit = 3
+			}
+			b, err := bounded.ReadFileWithin(c.root, c.path, limit)
+			if !errors.Is(err, c.err) || string(b) != c.want {
+				t.Fatalf("got %q, %v; want %q, %v", b, err, c.want, c.err)
+			}
+			var oe *bounded.OutsideError
+			if errors.As(err, &oe) && (oe.Path != c.path || !strings.Contains(err.Error(), "resolves to "+filepath.Join(outside, "secret"))) {
+				t.Errorf("message %q does not name the path and where it leads", err)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/trigger"
 )
 
 // Text refuses a value that is not valid UTF-8, holds a NUL byte (SQLite
@@ -95,4 +96,24 @@ func Scope(sc domain.Scope) error {
 		}
 	}
 	return nil
+}
+
+// triggerFlags names the flag of each trigger list, as the CLI spells it
+// (MCP rewords a flag into its argument).
+var triggerFlags = map[string]struct{ flag, field string }{
+	trigger.ListPatterns:  {"--trigger-pattern", "trigger_pattern"},
+	trigger.ListIntents:   {"--intent", "intent"},
+	trigger.ListToolNeeds: {"--tool-need", "tool_need"},
+}
+
+// Triggers refuses a card's triggers over the limits of package trigger
+// (counts, bytes, compiled size) or a pattern that does not compile: bad
+// input naming the flag, the limit and what to do.
+func Triggers(t domain.Trigger) error {
+	p := trigger.Check(t.Patterns, t.Intents, t.ToolNeeds)
+	if p == nil {
+		return nil
+	}
+	f := triggerFlags[p.List]
+	return hosterr.Invalid(f.field, "%s: %s", f.flag, p.Msg)
 }

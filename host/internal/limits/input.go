@@ -22,6 +22,18 @@ func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// ReadInputFileWithin is ReadInputFile for a file of a repository (root):
+// a symbolic link on its path may lead only to a file inside root
+// (bounded.ReadFileWithin); one that leads out is bad input naming the
+// file, where it leads and the fix, and nothing is read.
+func ReadInputFileWithin(flag, root, path string, limit int64) ([]byte, error) {
+	b, err := bounded.ReadFileWithin(root, path, limit)
+	if err != nil {
+		return nil, InputFileError(flag, path, limit, err)
+	}
+	return b, nil
+}
+
 // InputFileError classifies a failure to read the file named by flag as
 // bad input naming the flag and what to do.
 func InputFileError(flag, path string, limit int64, err error) error {
@@ -31,6 +43,8 @@ func InputFileError(flag, path string, limit int64, err error) error {
 	switch {
 	case errors.As(err, &ke):
 		return hosterr.Invalid(field, "%s %s %s: pass a regular file (pipe a stream to - instead)", flag, path, ke.Error())
+	case errors.Is(err, bounded.ErrOutside):
+		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s", flag, path), Err: err}
 	case errors.Is(err, bounded.ErrTooLarge):
 		return hosterr.Invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
 	case errors.As(err, &pe):

@@ -18,11 +18,11 @@ interface Pack {
 }
 
 /** settings are what palace lsp reads from initializationOptions and
- * workspace/didChangeConfiguration. */
+ * workspace/didChangeConfiguration. The home is not among them: the server
+ * takes it from its command line only (see userHome). */
 function settings(): object {
   const c = vscode.workspace.getConfiguration('palace');
   return {
-    home: c.get<string>('home') || undefined,
     budget: c.get<number>('budget') || undefined,
     hints: {
       hover: c.get<boolean>('hints.hover', true),
@@ -33,9 +33,31 @@ function settings(): object {
   };
 }
 
+/** userHome is palace.home as the user set it (user or remote machine
+ * settings), never a workspace's: a cloned repository can ship
+ * .vscode/settings.json naming a palace it also ships. palace.home is a
+ * machine setting, so VS Code itself ignores a workspace value; reading
+ * globalValue keeps that true whatever the editor does. */
+function userHome(): string | undefined {
+  const home = vscode.workspace.getConfiguration('palace').inspect<string>('home');
+  if (home && (home.workspaceValue || home.workspaceFolderValue) && !workspaceHomeWarned) {
+    workspaceHomeWarned = true;
+    void vscode.window.showWarningMessage(
+      'palace: palace.home in this workspace\'s settings is ignored: a workspace must not choose your palace. Set palace.home in your user settings, or PALACE_HOME.',
+    );
+  }
+  return home?.globalValue || undefined;
+}
+
+let workspaceHomeWarned = false;
+
 function newClient(): LanguageClient {
   const c = vscode.workspace.getConfiguration('palace');
   const args = ['lsp', '--mode', c.get<string>('mode', 'human')];
+  const home = userHome();
+  if (home) {
+    args.push('--home', home);
+  }
   // TransportKind.stdio makes the client add --stdio, which palace accepts.
   const server: ServerOptions = {
     command: c.get<string>('path', 'palace'),
@@ -44,8 +66,9 @@ function newClient(): LanguageClient {
   };
   const options: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
-    // Only the settings the server reads: palace.path and palace.mode
-    // choose the process (a change restarts it), so they are not sent.
+    // Only the settings the server reads: palace.path, palace.mode and
+    // palace.home choose the process (a change restarts it), so they are
+    // not sent.
     initializationOptions: settings(),
     outputChannelName: 'palace',
     middleware: {
@@ -170,9 +193,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('palace.restart', restart),
     vscode.commands.registerCommand('palace.openCardInBrowser', openCardInBrowser),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      // The binary and the mode are fixed per process: restart for them.
-      // Everything else reaches the server as didChangeConfiguration.
-      if (e.affectsConfiguration('palace.path') || e.affectsConfiguration('palace.mode')) {
+      // The binary, the mode and the home are fixed per process: restart
+      // for them. Everything else reaches the server as
+      // didChangeConfiguration.
+      if (e.affectsConfiguration('palace.path') || e.affectsConfiguration('palace.mode') || e.affectsConfiguration('palace.home')) {
         void restart();
       } else if (e.affectsConfiguration('palace') && client) {
         void client.sendNotification('workspace/didChangeConfiguration', { settings: { palace: settings() } });

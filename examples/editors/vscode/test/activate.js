@@ -13,7 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const Module = require('node:module');
 
-const shown = { errors: [], output: '' };
+const shown = { errors: [], warnings: [], output: '' };
 const registered = {};
 
 class Disposable {
@@ -68,7 +68,10 @@ function nested(flat) {
   return out;
 }
 
-function stub(settings, folder) {
+// stub is the VS Code API with the flat palace settings as their effective
+// values and, in inspect, the scopes of any (e.g. {home: {globalValue: …,
+// workspaceValue: …}}).
+function stub(settings, folder, inspect = {}) {
   const channel = lenient({
     name: 'palace',
     append: (s) => { shown.output += s; },
@@ -82,7 +85,7 @@ function stub(settings, folder) {
   const config = {
     get: (k, d) => (k in settings ? settings[k] : d),
     has: (k) => k in settings,
-    inspect: () => undefined,
+    inspect: (k) => inspect[k],
     update: async () => {},
   };
   const classes = {};
@@ -111,7 +114,7 @@ function stub(settings, folder) {
       tabGroups: { all: [], onDidChangeTabs: event, onDidChangeTabGroups: event },
       createOutputChannel: () => channel,
       showErrorMessage: async (m) => { shown.errors.push(m); },
-      showWarningMessage: async () => undefined,
+      showWarningMessage: async (m) => { shown.warnings.push(m); },
       showInformationMessage: async () => undefined,
     }, 'window'),
     languages: lenient({
@@ -163,6 +166,29 @@ async function main() {
   assert.ok(registered['languages.registerCodeLensProvider'], 'code lens provider registered from the server capabilities');
   await ext.deactivate();
   assert.doesNotMatch(shown.output, /mode.*ignored/, 'the server was sent a setting it ignores');
+  assert.doesNotMatch(shown.output, /home setting.*ignored/, 'the server was sent a home setting');
+
+  // palace.home: the user's value reaches the server as --home; a
+  // workspace's (a cloned .vscode/settings.json) is ignored with a warning
+  // and never opened.
+  const userHome = path.join(tmp, 'user-home');
+  const shipped = path.join(repo, '.vscode', 'palace');
+  const withHome = stub({ path: bin, mode: 'human', home: shipped }, repo, { home: { globalValue: userHome, workspaceValue: shipped } });
+  Module._load = function (request, ...rest) {
+    return request === 'vscode' ? withHome : load.call(this, request, ...rest);
+  };
+  delete require.cache[require.resolve(path.join(__dirname, '..', 'dist', 'extension.js'))];
+  const extHome = require(path.join(__dirname, '..', 'dist', 'extension.js'));
+  await extHome.activate({ subscriptions: [] });
+  for (let i = 0; i < 100 && !fs.existsSync(userHome); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await extHome.deactivate();
+  assert.ok(fs.existsSync(userHome), 'the server did not open the user\'s palace.home');
+  assert.ok(!fs.existsSync(shipped), 'the server opened the workspace\'s palace.home');
+  assert.equal(shown.warnings.filter((m) => /palace\.home in this workspace's settings is ignored/.test(m)).length, 1,
+    `workspace home warning: ${JSON.stringify(shown.warnings)}`);
+  assert.doesNotMatch(shown.output, /home setting.*ignored/, 'the server was sent a home setting');
 
   // Without palace: one clear message saying how to install it.
   shown.errors = [];

@@ -10,7 +10,7 @@
 --
 --   require('palace').setup({
 --     cmd = { 'palace', 'lsp' },           -- add '--mode', 'agent' to browse as an agent
---     home = nil,                          -- palace home; default $PALACE_HOME or ~/.palace
+--     home = nil,                          -- palace home, passed as --home; default $PALACE_HOME or ~/.palace
 --     budget = nil,                        -- context pack budget in characters
 --     hints = { hover = true, codeLens = true, inlayHints = true, diagnostics = true },
 --     root_markers = { '.palace', '.git' },
@@ -31,8 +31,21 @@ local defaults = {
 local config = vim.deepcopy(defaults)
 local clients = {} -- root → client id
 
+-- settings are what the server reads from its settings. The home is not
+-- one of them: palace lsp takes it only from its command line or
+-- PALACE_HOME, so a project's settings cannot choose it (see command).
 local function settings()
-  return { home = config.home, budget = config.budget, hints = config.hints }
+  return { budget = config.budget, hints = config.hints }
+end
+
+-- command is config.cmd with the home from setup() passed as --home.
+local function command()
+  local cmd = vim.deepcopy(config.cmd)
+  if config.home ~= nil and config.home ~= '' then
+    table.insert(cmd, '--home')
+    table.insert(cmd, vim.fn.expand(config.home))
+  end
+  return cmd
 end
 
 -- root_of finds the nearest folder holding one of the root markers.
@@ -192,7 +205,7 @@ function M.attach(bufnr)
   if id == nil or vim.lsp.get_client_by_id(id) == nil then
     id = vim.lsp.start_client({
       name = 'palace',
-      cmd = config.cmd,
+      cmd = command(),
       root_dir = root,
       workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
       init_options = settings(),

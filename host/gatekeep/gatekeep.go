@@ -62,6 +62,8 @@ type Result struct {
 	// AllowLocalPolicy is set when a local (untracked or modified) repo
 	// policy was allowed to decide.
 	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
+	// Source is where the change came from, for one from a card file.
+	Source *policies.GateSource `json:"source,omitempty"`
 }
 
 // Stamp is the keeper's clock in the palace's one time format.
@@ -122,6 +124,9 @@ func (k *Keeper) EvaluateFrom(ctx context.Context, c domain.Card, links []domain
 	}
 	res := Result{CardID: c.ID, Action: action, Target: target, Counts: facts.counts, Reviewer: reviewer,
 		SourceRefs: facts.refs, Contest: facts.contest, AllowLocalPolicy: allowLocal}
+	if source.Channel == policies.SourceCardFile {
+		res.Source = &source
+	}
 	set, err := k.Policies(ctx)
 	if err != nil {
 		res.Reasons = []string{fmt.Sprintf("policy palace.gate could not load, denying: %v", err)}
@@ -207,11 +212,15 @@ func CanPromote(from, to domain.Status) bool {
 // Record is the decision JSON an event keeps: the policy's output and
 // which policy, by hash, gave it.
 func Record(g Result) map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"allow": g.Allow, "reasons": g.Reasons, "missing": g.Missing,
 		"counts": g.Counts, "reviewer": g.Reviewer, "policy": g.Policy,
 		"source_refs": g.SourceRefs, "allow_local_policy": g.AllowLocalPolicy,
 	}
+	if g.Source != nil {
+		m["source"] = g.Source
+	}
+	return m
 }
 
 // facts are what the gate input says about a card's evidence.

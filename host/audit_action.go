@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"github.com/palacehq/palace/host/authority"
 	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
@@ -22,6 +24,9 @@ type AuditActionRequest struct {
 	// Scope is rescope's new scope; it replaces the old one whole. An empty
 	// Scope makes the card apply everywhere at its anchor.
 	Scope *domain.Scope `json:"scope,omitempty"`
+	// Trigger is retrigger's new trigger patterns, intents and tool needs;
+	// it replaces the old ones whole, within the trigger limits.
+	Trigger *domain.Trigger `json:"trigger,omitempty"`
 	// Anchor, for rescope, names the anchor kind the card should live at.
 	// Only its own anchor is accepted: widening goes through `palace
 	// publish` (gated, copied, audited), and narrowing means distilling a
@@ -123,6 +128,16 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		}
 		a.Scope = &sc
 		old, now = func(c domain.Card) string { return scopeText(c.Scope) }, scopeText(sc)
+	case "retrigger":
+		if req.Trigger == nil {
+			return a, nil, invalid("trigger", "retrigger needs the new triggers: --trigger-pattern, --intent and/or --tool-need (or --value none to clear them)")
+		}
+		tr := domain.Trigger{Patterns: strlist.Clean(req.Trigger.Patterns), Intents: strlist.Clean(req.Trigger.Intents), ToolNeeds: strlist.Clean(req.Trigger.ToolNeeds)}
+		if err := limits.Triggers(tr); err != nil {
+			return a, nil, err
+		}
+		a.Trigger = &tr
+		old, now = func(c domain.Card) string { return triggerText(c.Trigger) }, triggerText(tr)
 	case "set_expiry":
 		if a.ExpiresAt, err = date("expires_at"); err != nil {
 			return a, nil, err
@@ -179,6 +194,13 @@ func scopeText(s domain.Scope) string {
 		return "scope " + d
 	}
 	return "scope everywhere"
+}
+
+func triggerText(t domain.Trigger) string {
+	if len(t.Patterns)+len(t.Intents)+len(t.ToolNeeds) == 0 {
+		return "no triggers"
+	}
+	return fmt.Sprintf("triggers patterns [%s] intents [%s] tools [%s]", strings.Join(t.Patterns, ", "), strings.Join(t.Intents, ", "), strings.Join(t.ToolNeeds, ", "))
 }
 
 func orNone(s string) string {

@@ -158,6 +158,12 @@ func TestAuditActions(t *testing.T) {
 	}{
 		{"rescope", host.AuditActionRequest{Action: "rescope", Scope: &domain.Scope{Paths: []string{"cmd/**"}}, Reason: "only the CLI"},
 			func(c host.Card) bool { return slices.Equal(c.Scope.Paths, []string{"cmd/**"}) }, "scope paths store/** · languages go · fields storage", "scope paths cmd/**", ""},
+		{"retrigger", host.AuditActionRequest{Action: "retrigger", Trigger: &domain.Trigger{Patterns: []string{`BeginTx\(`}, Intents: []string{"debug"}}},
+			func(c host.Card) bool {
+				return slices.Equal(c.Trigger.Patterns, []string{`BeginTx\(`}) && slices.Equal(c.Trigger.Intents, []string{"debug"})
+			}, "triggers patterns [] intents [debug, storage] tools []", "triggers patterns [BeginTx\\(] intents [debug] tools []", ""},
+		{"retrigger within the limits", host.AuditActionRequest{Action: "retrigger", Trigger: &domain.Trigger{Patterns: []string{"("}}},
+			nil, "", "", "--trigger-pattern"},
 		{"set_expiry", host.AuditActionRequest{Action: "set_expiry", Value: "2027-01-01"},
 			func(c host.Card) bool { return c.ExpiresAt == "2027-01-01T00:00:00.000Z" }, "expires_at none", "expires_at 2027-01-01T00:00:00.000Z", ""},
 		{"set_review_after", host.AuditActionRequest{Action: "set_review_after", Value: "2026-06-01"},

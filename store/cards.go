@@ -191,6 +191,7 @@ func (tx *Tx) updateCard(ctx context.Context, c domain.Card, now string) error {
 // field is left as it is.
 type CardAttrs struct {
 	Scope       *domain.Scope
+	Trigger     *domain.Trigger
 	Persistence *string
 	RenderPref  *string
 	ReviewAfter *string // "" clears
@@ -207,6 +208,13 @@ func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now s
 			return fmt.Errorf("update %s: %w", id, err)
 		}
 		sets, args = append(sets, "scope = ?"), append(args, string(b))
+	}
+	if a.Trigger != nil {
+		b, err := json.Marshal(normTrigger(*a.Trigger))
+		if err != nil {
+			return fmt.Errorf("update %s: %w", id, err)
+		}
+		sets, args = append(sets, "trigger = ?"), append(args, string(b))
 	}
 	if a.Persistence != nil {
 		sets, args = append(sets, "persistence = ?"), append(args, *a.Persistence)

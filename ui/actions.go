@@ -66,6 +66,20 @@ func (s *Server) rescope(w http.ResponseWriter, r *http.Request) {
 	s.done(w, r, id, "Scope of "+id+" is now: "+scopeText(res.Card.Scope)+".")
 }
 
+func (s *Server) retrigger(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f := r.PostForm
+	// A pattern may hold a comma: one a line. Intents and tools never do.
+	tr := domain.Trigger{Patterns: lines(f.Get("patterns")), Intents: commaList(f.Get("intents")), ToolNeeds: commaList(f.Get("tools"))}
+	res, err := s.h.AuditAction(r.Context(), id, host.AuditActionRequest{Action: "retrigger", Trigger: &tr, Reason: f.Get("reason")})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n := len(res.Card.Trigger.Patterns) + len(res.Card.Trigger.Intents) + len(res.Card.Trigger.ToolNeeds)
+	s.done(w, r, id, fmt.Sprintf("Triggers of %s saved (%d in all).", id, n))
+}
+
 func (s *Server) auditAction(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	f := r.PostForm

@@ -254,6 +254,10 @@ func TestChangesGoThroughTheGate(t *testing.T) {
 	if code != http.StatusSeeOther || strings.Join(c.Scope.Paths, " ") != "ops/{db,cron}/** scripts/**" || strings.Join(c.Scope.Languages, " ") != "go sql" {
 		t.Fatalf("rescope = %d, scope %+v", code, c.Scope)
 	}
+	code, _ = d.do(http.MethodPost, "/card/"+d.contested+"/retrigger", url.Values{"csrf": {csrf}, "patterns": {`db\.Begin\(`}, "intents": {"debug, review"}}, nil, false)
+	if c, _ = d.h.ShowCard(context.Background(), d.contested); code != http.StatusSeeOther || strings.Join(c.Trigger.Patterns, " ") != `db\.Begin\(` || strings.Join(c.Trigger.Intents, " ") != "debug review" {
+		t.Fatalf("retrigger = %d, triggers %+v", code, c.Trigger)
+	}
 	code, _ = d.do(http.MethodPost, "/card/"+d.ready+"/link", url.Values{"csrf": {csrf}, "role": {"teaching"}, "evidence": {d.counter}}, nil, false)
 	if code != http.StatusSeeOther {
 		t.Fatalf("link = %d, want 303", code)

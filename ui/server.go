@@ -122,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /card/{id}/retire", s.retire)
 	mux.HandleFunc("POST /card/{id}/link", s.link)
 	mux.HandleFunc("POST /card/{id}/rescope", s.rescope)
+	mux.HandleFunc("POST /card/{id}/retrigger", s.retrigger)
 	mux.HandleFunc("POST /card/{id}/action", s.auditAction)
 	return s.guard(mux)
 }

@@ -47,7 +47,7 @@ var Warnings = []string{"contested", "overbroad_scope", "cooling", "stale", "rev
 
 // Actions are the eight governed actions of `palace audit action`.
 var Actions = []string{
-	"rescope", "revoke", "set_expiry", "set_review_after",
+	"rescope", "retrigger", "revoke", "set_expiry", "set_review_after",
 	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",
 }
 

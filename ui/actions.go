@@ -34,6 +34,27 @@ func (s *Server) retire(w http.ResponseWriter, r *http.Request) {
 	s.done(w, r, id, "Retired "+id+".")
 }
 
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f := r.PostForm
+	res, err := s.h.Resolve(r.Context(), id, host.ResolveRequest{Verification: commaList(f.Get("verification")), Reason: f.Get("reason")})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, id, fmt.Sprintf("Resolved %s: it is %s and back in its lanes (policy %s).", id, res.Card.Status, shortHash(res.Event.PolicyHash)))
+}
+
+func (s *Server) demote(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f := r.PostForm
+	if _, err := s.h.Demote(r.Context(), id, host.DemoteRequest{Counterexample: commaList(f.Get("counterexample")), Reason: f.Get("reason")}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, id, "Demoted "+id+".")
+}
+
 func (s *Server) link(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	f := r.PostForm

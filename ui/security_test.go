@@ -258,6 +258,17 @@ func TestChangesGoThroughTheGate(t *testing.T) {
 	if c, _ = d.h.ShowCard(context.Background(), d.contested); code != http.StatusSeeOther || strings.Join(c.Trigger.Patterns, " ") != `db\.Begin\(` || strings.Join(c.Trigger.Intents, " ") != "debug review" {
 		t.Fatalf("retrigger = %d, triggers %+v", code, c.Trigger)
 	}
+	if body := d.get("/card/" + d.contested); !strings.Contains(body, `action="/card/`+d.contested+`/resolve"`) || !strings.Contains(body, `action="/card/`+d.contested+`/demote"`) {
+		t.Error("a contested card's page offers no resolve or demote")
+	}
+	code, body = d.do(http.MethodPost, "/card/"+d.contested+"/resolve", url.Values{"csrf": {csrf}, "verification": {d.counter}, "reason": {"checked again"}}, nil, false)
+	if code == http.StatusSeeOther || d.status(d.contested) != domain.StatusPromoted {
+		t.Errorf("resolve on the counterexample itself = %d: the gate must refuse it", code)
+	}
+	code, _ = d.do(http.MethodPost, "/card/"+d.contested+"/demote", url.Values{"csrf": {csrf}, "counterexample": {d.counter}, "reason": {"it fails"}}, nil, false)
+	if code != http.StatusSeeOther || d.status(d.contested) != domain.StatusDemoted {
+		t.Fatalf("demote = %d, card %s; want 303 and demoted", code, d.status(d.contested))
+	}
 	code, _ = d.do(http.MethodPost, "/card/"+d.ready+"/link", url.Values{"csrf": {csrf}, "role": {"teaching"}, "evidence": {d.counter}}, nil, false)
 	if code != http.StatusSeeOther {
 		t.Fatalf("link = %d, want 303", code)

@@ -120,6 +120,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /card/{id}/promote", s.promote)
 	mux.HandleFunc("POST /card/{id}/retire", s.retire)
+	mux.HandleFunc("POST /card/{id}/resolve", s.resolve)
+	mux.HandleFunc("POST /card/{id}/demote", s.demote)
 	mux.HandleFunc("POST /card/{id}/link", s.link)
 	mux.HandleFunc("POST /card/{id}/rescope", s.rescope)
 	mux.HandleFunc("POST /card/{id}/retrigger", s.retrigger)

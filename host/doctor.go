@@ -100,7 +100,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			}
 			cards, _ := st.CountCards(ctx)
 			ev, _ := st.CountEvidence(ctx)
-			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
+			add("contents", "ok", fmt.Sprintf("%s, %d evidence", pluralize(cards, "card"), ev), "")
 			r.Checks = append(r.Checks, telemetryCheck(ctx, st, h.telemetryDays))
 			r.Checks = append(r.Checks, heldCheck(ctx, st))
 			if h.loc.InGit {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -82,13 +83,15 @@ type event struct {
 type report struct {
 	// output holds each running test's lines until it ends: printed when
 	// it fails, searched for the reason when it skips.
-	output      map[string][]string
-	pkgOutput   map[string][]string
-	passed      int
-	failed      int
-	skips       []skip
-	failedPkgs  []string
-	packages    int
+	output     map[string][]string
+	pkgOutput  map[string][]string
+	passed     int
+	failed     int
+	skips      []skip
+	failedPkgs []string
+	packages   int
+	// clients are the passed tests that drive a real client (by name).
+	clients     []string
 	buildOutput map[string][]string
 }
 
@@ -139,6 +142,9 @@ func (r *report) handle(e event, out io.Writer) {
 		switch e.Action {
 		case "pass":
 			r.passed++
+			if !strings.Contains(e.Test, "/") && realClient.MatchString(e.Test) {
+				r.clients = append(r.clients, e.Test)
+			}
 		case "fail":
 			r.failed++
 			fmt.Fprint(out, strings.Join(lines, ""))
@@ -168,6 +174,11 @@ func (r *report) endPackage(e event, out io.Writer) {
 		fmt.Fprintf(out, "ok  \t%s\t%s\n", e.Package, (time.Duration(e.Elapsed * float64(time.Second))).Round(10*time.Millisecond))
 	}
 }
+
+// realClient names the tests that drive a real outside client (an editor,
+// a browser, an MCP client, opa, pre-commit): the summary lists those that
+// ran, since their skips are what a missing tool causes.
+var realClient = regexp.MustCompile(`EndToEnd|Inspector|StockOPA|ClaudeCode|Browser|PreCommit|SchemasStrict`)
 
 // reason is the message a skipped test gave: its log lines without the
 // === and --- framing, joined on one line.
@@ -203,6 +214,10 @@ func (r *report) summaryLines() []string {
 		return []string{"fail: go test ./... reported no package (see its output above)"}
 	}
 	lines := []string{fmt.Sprintf("ran: go test ./...: %d passed, %d failed, %d skipped, in %d packages", r.passed, r.failed, len(r.skips), r.packages)}
+	if len(r.clients) > 0 {
+		sort.Strings(r.clients)
+		lines = append(lines, "ran: real clients: "+strings.Join(r.clients, ", "))
+	}
 	for _, p := range r.failedPkgs {
 		lines = append(lines, "fail: "+p)
 	}

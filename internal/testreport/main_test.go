@@ -18,6 +18,7 @@ func TestReportNamesSkipsAndFailures(t *testing.T) {
 		`{"Action":"output","Package":"p/lsp","Test":"TestHover","Output":"    hover_test.go:9: got x, want y\n"}`,
 		`{"Action":"fail","Package":"p/lsp","Test":"TestHover"}`,
 		`{"Action":"pass","Package":"p/lsp","Test":"TestLens"}`,
+		`{"Action":"pass","Package":"p/lsp","Test":"TestEmacsEndToEnd"}`,
 		`{"Action":"fail","Package":"p/lsp","Elapsed":1.5}`,
 		`not json: go vet says hello`,
 	}, "\n")
@@ -35,12 +36,12 @@ func TestReportNamesSkipsAndFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ran: go test ./...: 1 passed, 1 failed, 1 skipped, in 1 packages\nfail: p/lsp\nskip: nvim is not installed (p/lsp.TestNeovim)\n"
+	want := "ran: go test ./...: 2 passed, 1 failed, 1 skipped, in 1 packages\nran: real clients: TestEmacsEndToEnd\nfail: p/lsp\nskip: nvim is not installed (p/lsp.TestNeovim)\n"
 	if string(b) != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", b, want)
 	}
 	out.Reset()
-	if code := run([]string{"-print", sum}, nil, &out); code != 1 || !strings.HasSuffix(out.String(), "tests: 1 passed, 1 failed, 1 skipped\n") || !strings.Contains(out.String(), "  - nvim is not installed (p/lsp.TestNeovim)") {
+	if code := run([]string{"-print", sum}, nil, &out); code != 1 || !strings.HasSuffix(out.String(), "tests: 2 passed, 1 failed, 1 skipped\n") || !strings.Contains(out.String(), "  real clients: TestEmacsEndToEnd\n") || !strings.Contains(out.String(), "  - nvim is not installed (p/lsp.TestNeovim)") {
 		t.Errorf("print: exit %d\n%s", code, out.String())
 	}
 }

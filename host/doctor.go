@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +52,17 @@ func (r DoctorReport) OK() bool {
 func Doctor(ctx context.Context, opts Options) DoctorReport {
 	h, err := newHost(ctx, opts)
 	if err != nil {
-		return DoctorReport{Checks: []Check{{Name: "workspace", Status: "fail", Detail: err.Error()}}}
+		// Say which part failed: a home that cannot be used is the home's
+		// check, with the value as given, not a workspace problem.
+		name, home := "workspace", opts.Home
+		var he *Error
+		if errors.As(err, &he) && he.Field == "home" {
+			name = "home"
+			if home == "" {
+				home = os.Getenv(HomeEnv)
+			}
+		}
+		return DoctorReport{Home: home, Mode: cmp.Or(opts.Mode, Human), Checks: []Check{{Name: name, Status: "fail", Detail: err.Error()}}}
 	}
 	r := DoctorReport{Home: h.home, Database: filepath.Join(h.home, "palace.db"), BinarySchema: store.SchemaVersion, Mode: h.mode}
 	add := func(name, status, detail, fix string) {
@@ -89,7 +100,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			}
 			cards, _ := st.CountCards(ctx)
 			ev, _ := st.CountEvidence(ctx)
-			add("contents", "ok", fmt.Sprintf("%d cards, %d evidence", cards, ev), "")
+			add("contents", "ok", fmt.Sprintf("%s, %d evidence", pluralize(cards, "card"), ev), "")
 			r.Checks = append(r.Checks, telemetryCheck(ctx, st, h.telemetryDays))
 			r.Checks = append(r.Checks, heldCheck(ctx, st))
 			if h.loc.InGit {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,6 +131,9 @@ func newHost(ctx context.Context, opts Options) (*Host, error) {
 		if home, err = DefaultHome(); err != nil {
 			return nil, internal(err, "open palace")
 		}
+	}
+	if err := unexpandedHome(home, opts.Home != ""); err != nil {
+		return nil, err
 	}
 	home, err := filepath.Abs(home)
 	if err != nil {
@@ -250,6 +254,29 @@ func (h *Host) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(i
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
 func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	return intake.ResolveAnchorKind(h.loc, field, s)
+}
+
+// unexpandedHome refuses a home holding a "~" or a "$" that no shell
+// expanded: a client that starts palace from a JSON config (an MCP
+// client's env, an editor setting) passes "~/.palace" or
+// "${HOME}/.palace" through as written, and palace would quietly create a
+// folder of that name inside the current directory and serve an empty
+// palace.
+func unexpandedHome(home string, fromFlag bool) error {
+	bad := ""
+	switch {
+	case strings.Contains(home, "$"):
+		bad = "$"
+	case strings.HasPrefix(home, "~") || strings.Contains(home, string(filepath.Separator)+"~"):
+		bad = "~"
+	}
+	if bad == "" {
+		return nil
+	}
+	if fromFlag {
+		return invalid("home", "--home %q holds a literal %q that was not expanded: pass an absolute path", home, bad)
+	}
+	return invalid("home", "%s=%q holds a literal %q that was not expanded (the program that started palace passed it as written): set %s to an absolute path, or leave it unset for ~/.palace", HomeEnv, home, bad, HomeEnv)
 }
 
 // checkHome refuses a home that exists but is not a directory (a file, or a

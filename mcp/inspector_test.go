@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,7 +13,9 @@ import (
 // (`npx @modelcontextprotocol/inspector --cli`, pinned in
 // e2e/package.json), a client that builds arguments from the tool schemas:
 // tools/list, tools/call with list and integer arguments, resources/list,
-// resources/read of a card and prompts/get must all succeed.
+// resources/read of a card and prompts/get must all succeed, and its
+// --strict check of the tool schemas' portability must find nothing in
+// either mode.
 func TestInspectorCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("MCP Inspector end-to-end test skipped in -short mode")
@@ -23,20 +24,9 @@ func TestInspectorCLI(t *testing.T) {
 	if err != nil {
 		t.Skip("npx is not installed: the MCP Inspector test needs Node.js and npm (CI installs them)")
 	}
-	dir, err := filepath.Abs("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "package.json")); err != nil {
-		t.Skip("mcp/e2e/node_modules has no MCP Inspector: run `npm ci` in mcp/e2e (CI does)")
-	}
+	dir := e2eModules(t)
 	e := newPalaceEnv(t)
-	bin := filepath.Join(t.TempDir(), "palace")
-	build := exec.Command("go", "build", "-o", bin, "github.com/palacehq/palace/cmd/palace")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build palace: %v\n%s", err, out)
-	}
+	bin := buildPalace(t)
 	palace := func(args ...string) map[string]any {
 		t.Helper()
 		cmd := exec.Command(bin, append(args, "--format", "json")...)
@@ -78,6 +68,23 @@ func TestInspectorCLI(t *testing.T) {
 		return v
 	}
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+	for _, mode := range []string{"agent", "human"} {
+		cmd := exec.Command(npx, "--no-install", "@modelcontextprotocol/inspector", "--cli", "-e", "PALACE_HOME="+e.home,
+			bin, "--cwd", e.dir, "mcp", "--mode", mode, "--method", "tools/list", "--strict")
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("inspector --strict tools/list in %s mode: %v\n%s", mode, err, lastLines(stderr.String(), 40))
+			continue
+		}
+		// Warnings too: a type array or a bare true is legal JSON Schema
+		// that some clients drop or refuse.
+		if s := stderr.String(); strings.Contains(s, "Error:") || strings.Contains(s, "Warning:") {
+			t.Errorf("inspector --strict tools/list in %s mode reports problems:\n%s", mode, lastLines(s, 40))
+		}
+	}
 
 	if tools := js(inspect("--method", "tools/list")); !strings.Contains(tools, `"palace_context"`) || !strings.Contains(tools, `"palace_cards"`) {
 		t.Fatalf("tools/list: %.500s", tools)

@@ -45,12 +45,13 @@ type hints struct {
 // reads); enums adds the allowed values of string (or string list)
 // properties, by property name.
 func newTool[In any](name, title, desc string, h hints, enums map[string][]string, run func(context.Context, In) (output, error)) tool {
-	schema, err := jsonschema.For[In](nil)
+	schema, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: inputTypes})
 	if err != nil {
 		// A programming error, caught by every test that builds a server.
 		panic(fmt.Sprintf("mcp: schema of %s: %v", name, err))
 	}
 	polishSchema(schema)
+	portable(schema)
 	for prop, vals := range enums {
 		setEnum(schema, name, prop, vals)
 	}
@@ -92,6 +93,13 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		return okResult(out)
 	}
 	return tool{def: def, call: call}
+}
+
+// inputTypes are the argument types whose JSON is not what their Go type
+// says: a json.RawMessage argument (a research report) is a JSON object,
+// which the server decodes itself, not the array of bytes it would infer to.
+var inputTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {Type: "object"},
 }
 
 // Id patterns: a prefix and 26 characters of lower-case Crockford base32.

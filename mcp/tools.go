@@ -183,6 +183,9 @@ type cardsArgs struct {
 // cardsList and cardsEvents are palace_cards' list and events results.
 type cardsList struct {
 	Cards []host.Card `json:"cards"`
+	// Total counts every match, whatever the limit, as palace card list
+	// --format json does.
+	Total int `json:"total"`
 }
 
 type cardsEvents struct {
@@ -194,7 +197,7 @@ type cardsEvents struct {
 func cardsOutput() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:        "object",
-		Description: "list: {cards}; get: the card with its anchor and evidence links; events: {card_id, events}.",
+		Description: "list: {cards, total} (total counts every match, whatever the limit); get: the card with its anchor and evidence links; events: {card_id, events}.",
 		AnyOf:       []*jsonschema.Schema{outputOf[cardsList]("action list"), outputOf[host.Card]("action get"), outputOf[cardsEvents]("action events")},
 	}
 }
@@ -223,11 +226,11 @@ Use palace_context, not this, to get the cards that apply to your task; use get 
 				if limit < 0 {
 					return output{}, invalidArg("limit", "limit %d is negative: pass 0 for no limit", limit)
 				}
-				cards, err := s.h.ListCards(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit, AllRepos: a.AllRepos})
+				cards, total, err := s.h.ListCardsTotal(ctx, host.CardFilter{Tier: a.Tier, Status: a.Status, Anchor: a.Anchor, Field: a.Field, Limit: limit, AllRepos: a.AllRepos})
 				if cards == nil {
 					cards = []host.Card{}
 				}
-				return output{Value: cardsList{Cards: cards}}, err
+				return output{Value: cardsList{Cards: cards, Total: total}}, err
 			case "get", "events":
 				if a.ID == "" {
 					return output{}, invalidArg("id", "id is required for action %s: the card id (kc_…)", a.Action)

@@ -6,21 +6,31 @@ import (
 	"path"
 	"strings"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/format"
+
 	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
-// defaultPackage matches the package line of an embedded default.
-var defaultPackage = lazyregexp.New(`(?m)^package palace\.([a-z_]+)\s*$`)
+// defaultPackage matches the package line of an embedded default or of its
+// test; defaultImport an import of a default in a test. Only the line's own
+// blanks are matched: the blank line after it stays.
+var (
+	defaultPackage = lazyregexp.New(`(?m)^package palace\.([a-z_]+)[ \t]*$`)
+	defaultImport  = lazyregexp.New(`(?m)^import data\.palace\.([a-z_]+)[ \t]*$`)
+)
 
-// ExportDefaults returns the embedded default policies (not their tests)
-// as stock `opa test` and `opa check` need them beside a team's policies:
-// each under the package palace.default.<point> that team policies import,
-// keyed by a slash-separated file name (palace/default/<point>.rego). Inside
-// palace the same modules are aliased there when they load.
+// ExportDefaults returns the embedded default policies and their tests as
+// stock `opa test` and `opa check` need them beside a team's policies: each
+// policy under the package palace.default.<point> that team policies import,
+// each test under palace.default.<point>_test importing it there, keyed by a
+// slash-separated file name (palace/default/<point>.rego and
+// <point>_test.rego), formatted as `opa fmt` writes them. Inside palace the
+// same modules are aliased there when they load.
 func ExportDefaults() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := fs.WalkDir(defaultFS, "default", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".rego") || strings.HasSuffix(p, "_test.rego") {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".rego") {
 			return err
 		}
 		b, err := defaultFS.ReadFile(p)
@@ -32,8 +42,20 @@ func ExportDefaults() (map[string][]byte, error) {
 		}
 		header := "# The embedded default palace." + strings.TrimSuffix(path.Base(p), ".rego") +
 			", exported by `palace policy defaults` under the package\n# team policies import. Regenerate it rather than edit it.\n"
+		if strings.HasSuffix(p, "_test.rego") {
+			header = "# The tests of the embedded default palace." + strings.TrimSuffix(path.Base(p), "_test.rego") +
+				", exported by `palace policy defaults`\n# beside it: `opa test` on the folder runs them. Regenerate it rather than edit it.\n"
+			b = defaultImport.ReplaceAll(b, []byte("import data.palace.default.$1"))
+		}
 		b = defaultPackage.ReplaceAll(b, []byte("package palace.default.$1"))
-		out["palace/default/"+path.Base(p)] = append([]byte(header), b...)
+		name := "palace/default/" + path.Base(p)
+		// Stock tooling checks formatting too (opa fmt --list in CI): the
+		// export is what opa fmt writes, whatever the layout of the source.
+		f, err := format.SourceWithOpts(name, append([]byte(header), b...), format.Opts{RegoVersion: ast.RegoV1})
+		if err != nil {
+			return fmt.Errorf("format exported %s: %w", p, err)
+		}
+		out[name] = f
 		return nil
 	})
 	if err != nil {

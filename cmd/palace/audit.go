@@ -141,7 +141,7 @@ func newAuditActionCmd(g *globals) *cobra.Command {
 	var req host.AuditActionRequest
 	var sc domain.Scope
 	cmd := &cobra.Command{
-		Use:   "action ID --action ACTION",
+		Use:   "action CARD_ID --action ACTION",
 		Short: "Apply a governed audit action to a card (human mode; each is an event)",
 		Long: `Actions: rescope (--scope-path/--scope-lang/--scope-field, or --value none),
 revoke (retires the card; --reason required), set_expiry and set_review_after

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ func newCardListCmd(g *globals) *cobra.Command {
 func newCardShowCmd(g *globals) *cobra.Command {
 	var allRepos bool
 	cmd := &cobra.Command{
-		Use:   "show ID",
+		Use:   "show CARD_ID",
 		Short: "Show one card with its anchor and evidence links (counts as a view: it warms the card's lane)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -153,7 +154,7 @@ func orDash[T ~string](s T) string {
 func newCardEventsCmd(g *globals) *cobra.Command {
 	var allRepos bool
 	cmd := &cobra.Command{
-		Use:   "events ID",
+		Use:   "events CARD_ID",
 		Short: "Show a card's append-only audit trail",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -182,8 +183,8 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 						if e.Policy != "" {
 							fmt.Fprintf(w, "   policy: %s %s%s\n", escapeControls(e.Policy), shortHash(e.PolicyHash), escapeControls(reviewerOf(e.Decision)))
 						}
-						if len(e.Data) > 0 {
-							fmt.Fprintf(w, "   %s\n", p.dim(compactJSON(e.Data)))
+						for _, l := range eventData(e.Data) {
+							fmt.Fprintf(w, "   %s\n", p.dim(escapeControls(l)))
 						}
 					}
 				})
@@ -205,6 +206,54 @@ func reviewerOf(decision json.RawMessage) string {
 	return fmt.Sprintf(" · reviewer %s (%s)", d.Reviewer.Name, d.Reviewer.Type)
 }
 
+// eventData renders an event's data as "key: value" lines a person reads
+// (links as "role evidence" pairs); --format json keeps the data as is.
+func eventData(b json.RawMessage) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return []string{compactJSON(b)}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, strings.ReplaceAll(k, "_", " ")+": "+dataValue(k, m[k]))
+	}
+	return lines
+}
+
+func dataValue(key string, v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return v
+	case bool, float64:
+		return fmt.Sprint(v)
+	case []any:
+		if len(v) == 0 {
+			return "none"
+		}
+		parts := make([]string, len(v))
+		for i, it := range v {
+			if l, ok := it.(map[string]any); ok && key == "links" {
+				parts[i] = fmt.Sprintf("%v %v", l["role"], l["evidence_id"])
+				continue
+			}
+			parts[i] = dataValue("", it)
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func compactJSON(b json.RawMessage) string {
 	var v any
 	if json.Unmarshal(b, &v) != nil {
@@ -224,7 +273,7 @@ func shortHash(h string) string {
 func newCardLinkCmd(g *globals) *cobra.Command {
 	var req host.LinkRequest
 	cmd := &cobra.Command{
-		Use:   "link ID --role ROLE --evidence EV",
+		Use:   "link CARD_ID --role ROLE --evidence EV",
 		Short: "Link evidence to a card in a role (never changes status)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -288,7 +337,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 	list.Flags().IntVar(&f.Limit, "limit", 50, "at most this many rows (0 = all); total counts every match")
 	var showAll bool
 	show := &cobra.Command{
-		Use:   "show ID",
+		Use:   "show EVIDENCE_ID",
 		Short: "Show one piece of evidence",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -319,7 +368,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 	show.Flags().BoolVar(&showAll, "all-repos", false, "show evidence of another repository")
 	var reason string
 	redact := &cobra.Command{
-		Use:   "redact ID --reason TEXT",
+		Use:   "redact EVIDENCE_ID --reason TEXT",
 		Short: "Replace one piece of evidence's content with a redaction notice (human mode)",
 		Long: `Replace the content of evidence ID with a notice saying who redacted it, when
 and why, for content that must not be kept (a leaked credential). The row keeps

@@ -29,9 +29,9 @@ func finishTree(g *globals, cmd *cobra.Command) {
 	}
 	if cmd.ValidArgsFunction == nil {
 		switch {
-		case cmd.CommandPath() == "palace evidence show":
+		case strings.HasPrefix(cmd.Use, cmd.Name()+" EVIDENCE_ID"):
 			cmd.ValidArgsFunction = completeFirstArg(g, evidenceIDs)
-		case strings.HasPrefix(cmd.Use, cmd.Name()+" ID"):
+		case strings.HasPrefix(cmd.Use, cmd.Name()+" CARD_ID"):
 			cmd.ValidArgsFunction = completeFirstArg(g, cardIDs)
 		}
 	}

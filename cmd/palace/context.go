@@ -121,7 +121,7 @@ func printExplain(w io.Writer, p host.Pack) {
 	m := p.MemoryExists
 	fmt.Fprintf(w, "\nselection: %d of %d candidates considered (limit %d); %d apply, %d rendered\n",
 		p.Selection.Considered, p.Selection.TotalCandidates, p.Selection.CandidateLimit, m.Applies, m.Rendered)
-	fmt.Fprintf(w, "memory here: %d cards (%d authoritative), %d evidence\n", m.Cards, m.Authoritative, m.Evidence)
+	fmt.Fprintf(w, "memory here: %s (%d authoritative), %d evidence\n", plural(m.Cards, "card"), m.Authoritative, m.Evidence)
 	if m.Reason != "" {
 		fmt.Fprintf(w, "why empty: %s\n", m.Reason)
 	}

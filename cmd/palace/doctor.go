@@ -80,10 +80,15 @@ func newDoctorCmd(g *globals) *cobra.Command {
 				p := newPainter(w)
 				fmt.Fprintf(w, "palace %s · home %s · mode %s\n", palaceVersion(), r.Home, r.Mode)
 				marks := map[string]string{"ok": p.paint("32", "ok  "), "warn": p.paint("33", "warn"), "fail": p.paint("1;31", "FAIL")}
+				// One column for the details, however long a check's name.
+				width := 0
 				for _, c := range r.Checks {
-					fmt.Fprintf(w, "  %s %-10s %s\n", marks[c.Status], c.Name, c.Detail)
+					width = max(width, len(c.Name))
+				}
+				for _, c := range r.Checks {
+					fmt.Fprintf(w, "  %s %-*s  %s\n", marks[c.Status], width, c.Name, c.Detail)
 					if c.Fix != "" {
-						fmt.Fprintf(w, "       %s\n", p.dim("fix: "+c.Fix))
+						fmt.Fprintf(w, "       %*s  %s\n", width, "", p.dim("fix: "+c.Fix))
 					}
 				}
 			}); err != nil {

@@ -85,7 +85,7 @@ func printExport(w io.Writer, req host.ExportRequest, res host.ExportResult) {
 	case req.Check && res.Stale:
 		fmt.Fprintf(w, "stale: run `palace export --to %s` and commit the result\n", res.Target)
 	case req.Check:
-		fmt.Fprintf(w, "up to date: %d card(s)\n", res.Cards)
+		fmt.Fprintf(w, "up to date: %s\n", plural(res.Cards, "card"))
 	}
 }
 
@@ -153,7 +153,7 @@ func printImport(w io.Writer, res host.ImportResult) {
 		if len(f.Scope) > 0 {
 			scope = "  scope " + strings.Join(f.Scope, ", ")
 		}
-		fmt.Fprintln(w, escapeControls(fmt.Sprintf("%s (%s): %d rule(s)%s", f.Path, f.Kind, len(f.Rules), scope)))
+		fmt.Fprintln(w, escapeControls(fmt.Sprintf("%s (%s): %s%s", f.Path, f.Kind, plural(len(f.Rules), "rule"), scope)))
 		for _, r := range f.Rules {
 			what := "existing " + r.CardStatus
 			if r.CardNew {
@@ -166,10 +166,10 @@ func printImport(w io.Writer, res host.ImportResult) {
 			fmt.Fprintln(w, escapeControls(fmt.Sprintf("  %s  %s %s (%s)  %s", r.SourceRef, what, r.CardID, ev, r.Statement)))
 		}
 		for _, b := range f.GeneratedSkipped {
-			fmt.Fprintf(w, "  skipped the generated palace block, lines %d-%d (%d rule(s)): its cards are governed already; --include-generated imports them\n", b.Start, b.End, b.Rules)
+			fmt.Fprintf(w, "  skipped the generated palace block, lines %d-%d (%s): its cards are governed already; --include-generated imports them\n", b.Start, b.End, plural(b.Rules, "rule"))
 		}
 	}
-	fmt.Fprintf(w, "%d new candidate(s), %d existing card(s); %d evidence recorded, %d known\n", res.CardsNew, res.CardsExisting, res.EvidenceNew, res.EvidenceExisting)
+	fmt.Fprintf(w, "%s, %s; %d evidence recorded, %d known\n", plural(res.CardsNew, "new candidate"), plural(res.CardsExisting, "existing card"), res.EvidenceNew, res.EvidenceExisting)
 	if res.CardsNew > 0 {
 		fmt.Fprintln(w, "next: review them with `palace card list --status candidate` and `palace gate ID`")
 	}

@@ -15,7 +15,7 @@ import (
 func newGateCmd(g *globals) *cobra.Command {
 	var req host.GateRequest
 	cmd := &cobra.Command{
-		Use:   "gate ID",
+		Use:   "gate CARD_ID",
 		Short: "Ask the gate policy whether a card may be promoted (read-only)",
 		Long: `Evaluate palace.gate for a card and print allow, reasons and what is missing.
 Exit 0 when allowed, 1 when denied. Nothing is written.`,
@@ -130,7 +130,7 @@ func (g *globals) printDenial(err error, gate *host.GateResult) {
 func newPromoteCmd(g *globals) *cobra.Command {
 	var req host.PromoteRequest
 	cmd := &cobra.Command{
-		Use:   "promote ID --reason R",
+		Use:   "promote CARD_ID --reason R",
 		Short: "Promote a card through the gate (human mode)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -152,7 +152,7 @@ func newPromoteCmd(g *globals) *cobra.Command {
 func newResolveCmd(g *globals) *cobra.Command {
 	var req host.ResolveRequest
 	cmd := &cobra.Command{
-		Use:   "resolve ID --verification EV… --reason R",
+		Use:   "resolve CARD_ID --verification EV… --reason R",
 		Short: "Resolve a contested (or demoted) card with newer verification, through the gate (human mode)",
 		Long: `Link newer verification evidence to a contested card and ask the gate
 (action resolve) whether it outweighs what contested the card; the default
@@ -179,7 +179,7 @@ card is not contested, 3 in agent mode.`,
 func newDemoteCmd(g *globals) *cobra.Command {
 	var req host.DemoteRequest
 	cmd := &cobra.Command{
-		Use:   "demote ID --reason R --counterexample EV…",
+		Use:   "demote CARD_ID --reason R --counterexample EV…",
 		Short: "Demote a card on counterexample evidence (human mode)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -199,7 +199,7 @@ func newDemoteCmd(g *globals) *cobra.Command {
 func newRetireCmd(g *globals) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
-		Use:   "retire ID --reason R",
+		Use:   "retire CARD_ID --reason R",
 		Short: "Retire a card: kept for audit, never served (human mode)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -216,7 +216,7 @@ func newRetireCmd(g *globals) *cobra.Command {
 func newPublishCmd(g *globals) *cobra.Command {
 	var req host.PublishRequest
 	cmd := &cobra.Command{
-		Use:   "publish ID --to repo|global --reason R",
+		Use:   "publish CARD_ID --to repo|global --reason R",
 		Short: "Copy a card one anchor outward with provenance (human mode)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

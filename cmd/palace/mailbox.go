@@ -71,6 +71,11 @@ written in either case.
   echo '{"agent":"claude","class":"missing_doc","what":"no install step"}' | palace mailbox file -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("external") && external == "true" && len(args) == 1 && g.followsFlag("--external", args[0]) {
+				// --external JIRA-12: the optional value written apart, as
+				// with every other flag.
+				external, args = args[0], nil
+			}
 			stdin := len(args) == 1 && args[0] == "-"
 			if len(args) == 1 && !stdin {
 				return usageError{fmt.Sprintf("unexpected argument %q: give the letter with flags, or - to read JSON from stdin", args[0])}

@@ -30,10 +30,23 @@ type globals struct {
 	// deferCreate opens a home without a database as empty until the first
 	// write (a long-running server that may only ever read).
 	deferCreate bool
+	// args are the command line as given, for a flag whose value may be
+	// optional (--external) to take the word written right after it.
+	args []string
 }
 
 // usageError marks errors in how palace was called (exit 2).
 type usageError struct{ msg string }
+
+// usageHint is the line after a usage error: the help of the command that
+// was called, as git and kubectl point at the subcommand's own help.
+func usageHint(cmd *cobra.Command) string {
+	path := "palace"
+	if cmd != nil && cmd.Name() != "help" {
+		path = cmd.CommandPath()
+	}
+	return fmt.Sprintf("Run '%s --help' for usage.", path)
+}
 
 func (e usageError) Error() string { return e.msg }
 
@@ -46,27 +59,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, defaultMode: host.Human}
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, defaultMode: host.Human, args: args}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := findCommand(root, args); err != nil {
-		return report(g, err)
+	if cmd, err := findCommand(root, args); err != nil {
+		return report(g, cmd, err)
 	}
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
-	return report(g, err)
+	return report(g, cmd, err)
 }
 
-// report prints err to stderr and returns its exit code.
-func report(g *globals, err error) int {
+// report prints err to stderr and returns its exit code; cmd is the
+// command that was called, for a usage error's hint.
+func report(g *globals, cmd *cobra.Command, err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(g.stderr, "palace: %s\nRun 'palace --help' for usage.\n", escapeControls(err.Error()))
+		fmt.Fprintf(g.stderr, "palace: %s\n%s\n", escapeControls(err.Error()), usageHint(cmd))
 		return 2
 	}
 	var ex exitError
@@ -134,9 +148,12 @@ through gates, and assembles bounded, cited context packs for agents.`,
 		root.AddCommand(add(g))
 	}
 	root.SetVersionTemplate("palace {{.Version}}\n")
+	root.SetUsageTemplate(usageTemplate)
+	root.SetHelpCommand(newHelpCmd(root))
 	// cobra adds its completion command on first use; add it now so the
 	// tree below gets its flags completed too.
 	root.InitDefaultCompletionCmd()
+	groupCommands(root)
 	finishTree(g, root)
 	markUsageErrors(root)
 	return root
@@ -175,6 +192,23 @@ func (g *globals) withHost(cmd *cobra.Command, fn func(context.Context, *host.Ho
 }
 
 func (g *globals) json() bool { return g.format == "json" }
+
+// followsFlag says whether word was written right after flag on the
+// command line (and is no flag itself, nor "-", which means stdin).
+func (g *globals) followsFlag(flag, word string) bool {
+	if word == "-" || strings.HasPrefix(word, "-") {
+		return false
+	}
+	for i, a := range g.args {
+		if a == "--" {
+			return false
+		}
+		if a == flag && i+1 < len(g.args) && g.args[i+1] == word {
+			return true
+		}
+	}
+	return false
+}
 
 // listFlag is a repeatable flag that also takes comma lists, for values
 // that never hold a comma (ids, tags, languages, fields, intents, tools).

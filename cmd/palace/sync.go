@@ -250,7 +250,7 @@ creates no palace home. 'palace cards codes' lists the codes.`,
 					fmt.Fprintln(w, escapeControls(f.String()))
 				}
 				if len(rep.Findings) > 0 {
-					fmt.Fprintf(g.stderr, "palace cards check: %d error(s), %d warning(s) in %d file(s)\n", rep.Errors, rep.Warnings, len(rep.Checked))
+					fmt.Fprintf(g.stderr, "palace cards check: %s, %s in %s\n", plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), plural(len(rep.Checked), "file"))
 				}
 			}); err != nil {
 				return err

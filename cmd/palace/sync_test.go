@@ -143,7 +143,7 @@ func TestCardsCheckAndSyncOnAForgedFile(t *testing.T) {
 	rel := ".palace/cards/kc_01forgedforgedforgedforge.md"
 	writeFile(t, e.dir, rel, forgedCard)
 	r := e.run("cards", "check")
-	wantCode(t, r, 1, "1 error(s)")
+	wantCode(t, r, 1, "1 error,")
 	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(rel) + `:5:1: PC012 status promoted is not allowed by the gate .*verification`).MatchString(r.stdout) {
 		t.Errorf("cards check output:\n%s", r.stdout)
 	}

@@ -17,7 +17,12 @@ import (
 // so each of those errors is a usageError.
 func markUsageErrors(cmd *cobra.Command) {
 	if args := cmd.Args; args != nil {
-		cmd.Args = func(cmd *cobra.Command, a []string) error { return asUsage(args(cmd, a)) }
+		cmd.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{argsError(cmd, a, err)}
+			}
+			return nil
+		}
 	}
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, a []string) error {
@@ -42,13 +47,13 @@ func markUsageErrors(cmd *cobra.Command) {
 // unknown command at the root — which cobra reports before any hook of ours
 // runs — is a usageError too. Shell completion requests are cobra's own
 // hidden commands, added only during Execute, and are left to it.
-func findCommand(root *cobra.Command, args []string) error {
+func findCommand(root *cobra.Command, args []string) (*cobra.Command, error) {
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
-		return nil
+		return nil, nil
 	}
 	root.InitDefaultHelpCmd()
-	_, _, err := root.Find(args)
-	return asUsage(err)
+	cmd, _, err := root.Find(args)
+	return cmd, asUsage(err)
 }
 
 func asUsage(err error) error {

@@ -408,7 +408,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 			ids = append(ids, c.card.ID)
 		}
 		if len(ids) > 0 {
-			msg += fmt.Sprintf(" (%d candidate cards match, none promoted yet)", len(ids))
+			msg += fmt.Sprintf(" (%s %s, none promoted yet)", countNoun(len(ids), "candidate card"), verb(len(ids), "matches", "match"))
 		}
 		out = append(out, BriefSignal{"no_authoritative_card", msg, strlist.NonNil(ids)})
 	}
@@ -437,7 +437,10 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 	}
 	var conflicted []string
 	for _, e := range b.Evidence {
-		if hasConflictCue(e.Excerpt) {
+		// A failure report a card cites as support or verification is the
+		// evidence for that card ("without WAL: database is locked"), not a
+		// conflict with it; a counterexample has its own signal above.
+		if hasConflictCue(e.Excerpt) && !backsACard(e.Roles) {
 			conflicted = append(conflicted, e.ID)
 		}
 	}
@@ -445,6 +448,17 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		out = append(out, BriefSignal{"conflicting_evidence", fmt.Sprintf("%s %s contradiction or failure language", countNoun(len(conflicted), "evidence row"), verb(len(conflicted), "uses", "use")), conflicted})
 	}
 	return out
+}
+
+// backsACard says whether evidence plays a role for a card other than
+// counterexample.
+func backsACard(roles []string) bool {
+	for _, r := range roles {
+		if r != string(domain.RoleCounterexample) {
+			return true
+		}
+	}
+	return false
 }
 
 func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefAction {

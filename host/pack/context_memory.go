@@ -90,13 +90,20 @@ func emptyReason(a *assembly, m MemoryExists) string {
 		return fmt.Sprintf("%s %s were considered and none applies to this request (scope policy: %s).%s",
 			countNoun(len(a.considered), "card"), where, firstWhy(a), elsewhere)
 	case byCause["skipped_cooled"] > 0 && byCause["skipped_cooled"]+byCause["duplicate"] >= m.Applies:
-		return fmt.Sprintf("%s apply but all are cooled to inspector_only (see `palace audit --lane inspector_only` for why).", countNoun(byCause["skipped_cooled"], "card"))
+		return fmt.Sprintf("%s %s but all are cooled to inspector_only (see `palace audit --lane inspector_only` for why).", countNoun(byCause["skipped_cooled"], "card"), verb(byCause["skipped_cooled"], "applies", "apply"))
 	case len(a.pack.Selection.TrimmedDueToBudgetIDs) > 0 || anyTrimmed(a):
-		return fmt.Sprintf("%s apply but none fits the budget of %d characters; raise --budget.", countNoun(m.Applies, "card"), a.pack.Request.Budget)
+		return fmt.Sprintf("%s %s but none fits the budget of %d characters; raise --budget.", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), a.pack.Request.Budget)
 	case byCause["dao_tian_limit"] > 0:
 		return fmt.Sprintf("Only dao_tian cards apply and --dao-tian-limit %d leaves them out.", a.pack.Request.DaoTianLimit)
 	}
-	return fmt.Sprintf("%s apply but none renders (%s).", countNoun(m.Applies, "card"), causeList(byCause))
+	none := "none renders"
+	if m.Applies == 1 {
+		none = "it does not render"
+	}
+	if causes := causeList(byCause); causes != "" {
+		none += " (" + causes + ")"
+	}
+	return fmt.Sprintf("%s %s but %s.", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), none)
 }
 
 func anyTrimmed(a *assembly) bool {
@@ -129,7 +136,7 @@ func statusList(by map[string]int) string {
 
 func causeList(by map[string]int) string {
 	var parts []string
-	for _, k := range []string{"skipped_scope", "skipped_cooled", "duplicate", "dao_tian_limit"} {
+	for _, k := range []string{"skipped_scope", "skipped_cooled", "duplicate", "dao_tian_limit", "not_relevant"} {
 		if by[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", by[k], k))
 		}

@@ -119,6 +119,9 @@ type relQuery struct {
 	terms   []string
 	weights []float64
 	index   map[string]int
+	// words are the words of the request each term came from (the first
+	// one), for the why-lines a person reads: "busy", not its stem "busi".
+	words map[string]string
 	// pre marks the two-byte prefixes of the stemmed terms: a token whose
 	// first two bytes are unmarked cannot stem to a term, so most tokens
 	// are never stemmed.
@@ -128,7 +131,18 @@ type relQuery struct {
 // newRelQuery builds the terms of a request: the query's and the file
 // path's, each with its weight (a term from both keeps the higher).
 func newRelQuery(query, file string) *relQuery {
-	q := &relQuery{index: map[string]int{}}
+	q := &relQuery{index: map[string]int{}, words: map[string]string{}}
+	for _, text := range []string{query, file} {
+		scanWords(text, func(tok []byte, whole bool) {
+			t := string(tok)
+			if !whole {
+				t = stem(t)
+			}
+			if _, ok := q.words[t]; !ok {
+				q.words[t] = string(tok)
+			}
+		})
+	}
 	add := func(t string, w float64) {
 		if i, ok := q.index[t]; ok {
 			q.weights[i] = max(q.weights[i], w)
@@ -163,6 +177,15 @@ func newRelQuery(query, file string) *relQuery {
 		add(t, relWFile)
 	}
 	return q
+}
+
+// word is term t as the request wrote it; a synonym the request did not
+// write shows as the thesaurus has it.
+func (q *relQuery) word(t int) string {
+	if w, ok := q.words[q.terms[t]]; ok {
+		return w
+	}
+	return q.terms[t]
 }
 
 func (q *relQuery) empty() bool { return q == nil || len(q.terms) == 0 }
@@ -331,7 +354,7 @@ func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 			if tf == 0 {
 				continue
 			}
-			matched = append(matched, q.terms[t])
+			matched = append(matched, q.word(t))
 			v := q.weights[t] * idf[t] * tf * (bm25K1 + 1) / (tf + bm25K1)
 			s += v
 			if fileOnly || q.weights[t] != relWFile {

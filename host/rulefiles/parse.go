@@ -54,8 +54,9 @@ func KindOf(name string) (Kind, bool) {
 type Rule struct {
 	// Line is the 1-based line the rule starts on.
 	Line int
-	// Statement is the rule's short form: its first line, or its first
-	// sentence when that line is over MaxStatementRunes.
+	// Statement is the rule's short form: its first line, carried across
+	// continuation lines until its sentence ends, or its first sentence
+	// when that is over MaxStatementRunes.
 	Statement string
 	// Content is the whole rule when it says more than Statement.
 	Content string
@@ -492,7 +493,7 @@ func (s *scanner) emit(p *pending) {
 		p.lines = []string{head}
 	}
 	r.Text = strings.Join(p.lines, "\n")
-	r.Statement = statementOf(head)
+	r.Statement = statementOf(sentenceHead(p.lines))
 	if r.Text != r.Statement {
 		r.Content = r.Text
 	}
@@ -526,6 +527,52 @@ func (s *scanner) readAnnotation(r *Rule, head string) string {
 		}
 	}
 	return head[:i]
+}
+
+// sentenceHead is a rule's first line, carried on through its continuation
+// lines until the sentence it starts ends: a rule wrapped in the middle of
+// a sentence ("- Run the migrations before\n  starting the server.") keeps
+// the whole sentence, never the half on its first line. A blank line, a
+// nested list item or a code fence ends it too.
+func sentenceHead(lines []string) string {
+	head := strings.TrimSpace(lines[0])
+	for _, l := range lines[1:] {
+		if endsSentence(head) {
+			break
+		}
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || listMarker(t) {
+			break
+		}
+		first := len(head)
+		head += " " + t
+		// Stop at the end of the sentence, not of the line it ends on.
+		if i := strings.IndexAny(head[first:], ".!?"); i >= 0 {
+			end := first + i + 1
+			if end == len(head) || head[end] == ' ' {
+				return head[:end]
+			}
+		}
+	}
+	return head
+}
+
+// endsSentence says whether s ends a sentence (or introduces what follows).
+func endsSentence(s string) bool {
+	s = strings.TrimRight(s, `"')*_`+"`")
+	return s != "" && strings.ContainsAny(s[len(s)-1:], ".!?:;")
+}
+
+// listMarker says whether a line starts a list item: "- ", "* ", "+ ", "1. ".
+func listMarker(t string) bool {
+	if len(t) >= 2 && strings.ContainsAny(t[:1], "-*+") && t[1] == ' ' {
+		return true
+	}
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
 }
 
 // statementOf is the short form of a rule's first line: the line, or its

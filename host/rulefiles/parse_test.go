@@ -109,7 +109,17 @@ func TestParseHandWritten(t *testing.T) {
 				{7, "Use gofmt.", "", nil},
 				{8, "Run tests:", "Run tests:\n- unit: `go test ./...`\n- e2e: `make demo`", nil},
 				{11, "Keep PRs small.", "", nil},
-				{13, "Numbered rule", "Numbered rule\ncontinues here.", nil},
+				{13, "Numbered rule continues here.", "Numbered rule\ncontinues here.", nil},
+			},
+		},
+		{
+			// A sentence wrapped over lines is one statement, however the
+			// line breaks fall; the rest of the rule stays in its content.
+			name: "a rule wrapped mid-sentence keeps its whole first sentence", file: "AGENTS.md",
+			text: "- Always run the migrations before\n  starting the server. Then check\n  the logs.\n- Never push to main\n  directly\n\n  - or force-push\n",
+			want: []rule{
+				{1, "Always run the migrations before starting the server.", "Always run the migrations before\nstarting the server. Then check\nthe logs.", nil},
+				{4, "Never push to main directly", "Never push to main\ndirectly\n\n- or force-push", nil},
 			},
 		},
 		{

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The root's help lists commands in groups, as git and kubectl do, so a new
+// user finds the everyday ones first; developer commands are hidden.
+var commandGroups = []struct {
+	id, title string
+	commands  []string
+}{
+	{"everyday", "Everyday commands:", []string{"record", "distill", "context", "brief", "card", "evidence", "hints", "adopt"}},
+	{"lifecycle", "Card lifecycle (human mode, through the gate):", []string{"gate", "promote", "demote", "retire", "resolve", "publish"}},
+	{"team", "Team memory in git, mailbox and research:", []string{"sync", "export", "import", "cards", "mailbox", "research", "workspace"}},
+	{"inspect", "Inspect and audit:", []string{"audit", "adoption", "doctor", "policy", "plugin"}},
+	{"admin", "Set up and serve:", []string{"init", "maintenance", "lsp", "mcp", "ui", "completion", "help", "version"}},
+}
+
+// hiddenCommands are for palace's developers (benchmark data), not its users.
+var hiddenCommands = []string{"bench"}
+
+// groupCommands puts the root's commands in their groups and hides the
+// developer commands. A command in no group is listed under "Additional
+// Commands", which the help test refuses.
+func groupCommands(root *cobra.Command) {
+	group := map[string]string{}
+	for _, g := range commandGroups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.commands {
+			group[c] = g.id
+		}
+	}
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
+	for _, c := range root.Commands() {
+		c.GroupID = group[c.Name()]
+		for _, h := range hiddenCommands {
+			if c.Name() == h {
+				c.Hidden = true
+			}
+		}
+	}
+}
+
+// newHelpCmd is `palace help [command]`: cobra's own prints the root's
+// usage and exits 0 for a topic it does not know; this one fails with
+// exit 2 and suggests the command meant, as an unknown command does.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := root.Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || cmd == nil {
+				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(root, args[0]), "unknown command ")}
+			}
+			if len(rest) > 0 {
+				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(cmd, rest[0]), "unknown command ")}
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
+}
+
+// usageTemplate is cobra's default with the flag lists rendered by
+// flagUsages.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
+
+Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
+
+{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
+
+Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
+
+Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
+  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
+func init() { cobra.AddTemplateFunc("flagUsages", flagUsages) }
+
+// boolSuffix is what pflag 1.1 writes after every boolean flag. A boolean
+// flag is a switch (--dry-run), as in git and kubectl: the suffix only
+// crowds the list.
+const boolSuffix = "[=true|false]"
+
+// flagUsages is pflag's FlagUsages without boolSuffix, with the description
+// column moved left by what the longest flag no longer needs.
+func flagUsages(fs *pflag.FlagSet) string {
+	s := fs.FlagUsages()
+	if !strings.Contains(s, boolSuffix) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	// pflag starts every description at one column, 3 spaces past the
+	// longest flag part; continuation lines are indented to it.
+	col, need := 0, 0
+	for i, l := range lines {
+		lead := len(l) - len(strings.TrimLeft(l, " "))
+		if !strings.HasPrefix(l[lead:], "-") {
+			continue
+		}
+		l = strings.Replace(l, boolSuffix, strings.Repeat(" ", len(boolSuffix)), 1)
+		lines[i] = l
+		end := strings.Index(l[lead:], "   ")
+		if end < 0 {
+			continue // no description
+		}
+		end += lead
+		need = max(need, end+3)
+		col = max(col, len(l)-len(strings.TrimLeft(l[end:], " ")))
+	}
+	cut := col - need
+	if cut <= 0 {
+		return strings.Join(lines, "\n")
+	}
+	for i, l := range lines {
+		if len(l) >= col && strings.TrimSpace(l[col-cut:col]) == "" {
+			lines[i] = l[:col-cut] + l[col:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// argsError is the message for a command given too few or too many
+// arguments, naming them from its Use line ("missing CARD_ID") where cobra
+// only counts them ("accepts 1 arg(s), received 0").
+func argsError(cmd *cobra.Command, args []string, err error) string {
+	names, required := argNames(cmd.Use)
+	if len(names) == 0 {
+		return err.Error()
+	}
+	use := strings.TrimSuffix(cmd.UseLine(), " [flags]")
+	if len(args) < required {
+		return fmt.Sprintf("missing %s: usage: %s", strings.Join(names[len(args):required], " and "), use)
+	}
+	return fmt.Sprintf("too many arguments (%s): usage: %s", strings.Join(args, " "), use)
+}
+
+// argNames reads the positional arguments of a Use line: the upper-case
+// words that are not a flag's value ("promote CARD_ID --reason R" →
+// CARD_ID), and how many of them are required (not in brackets).
+func argNames(use string) (names []string, required int) {
+	words := strings.Fields(use)
+	flagValue := false
+	for _, w := range words[1:] {
+		optional := strings.HasPrefix(w, "[")
+		bare := strings.Trim(w, "[]")
+		if strings.HasPrefix(bare, "-") && len(bare) > 1 {
+			flagValue = !strings.Contains(bare, "=")
+			continue
+		}
+		if flagValue {
+			flagValue = false
+			continue
+		}
+		bare = strings.TrimRight(bare, "….")
+		if bare == "" || strings.ToUpper(bare) != bare || strings.ToLower(bare) == bare {
+			continue
+		}
+		names = append(names, bare)
+		if !optional {
+			required++
+		}
+	}
+	return names, required
+}

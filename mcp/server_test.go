@@ -337,7 +337,7 @@ func TestAuditActionThroughMCP(t *testing.T) {
 		t.Errorf("rescope none: scope %v", sc)
 	}
 	for args, want := range map[string]string{
-		`{"id": "` + id + `", "action": "polish"}`:                                `palace: action "polish" is not valid: use one of rescope, revoke, set_expiry, set_review_after, mark_foundational, prefer_compact, set_persistence, set_render_pref`,
+		`{"id": "` + id + `", "action": "polish"}`:                                `palace: action "polish" is not valid: use one of rescope, retrigger, revoke, set_expiry, set_review_after, mark_foundational, prefer_compact, set_persistence, set_render_pref`,
 		`{"id": "` + id + `", "action": "revoke"}`:                                "palace: reason is required to revoke: say why the card no longer holds",
 		`{"id": "` + id + `", "action": "set_persistence", "value": "protected"}`: "palace: card " + id + " already has",
 	} {

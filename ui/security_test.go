@@ -262,8 +262,8 @@ func TestChangesGoThroughTheGate(t *testing.T) {
 		t.Error("a contested card's page offers no resolve or demote")
 	}
 	code, body = d.do(http.MethodPost, "/card/"+d.contested+"/resolve", url.Values{"csrf": {csrf}, "verification": {d.counter}, "reason": {"checked again"}}, nil, false)
-	if code == http.StatusSeeOther || d.status(d.contested) != domain.StatusPromoted {
-		t.Errorf("resolve on the counterexample itself = %d: the gate must refuse it", code)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "counterexample") || d.status(d.contested) != domain.StatusPromoted {
+		t.Errorf("resolve on the counterexample itself = %d (%s): want 422 naming its role, the card unchanged", code, body)
 	}
 	code, _ = d.do(http.MethodPost, "/card/"+d.contested+"/demote", url.Values{"csrf": {csrf}, "counterexample": {d.counter}, "reason": {"it fails"}}, nil, false)
 	if code != http.StatusSeeOther || d.status(d.contested) != domain.StatusDemoted {

@@ -140,10 +140,12 @@ func dateOnly(s string) string {
 func newAuditActionCmd(g *globals) *cobra.Command {
 	var req host.AuditActionRequest
 	var sc domain.Scope
+	var tr domain.Trigger
 	cmd := &cobra.Command{
 		Use:   "action CARD_ID --action ACTION",
 		Short: "Apply a governed audit action to a card (human mode; each is an event)",
 		Long: `Actions: rescope (--scope-path/--scope-lang/--scope-field, or --value none),
+retrigger (--trigger-pattern/--intent/--tool-need, or --value none),
 revoke (retires the card; --reason required), set_expiry and set_review_after
 (--value YYYY-MM-DD or none), mark_foundational, prefer_compact, set_persistence
 (--value standard|protected|foundational), set_render_pref (--value
@@ -157,6 +159,11 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 				req.Scope = &sc
 			} else if req.Action == "rescope" && req.Value == "none" {
 				req.Scope = &domain.Scope{}
+			}
+			if fl.Changed("trigger-pattern") || fl.Changed("intent") || fl.Changed("tool-need") {
+				req.Trigger = &tr
+			} else if req.Action == "retrigger" && req.Value == "none" {
+				req.Trigger = &domain.Trigger{}
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				res, err := h.AuditAction(ctx, args[0], req)
@@ -178,6 +185,9 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 	verbatimFlag(fl, &sc.Paths, "scope-path", "rescope: path glob")
 	listFlag(fl, &sc.Languages, "scope-lang", "rescope: language")
 	listFlag(fl, &sc.Fields, "scope-field", "rescope: field")
+	verbatimFlag(fl, &tr.Patterns, "trigger-pattern", "retrigger: a regular expression that wakes the card on matching lines")
+	listFlag(fl, &tr.Intents, "intent", "retrigger: an intent that wakes the card")
+	listFlag(fl, &tr.ToolNeeds, "tool-need", "retrigger: a tool the card is about")
 	_ = cmd.MarkFlagRequired("action")
 	return cmd
 }

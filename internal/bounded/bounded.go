@@ -101,11 +101,21 @@ func (e *OutsideError) Is(target error) bool { return target == ErrOutside }
 // A link inside root that stays inside (CLAUDE.md -> AGENTS.md) is
 // followed.
 func ReadFileWithin(root, path string, limit int64) ([]byte, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
+	// Both sides absolute: a relative path resolves relative, and would
+	// never be found within an absolute root.
+	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(path)
+	absPath, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(absRoot)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(absPath)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +131,7 @@ func ReadFileWithin(root, path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	again, err := filepath.EvalSymlinks(path)
+	again, err := filepath.EvalSymlinks(absPath)
 	if err != nil || again != real {
 		return nil, &OutsideError{Path: path, Root: root}
 	}

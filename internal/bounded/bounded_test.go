@@ -145,6 +145,9 @@ func TestReadFileWithin(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(filepath.Join(root, "docs", "x.md"), "doc")
+	// Relative paths are read from the working directory, as a command
+	// line gives them.
+	t.Chdir(root)
 	for _, c := range []struct {
 		name, root, path, want string
 		err                    error
@@ -157,6 +160,9 @@ func TestReadFileWithin(t *testing.T) {
 		{"folder links out", root, filepath.Join(root, "out", "secret"), "", bounded.ErrOutside},
 		{"dangling link", root, filepath.Join(root, "dangling"), "", fs.ErrNotExist},
 		{"too large", root, filepath.Join(root, "AGENTS.md"), "", bounded.ErrTooLarge},
+		{"relative path", root, "CLAUDE.md", "inside", nil},
+		{"relative root and path", ".", filepath.Join("docs", "x.md"), "doc", nil},
+		{"relative path links out", root, "leak.md", "", bounded.ErrOutside},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			limit := int64(100)

@@ -198,3 +198,6 @@ func Merge(code, dates *Stale) *Stale {
 	out.Action = code.Action + "; " + dates.Action
 	return &out
 }
+
+// CodeReason is the part of st's reason that names the changed code.
+func CodeReason(st *Stale) string { return citationsReason(st.Citations) }

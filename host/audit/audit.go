@@ -104,16 +104,16 @@ type Report struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
-	Audited     int                 `json:"audited"`
-	Lanes       map[domain.Lane]int `json:"lanes"`
-	Warnings    map[string]int      `json:"warnings"`
-	Rows        []Row               `json:"rows"`
+	Audited  int                 `json:"audited"`
+	Lanes    map[domain.Lane]int `json:"lanes"`
+	Warnings map[string]int      `json:"warnings"`
+	Rows     []Row               `json:"rows"`
 	// Stale are the rows' cards whose cited code changed (or whose review
 	// date or expiry passed), each with its repairs: their own section,
 	// since each waits for a person to re-verify or demote it.
-	Stale       []StaleCard         `json:"stale"`
-	ScopePolicy policies.Decision   `json:"scope_policy"`
-	LanesPolicy policies.Decision   `json:"lanes_policy"`
+	Stale       []StaleCard       `json:"stale"`
+	ScopePolicy policies.Decision `json:"scope_policy"`
+	LanesPolicy policies.Decision `json:"lanes_policy"`
 }
 
 // Row is one card of the audit. Lane, RenderForm and Salience are the

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -357,4 +359,81 @@ func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]
 		}
 	}
 	return out, nil
+}
+
+// StaleLines is a place in a file that an authoritative card of this
+// checkout cites and that changed since its evidence saw it.
+type StaleLines struct {
+	CardID    string      `json:"card_id"`
+	Statement string      `json:"statement"`
+	Tier      domain.Tier `json:"tier"`
+	staleness.StaleCitation
+}
+
+// StaleLinesIn lists the changed places of file (absolute, or relative to
+// the host's directory) that the cards of this checkout are checked
+// against, by card and line, for an editor to mark: the lines as cited
+// (Line 0 for a symbol or a whole file). Nothing outside git.
+func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, error) {
+	if !h.loc.InGit {
+		return nil, nil
+	}
+	abs := file
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(h.loc.Dir, file)
+	}
+	rel, ok := staleness.Rel(h.loc.Worktree, filepath.ToSlash(abs))
+	if !ok {
+		return nil, nil
+	}
+	all, err := h.store.CodeCitations(ctx)
+	if err != nil {
+		return nil, internal(err, "read the code cards cite")
+	}
+	p := h.freshness.Pass(ctx)
+	var out []StaleLines
+	// Every code-citing card is looked at (a file renamed to this one is
+	// found only by looking); the pass stats each cited file once and the
+	// looks are kept by file identity.
+	for id, cits := range all {
+		_, st := p.Card(id, cits)
+		if st == nil {
+			continue
+		}
+		var mine []staleness.StaleCitation
+		for _, sc := range st.Citations {
+			if sc.Path == rel {
+				mine = append(mine, sc)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		c, err := h.store.Card(ctx, id)
+		if err != nil || !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
+			continue
+		}
+		for _, sc := range mine {
+			out = append(out, StaleLines{CardID: id, Statement: c.Statement, Tier: c.Tier, StaleCitation: sc})
+		}
+	}
+	slices.SortFunc(out, func(a, b StaleLines) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return strings.Compare(a.CardID, b.CardID)
+	})
+	return out, nil
+}
+
+// CitedCodeChanged reports whether a file cited by evidence changed,
+// appeared or went since the last call (the first reports false): an
+// editor then recomputes what it shows, since staleness moves with the
+// code, not the database.
+func (h *Host) CitedCodeChanged(ctx context.Context) (bool, error) {
+	ok, err := h.freshness.Changed(ctx, h.store)
+	if err != nil {
+		return false, internal(err, "look at the cited files")
+	}
+	return ok, nil
 }

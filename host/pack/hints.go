@@ -113,20 +113,13 @@ func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 		best := map[string]int{}
 		for k := i; k < j; k++ {
 			m := matches[k]
-			key := m.Card.norm
-			if key == "" {
-				key = m.Card.ID
-			}
+			key := m.Card.NormalizedStatement()
 			if b, ok := best[key]; !ok || innerCard(m.Card, matches[b].Card) {
 				best[key] = k
 			}
 		}
 		for k := i; k < j; k++ {
-			key := matches[k].Card.norm
-			if key == "" {
-				key = matches[k].Card.ID
-			}
-			if best[key] == k {
+			if key := matches[k].Card.NormalizedStatement(); best[key] == k {
 				out = append(out, matches[k])
 			}
 		}
@@ -178,7 +171,15 @@ func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsR
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] }), nil
+	tagged = slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] })
+	// A card and its published copy are one card, the innermost shown.
+	best := map[string]TriggerCard{}
+	for _, c := range tagged {
+		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
+			best[c.NormalizedStatement()] = c
+		}
+	}
+	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return best[c.NormalizedStatement()].ID != c.ID }), nil
 }
 
 // cardsApply asks the scope policy, in one batch, whether each card applies

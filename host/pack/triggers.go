@@ -51,6 +51,15 @@ type TriggerCard struct {
 	norm string
 }
 
+// NormalizedStatement is the card's statement as duplicates are found
+// by (domain.NormalizeStatement).
+func (c TriggerCard) NormalizedStatement() string {
+	if c.norm != "" {
+		return c.norm
+	}
+	return domain.NormalizeStatement(c.Statement)
+}
+
 // Label is the short form editors show inline: "‹qi› statement".
 func (c TriggerCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 

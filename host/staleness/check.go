@@ -13,6 +13,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/store"
 )
 
 // State is what a look at cited code found.
@@ -71,6 +72,8 @@ type Checker struct {
 	renames   map[string]renameEntry
 	indexPath string
 	reads     int
+	// watched are the cited files as Changed last saw them.
+	watched map[string]identity
 }
 
 // maxCachedBytes bounds the file text a Checker keeps.
@@ -319,4 +322,45 @@ func (c *Checker) renamedTo(ctx context.Context, commit, rel string) string {
 	c.renames[commit] = renameEntry{index: index, m: m}
 	c.mu.Unlock()
 	return m[rel]
+}
+
+// Changed reports whether a file the citations in s name changed (or
+// appeared, or went) since the last call, by identity: one stat per cited
+// file. The first call reports false. A long-running surface calls it to
+// know when the staleness it shows may have moved without the database
+// moving.
+func (c *Checker) Changed(ctx context.Context, s *store.Store) (bool, error) {
+	if c.root == "" {
+		return false, nil
+	}
+	all, err := s.CodeCitations(ctx)
+	if err != nil {
+		return false, err
+	}
+	paths := map[string]bool{}
+	for _, cits := range all {
+		for _, ct := range cits {
+			paths[ct.Path] = true
+		}
+	}
+	now := make(map[string]identity, len(paths))
+	for p := range paths {
+		now[p] = lstat(filepath.Join(c.root, filepath.FromSlash(p)))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.watched
+	c.watched = now
+	if prev == nil {
+		return false, nil
+	}
+	if len(prev) != len(now) {
+		return true, nil
+	}
+	for p, id := range now {
+		if old, ok := prev[p]; !ok || old != id {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -269,3 +269,86 @@ func TestLifecycleCommandsOfTheCLI(t *testing.T) {
 		t.Errorf("link in agent mode: %v", err)
 	}
 }
+
+const storeGo = `package store
+
+func Open(path string) (*DB, error) {
+	return open(path, "wal")
+}
+`
+
+// A card whose cited lines changed shows where the editor shows cards —
+// its trigger lines (inlay hint, diagnostic, hover), the code lens — and
+// on the changed lines themselves; a change made while the editor runs
+// shows within a poll; palace verify clears it everywhere.
+func TestStaleCardShowsInTheEditor(t *testing.T) {
+	f := newFixture(t)
+	path := f.write("store/db.go", storeGo)
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "db")
+	ctx := context.Background()
+	sup, err := f.h.Record(ctx, host.RecordRequest{Content: "Open asks for WAL", SourceRef: "store/db.go#L3-L5"})
+	if err != nil || len(sup.Observed) != 1 {
+		t.Fatalf("record: %+v, %v", sup.Observed, err)
+	}
+	ver, _ := f.h.Record(ctx, host.RecordRequest{Content: "the WAL test passes"})
+	card, err := f.h.Distill(ctx, host.DistillRequest{Statement: "The store opens in WAL mode", Tier: "qi", Supporting: []string{sup.ID},
+		Verification: []string{ver.ID}, Scope: domain.Scope{Paths: []string{"store/**"}}, Trigger: domain.Trigger{Patterns: []string{`open\(path`}},
+		Direct: true, Status: "promoted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, lsp.Options{Home: f.home}, nil)
+	c.initialize(f, nil)
+	u := c.open(path, "go", storeGo)
+	ds := c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	if strings.Contains(diagText(ds), "stale") {
+		t.Fatalf("fresh card shown stale:\n%s", diagText(ds))
+	}
+
+	// The lines change on disk while the editor runs.
+	changed := strings.Replace(storeGo, `"wal"`, `"delete"`, 1)
+	f.write("store/db.go", changed)
+	ds = c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return strings.Count(diagText(ds), "stale") > 0 && len(ds) == 2 })
+	var onLines, onTrigger string
+	for _, d := range ds {
+		msg := string(d.Message.(protocol.String))
+		if code, _ := d.Code.(protocol.String); string(code) != card.ID || d.Severity != protocol.DiagnosticSeverityWarning {
+			t.Errorf("diagnostic %s: want a warning coded %s", diagText([]protocol.Diagnostic{d}), card.ID)
+		}
+		if d.Range.Start.Line == 2 && d.Range.End.Line == 4 {
+			onLines = msg
+		} else if d.Range.Start.Line == 3 {
+			onTrigger = msg
+		}
+	}
+	for _, want := range []string{"cites store/db.go#L3-L5: lines 3–5 changed since " + sup.ID, "palace verify " + card.ID} {
+		if !strings.Contains(onLines, want) {
+			t.Errorf("diagnostic on the changed lines %q lacks %q\n%s", onLines, want, diagText(ds))
+		}
+	}
+	if !strings.HasPrefix(onTrigger, "stale (store/db.go#L3-L5: lines 3–5 changed") {
+		t.Errorf("diagnostic on the trigger line: %q", onTrigger)
+	}
+	c.notify(protocol.MethodTextDocumentDidChange, &protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: 2},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: changed}},
+	})
+	if h := c.inlay(u); len(h) != 1 || labelOf(h[0]) != "stale ‹qi› The store opens in WAL mode" {
+		t.Errorf("inlay hints: %+v", h)
+	}
+	if hv := c.hover(u, 3, 10); !strings.Contains(hv, "promoted · **stale**") || !strings.Contains(hv, "palace verify "+card.ID) {
+		t.Errorf("hover:\n%s", hv)
+	}
+	if l := c.lens(u); !strings.HasSuffix(l.Command.Title, "· 1 stale") {
+		t.Errorf("lens %q", l.Command.Title)
+	}
+
+	if _, err := c.exec("palace.verify", map[string]any{"id": card.ID}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitDiagnostics(u, func(ds []protocol.Diagnostic) bool { return len(ds) == 1 && !strings.Contains(diagText(ds), "stale") })
+	if h := c.inlay(u); len(h) != 1 || labelOf(h[0]) != "‹qi› The store opens in WAL mode" {
+		t.Errorf("inlay hints after verify: %+v", h)
+	}
+}

@@ -17,6 +17,11 @@ import (
 func (ws *workspace) start() {
 	ctx, cancel := context.WithCancel(ws.s.bg)
 	ws.stop = cancel
+	// The cited files as they are now: what every view computed from here
+	// on sees, and what the poll compares with.
+	if _, err := ws.h.CitedCodeChanged(ctx); err != nil {
+		ws.s.log.Printf("look at cited code in %s: %v", ws.root, err)
+	}
 	ws.run(ctx, ws.poll)
 	ws.run(ctx, ws.watchPolicies)
 	ws.run(ctx, ws.watchBox)

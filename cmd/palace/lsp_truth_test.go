@@ -23,7 +23,7 @@ type nvimView struct {
 	} `json:"codelens"`
 	Inlay []struct {
 		Position struct{ Line int } `json:"position"`
-		Label    string            `json:"label"`
+		Label    string             `json:"label"`
 		Tooltip  struct{ Value string }
 	} `json:"inlay"`
 	Context struct {

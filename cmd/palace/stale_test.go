@@ -129,6 +129,13 @@ func TestCardStaleWhenCitedLinesChange(t *testing.T) {
 		}
 	}
 
+	if brief := e.ok("brief", "--file", "store/db.go"); !strings.Contains(brief, e.card+" rests on code that changed: store/db.go#L3-L5") {
+		t.Errorf("brief does not say the card is stale:\n%s", brief)
+	}
+	if show := e.ok("card", "show", e.card); !strings.Contains(show, "stale") || !strings.Contains(show, "palace verify "+e.card) {
+		t.Errorf("card show:\n%s", show)
+	}
+
 	audit := e.ok("audit")
 	for _, want := range []string{"warning stale: the code it cites changed: store/db.go#L3-L5", "stale: 1 card no longer matches",
 		"repair verify", "palace verify " + e.card, "repair demote"} {

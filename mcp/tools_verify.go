@@ -10,7 +10,9 @@ import (
 // now (palace verify).
 const ToolVerify = "palace_verify"
 
-func init() { extraTools = append(extraTools, func(s *Server) []tool { return []tool{s.verifyTool()} }) }
+func init() {
+	extraTools = append(extraTools, func(s *Server) []tool { return []tool{s.verifyTool()} })
+}
 
 type verifyArgs struct {
 	ID       string   `json:"id" jsonschema:"The card id (kc_…) to verify against the code."`

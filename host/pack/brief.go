@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
 

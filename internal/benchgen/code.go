@@ -118,8 +118,8 @@ func CodeCitations(ctx context.Context, h *host.Host, n int, seed int64) (CodeSt
 			c := domain.Card{ID: fmt.Sprintf("kc_code%05d", i), Statement: stmt, StatementNorm: domain.NormalizeStatement(stmt),
 				Tier: []domain.Tier{domain.TierQi, domain.TierShu}[i%2], Status: domain.StatusPromoted, Domain: "project",
 				Field: benchFields[i%len(benchFields)], AnchorID: anchorID, Persistence: domain.PersistenceStandard, RenderPref: domain.RenderAuto,
-				Scope:   domain.Scope{Paths: []string{strings.SplitN(f, "/", 2)[0] + "/**"}, Languages: []string{}, Fields: []string{}},
-				Trigger: domain.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}},
+				Scope:     domain.Scope{Paths: []string{strings.SplitN(f, "/", 2)[0] + "/**"}, Languages: []string{}, Fields: []string{}},
+				Trigger:   domain.Trigger{Patterns: []string{}, Intents: []string{}, ToolNeeds: []string{}},
 				CreatedBy: "bench", CreatedAt: stamp, UpdatedAt: stamp}
 			stats.CardIDs = append(stats.CardIDs, c.ID)
 			ws = append(ws, store.CardWrite{Insert: &c,

@@ -132,16 +132,16 @@ func (h *Intake) observe(ctx context.Context, heads *headCache, ev domain.Eviden
 	if !h.loc.InGit || kind == domain.AnchorGlobal || ev.SourceRef == "" {
 		return nil
 	}
-	if _, ok := staleness.ParseRef(ev.SourceRef); !ok {
-		return nil
-	}
-	if !heads.done {
-		heads.head, heads.done = staleness.Head(ctx, h.loc.Worktree), true
-	}
-	o, ok := staleness.Observe(h.loc.Worktree, heads.head, ev.ID, ev.SourceRef, ev.CreatedAt)
+	o, ok := staleness.Observe(h.loc.Worktree, "", ev.ID, ev.SourceRef, ev.CreatedAt)
 	if !ok {
 		return nil
 	}
+	// git is asked only once a cited file was found: most source refs
+	// name notes, URLs or files elsewhere.
+	if !heads.done {
+		heads.head, heads.done = staleness.Head(ctx, h.loc.Worktree), true
+	}
+	o.Commit = heads.head
 	return []domain.Observation{o}
 }
 

@@ -207,11 +207,9 @@ func (c *Checker) look(rel string, id identity, o domain.Observation) Result {
 	if r, ok := f.results[key]; ok {
 		return r
 	}
-	if o.Kind == domain.ObservedFile {
-		r := Result{State: Fresh, Path: rel}
-		f.results[key] = r
-		return r
-	}
+	// A whole file's citation needs only that the file is there, but it
+	// is opened like the others: one read per change, and a path through
+	// a link is no file of the repository.
 	if f.lines == nil && f.readErr == nil {
 		c.read(rel, f)
 	}
@@ -222,6 +220,8 @@ func (c *Checker) look(rel string, id identity, o domain.Observation) Result {
 		if errors.Is(f.readErr, repofs.ErrLink) || errors.Is(f.readErr, repofs.ErrNotRegular) {
 			r = stale(o, rel, ChangeKind, "is no longer a regular file (palace does not follow links)")
 		}
+	case o.Kind == domain.ObservedFile:
+		r = Result{State: Fresh, Path: rel}
 	case o.Kind == domain.ObservedSymbol:
 		r = Result{State: Fresh, Path: rel}
 		if !definition(o.Symbol).Match(f.text) {

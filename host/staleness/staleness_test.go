@@ -166,6 +166,16 @@ func TestLookFollowsCodeAndNamesChanges(t *testing.T) {
 		{"whole file kept", "store/db.go", func(r *repo) {
 			r.write("store/db.go", "package store\n")
 		}, staleness.Fresh, "store/db.go", [2]int{}, ""},
+		{"whole file, its directory replaced by a link", "store/db.go", func(r *repo) {
+			outside := t.TempDir()
+			if err := os.WriteFile(filepath.Join(outside, "db.go"), []byte(dbGo), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.RemoveAll(filepath.Join(r.root, "store"))
+			if err := os.Symlink(outside, filepath.Join(r.root, "store")); err != nil {
+				t.Fatal(err)
+			}
+		}, staleness.Changed, "store/db.go", [2]int{}, "is no longer a regular file (palace does not follow links)"},
 		{"replaced by a link out of the repository", "store/db.go#L3-L5", func(r *repo) {
 			outside := filepath.Join(t.TempDir(), "db.go")
 			if err := os.WriteFile(outside, []byte(dbGo), 0o644); err != nil {
@@ -221,6 +231,23 @@ func TestHostileCitedFiles(t *testing.T) {
 	}
 	if _, ok := staleness.Observe(r.root, "", "ev_4", "/etc/hostname", "2026-01-01T00:00:00.000Z"); ok {
 		t.Error("a file outside the repository was observed")
+	}
+	// A link inside the repository to a file outside it, and a directory
+	// linked out of it: neither is followed.
+	secret := filepath.Join(t.TempDir(), "secret.go")
+	if err := os.WriteFile(secret, []byte("package secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(r.root, "store", "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(r.root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"store/link.go#L1", "out/secret.go#L1", "out/secret.go"} {
+		if _, ok := staleness.Observe(r.root, "", "ev_5", ref, "2026-01-01T00:00:00.000Z"); ok {
+			t.Errorf("%s was observed through a symbolic link", ref)
+		}
 	}
 	// The cited file becomes a FIFO: the look is not fresh and returns.
 	os.Remove(filepath.Join(r.root, "store/db.go"))

@@ -90,11 +90,16 @@ func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, e
 	}
 	out := map[string][]CodeCitation{}
 	if v.maxObservation > 0 {
+		// CROSS JOIN keeps the observations the outer loop (a few rows
+		// per code-citing card, each probing card_links by evidence and
+		// evidence by id): left to itself SQLite walked card_links in
+		// card order to spare the sort, every link of the palace — 6.5 s
+		// at 100k cards, measured.
 		rows, err := s.db.QueryContext(ctx, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
 			o.evidence_id, o.n, o.kind, o.path, o.line_start, o.line_end, o.symbol, o.lines_sha256, o.git_commit, o.observed_at
 			FROM evidence_observations o
-			JOIN card_links l ON l.evidence_id = o.evidence_id AND l.role IN ('supporting', 'verification')
-			JOIN evidence e ON e.id = o.evidence_id
+			CROSS JOIN card_links l ON l.evidence_id = o.evidence_id AND l.role IN ('supporting', 'verification')
+			CROSS JOIN evidence e ON e.id = o.evidence_id
 			ORDER BY l.card_id, e.rowid, o.n`)
 		if err != nil {
 			return nil, fmt.Errorf("read code citations: %w", err)

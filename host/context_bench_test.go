@@ -312,11 +312,9 @@ func BenchmarkContextCitedCode(b *testing.B) {
 			continue
 		}
 		b.Run(s.name, func(b *testing.B) {
-			var code benchgen.CodeStats
-			dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("palace-%s-code%d", s.spec.Key(), codeCards))
+			dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("palace-%s-code%d-v2", s.spec.Key(), codeCards))
 			home, repo, err := benchgen.Palace(context.Background(), dir, s.spec, nil, func(h *host.Host) error {
-				var err error
-				code, err = benchgen.CodeCitations(context.Background(), h, codeCards, s.spec.Seed)
+				_, err := benchgen.CodeCitations(context.Background(), h, codeCards, s.spec.Seed)
 				return err
 			})
 			if err != nil {
@@ -329,7 +327,6 @@ func BenchmarkContextCitedCode(b *testing.B) {
 			defer h.Close()
 			ctx := context.Background()
 			isCode := func(id string) bool { return strings.HasPrefix(id, "kc_code") }
-			_ = code
 			for _, r := range benchRequests {
 				r.DryRun = true
 				if _, err := h.Context(ctx, r); err != nil {

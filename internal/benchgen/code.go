@@ -44,9 +44,10 @@ const (
 // observations, the cards and their links straight to the store, then
 // edits a tenth of the files so their cited lines move (fresh, found
 // elsewhere) and another tenth so some cited lines change (stale). The
-// cards are anchored to h's worktree and repository, scoped to their
-// file's directory and worded like the benchmark requests, so packs
-// consider them. Deterministic for seed.
+// cards are anchored to h's worktree and repository and scoped to their
+// file's directory; most are worded like the palace's other cards, one in
+// five like a benchmark request, so every pack holds some. Deterministic
+// for seed.
 func CodeCitations(ctx context.Context, h *host.Host, n int, seed int64) (CodeStats, error) {
 	loc := h.Location()
 	if !loc.InGit {
@@ -110,7 +111,12 @@ func CodeCitations(ctx context.Context, h *host.Host, n int, seed int64) (CodeSt
 			if err := tx.InsertObservations(ctx, []domain.Observation{o}); err != nil {
 				return err
 			}
-			stmt := fmt.Sprintf("%s %s (code rule %d)", topics[i%len(topics)], strings.TrimSuffix(g.sentence(4, 12), "."), i)
+			// Most read like the palace's other cards; one in five is
+			// worded like a benchmark request, so every pack holds some.
+			stmt := fmt.Sprintf("%s (code rule %d)", g.sentence(6, 24), i)
+			if i%5 == 0 {
+				stmt = fmt.Sprintf("%s %s (code rule %d)", topics[i%len(topics)], strings.TrimSuffix(g.sentence(4, 12), "."), i)
+			}
 			anchorID := wtID
 			if i%2 == 1 {
 				anchorID = repoID

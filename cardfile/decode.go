@@ -105,6 +105,11 @@ func (f Finding) String() string {
 	return finding.Format(f.Path, f.Line, f.Col, f.Code, f.Severity, f.Message)
 }
 
+// Located is the finding as an editor places it.
+func (f Finding) Located() finding.Located {
+	return finding.Located{Line: f.Line, Col: f.Col, Code: f.Code, Severity: f.Severity, Message: f.Message}
+}
+
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })

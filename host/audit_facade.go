@@ -22,6 +22,7 @@ type (
 	AuditRow        = audit.Row
 	AuditWarning    = audit.Warning
 	AuditSuggestion = audit.Suggestion
+	AuditStaleCard  = audit.StaleCard
 )
 
 // AuditReport is the authority audit: every authoritative card with where
@@ -52,6 +53,7 @@ func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
 		PolicySet:      h.pack.PolicySet,
 		AnchorRef:      h.anchorRef,
 		StampFileState: h.stampFileStateCached,
+		Stale:          h.staleCards,
 	}).Audit(ctx, f)
 	if err != nil {
 		return AuditReport{}, err

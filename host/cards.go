@@ -21,6 +21,10 @@ type Card struct {
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
 	Contest *ItemContest `json:"contest,omitempty"`
+	// Stale is set by ShowCard when the code the card's evidence saw
+	// changed, or its review date passed (an authoritative card of this
+	// checkout).
+	Stale *ItemStale `json:"stale,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.
@@ -99,6 +103,7 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 		return Card{}, err
 	}
 	v.Contest = itemContest(open[id])
+	v.Stale = h.cardStale(ctx, c)
 	return v, nil
 }
 

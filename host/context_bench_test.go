@@ -293,3 +293,77 @@ func BenchmarkAudit(b *testing.B) {
 		}
 	}
 }
+
+// codeCards is how many code-citing cards BenchmarkContextCitedCode adds.
+const codeCards = 1000
+
+// BenchmarkContextCitedCode is BenchmarkContext/read on the same palaces
+// with 1,000 more promoted cards whose evidence cites line ranges of 250
+// source files in the checkout (a tenth of the files since edited so their
+// cited lines moved, a tenth so some changed): every request looks at the
+// code its candidates cite (targets as BenchmarkContext: p99 ≤ 10 ms at
+// 10k cards, ≤ 40 ms at 100k). code-items/op counts the pack items that
+// cite code, stale-items/op those marked stale; reads is how many times a
+// cited file was read over the whole run (at most once per file and
+// change: 250).
+func BenchmarkContextCitedCode(b *testing.B) {
+	for _, s := range benchSpecs(b) {
+		if strings.HasSuffix(s.name, "-year") {
+			continue
+		}
+		b.Run(s.name, func(b *testing.B) {
+			dir := filepath.Join(moduleRoot(b), ".bench", fmt.Sprintf("palace-%s-code%d-v2", s.spec.Key(), codeCards))
+			home, repo, err := benchgen.Palace(context.Background(), dir, s.spec, nil, func(h *host.Host) error {
+				_, err := benchgen.CodeCitations(context.Background(), h, codeCards, s.spec.Seed)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := host.Open(context.Background(), host.Options{Home: home, Cwd: repo, Now: func() time.Time { return benchEpoch }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			ctx := context.Background()
+			isCode := func(id string) bool { return strings.HasPrefix(id, "kc_code") }
+			for _, r := range benchRequests {
+				r.DryRun = true
+				if _, err := h.Context(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			resetPeakRSS()
+			var lat latency
+			codeItems, staleItems := 0, 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			lat.start()
+			for i := 0; b.Loop(); i++ {
+				r := benchRequests[i%len(benchRequests)]
+				r.DryRun = true
+				start := time.Now()
+				p, err := h.Context(ctx, r)
+				lat.d = append(lat.d, time.Since(start))
+				if err != nil || p.Selection.Considered == 0 {
+					b.Fatalf("context: %v (considered %d)", err, p.Selection.Considered)
+				}
+				for _, it := range p.Items {
+					if isCode(it.ID) {
+						codeItems++
+						if it.Stale != nil {
+							staleItems++
+						}
+					}
+				}
+			}
+			b.StopTimer()
+			lat.report(b)
+			b.ReportMetric(float64(codeItems)/float64(len(lat.d)), "code-items/op")
+			b.ReportMetric(float64(staleItems)/float64(len(lat.d)), "stale-items/op")
+			if codeItems == 0 || staleItems == 0 {
+				b.Fatalf("the packs hold %d code-citing items, %d stale: the benchmark measures nothing", codeItems, staleItems)
+			}
+		})
+	}
+}

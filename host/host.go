@@ -33,6 +33,7 @@ import (
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -89,6 +90,9 @@ type Host struct {
 
 	// pack assembles context packs, briefs and hints; set by Open.
 	pack *pack.Pipeline
+	// freshness looks at the code cards cite, keeping each cited file's
+	// state by identity for the Host's life.
+	freshness *staleness.Checker
 }
 
 // DefaultHome is $PALACE_HOME or ~/.palace.
@@ -120,6 +124,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, internal(err, "open palace at %s", h.home)
 	}
 	h.store = st
+	root := ""
+	if h.loc.InGit {
+		root = h.loc.Worktree
+	}
+	h.freshness = staleness.NewChecker(root)
 	h.pack = h.newPipeline()
 	return h, nil
 }

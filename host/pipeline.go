@@ -84,6 +84,7 @@ func (h *Host) newPipeline() *pack.Pipeline {
 			return g.Allow, g.Missing
 		},
 		TelemetryCutoff: h.telemetryCutoff,
+		Freshness:       h.freshness,
 	})
 }
 

@@ -67,3 +67,14 @@ func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (Cards
 	}
 	return h.team().CheckCards(ctx, req)
 }
+
+// CardFinding is one problem of a card file, located (see
+// cardfile.Finding).
+type CardFinding = cardfile.Finding
+
+// CheckCardFile checks the text of one card file as `palace cards check`
+// checks a file (see teamsync.Team.CheckCardBuffer), for an editor's
+// buffer: path is the file's path, content what the editor holds.
+func (h *Host) CheckCardFile(ctx context.Context, path string, content []byte) []CardFinding {
+	return h.team().CheckCardBuffer(ctx, path, content)
+}

@@ -77,6 +77,10 @@ type HoverView struct {
 	// Applies are the cards the file's pack renders in full or compact,
 	// grouped by tier in domain.Tiers order, in pack order inside a tier.
 	Applies []TierCards
+	// Flagged are the pack's cards shown only as references because they
+	// are contested, or stale (also counted in Refs): each waits for a
+	// person, so a hover names it with its warning.
+	Flagged []HoverCard
 	// Refs count the pack's reference lines, Trimmed the items the budget
 	// left out, Cooled the cards that apply by scope but cooled to
 	// inspector_only.
@@ -103,24 +107,46 @@ type HoverCard struct {
 	// Tag the intent tag or tool need equal to the word (Triggered only).
 	Pattern string
 	Tag     string
-	// Contest is set when the card is contested (Triggered only: a
+	// Contest is set when the card is contested (Triggered and Flagged: a
 	// contested card is never inline in a pack): an editor shows the
 	// warning and its citations with the statement.
 	Contest *ItemContest
+	// Stale is set when the code the card's evidence saw changed, or its
+	// review date passed: an editor shows the warning with the statement.
+	Stale *ItemStale
 }
 
 // Label is the card as an editor names it in a line: ‹tier› statement.
 func (c HoverCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 
-// LensView is what a code lens on a file shows: the cards its pack
-// renders, by tier.
+// LensRequest is the file a code lens is on.
+type LensRequest struct {
+	File     string
+	Language string
+	// Budget is the character budget of the file's pack (0: the default).
+	Budget int
+	// Matches are the document's trigger matches (Hints.Matches): the
+	// cards its inlay hints show.
+	Matches []TriggerMatch
+}
+
+// LensView is what a code lens on a file shows: every card the editor
+// shows for it — those its pack renders, inline or as references, and
+// those triggered on its lines (inlay hints) — each once, by tier. A card
+// and its published copy are one card, as in the pack.
 type LensView struct {
 	File string
-	// ByTier counts the cards rendered inline or as references, by tier.
+	// ByTier counts the cards, by tier.
 	ByTier map[domain.Tier]int
-	// Inline counts the cards rendered in full or compact; Refs those
-	// rendered as reference lines.
-	Inline, Refs int
+	// Inline counts the pack's cards rendered in full or compact; Refs
+	// those rendered as reference lines; Triggered the cards only the
+	// document's lines trigger (cooled or otherwise not rendered by the
+	// pack).
+	Inline, Refs, Triggered int
+	// Contested and Stale count the cards above with each warning.
+	Contested, Stale int
+	// IDs are the counted cards, pack order first.
+	IDs []string
 }
 
 // Hover returns the hover at req's cursor.
@@ -167,14 +193,16 @@ func (v *EditorViews) Hover(ctx context.Context, req HoverRequest) (HoverView, e
 	view.File = p.Request.File
 	byTier := map[domain.Tier][]HoverCard{}
 	for _, it := range p.Items {
+		hc := HoverCard{ID: it.ID, Statement: it.Statement, Tier: it.Tier, Status: it.Status, AnchorKind: it.Anchor.Kind,
+			Counts: citationCounts(it.Citations), Contest: it.Contest, Stale: it.Stale}
 		switch it.RenderForm {
 		case domain.FormInlineFull, domain.FormInlineCompact:
-			byTier[it.Tier] = append(byTier[it.Tier], HoverCard{
-				ID: it.ID, Statement: it.Statement, Tier: it.Tier, Status: it.Status, AnchorKind: it.Anchor.Kind,
-				Counts: citationCounts(it.Citations),
-			})
+			byTier[it.Tier] = append(byTier[it.Tier], hc)
 		case domain.FormRefOnly:
 			view.Refs++
+			if (it.Contest != nil || it.Stale != nil) && !seen[it.ID] {
+				view.Flagged = append(view.Flagged, hc)
+			}
 		default:
 			view.Trimmed++
 		}
@@ -189,21 +217,46 @@ func (v *EditorViews) Hover(ctx context.Context, req HoverRequest) (HoverView, e
 }
 
 // Lens returns the code lens of a file.
-func (v *EditorViews) Lens(ctx context.Context, file, lang string, budget int) (LensView, error) {
-	p, err := v.pack(ctx, file, lang, budget)
+func (v *EditorViews) Lens(ctx context.Context, req LensRequest) (LensView, error) {
+	p, err := v.pack(ctx, req.File, req.Language, req.Budget)
 	if err != nil {
 		return LensView{}, err
 	}
-	view := LensView{File: p.Request.File, ByTier: map[domain.Tier]int{}}
+	view := LensView{File: p.Request.File, ByTier: map[domain.Tier]int{}, IDs: []string{}}
+	// One statement, one card: the pack keeps the innermost of a card and
+	// its copies, and the hints do too.
+	seen := map[string]bool{}
+	count := func(id string, tier domain.Tier, contested, stale bool) {
+		view.ByTier[tier]++
+		view.IDs = append(view.IDs, id)
+		if contested {
+			view.Contested++
+		}
+		if stale {
+			view.Stale++
+		}
+	}
 	for _, it := range p.Items {
 		switch it.RenderForm {
 		case domain.FormInlineFull, domain.FormInlineCompact:
 			view.Inline++
-			view.ByTier[it.Tier]++
 		case domain.FormRefOnly:
 			view.Refs++
-			view.ByTier[it.Tier]++
+		default:
+			continue
 		}
+		seen[it.ID] = true
+		seen[domain.NormalizeStatement(it.Statement)] = true
+		count(it.ID, it.Tier, it.Contest != nil, it.Stale != nil)
+	}
+	for _, m := range req.Matches {
+		norm := m.Card.NormalizedStatement()
+		if seen[m.Card.ID] || seen[norm] {
+			continue
+		}
+		seen[m.Card.ID], seen[norm] = true, true
+		view.Triggered++
+		count(m.Card.ID, m.Card.Tier, m.Contest != nil, m.Stale != nil)
 	}
 	return view, nil
 }
@@ -248,7 +301,8 @@ func viewCached[K comparable, V any](v *EditorViews, m func() map[K]V, k K, load
 }
 
 func cardView(c Card) HoverCard {
-	return HoverCard{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, AnchorKind: c.Anchor.Kind, Counts: c.Counts, Contest: c.Contest}
+	return HoverCard{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, AnchorKind: c.Anchor.Kind, Counts: c.Counts,
+		Contest: c.Contest, Stale: c.Stale}
 }
 
 func citationCounts(cs []Citation) domain.RoleCounts {

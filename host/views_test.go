@@ -148,7 +148,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 		t.Errorf("view applies %v refs %d trimmed %d; pack inline %v refs %d trimmed %d", got, view.Refs, view.Trimmed, inline, refs, trimmed)
 	}
 
-	lens, err := v.Lens(ctx, file, "go", 0)
+	lens, err := v.Lens(ctx, host.LensRequest{File: file, Language: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/palacehq/palace/domain"
 	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host"
 )
 
 func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
@@ -18,21 +20,37 @@ func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 	return lens, rpcError(err)
 }
 
-// sourceLens is one lens on the first line — `palace · dao 1 · shu 2 · qi 3`,
-// the cards the context pack for this file renders, inline or as
-// references, by tier (dao = dao_tian + dao_ren) — whose command returns
-// the file's context pack. host counts (EditorViews.Lens); this renders.
+// sourceLens is one lens on the first line — `palace · dao 1 · shu 2 · qi
+// 3`, every card the editor shows for this file (the pack's, inline or as
+// references, and those its lines trigger), each once, by tier (dao =
+// dao_tian + dao_ren), and how many of them are contested or stale —
+// whose command returns the file's context pack. host counts
+// (EditorViews.Lens); this renders.
 func (s *Server) sourceLens(ctx context.Context, ws *workspace, d *document) ([]protocol.CodeLens, error) {
 	if _, err := ws.sync(ctx); err != nil {
 		return nil, err
 	}
-	v, err := ws.views.Lens(ctx, d.path, d.lang, s.currentSettings().Budget)
+	hints, err := ws.hints(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ws.views.Lens(ctx, host.LensRequest{File: d.path, Language: d.lang, Budget: s.currentSettings().Budget, Matches: hints.Matches})
 	if err != nil {
 		return nil, err
 	}
 	title := fmt.Sprintf("palace · dao %d · shu %d · qi %d", v.ByTier[domain.TierDaoTian]+v.ByTier[domain.TierDaoRen], v.ByTier[domain.TierShu], v.ByTier[domain.TierQi])
+	if v.Contested > 0 {
+		title += fmt.Sprintf(" · %d contested", v.Contested)
+	}
+	if v.Stale > 0 {
+		title += fmt.Sprintf(" · %d stale", v.Stale)
+	}
 	arg, _ := json.Marshal(map[string]string{"uri": string(d.uri)})
-	tip := fmt.Sprintf("The context pack for this file: %d inline, %s. Click to see it.", v.Inline, plural(v.Refs, "reference"))
+	tip := fmt.Sprintf("The context pack for this file: %d inline, %s.", v.Inline, plural(v.Refs, "reference"))
+	if v.Triggered > 0 {
+		tip += fmt.Sprintf(" %s triggered on its lines.", plural(v.Triggered, "more card"))
+	}
+	tip += " Click to see the pack."
 	return []protocol.CodeLens{{
 		Range:   protocol.Range{Start: protocol.Position{}, End: d.lineEnd(0)},
 		Command: protocol.Command{Title: title, Tooltip: &tip, Command: cmdContext, Arguments: []protocol.LSPAny{arg}},

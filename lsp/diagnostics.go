@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/finding"
 )
 
 // diagnosticsQueue debounces diagnostics: a change marks its document, and
@@ -32,9 +33,12 @@ type diagnosticsQueue struct {
 	mu      sync.Mutex
 	pending map[uri.URI]bool
 	armed   bool
-	// nonEmpty are the URIs whose last publish had diagnostics, so a pass
-	// that finds none clears them (and skips URIs that never had any).
-	nonEmpty map[uri.URI]bool
+	// last is what was last published for each URI (the document version
+	// and the diagnostics, encoded): a pass that finds the same again
+	// sends nothing, so one change is published once however many passes
+	// it schedules (an edit, then the data generation it moved). A URI
+	// never published counts as published empty.
+	last map[uri.URI]string
 	// passes counts finished passes (tests and benchmarks wait on it).
 	passes uint64
 	cond   *sync.Cond
@@ -43,7 +47,7 @@ type diagnosticsQueue struct {
 func (q *diagnosticsQueue) init(s *Server) {
 	q.s = s
 	q.pending = map[uri.URI]bool{}
-	q.nonEmpty = map[uri.URI]bool{}
+	q.last = map[uri.URI]string{}
 	q.cond = sync.NewCond(&q.mu)
 }
 
@@ -118,22 +122,35 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 	q.publish(u, version, open, diags)
 }
 
-// publish sends the diagnostics of u, skipping an empty list for a URI that
-// has none published.
+// publish sends the diagnostics of u unless they are what was last sent
+// for it (an empty list for a URI never published counts as sent).
 func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, diags []protocol.Diagnostic) {
-	q.mu.Lock()
-	had := q.nonEmpty[u]
-	q.nonEmpty[u] = len(diags) > 0
-	q.mu.Unlock()
-	if !had && len(diags) == 0 {
-		return
-	}
 	p := &protocol.PublishDiagnosticsParams{URI: u, Diagnostics: diags}
 	if diags == nil {
 		p.Diagnostics = []protocol.Diagnostic{}
 	}
 	if versioned {
 		p.Version = protocol.NewOptional(version)
+	}
+	key := ""
+	if len(diags) > 0 {
+		b, err := json.Marshal(p)
+		if err != nil {
+			q.s.log.Printf("encode diagnostics of %s: %v", u, err)
+			return
+		}
+		key = string(b)
+	}
+	q.mu.Lock()
+	same := q.last[u] == key
+	if key == "" {
+		delete(q.last, u)
+	} else {
+		q.last[u] = key
+	}
+	q.mu.Unlock()
+	if same {
+		return
 	}
 	q.s.notify(protocol.MethodTextDocumentPublishDiagnostics, p)
 }
@@ -161,6 +178,8 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 		return s.boxDiagnostics(ctx, ws, d), nil
 	case kindPolicy:
 		return s.policyDiagnostics(ws, d), nil
+	case kindCard:
+		return s.cardDiagnostics(ctx, ws, d), nil
 	default:
 		if !s.currentSettings().Hints.Diagnostics {
 			return nil, nil
@@ -187,6 +206,11 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 		}
 		data, _ := json.Marshal(map[string]string{"card": m.Card.ID, "pattern": m.Pattern})
 		msg := fmt.Sprintf("%s (%s, %s, trigger %s)", m.Card.Label(), m.Card.Status, m.Card.Anchor.Kind, m.Pattern)
+		if m.Stale != nil {
+			// Stale advice may no longer hold: say what changed.
+			sev = protocol.DiagnosticSeverityWarning
+			msg = fmt.Sprintf("stale (%s): %s — %s", m.Stale.Reason, msg, strings.ReplaceAll(staleRepair(m.Card.ID, m.Stale), "`", ""))
+		}
 		if m.Contest != nil {
 			// A contested card is a warning, not advice: do not apply it
 			// until a human demotes or resolves it.
@@ -202,7 +226,35 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 			Data:     data,
 		})
 	}
+	lines, err := ws.h.StaleLinesIn(ctx, d.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		out = append(out, staleLinesDiagnostic(d, l))
+	}
 	return out, nil
+}
+
+// staleLinesDiagnostic marks lines a card cites that changed since its
+// evidence saw them (the first line for a symbol or a whole file): a
+// warning whose code is the card id.
+func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
+	first, last := max(l.Line, 1)-1, max(l.EndLine, l.Line, 1)-1
+	if n := len(d.lines); last >= n {
+		last = max(n-1, 0)
+		first = min(first, last)
+	}
+	data, _ := json.Marshal(map[string]string{"card": l.CardID, "evidence": l.EvidenceID})
+	return protocol.Diagnostic{
+		Range:    protocol.Range{Start: d.position(first, 0), End: d.lineEnd(last)},
+		Severity: protocol.DiagnosticSeverityWarning,
+		Code:     protocol.String(l.CardID),
+		Source:   protocol.NewOptional("palace"),
+		Message: protocol.String(fmt.Sprintf("‹%s› %s cites %s: %s since %s saw it — re-verify the card (palace verify %s) or demote it",
+			l.Tier, l.Statement, l.SourceRef, l.Detail, l.EvidenceID, l.CardID)),
+		Data: data,
+	}
 }
 
 // boxDiagnostics runs the mailbox check — the engine of `palace mailbox
@@ -211,25 +263,23 @@ func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *docum
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
 	base := ws.committedBox(ctx, d.path)
 	findings := ws.h.CheckBox(ctx, host.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
-	out := make([]protocol.Diagnostic, 0, len(findings))
-	for _, f := range findings {
-		sev := protocol.DiagnosticSeverityError
-		if f.Severity == mailbox.SeverityWarning {
-			sev = protocol.DiagnosticSeverityWarning
-		}
-		end := f.EndCol
-		if end <= f.Col {
-			end = len(d.line(f.Line-1)) + 1
-		}
-		out = append(out, protocol.Diagnostic{
-			Range:    protocol.Range{Start: d.position(f.Line-1, f.Col-1), End: d.position(f.Line-1, end-1)},
-			Severity: sev,
-			Code:     protocol.String(f.Code),
-			Source:   protocol.NewOptional("palace"),
-			Message:  protocol.String(f.Message),
-		})
+	located := make([]finding.Located, len(findings))
+	for i, f := range findings {
+		located[i] = f.Located()
 	}
-	return out
+	return locatedDiagnostics(d, located, "")
+}
+
+// cardDiagnostics runs the check of `palace cards check` — format,
+// limits, secrets, the status the file claims against the gate — on a
+// card file's buffer.
+func (s *Server) cardDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
+	findings := ws.h.CheckCardFile(ctx, d.path, []byte(d.text))
+	located := make([]finding.Located, len(findings))
+	for i, f := range findings {
+		located[i] = f.Located()
+	}
+	return locatedDiagnostics(d, located, "")
 }
 
 // policyDiagnostics shows the located errors of the last failed policy
@@ -242,20 +292,40 @@ func (s *Server) policyDiagnostics(ws *workspace, d *document) []protocol.Diagno
 }
 
 func policyDiags(d *document, errs []policyError) []protocol.Diagnostic {
-	out := make([]protocol.Diagnostic, 0, len(errs))
-	for _, e := range errs {
-		line, col := max(e.Line, 1)-1, max(e.Col, 1)-1
-		end := d.lineEnd(line)
+	located := make([]finding.Located, len(errs))
+	for i, e := range errs {
+		located[i] = finding.Located{Line: e.Line, Col: e.Col, Code: e.Code, Severity: finding.Error, Message: e.Message}
+	}
+	return locatedDiagnostics(d, located, " (the last good policy set keeps serving)")
+}
+
+// locatedDiagnostics is the one conversion of located findings — a box's,
+// a card file's, a policy file's — to diagnostics: the range runs from the
+// column to EndCol, or to the end of the line (at least one character),
+// an error is Error and a warning Warning, the code is the finding's,
+// the source palace; suffix is added to every message.
+func locatedDiagnostics(d *document, fs []finding.Located, suffix string) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(fs))
+	for _, f := range fs {
+		line, col := max(f.Line, 1)-1, max(f.Col, 1)-1
 		start := d.position(line, col)
+		end := d.lineEnd(line)
+		if f.EndCol > f.Col {
+			end = d.position(line, f.EndCol-1)
+		}
 		if end.Character <= start.Character {
 			end.Character = start.Character + 1
 		}
+		sev := protocol.DiagnosticSeverityError
+		if f.Severity == finding.Warning {
+			sev = protocol.DiagnosticSeverityWarning
+		}
 		out = append(out, protocol.Diagnostic{
 			Range:    protocol.Range{Start: start, End: end},
-			Severity: protocol.DiagnosticSeverityError,
-			Code:     protocol.String(e.Code),
+			Severity: sev,
+			Code:     protocol.String(f.Code),
 			Source:   protocol.NewOptional("palace"),
-			Message:  protocol.String(e.Message + " (the last good policy set keeps serving)"),
+			Message:  protocol.String(f.Message + suffix),
 		})
 	}
 	return out

@@ -10,7 +10,8 @@
 //
 // It is a thin adapter over host: every answer comes from the same host
 // call the CLI makes (Context, Brief, Hints, Record, Distill, Gate,
-// Promote, Demote, mailbox.Check), so editor and terminal agree. lsp must
+// Promote, Demote, Retire, Publish, Resolve, Link, AuditAction, Verify,
+// CheckBox, CheckCardFile, StaleLinesIn), so editor and terminal agree. lsp must
 // not speak SQL (store's), evaluate Rego or WASM (policies'), or decide a
 // lifecycle rule (host's); it renders what host answers. It never writes to
 // stdout except JSON-RPC frames.

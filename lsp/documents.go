@@ -11,6 +11,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/palacehq/palace/cardfile"
 )
 
 // docKind says which palace feature a document gets.
@@ -25,6 +27,9 @@ const (
 	kindBox
 	// kindPolicy is a .rego file under a policy source: compile diagnostics.
 	kindPolicy
+	// kindCard is a card file (.palace/cards/<id>.md): the findings of
+	// `palace cards check`.
+	kindCard
 )
 
 // document is one immutable snapshot of an open buffer; a change makes a new
@@ -69,6 +74,8 @@ func kindOfPath(path, home string) docKind {
 		return kindBox
 	case strings.HasSuffix(base, ".rego") && underPolicies(path, home):
 		return kindPolicy
+	case strings.HasSuffix(base, cardfile.Ext) && filepath.Base(dir) == "cards" && filepath.Base(filepath.Dir(dir)) == ".palace":
+		return kindCard
 	}
 	return kindSource
 }

@@ -27,19 +27,30 @@ const (
 	cmdGate    = "palace.gate"
 	cmdPromote = "palace.promote"
 	cmdDemote  = "palace.demote"
+	cmdRetire  = "palace.retire"
+	cmdPublish = "palace.publish"
+	cmdResolve = "palace.resolve"
+	cmdLink    = "palace.link"
+	cmdVerify  = "palace.verify"
+	// cmdAuditAction is `palace audit action`: argument id, action and
+	// the action's fields (value, scope, anchor, reason).
+	cmdAuditAction = "palace.auditAction"
 	// cmdOpenCard answers {"url": …}, the card's page on the `palace ui`
 	// running for this palace home, for the editor to open in a browser.
 	cmdOpenCard = "palace.openCard"
 )
 
-// humanOnly are the commands agent mode neither advertises nor runs.
-var humanOnly = map[string]bool{cmdPromote: true, cmdDemote: true}
+// humanOnly are the commands agent mode neither advertises nor runs: the
+// lifecycle changes only a person decides, as on the command line and
+// over MCP. Linking evidence and verifying a card are evidence, open to
+// both modes there too.
+var humanOnly = map[string]bool{cmdPromote: true, cmdDemote: true, cmdRetire: true, cmdPublish: true, cmdResolve: true, cmdAuditAction: true}
 
 // commandNames lists the commands advertised in mode m.
 func commandNames(m host.Mode) []string {
-	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate, cmdOpenCard}
+	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate, cmdLink, cmdVerify, cmdOpenCard}
 	if m == host.Human {
-		out = append(out, cmdPromote, cmdDemote)
+		out = append(out, cmdPromote, cmdDemote, cmdRetire, cmdPublish, cmdResolve, cmdAuditAction)
 	}
 	return out
 }
@@ -124,6 +135,66 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 			return nil, err
 		}
 		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Demote(ctx, a.ID, a.DemoteRequest) })
+	case cmdRetire:
+		var a struct {
+			URI    uri.URI `json:"uri,omitempty"`
+			ID     string  `json:"id"`
+			Reason string  `json:"reason"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Retire(ctx, a.ID, a.Reason) })
+	case cmdPublish:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.PublishRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Publish(ctx, a.ID, a.PublishRequest) })
+	case cmdResolve:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.ResolveRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Resolve(ctx, a.ID, a.ResolveRequest) })
+	case cmdLink:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.LinkRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Link(ctx, a.ID, a.LinkRequest) })
+	case cmdVerify:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.VerifyRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Verify(ctx, a.ID, a.VerifyRequest) })
+	case cmdAuditAction:
+		var a struct {
+			URI uri.URI `json:"uri,omitempty"`
+			ID  string  `json:"id"`
+			host.AuditActionRequest
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.AuditAction(ctx, a.ID, a.AuditActionRequest) })
 	case cmdOpenCard:
 		var a struct {
 			URI uri.URI `json:"uri,omitempty"`

@@ -77,10 +77,8 @@ func hoverMarkdown(v host.HoverView) string {
 			if c.Pattern == "" {
 				why = "`" + c.Tag + "` is one of its intents or tool needs"
 			}
-			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), c.Status, c.AnchorKind, countsText(c.Counts), c.ID, why)
-			if c.Contest != nil {
-				fmt.Fprintf(&b, "  **contested** (%s): do not apply it until a human demotes or resolves it\n", contestMarkdown(c.Contest))
-			}
+			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID, why)
+			warnings(&b, c)
 		}
 	}
 	if len(v.Applies) > 0 {
@@ -91,8 +89,19 @@ func hoverMarkdown(v host.HoverView) string {
 		for _, g := range v.Applies {
 			fmt.Fprintf(&b, "\n*%s*\n", g.Tier)
 			for _, c := range g.Cards {
-				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), c.Status, c.AnchorKind, countsText(c.Counts), c.ID)
+				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID)
+				warnings(&b, c)
 			}
+		}
+	}
+	if len(v.Flagged) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("**palace · needs a person** (shown as references)\n\n")
+		for _, c := range v.Flagged {
+			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(c), c.AnchorKind, c.ID)
+			warnings(&b, c)
 		}
 	}
 	if v.Refs+v.Trimmed+v.Cooled > 0 {
@@ -112,6 +121,38 @@ func hoverMarkdown(v host.HoverView) string {
 		fmt.Fprintf(&b, "_%s: run `palace context --file %s --explain` or the palace.context command to see them._\n", strings.Join(parts, ", "), v.File)
 	}
 	return b.String()
+}
+
+// stateText is a card's status as an editor names it: "promoted", or
+// "promoted · contested · stale" when a warning holds.
+func stateText(c host.HoverCard) string {
+	s := string(c.Status)
+	if c.Contest != nil {
+		s += " · **contested**"
+	}
+	if c.Stale != nil {
+		s += " · **stale**"
+	}
+	return s
+}
+
+// warnings writes the warning lines of a contested or stale card under
+// its line.
+func warnings(b *strings.Builder, c host.HoverCard) {
+	if c.Contest != nil {
+		fmt.Fprintf(b, "  **contested** (%s): do not apply it until a human demotes or resolves it\n", contestMarkdown(c.Contest))
+	}
+	if c.Stale != nil {
+		fmt.Fprintf(b, "  **stale**: %s — %s\n", mdText(c.Stale.Reason), staleRepair(c.ID, c.Stale))
+	}
+}
+
+// staleRepair is the short repair of a stale card.
+func staleRepair(id string, st *host.ItemStale) string {
+	if len(st.Citations) > 0 {
+		return "re-verify it (`palace verify " + id + "`) or demote it"
+	}
+	return "confirm it still holds and set the next review date"
 }
 
 // contestMarkdown names what contests a card: its kinds, the contradicting

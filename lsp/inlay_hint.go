@@ -40,6 +40,9 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 				return nil, err
 			}
 			label := m.Card.Label()
+			if m.Stale != nil {
+				label = "stale " + label
+			}
 			if m.Contest != nil {
 				label = "contested " + label
 			}
@@ -63,9 +66,19 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 
 func hintTooltip(m host.TriggerMatch, c host.Card) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, c.Status, c.Anchor.Kind)
+	state := string(c.Status)
+	if m.Contest != nil {
+		state += " · contested"
+	}
+	if m.Stale != nil {
+		state += " · stale"
+	}
+	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, state, c.Anchor.Kind)
 	if m.Contest != nil {
 		fmt.Fprintf(&b, "**Contested** (%s): do not apply it until a human demotes or resolves it.\n\n", contestMarkdown(m.Contest))
+	}
+	if m.Stale != nil {
+		fmt.Fprintf(&b, "**Stale**: %s — %s.\n\n", mdText(m.Stale.Reason), staleRepair(c.ID, m.Stale))
 	}
 	if len(c.Links) > 0 {
 		b.WriteString("Citations:\n")

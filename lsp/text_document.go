@@ -30,8 +30,16 @@ func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 
 func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) {
 	// Buffers are checked on every change already; a save of a policy file
-	// reaches the policies watcher through the file system.
+	// reaches the policies watcher through the file system. A saved file
+	// may be code a card cites: look now rather than at the next poll.
 	s.diags.schedule(p.TextDocument.URI)
+	if path := fsPath(p.TextDocument.URI); path != "" {
+		s.goBackground(func(ctx context.Context) {
+			if ws, err := s.workspaceFor(ctx, path); err == nil {
+				ws.checkCitedCode(ctx)
+			}
+		})
+	}
 }
 
 func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) {
@@ -47,7 +55,7 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	}
 	ws.forgetDocument(u)
 	switch d.kind(ws.h.Home()) {
-	case kindSource:
+	case kindSource, kindCard:
 		s.diags.clear(u)
 	case kindBox:
 		// The box on disk still has its findings.

@@ -17,6 +17,11 @@ import (
 func (ws *workspace) start() {
 	ctx, cancel := context.WithCancel(ws.s.bg)
 	ws.stop = cancel
+	// The cited files as they are now: what every view computed from here
+	// on sees, and what the poll compares with.
+	if _, err := ws.h.CitedCodeChanged(ctx); err != nil {
+		ws.s.log.Printf("look at cited code in %s: %v", ws.root, err)
+	}
 	ws.run(ctx, ws.poll)
 	ws.run(ctx, ws.watchPolicies)
 	ws.run(ctx, ws.watchBox)
@@ -31,11 +36,14 @@ func (ws *workspace) run(ctx context.Context, fn func(context.Context)) {
 	}()
 }
 
-// poll notices commits by other processes: one PRAGMA data_version per tick.
+// poll notices commits by other processes: one PRAGMA data_version per
+// tick; and, every codePollTicks ticks, changes to the files cards cite
+// (one stat per cited file), which move what is stale without moving the
+// database.
 func (ws *workspace) poll(ctx context.Context) {
 	t := time.NewTicker(ws.s.opts.PollInterval)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
@@ -43,7 +51,28 @@ func (ws *workspace) poll(ctx context.Context) {
 			if _, err := ws.sync(ctx); err != nil && ctx.Err() == nil {
 				ws.s.log.Printf("poll %s: %v", ws.root, err)
 			}
+			if tick%codePollTicks == 0 {
+				ws.checkCitedCode(ctx)
+			}
 		}
+	}
+}
+
+// codePollTicks is how many polls pass between looks at the cited files:
+// with the default interval, twice a second.
+const codePollTicks = 5
+
+// checkCitedCode starts a new generation when a file cards cite changed.
+func (ws *workspace) checkCitedCode(ctx context.Context) {
+	changed, err := ws.h.CitedCodeChanged(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			ws.s.log.Printf("look at cited code in %s: %v", ws.root, err)
+		}
+		return
+	}
+	if changed {
+		ws.invalidate()
 	}
 }
 

@@ -79,7 +79,7 @@ func New(h *host.Host, opts Options) *Server {
 
 // cardChangingTools are the tools after which the card resources may have
 // changed.
-var cardChangingTools = map[string]bool{ToolDistill: true, ToolLink: true, ToolPromote: true, ToolDemote: true,
+var cardChangingTools = map[string]bool{ToolDistill: true, ToolLink: true, ToolVerify: true, ToolPromote: true, ToolDemote: true,
 	ToolRetire: true, ToolPublish: true, ToolAuditAction: true}
 
 // resyncAfterCardChange refreshes the card resources after a tool call

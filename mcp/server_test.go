@@ -19,7 +19,7 @@ import (
 
 // The tool sets of each mode, sorted as tools/list orders them.
 var (
-	agentTools = []string{mcp.ToolBrief, mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolFeedback, mcp.ToolGate, mcp.ToolLink, mcp.ToolMailboxFile, mcp.ToolRecord, mcp.ToolResearch}
+	agentTools = []string{mcp.ToolBrief, mcp.ToolCards, mcp.ToolContext, mcp.ToolDistill, mcp.ToolFeedback, mcp.ToolGate, mcp.ToolLink, mcp.ToolMailboxFile, mcp.ToolRecord, mcp.ToolResearch, mcp.ToolVerify}
 	humanOnly  = []string{mcp.ToolAuditAction, mcp.ToolDemote, mcp.ToolPromote, mcp.ToolPublish, mcp.ToolResolve, mcp.ToolRetire}
 )
 

@@ -101,3 +101,6 @@ func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Stat
 }
 
 func (tx *Tx) InsertContest(ctx context.Context, c Contest) error { return tx.insertContest(ctx, c) }
+
+// MigrationForTest is the text of migration i, to run it again.
+func MigrationForTest(i int) string { return migrations[i] }

@@ -608,6 +608,32 @@ BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS workspace_permissions_no_delete BEFORE DELETE ON workspace_permissions
 BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 `,
+	// What evidence saw of the code it cites, when it was recorded (see
+	// domain.Observation): a side table, since evidence rows are never
+	// updated. Rows are append-only like the evidence they belong to; a
+	// card is checked against them when palace serves it. IF NOT EXISTS: it
+	// holds whatever the entry's number.
+	`
+CREATE TABLE IF NOT EXISTS evidence_observations (
+	evidence_id  TEXT NOT NULL REFERENCES evidence(id),
+	n            INTEGER NOT NULL CHECK (n >= 0),
+	kind         TEXT NOT NULL CHECK (kind IN ('lines','file','symbol')),
+	path         TEXT NOT NULL CHECK (length(path) > 0),
+	line_start   INTEGER NOT NULL DEFAULT 0,
+	line_end     INTEGER NOT NULL DEFAULT 0,
+	symbol       TEXT NOT NULL DEFAULT '',
+	lines_sha256 TEXT NOT NULL DEFAULT '',
+	git_commit   TEXT NOT NULL DEFAULT '',
+	observed_at  TEXT NOT NULL,
+	UNIQUE (evidence_id, n),
+	CHECK (kind != 'lines' OR (line_start >= 1 AND line_end >= line_start AND length(lines_sha256) = 64)),
+	CHECK (kind != 'symbol' OR length(symbol) > 0)
+);
+CREATE TRIGGER IF NOT EXISTS evidence_observations_no_update BEFORE UPDATE ON evidence_observations
+BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS evidence_observations_no_delete BEFORE DELETE ON evidence_observations
+BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -64,6 +64,7 @@ type Store struct {
 	selections selectionCache
 	evidence   evidenceCache
 	rowids     rowidCache
+	citations  citationCache
 	// closing is set by Close, so the last write does not refill caches.
 	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).

@@ -24,9 +24,15 @@ func newAuditCmd(g *globals) *cobra.Command {
 		Short: "Audit authoritative cards: lanes, salience, 30-day counts, warnings, suggested actions",
 		Long: `List every authoritative card with the lane and render form it gets where it fits
 best, its salience and breakdown, its 30-day injection counts and adoption
-signals, review and expiry dates, warnings (contested, overbroad_scope, cooling,
-stale, review_due, expired, never_applied, conflict, contradicted, turned_down)
-and suggested actions. Contested cards come first. Read-only.
+signals, review and expiry dates, warnings (contested, stale, overbroad_scope,
+cooling, idle, review_due, expired, never_applied, conflict, contradicted,
+turned_down) and suggested actions. Contested cards come first. Read-only.
+
+A card is stale when code its evidence cites changed or vanished since the
+evidence saw it (checked against its newest code-citing verification, else
+its supporting evidence), or when its review date or expiry passed. Stale
+cards are listed again in their own section with the repair: re-verify
+(palace verify ID) or demote; for a date, a new date.
 
 --candidates lists the candidate cards instead, oldest first, marking those
 older than --candidate-days (default $PALACE_CANDIDATE_DAYS, else 30) or past
@@ -111,8 +117,35 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 			fmt.Fprintf(w, "  suggest %s: %s\n    %s\n", s.Action, escapeControls(s.Why), p.dim(s.Command))
 		}
 	}
+	printStaleSection(w, rep.Stale)
 	fmt.Fprintf(w, "\n%s\n", p.dim(fmt.Sprintf("%s audited · core %d · scoped %d · ref_only %d · inspector_only %d · lanes where each card fits best · A/S/T/V = applied/skipped/trimmed/viewed",
 		plural(rep.Audited, "card"), rep.Lanes[domain.LaneCore], rep.Lanes[domain.LaneScoped], rep.Lanes[domain.LaneRefOnly], rep.Lanes[domain.LaneInspectorOnly])))
+}
+
+// printStaleSection lists the stale cards with what changed and the
+// commands that repair each.
+func printStaleSection(w io.Writer, cards []host.AuditStaleCard) {
+	if len(cards) == 0 {
+		return
+	}
+	p := newPainter(w)
+	head := "stale: 1 card no longer matches what it rests on"
+	if len(cards) > 1 {
+		head = fmt.Sprintf("stale: %d cards no longer match what they rest on", len(cards))
+	}
+	fmt.Fprintf(w, "\n%s\n", p.paint("33", head))
+	for _, c := range cards {
+		fmt.Fprintf(w, "  %s %s %s\n", c.ID, p.tier(c.Tier), escapeControls(truncate(c.Statement, 60)))
+		for _, sc := range c.Stale.Citations {
+			fmt.Fprintf(w, "    %s: %s since %s saw it\n", escapeControls(orDash(sc.SourceRef)), escapeControls(sc.Detail), sc.EvidenceID)
+		}
+		if len(c.Stale.Citations) == 0 {
+			fmt.Fprintf(w, "    %s\n", escapeControls(c.Stale.Reason))
+		}
+		for _, r := range c.Repair {
+			fmt.Fprintf(w, "    repair %s: %s\n      %s\n", r.Action, escapeControls(r.Why), p.dim(r.Command))
+		}
+	}
 }
 
 // signalsCell is a card's adoption signals in a table cell: "used 2 ·

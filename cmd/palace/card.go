@@ -120,6 +120,10 @@ func printCard(w io.Writer, c host.Card) {
 		fmt.Fprintf(t, "  contested\tsince %s: %s\n", c.Contest.Since, escapeControls(c.Contest.Detail()))
 		fmt.Fprintf(t, "  to do\t%s\n", c.Contest.Action)
 	}
+	if c.Stale != nil {
+		fmt.Fprintf(t, "  stale\t%s\n", escapeControls(c.Stale.Reason))
+		fmt.Fprintf(t, "  to do\t%s\n", c.Stale.Action)
+	}
 	t.Flush()
 	for _, l := range c.Links {
 		ref := l.SourceRef

@@ -22,6 +22,7 @@ import (
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -32,9 +33,9 @@ const (
 	// a card is flagged as cooling.
 	auditTrimCooling = 4
 	auditSkipCooling = 6
-	// auditStaleDays is how long a card may go without being applied or
-	// changed before it is flagged stale.
-	auditStaleDays = pack.StaleDays
+	// auditIdleDays is how long a card may go without being applied or
+	// changed before it is flagged idle.
+	auditIdleDays = pack.StaleDays
 	// auditNeverAppliedDays is how old a never-applied card must be to be flagged.
 	auditNeverAppliedDays = 30
 	// auditFoundationalApplied is the 30-day applied count from which a
@@ -43,7 +44,7 @@ const (
 )
 
 // Warnings are the warning codes an audit row may carry.
-var Warnings = []string{"contested", "overbroad_scope", "cooling", "stale", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
+var Warnings = []string{"contested", "stale", "overbroad_scope", "cooling", "idle", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
 // Actions are the eight governed actions of `palace audit action`.
 var Actions = []string{
@@ -73,6 +74,9 @@ type Config struct {
 	AnchorRef func(ctx context.Context, id string) pack.AnchorRef
 	// StampFileState fills in how git sees the policy file that decided.
 	StampFileState func(ctx context.Context, d *policies.Decision)
+	// Stale checks the code the cards of this checkout cite, and their
+	// review and expiry dates: the stale ones, by id.
+	Stale func(ctx context.Context, cards []domain.Card) (map[string]*pack.ItemStale, error)
 }
 
 // Auditor audits one palace from one workspace.
@@ -100,12 +104,16 @@ type Report struct {
 	AsOf string `json:"as_of"`
 	// Audited counts the authoritative cards examined before the lane and
 	// warning filters; Lanes counts them per lane.
-	Audited     int                 `json:"audited"`
-	Lanes       map[domain.Lane]int `json:"lanes"`
-	Warnings    map[string]int      `json:"warnings"`
-	Rows        []Row               `json:"rows"`
-	ScopePolicy policies.Decision   `json:"scope_policy"`
-	LanesPolicy policies.Decision   `json:"lanes_policy"`
+	Audited  int                 `json:"audited"`
+	Lanes    map[domain.Lane]int `json:"lanes"`
+	Warnings map[string]int      `json:"warnings"`
+	Rows     []Row               `json:"rows"`
+	// Stale are the rows' cards whose cited code changed (or whose review
+	// date or expiry passed), each with its repairs: their own section,
+	// since each waits for a person to re-verify or demote it.
+	Stale       []StaleCard       `json:"stale"`
+	ScopePolicy policies.Decision `json:"scope_policy"`
+	LanesPolicy policies.Decision `json:"lanes_policy"`
 }
 
 // Row is one card of the audit. Lane, RenderForm and Salience are the
@@ -145,6 +153,22 @@ type Row struct {
 	Signals30d map[string]int `json:"signals_30d,omitempty"`
 	// Contest is set when the card is contested (such rows come first).
 	Contest *pack.ItemContest `json:"contest,omitempty"`
+	// Stale is set when the code the card's evidence saw changed, or its
+	// review date or expiry passed.
+	Stale *pack.ItemStale `json:"stale,omitempty"`
+}
+
+// StaleCard is one card of the audit's stale section.
+type StaleCard struct {
+	ID        string         `json:"id"`
+	Statement string         `json:"statement"`
+	Tier      domain.Tier    `json:"tier"`
+	Anchor    pack.AnchorRef `json:"anchor"`
+	// Stale says what changed: each cited file and the change, or the
+	// date that passed.
+	Stale *pack.ItemStale `json:"stale"`
+	// Repair are the actions that clear it.
+	Repair []Suggestion `json:"repair"`
 }
 
 // Warning is one finding about a card.
@@ -201,7 +225,7 @@ func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 		return Report{}, err
 	}
 	now := a.cfg.Now()
-	rep := Report{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []Row{}}
+	rep := Report{AsOf: store.FormatTime(now), Audited: len(cards), Lanes: map[domain.Lane]int{}, Warnings: map[string]int{}, Rows: []Row{}, Stale: []StaleCard{}}
 	for _, l := range domain.Lanes {
 		rep.Lanes[l] = 0
 	}
@@ -224,8 +248,32 @@ func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 			continue
 		}
 		rep.Rows = append(rep.Rows, r)
+		if r.Stale != nil {
+			rep.Stale = append(rep.Stale, StaleCard{ID: r.ID, Statement: r.Statement, Tier: r.Tier, Anchor: r.Anchor, Stale: r.Stale, Repair: staleRepair(r.ID, r.Stale)})
+		}
 	}
 	return rep, nil
+}
+
+// staleRepair are the actions that clear a card's staleness: for changed
+// code, a new verification against the code now or a demotion; for a
+// date, a new date or retirement.
+func staleRepair(id string, st *pack.ItemStale) []Suggestion {
+	var out []Suggestion
+	if len(st.Citations) > 0 {
+		out = append(out,
+			Suggestion{Action: "verify", Why: "the card still holds for the code as it is now: record a verification against it",
+				Command: "palace verify " + id},
+			Suggestion{Action: "demote", Why: "the change contradicts the card",
+				Command: "palace demote " + id + " --counterexample EV --reason \"…\""})
+	}
+	if st.Expired != "" {
+		out = append(out, Suggestion{Action: "set_expiry", Why: "extend the expiry if it still holds", Command: auditCommand(id, "set_expiry")},
+			Suggestion{Action: "revoke", Why: "retire it if it no longer holds", Command: auditCommand(id, "revoke")})
+	} else if st.ReviewDue != "" {
+		out = append(out, Suggestion{Action: "set_review_after", Why: "confirm it still holds and set the next review date", Command: auditCommand(id, "set_review_after")})
+	}
+	return out
 }
 
 // auditCard is one audited card with what the policies said of it.
@@ -261,6 +309,10 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 		return nil, hosterr.Internal(err, "audit: count links")
 	}
 	contests, err := a.cfg.OpenContests(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	stale, err := a.cfg.Stale(ctx, cards)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +409,15 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 				{Action: "resolve", Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},
 			}, r.Suggested...)
 		}
+		if st := stale[c.card.ID]; st != nil {
+			r.Stale = st
+			// A passed date has its own warning (review_due, expired).
+			if len(st.Citations) > 0 {
+				code := &pack.ItemStale{Citations: st.Citations, Reason: st.Reason}
+				r.Warnings = append([]Warning{{"stale", "the code it cites changed: " + staleness.CodeReason(code)}}, r.Warnings...)
+				r.Suggested = append(staleRepair(c.card.ID, code), r.Suggested...)
+			}
+		}
 		rows[i] = r
 	}
 	slices.SortStableFunc(rows, func(x, y Row) int {
@@ -436,8 +497,8 @@ func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Wa
 		suggest["set_expiry"] = "extend the expiry if it still holds"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}
-	if r.Counts30d.Applied == 0 && r.AgeDays >= auditStaleDays {
-		warn = append(warn, Warning{"stale", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
+	if r.Counts30d.Applied == 0 && r.AgeDays >= auditIdleDays {
+		warn = append(warn, Warning{"idle", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
 		suggest["set_review_after"] = "confirm it still holds and set the next review date"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}

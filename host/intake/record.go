@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/limits"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/store"
 )
 
@@ -52,6 +53,10 @@ type Evidence struct {
 	// DuplicateOf names the original when this row repeats its content
 	// (recorded with AllowDuplicate, or marked when the palace migrated).
 	DuplicateOf string `json:"duplicate_of,omitempty"`
+	// Observed is what the evidence saw of the code its source_ref cites
+	// (the lines' hash, the file, a symbol's definition, and the commit),
+	// which palace checks the cards resting on it against.
+	Observed []domain.Observation `json:"observed,omitempty"`
 }
 
 // Record validates req and appends one evidence row. The same content at
@@ -62,6 +67,8 @@ func (h *Intake) Record(ctx context.Context, req RecordRequest) (Evidence, error
 	if err != nil {
 		return Evidence{}, err
 	}
+	var heads headCache
+	obs := h.observe(ctx, &heads, ev, kind)
 	var a store.Anchor
 	var out Evidence
 	err = h.store.Tx(ctx, func(tx *store.Tx) error {
@@ -70,8 +77,11 @@ func (h *Intake) Record(ctx context.Context, req RecordRequest) (Evidence, error
 			return err
 		}
 		ev.AnchorID = a.ID
-		out, err = h.InsertDistinct(ctx, tx, ev, req.AllowDuplicate)
-		return err
+		if out, err = h.InsertDistinct(ctx, tx, ev, req.AllowDuplicate); err != nil || out.Existing || len(obs) == 0 {
+			return err
+		}
+		out.Observed = obs
+		return tx.InsertObservations(ctx, obs)
 	})
 	if err != nil {
 		return Evidence{}, internal(err, "record evidence")
@@ -105,6 +115,34 @@ func (h *Intake) InsertDistinct(ctx context.Context, tx *store.Tx, ev domain.Evi
 		return Evidence{Evidence: ev, DuplicateOf: orig}, nil
 	}
 	return Evidence{Evidence: ev}, nil
+}
+
+// headCache asks git for HEAD once per record or batch, and only when
+// some evidence cites a file.
+type headCache struct {
+	done bool
+	head string
+}
+
+// observe is what ev saw of the code its source_ref cites in this
+// checkout, when it is anchored to the checkout or its repository (a
+// global row is read from every repository, where the path means
+// nothing).
+func (h *Intake) observe(ctx context.Context, heads *headCache, ev domain.Evidence, kind domain.AnchorKind) []domain.Observation {
+	if !h.loc.InGit || kind == domain.AnchorGlobal || ev.SourceRef == "" {
+		return nil
+	}
+	o, ok := staleness.Observe(h.loc.Worktree, "", ev.ID, ev.SourceRef, ev.CreatedAt)
+	if !ok {
+		return nil
+	}
+	// git is asked only once a cited file was found: most source refs
+	// name notes, URLs or files elsewhere.
+	if !heads.done {
+		heads.head, heads.done = staleness.Head(ctx, h.loc.Worktree), true
+	}
+	o.Commit = heads.head
+	return []domain.Observation{o}
 }
 
 // PrepareEvidence validates req (fields named with prefix, e.g. "line 7: ")
@@ -220,14 +258,16 @@ func (h *Intake) RecordBatch(ctx context.Context, r io.Reader, name string, defa
 		ev       domain.Evidence
 		kind     domain.AnchorKind
 		allowDup bool
+		obs      []domain.Observation
 	}
 	var rows []row
+	var heads headCache
 	err := readRecordLines(r, name, defaults, func(lineNo int, req RecordRequest) error {
 		ev, kind, err := h.PrepareEvidence(req, fmt.Sprintf("%s:%d: ", name, lineNo))
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{ev, kind, req.AllowDuplicate})
+		rows = append(rows, row{ev, kind, req.AllowDuplicate, h.observe(ctx, &heads, ev, kind)})
 		return nil
 	})
 	if err != nil {
@@ -253,6 +293,7 @@ func (h *Intake) RecordBatch(ctx context.Context, r io.Reader, name string, defa
 			// then the duplicates they include are marked.
 			anchors := map[domain.AnchorKind]string{}
 			fresh := make([]domain.Evidence, 0, len(batch))
+			var obs []domain.Observation
 			var dups []store.Duplicate
 			for _, r := range batch {
 				id, ok := anchors[r.kind]
@@ -277,9 +318,13 @@ func (h *Intake) RecordBatch(ctx context.Context, r io.Reader, name string, defa
 					originals[key] = r.ev.ID
 				}
 				fresh = append(fresh, r.ev)
+				obs = append(obs, r.obs...)
 				ids = append(ids, r.ev.ID)
 			}
 			if err := tx.InsertEvidenceRows(ctx, fresh); err != nil {
+				return err
+			}
+			if err := tx.InsertObservations(ctx, obs); err != nil {
 				return err
 			}
 			return tx.MarkDuplicates(ctx, dups)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
@@ -426,6 +427,9 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 	stamp := store.FormatTime(a.now)
 	for _, cand := range a.items {
 		c := cand.card
+		if cand.stale != nil && len(cand.stale.Citations) > 0 {
+			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s rests on code that changed: %s; re-verify it (palace verify %s) or demote it", c.ID, staleness.CodeReason(cand.stale), c.ID), []string{c.ID}})
+		}
 		if c.ReviewAfter != "" && c.ReviewAfter <= stamp {
 			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s was due for review %s", c.ID, c.ReviewAfter[:10]), []string{c.ID}})
 		} else if cand.counts.Applied == 0 && cand.ageDays >= StaleDays {

@@ -170,6 +170,10 @@ type Item struct {
 	// reference with this warning, never inline, until it is resolved or
 	// demoted.
 	Contest *ItemContest `json:"contest,omitempty"`
+	// Stale is set when the code the card's evidence saw changed, or its
+	// review date passed: it renders with this warning and loses
+	// StalePenalty salience against fresh cards.
+	Stale *ItemStale `json:"stale,omitempty"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).

@@ -38,6 +38,8 @@ type candidate struct {
 	// contests are the card's open contests: it stays out of the inline
 	// lanes while there are any.
 	contests []store.Contest
+	// stale says why the card no longer matches its cited code or dates.
+	stale *ItemStale
 }
 
 // assembly is one context request in the making.
@@ -86,6 +88,9 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 	pl.stampFileState(ctx, &a.pack.Policy.Scope)
 	pl.stampFileState(ctx, &a.pack.Policy.Lanes)
 	if err := pl.applyContests(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := pl.applyStaleness(ctx, a); err != nil {
 		return nil, err
 	}
 	pl.arrange(a)
@@ -411,6 +416,7 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
 		it.Contest = ContestOf(c.contests)
+		it.Stale = c.stale
 		// A foundational card in full past its cap renders compact: its
 		// standing keeps it inline, not its length.
 		if it.LaneForm == "inline_full" && it.Persistence == "foundational" &&

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -69,24 +70,83 @@ func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest
 	}
 	res.Policy = d
 	var ids []string
+	var cardsIn []TriggerCard
 	for _, m := range matches {
 		if applies[m.Card.ID] {
 			res.Matches = append(res.Matches, m)
 			ids = append(ids, m.Card.ID)
+			cardsIn = append(cardsIn, m.Card)
 		} else {
 			res.OutOfScope++
 		}
 	}
+	res.Matches = oneOfEachStatement(res.Matches)
 	if len(ids) > 0 {
 		open, err := pl.openContests(ctx, ids)
 		if err != nil {
 			return Hints{}, err
 		}
+		stale, err := pl.StaleOf(ctx, cardsIn)
+		if err != nil {
+			return Hints{}, err
+		}
 		for i, m := range res.Matches {
 			res.Matches[i].Contest = ContestOf(open[m.Card.ID])
+			res.Matches[i].Stale = stale[m.Card.ID]
 		}
 	}
 	return res, nil
+}
+
+// oneOfEachStatement keeps, on each line, one match per statement: a card
+// and its published copy (or two cards stating the same) match the same
+// lines, and a pack counts them once, keeping the innermost anchor's
+// (worktree, then repo, then global; then the smaller id). matches are
+// sorted by line and stay so.
+func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
+	out := matches[:0]
+	for i := 0; i < len(matches); {
+		j := i
+		for j < len(matches) && matches[j].Line == matches[i].Line {
+			j++
+		}
+		best := map[string]int{}
+		for k := i; k < j; k++ {
+			m := matches[k]
+			key := m.Card.NormalizedStatement()
+			if b, ok := best[key]; !ok || innerCard(m.Card, matches[b].Card) {
+				best[key] = k
+			}
+		}
+		for k := i; k < j; k++ {
+			if key := matches[k].Card.NormalizedStatement(); best[key] == k {
+				out = append(out, matches[k])
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// innerCard says whether x wins over y among cards stating the same.
+func innerCard(x, y TriggerCard) bool {
+	rx, ry := anchorKindRank(x.Anchor.Kind), anchorKindRank(y.Anchor.Kind)
+	if rx != ry {
+		return rx < ry
+	}
+	return x.ID < y.ID
+}
+
+func anchorKindRank(kind string) int {
+	switch domain.AnchorKind(kind) {
+	case domain.AnchorWorktree:
+		return 0
+	case domain.AnchorRepo:
+		return 1
+	case domain.AnchorGlobal:
+		return 2
+	}
+	return 3
 }
 
 // TaggedCards returns the cards of set (compiled fresh when nil) with an
@@ -111,7 +171,15 @@ func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsR
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] }), nil
+	tagged = slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] })
+	// A card and its published copy are one card, the innermost shown.
+	best := map[string]TriggerCard{}
+	for _, c := range tagged {
+		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
+			best[c.NormalizedStatement()] = c
+		}
+	}
+	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return best[c.NormalizedStatement()].ID != c.ID }), nil
 }
 
 // cardsApply asks the scope policy, in one batch, whether each card applies

@@ -21,12 +21,13 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
-// Config is what a Pipeline needs of the palace it serves. Every field is
-// required.
+// Config is what a Pipeline needs of the palace it serves. Every field but
+// Freshness is required.
 type Config struct {
 	Store *store.Store
 	// Loc is the workspace the requests are about.
@@ -49,6 +50,8 @@ type Config struct {
 	// TelemetryCutoff is the oldest time whose raw request records are
 	// kept.
 	TelemetryCutoff func() string
+	// Freshness looks at the code cards cite (nil: none is looked at).
+	Freshness *staleness.Checker
 }
 
 // Pipeline serves packs, briefs and hints for one palace and workspace.
@@ -62,12 +65,14 @@ type Pipeline struct {
 	remember        func(rendered string)
 	promoteGate     func(context.Context, domain.Card, []domain.Link) (bool, map[string]int)
 	telemetryCutoff func() string
+	freshness       *staleness.Checker
 }
 
 // New returns the pipeline of cfg.
 func New(cfg Config) *Pipeline {
 	return &Pipeline{store: cfg.Store, loc: cfg.Loc, now: cfg.Now, policies: cfg.Policies, stampFileState: cfg.StampFileState,
-		remember: cfg.Remember, promoteGate: cfg.PromoteGate, telemetryCutoff: cfg.TelemetryCutoff}
+		remember: cfg.Remember, promoteGate: cfg.PromoteGate, telemetryCutoff: cfg.TelemetryCutoff,
+		freshness: cfg.Freshness}
 }
 
 func (pl *Pipeline) stamp() string { return store.FormatTime(pl.now()) }

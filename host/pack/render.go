@@ -113,6 +113,9 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 		} else {
 			b.WriteString(" · " + countNoun(max(it.CitationCount, len(it.Citations)), "citation"))
 		}
+		if it.Stale != nil {
+			b.WriteString(staleLine(it.ID, it.Stale))
+		}
 		b.WriteString("\n")
 		if form == domain.FormInlineFull && strings.TrimSpace(it.Content) != "" {
 			for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
@@ -134,6 +137,9 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 			// A contested card keeps its own statement, so the warning is
 			// read against what it contests, never in its place.
 			b.WriteString(": " + oneLine(it.Statement) + " · **contested**: " + contestLine(it.Contest))
+		}
+		if it.Stale != nil {
+			b.WriteString(staleLine(it.ID, it.Stale))
 		}
 		b.WriteString("\n")
 	}

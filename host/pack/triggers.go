@@ -44,6 +44,21 @@ type TriggerCard struct {
 	Persistence domain.Persistence `json:"persistence"`
 	Scope       domain.Scope       `json:"scope"`
 	Trigger     domain.Trigger     `json:"trigger"`
+	// ReviewAfter is the card's review date (a card past it is stale).
+	ReviewAfter string `json:"review_after,omitempty"`
+	// norm is the normalized statement: a card and its published copy
+	// (or any two cards stating the same) are one piece of knowledge, and
+	// an editor shows it once, as a pack renders it once.
+	norm string
+}
+
+// NormalizedStatement is the card's statement as duplicates are found
+// by (domain.NormalizeStatement).
+func (c TriggerCard) NormalizedStatement() string {
+	if c.norm != "" {
+		return c.norm
+	}
+	return domain.NormalizeStatement(c.Statement)
 }
 
 // Label is the short form editors show inline: "‹qi› statement".
@@ -164,6 +179,7 @@ func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*Tri
 		t.cards = append(t.cards, TriggerCard{
 			ID: c.ID, Statement: c.Statement, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
 			Anchor: pl.anchorRef(ctx, c.AnchorID), Persistence: c.Persistence, Scope: c.Scope, Trigger: c.Trigger,
+			ReviewAfter: c.ReviewAfter, norm: c.StatementNorm,
 		})
 		for _, tag := range slices.Concat(tr.Intents, tr.ToolNeeds) {
 			k := strings.ToLower(strings.TrimSpace(tag))
@@ -377,6 +393,9 @@ type TriggerMatch struct {
 	// Contest is set when the card is contested: editors warn on the line
 	// instead of hinting.
 	Contest *ItemContest `json:"contest,omitempty"`
+	// Stale is set when the code the card's evidence saw changed (or its
+	// review date passed): editors warn on the line.
+	Stale *ItemStale `json:"stale,omitempty"`
 }
 
 // Match finds, for every line of text, the cards whose trigger patterns

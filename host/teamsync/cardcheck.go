@@ -58,31 +58,7 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 		rep.Checked = append(rep.Checked, f.path)
 	}
 	rep.Findings = append(rep.Findings, decodeChecked(files)...)
-	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
-	known := h.cardIDsInDir(files)
-	for _, f := range files {
-		if f.parsed == nil {
-			continue
-		}
-		if o := f.parsed.Card.OriginCard; o != "" && !known[o] {
-			rep.Findings = append(rep.Findings, cardfile.Finding{Path: f.path, Line: f.parsed.Line("origin_card"), Col: 1,
-				Code: cardfile.CodeReference, Severity: cardfile.SeverityError, CardID: f.parsed.Card.ID,
-				Message: fmt.Sprintf("origin_card %s names no card file of %s: remove the line (a card published from a worktree keeps its origin on that machine)", o, cardfile.Dir)})
-		}
-		if !domain.Status(f.parsed.Card.Status).Authoritative() {
-			continue
-		}
-		fc := f.parsed.Card
-		// A check decides nothing, so a team's policy being edited in the
-		// same change may judge the file (allowLocal).
-		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, "promote", fc.Status, fileReviewer(fc), true)
-		if !g.Allow {
-			rep.Findings = append(rep.Findings, cardfile.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
-				Code: cardfile.CodeGate, Severity: cardfile.SeverityError, CardID: fc.ID,
-				Message: fmt.Sprintf("status %s is not allowed by the gate for the evidence this file carries (%s): cite the evidence the gate needs, or set status: candidate",
-					fc.Status, strings.Join(g.Reasons, "; "))})
-		}
-	}
+	rep.Findings = append(rep.Findings, h.gateFindings(ctx, files)...)
 	if !req.Staged && len(req.Paths) == 0 && h.loc.InGit {
 		// A file sync would not read is worth saying before it is
 		// committed on the wrong belief.
@@ -101,6 +77,52 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 		}
 	}
 	return rep, nil
+}
+
+// CheckCardBuffer checks one card file's text as CheckCards checks a file
+// (format, limits, secrets, the status it claims against the gate), for
+// an editor's buffer: path names it (its base must be the card's id and
+// .md), data is what the editor holds. Ids declared by other files are not
+// compared. Findings are in line order.
+func (h *Team) CheckCardBuffer(ctx context.Context, path string, data []byte) []cardfile.Finding {
+	f := &checkFile{id: strings.TrimSuffix(filepath.Base(path), cardfile.Ext), path: path, data: data}
+	fs := decodeChecked([]*checkFile{f})
+	fs = append(fs, h.gateFindings(ctx, []*checkFile{f})...)
+	sortFindings(fs)
+	return fs
+}
+
+// gateFindings checks what decoding cannot: an origin_card naming no card
+// file of the directory, and the status each decoded file claims against
+// the repository's gate, with the evidence it carries.
+func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.Finding {
+	var out []cardfile.Finding
+	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	known := h.cardIDsInDir(files)
+	for _, f := range files {
+		if f.parsed == nil {
+			continue
+		}
+		if o := f.parsed.Card.OriginCard; o != "" && !known[o] {
+			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("origin_card"), Col: 1,
+				Code: cardfile.CodeReference, Severity: cardfile.SeverityError, CardID: f.parsed.Card.ID,
+				Message: fmt.Sprintf("origin_card %s names no card file of %s: remove the line (a card published from a worktree keeps its origin on that machine)", o, cardfile.Dir)})
+		}
+		if !domain.Status(f.parsed.Card.Status).Authoritative() {
+			continue
+		}
+		fc := f.parsed.Card
+		// A check decides nothing, so a team's policy being edited in the
+		// same change may judge the file (allowLocal).
+		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, "promote", fc.Status, fileReviewer(fc), true)
+		if !g.Allow {
+			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
+				Code: cardfile.CodeGate, Severity: cardfile.SeverityError, CardID: fc.ID,
+				Message: fmt.Sprintf("status %s is not allowed by the gate for the evidence this file carries (%s): cite the evidence the gate needs, or set status: candidate",
+					fc.Status, strings.Join(g.Reasons, "; "))})
+		}
+	}
+	return out
 }
 
 func sortFindings(fs []cardfile.Finding) {

@@ -26,3 +26,16 @@ func Format(path string, line, col int, code string, sev Severity, msg string) s
 	}
 	return fmt.Sprintf("%s:%d:%d: %s %s", path, line, col, code, msg)
 }
+
+// Located is a finding as an editor places it: every checker's finding
+// converts to it (a Located method), and the language server turns it
+// into a diagnostic in one place, so a mailbox line, a card file and a
+// policy file are marked the same way.
+type Located struct {
+	// Line and Col are 1-based (Col in bytes of the line); EndCol is
+	// exclusive, 0 for "to the end of the line".
+	Line, Col, EndCol int
+	Code              string
+	Severity          Severity
+	Message           string
+}

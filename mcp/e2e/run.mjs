@@ -26,7 +26,7 @@ if (!process.argv[2] && !process.env.PALACE_BIN) {
   process.exit(2);
 }
 
-const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_feedback', 'palace_gate', 'palace_link', 'palace_mailbox_file', 'palace_record', 'palace_research'];
+const AGENT_TOOLS = ['palace_brief', 'palace_cards', 'palace_context', 'palace_distill', 'palace_feedback', 'palace_gate', 'palace_link', 'palace_mailbox_file', 'palace_record', 'palace_research', 'palace_verify'];
 const HUMAN_ONLY = ['palace_audit_action', 'palace_demote', 'palace_promote', 'palace_publish', 'palace_resolve', 'palace_retire'];
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'palace-mcp-e2e-')));

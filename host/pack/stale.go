@@ -1,0 +1,110 @@
+package pack
+
+import (
+	"context"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/staleness"
+)
+
+// ItemStale is the warning a stale card carries where it is shown: the
+// code its evidence saw changed (each file named with the change), or its
+// review date passed, and the repair.
+type ItemStale = staleness.Stale
+
+// StalePenalty is the salience a stale card loses: it still renders, with
+// its warning, but fresh cards the request is as much about come first in
+// its lane, and the lanes' count limits and the budget push it out first.
+const StalePenalty = 10
+
+// applyStaleness looks at the code the laned cards of this checkout cite
+// and at their review dates: a stale card is marked and loses
+// StalePenalty salience (the breakdown says "stale"). Cards of another
+// repository (all_repos) are not looked at: their code is not here; nor
+// are cards the lanes left at inspector_only, which the pack shows
+// nowhere and a penalty cannot move (on the benchmark palace with 1,000
+// code-citing cards that halved the files a request stats).
+func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
+	shown := func(c *candidate) bool {
+		return c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly
+	}
+	var ids []string
+	for _, c := range a.considered {
+		if shown(c) {
+			ids = append(ids, c.card.ID)
+		}
+	}
+	code, err := pl.stale(ctx, ids)
+	if err != nil {
+		return err
+	}
+	stamp := pl.stamp()
+	for _, c := range a.considered {
+		if !shown(c) {
+			continue
+		}
+		st := staleness.Merge(code[c.card.ID], staleness.Dates(c.card, stamp))
+		if st == nil {
+			continue
+		}
+		c.stale = st
+		c.lane.Salience = max(0, c.lane.Salience-StalePenalty)
+		bd := make(map[string]int, len(c.lane.Breakdown)+1)
+		for k, v := range c.lane.Breakdown {
+			bd[k] = v
+		}
+		bd["stale"] = -StalePenalty
+		c.lane.Breakdown = bd
+		c.scope.Why = append(c.scope.Why, "stale: "+st.Reason)
+	}
+	return nil
+}
+
+// stale checks the code the cards of ids cite (nil without a checker).
+func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*ItemStale, error) {
+	if pl.freshness == nil || len(ids) == 0 {
+		return nil, nil
+	}
+	m, err := pl.freshness.Cards(ctx, pl.store, ids)
+	if err != nil {
+		return nil, internal(err, "check cited code")
+	}
+	return m, nil
+}
+
+// StaleOf checks the cards of ids as a pack would (cited code and review
+// dates), for the surfaces that show cards outside a pack (hints, hover):
+// by id, only the stale ones.
+func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*ItemStale, error) {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	code, err := pl.stale(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	stamp := pl.stamp()
+	var out map[string]*ItemStale
+	for _, c := range cards {
+		st := staleness.Merge(code[c.ID], staleness.Dates(domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}, stamp))
+		if st == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]*ItemStale{}
+		}
+		out[c.ID] = st
+	}
+	return out, nil
+}
+
+// staleLine is the warning a rendered item carries: the reason (each file
+// and its change, or the date) and, for changed code, the short repair.
+func staleLine(id string, st *ItemStale) string {
+	s := " · **stale**: " + oneLine(st.Reason)
+	if len(st.Citations) > 0 {
+		s += " — re-verify (`palace verify " + id + "`) or demote"
+	}
+	return s
+}

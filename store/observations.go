@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/palacehq/palace/domain"
+)
+
+// InsertObservations appends what evidence saw of the code it cites, in
+// the transaction that records the evidence. Rows are append-only (the
+// schema refuses UPDATE and DELETE).
+func (tx *Tx) InsertObservations(ctx context.Context, obs []domain.Observation) error {
+	for _, o := range obs {
+		if _, err := tx.exec(ctx, `INSERT INTO evidence_observations(evidence_id, n, kind, path, line_start, line_end, symbol, lines_sha256, git_commit, observed_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			o.EvidenceID, o.N, o.Kind, o.Path, o.LineStart, o.LineEnd, o.Symbol, o.LinesSHA256, o.Commit, o.ObservedAt); err != nil {
+			return fmt.Errorf("insert observation %d of %s: %w", o.N, o.EvidenceID, err)
+		}
+	}
+	return nil
+}
+
+// Observations reads the observations of evidence rows, by evidence id, in
+// their order.
+func (s *Store) Observations(ctx context.Context, evidenceIDs []string) (map[string][]domain.Observation, error) {
+	out := map[string][]domain.Observation{}
+	for len(evidenceIDs) > 0 {
+		n := min(len(evidenceIDs), 500)
+		chunk := evidenceIDs[:n]
+		evidenceIDs = evidenceIDs[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT `+observationCols+` FROM evidence_observations
+			WHERE evidence_id IN (`+placeholders(len(chunk))+`) ORDER BY evidence_id, n`, anySlice(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read observations: %w", err)
+		}
+		for rows.Next() {
+			var o domain.Observation
+			if err := scanObservation(rows, &o); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[o.EvidenceID] = append(out[o.EvidenceID], o)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read observations: %w", err)
+		}
+	}
+	return out, nil
+}
+
+const observationCols = `evidence_id, n, kind, path, line_start, line_end, symbol, lines_sha256, git_commit, observed_at`
+
+func scanObservation(rows interface{ Scan(...any) error }, o *domain.Observation) error {
+	if err := rows.Scan(&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt); err != nil {
+		return fmt.Errorf("read observations: %w", err)
+	}
+	return nil
+}
+
+// CodeCitation is one observation of code by evidence linked to a card in
+// a role that vouches for it (supporting or verification).
+type CodeCitation struct {
+	Role domain.Role
+	// EvidenceAt is the evidence's recording time and EvidenceSeq its
+	// rowid, which orders evidence recorded in the same millisecond.
+	EvidenceAt  string
+	EvidenceSeq int64
+	SourceRef   string
+	domain.Observation
+}
+
+// CodeCitations returns, for every card with supporting or verification
+// evidence that observed code, those observations, by card id, in
+// evidence order. The whole map is kept in memory under the links'
+// version and the largest observation rowid (observations are
+// append-only), so a context request pays a version read, not a join per
+// candidate: the map holds one entry per code-citing card (1,000 of them
+// ~150 KB), which is what keeps the staleness check inside the context
+// targets (BENCHMARKS.md, "cards that cite code").
+func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, error) {
+	var v citationVersion
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM link_version), coalesce((SELECT max(rowid) FROM card_links), 0),
+		coalesce((SELECT max(rowid) FROM evidence_observations), 0)`).Scan(&v.links, &v.maxLink, &v.maxObservation); err != nil {
+		return nil, fmt.Errorf("read code citations version: %w", err)
+	}
+	if m, ok := s.citations.get(v); ok {
+		return m, nil
+	}
+	out := map[string][]CodeCitation{}
+	if v.maxObservation > 0 {
+		// CROSS JOIN keeps the observations the outer loop (a few rows
+		// per code-citing card, each probing card_links by evidence and
+		// evidence by id): left to itself SQLite walked card_links in
+		// card order to spare the sort, every link of the palace — 6.5 s
+		// at 100k cards, measured.
+		rows, err := s.db.QueryContext(ctx, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
+			o.evidence_id, o.n, o.kind, o.path, o.line_start, o.line_end, o.symbol, o.lines_sha256, o.git_commit, o.observed_at
+			FROM evidence_observations o
+			CROSS JOIN card_links l ON l.evidence_id = o.evidence_id AND l.role IN ('supporting', 'verification')
+			CROSS JOIN evidence e ON e.id = o.evidence_id
+			ORDER BY l.card_id, e.rowid, o.n`)
+		if err != nil {
+			return nil, fmt.Errorf("read code citations: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var card string
+			var c CodeCitation
+			o := &c.Observation
+			if err := rows.Scan(&card, (*string)(&c.Role), &c.EvidenceAt, &c.EvidenceSeq, &c.SourceRef,
+				&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt); err != nil {
+				return nil, fmt.Errorf("read code citations: %w", err)
+			}
+			out[card] = append(out[card], c)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read code citations: %w", err)
+		}
+	}
+	s.citations.put(v, out)
+	return out, nil
+}
+
+type citationVersion struct{ links, maxLink, maxObservation int64 }
+
+// citationCache holds CodeCitations' map as of one version.
+type citationCache struct {
+	mu      sync.Mutex
+	version citationVersion
+	m       map[string][]CodeCitation
+}
+
+func (c *citationCache) get(v citationVersion) (map[string][]CodeCitation, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m, c.m != nil && c.version == v
+}
+
+func (c *citationCache) put(v citationVersion, m map[string][]CodeCitation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.version = m, v
+}

@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -62,6 +62,11 @@ before(async () => {
   mkdirSync(repo, { recursive: true });
   git('init', '-q', '-b', 'main');
   git('remote', 'add', 'origin', 'git@github.com:acme/widgets.git');
+  // Code a card can cite, committed, for palace_verify.
+  mkdirSync(join(repo, 'sync'), { recursive: true });
+  writeFileSync(join(repo, 'sync', 'lock.go'), 'package sync\n\n// Guard holds the lock by pointer.\ntype Guard struct{ mu *Mutex }\n');
+  git('add', 'sync/lock.go');
+  git('commit', '-q', '-m', 'lock');
   const seen = palaceJSON(['record', '--content', 'without WAL the tests flake with database is locked', '--field', 'storage']).id;
   fixed = palaceJSON(['record', '--content', 'with WAL 50 of 50 runs pass', '--field', 'storage']).id;
   seeded = palaceJSON(['distill', '--statement', 'Open SQLite in WAL mode', '--tier', 'qi', '--field', 'storage',
@@ -124,6 +129,9 @@ function steps(mode) {
     ['palace_mailbox_file', () => ({ class: 'question', what: `make lint needs staticcheck on PATH (${mode})`, tool: 'make lint' }), (r) => assert.match(r.id, /^[0-9a-f]{12}$/)],
     ['palace_feedback', () => ({ signal: 'used', card_id: seeded, note: 'the pack named WAL and it fixed the flake' }), () => {}],
     ['palace_research', () => ({ action: 'validate', report }), () => {}],
+    ['palace_record', () => ({ content: `Guard holds the lock by pointer (${mode})`, field: 'build', source_ref: 'sync/lock.go#L3-L4' }), (r) => { s.code = r.id; }],
+    ['palace_distill', () => ({ statement: `Hold locks by pointer (${mode} mode)`, tier: 'qi', field: 'build', supporting: [s.code] }), (r) => { s.codeCard = r.id; }],
+    ['palace_verify', () => ({ id: s.codeCard, note: 'the lines still say it' }), (r) => assert.equal(r.card.id, s.codeCard)],
   ];
   if (mode === 'agent') return agentSteps;
   return [

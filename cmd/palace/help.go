@@ -14,7 +14,7 @@ var commandGroups = []struct {
 	id, title string
 	commands  []string
 }{
-	{"everyday", "Everyday commands:", []string{"record", "distill", "context", "brief", "card", "evidence", "hints", "adopt"}},
+	{"everyday", "Everyday commands:", []string{"record", "distill", "context", "brief", "card", "evidence", "hints", "verify", "adopt"}},
 	{"lifecycle", "Card lifecycle (human mode, through the gate):", []string{"gate", "promote", "demote", "retire", "resolve", "publish"}},
 	{"team", "Team memory in git, mailbox and research:", []string{"sync", "export", "import", "cards", "mailbox", "research", "workspace"}},
 	{"inspect", "Inspect and audit:", []string{"audit", "adoption", "doctor", "policy", "plugin"}},

@@ -62,10 +62,13 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 	if !req.Staged && len(req.Paths) == 0 && h.loc.InGit {
 		// A file sync would not read is worth saying before it is
 		// committed on the wrong belief.
-		fs, _, err := h.worktreeFindings(ctx, git{dir: h.loc.Worktree}, "", nil, nil)
+		g := git{dir: h.loc.Worktree}
+		changes, err := g.changes(ctx)
 		if err != nil {
-			return rep, err
+			return rep, internal(err, "read the working tree of %s", cardfile.Dir)
 		}
+		var format string
+		fs, _ := h.worktreeFindings(changes, g.formatOf(ctx, &format), nil, nil)
 		rep.Findings = append(rep.Findings, fs...)
 	}
 	sortFindings(rep.Findings)

@@ -45,9 +45,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.format == "" {
-		p.format = p.git.objectFormat(ctx)
-	}
+	format := p.git.formatOf(ctx, &p.format)()
 	if err := repofs.MkdirAll(p.h.loc.Worktree, filepath.FromSlash(cardfile.Dir)); err != nil {
 		return classify(err, "create "+cardfile.Dir)
 	}
@@ -66,7 +64,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(b), cardfile.MaxFileBytes)}
 			return
 		}
-		out[i].blob = blobID(p.format, b)
+		out[i].blob = blobID(format, b)
 		cur, err := readWorktreeFile(p.h.loc.Worktree, rel)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -74,7 +72,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			out[i].err = err
 			return
 		default:
-			have := blobID(p.format, cur)
+			have := blobID(format, cur)
 			if have == out[i].blob {
 				return // the file holds these bytes already
 			}
@@ -136,19 +134,17 @@ func (p *plan) record(ctx context.Context) error {
 // worktree reports the card files git sees untracked or modified in the
 // working tree: sync imports committed files only. A file palace wrote and
 // nobody changed since is counted as pending a commit instead.
-func (p *plan) worktree(ctx context.Context) error {
-	fs, pending, err := p.h.worktreeFindings(ctx, p.git, p.format, func(id, blob string) bool {
+func (p *plan) worktree(ctx context.Context) {
+	exporting := make(map[string]bool, len(p.export))
+	for _, r := range p.export {
+		exporting[r.CardID] = true
+	}
+	fs, pending := p.h.worktreeFindings(p.changes, p.git.formatOf(ctx, &p.format), func(id, blob string) bool {
 		r := p.rows[id]
 		return r != nil && r.File != nil && r.File.Blob == blob
-	}, func(id string) bool {
-		return slices.ContainsFunc(p.export, func(r *store.SyncRow) bool { return r.CardID == id })
-	})
-	if err != nil {
-		return err
-	}
+	}, func(id string) bool { return exporting[id] })
 	p.rep.Findings = append(p.rep.Findings, fs...)
 	p.rep.Pending += pending
-	return nil
 }
 
 // Uncommitted lists the card files git sees untracked or modified in the
@@ -171,21 +167,21 @@ func (h *Team) Uncommitted(ctx context.Context) ([]cardfile.Finding, error) {
 			files[r.CardID] = r.Blob
 		}
 	}
-	fs, _, err := h.worktreeFindings(ctx, git{dir: h.loc.Worktree}, "", func(id, blob string) bool { return files[id] == blob }, nil)
-	return fs, err
-}
-
-// worktreeFindings lists the card files git sees untracked or modified in
-// the working tree as PC018 warnings, but for those ours says palace wrote
-// (counted as pending a commit) and those skip names.
-func (h *Team) worktreeFindings(ctx context.Context, g git, format string, ours func(id, blob string) bool, skip func(id string) bool) ([]cardfile.Finding, int, error) {
+	g := git{dir: h.loc.Worktree}
 	changes, err := g.changes(ctx)
 	if err != nil {
-		return nil, 0, internal(err, "read the working tree of %s", cardfile.Dir)
+		return nil, internal(err, "read the working tree of %s", cardfile.Dir)
 	}
-	if len(changes) > 0 && format == "" {
-		format = g.objectFormat(ctx)
-	}
+	var format string
+	fs, _ := h.worktreeFindings(changes, g.formatOf(ctx, &format), func(id, blob string) bool { return files[id] == blob }, nil)
+	return fs, nil
+}
+
+// worktreeFindings turns the card files git sees untracked or modified
+// in the working tree (changes) into PC018 warnings, but for those ours
+// says palace wrote (counted as pending a commit) and those skip names.
+// format gives the repository's object format, asked once if needed.
+func (h *Team) worktreeFindings(changes []worktreeChange, format func() string, ours func(id, blob string) bool, skip func(id string) bool) ([]cardfile.Finding, int) {
 	var out []cardfile.Finding
 	pending := 0
 	for _, c := range changes {
@@ -201,7 +197,7 @@ func (h *Team) worktreeFindings(ctx context.Context, g git, format string, ours 
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // deleted here: the committed version is what counts
 		}
-		if err == nil && ours != nil && ours(id, blobID(format, b)) {
+		if err == nil && ours != nil && ours(id, blobID(format(), b)) {
 			pending++
 			continue
 		}
@@ -215,7 +211,7 @@ func (h *Team) worktreeFindings(ctx context.Context, g git, format string, ours 
 		out = append(out, cardfile.Finding{Path: c.path, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning,
 			CardID: id, Message: msg})
 	}
-	return out, pending, nil
+	return out, pending
 }
 
 // readWorktreeFile reads rel below worktree without following a link, at

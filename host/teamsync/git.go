@@ -286,6 +286,17 @@ func (g git) objectFormat(ctx context.Context) string {
 	return strings.TrimSpace(string(out))
 }
 
+// formatOf returns the repository's object format, asked of git on the
+// first call only and kept in *cache.
+func (g git) formatOf(ctx context.Context, cache *string) func() string {
+	return func() string {
+		if *cache == "" {
+			*cache = g.objectFormat(ctx)
+		}
+		return *cache
+	}
+}
+
 // blobID is the git blob id of content b (git hash-object) in a repository
 // of object format format.
 func blobID(format string, b []byte) string {

@@ -2,7 +2,9 @@ package teamsync
 
 import (
 	"context"
+
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,32 +162,38 @@ func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 		return rep, err
 	}
 	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
+	p := &plan{h: h, rep: &rep, req: req, repoID: repoID, git: git{dir: h.loc.Worktree}}
+	// git and the palace are read at the same time: git's answers are
+	// most of a sync with nothing to do.
+	var gits errgroup.Group
+	gits.Go(func() error { return p.readHead(ctx) })
+	gits.Go(func() error {
+		var err error
+		if p.changes, err = p.git.changes(ctx); err != nil {
+			return internal(err, "read the working tree of %s", cardfile.Dir)
+		}
+		return nil
+	})
 	mark, err := h.store.EventMark(ctx)
 	if err != nil {
+		gits.Wait() //nolint:errcheck // the palace's error is the one to report
 		return rep, internal(err, "read cards to sync")
 	}
 	rows, fast, err := h.syncRows(ctx, repoID, mark, req)
+	if err == nil {
+		err = h.share(ctx, req.Share, repoID, p.index(&rows), &rows)
+	}
+	if gerr := gits.Wait(); err == nil {
+		err = gerr
+	}
 	if err != nil {
 		return rep, err
 	}
-	byID := make(map[string]*store.SyncRow, len(rows))
-	for i := range rows {
-		byID[rows[i].CardID] = &rows[i]
-	}
-	if err := h.share(ctx, req.Share, repoID, byID, &rows); err != nil {
-		return rep, err
-	}
-	g := git{dir: h.loc.Worktree}
-	p := &plan{h: h, rep: &rep, req: req, repoID: repoID, git: g, rows: byID}
-	if err := p.readHead(ctx); err != nil {
-		return rep, err
-	}
+	p.rows = p.index(&rows)
 	if err := p.classify(ctx, rows); err != nil {
 		return rep, err
 	}
-	if err := p.worktree(ctx); err != nil {
-		return rep, err
-	}
+	p.worktree(ctx)
 	if err := p.importAll(ctx); err != nil {
 		return rep, err
 	}
@@ -246,6 +254,15 @@ func (h *Team) syncRows(ctx context.Context, repoID string, mark int64, req Sync
 	return rows, false, nil
 }
 
+// index maps the rows by card id.
+func (p *plan) index(rows *[]store.SyncRow) map[string]*store.SyncRow {
+	byID := make(map[string]*store.SyncRow, len(*rows))
+	for i := range *rows {
+		byID[(*rows)[i].CardID] = &(*rows)[i]
+	}
+	return byID
+}
+
 // share marks candidate cards to be written as files.
 func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[string]*store.SyncRow, rows *[]store.SyncRow) error {
 	for _, id := range ids {
@@ -267,10 +284,6 @@ func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[
 		}
 		*rows = append(*rows, store.SyncRow{CardID: c.ID, Status: c.Status, EventSeq: 0})
 		byID[id] = &(*rows)[len(*rows)-1]
-	}
-	// The appends may have moved the rows; point the map at the new ones.
-	for i := range *rows {
-		byID[(*rows)[i].CardID] = &(*rows)[i]
 	}
 	return nil
 }
@@ -303,8 +316,10 @@ type plan struct {
 	req    SyncRequest
 	repoID string
 	git    git
-	format string // the repository's object format
+	format string // the repository's object format, read when needed
 	rows   map[string]*store.SyncRow
+	// changes are the card files git sees changed in the working tree.
+	changes []worktreeChange
 
 	head map[string]committedFile // HEAD's card files by id
 	// imports are the committed files to read into the palace, in id
@@ -327,7 +342,6 @@ func (p *plan) readHead(ctx context.Context) error {
 	if p.rep.Commit == "" {
 		return nil
 	}
-	p.format = p.git.objectFormat(ctx)
 	tree, err := p.git.tree(ctx, "HEAD")
 	if err != nil {
 		return internal(err, "read %s at HEAD", cardfile.Dir)

@@ -101,3 +101,14 @@ func (tx *Tx) SetCardStatus(ctx context.Context, id string, from, to domain.Stat
 }
 
 func (tx *Tx) InsertContest(ctx context.Context, c Contest) error { return tx.insertContest(ctx, c) }
+
+// MigrationFor is the schema version from which the migration holding
+// fragment runs (its index in migrations), -1 when none does.
+func MigrationFor(fragment string) int {
+	for i, m := range migrations {
+		if strings.Contains(m, fragment) {
+			return i
+		}
+	}
+	return -1
+}

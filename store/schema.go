@@ -608,6 +608,16 @@ BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS workspace_permissions_no_delete BEFORE DELETE ON workspace_permissions
 BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 `,
+	// Statements compare in Unicode NFC (domain.NormalizeStatement), so a
+	// card written in a decomposed spelling would be missed by the
+	// duplicate checks of new cards: every card's normalized statement is
+	// computed again with the function palace registers
+	// (registerFunctions). Rows already in that form are left alone, so
+	// the entry runs the same whatever its number, and again.
+	`
+UPDATE cards SET statement_norm = palace_statement_norm(statement)
+	WHERE statement_norm IS NOT palace_statement_norm(statement);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

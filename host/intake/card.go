@@ -44,14 +44,18 @@ type DistillRequest struct {
 }
 
 // PrepareCard validates req and builds its card (not yet stored) with the
-// anchor kind it is written to; nothing is read or written.
+// anchor kind it is written to; nothing is read or written. The statement
+// and content are kept in Unicode NFC, so one text typed on two systems is
+// one card.
 func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, error) {
 	stmt := strings.TrimSpace(req.Statement)
+	if !utf8.ValidString(stmt) || !utf8.ValidString(req.Content) {
+		return domain.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
+	}
+	stmt, req.Content = domain.NFC(stmt), domain.NFC(req.Content)
 	switch {
 	case stmt == "":
 		return domain.Card{}, "", invalid("statement", "statement is empty: pass --statement with the short wake-up form of the knowledge")
-	case !utf8.ValidString(stmt) || !utf8.ValidString(req.Content):
-		return domain.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
 	case utf8.RuneCountInString(stmt) > MaxStatementRunes:
 		return domain.Card{}, "", invalid("statement", "statement is %d characters, over %d: keep the wake-up form short and move detail to --content", utf8.RuneCountInString(stmt), MaxStatementRunes)
 	case len(req.Content) > MaxContentBytes:

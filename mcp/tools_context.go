@@ -19,7 +19,7 @@ type contextArgs struct {
 	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…; wakes cards with those intents."`
 	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use (git, make, psql…); wakes cards about them."`
 	Instructions      []string `json:"instructions,omitempty" jsonschema:"Transient instructions for this request only (a user's constraint such as 'no markdown in the answer'): rendered first, never stored."`
-	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Defaults to 8000."`
+	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Absent or 0 means the default, 8000."`
 	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian (universal law) items. Defaults to 1; 0 leaves them out."`
 	IncludeEvidence   bool     `json:"include_evidence,omitempty" jsonschema:"Add up to five raw evidence rows matching the query."`
 	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Let candidate (not yet promoted) cards compete too, labelled as not authoritative."`

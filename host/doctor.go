@@ -80,6 +80,11 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			defer st.Close()
 			// The uncommitted-files check reads what sync wrote through it.
 			h.store = st
+			if err := h.reconcileRepo(ctx); err == nil && len(h.loc.RepoAliases) > 0 {
+				add("repository spellings", "warn", fmt.Sprintf("this palace holds repository %s also as %s (recorded before remotes on %s were folded to lower case): their cards and evidence are read here; new ones are written to %s",
+					h.loc.RepoIdentity, strings.Join(h.loc.RepoAliases, ", "), strings.SplitN(h.loc.RepoIdentity, "/", 2)[0], h.loc.RepoIdentity),
+					"nothing to do; `palace sync` exports only the cards of "+h.loc.RepoIdentity)
+			}
 			r.SchemaVersion, _ = st.Version(ctx)
 			add("schema", "ok", fmt.Sprintf("version %d (this palace writes %d)", r.SchemaVersion, store.SchemaVersion), "")
 			if res, err := st.IntegrityCheck(ctx); err != nil || len(res) != 1 || res[0] != "ok" {

@@ -127,10 +127,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
-	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
-		if pl.loc.InGit || k == domain.AnchorGlobal {
-			ranks[anchor.ID(pl.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
-		}
+	for _, id := range pl.chainIDs() {
+		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.loc.KindOf(id)]
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]

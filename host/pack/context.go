@@ -352,6 +352,9 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 	if req.Field != "" {
 		req.Field = strings.TrimSpace(req.Field)
 	}
+	if err := pl.checkFileCheckout(req.File); err != nil {
+		return req, PackRequest{}, err
+	}
 	file, lang := pl.requestFile(req.File)
 	if req.Language == "" {
 		req.Language = lang

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -384,14 +385,7 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if file == "" {
 		return "", ""
 	}
-	p := file
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(pl.loc.Dir, p)
-	}
-	p = filepath.Clean(p)
-	if c, err := anchor.Canonical(p); err == nil {
-		p = c
-	}
+	p := pl.absFile(file)
 	root := pl.loc.Dir
 	if pl.loc.InGit {
 		root = pl.loc.Worktree
@@ -400,6 +394,50 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 		p = r
 	}
 	return filepath.ToSlash(p), languageOf(p)
+}
+
+// absFile is file made absolute against the host's directory, with
+// symbolic links resolved as far as it exists.
+func (pl *Pipeline) absFile(file string) string {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(pl.loc.Dir, p)
+	}
+	p = filepath.Clean(p)
+	if c, err := anchor.Canonical(p); err == nil {
+		p = c
+	}
+	return p
+}
+
+// checkFileCheckout refuses a request's file that lies in another git
+// checkout than the host's (another repository, another worktree of this
+// one, a nested repository such as a submodule): its scope and the memory
+// of its checkout are not what this request sees, so a pack for it would
+// silently be the wrong repository's. A file in no checkout at all is
+// taken as it is. The checkout is the nearest directory holding a .git
+// entry, found without running git.
+func (pl *Pipeline) checkFileCheckout(file string) error {
+	if file == "" {
+		return nil
+	}
+	p := pl.absFile(file)
+	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+		if pl.loc.InGit && dir == pl.loc.Worktree {
+			return nil
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			here := "this directory is in no git checkout"
+			if pl.loc.InGit {
+				here = "this request's checkout is " + pl.loc.Worktree
+			}
+			return invalid("file", "--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",
+				file, dir, here, dir)
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 var extLanguages = map[string]string{

@@ -76,7 +76,9 @@ func (h *Host) Mailbox() *mailbox.Mailbox {
 
 // OpenMail resolves the home and the workspace like Open, but opens no
 // database and creates nothing: mailbox commands read and write only their
-// own files. Policies load on first need (see Mail.Rules).
+// own files, but for the routing of Distribute and Waiting, which reads
+// the repository anchors of an existing database (knownCheckouts).
+// Policies load on first need (see Mail.Rules).
 func OpenMail(ctx context.Context, opts Options) (*Mail, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {

@@ -21,6 +21,11 @@ type Card struct {
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
 	Contest *ItemContest `json:"contest,omitempty"`
+	// Supersedes is the card this one replaces once authoritative
+	// (distill --from), and SupersededBy the cards that replace it; set by
+	// ShowCard.
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy []string `json:"superseded_by,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.
@@ -99,6 +104,11 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 		return Card{}, err
 	}
 	v.Contest = itemContest(open[id])
+	sup, err := h.store.Supersessions(ctx, []string{id})
+	if err != nil {
+		return Card{}, internal(err, "read card %s", id)
+	}
+	v.Supersedes, v.SupersededBy = sup[id].Supersedes, sup[id].SupersededBy
 	return v, nil
 }
 

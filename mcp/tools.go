@@ -118,6 +118,7 @@ type distillArgs struct {
 	ReviewAfter    string   `json:"review_after,omitempty" jsonschema:"Date after which the card should be reviewed, YYYY-MM-DD."`
 	ExpiresAt      string   `json:"expires_at,omitempty" jsonschema:"Date the card stops applying, YYYY-MM-DD."`
 	Reason         string   `json:"reason,omitempty" jsonschema:"Why you propose it; kept in the card's audit trail."`
+	From           string   `json:"from,omitempty" jsonschema:"A card id (kc_…) the new card supersedes, to raise its tier or restate it: its evidence is cited too, and once the new card is promoted the old one is retired."`
 	Direct         bool     `json:"direct,omitempty" jsonschema:"Human mode only: write the card straight to status, bypassing the gate (audited as direct_write)."`
 	Status         string   `json:"status,omitempty" jsonschema:"With direct: promoted or canonical."`
 }
@@ -134,7 +135,7 @@ After distilling, call palace_gate to see what a promotion would still need, and
 				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
 				Supporting: a.Supporting, Verification: a.Verification, Teaching: a.Teaching, Counterexample: a.Counterexample,
 				Persistence: a.Persistence, RenderPref: a.RenderPref, ReviewAfter: a.ReviewAfter, ExpiresAt: a.ExpiresAt,
-				Direct: a.Direct, Status: a.Status, Reason: a.Reason,
+				Direct: a.Direct, Status: a.Status, Reason: a.Reason, From: a.From,
 			}
 			req.Scope.Paths, req.Scope.Languages, req.Scope.Fields = a.ScopePaths, a.ScopeLanguages, a.ScopeFields
 			req.Trigger.Patterns, req.Trigger.Intents, req.Trigger.ToolNeeds = a.TriggerPattern, a.Intents, a.ToolNeeds

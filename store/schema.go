@@ -618,6 +618,22 @@ BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 UPDATE cards SET statement_norm = palace_statement_norm(statement)
 	WHERE statement_norm IS NOT palace_statement_norm(statement);
 `,
+	// A card may supersede another (distill --from): one append-only row
+	// per new card, written with it (WriteCards), naming the card it
+	// replaces once authoritative. IF NOT EXISTS: it holds whatever the
+	// entry's number.
+	`
+CREATE TABLE IF NOT EXISTS card_supersessions (
+	card_id    TEXT PRIMARY KEY REFERENCES cards(id),
+	supersedes TEXT NOT NULL REFERENCES cards(id) CHECK (supersedes != card_id),
+	created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS card_supersessions_old ON card_supersessions(supersedes);
+CREATE TRIGGER IF NOT EXISTS card_supersessions_no_update BEFORE UPDATE ON card_supersessions
+BEGIN SELECT RAISE(ABORT, 'card supersessions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS card_supersessions_no_delete BEFORE DELETE ON card_supersessions
+BEGIN SELECT RAISE(ABORT, 'card supersessions are append-only'); END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -14,12 +14,22 @@ import (
 func newDistillCmd(g *globals) *cobra.Command {
 	var req host.DistillRequest
 	cmd := &cobra.Command{
-		Use:   "distill --statement S --tier T --supporting ID…",
+		Use:   "distill --statement S --tier T --supporting ID… | --from CARD --tier T",
 		Short: "Distill a candidate card from evidence",
 		Long: `Create a candidate knowledge card citing existing evidence. At least one
 --supporting ref is required; every ref must be evidence visible from here.
 In human mode, --direct --status promoted|canonical writes an authoritative card
-without the gate (audited as direct_write).`,
+without the gate (audited as direct_write).
+
+--from CARD supersedes a card of this checkout, to raise its tier (or restate
+it): the new card takes every field not given from it and cites its evidence in
+the same roles; it is a candidate like any other, and the gate decides its
+promotion at its tier. When it becomes authoritative the old card is retired in
+the same transaction.
+
+A statement close to one at the same anchor (a near-duplicate) is written but
+named in a warning with the existing card's id: link evidence to that card
+instead when they say the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
@@ -62,6 +72,7 @@ without the gate (audited as direct_write).`,
 	f.BoolVar(&req.Direct, "direct", false, "write the card straight to --status, bypassing the gate (human mode, audited)")
 	f.StringVar(&req.Status, "status", "", "with --direct: promoted or canonical")
 	f.StringVar(&req.Reason, "reason", "", "why (recorded in the event)")
+	f.StringVar(&req.From, "from", "", "a card this one supersedes (raise its tier, or restate it); its fields and evidence are the defaults")
 	return cmd
 }
 

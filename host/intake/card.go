@@ -36,6 +36,16 @@ type DistillRequest struct {
 	ReviewAfter string         `json:"review_after,omitempty"`
 	ExpiresAt   string         `json:"expires_at,omitempty"`
 
+	// From names a card of this checkout the new card supersedes (to
+	// raise its tier, or restate it): the new card takes every field the
+	// request leaves empty from it — statement, content, field, scope,
+	// triggers, persistence, render preference, and its anchor unless the
+	// tier is dao_tian — and cites its evidence in the same roles beside
+	// the refs given. It starts a candidate like any card; once it is
+	// authoritative the old card is retired. The tier or the statement
+	// must differ from the old card's.
+	From string `json:"from,omitempty"`
+
 	// Direct writes the card straight to Status (promoted or canonical),
 	// bypassing the gate; human mode only, audited as direct_write.
 	Direct bool   `json:"direct,omitempty"`

@@ -165,7 +165,6 @@ func mailboxCheck(ctx context.Context, h *Host) Check {
 	return Check{Name: "mailbox", Status: "warn", Detail: "letters wait in the spool: " + strings.Join(parts, "; "), Fix: strings.Join(fixes, "; ")}
 }
 
-
 // uncommittedCheck warns about card files git sees untracked or modified
 // in the working tree: sync reads committed files only.
 func uncommittedCheck(ctx context.Context, h *Host) Check {

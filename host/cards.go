@@ -26,6 +26,10 @@ type Card struct {
 	// ShowCard.
 	Supersedes   string   `json:"supersedes,omitempty"`
 	SupersededBy []string `json:"superseded_by,omitempty"`
+	// NearDuplicates, set by Distill, are the live cards at the new card's
+	// anchor whose statement is a near-duplicate of its own: a warning
+	// (the card is written), naming what to link evidence to instead.
+	NearDuplicates []Neighbour `json:"near_duplicates,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.

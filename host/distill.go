@@ -8,6 +8,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )
 
@@ -61,7 +62,52 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 	if err != nil {
 		return Card{}, classify(err, "distill")
 	}
-	return h.ShowCard(ctx, c.ID)
+	out, err := h.ShowCard(ctx, c.ID)
+	if err != nil {
+		return Card{}, err
+	}
+	if out.NearDuplicates, err = h.nearDuplicatesAt(ctx, c.AnchorID, c.Statement, c.ID, req.From); err != nil {
+		return Card{}, err
+	}
+	return out, nil
+}
+
+// nearDuplicatesAt returns the live cards at anchorID whose statement is a
+// near-duplicate of statement (internal/neardup), most similar first, at
+// most five, leaving out the cards of skip. A failure is KindInternal.
+func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string, skip ...string) ([]Neighbour, error) {
+	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{anchorID}, Statuses: domain.LiveStatuses(), Limit: 1})
+	if err != nil {
+		return nil, internal(err, "read statements")
+	}
+	statements := make([]string, len(texts))
+	for i, t := range texts {
+		statements[i] = t.Statement
+	}
+	var out []Neighbour
+	var ids []string
+	for _, m := range neardup.NewIndex(statements).Near(statement, -1) {
+		t := texts[m.Entry]
+		if slices.Contains(skip, t.ID) {
+			continue
+		}
+		out = append(out, Neighbour{ID: t.ID, Statement: t.Statement, Tier: t.Tier, Anchor: h.anchorRef(ctx, t.AnchorID), Exact: m.Exact, Similarity: m.Similarity})
+		ids = append(ids, t.ID)
+		if len(out) == maxNeighbours {
+			break
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cards, err := h.store.CardsByIDs(ctx, ids)
+	if err != nil {
+		return nil, internal(err, "read near-duplicates")
+	}
+	for i := range out {
+		out[i].Status = cards[out[i].ID].Status
+	}
+	return out, nil
 }
 
 // fromCard fills the fields req leaves empty from the card it supersedes

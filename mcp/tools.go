@@ -127,7 +127,7 @@ func (s *Server) distillTool() tool {
 	t := newTool(ToolDistill, "Distill a candidate card",
 		`Propose a knowledge card from evidence: a short statement citing at least one supporting evidence id (from palace_record). The card starts as a candidate: it is not authoritative and is not injected into context by default. Only a human promotes it, through the gate.
 
-After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it.`,
+After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it. A statement close to an existing one (a near-duplicate) is written, and near_duplicates names the existing cards: tell the user, and prefer linking evidence to the existing card when they say the same.`,
 		hints{}, map[string][]string{"tier": domain.Strings(domain.Tiers), "domain": domain.Strings(domain.Domains), "anchor": domain.Strings(domain.AnchorKinds),
 			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a distillArgs) (output, error) {

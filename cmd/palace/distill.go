@@ -37,6 +37,7 @@ instead when they say the same.`,
 				if err != nil {
 					return err
 				}
+				nearWarnings(g.stderr, c.NearDuplicates)
 				return g.output(c, func(w io.Writer) {
 					p := newPainter(w)
 					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
@@ -74,6 +75,20 @@ instead when they say the same.`,
 	f.StringVar(&req.Reason, "reason", "", "why (recorded in the event)")
 	f.StringVar(&req.From, "from", "", "a card this one supersedes (raise its tier, or restate it); its fields and evidence are the defaults")
 	return cmd
+}
+
+// nearWarnings names, on stderr, the existing cards a new card nearly
+// repeats: it is written, and a person or an agent decides whether to link
+// evidence to the existing card instead.
+func nearWarnings(w io.Writer, near []host.Neighbour) {
+	for _, n := range near {
+		alike := fmt.Sprintf("%.0f%% alike", 100*n.Similarity)
+		if n.Exact {
+			alike = "the same statement"
+		}
+		fmt.Fprintf(w, "palace: warning: near-duplicate of %s (%s %s, %s): %s — if they say the same, link the evidence to %s and retire the new card\n",
+			n.ID, n.Tier, n.Status, alike, escapeControls(n.Statement), n.ID)
+	}
 }
 
 func countsLine(c domain.RoleCounts) string {

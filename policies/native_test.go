@@ -112,11 +112,13 @@ func genLanes(r *rand.Rand, n int) policies.LanesInput {
 		InactivityMax:           pick(r, []int{0, 0, 5, 10, 40}),
 		SkipCoolingThreshold30d: pick(r, []int{0, 0, 1, 6}),
 		TrimCoolingThreshold30d: pick(r, []int{0, 0, 2, 4}),
-	}}
+	}, Wake: r.IntN(3) == 0}
 	for i := range n {
 		in.Cards = append(in.Cards, policies.LanesCard{
 			Card: policies.LanesCardInfo{
 				ID:          fmt.Sprintf("kc_%03d", i),
+				Tier:        pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", "", "x"}),
+				Status:      pick(r, []string{"promoted", "canonical", "candidate", ""}),
 				Persistence: pick(r, []string{"standard", "protected", "foundational", ""}),
 				RenderPref:  pick(r, []string{"auto", "inline_full", "inline_compact", "ref_preferred", ""}),
 			},
@@ -153,6 +155,9 @@ func TestNativeMatchesRego(t *testing.T) {
 	// tell apart.
 	var ops [3]int
 	lines := map[string]int{}
+	// laned counts lanes results by request kind (wake or not) and lane,
+	// and the references a standing card keeps on its scope alone.
+	laned := map[string]int{}
 	branches := []string{"the request matches its scope", "unscoped:", "card field", "so it could apply", "matches none of",
 		"but the request is about the card", "is not one of", "trigger intents", "tool needs"}
 	for batch := range 400 {
@@ -196,9 +201,23 @@ func TestNativeMatchesRego(t *testing.T) {
 		if !reflect.DeepEqual(lanesN, lanesR) {
 			for id := range lanesR {
 				if !reflect.DeepEqual(lanesN[id], lanesR[id]) {
-					t.Fatalf("lanes batch %d card %s config %+v\ngo   %+v\nrego %+v", batch, id, lin.Config, lanesN[id], lanesR[id])
+					t.Fatalf("lanes batch %d card %s config %+v wake %v\ngo   %+v\nrego %+v", batch, id, lin.Config, lin.Wake, lanesN[id], lanesR[id])
 				}
 			}
+			t.Fatalf("lanes batch %d: outputs differ", batch)
+		}
+		for _, c := range lin.Cards {
+			res := lanesR[c.Card.ID]
+			laned[fmt.Sprintf("wake=%v %s", lin.Wake, res.Lane)]++
+			if !lin.Wake && res.Lane == "ref_only" && c.Relevance < 0.2 {
+				laned["standing reference"]++
+			}
+		}
+	}
+	for _, want := range []string{"wake=true core", "wake=true scoped", "wake=true inspector_only", "wake=false core", "wake=false scoped",
+		"wake=false ref_only", "wake=false inspector_only", "standing reference"} {
+		if laned[want] < 30 {
+			t.Errorf("only %d generated lanes results are %q: the generator misses that branch", laned[want], want)
 		}
 	}
 	for n, k := range ops {

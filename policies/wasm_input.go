@@ -230,7 +230,9 @@ func appendLanes(b []byte, in LanesInput) []byte {
 		b = append(b, `":`...)
 		b = strconv.AppendInt(b, int64(*s.field(&in.Config)), 10)
 	}
-	return append(b, `}}`...)
+	b = append(b, `},"wake":`...)
+	b = strconv.AppendBool(b, in.Wake)
+	return append(b, '}')
 }
 
 func appendCardScope(b []byte, s CardScope) []byte {

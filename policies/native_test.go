@@ -83,6 +83,15 @@ func genScope(r *rand.Rand, n int) policies.ScopeInput {
 		File: pick(r, files), Language: pick(r, langs), Field: pick(r, fields),
 		Intents: some(r, intents, 3), Tools: some(r, tools, 2), Query: text(r, 6),
 	}}
+	if r.IntN(5) == 0 {
+		// A request naming no task: nothing of its own but the flag (a
+		// team policy may read the flag with other fields set; the
+		// engines must agree either way).
+		in.Context.Wake = true
+		if r.IntN(2) == 0 {
+			in.Context = policies.ScopeContext{Wake: true}
+		}
+	}
 	for i := range n {
 		in.Cards = append(in.Cards, policies.ScopeCard{
 			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields), Statement: text(r, 12),
@@ -159,7 +168,7 @@ func TestNativeMatchesRego(t *testing.T) {
 	// and the references a standing card keeps on its scope alone.
 	laned := map[string]int{}
 	branches := []string{"the request matches its scope", "unscoped:", "card field", "so it could apply", "matches none of",
-		"but the request is about the card", "is not one of", "trigger intents", "tool needs"}
+		"but the request is about the card", "is not one of", "trigger intents", "tool needs", "no task is named"}
 	for batch := range 400 {
 		sin := genScope(r, 1+r.IntN(12))
 		gotN, dn := native.Scope(ctx, sin)

@@ -137,6 +137,8 @@ func appendScope(b []byte, in ScopeInput) []byte {
 	b = appendString(b, x.Query)
 	b = append(b, `,"anchors":`...)
 	b = appendStrings(b, x.Anchors)
+	b = append(b, `,"wake":`...)
+	b = strconv.AppendBool(b, x.Wake)
 	b = append(b, `},"cards":[`...)
 	for i, c := range in.Cards {
 		if i > 0 {

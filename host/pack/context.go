@@ -124,6 +124,13 @@ type PackRequest struct {
 	DaoTianLimit      int      `json:"dao_tian_limit"`
 	IncludeEvidence   bool     `json:"include_evidence"`
 	IncludeCandidates bool     `json:"include_candidates"`
+	// Wake is set when the request names no task — no query words, file,
+	// language, field, intent or tool: a session start, an editor opening
+	// a repository. Nothing is relevant to such a request, so the pack
+	// wakes the foundational layer instead: at most DaoTianLimit dao_tian
+	// cards, the foundational and protected cards, then the most valuable
+	// ones, as the lanes policy ranks them by standing (policies.LanesInput.Wake).
+	Wake bool `json:"wake"`
 }
 
 // Section is one typed section of Rendered.
@@ -170,6 +177,10 @@ type Item struct {
 	// reference with this warning, never inline, until it is resolved or
 	// demoted.
 	Contest *ItemContest `json:"contest,omitempty"`
+	// NearDuplicateOf names the card this one nearly repeats
+	// (internal/neardup) that the pack inlines: a pack never inlines two
+	// near-duplicates, so this one is a reference line to it.
+	NearDuplicateOf string `json:"near_duplicate_of,omitempty"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).
@@ -209,7 +220,8 @@ type SkippedCard struct {
 	Tier   domain.Tier `json:"tier"`
 	Anchor string      `json:"anchor"`
 	// Reason is skipped_scope, skipped_cooled (cooling kept it out),
-	// not_relevant (the request is not about it), lane_limit,
+	// not_relevant (the request is not about it), not_in_wake (a request
+	// with no task, and the card is not of the wake-up layer), lane_limit,
 	// dao_tian_limit or duplicate.
 	Reason      string      `json:"reason"`
 	DuplicateOf string      `json:"duplicate_of,omitempty"`
@@ -364,6 +376,7 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 		Intents: strlist.Clean(req.Intents), Tools: strlist.Clean(req.Tools), Budget: req.Budget, DaoTianLimit: limit,
 		IncludeEvidence: req.IncludeEvidence, IncludeCandidates: req.IncludeCandidates,
 	}
+	pr.Wake = len(tokenTerms(pr.Query)) == 0 && pr.File == "" && pr.Language == "" && pr.Field == "" && len(pr.Intents) == 0 && len(pr.Tools) == 0
 	return req, pr, nil
 }
 

@@ -122,13 +122,13 @@ func (pl *Pipeline) packBudget(a *assembly) {
 	}
 	p.headers = func(k sectionKey) string {
 		if k.origin > 0 {
-			return sectionHeader(k, &originRefs[k.origin-1])
+			return sectionHeader(k, &originRefs[k.origin-1], false)
 		}
-		return sectionHeader(k, nil)
+		return sectionHeader(k, nil, a.pack.Request.Wake)
 	}
-	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.req.Fetch))
+	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.pack.Request.Wake, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
-		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil)) + runeLen(renderInstructions(a.pack.TransientInstructions))
+		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
@@ -196,6 +196,13 @@ func (pl *Pipeline) packBudget(a *assembly) {
 		if s.item != nil {
 			s.item.RenderForm = s.form
 			s.cand.outcome = outcomeOf(s)
+			if a.pack.Request.Wake && s.cand.outcome != store.OutcomeInlineFull && s.cand.outcome != store.OutcomeInlineCompact {
+				// A session start's budget says nothing about whether a
+				// card fits a task: only what it showed is recorded (an
+				// application ends a card's inactivity), never a trim that
+				// would cool the card for the tasks to come.
+				s.cand.outcome = ""
+			}
 		} else {
 			s.ev.RenderForm = s.form
 		}
@@ -246,9 +253,9 @@ func outcomeOf(s *slot) string {
 func (pl *Pipeline) finish(a *assembly) {
 	pk := &a.pack
 	var b strings.Builder
-	b.WriteString(pl.preamble(a.req.AllRepos, a.req.Fetch))
+	b.WriteString(pl.preamble(a.req.AllRepos, pk.Request.Wake, a.req.Fetch))
 	if len(pk.TransientInstructions) > 0 {
-		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil)
+		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)
 		body := renderInstructions(pk.TransientInstructions)
 		b.WriteString(head + body)
 		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
@@ -274,10 +281,10 @@ func (pl *Pipeline) finish(a *assembly) {
 		if len(ids) == 0 {
 			return
 		}
-		head := sectionHeader(k, origin)
+		head := sectionHeader(k, origin, pk.Request.Wake)
 		b.WriteString(head)
 		b.WriteString(body.String())
-		name, title := k.name, sectionTitles[k.name]
+		name, title := k.name, sectionTitle(k.name, pk.Request.Wake)
 		if origin != nil {
 			name, title = "origin", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(head), "## "))
 		}

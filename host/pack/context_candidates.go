@@ -115,11 +115,12 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	// Without a query (an editor asking about a file, an agent starting
-	// out) nothing says what the request is about: every card is taken as
-	// just relevant, so its scope, its file words and its persistence
-	// decide, as they did before the request had words.
-	if len(tokenTerms(pr.Query)) == 0 {
+	// Without a query (an editor asking about a file) nothing says what
+	// the request is about: every card is taken as just relevant, so its
+	// scope, its file words and its persistence decide, as they did before
+	// the request had words. A request with no task at all (Wake) is about
+	// nothing: relevance stays 0 and the lanes policy ranks by standing.
+	if len(tokenTerms(pr.Query)) == 0 && !pr.Wake {
 		for _, c := range cards {
 			r := rel[c.ID]
 			r.relevance = max(r.relevance, noQueryRelevance)

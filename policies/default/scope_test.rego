@@ -164,3 +164,19 @@ test_double_star_slash_matches_zero_directories if {
 	not one({"file": "storequery.go"}, card("a", pathscope("store/**/query.go"))).applies
 	not one({"file": "main.ts"}, card("a", pathscope("**/*.go"))).applies
 }
+
+# With no task named, a scope the request cannot confirm earns nothing: a
+# session start is about the whole repository.
+test_wake_gives_unconfirmed_scopes_no_place if {
+	c := card("a", {"paths": ["store/**"], "languages": ["go"], "fields": ["storage"]})
+	r := one({"wake": true}, c)
+	r.applies
+	r.scope_fit == 0
+	r.why == [
+		"path-scoped to store/**; no task is named, so it earns no place",
+		"language-scoped to go; no task is named, so it earns no place",
+		"field-scoped to storage; no task is named, so it earns no place",
+	]
+	one({}, c).scope_fit == 11
+	one({"wake": true}, card("b", noscope)).scope_fit == 10
+}

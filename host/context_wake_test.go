@@ -102,7 +102,7 @@ func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 			}
 		case "scoped":
 			valued = s.IDs
-			if s.Title != "Most used and valued" {
+			if s.Title != "Most valued" {
 				t.Errorf("scoped section titled %q", s.Title)
 			}
 		case "references":

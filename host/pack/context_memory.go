@@ -99,8 +99,7 @@ func emptyReason(a *assembly, m MemoryExists) string {
 		return fmt.Sprintf("No task was named, so the pack holds the wake-up layer (dao_tian, foundational and protected cards, then the most valued), and none of the %s that apply is in it (%s). Ask with the task (a query or a file) to rank them.",
 			countNoun(m.Applies, "card"), causeList(byCause))
 	case byCause["not_relevant"] > 0:
-		return fmt.Sprintf("%s apply but the request is about none of them (%s): say what the task is about (a query, the file) to rank them.",
-			countNoun(m.Applies, "card"), causeList(byCause))
+		return fmt.Sprintf("%s apply but the request is about none of them (%s).", countNoun(m.Applies, "card"), causeList(byCause))
 	}
 	return fmt.Sprintf("%s apply but none renders (%s).", countNoun(m.Applies, "card"), causeList(byCause))
 }

@@ -28,20 +28,21 @@ type sectionKey struct {
 }
 
 // sectionTitles are the headings of the sections, which say what each
-// holds: the scoped lane holds cards that apply with less weight than the
-// core's, scoped or not. A wake-up pack (no task) titles its two inline
-// lanes by what the lanes policy put there (wakeTitles).
+// holds: the scoped lane holds more cards that apply, with less weight than
+// the core's, scoped or not. A heading is read on every prompt, so it is
+// short. A wake-up pack (no task) titles its two inline lanes by what the
+// lanes policy put there (wakeTitles).
 var sectionTitles = map[string]string{
 	"transient_instructions": "Transient instructions (this request only)",
 	"core":                   "Core",
-	"scoped":                 "Also relevant",
+	"scoped":                 "More",
 	"references":             "References",
 	"evidence":               "Evidence",
 }
 
 var wakeTitles = map[string]string{
 	"core":   "Foundations",
-	"scoped": "Most used and valued",
+	"scoped": "Most valued",
 }
 
 // sectionTitle is the heading of section name.

@@ -8,7 +8,6 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )
 
@@ -73,39 +72,30 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 }
 
 // nearDuplicatesAt returns the live cards at anchorID whose statement is a
-// near-duplicate of statement (internal/neardup), most similar first, at
-// most five, leaving out the cards of skip. A failure is KindInternal.
+// near-duplicate of statement (see nearIndex), most similar first, at most
+// five, leaving out the cards of skip, as the desk shows neighbours. A
+// failure is KindInternal.
 func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string, skip ...string) ([]Neighbour, error) {
-	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{anchorID}, Statuses: domain.LiveStatuses(), Limit: 1})
+	x, err := h.nearIndexAt(ctx, anchorID)
 	if err != nil {
-		return nil, internal(err, "read statements")
+		return nil, err
 	}
-	statements := make([]string, len(texts))
-	for i, t := range texts {
-		statements[i] = t.Statement
-	}
-	var out []Neighbour
-	var ids []string
-	for _, m := range neardup.NewIndex(statements).Near(statement, -1) {
-		t := texts[m.Entry]
-		if slices.Contains(skip, t.ID) {
-			continue
-		}
-		out = append(out, Neighbour{ID: t.ID, Statement: t.Statement, Tier: t.Tier, Anchor: h.anchorRef(ctx, t.AnchorID), Exact: m.Exact, Similarity: m.Similarity})
-		ids = append(ids, t.ID)
-		if len(out) == maxNeighbours {
-			break
-		}
-	}
-	if len(ids) == 0 {
+	near := x.near(statement, func(id string) bool { return slices.Contains(skip, id) })
+	if len(near) == 0 {
 		return nil, nil
+	}
+	ids := make([]string, len(near))
+	for i, n := range near {
+		ids[i] = n.ID
 	}
 	cards, err := h.store.CardsByIDs(ctx, ids)
 	if err != nil {
 		return nil, internal(err, "read near-duplicates")
 	}
-	for i := range out {
-		out[i].Status = cards[out[i].ID].Status
+	out := make([]Neighbour, len(near))
+	for i, n := range near {
+		c := cards[n.ID]
+		out[i] = Neighbour{ID: n.ID, Statement: n.Statement, Tier: c.Tier, Status: c.Status, Anchor: h.anchorRef(ctx, c.AnchorID), Exact: n.Exact, Similarity: n.Similarity}
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/neardup"
 )
 
 func newDistillCmd(g *globals) *cobra.Command {
@@ -88,6 +89,18 @@ func nearWarnings(w io.Writer, near []host.Neighbour) {
 		}
 		fmt.Fprintf(w, "palace: warning: near-duplicate of %s (%s %s, %s): %s — if they say the same, link the evidence to %s and retire the new card\n",
 			n.ID, n.Tier, n.Status, alike, escapeControls(n.Statement), n.ID)
+	}
+}
+
+// printNear names, indented, the existing cards a new card or a
+// suggestion nearly repeats (import, sync, research).
+func printNear(w io.Writer, indent string, near []neardup.Card) {
+	for _, n := range near {
+		alike := fmt.Sprintf("%.0f%% alike", 100*n.Similarity)
+		if n.Exact {
+			alike = "the same statement"
+		}
+		fmt.Fprintf(w, "%swarning: near-duplicate of %s (%s): %s\n", indent, n.ID, alike, escapeControls(n.Statement))
 	}
 }
 

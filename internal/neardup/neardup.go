@@ -200,3 +200,13 @@ func (x *Index) Near(statement string, skip int) []Match {
 	})
 	return out
 }
+
+// Card is an existing card a statement nearly repeats, as a warning names
+// it: its id and statement, and how alike the two are.
+type Card struct {
+	ID        string `json:"id"`
+	Statement string `json:"statement"`
+	// Exact is set when the normalized statements are equal.
+	Exact      bool    `json:"exact,omitempty"`
+	Similarity float64 `json:"similarity"`
+}

@@ -33,7 +33,7 @@ func (s *Server) contextTool() tool {
 	return newTool(ToolContext, "Get the context pack",
 		`Get palace's context pack for the task at hand: the authoritative knowledge cards that apply to this worktree, its repository and global memory (never another repository's unless all_repos), for the file and query you give, in lanes under a character budget, each card with its citations.
 
-Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
+Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. With no query, file, field, intent or tool (a session start) it returns the memory's wake-up layer: its laws, foundations and most valued cards. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
 		hints{}, nil,
 		func(ctx context.Context, a contextArgs) (output, error) {
 			pack, err := s.h.Context(ctx, host.ContextRequest{

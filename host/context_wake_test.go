@@ -161,6 +161,12 @@ func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 		}
 		checkPack(t, p, "")
 	}
+	// A budget the preamble and its wake-up note would fill drops the
+	// note before any card.
+	small := w.wake(t, host.ContextRequest{Budget: 300})
+	if small.Budget.Over || small.Budget.Used > 300 || strings.Contains(small.Rendered, "wake-up layer") || small.MemoryExists.Rendered == 0 {
+		t.Errorf("budget 300: used %d, over %v:\n%s", small.Budget.Used, small.Budget.Over, small.Rendered)
+	}
 	// Recorded as a real request: the cards its budget trimmed keep no
 	// trim that would cool them.
 	p, err := w.h.Context(context.Background(), host.ContextRequest{Budget: 500})

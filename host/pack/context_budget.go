@@ -76,7 +76,27 @@ type budgetStage struct {
 	verb string
 }
 
-// packBudget fits the items under the budget by whole items and by value:
+// packBudget packs a (packWith). A wake-up pack's preamble says what it
+// is, but that line never costs a card: when no card fits beside it, the
+// pack is made again without it.
+func (pl *Pipeline) packBudget(a *assembly) {
+	a.wakeNote = a.pack.Request.Wake
+	pl.packWith(a)
+	if !a.wakeNote || len(a.pack.Items) == 0 || slices.ContainsFunc(a.slots, func(s *slot) bool { return s.item != nil && s.form != domain.FormInspectorOnly }) {
+		return
+	}
+	for i := range a.pack.Items {
+		it := &a.pack.Items[i]
+		it.RenderForm, it.Trimmed, it.Chars = it.LaneForm, nil, 0
+	}
+	for i := range a.pack.Evidence {
+		a.pack.Evidence[i].Trimmed = nil
+	}
+	a.wakeNote = false
+	pl.packWith(a)
+}
+
+// packWith fits the items under the budget by whole items and by value:
 // evidence goes first (raw, opt-in); then, least valuable first (the last
 // in pack order), full items are compacted, reference lines are left out,
 // then inline items, until the pack fits; what was left out then comes
@@ -84,7 +104,7 @@ type budgetStage struct {
 // stay whole the longest. Nothing is ever cut mid-text, and nothing
 // exceeds the budget but the preamble and transient instructions, which
 // are never left out (the pack says so).
-func (pl *Pipeline) packBudget(a *assembly) {
+func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
 	var originRefs []AnchorRef
@@ -126,7 +146,7 @@ func (pl *Pipeline) packBudget(a *assembly) {
 		}
 		return sectionHeader(k, nil, a.pack.Request.Wake)
 	}
-	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.pack.Request.Wake, a.req.Fetch))
+	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
 		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
@@ -253,7 +273,7 @@ func outcomeOf(s *slot) string {
 func (pl *Pipeline) finish(a *assembly) {
 	pk := &a.pack
 	var b strings.Builder
-	b.WriteString(pl.preamble(a.req.AllRepos, pk.Request.Wake, a.req.Fetch))
+	b.WriteString(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(pk.TransientInstructions) > 0 {
 		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)
 		body := renderInstructions(pk.TransientInstructions)

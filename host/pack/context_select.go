@@ -60,6 +60,10 @@ type assembly struct {
 	signature string
 	// lanes is the lanes configuration of the serving policy set.
 	lanes policies.LanesConfig
+	// wakeNote: the preamble says the pack is the wake-up layer (a
+	// wake-up pack, unless the line would leave no card room; see
+	// packBudget).
+	wakeNote bool
 }
 
 // assemble builds the pack without writing anything.

@@ -252,7 +252,7 @@ func (pl *Pipeline) arrange(a *assembly) {
 		}
 	}
 	slices.SortFunc(live, packOrder)
-	dedupeNear(live)
+	dedupeNear(live, a.lanes.CoreInlineLimit+a.lanes.ScopedInlineLimit)
 	slices.SortFunc(live, packOrder)
 	// The lanes' count limits: a lane's overflow, least valuable last in
 	// pack order, moves down one lane (core → scoped → references → out).
@@ -306,14 +306,19 @@ func (pl *Pipeline) arrange(a *assembly) {
 // (internal/neardup): walking live in pack order, a card bound for an
 // inline form that nearly repeats a card inlined before it becomes a
 // reference line to that card, so the most valuable of the two is the one
-// read in full and the next card of the lane moves up.
-func dedupeNear(live []*candidate) {
+// read in full and the next card of the lane moves up. Once slots cards
+// (the inline lanes' sizes together) are kept, the rest can no longer be
+// inlined and are left as they are.
+func dedupeNear(live []*candidate, slots int) {
 	type kept struct {
 		c     *candidate
 		words []string
 	}
 	var inline []kept
 	for _, c := range live {
+		if len(inline) == slots {
+			return
+		}
 		if c.lane.Lane != domain.LaneCore && c.lane.Lane != domain.LaneScoped ||
 			c.lane.RenderForm != domain.FormInlineFull && c.lane.RenderForm != domain.FormInlineCompact {
 			continue
@@ -321,6 +326,11 @@ func dedupeNear(live []*candidate) {
 		words := neardup.Words(c.card.Statement)
 		var twin *kept
 		for i := range inline {
+			// Sets whose sizes differ past the threshold's ratio cannot
+			// reach it.
+			if n, m := len(words), len(inline[i].words); float64(min(n, m)) < neardup.Threshold*float64(max(n, m)) {
+				continue
+			}
 			if neardup.Similarity(words, inline[i].words) >= neardup.Threshold {
 				twin = &inline[i]
 				break

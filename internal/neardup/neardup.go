@@ -16,6 +16,7 @@ package neardup
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,8 +33,36 @@ const Threshold = float64(thresholdNum) / thresholdDen
 const thresholdNum, thresholdDen = 3, 5
 
 // Words are the distinct words of statement as near-duplicates compare
-// them, sorted.
+// them, sorted. The slice is shared with later calls for the same
+// statement: do not modify it.
 func Words(statement string) []string {
+	words.RLock()
+	ws, ok := words.m[statement]
+	words.RUnlock()
+	if ok {
+		return ws
+	}
+	ws = readWords(statement)
+	words.Lock()
+	if len(words.m) >= maxWords {
+		words.m = map[string][]string{}
+	}
+	words.m[statement] = ws
+	words.Unlock()
+	return ws
+}
+
+// words keeps the words of the statements read, for the process: a pack
+// compares the same cards' statements request after request. It is
+// emptied when it holds maxWords statements.
+var words = struct {
+	sync.RWMutex
+	m map[string][]string
+}{m: map[string][]string{}}
+
+const maxWords = 1 << 15
+
+func readWords(statement string) []string {
 	norm := domain.NormalizeStatement(statement)
 	var out []string
 	word := func(s string) {

@@ -115,12 +115,13 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	// Without a query (an editor asking about a file) nothing says what
-	// the request is about: every card is taken as just relevant, so its
-	// scope, its file words and its persistence decide, as they did before
-	// the request had words. A request with no task at all (Wake) is about
-	// nothing: relevance stays 0 and the lanes policy ranks by standing.
-	if len(tokenTerms(pr.Query)) == 0 && !pr.Wake {
+	// Without a query (an editor asking about a file, an agent starting
+	// out) nothing says what the request is about: every card is taken as
+	// just relevant, so its scope, its file words and its persistence
+	// decide, as they did before the request had words. With no task at all
+	// (Wake) the default policies rank by standing and read no relevance;
+	// a team's policy written before sees what it always saw.
+	if len(tokenTerms(pr.Query)) == 0 {
 		for _, c := range cards {
 			r := rel[c.ID]
 			r.relevance = max(r.relevance, noQueryRelevance)

@@ -76,7 +76,7 @@ func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
 // five, leaving out the cards of skip, as the desk shows neighbours. A
 // failure is KindInternal.
 func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string, skip ...string) ([]Neighbour, error) {
-	x, err := h.nearIndexAt(ctx, anchorID)
+	x, err := h.nearIndexAt(ctx, anchorID, nil)
 	if err != nil {
 		return nil, err
 	}

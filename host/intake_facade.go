@@ -67,7 +67,7 @@ func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult
 			}
 		}
 	}
-	near, err := h.nearNew(ctx, ids)
+	near, err := h.nearNew(ctx, ids, true)
 	if err != nil {
 		return res, err
 	}

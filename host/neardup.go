@@ -20,17 +20,20 @@ type nearIndex struct {
 }
 
 // nearIndexAt reads and indexes the statements of the live cards at
-// anchorID. A failure is KindInternal.
-func (h *Host) nearIndexAt(ctx context.Context, anchorID string) (*nearIndex, error) {
-	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{anchorID}, Statuses: domain.LiveStatuses(), Limit: 1})
+// anchorID, but those leave names. A failure is KindInternal.
+func (h *Host) nearIndexAt(ctx context.Context, anchorID string, leave func(id string) bool) (*nearIndex, error) {
+	all, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: []string{anchorID}, Statuses: domain.LiveStatuses(), Limit: 1})
 	if err != nil {
 		return nil, internal(err, "read statements")
 	}
-	statements := make([]string, len(texts))
-	for i, t := range texts {
-		statements[i] = t.Statement
+	x := &nearIndex{index: neardup.NewIndex(nil)}
+	for _, t := range all {
+		if leave == nil || !leave(t.ID) {
+			x.texts = append(x.texts, t)
+			x.index.Add(t.Statement)
+		}
 	}
-	return &nearIndex{texts: texts, index: neardup.NewIndex(statements)}, nil
+	return x, nil
 }
 
 // near returns the indexed cards statement nearly repeats, most alike
@@ -51,10 +54,12 @@ func (x *nearIndex) near(statement string, skip func(id string) bool) []neardup.
 }
 
 // nearNew names, for each of the new cards ids (in the order they were
-// written), the live cards at its anchor it nearly repeats — those that
-// were there before, or written before it — keyed by id. Unknown ids are
-// left out.
-func (h *Host) nearNew(ctx context.Context, ids []string) (map[string][]neardup.Card, error) {
+// written), the live cards at its anchor it nearly repeats, keyed by id:
+// those that were there before and, with amongNew, those of ids written
+// before it. Unknown ids are left out. A batch as large as a first sync of
+// a card directory is compared with what was there only: comparing it
+// with itself costs the square of its size.
+func (h *Host) nearNew(ctx context.Context, ids []string, amongNew bool) (map[string][]neardup.Card, error) {
 	out := map[string][]neardup.Card{}
 	if len(ids) == 0 {
 		return out, nil
@@ -75,10 +80,17 @@ func (h *Host) nearNew(ctx context.Context, ids []string) (map[string][]neardup.
 		}
 		x, ok := indexes[c.AnchorID]
 		if !ok {
-			if x, err = h.nearIndexAt(ctx, c.AnchorID); err != nil {
+			var leave func(string) bool
+			if !amongNew {
+				leave = func(other string) bool { _, isNew := order[other]; return isNew }
+			}
+			if x, err = h.nearIndexAt(ctx, c.AnchorID, leave); err != nil {
 				return nil, err
 			}
 			indexes[c.AnchorID] = x
+		}
+		if x.index.Len() == 0 && !amongNew {
+			continue
 		}
 		near := x.near(c.Statement, func(other string) bool {
 			j, isNew := order[other]

@@ -32,7 +32,7 @@ func (h *Host) Research(ctx context.Context, req ResearchRequest) (ResearchPlan,
 	}
 	// A suggestion is distilled at the plan's anchor: it names the cards
 	// there it would nearly repeat.
-	x, err := h.nearIndexAt(ctx, AnchorID(h.loc.Identity(domain.AnchorKind(plan.Anchor))))
+	x, err := h.nearIndexAt(ctx, AnchorID(h.loc.Identity(domain.AnchorKind(plan.Anchor))), nil)
 	if err != nil {
 		return plan, err
 	}

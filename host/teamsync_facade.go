@@ -36,10 +36,12 @@ func (h *Host) team() *teamsync.Team {
 // mode only.
 func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	rep, err := h.team().Sync(ctx, req)
+	// Imported cards are compared with the cards that were here: a first
+	// sync of a directory would cost the square of its size.
 	if err != nil || len(rep.Imported) == 0 {
 		return rep, err
 	}
-	near, err := h.nearNew(ctx, rep.Imported)
+	near, err := h.nearNew(ctx, rep.Imported, false)
 	if err != nil {
 		return rep, err
 	}

@@ -71,8 +71,8 @@ type SyncReport struct {
 	// (filled on a dry run).
 	Files []FilePlan `json:"files,omitempty"`
 	// NearDuplicates name, per imported card, the live cards at the
-	// repository anchor it nearly repeats (there before, or imported
-	// before it): warnings, filled by the host.
+	// repository anchor that were there before the sync and that it nearly
+	// repeats: warnings, filled by the host.
 	NearDuplicates []SyncNear `json:"near_duplicates,omitempty"`
 }
 

@@ -109,8 +109,8 @@ func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 			t.Errorf("a wake-up pack lists references: %v", s.IDs)
 		}
 	}
-	if len(foundations) != 4 || len(valued) != 8 {
-		t.Errorf("foundations %v, most valued %v: want the law, three standing cards, then 8 shu cards (the scoped lane's size)", foundations, valued)
+	if len(foundations) != 3 || len(valued) != 8 || valued[0] != w.canonicalLaw {
+		t.Errorf("foundations %v, most valued %v: want the law and the two standing cards, then the canonical dao_ren card and 7 shu cards (the scoped lane's size)", foundations, valued)
 	}
 	for _, id := range append(slices.Clone(w.qi), w.pathScoped) {
 		if slices.Contains(got, id) {
@@ -123,8 +123,8 @@ func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 			overflow++
 		}
 	}
-	if overflow != len(w.shu)-8 {
-		t.Errorf("%d shu cards left out for the lane's size, want %d", overflow, len(w.shu)-8)
+	if overflow != len(w.shu)+1-8 {
+		t.Errorf("%d cards left out for the lane's size, want %d", overflow, len(w.shu)+1-8)
 	}
 	if p.MemoryExists.Reason != "" || p.Budget.Over {
 		t.Errorf("reason %q, over budget %v", p.MemoryExists.Reason, p.Budget.Over)

@@ -79,7 +79,7 @@ func wakeLanes(c LanesCard, cfg LanesConfig) LaneResult {
 	salience := min(100, max(0, sum))
 	var lane domain.Lane
 	switch {
-	case c.Card.Tier == string(domain.TierDaoTian), standingCard(c.Card.Persistence), salience >= wakeCore:
+	case c.Card.Tier == string(domain.TierDaoTian), standingCard(c.Card.Persistence):
 		lane = domain.LaneCore
 	case salience >= wakeScoped:
 		lane = domain.LaneScoped
@@ -95,10 +95,9 @@ var (
 	wakeStatus = map[string]int{"canonical": 10}
 )
 
-const (
-	wakeCore   = 40
-	wakeScoped = 20
-)
+// wakeScoped is the salience from which a card is among the most valued
+// of a wake-up pack (a promoted shu card of the repository).
+const wakeScoped = 20
 
 // standingCard says whether a card's persistence gives it standing: a
 // foundational or protected card.

@@ -58,11 +58,11 @@
 #   inactivity, clamped to 0..100.
 #
 # Skip and trim cooling do not count (they say how cards fared against
-# tasks); signals and inactivity do. Lanes: core for every dao_tian card
-# (the host keeps at most --dao-tian-limit of them), every foundational or
-# protected card and any card ≥ 40 (a canonical dao_ren card of this
-# repository); scoped ≥ 20 (a promoted shu card of this repository);
-# else inspector_only: a wake-up pack names no reference lines of its own.
+# tasks); signals and inactivity do. Lanes: core — the foundational layer —
+# for every dao_tian card (the host keeps at most --dao-tian-limit of them)
+# and every foundational or protected card; scoped, the most valued of the
+# rest, from 20 (a promoted shu card of this repository); else
+# inspector_only: a wake-up pack names no reference lines of its own.
 package palace.lanes
 
 import rego.v1
@@ -165,8 +165,6 @@ wake_lane(s, tier, persistence) := "core" if {
 	tier == "dao_tian"
 } else := "core" if {
 	persistence in standing
-} else := "core" if {
-	s >= 40
 } else := "scoped" if {
 	s >= 20
 } else := "inspector_only"

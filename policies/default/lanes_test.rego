@@ -146,10 +146,10 @@ test_wake_lanes if {
 	wake_one(wake_item("a", "qi", "promoted", "foundational", 5, none, 0)).lane == "core"
 	wake_one(wake_item("a", "qi", "promoted", "protected", 2, none, 0)).lane == "core"
 
-	# then by value: a canonical dao_ren card of the repository in core, a
-	# promoted shu card in scoped, a qi card or a shu card for some paths
-	# not at all
-	wake_one(wake_item("a", "dao_ren", "canonical", "standard", 10, none, 0)).lane == "core"
+	# then by value, in scoped: a canonical dao_ren card of the repository
+	# (40) as a promoted shu card (20); a qi card or a shu card for some
+	# paths not at all
+	wake_one(wake_item("a", "dao_ren", "canonical", "standard", 10, none, 0)).lane == "scoped"
 	wake_one(wake_item("a", "dao_ren", "promoted", "standard", 10, none, 0)).lane == "scoped"
 	wake_one(wake_item("a", "shu", "promoted", "standard", 10, none, 0)).lane == "scoped"
 	wake_one(wake_item("a", "qi", "promoted", "standard", 10, none, 0)).lane == "inspector_only"

@@ -251,8 +251,8 @@ func decide(in input) []result {
 // decideWake is a card's result in a wake-up pack, as lanes.rego's
 // wake_result: its standing — scope fit, tier, canonical status,
 // persistence, views, adoption signals and inactivity — and the lane that
-// standing earns: core for dao_tian, foundational and protected cards and
-// any card of salience 40, scoped from 20, else inspector_only.
+// standing earns: core for dao_tian, foundational and protected cards,
+// scoped from 20, else inspector_only.
 func decideWake(c cardInput, grace, step, maxInactivity float64) result {
 	n := &c.Counts30d
 	b := breakdown{
@@ -272,7 +272,7 @@ func decideWake(c cardInput, grace, step, maxInactivity float64) result {
 	salience := lesser(100, greater(0, pre+b.Rejected))
 	lane := "inspector_only"
 	switch {
-	case c.Card.Tier == daoTian, c.Card.Persistence != standard, salience >= 40:
+	case c.Card.Tier == daoTian, c.Card.Persistence != standard:
 		lane = "core"
 	case salience >= 20:
 		lane = "scoped"

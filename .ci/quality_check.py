@@ -16,8 +16,12 @@ import sys
 # deterministic, so a run of the same code gives the same numbers), rounded
 # down. Raise them whenever quality improves; a change that lowers one must
 # say why.
-FLOORS = {"recall_inline": 0.840, "precision_inline": 0.609, "rr": 0.816}
-CEILINGS = {"chars": 729, "none_chars": 500, "leaks": 0, "over_budget": 0}
+FLOORS = {"recall_inline": 0.840, "precision_inline": 0.609, "rr": 0.820}
+# The chars ceiling makes room for the reference line a foundational or
+# protected card that fits where the request is keeps whatever the request
+# is about (BENCHMARKS.md, "Retrieval quality", says what it cost and
+# bought).
+CEILINGS = {"chars": 759, "none_chars": 500, "leaks": 0, "over_budget": 0}
 REPLAY_TOLERANCE = 0.05
 
 

@@ -1,11 +1,21 @@
 package domain
 
-import "strings"
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
 
 // NormalizeStatement is the form of a card statement that duplicate
-// detection compares (Card.StatementNorm): lower case, single spaces, no
-// trailing sentence punctuation.
+// detection compares (Card.StatementNorm): Unicode NFC (so a composed é and
+// an e with a combining accent are one spelling), lower case, single
+// spaces, no trailing sentence punctuation.
 func NormalizeStatement(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	s = norm.NFC.String(strings.ToLower(strings.Join(strings.Fields(s), " ")))
 	return strings.TrimRight(s, ".!;: ")
 }
+
+// NFC is s in Unicode normalization form C: the form palace stores a card's
+// statement and content in, whatever spelling the writer's keyboard or
+// file system produced.
+func NFC(s string) string { return norm.NFC.String(s) }

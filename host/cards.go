@@ -25,6 +25,15 @@ type Card struct {
 	// changed, or its review date passed (an authoritative card of this
 	// checkout).
 	Stale *ItemStale `json:"stale,omitempty"`
+	// Supersedes is the card this one replaces once authoritative
+	// (distill --from), and SupersededBy the cards that replace it; set by
+	// ShowCard.
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy []string `json:"superseded_by,omitempty"`
+	// NearDuplicates, set by Distill, are the live cards at the new card's
+	// anchor whose statement is a near-duplicate of its own: a warning
+	// (the card is written), naming what to link evidence to instead.
+	NearDuplicates []Neighbour `json:"near_duplicates,omitempty"`
 }
 
 // CardFilter selects cards for ListCards.
@@ -104,6 +113,11 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	}
 	v.Contest = itemContest(open[id])
 	v.Stale = h.cardStale(ctx, c)
+	sup, err := h.store.Supersessions(ctx, []string{id})
+	if err != nil {
+		return Card{}, internal(err, "read card %s", id)
+	}
+	v.Supersedes, v.SupersededBy = sup[id].Supersedes, sup[id].SupersededBy
 	return v, nil
 }
 

@@ -64,10 +64,11 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
 	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
-	// More scoped cards than the scoped lane holds: the rest are references.
+	// More scoped cards than the scoped lane holds, none a near-duplicate
+	// of another: the rest are references.
 	var ids []string
 	for i := range 12 {
-		ids = append(ids, e.card(h, scoped(fmt.Sprintf("store rule %d: keep write transactions short", i), "shu")))
+		ids = append(ids, e.card(h, scoped(fmt.Sprintf("store rule: keep tx%d short, batch%d writes, log%d retries", i, i, i), "shu")))
 	}
 	req := cxScopedRequest()
 	p, err := h.Context(ctx, req)

@@ -91,6 +91,11 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 			defer st.Close()
 			// The uncommitted-files check reads what sync wrote through it.
 			h.store = st
+			if err := h.reconcileRepo(ctx); err == nil && len(h.loc.RepoAliases) > 0 {
+				add("repository spellings", "warn", fmt.Sprintf("this palace holds repository %s also as %s (recorded before remotes on %s were folded to lower case): their cards and evidence are read here; new ones are written to %s",
+					h.loc.RepoIdentity, strings.Join(h.loc.RepoAliases, ", "), strings.SplitN(h.loc.RepoIdentity, "/", 2)[0], h.loc.RepoIdentity),
+					"nothing to do; `palace sync` exports only the cards of "+h.loc.RepoIdentity)
+			}
 			r.SchemaVersion, _ = st.Version(ctx)
 			add("schema", "ok", fmt.Sprintf("version %d (this palace writes %d)", r.SchemaVersion, store.SchemaVersion), "")
 			if res, err := st.IntegrityCheck(ctx); err != nil || len(res) != 1 || res[0] != "ok" {
@@ -135,7 +140,40 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 	if h.loc.InGit {
 		r.Checks = append(r.Checks, uncommittedCheck(ctx, h))
 	}
+	r.Checks = append(r.Checks, mailboxCheck(ctx, h))
 	return r
+}
+
+// mailboxCheck reports the letters filed and not yet in their box: those
+// `palace mailbox distribute` would deliver now, and those whose
+// repository has no known checkout on this machine.
+func mailboxCheck(ctx context.Context, h *Host) Check {
+	w, err := h.Mail().Waiting(ctx)
+	if err != nil {
+		return Check{Name: "mailbox", Status: "warn", Detail: err.Error(), Fix: "see `palace mailbox sweep`"}
+	}
+	if w.Deliverable == 0 && len(w.Pending) == 0 {
+		return Check{Name: "mailbox", Status: "ok", Detail: "no letter waits in the spool"}
+	}
+	var parts, fixes []string
+	if w.Deliverable > 0 {
+		parts = append(parts, fmt.Sprintf("%s for boxes palace can reach", pluralize(w.Deliverable, "letter")))
+		fixes = append(fixes, "run `palace mailbox distribute`")
+	}
+	if len(w.Pending) > 0 {
+		repos := map[string]bool{}
+		var names []string
+		for _, p := range w.Pending {
+			if !repos[p.Repo] {
+				repos[p.Repo] = true
+				names = append(names, p.Repo)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s for repositories with no known checkout here (%s: %s)",
+			pluralize(len(w.Pending), "letter"), strings.Join(names, ", "), w.Pending[0].Reason))
+		fixes = append(fixes, "run `palace mailbox distribute` inside a checkout of each")
+	}
+	return Check{Name: "mailbox", Status: "warn", Detail: "letters wait in the spool: " + strings.Join(parts, "; "), Fix: strings.Join(fixes, "; ")}
 }
 
 // uncommittedCheck warns about card files git sees untracked or modified

@@ -129,8 +129,28 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		root = h.loc.Worktree
 	}
 	h.freshness = staleness.NewChecker(root)
+	if err := h.reconcileRepo(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	h.pack = h.newPipeline()
 	return h, nil
+}
+
+// reconcileRepo settles the repository's identity against the anchors the
+// palace holds (anchor.Location.Reconcile): on a host whose paths ignore
+// case, a repository recorded before its remote was folded to lower case
+// keeps its anchor, and other spellings of it stay visible.
+func (h *Host) reconcileRepo(ctx context.Context) error {
+	if !h.loc.InGit || !anchor.FoldsCase(h.loc.RepoIdentity) {
+		return nil
+	}
+	known, err := h.store.RepoIdentitiesFolded(ctx, h.loc.RepoIdentity)
+	if err != nil {
+		return internal(err, "open palace at %s", h.home)
+	}
+	h.loc = h.loc.Reconcile(known)
+	return nil
 }
 
 func newHost(ctx context.Context, opts Options) (*Host, error) {

@@ -51,9 +51,35 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 }
 
 // ImportRules imports the rules of agent rule files as evidence with
-// candidate cards (see intake.Intake.ImportRules). Both modes.
+// candidate cards (see intake.Intake.ImportRules), and names the cards
+// each new candidate nearly repeats (ImportedRule.NearDuplicates). Both
+// modes.
 func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
-	return h.intake().ImportRules(ctx, req)
+	res, err := h.intake().ImportRules(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	var ids []string
+	for _, f := range res.Files {
+		for _, r := range f.Rules {
+			if r.CardNew {
+				ids = append(ids, r.CardID)
+			}
+		}
+	}
+	near, err := h.nearNew(ctx, ids, true)
+	if err != nil {
+		return res, err
+	}
+	for i := range res.Files {
+		for j := range res.Files[i].Rules {
+			r := &res.Files[i].Rules[j]
+			if r.CardNew {
+				r.NearDuplicates = near[r.CardID]
+			}
+		}
+	}
+	return res, nil
 }
 
 // refuseSecrets is the intake check for text that would be stored (see

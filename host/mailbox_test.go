@@ -370,3 +370,83 @@ func TestOpenMailCreatesNothing(t *testing.T) {
 		t.Errorf("home was created: %v", err)
 	}
 }
+
+// A letter addressed to a remote the palace holds memory of is delivered
+// into that repository's checkout by a distribute run from anywhere, once
+// the directory is still a checkout of that remote; doctor counts the
+// letters waiting before the run, and those no known checkout takes.
+func TestMailDistributeFindsCheckoutsThePalaceKnows(t *testing.T) {
+	e := newMailEnv(t)
+	ctx := context.Background()
+	e.git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+	moved := filepath.Join(filepath.Dir(e.repo), "moved")
+	for _, dir := range []string{e.repo, moved} {
+		if dir == moved {
+			if err := os.MkdirAll(moved, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/acme/gadgets.git"}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = moved
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+		}
+		// Memory of the repository records its anchor, with its path.
+		h, err := host.Open(ctx, host.Options{Home: e.home, Cwd: dir, Actor: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Record(ctx, host.RecordRequest{Content: "seen in " + dir, Anchor: "repo"}); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+	}
+	// The second checkout now points elsewhere: its directory no longer
+	// holds github.com/acme/gadgets.
+	cmd := exec.Command("git", "remote", "set-url", "origin", "https://github.com/acme/other.git")
+	cmd.Dir = moved
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	elsewhere := t.TempDir()
+	m := e.mail(host.Options{Actor: "claude", Cwd: elsewhere})
+	for _, repo := range []string{"github.com/ACME/Widgets", "https://github.com/acme/gadgets", "github.com/nobody/here"} {
+		if _, err := m.File(ctx, mailbox.Letter{Class: "c", What: "about " + repo, Repo: repo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mailCheck := func() host.Check {
+		for _, c := range host.Doctor(ctx, host.Options{Home: e.home, Cwd: elsewhere}).Checks {
+			if c.Name == "mailbox" {
+				return c
+			}
+		}
+		t.Fatal("doctor has no mailbox check")
+		return host.Check{}
+	}
+	c := mailCheck()
+	if c.Status != "warn" || !strings.Contains(c.Detail, "1 letter for boxes palace can reach") ||
+		!strings.Contains(c.Detail, "2 letters for repositories with no known checkout here") || !strings.Contains(c.Fix, "palace mailbox distribute") {
+		t.Errorf("doctor before distributing: %+v", c)
+	}
+	d, err := m.Distribute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := filepath.Join(e.repo, ".palace", "inbox.jsonl")
+	if d.Delivered != 1 || len(d.Pending) != 2 || len(d.Boxes) != 1 || d.Boxes[0].Path != box {
+		t.Fatalf("distribution %+v", d)
+	}
+	if b, err := os.ReadFile(box); err != nil || !strings.Contains(string(b), "about github.com/ACME/Widgets") {
+		t.Errorf("box %s: %q %v", box, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(moved, ".palace")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a letter was written into a directory that is no longer a checkout of its remote: %v", err)
+	}
+	c = mailCheck()
+	if c.Status != "warn" || strings.Contains(c.Detail, "boxes palace can reach") || !strings.Contains(c.Detail, "github.com/nobody/here") {
+		t.Errorf("doctor after distributing: %+v", c)
+	}
+}

@@ -35,7 +35,22 @@ func (h *Host) team() *teamsync.Team {
 // imports the files that changed there (see teamsync.Team.Sync). Human
 // mode only.
 func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
-	return h.team().Sync(ctx, req)
+	rep, err := h.team().Sync(ctx, req)
+	// Imported cards are compared with the cards that were here: a first
+	// sync of a directory would cost the square of its size.
+	if err != nil || len(rep.Imported) == 0 {
+		return rep, err
+	}
+	near, err := h.nearNew(ctx, rep.Imported, false)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range rep.Imported {
+		if n := near[id]; len(n) > 0 {
+			rep.NearDuplicates = append(rep.NearDuplicates, teamsync.SyncNear{CardID: id, NearDuplicates: n})
+		}
+	}
+	return rep, nil
 }
 
 // HeldCards lists the cards of anchorIDs (every anchor when empty) whose

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )
 
@@ -220,17 +220,14 @@ func (h *Host) citedEvidence(ctx context.Context, links map[string][]domain.Link
 	return ev, nil
 }
 
-// Near-duplicate thresholds: the share of common words from which two
-// statements are near-duplicates, and how many neighbours a card lists.
-const (
-	nearSimilarity = 0.6
-	maxNeighbours  = 5
-)
+// maxNeighbours is how many neighbours a card lists.
+const maxNeighbours = 5
 
 // Neighbours returns, for each of the cards ids, the cards visible from
-// here (any status) whose statement is the same once normalized, or shares
-// at least 60% of its words, most similar first, at most five per card.
-// Unknown ids have no entry. A failure is KindInternal.
+// here (any status) whose statement is the same once normalized, or is a
+// near-duplicate of it (internal/neardup: at least 60% of its words in
+// common), most similar first, at most five per card. Unknown ids have no
+// entry. A failure is KindInternal.
 func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neighbour, error) {
 	out := map[string][]Neighbour{}
 	if len(ids) == 0 {
@@ -240,69 +237,25 @@ func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neigh
 	if err != nil {
 		return nil, internal(err, "read statements")
 	}
-	words := make([][]string, len(texts))
-	norms := make([]string, len(texts))
-	index := map[string][]int{}
+	statements := make([]string, len(texts))
 	at := make(map[string]int, len(texts))
 	for i, t := range texts {
-		at[t.ID] = i
-		norms[i] = domain.NormalizeStatement(t.Statement)
-		words[i] = statementWords(norms[i])
-		for _, w := range words[i] {
-			index[w] = append(index[w], i)
-		}
+		statements[i], at[t.ID] = t.Statement, i
 	}
-	// A word most statements hold says nothing about likeness; skipping it
-	// keeps the comparison to the cards that share rarer words.
-	common := max(8, len(texts)/5)
-	type hit struct {
-		i    int
-		sim  float64
-		same bool
-	}
+	index := neardup.NewIndex(statements)
 	found := map[int]bool{}
 	for _, id := range ids {
 		i, ok := at[id]
 		if !ok {
 			continue
 		}
-		shared := map[int]int{}
-		for _, w := range words[i] {
-			if len(index[w]) > common {
-				continue
-			}
-			for _, j := range index[w] {
-				if j != i {
-					shared[j]++
-				}
-			}
-		}
-		var hits []hit
-		for j := range texts {
-			if j != i && norms[j] == norms[i] {
-				hits = append(hits, hit{j, 1, true})
-			}
-		}
-		for j, n := range shared {
-			if norms[j] == norms[i] {
-				continue
-			}
-			union := len(words[i]) + len(words[j]) - n
-			if sim := float64(n) / float64(max(1, union)); sim >= nearSimilarity {
-				hits = append(hits, hit{j, sim, false})
-			}
-		}
-		if len(hits) == 0 {
-			continue
-		}
-		slices.SortFunc(hits, func(a, b hit) int {
-			return cmp.Or(cmp.Compare(b.sim, a.sim), strings.Compare(texts[a.i].ID, texts[b.i].ID))
-		})
+		hits := index.Near(statements[i], i)
 		hits = hits[:min(len(hits), maxNeighbours)]
 		for _, x := range hits {
-			found[x.i] = true
-			out[id] = append(out[id], Neighbour{ID: texts[x.i].ID, Statement: texts[x.i].Statement, Tier: texts[x.i].Tier,
-				Anchor: h.anchorRef(ctx, texts[x.i].AnchorID), Exact: x.same, Similarity: x.sim})
+			found[x.Entry] = true
+			t := texts[x.Entry]
+			out[id] = append(out[id], Neighbour{ID: t.ID, Statement: t.Statement, Tier: t.Tier,
+				Anchor: h.anchorRef(ctx, t.AnchorID), Exact: x.Exact, Similarity: x.Similarity})
 		}
 	}
 	if len(found) == 0 {
@@ -323,13 +276,6 @@ func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neigh
 		}
 	}
 	return out, nil
-}
-
-// statementWords are the distinct words of a normalized statement.
-func statementWords(norm string) []string {
-	ws := strings.FieldsFunc(norm, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	slices.Sort(ws)
-	return slices.Compact(ws)
 }
 
 // CardDossier is everything about one card that a card page shows.

@@ -118,6 +118,7 @@ type distillArgs struct {
 	ReviewAfter    string   `json:"review_after,omitempty" jsonschema:"Date after which the card should be reviewed, YYYY-MM-DD."`
 	ExpiresAt      string   `json:"expires_at,omitempty" jsonschema:"Date the card stops applying, YYYY-MM-DD."`
 	Reason         string   `json:"reason,omitempty" jsonschema:"Why you propose it; kept in the card's audit trail."`
+	From           string   `json:"from,omitempty" jsonschema:"A card id (kc_…) the new card supersedes, to raise its tier or restate it: its evidence is cited too, and once the new card is promoted the old one is retired."`
 	Direct         bool     `json:"direct,omitempty" jsonschema:"Human mode only: write the card straight to status, bypassing the gate (audited as direct_write)."`
 	Status         string   `json:"status,omitempty" jsonschema:"With direct: promoted or canonical."`
 }
@@ -126,7 +127,7 @@ func (s *Server) distillTool() tool {
 	t := newTool(ToolDistill, "Distill a candidate card",
 		`Propose a knowledge card from evidence: a short statement citing at least one supporting evidence id (from palace_record). The card starts as a candidate: it is not authoritative and is not injected into context by default. Only a human promotes it, through the gate.
 
-After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it.`,
+After distilling, call palace_gate to see what a promotion would still need, and tell the user. A statement that already exists at the anchor is refused with the existing card's id: link more evidence to that card (palace_link) instead of duplicating it. A statement close to an existing one (a near-duplicate) is written, and near_duplicates names the existing cards: tell the user, and prefer linking evidence to the existing card when they say the same.`,
 		hints{}, map[string][]string{"tier": domain.Strings(domain.Tiers), "domain": domain.Strings(domain.Domains), "anchor": domain.Strings(domain.AnchorKinds),
 			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a distillArgs) (output, error) {
@@ -134,7 +135,7 @@ After distilling, call palace_gate to see what a promotion would still need, and
 				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
 				Supporting: a.Supporting, Verification: a.Verification, Teaching: a.Teaching, Counterexample: a.Counterexample,
 				Persistence: a.Persistence, RenderPref: a.RenderPref, ReviewAfter: a.ReviewAfter, ExpiresAt: a.ExpiresAt,
-				Direct: a.Direct, Status: a.Status, Reason: a.Reason,
+				Direct: a.Direct, Status: a.Status, Reason: a.Reason, From: a.From,
 			}
 			req.Scope.Paths, req.Scope.Languages, req.Scope.Fields = a.ScopePaths, a.ScopeLanguages, a.ScopeFields
 			req.Trigger.Patterns, req.Trigger.Intents, req.Trigger.ToolNeeds = a.TriggerPattern, a.Intents, a.ToolNeeds

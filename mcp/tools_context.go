@@ -19,7 +19,7 @@ type contextArgs struct {
 	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…; wakes cards with those intents."`
 	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use (git, make, psql…); wakes cards about them."`
 	Instructions      []string `json:"instructions,omitempty" jsonschema:"Transient instructions for this request only (a user's constraint such as 'no markdown in the answer'): rendered first, never stored."`
-	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Defaults to 8000."`
+	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Absent or 0 means the default, 8000."`
 	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian (universal law) items. Defaults to 1; 0 leaves them out."`
 	IncludeEvidence   bool     `json:"include_evidence,omitempty" jsonschema:"Add up to five raw evidence rows matching the query."`
 	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Let candidate (not yet promoted) cards compete too, labelled as not authoritative."`
@@ -33,7 +33,7 @@ func (s *Server) contextTool() tool {
 	return newTool(ToolContext, "Get the context pack",
 		`Get palace's context pack for the task at hand: the authoritative knowledge cards that apply to this worktree, its repository and global memory (never another repository's unless all_repos), for the file and query you give, in lanes under a character budget, each card with its citations.
 
-Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
+Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. With no query, file, field, intent or tool (a session start) it returns the memory's wake-up layer: its laws, foundations and most valued cards. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
 		hints{}, nil,
 		func(ctx context.Context, a contextArgs) (output, error) {
 			pack, err := s.h.Context(ctx, host.ContextRequest{

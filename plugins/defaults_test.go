@@ -126,7 +126,7 @@ func TestLanesGo(t *testing.T) {
 			card("rejected", "standard", "auto", 30, 20, "0.5", `{"rejected":1}`, 0),
 		}, ","), `{}`, map[string]string{
 			"found":    result(48, "core", "inline_compact", [10]int{10, 0, 18, 20}),
-			"foundfar": result(32, "inspector_only", "inspector_only", [10]int{10, 10, 12, 0}),
+			"foundfar": result(32, "ref_only", "ref_only", [10]int{10, 10, 12, 0}),
 			"found39":  result(39, "ref_only", "ref_only", [10]int{1, 0, 18, 20}),
 			"prot":     result(40, "scoped", "ref_only", [10]int{12, 0, 18, 10}),
 			"busy":     result(85, "core", "inline_compact", [10]int{30, 20, 30, 0, 5}),
@@ -189,13 +189,14 @@ func TestLanesGo(t *testing.T) {
 		`{"cards":[{"age_days":1.5e}]}`:                                 "lanes input: cards[0]: invalid JSON at offset 26: want a digit in the exponent, found '}'",
 		`{"cards":[{"card":{"id":"a\x"}}]}`:                             "lanes input: cards[0].card: invalid JSON at offset 26: want a valid escape",
 		`{"cards":[],"config":{"inactivity_max":[]}}`:                   "lanes input: config.inactivity_max: want a number, found an array",
+		`{"cards":[],"wake":"yes"}`:                                     "lanes input: wake: want true or false, found a string",
 	} {
 		_, err := m.Call(context.Background(), "lanes", []byte(in))
 		mustContain(t, err, want)
 	}
 	// Escaped ids come back as the same string; other fields, whatever
 	// their shape, are skipped.
-	in := `{"cards":[{"card":{"id":"k\u00e9\ud83d\ude00\"q\\\/","tier":{"a":[1,2,{"b":null}]},"statement":"\n"},` +
+	in := `{"cards":[{"card":{"id":"k\u00e9\ud83d\ude00\"q\\\/","anchor":{"a":[1,2,{"b":null}]},"statement":"\n"},` +
 		`"scope_fit":30,"operation_fit":20,"relevance":0.25,"extra":[true,false,null,-0.5e-3]}],"config":{}}`
 	out, err := m.Call(context.Background(), "lanes", []byte(in))
 	if err != nil {

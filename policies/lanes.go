@@ -101,6 +101,11 @@ func (c LanesConfig) withDefaults() LanesConfig {
 type LanesInput struct {
 	Cards  []LanesCard `json:"cards"`
 	Config LanesConfig `json:"config"`
+	// Wake is set when the request names no task — no query, file,
+	// language, field, intent or tool (a session start): relevance then
+	// ranks nothing, and the default lanes wake the foundational layer by
+	// each card's standing.
+	Wake bool `json:"wake"`
 }
 
 // LaneResult is the lanes point's answer for one card.
@@ -192,6 +197,7 @@ func lanesValue(in LanesInput) ast.Value {
 	return ast.NewObject(
 		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
 		ast.Item(str("config"), ast.NewTerm(ast.NewObject(configItems(in.Config)...))),
+		ast.Item(str("wake"), ast.InternedTerm(in.Wake)),
 	)
 }
 

@@ -13,6 +13,12 @@ import (
 func defaultLanes(in LanesInput) LanesOutput {
 	cfg := in.Config.withDefaults()
 	out := make(LanesOutput, len(in.Cards))
+	if in.Wake {
+		for _, c := range in.Cards {
+			out[c.Card.ID] = wakeLanes(c, cfg)
+		}
+		return out
+	}
 	for _, c := range in.Cards {
 		rel := c.Relevance
 		applied := c.Counts30d.Applied
@@ -42,10 +48,61 @@ func defaultLanes(in LanesInput) LanesOutput {
 			sum += n
 		}
 		salience := min(100, max(0, sum))
-		lane := laneOf(salience, c.Card.Persistence, rel)
+		lane := laneOf(salience, c.Card.Persistence, rel, c.ScopeFit)
 		out[c.Card.ID] = LaneResult{Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
 	}
 	return out
+}
+
+// wakeLanes is one card's result in a wake-up pack: its standing, not its
+// relevance (default/lanes.rego's wake_result).
+func wakeLanes(c LanesCard, cfg LanesConfig) LaneResult {
+	b := map[string]int{
+		"scope_fit":   c.ScopeFit,
+		"tier":        wakeTier[c.Card.Tier],
+		"status":      wakeStatus[c.Card.Status],
+		"persistence": persistenceBonus(c.Card.Persistence),
+		"viewed":      min(c.Counts30d.Viewed, 5),
+		"inactivity":  -min(cfg.InactivityMax, max(0, floorDiv(c.AgeDays-cfg.InactivityGraceDays, cfg.InactivityStepDays))),
+	}
+	if n := adoptedPoints(c.Counts30d); n != 0 {
+		b["adopted"] = n
+	}
+	sum := 0
+	for _, v := range b {
+		sum += v
+	}
+	if n := rejectedPoints(c.Counts30d, sum, 0); n != 0 {
+		b["rejected"] = n
+		sum += n
+	}
+	salience := min(100, max(0, sum))
+	var lane domain.Lane
+	switch {
+	case c.Card.Tier == string(domain.TierDaoTian), standingCard(c.Card.Persistence):
+		lane = domain.LaneCore
+	case salience >= wakeScoped:
+		lane = domain.LaneScoped
+	default:
+		lane = domain.LaneInspectorOnly
+	}
+	return LaneResult{Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
+}
+
+// The wake-up terms and thresholds of default/lanes.rego.
+var (
+	wakeTier   = map[string]int{"dao_tian": 40, "dao_ren": 20, "shu": 10, "qi": 5}
+	wakeStatus = map[string]int{"canonical": 10}
+)
+
+// wakeScoped is the salience from which a card is among the most valued
+// of a wake-up pack (a promoted shu card of the repository).
+const wakeScoped = 20
+
+// standingCard says whether a card's persistence gives it standing: a
+// foundational or protected card.
+func standingCard(p string) bool {
+	return p == string(domain.PersistenceFoundational) || p == string(domain.PersistenceProtected)
 }
 
 // floorDiv is floor(a / b) as Rego's floor of a division gives, also for
@@ -80,6 +137,9 @@ const (
 	// signalFloor is the salience of the scoped lane: rejections do not
 	// cool a card the request is about below it.
 	signalFloor = 45
+	// standingFit is the scope fit from which a foundational or protected
+	// card keeps a reference line whatever the request is about.
+	standingFit = 10
 )
 
 // relPoints is relevance × scale rounded half up, on thousandths, as the
@@ -98,14 +158,14 @@ func cooling(n, threshold, limit int, relevance float64) int {
 	return min(limit, 2*max(0, n-threshold+1))
 }
 
-func laneOf(salience int, persistence string, relevance float64) domain.Lane {
+func laneOf(salience int, persistence string, relevance float64, scopeFit int) domain.Lane {
 	relevant := relevance >= relevantCard
 	switch {
 	case salience >= 70, persistence == string(domain.PersistenceFoundational) && relevant && salience >= 40:
 		return domain.LaneCore
 	case salience >= 45, persistence == string(domain.PersistenceProtected) && relevant && salience >= 40:
 		return domain.LaneScoped
-	case salience >= 36 && relevance >= worthALine:
+	case salience >= 36 && relevance >= worthALine, standingCard(persistence) && scopeFit >= standingFit:
 		return domain.LaneRefOnly
 	}
 	return domain.LaneInspectorOnly

@@ -83,6 +83,15 @@ func genScope(r *rand.Rand, n int) policies.ScopeInput {
 		File: pick(r, files), Language: pick(r, langs), Field: pick(r, fields),
 		Intents: some(r, intents, 3), Tools: some(r, tools, 2), Query: text(r, 6),
 	}}
+	if r.IntN(5) == 0 {
+		// A request naming no task: nothing of its own but the flag (a
+		// team policy may read the flag with other fields set; the
+		// engines must agree either way).
+		in.Context.Wake = true
+		if r.IntN(2) == 0 {
+			in.Context = policies.ScopeContext{Wake: true}
+		}
+	}
 	for i := range n {
 		in.Cards = append(in.Cards, policies.ScopeCard{
 			ID: fmt.Sprintf("kc_%03d", i), Tier: "qi", Status: "promoted", Field: pick(r, fields), Statement: text(r, 12),
@@ -112,11 +121,13 @@ func genLanes(r *rand.Rand, n int) policies.LanesInput {
 		InactivityMax:           pick(r, []int{0, 0, 5, 10, 40}),
 		SkipCoolingThreshold30d: pick(r, []int{0, 0, 1, 6}),
 		TrimCoolingThreshold30d: pick(r, []int{0, 0, 2, 4}),
-	}}
+	}, Wake: r.IntN(3) == 0}
 	for i := range n {
 		in.Cards = append(in.Cards, policies.LanesCard{
 			Card: policies.LanesCardInfo{
 				ID:          fmt.Sprintf("kc_%03d", i),
+				Tier:        pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", "", "x"}),
+				Status:      pick(r, []string{"promoted", "canonical", "candidate", ""}),
 				Persistence: pick(r, []string{"standard", "protected", "foundational", ""}),
 				RenderPref:  pick(r, []string{"auto", "inline_full", "inline_compact", "ref_preferred", ""}),
 			},
@@ -153,8 +164,11 @@ func TestNativeMatchesRego(t *testing.T) {
 	// tell apart.
 	var ops [3]int
 	lines := map[string]int{}
+	// laned counts lanes results by request kind (wake or not) and lane,
+	// and the references a standing card keeps on its scope alone.
+	laned := map[string]int{}
 	branches := []string{"the request matches its scope", "unscoped:", "card field", "so it could apply", "matches none of",
-		"but the request is about the card", "is not one of", "trigger intents", "tool needs"}
+		"but the request is about the card", "is not one of", "trigger intents", "tool needs", "no task is named"}
 	for batch := range 400 {
 		sin := genScope(r, 1+r.IntN(12))
 		gotN, dn := native.Scope(ctx, sin)
@@ -196,9 +210,23 @@ func TestNativeMatchesRego(t *testing.T) {
 		if !reflect.DeepEqual(lanesN, lanesR) {
 			for id := range lanesR {
 				if !reflect.DeepEqual(lanesN[id], lanesR[id]) {
-					t.Fatalf("lanes batch %d card %s config %+v\ngo   %+v\nrego %+v", batch, id, lin.Config, lanesN[id], lanesR[id])
+					t.Fatalf("lanes batch %d card %s config %+v wake %v\ngo   %+v\nrego %+v", batch, id, lin.Config, lin.Wake, lanesN[id], lanesR[id])
 				}
 			}
+			t.Fatalf("lanes batch %d: outputs differ", batch)
+		}
+		for _, c := range lin.Cards {
+			res := lanesR[c.Card.ID]
+			laned[fmt.Sprintf("wake=%v %s", lin.Wake, res.Lane)]++
+			if !lin.Wake && res.Lane == "ref_only" && c.Relevance < 0.2 {
+				laned["standing reference"]++
+			}
+		}
+	}
+	for _, want := range []string{"wake=true core", "wake=true scoped", "wake=true inspector_only", "wake=false core", "wake=false scoped",
+		"wake=false ref_only", "wake=false inspector_only", "standing reference"} {
+		if laned[want] < 30 {
+			t.Errorf("only %d generated lanes results are %q: the generator misses that branch", laned[want], want)
 		}
 	}
 	for n, k := range ops {

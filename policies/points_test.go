@@ -99,8 +99,10 @@ func TestScopeOrderings(t *testing.T) {
 		{"path miss the request is about applies", policies.ScopeContext{File: "web/app.ts", Query: "sqlite busy timeout"}, perfect, 0.6, "scoped", 49},
 		// 10 + 6 + 30 + 20
 		{"foundational unscoped the request is about is core", policies.ScopeContext{Query: "claim"}, law, 0.5, "core", 66},
-		// 10 + 8: an intent alone does not make it relevant, and persistence is no pass
-		{"foundational unscoped with only an intent stays out", policies.ScopeContext{Intents: []string{"review"}}, law, 0, "inspector_only", 18},
+		// 10 + 8: an intent alone does not make it relevant, and persistence
+		// is no pass into the inline lanes; unscoped at the repository, it
+		// stays a reference line
+		{"foundational unscoped with only an intent stays a reference", policies.ScopeContext{Intents: []string{"review"}}, law, 0, "ref_only", 18},
 		{"standard unscoped without overlap stays out", onTopic, plain, 0, "inspector_only", 10},
 		// 16 + 20 (an intent the text agrees with, relevance >= 0.2) + 18 + 20
 		{"foundational field-scoped in its field is core", policies.ScopeContext{Field: "storage", Intents: []string{"review"}}, fieldLaw, 0.3, "core", 74},

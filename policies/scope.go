@@ -22,6 +22,9 @@ type ScopeContext struct {
 	// Anchors are the anchor ids the request may see; the host has already
 	// dropped cards of other anchors before the policy runs.
 	Anchors []string `json:"anchors"`
+	// Wake is set when the request names no task at all (see
+	// LanesInput.Wake): a scope the request cannot confirm earns no points.
+	Wake bool `json:"wake"`
 }
 
 // CardScope limits where a card applies. An empty list does not limit.
@@ -140,6 +143,7 @@ func scopeValue(in ScopeInput) ast.Value {
 			ast.Item(str("tools"), stringArray(x.Tools)),
 			ast.Item(str("query"), str(x.Query)),
 			ast.Item(str("anchors"), stringArray(x.Anchors)),
+			ast.Item(str("wake"), ast.InternedTerm(x.Wake)),
 		))),
 		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
 	)

@@ -15,7 +15,7 @@ import (
 // proves the two identical over generated inputs; change both together.
 func defaultScope(in ScopeInput) ScopeOutput {
 	x := in.Context
-	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field}
+	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field, wake: x.Wake}
 	out := make(ScopeOutput, len(in.Cards))
 	for _, c := range in.Cards {
 		out[c.ID] = req.result(c, x)
@@ -51,6 +51,17 @@ const (
 
 type scopeRequest struct {
 	file, language, field string
+	// wake: the request names no task, so "could apply" earns nothing.
+	wake bool
+}
+
+// couldApply is what a scope the request names nothing of earns: pts, or
+// nothing in a wake-up request, with the why line of either.
+func (r scopeRequest) couldApply(pts int, kind, scopes, nothing string) (int, string) {
+	if r.wake {
+		return 0, fmt.Sprintf("%s-scoped to %s; no task is named, so it earns no place", kind, scopes)
+	}
+	return pts, fmt.Sprintf("%s-scoped to %s; the request names no %s, so it could apply", kind, scopes, nothing)
 }
 
 func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
@@ -67,8 +78,9 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		all := strings.Join(sc.Paths, ", ")
 		switch hit, ok := firstGlob(sc.Paths, r.file); {
 		case r.file == "":
-			located += pathCouldApply
-			why = append(why, fmt.Sprintf("path-scoped to %s; the request names no file, so it could apply", all))
+			pts, line := r.couldApply(pathCouldApply, "path", all, "file")
+			located += pts
+			why = append(why, line)
 		case ok:
 			located += pathFit
 			hits++
@@ -84,8 +96,9 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		all := strings.Join(sc.Languages, ", ")
 		switch {
 		case r.language == "":
-			located += otherCouldApply
-			why = append(why, fmt.Sprintf("language-scoped to %s; the request names no language, so it could apply", all))
+			pts, line := r.couldApply(otherCouldApply, "language", all, "language")
+			located += pts
+			why = append(why, line)
 		case slices.ContainsFunc(sc.Languages, func(l string) bool { return strings.ToLower(l) == r.language }):
 			located += languageFit
 			hits++
@@ -98,8 +111,9 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 	switch all := strings.Join(sc.Fields, ", "); {
 	case len(sc.Fields) == 0 && r.field == "":
 	case r.field == "":
-		fieldPts = otherCouldApply
-		why = append(why, fmt.Sprintf("field-scoped to %s; the request names no field, so it could apply", all))
+		var line string
+		fieldPts, line = r.couldApply(otherCouldApply, "field", all, "field")
+		why = append(why, line)
 	case len(sc.Fields) == 0 && c.Field == r.field:
 		// The card's own field is a bonus, not a scope: it confirms nothing.
 		fieldPts = fieldFit

@@ -136,11 +136,11 @@ func TestGateGoMatchesRego(t *testing.T) {
 func lanesBatch(r *rand.Rand, n int) policies.LanesInput {
 	pers := []string{"standard", "protected", "foundational", ""}
 	prefs := []string{"auto", "inline_full", "inline_compact", "ref_preferred", ""}
-	in := policies.LanesInput{Cards: make([]policies.LanesCard, n)}
+	in := policies.LanesInput{Cards: make([]policies.LanesCard, n), Wake: r.IntN(4) == 0}
 	for i := range in.Cards {
 		in.Cards[i] = policies.LanesCard{
-			Card: policies.LanesCardInfo{ID: fmt.Sprintf("kc_%03d", i), Tier: "shu", Status: "promoted",
-				Persistence: pick(r, pers), RenderPref: pick(r, prefs)},
+			Card: policies.LanesCardInfo{ID: fmt.Sprintf("kc_%03d", i), Tier: pick(r, []string{"dao_tian", "dao_ren", "shu", "qi", ""}),
+				Status: pick(r, []string{"promoted", "canonical", "candidate"}), Persistence: pick(r, pers), RenderPref: pick(r, prefs)},
 			ScopeFit: r.IntN(36), OperationFit: r.IntN(26), Relevance: r.Float64(),
 			Counts30d: policies.Counts30d{Applied: r.IntN(13), Skipped: r.IntN(13), Trimmed: r.IntN(13), Viewed: r.IntN(13)},
 			AgeDays:   r.IntN(200),
@@ -194,12 +194,16 @@ func TestLanesGoMatchesRego(t *testing.T) {
 		}
 		for _, res := range want {
 			lanes[string(res.Lane)+"/"+string(res.RenderForm)]++
+			if in.Wake {
+				lanes["wake "+string(res.Lane)]++
+			}
 		}
 		cards += len(in.Cards)
 	}
 	// Every lane and every render form a lane can take must have been met.
 	for _, want := range []string{"core/inline_full", "core/inline_compact", "core/ref_only", "scoped/inline_compact",
-		"scoped/inline_full", "scoped/ref_only", "ref_only/ref_only", "inspector_only/inspector_only"} {
+		"scoped/inline_full", "scoped/ref_only", "ref_only/ref_only", "inspector_only/inspector_only",
+		"wake core", "wake scoped", "wake inspector_only"} {
 		if lanes[want] == 0 {
 			t.Errorf("no card reached %s: widen the generator", want)
 		}

@@ -137,6 +137,8 @@ func appendScope(b []byte, in ScopeInput) []byte {
 	b = appendString(b, x.Query)
 	b = append(b, `,"anchors":`...)
 	b = appendStrings(b, x.Anchors)
+	b = append(b, `,"wake":`...)
+	b = strconv.AppendBool(b, x.Wake)
 	b = append(b, `},"cards":[`...)
 	for i, c := range in.Cards {
 		if i > 0 {
@@ -230,7 +232,9 @@ func appendLanes(b []byte, in LanesInput) []byte {
 		b = append(b, `":`...)
 		b = strconv.AppendInt(b, int64(*s.field(&in.Config)), 10)
 	}
-	return append(b, `}}`...)
+	b = append(b, `},"wake":`...)
+	b = strconv.AppendBool(b, in.Wake)
+	return append(b, '}')
 }
 
 func appendCardScope(b []byte, s CardScope) []byte {

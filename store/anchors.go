@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Anchor is one row of anchors.
@@ -40,6 +41,27 @@ func (s *Store) AnchorByIdentity(ctx context.Context, identity string) (Anchor, 
 // AnchorByID looks an anchor up by id; ErrNotFound if absent.
 func (s *Store) AnchorByID(ctx context.Context, id string) (Anchor, error) {
 	return anchorBy(ctx, s.db, "id", id)
+}
+
+// RepoIdentitiesFolded lists the identities of the repo anchors whose
+// identity equals identity but for ASCII case, oldest first (then by
+// identity), without their "repo:" prefix.
+func (s *Store) RepoIdentitiesFolded(ctx context.Context, identity string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT identity FROM anchors WHERE kind = 'repo' AND lower(identity) = lower(?)
+		ORDER BY created_at, identity`, "repo:"+identity)
+	if err != nil {
+		return nil, fmt.Errorf("find repo anchors of %s: %w", identity, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("find repo anchors of %s: %w", identity, err)
+		}
+		out = append(out, strings.TrimPrefix(id, "repo:"))
+	}
+	return out, rows.Err()
 }
 
 // Anchors lists every anchor, ordered by kind then identity.

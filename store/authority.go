@@ -34,6 +34,9 @@ type CardWrite struct {
 	Contests []Contest
 	// Close closes every open contest of the card with this resolution.
 	Close string
+	// Supersedes, with Insert, records that the new card replaces this
+	// existing card once it is authoritative.
+	Supersedes string
 	// Event records the write. Required: its CardID, Type, Actor, ActorType
 	// and DecidedBy, and for a gate decision the policy, its hash and the
 	// decision (which must allow). The store assigns its Seq.
@@ -135,6 +138,12 @@ func (tx *Tx) WriteCards(ctx context.Context, ws []CardWrite) ([]Written, error)
 	}
 	events := make([]domain.Event, len(ws))
 	for i, w := range ws {
+		if w.Supersedes != "" {
+			if _, err := tx.exec(ctx, `INSERT INTO card_supersessions(card_id, supersedes, created_at) VALUES (?, ?, ?)`,
+				w.Event.CardID, w.Supersedes, w.Event.CreatedAt); err != nil {
+				return nil, fmt.Errorf("write card %s: record that it supersedes %s: %w", w.Event.CardID, w.Supersedes, err)
+			}
+		}
 		for _, c := range w.Contests {
 			if err := tx.insertContest(ctx, c); err != nil {
 				return nil, err
@@ -163,6 +172,8 @@ func checkWrite(w *CardWrite, cur map[string]domain.Status) error {
 		return fmt.Errorf("write card %q: the event needs a card id, a type and who acts", id)
 	case w.Insert != nil && w.Insert.ID != id:
 		return fmt.Errorf("write card %s: the event names card %s", w.Insert.ID, id)
+	case w.Supersedes != "" && w.Insert == nil:
+		return fmt.Errorf("write card %s: only a new card supersedes another", id)
 	case w.Update != nil && w.Update.ID != id:
 		return fmt.Errorf("write card %s: the update names card %s", id, w.Update.ID)
 	case !containsDecider(e.DecidedBy):
@@ -249,6 +260,66 @@ func (tx *Tx) cardStatuses(ctx context.Context, ids []string) (map[string]domain
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read card statuses: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Supersession is one card replacing another (CardWrite.Supersedes).
+type Supersession struct {
+	// Supersedes is the card this one replaces, "" when none.
+	Supersedes string `json:"supersedes,omitempty"`
+	// SupersededBy are the cards that replace this one, oldest first.
+	SupersededBy []string `json:"superseded_by,omitempty"`
+}
+
+// Supersessions reads, for each of ids that has any, the card it
+// supersedes and the cards that supersede it.
+func (tx *Tx) Supersessions(ctx context.Context, ids []string) (map[string]Supersession, error) {
+	return supersessions(ctx, tx.tx, ids)
+}
+
+// Supersessions is Tx.Supersessions outside a transaction.
+func (s *Store) Supersessions(ctx context.Context, ids []string) (map[string]Supersession, error) {
+	return supersessions(ctx, s.db, ids)
+}
+
+func supersessions(ctx context.Context, q querier, ids []string) (map[string]Supersession, error) {
+	out := map[string]Supersession{}
+	for len(ids) > 0 {
+		n := min(len(ids), 400)
+		chunk := ids[:n]
+		ids = ids[n:]
+		args := anySlice(chunk)
+		rows, err := q.QueryContext(ctx, `SELECT card_id, supersedes FROM card_supersessions
+			WHERE card_id IN (`+placeholders(n)+`) OR supersedes IN (`+placeholders(n)+`) ORDER BY created_at, card_id`, append(args, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("read supersessions: %w", err)
+		}
+		in := map[string]bool{}
+		for _, id := range chunk {
+			in[id] = true
+		}
+		for rows.Next() {
+			var id, old string
+			if err := rows.Scan(&id, &old); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read supersessions: %w", err)
+			}
+			if in[id] {
+				s := out[id]
+				s.Supersedes = old
+				out[id] = s
+			}
+			if in[old] {
+				s := out[old]
+				s.SupersededBy = append(s.SupersededBy, id)
+				out[old] = s
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read supersessions: %w", err)
 		}
 	}
 	return out, nil

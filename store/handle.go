@@ -129,6 +129,9 @@ func OpenDeferred(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		return Open(ctx, path)
 	}
+	if err := registerFunctions(); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	// A named shared-cache memory database: every pooled connection sees
 	// the same (empty) tables.
 	mem, err := sql.Open("sqlite", fmt.Sprintf("file:palace-deferred-%d?mode=memory&cache=shared&_pragma=foreign_keys(1)", deferredSeq.Add(1)))

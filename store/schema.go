@@ -634,6 +634,32 @@ BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS evidence_observations_no_delete BEFORE DELETE ON evidence_observations
 BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
 `,
+	// Statements compare in Unicode NFC (domain.NormalizeStatement), so a
+	// card written in a decomposed spelling would be missed by the
+	// duplicate checks of new cards: every card's normalized statement is
+	// computed again with the function palace registers
+	// (registerFunctions). Rows already in that form are left alone, so
+	// the entry runs the same whatever its number, and again.
+	`
+UPDATE cards SET statement_norm = palace_statement_norm(statement)
+	WHERE statement_norm IS NOT palace_statement_norm(statement);
+`,
+	// A card may supersede another (distill --from): one append-only row
+	// per new card, written with it (WriteCards), naming the card it
+	// replaces once authoritative. IF NOT EXISTS: it holds whatever the
+	// entry's number.
+	`
+CREATE TABLE IF NOT EXISTS card_supersessions (
+	card_id    TEXT PRIMARY KEY REFERENCES cards(id),
+	supersedes TEXT NOT NULL REFERENCES cards(id) CHECK (supersedes != card_id),
+	created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS card_supersessions_old ON card_supersessions(supersedes);
+CREATE TRIGGER IF NOT EXISTS card_supersessions_no_update BEFORE UPDATE ON card_supersessions
+BEGIN SELECT RAISE(ABORT, 'card supersessions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS card_supersessions_no_delete BEFORE DELETE ON card_supersessions
+BEGIN SELECT RAISE(ABORT, 'card supersessions are append-only'); END;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and understands.

@@ -103,6 +103,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
+	if err := registerFunctions(); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -112,6 +112,12 @@ func printCard(w io.Writer, c host.Card) {
 	if c.OriginCard != "" {
 		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
 	}
+	if c.Supersedes != "" {
+		fmt.Fprintf(t, "  supersedes\t%s\n", c.Supersedes)
+	}
+	if len(c.SupersededBy) > 0 {
+		fmt.Fprintf(t, "  superseded by\t%s\n", strings.Join(c.SupersededBy, ", "))
+	}
 	if c.PublishedTo != "" {
 		fmt.Fprintf(t, "  published to\t%s\n", c.PublishedTo)
 	}

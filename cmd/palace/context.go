@@ -42,6 +42,9 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 			if hook != "" {
 				return runContextHook(cmd, g, hook, req)
 			}
+			if err := checkBudget(req.Budget); err != nil {
+				return err
+			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 				pack, err := h.Context(ctx, req)
 				if err != nil {
@@ -70,6 +73,16 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 	f.StringVar(&req.RequestID, "request-id", "", "fix the request id (with a fixed database the pack is byte-identical)")
 	f.StringVar(&hook, "hook", "", "answer an agent's hook: read its JSON payload on stdin, print its JSON answer (claude-code or gemini-cli)")
 	return cmd
+}
+
+// checkBudget refuses --budget 0: the flag's default is DefaultBudget, so
+// a 0 is typed, and a pack of no characters can hold no card. (The API's
+// zero value means the default; the command line says it as a number.)
+func checkBudget(budget int) error {
+	if budget == 0 {
+		return usageError{fmt.Sprintf("--budget 0 leaves no room for any card: pass a size in characters (default %d), or leave the flag out", host.DefaultBudget)}
+	}
+	return nil
 }
 
 // contextFlags are the request flags context and brief share.

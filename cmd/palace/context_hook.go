@@ -20,6 +20,9 @@ import (
 // user's work. The message goes to stderr, which the agent shows.
 func runContextHook(cmd *cobra.Command, g *globals, agent string, req host.ContextRequest) error {
 	err := func() error {
+		if err := checkBudget(req.Budget); err != nil {
+			return err
+		}
 		p, err := host.ReadHookPayload(agent, g.stdin)
 		if err != nil {
 			return err

@@ -68,6 +68,7 @@ func TestCLIContextBriefAuditExitCodes(t *testing.T) {
 		{"audit action refused in agent mode", []string{"PALACE_MODE=agent"}, []string{"audit", "action", id, "--action", "mark_foundational"}, 3, "refused in agent mode"},
 		{"--mode human cannot raise an agent", []string{"PALACE_MODE=agent"}, []string{"--mode", "human", "audit", "action", id, "--action", "prefer_compact"}, 3, "refused in agent mode"},
 		{"bad budget", nil, []string{"context", "--budget", "-5"}, 2, "--budget -5 is negative"},
+		{"zero budget", nil, []string{"context", "--budget", "0"}, 2, "--budget 0 leaves no room for any card"},
 		{"unknown audit action", nil, []string{"audit", "action", id, "--action", "delete"}, 2, `action "delete" is not valid`},
 		{"widening through the audit", nil, []string{"audit", "action", id, "--action", "rescope", "--anchor", "repo"}, 2, "palace publish " + id + " --to repo"},
 		{"unknown lane filter", nil, []string{"audit", "--lane", "hot"}, 2, `lane "hot" is not valid`},

@@ -9,17 +9,28 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/neardup"
 )
 
 func newDistillCmd(g *globals) *cobra.Command {
 	var req host.DistillRequest
 	cmd := &cobra.Command{
-		Use:   "distill --statement S --tier T --supporting ID…",
+		Use:   "distill --statement S --tier T --supporting ID… | --from CARD --tier T",
 		Short: "Distill a candidate card from evidence",
 		Long: `Create a candidate knowledge card citing existing evidence. At least one
 --supporting ref is required; every ref must be evidence visible from here.
 In human mode, --direct --status promoted|canonical writes an authoritative card
-without the gate (audited as direct_write).`,
+without the gate (audited as direct_write).
+
+--from CARD supersedes a card of this checkout, to raise its tier (or restate
+it): the new card takes every field not given from it and cites its evidence in
+the same roles; it is a candidate like any other, and the gate decides its
+promotion at its tier. When it becomes authoritative the old card is retired in
+the same transaction.
+
+A statement close to one at the same anchor (a near-duplicate) is written but
+named in a warning with the existing card's id: link evidence to that card
+instead when they say the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
@@ -27,6 +38,7 @@ without the gate (audited as direct_write).`,
 				if err != nil {
 					return err
 				}
+				nearWarnings(g.stderr, c.NearDuplicates)
 				return g.output(c, func(w io.Writer) {
 					p := newPainter(w)
 					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
@@ -62,7 +74,34 @@ without the gate (audited as direct_write).`,
 	f.BoolVar(&req.Direct, "direct", false, "write the card straight to --status, bypassing the gate (human mode, audited)")
 	f.StringVar(&req.Status, "status", "", "with --direct: promoted or canonical")
 	f.StringVar(&req.Reason, "reason", "", "why (recorded in the event)")
+	f.StringVar(&req.From, "from", "", "a card this one supersedes (raise its tier, or restate it); its fields and evidence are the defaults")
 	return cmd
+}
+
+// nearWarnings names, on stderr, the existing cards a new card nearly
+// repeats: it is written, and a person or an agent decides whether to link
+// evidence to the existing card instead.
+func nearWarnings(w io.Writer, near []host.Neighbour) {
+	for _, n := range near {
+		alike := fmt.Sprintf("%.0f%% alike", 100*n.Similarity)
+		if n.Exact {
+			alike = "the same statement"
+		}
+		fmt.Fprintf(w, "palace: warning: near-duplicate of %s (%s %s, %s): %s — if they say the same, link the evidence to %s and retire the new card\n",
+			n.ID, n.Tier, n.Status, alike, escapeControls(n.Statement), n.ID)
+	}
+}
+
+// printNear names, indented, the existing cards a new card or a
+// suggestion nearly repeats (import, sync, research).
+func printNear(w io.Writer, indent string, near []neardup.Card) {
+	for _, n := range near {
+		alike := fmt.Sprintf("%.0f%% alike", 100*n.Similarity)
+		if n.Exact {
+			alike = "the same statement"
+		}
+		fmt.Fprintf(w, "%swarning: near-duplicate of %s (%s): %s\n", indent, n.ID, alike, escapeControls(n.Statement))
+	}
 }
 
 func countsLine(c domain.RoleCounts) string {

@@ -164,6 +164,7 @@ func printImport(w io.Writer, res host.ImportResult) {
 				ev = "evidence known"
 			}
 			fmt.Fprintln(w, escapeControls(fmt.Sprintf("  %s  %s %s (%s)  %s", r.SourceRef, what, r.CardID, ev, r.Statement)))
+			printNear(w, "    ", r.NearDuplicates)
 		}
 		for _, b := range f.GeneratedSkipped {
 			fmt.Fprintf(w, "  skipped the generated palace block, lines %d-%d (%s): its cards are governed already; --include-generated imports them\n", b.Start, b.End, plural(b.Rules, "rule"))

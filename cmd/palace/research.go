@@ -118,6 +118,7 @@ func printResearch(w io.Writer, p host.ResearchPlan) {
 			if s.Note != "" {
 				fmt.Fprintf(w, "    %s\n", pt.dim(s.Note))
 			}
+			printNear(w, "    ", s.NearDuplicates)
 		}
 	}
 }

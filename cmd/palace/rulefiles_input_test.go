@@ -231,6 +231,9 @@ func TestContextHook(t *testing.T) {
 			t.Errorf("%s payload %q: stdout %q, want nothing", bad.agent, bad.payload, r.stdout)
 		}
 	}
+	// --budget 0 is refused in a hook too, with the hook's exit 1.
+	r := e.runIn(elsewhere, []byte(`{"hook_event_name":"SessionStart","cwd":"/"}`), "context", "--hook", "claude-code", "--budget", "0")
+	wantCode(t, r, 1, "--budget 0 leaves no room")
 }
 
 // TestExportBadInput: a broken block, a linked AGENTS.md, an unknown target

@@ -157,6 +157,10 @@ func printSync(w io.Writer, rep host.SyncReport) {
 			}
 		}
 	}
+	for _, n := range rep.NearDuplicates {
+		fmt.Fprintf(w, "imported %s nearly repeats a card at the repository anchor:\n", n.CardID)
+		printNear(w, "  ", n.NearDuplicates)
+	}
 	for _, id := range rep.Removed {
 		fmt.Fprintf(w, "%s: file gone from HEAD; kept in the palace, not written again until it changes here\n", id)
 	}

@@ -40,6 +40,12 @@ type Location struct {
 	Remote string `json:"remote,omitempty"`
 	// RepoIdentity is the normalized remote, or RepoRoot without a remote.
 	RepoIdentity string `json:"repo_identity,omitempty"`
+	// RepoAliases are other identities the palace holds this repository
+	// under: spellings of its remote in another case on a host whose paths
+	// ignore case, recorded before palace folded them (see Reconcile). Their
+	// anchors are visible and changeable from here like the repo anchor;
+	// new rows go to RepoIdentity's.
+	RepoAliases []string `json:"repo_aliases,omitempty"`
 }
 
 // Identity returns the stable identity string of the anchor of kind k at this
@@ -157,11 +163,18 @@ func Canonical(p string) (string, error) {
 	return abs, nil
 }
 
+// caseInsensitiveHosts are git hosts whose owner and repository names
+// ignore case (github.com/ACME/X and github.com/acme/x are one repository):
+// their paths are folded to lower case. Elsewhere a path keeps its case,
+// since a self-hosted server may tell the two apart.
+var caseInsensitiveHosts = map[string]bool{"github.com": true, "gitlab.com": true, "bitbucket.org": true}
+
 // NormalizeRemote turns a git remote URL into host/path form:
 // git@github.com:Org/Name.git, https://user@github.com/Org/Name and
-// ssh://git@github.com:22/Org/Name.git all become github.com/Org/Name
-// (host lowercased, path kept). Local paths and file:// URLs return "" so the
-// caller falls back to the repository path.
+// ssh://git@github.com:22/Org/Name.git all become github.com/org/name. The
+// host is lowercased; the path is lowercased on hosts whose paths ignore
+// case (GitHub, GitLab.com, Bitbucket) and kept elsewhere. Local paths and
+// file:// URLs return "" so the caller falls back to the repository path.
 func NormalizeRemote(raw string) string {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -192,7 +205,46 @@ func NormalizeRemote(raw string) string {
 	if host == "" || path == "" {
 		return ""
 	}
-	return strings.ToLower(host) + "/" + path
+	host = strings.ToLower(host)
+	if caseInsensitiveHosts[host] {
+		path = strings.ToLower(path)
+	}
+	return host + "/" + path
+}
+
+// FoldsCase says whether a repository identity (RepoIdentity) is of a host
+// whose paths ignore case, so that a palace may hold the repository under
+// other spellings recorded before they were folded.
+func FoldsCase(repoIdentity string) bool {
+	host, _, ok := strings.Cut(repoIdentity, "/")
+	return ok && caseInsensitiveHosts[host]
+}
+
+// Reconcile settles the repository identity against the spellings a palace
+// already holds for it. known are the identities of the palace's repo
+// anchors equal to l.RepoIdentity but for case (without the "repo:"
+// prefix), oldest first. When l.RepoIdentity is among them, or there are
+// none, it stays; otherwise the oldest known spelling becomes the
+// identity, so cards recorded under it keep serving this checkout. Every
+// other known spelling becomes an alias (RepoAliases): visible from here,
+// never written to.
+func (l Location) Reconcile(known []string) Location {
+	if !l.InGit || len(known) == 0 {
+		return l
+	}
+	primary := known[0]
+	for _, k := range known {
+		if k == l.RepoIdentity {
+			primary = k
+		}
+	}
+	l.RepoIdentity, l.RepoAliases = primary, nil
+	for _, k := range known {
+		if k != primary {
+			l.RepoAliases = append(l.RepoAliases, k)
+		}
+	}
+	return l
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {

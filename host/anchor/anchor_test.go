@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/palacehq/palace/domain"
@@ -13,11 +14,15 @@ import (
 
 func TestNormalizeRemote(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"git@github.com:Org/Name.git", "github.com/Org/Name"},
-		{"https://github.com/Org/Name.git", "github.com/Org/Name"},
-		{"https://user:pw@GitHub.com/Org/Name/", "github.com/Org/Name"},
-		{"ssh://git@github.com:22/Org/Name.git", "github.com/Org/Name"},
+		{"git@github.com:Org/Name.git", "github.com/org/name"},
+		{"https://github.com/Org/Name.git", "github.com/org/name"},
+		{"https://user:pw@GitHub.com/Org/Name/", "github.com/org/name"},
+		{"ssh://git@github.com:22/Org/Name.git", "github.com/org/name"},
+		{"https://gitlab.com/Group/Sub/Proj.git", "gitlab.com/group/sub/proj"},
+		{"git@bitbucket.org:Team/Repo.git", "bitbucket.org/team/repo"},
+		// A self-hosted server may tell cases apart: its path keeps them.
 		{"gitlab.example.com:group/sub/proj.git", "gitlab.example.com/group/sub/proj"},
+		{"https://git.example.com/ACME/X.git", "git.example.com/ACME/X"},
 		{"/srv/git/proj.git", ""},
 		{"file:///srv/git/proj.git", ""},
 		{"../proj", ""},
@@ -124,5 +129,41 @@ func TestSymlinkedCheckoutIsCanonical(t *testing.T) {
 func TestMissingDir(t *testing.T) {
 	if _, err := anchor.Resolve(context.Background(), filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Fatal("want error for a missing directory")
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	loc := anchor.Location{InGit: true, Worktree: "/w", RepoIdentity: "github.com/acme/x"}
+	for _, tt := range []struct {
+		name          string
+		known         []string
+		want          string
+		wantAliases   []string
+		visibleAliasN int
+	}{
+		{"new palace", nil, "github.com/acme/x", nil, 0},
+		{"already folded", []string{"github.com/acme/x"}, "github.com/acme/x", nil, 0},
+		{"recorded in another case", []string{"github.com/ACME/X"}, "github.com/ACME/X", nil, 0},
+		{"two spellings, the folded one among them", []string{"github.com/ACME/X", "github.com/acme/x"}, "github.com/acme/x", []string{"github.com/ACME/X"}, 1},
+		{"two old spellings", []string{"github.com/ACME/X", "github.com/Acme/X"}, "github.com/ACME/X", []string{"github.com/Acme/X"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := loc.Reconcile(tt.known)
+			if got.RepoIdentity != tt.want || !slices.Equal(got.RepoAliases, tt.wantAliases) {
+				t.Fatalf("Reconcile(%v) = %q aliases %v, want %q aliases %v", tt.known, got.RepoIdentity, got.RepoAliases, tt.want, tt.wantAliases)
+			}
+			ids := got.ChainIDs()
+			if len(ids) != 3+tt.visibleAliasN {
+				t.Fatalf("chain %v, want %d ids", ids, 3+tt.visibleAliasN)
+			}
+			for _, a := range tt.wantAliases {
+				if k := got.KindOf(anchor.ID("repo:" + a)); k != domain.AnchorRepo {
+					t.Errorf("KindOf(alias %s) = %q, want repo", a, k)
+				}
+			}
+		})
+	}
+	if !anchor.FoldsCase("github.com/acme/x") || anchor.FoldsCase("git.example.com/ACME/X") || anchor.FoldsCase("/srv/repo") {
+		t.Error("FoldsCase is wrong about github.com, a self-hosted server or a path")
 	}
 }

@@ -15,26 +15,36 @@ func ID(identity string) string {
 }
 
 // ChainIDs are the anchor ids visible from this location, innermost first:
-// worktree, repo, global (global only outside git).
+// worktree, repo (then the repository's aliases, see RepoAliases), global
+// (global only outside git).
 func (l Location) ChainIDs() []string {
 	if !l.InGit {
 		return []string{ID(GlobalIdentity)}
 	}
-	return []string{
+	ids := []string{
 		ID(l.Identity(domain.AnchorWorktree)),
 		ID(l.Identity(domain.AnchorRepo)),
-		ID(GlobalIdentity),
 	}
+	for _, a := range l.RepoAliases {
+		ids = append(ids, ID("repo:"+a))
+	}
+	return append(ids, ID(GlobalIdentity))
 }
 
 // KindOf says which kind of this location's chain an anchor id is, "" when
-// the anchor is outside it (another repository or worktree).
+// the anchor is outside it (another repository or worktree). An alias of
+// the repository is of kind repo.
 func (l Location) KindOf(id string) domain.AnchorKind {
 	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
 		if l.InGit || k == domain.AnchorGlobal {
 			if ID(l.Identity(k)) == id {
 				return k
 			}
+		}
+	}
+	for _, a := range l.RepoAliases {
+		if ID("repo:"+a) == id {
+			return domain.AnchorRepo
 		}
 	}
 	return ""

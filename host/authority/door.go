@@ -128,7 +128,12 @@ type Change struct {
 	From, To string
 	// Contest is the contest of OpContest.
 	Contest Contest
-	Reason  string
+	// Supersedes, with create and direct write, is a card of this checkout
+	// the new card replaces: recorded with it, and retired in the
+	// transaction that makes the new card authoritative (a direct write,
+	// or its promotion).
+	Supersedes string
+	Reason     string
 	// Reviewer names the reviewer (see gatekeep.Keeper.Reviewer).
 	Reviewer string
 	// AllowLocalPolicy lets a repo gate policy git does not hold as
@@ -282,9 +287,19 @@ func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, er
 			return Outcome{}, err
 		}
 	}
+	var old domain.Card
+	if ch.Supersedes != "" {
+		var err error
+		if old, err = d.cardIn(ctx, tx, ch.Supersedes, "supersede"); err != nil {
+			return Outcome{}, err
+		}
+		if old.Status == domain.StatusRetired {
+			return Outcome{}, hosterr.Invalid("from", "card %s is retired: there is nothing left to supersede", old.ID)
+		}
+	}
 	if first, dup, err := tx.CardByStatement(ctx, c.AnchorID, c.StatementNorm, domain.LiveStatuses()); err != nil {
 		return Outcome{}, err
-	} else if dup {
+	} else if dup && first.ID != ch.Supersedes {
 		return Outcome{}, hosterr.Invalid("statement", "a %s card with the same statement exists at this anchor: %s (%q); link more evidence to it instead", first.Status, first.ID, first.Statement)
 	}
 	links, err := d.checkRefs(ctx, tx, c.ID, ch.Refs)
@@ -294,21 +309,56 @@ func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, er
 	if err := d.checkOneRole(ctx, tx, c.ID, links); err != nil {
 		return Outcome{}, err
 	}
-	ev := domain.Event{Type: domain.EventCreated, ToStatus: c.Status, Reason: ch.Reason, Data: data(ch.Data, "links", gatekeep.LinkSummary(links))}
+	extra := ch.Data
+	if ch.Supersedes != "" {
+		extra = map[string]any{"supersedes": ch.Supersedes}
+		for k, v := range ch.Data {
+			extra[k] = v
+		}
+	}
+	ev := domain.Event{Type: domain.EventCreated, ToStatus: c.Status, Reason: ch.Reason, Data: data(extra, "links", gatekeep.LinkSummary(links))}
 	who := domain.DecidedByRule
 	if ch.Op == OpDirect {
 		ev.Type, who = domain.EventDirectWrite, domain.DecidedByHuman
 		ev.Reason = cmpOr(ch.Reason, "direct write by "+d.gate.Actor+", gate bypassed")
 	}
-	ws := []store.CardWrite{{Insert: &c, Links: links, Event: d.event(c.ID, who, ev)}}
+	ws := []store.CardWrite{{Insert: &c, Links: links, Supersedes: ch.Supersedes, Event: d.event(c.ID, who, ev)}}
 	for _, l := range links {
 		if l.Role == domain.RoleCounterexample && c.Status.Authoritative() {
 			ws = append(ws, d.contestWrite(c, Contest{Kind: ContestCounterexample,
 				Reason: "written authoritative over counterexample " + l.EvidenceID, EvidenceID: l.EvidenceID}))
 		}
 	}
+	if ch.Op == OpDirect && old.ID != "" {
+		// A person wrote the replacement authoritative: the old card
+		// leaves with the same decision.
+		rs, err := d.retireSuperseded(ctx, tx, old, c, func(e domain.Event) domain.Event { return d.event(old.ID, domain.DecidedByHuman, e) })
+		if err != nil {
+			return Outcome{}, err
+		}
+		ws = append(ws, rs...)
+	}
 	o := Outcome{Card: c, Added: links}
 	return o, write(ctx, tx, &o, 0, ws)
+}
+
+// retireSuperseded is the writes retiring old, which card c replaces now
+// that c is authoritative, with event stamped by decide; old's published
+// copies are contested, as when a person retires it. A card retired
+// already needs nothing.
+func (d *Door) retireSuperseded(ctx context.Context, tx *store.Tx, old, c domain.Card, decide func(domain.Event) domain.Event) ([]store.CardWrite, error) {
+	if old.Status == domain.StatusRetired {
+		return nil, nil
+	}
+	reason := fmt.Sprintf("superseded by %s (%s %s)", c.ID, c.Tier, c.Status)
+	ev := decide(domain.Event{Type: domain.EventRetired, FromStatus: old.Status, ToStatus: domain.StatusRetired, Reason: reason,
+		Data: data(nil, "change", "superseded", "superseded_by", c.ID)})
+	ws := []store.CardWrite{{Move: &store.StatusMove{From: old.Status, To: domain.StatusRetired}, Close: string(domain.StatusRetired), Event: ev}}
+	copies, err := d.supersede(ctx, tx, old, domain.StatusRetired, reason)
+	if err != nil {
+		return nil, err
+	}
+	return append(ws, copies...), nil
 }
 
 // promote links the verification refs, asks the gate and moves the card.
@@ -335,8 +385,33 @@ func (d *Door) promote(ctx context.Context, tx *store.Tx, c domain.Card, ch Chan
 	if g.Policy.FileState != "" {
 		ev.Data = data(ch.Data, "policy_file", g.Policy.File, "policy_file_state", g.Policy.FileState, "allow_local_policy", ch.AllowLocalPolicy)
 	}
-	return o, write(ctx, tx, &o, -1, []store.CardWrite{{Move: &store.StatusMove{From: c.Status, To: target},
-		Event: gateEvent(d.event(c.ID, domain.DecidedByGate, ev), g)}})
+	ws := []store.CardWrite{{Move: &store.StatusMove{From: c.Status, To: target},
+		Event: gateEvent(d.event(c.ID, domain.DecidedByGate, ev), g)}}
+	// The card it supersedes leaves with the gate's allowing decision.
+	// One of another checkout (a global card promoted from elsewhere) is
+	// left to a person there: no change reaches another repository.
+	sup, err := tx.Supersessions(ctx, []string{c.ID})
+	if err != nil {
+		return o, err
+	}
+	if oldID := sup[c.ID].Supersedes; oldID != "" {
+		old, err := tx.Card(ctx, oldID)
+		if err != nil {
+			return o, err
+		}
+		if d.loc.KindOf(old.AnchorID) != "" {
+			promoted := c
+			promoted.Status = target
+			rs, err := d.retireSuperseded(ctx, tx, old, promoted, func(e domain.Event) domain.Event {
+				return gateEvent(d.event(old.ID, domain.DecidedByGate, e), g)
+			})
+			if err != nil {
+				return o, err
+			}
+			ws = append(ws, rs...)
+		}
+	}
+	return o, write(ctx, tx, &o, 0, ws)
 }
 
 // linkFirst writes the new links of ch.Refs with their linked event.

@@ -36,6 +36,16 @@ type DistillRequest struct {
 	ReviewAfter string         `json:"review_after,omitempty"`
 	ExpiresAt   string         `json:"expires_at,omitempty"`
 
+	// From names a card of this checkout the new card supersedes (to
+	// raise its tier, or restate it): the new card takes every field the
+	// request leaves empty from it — statement, content, field, scope,
+	// triggers, persistence, render preference, and its anchor unless the
+	// tier is dao_tian — and cites its evidence in the same roles beside
+	// the refs given. It starts a candidate like any card; once it is
+	// authoritative the old card is retired. The tier or the statement
+	// must differ from the old card's.
+	From string `json:"from,omitempty"`
+
 	// Direct writes the card straight to Status (promoted or canonical),
 	// bypassing the gate; human mode only, audited as direct_write.
 	Direct bool   `json:"direct,omitempty"`
@@ -44,14 +54,18 @@ type DistillRequest struct {
 }
 
 // PrepareCard validates req and builds its card (not yet stored) with the
-// anchor kind it is written to; nothing is read or written.
+// anchor kind it is written to; nothing is read or written. The statement
+// and content are kept in Unicode NFC, so one text typed on two systems is
+// one card.
 func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, error) {
 	stmt := strings.TrimSpace(req.Statement)
+	if !utf8.ValidString(stmt) || !utf8.ValidString(req.Content) {
+		return domain.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
+	}
+	stmt, req.Content = domain.NFC(stmt), domain.NFC(req.Content)
 	switch {
 	case stmt == "":
 		return domain.Card{}, "", invalid("statement", "statement is empty: pass --statement with the short wake-up form of the knowledge")
-	case !utf8.ValidString(stmt) || !utf8.ValidString(req.Content):
-		return domain.Card{}, "", invalid("statement", "statement and content must be valid UTF-8")
 	case utf8.RuneCountInString(stmt) > MaxStatementRunes:
 		return domain.Card{}, "", invalid("statement", "statement is %d characters, over %d: keep the wake-up form short and move detail to --content", utf8.RuneCountInString(stmt), MaxStatementRunes)
 	case len(req.Content) > MaxContentBytes:

@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/repofs"
 	"github.com/palacehq/palace/host/rulefiles"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
@@ -44,6 +45,10 @@ type ImportedRule struct {
 	CardID      string       `json:"card_id"`
 	CardStatus  string       `json:"card_status"`
 	CardNew     bool         `json:"card_new"`
+	// NearDuplicates, for a new card, are the live cards at its anchor it
+	// nearly repeats (there before, or imported before it): a warning,
+	// filled by the host.
+	NearDuplicates []neardup.Card `json:"near_duplicates,omitempty"`
 }
 
 // ImportFile reports one file.

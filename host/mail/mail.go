@@ -51,6 +51,10 @@ type Config struct {
 	PolicySources func() policies.Sources
 	// Policies returns the policy set in force (a watcher may swap it).
 	Policies func(context.Context) (*policies.Set, error)
+	// Checkouts returns the checkouts the palace knows of repositories it
+	// holds memory of (see mailbox.Mailbox.Checkouts), read only when
+	// letters are routed. Optional: nil knows none.
+	Checkouts func(context.Context) []mailbox.RegisteredBox
 }
 
 // Mail is the mailbox face of a palace: the spool, the global
@@ -66,11 +70,22 @@ type Mail struct {
 	now           func() time.Time
 	policySources func() policies.Sources
 	policies      func(context.Context) (*policies.Set, error)
+	checkouts     func(context.Context) []mailbox.RegisteredBox
 }
 
 // New returns the mailbox face of cfg.
 func New(cfg Config) *Mail {
-	return &Mail{home: cfg.Home, loc: cfg.Loc, actor: cfg.Actor, now: cfg.Now, policySources: cfg.PolicySources, policies: cfg.Policies}
+	return &Mail{home: cfg.Home, loc: cfg.Loc, actor: cfg.Actor, now: cfg.Now, policySources: cfg.PolicySources, policies: cfg.Policies, checkouts: cfg.Checkouts}
+}
+
+// router is the mailbox with the checkouts the palace knows, for routing
+// letters.
+func (m *Mail) router(ctx context.Context) *mailbox.Mailbox {
+	mb := m.Mailbox()
+	if m.checkouts != nil {
+		mb.Checkouts = m.checkouts(ctx)
+	}
+	return mb
 }
 
 // Mailbox returns the mailbox under this palace's home, stamping letters
@@ -412,7 +427,7 @@ type Distribution struct {
 // project letters never in the global box).
 func (m *Mail) Distribute(ctx context.Context) (Distribution, error) {
 	var out Distribution
-	mb := m.Mailbox()
+	mb := m.router(ctx)
 	if m.loc.InGit {
 		rb, err := mb.Register(ctx, m.loc.Dir)
 		if err != nil {
@@ -423,6 +438,13 @@ func (m *Mail) Distribute(ctx context.Context) (Distribution, error) {
 	rep, err := mb.Distribute(ctx)
 	out.DistributeReport = rep
 	return out, mailError(err, "distribute letters")
+}
+
+// Waiting says which spool letters are not in their box yet (see
+// mailbox.Mailbox.Waiting), for doctor.
+func (m *Mail) Waiting(ctx context.Context) (mailbox.WaitingReport, error) {
+	rep, err := m.router(ctx).Waiting(ctx)
+	return rep, mailError(err, "read the spool")
 }
 
 // Sweep reads the spool, the global box and every registered box, each

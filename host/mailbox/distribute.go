@@ -84,7 +84,9 @@ type spoolLetter struct {
 //     such as " (worktree feature-x)" is dropped, a worktree (or any path
 //     inside a checkout) resolves to its repository's main worktree, whose
 //     .palace/inbox.jsonl is the box; a remote (github.com/org/name, an
-//     https or scp-style URL) resolves to a registered checkout of it.
+//     https or scp-style URL) resolves to a registered checkout of it, or
+//     to one of Checkouts that is still a checkout of it (which is then
+//     registered).
 //   - A letter whose repository is not on this machine (missing path, not a
 //     repository, bare, unknown remote) stays pending — never the global
 //     box — and is listed with the reason.
@@ -115,21 +117,8 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 	}
 	rep.Invalid = append(rep.Invalid, invalid...)
 
-	res := &resolver{ctx: ctx, userHome: m.userHome(), registered: registered, cache: map[string]target{}}
-	groups := map[string][]spoolLetter{}
-	targets := map[string]target{}
-	for _, sl := range letters {
-		t := res.resolve(sl.letter.Repo)
-		if t.reason != "" {
-			rep.Pending = append(rep.Pending, PendingLetter{ID: sl.id, Line: sl.line, Repo: sl.letter.Repo, Reason: t.reason})
-			continue
-		}
-		if t.global {
-			t.path = m.GlobalBoxPath()
-		}
-		targets[t.path] = t
-		groups[t.path] = append(groups[t.path], sl)
-	}
+	groups, targets, pending := m.route(ctx, registered, letters)
+	rep.Pending = append(rep.Pending, pending...)
 	paths := make([]string, 0, len(groups))
 	for p := range groups {
 		paths = append(paths, p)
@@ -177,6 +166,75 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// route resolves each letter's box: letters grouped by box path, each
+// box's target, and the letters no box takes, with why.
+func (m *Mailbox) route(ctx context.Context, registered []RegisteredBox, letters []spoolLetter) (map[string][]spoolLetter, map[string]target, []PendingLetter) {
+	res := &resolver{ctx: ctx, userHome: m.userHome(), registered: registered, known: m.Checkouts, cache: map[string]target{}}
+	groups := map[string][]spoolLetter{}
+	targets := map[string]target{}
+	var pending []PendingLetter
+	for _, sl := range letters {
+		t := res.resolve(sl.letter.Repo)
+		if t.reason != "" {
+			pending = append(pending, PendingLetter{ID: sl.id, Line: sl.line, Repo: sl.letter.Repo, Reason: t.reason})
+			continue
+		}
+		if t.global {
+			t.path = m.GlobalBoxPath()
+		}
+		targets[t.path] = t
+		groups[t.path] = append(groups[t.path], sl)
+	}
+	return groups, targets, pending
+}
+
+// Waiting says which letters of the spool are not in their box yet:
+// those Distribute would deliver now, and those it would leave pending
+// (no checkout of their repository is known here), with why. It writes
+// nothing and takes no lock. The error is for the spool or the registry;
+// a box that cannot be read counts its letters as deliverable.
+func (m *Mailbox) Waiting(ctx context.Context) (WaitingReport, error) {
+	rep := WaitingReport{Pending: []PendingLetter{}}
+	registered, err := m.Boxes()
+	if err != nil {
+		return rep, err
+	}
+	letters, invalid, err := m.readSpool()
+	if err != nil {
+		return rep, err
+	}
+	rep.Invalid = len(invalid)
+	groups, _, pending := m.route(ctx, registered, letters)
+	rep.Pending = append(rep.Pending, pending...)
+	for p, ls := range groups {
+		have := map[string]bool{}
+		_ = readFileLines(p, func(bl boxLine) error {
+			if bl.complete && !bl.tooLong {
+				have[ID(bl.b)] = true
+			}
+			return nil
+		})
+		for _, sl := range ls {
+			if !have[sl.id] {
+				rep.Deliverable++
+			}
+		}
+	}
+	sort.Slice(rep.Pending, func(i, j int) bool { return rep.Pending[i].Line < rep.Pending[j].Line })
+	return rep, nil
+}
+
+// WaitingReport is what Waiting found.
+type WaitingReport struct {
+	// Deliverable counts letters `palace mailbox distribute` would deliver
+	// now.
+	Deliverable int `json:"deliverable"`
+	// Pending are letters whose repository has no known checkout here.
+	Pending []PendingLetter `json:"pending"`
+	// Invalid counts spool lines that are not deliverable letters.
+	Invalid int `json:"invalid"`
 }
 
 // readSpool returns the spool's deliverable letters (first of each id, in
@@ -310,6 +368,9 @@ type resolver struct {
 	ctx        context.Context
 	userHome   string
 	registered []RegisteredBox
+	// known are checkouts the palace knows beside the registry
+	// (Mailbox.Checkouts).
+	known []RegisteredBox
 	// cache: many letters name the same repo, and resolving one costs two
 	// git subprocesses.
 	cache map[string]target
@@ -353,6 +414,21 @@ func (r *resolver) resolveUncached(repo string) target {
 				// registry says: deliver opens it below the root.
 				return target{path: BoxPath(b.RepoRoot), root: b.RepoRoot, identity: b.RepoIdentity}
 			}
+		}
+	}
+	for _, b := range r.known {
+		if !strings.EqualFold(b.RepoIdentity, identity) {
+			continue
+		}
+		// The palace saw a checkout of this remote there once: it must
+		// still be one (a directory is reused, a remote changes) before a
+		// letter is written into it.
+		loc, err := anchor.Resolve(r.ctx, b.RepoRoot)
+		if err != nil || !strings.EqualFold(loc.RepoIdentity, identity) {
+			continue
+		}
+		if root, why := boxRoot(loc); why == "" {
+			return target{path: BoxPath(root), root: root, identity: loc.RepoIdentity}
 		}
 	}
 	return target{reason: "no checkout of " + identity + " is known on this machine (distribute from inside one, or register its box)"}

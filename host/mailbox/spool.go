@@ -25,6 +25,12 @@ type Mailbox struct {
 	UserHome string
 	// Now stamps letters filed without a ts. Defaults to time.Now.
 	Now func() time.Time
+	// Checkouts are checkouts the palace knows beside the registry (the
+	// repositories it holds memory of, with their paths). A letter naming
+	// one's remote is delivered there by Distribute once the directory is
+	// checked to be a checkout of that remote still; it is then
+	// registered. Optional.
+	Checkouts []RegisteredBox
 }
 
 // File names under Home.

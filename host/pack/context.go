@@ -124,6 +124,13 @@ type PackRequest struct {
 	DaoTianLimit      int      `json:"dao_tian_limit"`
 	IncludeEvidence   bool     `json:"include_evidence"`
 	IncludeCandidates bool     `json:"include_candidates"`
+	// Wake is set when the request names no task — no query words, file,
+	// language, field, intent or tool: a session start, an editor opening
+	// a repository. Nothing is relevant to such a request, so the pack
+	// wakes the foundational layer instead: at most DaoTianLimit dao_tian
+	// cards, the foundational and protected cards, then the most valuable
+	// ones, as the lanes policy ranks them by standing (policies.LanesInput.Wake).
+	Wake bool `json:"wake"`
 }
 
 // Section is one typed section of Rendered.
@@ -174,6 +181,10 @@ type Item struct {
 	// review date passed: it renders with this warning and loses
 	// StalePenalty salience against fresh cards.
 	Stale *ItemStale `json:"stale,omitempty"`
+	// NearDuplicateOf names the card this one nearly repeats
+	// (internal/neardup) that the pack inlines: a pack never inlines two
+	// near-duplicates, so this one is a reference line to it.
+	NearDuplicateOf string `json:"near_duplicate_of,omitempty"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).
@@ -213,7 +224,8 @@ type SkippedCard struct {
 	Tier   domain.Tier `json:"tier"`
 	Anchor string      `json:"anchor"`
 	// Reason is skipped_scope, skipped_cooled (cooling kept it out),
-	// not_relevant (the request is not about it), lane_limit,
+	// not_relevant (the request is not about it), not_in_wake (a request
+	// with no task, and the card is not of the wake-up layer), lane_limit,
 	// dao_tian_limit or duplicate.
 	Reason      string      `json:"reason"`
 	DuplicateOf string      `json:"duplicate_of,omitempty"`
@@ -356,6 +368,9 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 	if req.Field != "" {
 		req.Field = strings.TrimSpace(req.Field)
 	}
+	if err := pl.checkFileCheckout(req.File); err != nil {
+		return req, PackRequest{}, err
+	}
 	file, lang := pl.requestFile(req.File)
 	if req.Language == "" {
 		req.Language = lang
@@ -365,6 +380,7 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 		Intents: strlist.Clean(req.Intents), Tools: strlist.Clean(req.Tools), Budget: req.Budget, DaoTianLimit: limit,
 		IncludeEvidence: req.IncludeEvidence, IncludeCandidates: req.IncludeCandidates,
 	}
+	pr.Wake = len(tokenTerms(pr.Query)) == 0 && pr.File == "" && pr.Language == "" && pr.Field == "" && len(pr.Intents) == 0 && len(pr.Tools) == 0
 	return req, pr, nil
 }
 

@@ -76,7 +76,27 @@ type budgetStage struct {
 	verb string
 }
 
-// packBudget fits the items under the budget by whole items and by value:
+// packBudget packs a (packWith). A wake-up pack's preamble says what it
+// is, but that line never costs a card: when no card fits beside it, the
+// pack is made again without it.
+func (pl *Pipeline) packBudget(a *assembly) {
+	a.wakeNote = a.pack.Request.Wake
+	pl.packWith(a)
+	if !a.wakeNote || len(a.pack.Items) == 0 || slices.ContainsFunc(a.slots, func(s *slot) bool { return s.item != nil && s.form != domain.FormInspectorOnly }) {
+		return
+	}
+	for i := range a.pack.Items {
+		it := &a.pack.Items[i]
+		it.RenderForm, it.Trimmed, it.Chars = it.LaneForm, nil, 0
+	}
+	for i := range a.pack.Evidence {
+		a.pack.Evidence[i].Trimmed = nil
+	}
+	a.wakeNote = false
+	pl.packWith(a)
+}
+
+// packWith fits the items under the budget by whole items and by value:
 // evidence goes first (raw, opt-in); then, least valuable first (the last
 // in pack order), full items are compacted, reference lines are left out,
 // then inline items, until the pack fits; what was left out then comes
@@ -84,7 +104,7 @@ type budgetStage struct {
 // stay whole the longest. Nothing is ever cut mid-text, and nothing
 // exceeds the budget but the preamble and transient instructions, which
 // are never left out (the pack says so).
-func (pl *Pipeline) packBudget(a *assembly) {
+func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
 	var originRefs []AnchorRef
@@ -122,13 +142,13 @@ func (pl *Pipeline) packBudget(a *assembly) {
 	}
 	p.headers = func(k sectionKey) string {
 		if k.origin > 0 {
-			return sectionHeader(k, &originRefs[k.origin-1])
+			return sectionHeader(k, &originRefs[k.origin-1], false)
 		}
-		return sectionHeader(k, nil)
+		return sectionHeader(k, nil, a.pack.Request.Wake)
 	}
-	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.req.Fetch))
+	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
-		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil)) + runeLen(renderInstructions(a.pack.TransientInstructions))
+		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
 	p.total = p.fixed
 	for i := range a.pack.Items {
@@ -196,6 +216,13 @@ func (pl *Pipeline) packBudget(a *assembly) {
 		if s.item != nil {
 			s.item.RenderForm = s.form
 			s.cand.outcome = outcomeOf(s)
+			if a.pack.Request.Wake && s.cand.outcome != store.OutcomeInlineFull && s.cand.outcome != store.OutcomeInlineCompact {
+				// A session start's budget says nothing about whether a
+				// card fits a task: only what it showed is recorded (an
+				// application ends a card's inactivity), never a trim that
+				// would cool the card for the tasks to come.
+				s.cand.outcome = ""
+			}
 		} else {
 			s.ev.RenderForm = s.form
 		}
@@ -246,9 +273,9 @@ func outcomeOf(s *slot) string {
 func (pl *Pipeline) finish(a *assembly) {
 	pk := &a.pack
 	var b strings.Builder
-	b.WriteString(pl.preamble(a.req.AllRepos, a.req.Fetch))
+	b.WriteString(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(pk.TransientInstructions) > 0 {
-		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil)
+		head := sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)
 		body := renderInstructions(pk.TransientInstructions)
 		b.WriteString(head + body)
 		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
@@ -274,10 +301,10 @@ func (pl *Pipeline) finish(a *assembly) {
 		if len(ids) == 0 {
 			return
 		}
-		head := sectionHeader(k, origin)
+		head := sectionHeader(k, origin, pk.Request.Wake)
 		b.WriteString(head)
 		b.WriteString(body.String())
-		name, title := k.name, sectionTitles[k.name]
+		name, title := k.name, sectionTitle(k.name, pk.Request.Wake)
 		if origin != nil {
 			name, title = "origin", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(head), "## "))
 		}

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,7 +118,9 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	// Without a query (an editor asking about a file, an agent starting
 	// out) nothing says what the request is about: every card is taken as
 	// just relevant, so its scope, its file words and its persistence
-	// decide, as they did before the request had words.
+	// decide, as they did before the request had words. With no task at all
+	// (Wake) the default policies rank by standing and read no relevance;
+	// a team's policy written before sees what it always saw.
 	if len(tokenTerms(pr.Query)) == 0 {
 		for _, c := range cards {
 			r := rel[c.ID]
@@ -127,10 +130,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]AnchorRef{}
 	ranks := map[string]int{}
-	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
-		if pl.loc.InGit || k == domain.AnchorGlobal {
-			ranks[anchor.ID(pl.loc.Identity(k))] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[k]
-		}
+	for _, id := range pl.chainIDs() {
+		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.loc.KindOf(id)]
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]
@@ -386,14 +387,7 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if file == "" {
 		return "", ""
 	}
-	p := file
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(pl.loc.Dir, p)
-	}
-	p = filepath.Clean(p)
-	if c, err := anchor.Canonical(p); err == nil {
-		p = c
-	}
+	p := pl.absFile(file)
 	root := pl.loc.Dir
 	if pl.loc.InGit {
 		root = pl.loc.Worktree
@@ -402,6 +396,50 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 		p = r
 	}
 	return filepath.ToSlash(p), languageOf(p)
+}
+
+// absFile is file made absolute against the host's directory, with
+// symbolic links resolved as far as it exists.
+func (pl *Pipeline) absFile(file string) string {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(pl.loc.Dir, p)
+	}
+	p = filepath.Clean(p)
+	if c, err := anchor.Canonical(p); err == nil {
+		p = c
+	}
+	return p
+}
+
+// checkFileCheckout refuses a request's file that lies in another git
+// checkout than the host's (another repository, another worktree of this
+// one, a nested repository such as a submodule): its scope and the memory
+// of its checkout are not what this request sees, so a pack for it would
+// silently be the wrong repository's. A file in no checkout at all is
+// taken as it is. The checkout is the nearest directory holding a .git
+// entry, found without running git.
+func (pl *Pipeline) checkFileCheckout(file string) error {
+	if file == "" {
+		return nil
+	}
+	p := pl.absFile(file)
+	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+		if pl.loc.InGit && dir == pl.loc.Worktree {
+			return nil
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			here := "this directory is in no git checkout"
+			if pl.loc.InGit {
+				here = "this request's checkout is " + pl.loc.Worktree
+			}
+			return invalid("file", "--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",
+				file, dir, here, dir)
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 var extLanguages = map[string]string{

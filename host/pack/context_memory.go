@@ -93,8 +93,13 @@ func emptyReason(a *assembly, m MemoryExists) string {
 		return fmt.Sprintf("%s %s but all are cooled to inspector_only (see `palace audit --lane inspector_only` for why).", countNoun(byCause["skipped_cooled"], "card"), verb(byCause["skipped_cooled"], "applies", "apply"))
 	case len(a.pack.Selection.TrimmedDueToBudgetIDs) > 0 || anyTrimmed(a):
 		return fmt.Sprintf("%s %s but none fits the budget of %d characters; raise --budget.", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), a.pack.Request.Budget)
-	case byCause["dao_tian_limit"] > 0:
+	case byCause["dao_tian_limit"] > 0 && byCause["dao_tian_limit"]+byCause["duplicate"] >= m.Applies:
 		return fmt.Sprintf("Only dao_tian cards apply and --dao-tian-limit %d leaves them out.", a.pack.Request.DaoTianLimit)
+	case a.pack.Request.Wake:
+		return fmt.Sprintf("No task was named, so the pack holds the wake-up layer (dao_tian, foundational and protected cards, then the most valued), and none of the %s that apply is in it (%s). Ask with the task (a query or a file) to rank them.",
+			countNoun(m.Applies, "card"), causeList(byCause))
+	case byCause["not_relevant"] > 0:
+		return fmt.Sprintf("%s %s but the request is about none of them (%s).", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), causeList(byCause))
 	}
 	none := "none renders"
 	if m.Applies == 1 {
@@ -134,12 +139,17 @@ func statusList(by map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// causeList names how many skipped cards each reason left out; it is
+// never empty, so a reason never reads "()".
 func causeList(by map[string]int) string {
 	var parts []string
-	for _, k := range []string{"skipped_scope", "skipped_cooled", "duplicate", "dao_tian_limit", "not_relevant"} {
+	for _, k := range []string{"skipped_scope", "skipped_cooled", "not_relevant", "not_in_wake", "lane_limit", "duplicate", "dao_tian_limit"} {
 		if by[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", by[k], k))
 		}
+	}
+	if len(parts) == 0 {
+		return "no card reached an inline lane or a reference line"
 	}
 	return strings.Join(parts, ", ")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -40,6 +41,9 @@ type candidate struct {
 	contests []store.Contest
 	// stale says why the card no longer matches its cited code or dates.
 	stale *ItemStale
+	// nearOf is the inlined card this one nearly repeats (see
+	// dedupeNear); it is then a reference line.
+	nearOf string
 }
 
 // assembly is one context request in the making.
@@ -58,6 +62,10 @@ type assembly struct {
 	signature string
 	// lanes is the lanes configuration of the serving policy set.
 	lanes policies.LanesConfig
+	// wakeNote: the preamble says the pack is the wake-up layer (a
+	// wake-up pack, unless the line would leave no card room; see
+	// packBudget).
+	wakeNote bool
 }
 
 // assemble builds the pack without writing anything.
@@ -140,7 +148,7 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	sin := policies.ScopeInput{
 		Context: policies.ScopeContext{
 			File: pr.File, Language: pr.Language, Field: pr.Field, Intents: pr.Intents, Tools: pr.Tools,
-			Query: pr.Query, Anchors: pl.chainIDs(),
+			Query: pr.Query, Anchors: pl.chainIDs(), Wake: pr.Wake,
 		},
 		Cards: make([]policies.ScopeCard, len(a.considered)),
 	}
@@ -172,7 +180,7 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	// Explicit adoption signals from requests like this one; like the
 	// counts they are advisory.
 	signals, sigErr := pl.signalCounts(ctx, applying, a.signature, a.now)
-	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes}
+	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes, Wake: pr.Wake}
 	for i, c := range applying {
 		st := stats[c.card.ID]
 		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
@@ -234,11 +242,14 @@ func (pl *Pipeline) arrange(a *assembly) {
 			// Only a card that cooling kept out was a real candidate: its
 			// skip is recorded and cools it further. A card the request is
 			// not about writes no event, so what other requests ask never
-			// cools it.
-			if cooledOut(c.lane) {
+			// cools it; nor does one a request with no task leaves out.
+			switch {
+			case a.pack.Request.Wake:
+				a.skip(c, "not_in_wake", "")
+			case cooledOut(c.lane):
 				c.outcome = store.OutcomeSkippedCooled
 				a.skip(c, "skipped_cooled", "")
-			} else {
+			default:
 				a.skip(c, "not_relevant", "")
 			}
 		default:
@@ -246,9 +257,14 @@ func (pl *Pipeline) arrange(a *assembly) {
 		}
 	}
 	slices.SortFunc(live, packOrder)
+	dedupeNear(live, a.lanes.CoreInlineLimit+a.lanes.ScopedInlineLimit)
+	slices.SortFunc(live, packOrder)
 	// The lanes' count limits: a lane's overflow, least valuable last in
 	// pack order, moves down one lane (core → scoped → references → out).
+	// A wake-up pack leaves the scoped lane's overflow out instead: with no
+	// task, a line of an id says nothing worth its characters.
 	limits := map[domain.Lane]int{domain.LaneCore: a.lanes.CoreInlineLimit, domain.LaneScoped: a.lanes.ScopedInlineLimit, domain.LaneRefOnly: a.lanes.RefOnlyLimit}
+	var overflow []*candidate
 	for _, lane := range []domain.Lane{domain.LaneCore, domain.LaneScoped} {
 		n := 0
 		for _, c := range live {
@@ -256,10 +272,20 @@ func (pl *Pipeline) arrange(a *assembly) {
 				continue
 			}
 			if n++; n > limits[lane] {
+				if lane == domain.LaneScoped && a.pack.Request.Wake {
+					overflow = append(overflow, c)
+					continue
+				}
 				demote(c, lane)
 			}
 		}
 		slices.SortFunc(live, packOrder)
+	}
+	if len(overflow) > 0 {
+		live = slices.DeleteFunc(live, func(c *candidate) bool { return slices.Contains(overflow, c) })
+		for _, c := range overflow {
+			a.skip(c, "lane_limit", "")
+		}
 	}
 	daoTian, refs := 0, 0
 	for _, c := range live {
@@ -279,6 +305,51 @@ func (pl *Pipeline) arrange(a *assembly) {
 		a.items = append(a.items, c)
 	}
 	// Skipped cards list in the order they were considered, which is stable.
+}
+
+// dedupeNear keeps a pack from inlining two near-duplicates
+// (internal/neardup): walking live in pack order, a card bound for an
+// inline form that nearly repeats a card inlined before it becomes a
+// reference line to that card, so the most valuable of the two is the one
+// read in full and the next card of the lane moves up. Once slots cards
+// (the inline lanes' sizes together) are kept, the rest can no longer be
+// inlined and are left as they are.
+func dedupeNear(live []*candidate, slots int) {
+	type kept struct {
+		c     *candidate
+		words []string
+	}
+	var inline []kept
+	for _, c := range live {
+		if len(inline) == slots {
+			return
+		}
+		if c.lane.Lane != domain.LaneCore && c.lane.Lane != domain.LaneScoped ||
+			c.lane.RenderForm != domain.FormInlineFull && c.lane.RenderForm != domain.FormInlineCompact {
+			continue
+		}
+		words := neardup.Words(c.card.Statement)
+		var twin *kept
+		for i := range inline {
+			// Sets whose sizes differ past the threshold's ratio cannot
+			// reach it.
+			if n, m := len(words), len(inline[i].words); float64(min(n, m)) < neardup.Threshold*float64(max(n, m)) {
+				continue
+			}
+			if neardup.Similarity(words, inline[i].words) >= neardup.Threshold {
+				twin = &inline[i]
+				break
+			}
+		}
+		if twin == nil {
+			inline = append(inline, kept{c, words})
+			continue
+		}
+		c.nearOf = twin.c.card.ID
+		c.lane.Lane, c.lane.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
+		c.scope.Why = append(c.scope.Why, fmt.Sprintf("a near-duplicate of %s (%.0f%% of their words in common), which the pack inlines: a reference to it",
+			twin.c.card.ID, 100*neardup.Similarity(words, twin.words)))
+	}
 }
 
 // cooledOut says whether a card left at inspector_only would have had a
@@ -417,6 +488,7 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 		}
 		it.Contest = ContestOf(c.contests)
 		it.Stale = c.stale
+		it.NearDuplicateOf = c.nearOf
 		// A foundational card in full past its cap renders compact: its
 		// standing keeps it inline, not its length.
 		if it.LaneForm == "inline_full" && it.Persistence == "foundational" &&

@@ -19,8 +19,10 @@ import (
 // several parts, the whole word lower-cased as one more token, so an exact
 // identifier still counts more than its pieces. Stopwords — English
 // function words and words so generic in engineering requests that they
-// rank nothing ("run", "only", "make", "need") — are dropped. The same
-// tokenizer reads queries, file paths and card texts.
+// rank nothing ("run", "only", "make", "need") — are dropped. Han, kana and
+// Hangul, written without spaces between words, are read as overlapping
+// bigrams of their runs (see scanCJK). The same tokenizer reads queries,
+// file paths and card texts.
 
 // relStopwords are never terms. They are checked before stemming.
 var relStopwords = map[string]bool{}
@@ -122,6 +124,13 @@ func scanWords(s string, fn func(tok []byte, whole bool)) {
 			isWord = upper || lower || '0' <= r && r <= '9'
 		} else {
 			r, w = utf8.DecodeRuneInString(s[i:])
+			if isCJK(r) {
+				// A CJK run is written without spaces between its words:
+				// it is a word of its own, read as overlapping bigrams.
+				flushWord()
+				i = scanCJK(s, i, fn)
+				continue
+			}
 			upper, lower = unicode.IsUpper(r), unicode.IsLower(r)
 			isWord = unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
@@ -194,6 +203,38 @@ func scanWords(s string, fn func(tok []byte, whole bool)) {
 		}
 	}
 	flushWord()
+}
+
+// isCJK says whether r is a Han ideograph, kana or Hangul: scripts whose
+// text runs words together, so no space or case marks where one ends.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// scanCJK reads the run of CJK runes of s from byte i and calls fn with
+// each pair of neighbouring runes as one part (数据库锁 → 数据, 据库, 库锁),
+// or with the rune alone when the run is one rune long: without a
+// dictionary a bigram is the unit two spellings of a word share, so a
+// query's word matches inside a card's run. The run yields no whole word.
+// It returns the byte after the run.
+func scanCJK(s string, i int, fn func(tok []byte, whole bool)) int {
+	var buf [8]byte
+	prev, pw := utf8.DecodeRuneInString(s[i:])
+	i += pw
+	single := true
+	for i < len(s) {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !isCJK(r) {
+			break
+		}
+		fn(utf8.AppendRune(utf8.AppendRune(buf[:0], prev), r), false)
+		prev, single = r, false
+		i += w
+	}
+	if single {
+		fn(utf8.AppendRune(buf[:0], prev), false)
+	}
+	return i
 }
 
 func isJoiner(c byte) bool { return c == '.' || c == '/' || c == '-' || c == ':' }

@@ -39,12 +39,30 @@ func scanWordsPlain(s string, fn func(tok []byte, whole bool)) {
 		}
 		word, parts = wbuf[:0], 0
 	}
+	// A CJK run: its length so far and its last rune.
+	cjkRun, cjkPrev := 0, rune(0)
+	endCJK := func() {
+		if cjkRun == 1 {
+			fn([]byte(string(cjkPrev)), false)
+		}
+		cjkRun = 0
+	}
 	for i := 0; i < len(s); {
 		r, w := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, w = utf8.DecodeRuneInString(s[i:])
 		}
 		i += w
+		if unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) {
+			if cjkRun == 0 {
+				flushWord()
+			} else {
+				fn([]byte(string([]rune{cjkPrev, r})), false)
+			}
+			cjkRun, cjkPrev = cjkRun+1, r
+			continue
+		}
+		endCJK()
 		switch {
 		case r == '_' || isJoiner(byte(r)) && r < utf8.RuneSelf:
 			// A joiner inside a word splits parts; at a word's start it is
@@ -85,6 +103,7 @@ func scanWordsPlain(s string, fn func(tok []byte, whole bool)) {
 			flushWord()
 		}
 	}
+	endCJK()
 	flushWord()
 }
 
@@ -109,7 +128,8 @@ func scanAll(scan func(string, func([]byte, bool)), s string) []scannedToken {
 func FuzzScanWordsMatchesPlain(f *testing.F) {
 	for _, s := range []string{"", "SQLite WAL-mode, busy_timeout=30000!", "Ünïcode ÉCOLE straße ſ K", "\xff\xfeabc\x80",
 		"HTTPServerURL2x useEffect zz_generated.deepcopy.go", "k8s.io/client-go pkg/kubelet/eviction_manager_test.go",
-		"aB9cDEFgh_ij.kl-MN:op/ ÀbcDé x86_64 v1.2.3", "a/b/.c-d:e_", "__init__.py", "日本語のテキスト wal2 WAL"} {
+		"aB9cDEFgh_ij.kl-MN:op/ ÀbcDé x86_64 v1.2.3", "a/b/.c-d:e_", "__init__.py", "日本語のテキスト wal2 WAL",
+		"使用WAL模式避免数据库锁", "锁 a锁b 한국어abc_데이터", "x.日本/y-語"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -164,4 +184,30 @@ func FuzzProfileMatchesScan(f *testing.F) {
 			t.Fatalf("text %q, query %q: profile %d parts %v, scan %d parts %v", text, query, gn, got, wn, want)
 		}
 	})
+}
+
+// A CJK word matches inside a run of CJK text written without spaces,
+// and a Latin query's terms are what they were.
+func TestCJKBigrams(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want []string
+	}{
+		{"数据库锁", []string{"数据", "据库", "库锁"}},
+		{"使用WAL模式避免数据库锁", []string{"使用", "wal", "模式", "式避", "避免", "免数", "数据", "据库", "库锁"}},
+		{"锁", []string{"锁"}},
+		{"SQLite busy_timeout", []string{"sq", "lite", "sqlite", "busi", "timeout", "busy_timeout"}},
+	} {
+		if got := tokenTerms(tt.s); !slices.Equal(got, tt.want) {
+			t.Errorf("tokenTerms(%q) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+	docs := []relevanceDoc{
+		{id: "wal", statement: "使用WAL模式避免数据库锁"},
+		{id: "other", statement: "提交前运行测试"},
+	}
+	got := bm25Rank("数据库锁", docs)
+	if got["wal"] <= 0 || got["other"] != 0 {
+		t.Errorf("relevance of 数据库锁 = %v, want the WAL card only", got)
+	}
 }

@@ -27,12 +27,30 @@ type sectionKey struct {
 	name   string
 }
 
+// sectionTitles are the headings of the sections, which say what each
+// holds: the scoped lane holds more cards that apply, with less weight than
+// the core's, scoped or not. A heading is read on every prompt, so it is
+// short. A wake-up pack (no task) titles its two inline lanes by what the
+// lanes policy put there (wakeTitles).
 var sectionTitles = map[string]string{
 	"transient_instructions": "Transient instructions (this request only)",
 	"core":                   "Core",
-	"scoped":                 "Scoped",
+	"scoped":                 "More",
 	"references":             "References",
 	"evidence":               "Evidence",
+}
+
+var wakeTitles = map[string]string{
+	"core":   "Foundations",
+	"scoped": "Most valued",
+}
+
+// sectionTitle is the heading of section name.
+func sectionTitle(name string, wake bool) string {
+	if t, ok := wakeTitles[name]; ok && wake {
+		return t
+	}
+	return sectionTitles[name]
 }
 
 // CardFetch is how the reader of a rendering fetches a card it names.
@@ -56,7 +74,10 @@ func (f CardFetch) command() string {
 // preamble opens every rendering: whose memory it is and how to fetch a
 // card in full. It is said once here, not on every reference line: a pack
 // is read on every prompt, so each line of it is paid for every time.
-func (pl *Pipeline) preamble(allRepos bool, fetch CardFetch) string {
+//
+// A wake-up pack (no task) says so, once: what it holds is the memory's
+// standing, not what a task needs.
+func (pl *Pipeline) preamble(allRepos, wake bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
 	if pl.loc.InGit {
 		where = "repository " + strings.TrimPrefix(pl.loc.Identity(domain.AnchorRepo), "repo:")
@@ -64,15 +85,19 @@ func (pl *Pipeline) preamble(allRepos bool, fetch CardFetch) string {
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
 	}
-	return "# palace context\n\nMemory of " + where + "; fetch a card with " + fetch.command() + ".\n"
+	s := "# palace context\n\nMemory of " + where + "; fetch a card with " + fetch.command() + ".\n"
+	if wake {
+		s += "No task was named, so this is the wake-up layer: the laws, foundations and most valued cards. Ask with the task (a query or a file) for what applies to it.\n"
+	}
+	return s
 }
 
 // sectionHeader is the heading block of a section.
-func sectionHeader(k sectionKey, origin *AnchorRef) string {
+func sectionHeader(k sectionKey, origin *AnchorRef, wake bool) string {
 	if origin != nil {
 		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, DisplayIdentity(*origin))
 	}
-	return "\n## " + sectionTitles[k.name] + "\n\n"
+	return "\n## " + sectionTitle(k.name, wake) + "\n\n"
 }
 
 func renderInstructions(list []string) string {
@@ -133,6 +158,9 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 			b.WriteString(" (" + string(it.Status) + ")")
 		}
 		b.WriteString(" · field " + it.Field + " · " + originLabel(it))
+		if it.NearDuplicateOf != "" {
+			b.WriteString(" · near-duplicate of `" + it.NearDuplicateOf + "`")
+		}
 		if it.Contest != nil {
 			// A contested card keeps its own statement, so the warning is
 			// read against what it contests, never in its place.

@@ -31,6 +31,7 @@ import (
 	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/lazyregexp"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -146,6 +147,10 @@ type Suggestion struct {
 	Command    string      `json:"command"`
 	// Note says what research cannot supply for the tier, when anything.
 	Note string `json:"note,omitempty"`
+	// NearDuplicates are the live cards at the plan's anchor the
+	// suggestion nearly repeats: distill would name them too; filled by
+	// the host.
+	NearDuplicates []neardup.Card `json:"near_duplicates,omitempty"`
 }
 
 // report is a validated report.

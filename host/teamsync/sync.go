@@ -14,6 +14,7 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )
 
@@ -71,6 +72,16 @@ type SyncReport struct {
 	// Files says, per committed file a sync looks at, what it does with it
 	// (filled on a dry run).
 	Files []FilePlan `json:"files,omitempty"`
+	// NearDuplicates name, per imported card, the live cards at the
+	// repository anchor that were there before the sync and that it nearly
+	// repeats: warnings, filled by the host.
+	NearDuplicates []SyncNear `json:"near_duplicates,omitempty"`
+}
+
+// SyncNear is an imported card and the cards it nearly repeats.
+type SyncNear struct {
+	CardID         string         `json:"card_id"`
+	NearDuplicates []neardup.Card `json:"near_duplicates"`
 }
 
 // FilePlan is what a sync does with one card file.

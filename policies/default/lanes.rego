@@ -38,11 +38,31 @@
 # Lanes: core ≥ 70, or a relevant foundational card ≥ 40; scoped ≥ 45, or a
 # relevant protected card ≥ 40 (foundational and protected cards are a floor
 # for relevant cards: they do not fall below an inline form); ref_only ≥ 36 with relevance ≥ 0.2 (a
-# reference line needs real relevance);
-# else inspector_only. Core and scoped render compact by default (one line
-# each); a card's render_pref can ask for the full text. The per-lane count
-# limits are the host's (config core_inline_limit, scoped_inline_limit,
-# ref_only_limit).
+# reference line needs real relevance), or a foundational or protected card
+# that fits where the request is at least as well as an unscoped card of
+# this repository (scope_fit ≥ 10: unscoped at the repository or worktree,
+# or a scope the request confirms), whatever the request is about: a
+# standing card stays a reference; else inspector_only. Core and scoped
+# render compact by default (one line each); a card's render_pref can ask
+# for the full text. The per-lane count limits are the host's (config
+# core_inline_limit, scoped_inline_limit, ref_only_limit).
+#
+# Wake-up (input.wake): a request that names no task at all — no query,
+# file, language, field, intent or tool: a session start, an editor opening
+# a repository — is about nothing, so relevance ranks nothing. The pack
+# then wakes the foundational layer, and salience is the card's standing:
+#
+#   salience = scope_fit + tier (dao_tian 40, dao_ren 20, shu 10, qi 5) +
+#   status (canonical 10) + persistence (foundational 20, protected 10,
+#   whatever the relevance) + min(viewed, 5) + adopted − rejected −
+#   inactivity, clamped to 0..100.
+#
+# Skip and trim cooling do not count (they say how cards fared against
+# tasks); signals and inactivity do. Lanes: core — the foundational layer —
+# for every dao_tian card (the host keeps at most --dao-tian-limit of them)
+# and every foundational or protected card; scoped, the most valued of the
+# rest, from 20 (a promoted shu card of this repository); else
+# inspector_only: a wake-up pack names no reference lines of its own.
 package palace.lanes
 
 import rego.v1
@@ -81,7 +101,21 @@ signal_floor := 45
 
 persistence_bonus := {"foundational": 20, "protected": 10}
 
-decision := {c.card.id: result(c) | some c in input.cards}
+# wake is set when the request names no task (see the header).
+wake := object.get(input, "wake", false)
+
+# standing_fit is the scope fit from which a foundational or protected
+# card keeps a reference line whatever the request is about: an unscoped
+# card's at a repository or worktree anchor.
+standing_fit := 10
+
+standing := {"foundational", "protected"}
+
+decision := {c.card.id: decide(c) | some c in input.cards}
+
+decide(c) := wake_result(c) if {
+	wake
+} else := result(c)
 
 result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "render_form": render_form(lane, object.get(c.card, "render_pref", "auto"))} if {
 	counts := object.get(c, "counts30d", {})
@@ -101,8 +135,39 @@ result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "rende
 	warmed := object.union(base, adopted_term(counts))
 	breakdown := object.union(warmed, rejected_term(counts, sum([v | some v in warmed]), relevance))
 	salience := min([100, max([0, sum([v | some v in breakdown])])])
-	lane := lane_of(salience, persistence, relevance)
+	lane := lane_of(salience, persistence, relevance, object.get(c, "scope_fit", 0))
 }
+
+# wake_result is a card's standing in a wake-up pack (see the header).
+wake_result(c) := {"salience": salience, "breakdown": breakdown, "lane": lane, "render_form": render_form(lane, object.get(c.card, "render_pref", "auto"))} if {
+	counts := object.get(c, "counts30d", {})
+	persistence := object.get(c.card, "persistence", "standard")
+	tier := object.get(c.card, "tier", "")
+	base := {
+		"scope_fit": object.get(c, "scope_fit", 0),
+		"tier": object.get(wake_tier, tier, 0),
+		"status": object.get(wake_status, object.get(c.card, "status", ""), 0),
+		"persistence": object.get(persistence_bonus, persistence, 0),
+		"viewed": min([object.get(counts, "viewed", 0), 5]),
+		"inactivity": 0 - min([inactivity_max, max([0, floor((object.get(c, "age_days", 0) - grace) / step)])]),
+	}
+	warmed := object.union(base, adopted_term(counts))
+	breakdown := object.union(warmed, rejected_term(counts, sum([v | some v in warmed]), 0))
+	salience := min([100, max([0, sum([v | some v in breakdown])])])
+	lane := wake_lane(salience, tier, persistence)
+}
+
+wake_tier := {"dao_tian": 40, "dao_ren": 20, "shu": 10, "qi": 5}
+
+wake_status := {"canonical": 10}
+
+wake_lane(s, tier, persistence) := "core" if {
+	tier == "dao_tian"
+} else := "core" if {
+	persistence in standing
+} else := "scoped" if {
+	s >= 20
+} else := "inspector_only"
 
 # adopted_term and rejected_term are the adoption signals' salience terms,
 # each only when it is not 0. A card the request is about (relevance ≥
@@ -135,7 +200,7 @@ cooling(n, threshold, cap, relevance) := 0 if {
 	relevance >= on_topic
 } else := min([cap, 2 * max([0, (n - threshold) + 1])])
 
-lane_of(s, persistence, relevance) := "core" if {
+lane_of(s, persistence, relevance, fit) := "core" if {
 	s >= 70
 } else := "core" if {
 	persistence == "foundational"
@@ -150,6 +215,9 @@ lane_of(s, persistence, relevance) := "core" if {
 } else := "ref_only" if {
 	s >= 36
 	relevance >= worth_a_line
+} else := "ref_only" if {
+	persistence in standing
+	fit >= standing_fit
 } else := "inspector_only"
 
 # A card's render_pref can soften or sharpen the lane's default form; the

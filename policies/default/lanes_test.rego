@@ -47,6 +47,7 @@ test_counts_are_capped if {
 test_cooling_starts_at_its_threshold_and_recovers_with_use if {
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 5, "trimmed": 3}, 0)).salience == 30
 	one(item("a", "standard", "auto", [30, 0], {"applied": 0, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 26
+
 	# each application offsets one skip or trim
 	one(item("a", "standard", "auto", [30, 0], {"applied": 1, "viewed": 0, "skipped": 6, "trimmed": 4}, 0)).salience == 30
 }
@@ -108,9 +109,60 @@ test_persistence_is_a_floor_for_relevant_cards_only if {
 	one(rel_item("a", "foundational", "auto", [0, 2], 0.3, none, 0)).lane == "core"
 	one(rel_item("a", "protected", "auto", [10, 2], 0.3, none, 0)).lane == "scoped"
 	one(rel_item("a", "foundational", "auto", [0, 0], 0.3, none, 0)).salience == 38
-	# not relevant: no bonus, no floor
+
+	# not relevant: no bonus, no inline floor; fitting here as an unscoped
+	# card of the repository does, it stays a reference line
 	r := one(rel_item("a", "foundational", "auto", [10, 8], 0.29, none, 0))
 	r.breakdown.persistence == 0
+	r.lane == "ref_only"
+	one(rel_item("a", "protected", "auto", [10, 0], 0, none, 0)).lane == "ref_only"
+
+	# a global card, or one that only could apply, does not
+	one(rel_item("a", "foundational", "auto", [2, 0], 0, none, 0)).lane == "inspector_only"
+	one(rel_item("a", "protected", "auto", [5, 0], 0, none, 0)).lane == "inspector_only"
+	one(rel_item("a", "standard", "auto", [30, 0], 0, none, 0)).lane == "inspector_only"
+}
+
+wake_item(id, tier, status, persistence, fit, counts, age) := {
+	"card": {"id": id, "tier": tier, "status": status, "persistence": persistence, "render_pref": "auto"},
+	"scope_fit": fit, "operation_fit": 0, "relevance": 0, "counts30d": counts, "age_days": age,
+}
+
+wake_one(c) := r if {
+	d := lanes.decision with input as {"cards": [c], "config": {}, "wake": true}
+	r := d[c.card.id]
+}
+
+test_wake_salience_is_standing if {
+	r := wake_one(wake_item("a", "dao_ren", "canonical", "protected", 10, {"applied": 0, "viewed": 2, "skipped": 30, "trimmed": 30, "used": 1}, 44))
+	r.breakdown == {"scope_fit": 10, "tier": 20, "status": 10, "persistence": 10, "viewed": 2, "inactivity": -2, "adopted": 12}
+	r.salience == 62
+	r.lane == "core"
+}
+
+test_wake_lanes if {
+	# every dao_tian, foundational and protected card wakes in core
+	wake_one(wake_item("a", "dao_tian", "canonical", "standard", 2, none, 0)).lane == "core"
+	wake_one(wake_item("a", "qi", "promoted", "foundational", 5, none, 0)).lane == "core"
+	wake_one(wake_item("a", "qi", "promoted", "protected", 2, none, 0)).lane == "core"
+
+	# then by value, in scoped: a canonical dao_ren card of the repository
+	# (40) as a promoted shu card (20); a qi card or a shu card for some
+	# paths not at all
+	wake_one(wake_item("a", "dao_ren", "canonical", "standard", 10, none, 0)).lane == "scoped"
+	wake_one(wake_item("a", "dao_ren", "promoted", "standard", 10, none, 0)).lane == "scoped"
+	wake_one(wake_item("a", "shu", "promoted", "standard", 10, none, 0)).lane == "scoped"
+	wake_one(wake_item("a", "qi", "promoted", "standard", 10, none, 0)).lane == "inspector_only"
+	wake_one(wake_item("a", "shu", "promoted", "standard", 5, none, 0)).lane == "inspector_only"
+
+	# a rejection cools a wake card as it cools any
+	wake_one(wake_item("a", "shu", "promoted", "standard", 10, {"applied": 0, "viewed": 0, "skipped": 0, "trimmed": 0, "rejected": 1}, 0)).lane == "inspector_only"
+}
+
+test_wake_only_when_asked if {
+	c := wake_item("a", "dao_tian", "canonical", "standard", 2, none, 0)
+	one(c).lane == "inspector_only"
+	r := lanes.decision.a with input as {"cards": [c], "config": {}, "wake": false}
 	r.lane == "inspector_only"
 }
 

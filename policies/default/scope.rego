@@ -16,7 +16,9 @@
 #     4, so a confirmed path scope outranks no scope; a scoped card the
 #     request confirms (a scope matched, none missed) is lifted to its
 #     anchor's base at least. Scoped where the request names nothing: path
-#     5, language 3 ("could apply").
+#     5, language 3 ("could apply"); nothing at all when the request names
+#     no task (context.wake, a session start): a scope it cannot confirm
+#     earns no place in the wake-up layer.
 #   - a named language outside the card's languages excludes the card. A
 #     named file outside its paths excludes it too, unless the request is
 #     about the card (relevance >= 0.5): a card scoped to tests/** still
@@ -64,6 +66,16 @@ field := object.get(req, "field", "")
 intents := {x | some x in object.get(req, "intents", [])}
 
 tools := {x | some x in object.get(req, "tools", [])}
+
+wake := object.get(req, "wake", false)
+
+# could_apply is a scope's part when the request names nothing of its
+# kind: points, or none when no task is named at all.
+could_apply(points, kind, scopes) := {"points": 0, "miss": false, "hit": false, "why": [sprintf("%s-scoped to %s; no task is named, so it earns no place", [kind, concat(", ", scopes)])]} if {
+	wake
+} else := {"points": points, "miss": false, "hit": false, "why": [sprintf("%s-scoped to %s; the request names no %s, so it could apply", [kind, concat(", ", scopes), nothing])]} if {
+	nothing := {"path": "file", "language": "language", "field": "field"}[kind]
+}
 
 # relevant_to_request is the relevance from which a path scope the file
 # misses no longer excludes a card.
@@ -145,7 +157,7 @@ neutral := {"points": 0, "miss": false, "hit": false, "why": []}
 # the card's order, is named.
 path_part(paths, relevance) := neutral if {
 	count(paths) == 0
-} else := {"points": 5, "miss": false, "hit": false, "why": [sprintf("path-scoped to %s; the request names no file, so it could apply", [concat(", ", paths)])]} if {
+} else := could_apply(5, "path", paths) if {
 	file == ""
 } else := {"points": 20, "miss": false, "hit": true, "why": [sprintf("path %s matches %s", [file, hits[0]])]} if {
 	hits := [p | some p in paths; glob.match(gitglob(p), ["/"], file)]
@@ -166,7 +178,7 @@ gitglob(p) := concat("", ["{**/,}", substring(q, 3, -1)]) if {
 # language: compared case-insensitively.
 language_part(langs) := neutral if {
 	count(langs) == 0
-} else := {"points": 3, "miss": false, "hit": false, "why": [sprintf("language-scoped to %s; the request names no language, so it could apply", [concat(", ", langs)])]} if {
+} else := could_apply(3, "language", langs) if {
 	language == ""
 } else := {"points": 4, "miss": false, "hit": true, "why": [sprintf("language %s is one of %s", [language, concat(", ", langs)])]} if {
 	some l in langs
@@ -179,7 +191,7 @@ language_part(langs) := neutral if {
 field_part(fields, own) := neutral if {
 	count(fields) == 0
 	field == ""
-} else := {"points": 3, "miss": false, "hit": false, "why": [sprintf("field-scoped to %s; the request names no field, so it could apply", [concat(", ", fields)])]} if {
+} else := could_apply(3, "field", fields) if {
 	field == ""
 } else := {"points": 6, "miss": false, "hit": false, "why": [sprintf("card field %s matches the request", [field])]} if {
 	count(fields) == 0

@@ -135,9 +135,21 @@ test_relevant_scoped_card_beats_unscoped_bait if {
 
 test_cards_the_request_is_not_about_stay_out if {
 	r := one({"file": "store/db.go"}, card("a", {"paths": ["store/**"], "languages": [], "fields": []}))
-	lane_of(r, "foundational", 0).lane == "inspector_only"
+	lane_of(r, "standard", 0).lane == "inspector_only"
 	u := one({}, card("a", noscope))
 	lane_of(u, "standard", 0).lane == "inspector_only"
+}
+
+# A foundational card the file confirms by scope, and a protected card
+# without a scope, stay references when the request is about something
+# else; one that only could apply (no file named) does not.
+test_standing_cards_stay_references if {
+	r := one({"file": "store/db.go"}, card("a", {"paths": ["store/**"], "languages": [], "fields": []}))
+	lane_of(r, "foundational", 0).lane == "ref_only"
+	u := one({}, card("a", noscope))
+	lane_of(u, "protected", 0).lane == "ref_only"
+	p := one({}, card("a", {"paths": ["store/**"], "languages": [], "fields": []}))
+	lane_of(p, "foundational", 0).lane == "inspector_only"
 }
 
 # globs read as in .gitignore: a leading `**/` or a `/**/` matches zero or
@@ -151,4 +163,20 @@ test_double_star_slash_matches_zero_directories if {
 	one({"file": "store/sql/v2/query.go"}, card("a", pathscope("store/**/query.go"))).applies
 	not one({"file": "storequery.go"}, card("a", pathscope("store/**/query.go"))).applies
 	not one({"file": "main.ts"}, card("a", pathscope("**/*.go"))).applies
+}
+
+# With no task named, a scope the request cannot confirm earns nothing: a
+# session start is about the whole repository.
+test_wake_gives_unconfirmed_scopes_no_place if {
+	c := card("a", {"paths": ["store/**"], "languages": ["go"], "fields": ["storage"]})
+	r := one({"wake": true}, c)
+	r.applies
+	r.scope_fit == 0
+	r.why == [
+		"path-scoped to store/**; no task is named, so it earns no place",
+		"language-scoped to go; no task is named, so it earns no place",
+		"field-scoped to storage; no task is named, so it earns no place",
+	]
+	one({}, c).scope_fit == 11
+	one({"wake": true}, card("b", noscope)).scope_fit == 10
 }

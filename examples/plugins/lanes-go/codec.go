@@ -7,7 +7,7 @@ import (
 
 // Member names, in the order palace writes them.
 var (
-	topNames    = names("cards", "config")
+	topNames    = names("cards", "config", "wake")
 	cardNames   = names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
 	fieldNames  = names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
 	countNames  = names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
@@ -45,6 +45,8 @@ func parse(b []byte) (input, error) {
 			in.Cards, err = parseCards(r, in.Cards)
 		case 1:
 			err = parseConfig(r, &in)
+		case 2:
+			in.Wake, err = readBool(r, "wake")
 		default:
 			err = r.skip()
 		}
@@ -53,6 +55,19 @@ func parse(b []byte) (input, error) {
 		}
 	}
 	return in, r.end()
+}
+
+// readBool reads true, false or null (false).
+func readBool(r *reader, what string) (bool, error) {
+	switch r.peek() {
+	case 't':
+		return true, r.literal("true")
+	case 'f':
+		return false, r.literal("false")
+	case 'n':
+		return false, r.literal("null")
+	}
+	return false, r.expected(what, "true or false")
 }
 
 func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
@@ -68,10 +83,11 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 		}
 		cs = append(cs, cardInput{})
 		c := &cs[len(cs)-1]
-		var strs [3][]byte
+		var strs [5][]byte
 		var nums [13]float64
 		if cardLayout != nil && r.fill(cardLayout, strs[:], nums[:]) {
 			c.Card.ID, c.Card.Persistence, c.Card.RenderPref = strs[0], persistenceOf(strs[1]), renderPrefOf(strs[2])
+			c.Card.Tier, c.Card.Canonical = tierOf(strs[3]), string(strs[4]) == "canonical"
 			c.ScopeFit, c.OperationFit, c.AgeDays, c.Relevance = nums[0], nums[1], nums[6], nums[7]
 			n := &c.Counts30d
 			n.Applied, n.Skipped, n.Trimmed, n.Viewed = nums[2], nums[3], nums[4], nums[5]
@@ -107,6 +123,10 @@ func cardSlot(path string, str bool) int {
 			return 1
 		case "card.render_pref":
 			return 2
+		case "card.tier":
+			return 3
+		case "card.status":
+			return 4
 		}
 		return -1
 	}
@@ -191,6 +211,14 @@ func parseCardFields(r *reader, c *cardInput) error {
 		switch k {
 		case 0:
 			c.Card.ID, err = r.str(".card.id")
+		case 1:
+			if s, err = r.str(".card.tier"); err == nil {
+				c.Card.Tier = tierOf(s)
+			}
+		case 2:
+			if s, err = r.str(".card.status"); err == nil {
+				c.Card.Canonical = string(s) == "canonical"
+			}
 		case 3:
 			if s, err = r.str(".card.persistence"); err == nil {
 				c.Card.Persistence = persistenceOf(s)
@@ -199,7 +227,7 @@ func parseCardFields(r *reader, c *cardInput) error {
 			if s, err = r.str(".card.render_pref"); err == nil {
 				c.Card.RenderPref = renderPrefOf(s)
 			}
-		default: // tier, status, anchor, field and any other
+		default: // anchor, field and any other
 			err = r.skip()
 		}
 		if err != nil {
@@ -299,18 +327,28 @@ func encode(results []result) []byte {
 		d := &r.Breakdown
 		b = append(b, `,"breakdown":{"scope_fit":`...)
 		b = appendNum(b, d.ScopeFit)
-		b = append(b, `,"operation_fit":`...)
-		b = appendNum(b, d.OperationFit)
-		b = append(b, `,"relevance":`...)
-		b = appendNum(b, d.Relevance)
+		if d.Wake {
+			// A wake-up card's standing (see decideWake).
+			b = append(b, `,"tier":`...)
+			b = appendNum(b, d.Tier)
+			b = append(b, `,"status":`...)
+			b = appendNum(b, d.Status)
+		} else {
+			b = append(b, `,"operation_fit":`...)
+			b = appendNum(b, d.OperationFit)
+			b = append(b, `,"relevance":`...)
+			b = appendNum(b, d.Relevance)
+		}
 		b = append(b, `,"persistence":`...)
 		b = appendNum(b, d.Persistence)
 		b = append(b, `,"viewed":`...)
 		b = appendNum(b, d.Viewed)
-		b = append(b, `,"skipped":`...)
-		b = appendNum(b, d.Skipped)
-		b = append(b, `,"trimmed":`...)
-		b = appendNum(b, d.Trimmed)
+		if !d.Wake {
+			b = append(b, `,"skipped":`...)
+			b = appendNum(b, d.Skipped)
+			b = append(b, `,"trimmed":`...)
+			b = appendNum(b, d.Trimmed)
+		}
 		b = append(b, `,"inactivity":`...)
 		b = appendNum(b, d.Inactivity)
 		if d.Adopted != 0 {

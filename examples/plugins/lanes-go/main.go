@@ -3,8 +3,9 @@
 // salience (fits, relevance, persistence for a relevant card, 30-day
 // counts with cooling that a card the request is about never pays and
 // that applications offset, and adoption signals), its breakdown, the injection lane and the render form
-// exactly as the embedded policies/default lanes.rego does. A team starts
-// its own lanes rules from here.
+// exactly as the embedded policies/default lanes.rego does — and, for a
+// request that names no task (wake), the card's standing instead. A team
+// starts its own lanes rules from here.
 //
 // Build (Go 1.24+; any module with github.com/extism/go-pdk):
 //
@@ -22,6 +23,9 @@ import (
 
 type input struct {
 	Cards []cardInput
+	// Wake is set when the request names no task (a session start): cards
+	// are laned by their standing (decideWake).
+	Wake bool
 	// Config values that are absent or 0 take their defaults (30, 7, 10,
 	// 6, 4), as in lanes.rego.
 	Config struct {
@@ -36,6 +40,8 @@ type input struct {
 type cardInput struct {
 	Card struct {
 		ID          []byte // a slice of the input, valid during the call
+		Tier        tier
+		Canonical   bool // status canonical
 		Persistence persistence
 		RenderPref  renderPref
 	}
@@ -68,6 +74,33 @@ func persistenceOf(s []byte) persistence {
 	return standard
 }
 
+type tier uint8
+
+const (
+	otherTier tier = iota // also any value the rules do not know
+	daoTian
+	daoRen
+	shu
+	qi
+)
+
+func tierOf(s []byte) tier {
+	switch string(s) {
+	case "dao_tian":
+		return daoTian
+	case "dao_ren":
+		return daoRen
+	case "shu":
+		return shu
+	case "qi":
+		return qi
+	}
+	return otherTier
+}
+
+// wakeTier is a tier's standing in a wake-up pack.
+var wakeTier = [...]float64{otherTier: 0, daoTian: 40, daoRen: 20, shu: 10, qi: 5}
+
 type renderPref uint8
 
 const (
@@ -99,8 +132,13 @@ type result struct {
 }
 
 // breakdown holds each term of the salience sum; penalties are negative.
-// Adopted and Rejected are written only when they are not 0.
+// Adopted and Rejected are written only when they are not 0. A wake-up
+// card's (Wake) has Tier and Status in place of OperationFit, Relevance,
+// Skipped and Trimmed.
 type breakdown struct {
+	Wake         bool
+	Tier         float64
+	Status       float64
 	ScopeFit     float64
 	OperationFit float64
 	Relevance    float64
@@ -170,6 +208,12 @@ func decide(in input) []result {
 	skipAt, trimAt := orDefault(in.Config.SkipThreshold, 6), orDefault(in.Config.TrimThreshold, 4)
 	out := results[:0]
 	defer func() { results = out }()
+	if in.Wake {
+		for _, c := range in.Cards {
+			out = append(out, decideWake(c, grace, step, maxInactivity))
+		}
+		return out
+	}
 	for _, c := range in.Cards {
 		rel, n := c.Relevance, &c.Counts30d
 		var bonus float64
@@ -192,7 +236,7 @@ func decide(in input) []result {
 		b.Rejected = 0 - rejectedCooling(lesser(60, 30*(n.Rejected+n.Rollback)), pre, rel)
 		sum := pre + b.Rejected
 		salience := lesser(100, greater(0, sum))
-		lane := laneOf(salience, c.Card.Persistence, rel)
+		lane := laneOf(salience, c.Card.Persistence, rel, c.ScopeFit)
 		out = append(out, result{
 			ID:         c.Card.ID,
 			Salience:   salience,
@@ -202,6 +246,38 @@ func decide(in input) []result {
 		})
 	}
 	return out
+}
+
+// decideWake is a card's result in a wake-up pack, as lanes.rego's
+// wake_result: its standing — scope fit, tier, canonical status,
+// persistence, views, adoption signals and inactivity — and the lane that
+// standing earns: core for dao_tian, foundational and protected cards,
+// scoped from 20, else inspector_only.
+func decideWake(c cardInput, grace, step, maxInactivity float64) result {
+	n := &c.Counts30d
+	b := breakdown{
+		Wake:        true,
+		ScopeFit:    c.ScopeFit,
+		Tier:        wakeTier[c.Card.Tier],
+		Persistence: persistenceBonus(c.Card.Persistence),
+		Viewed:      lesser(n.Viewed, 5),
+		Inactivity:  0 - lesser(maxInactivity, greater(0, math.Floor((c.AgeDays-grace)/step))),
+		Adopted:     lesser(24, 12*(n.Used+n.Accepted+n.Miss)),
+	}
+	if c.Card.Canonical {
+		b.Status = 10
+	}
+	pre := b.ScopeFit + b.Tier + b.Status + b.Persistence + b.Viewed + b.Inactivity + b.Adopted
+	b.Rejected = 0 - rejectedCooling(lesser(60, 30*(n.Rejected+n.Rollback)), pre, 0)
+	salience := lesser(100, greater(0, pre+b.Rejected))
+	lane := "inspector_only"
+	switch {
+	case c.Card.Tier == daoTian, c.Card.Persistence != standard:
+		lane = "core"
+	case salience >= 20:
+		lane = "scoped"
+	}
+	return result{ID: c.Card.ID, Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
 }
 
 // relPoints is relevance × 60 rounded half up on thousandths, as lanes.rego
@@ -253,14 +329,17 @@ func persistenceBonus(p persistence) float64 {
 	return 0
 }
 
-func laneOf(salience float64, p persistence, rel float64) string {
+// laneOf is the lane a salience earns; a foundational or protected card
+// that fits here at least as an unscoped card of the repository does
+// (scope fit 10) keeps a reference line whatever the request is about.
+func laneOf(salience float64, p persistence, rel, scopeFit float64) string {
 	relevant := rel >= relevantCard
 	switch {
 	case salience >= 70, p == foundational && relevant && salience >= 40:
 		return "core"
 	case salience >= 45, p == protected && relevant && salience >= 40:
 		return "scoped"
-	case salience >= 36 && rel >= worthALine:
+	case salience >= 36 && rel >= worthALine, p != standard && scopeFit >= 10:
 		return "ref_only"
 	}
 	return "inspector_only"

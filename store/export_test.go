@@ -104,6 +104,7 @@ func (tx *Tx) InsertContest(ctx context.Context, c Contest) error { return tx.in
 
 // MigrationForTest is the text of migration i, to run it again.
 func MigrationForTest(i int) string { return migrations[i] }
+
 // MigrationFor is the schema version from which the migration holding
 // fragment runs (its index in migrations), -1 when none does.
 func MigrationFor(fragment string) int {

@@ -248,19 +248,21 @@ func TestStaleCardLosesInlinePriority(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.home, "policies", "lanes.json"), []byte(`{"core_inline_limit": 1, "scoped_inline_limit": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Two cards alike in every word the request could match.
-	card := func(word, ref string) string {
-		sup := e.record("storage handles note "+word, "--source-ref", ref, "--field", "storage")
-		ver := e.record("storage handles check "+word, "--field", "storage")
-		id := e.distill("Storage handles stay open "+word, "qi", "--supporting", sup, "--field", "storage", "--scope-path", "store/**")
+	// Cards alike in every word the request could match, each saying
+	// something else besides (so no two are near-duplicates, which a pack
+	// would not inline together).
+	card := func(words, ref string) string {
+		sup := e.record("storage handles note "+words, "--source-ref", ref, "--field", "storage")
+		ver := e.record("storage handles check "+words, "--field", "storage")
+		id := e.distill("Storage handles stay open: "+words, "qi", "--supporting", sup, "--field", "storage", "--scope-path", "store/**")
 		e.ok("promote", id, "--reason", "checked", "--verification", ver)
 		return id
 	}
 	// Each cites its own line, so one can be made stale alone.
 	edits := map[string][2]string{
-		card("alpha", "store/db.go#L3"): {"func Open(path string)", "func Open(p string)"},
-		card("beta", "store/db.go#L4"):  {`"wal"`, `"delete"`},
-		card("gamma", "store/db.go#L7"): {"db.close()", "db.shut()"},
+		card("alpha bravo charlie delta", "store/db.go#L3"): {"func Open(path string)", "func Open(p string)"},
+		card("echo foxtrot golf hotel", "store/db.go#L4"):   {`"wal"`, `"delete"`},
+		card("india juliet kilo lima", "store/db.go#L7"):    {"db.close()", "db.shut()"},
 	}
 	items, _ := e.pack("storage handles", "--file", "store/db.go")
 	var inline, ref []string

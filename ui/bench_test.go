@@ -63,6 +63,13 @@ func moduleRoot(tb testing.TB) string {
 // and a desk over it, with the handler and the session to call it.
 func benchDesk(b *testing.B, spec benchgen.Spec) (*host.Host, http.Handler, func(path string) *http.Request) {
 	b.Helper()
+	h, srv, req := benchServer(b, spec)
+	return h, srv.Handler(), req
+}
+
+// benchServer is benchDesk with the desk itself.
+func benchServer(b *testing.B, spec benchgen.Spec) (*host.Host, *ui.Server, func(path string) *http.Request) {
+	b.Helper()
 	ctx := context.Background()
 	home, repo, err := benchgen.Palace(ctx, filepath.Join(moduleRoot(b), ".bench", "palace-"+spec.Key()), spec, nil, nil)
 	if err != nil {
@@ -84,7 +91,7 @@ func benchDesk(b *testing.B, spec benchgen.Spec) (*host.Host, http.Handler, func
 		r.AddCookie(&http.Cookie{Name: "palace_ui", Value: testToken})
 		return r
 	}
-	return h, srv.Handler(), req
+	return h, srv, req
 }
 
 // runPages serves paths round-robin and reports p50/p99 server time.
@@ -170,13 +177,28 @@ func BenchmarkInspector(b *testing.B) {
 }
 
 // BenchmarkAttention: the Needs-attention page (the authority audit of
-// the visible cards, candidates due for archiving, held cards, a sync dry
-// run). No target: it is read far less often than the queue.
+// the visible cards, kept while the database and the minute stay the
+// same; candidates due for archiving, held cards, a sync dry run).
 func BenchmarkAttention(b *testing.B) {
 	for _, s := range benchSpecs() {
 		b.Run(s.name, func(b *testing.B) {
 			_, hd, req := benchDesk(b, s.spec)
 			runPages(b, hd, req, []string{"/attention"})
+		})
+	}
+}
+
+// BenchmarkAttentionAfterChange: the Needs-attention page's first load
+// after another connection committed, which reads the whole audit again.
+func BenchmarkAttentionAfterChange(b *testing.B) {
+	for _, s := range benchSpecs() {
+		b.Run(s.name, func(b *testing.B) {
+			_, srv, req := benchServer(b, s.spec)
+			hd := srv.Handler()
+			runPages(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				srv.ForgetAudit()
+				hd.ServeHTTP(w, r)
+			}), req, []string{"/attention"})
 		})
 	}
 }

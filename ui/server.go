@@ -42,6 +42,7 @@ type Server struct {
 	log   *slog.Logger
 	pages *pages
 	live  *live
+	kept  auditKept
 
 	// flashMu guards flashes: the message of a change, shown once on the
 	// page the change redirects to.

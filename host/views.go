@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"errors"
+	"github.com/palacehq/palace/host/pack"
 	"sort"
 	"sync"
 
@@ -272,6 +274,11 @@ func (v *EditorViews) Card(ctx context.Context, id string) (Card, error) {
 func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*Pack, error) {
 	return viewCached(v, func() map[viewPackKey]*Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*Pack, error) {
 		p, err := v.h.Context(ctx, ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+		if errors.Is(err, pack.ErrOtherCheckout) {
+			// A file of a nested checkout (a submodule) under the editor's
+			// workspace: this workspace's memory says nothing about it.
+			return &Pack{}, nil
+		}
 		return &p, err
 	})
 }

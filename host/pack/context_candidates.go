@@ -2,6 +2,9 @@ package pack
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"github.com/palacehq/palace/host/internal/hosterr"
 	"os"
 	"path/filepath"
 	"slices"
@@ -412,6 +415,10 @@ func (pl *Pipeline) absFile(file string) string {
 	return p
 }
 
+// ErrOtherCheckout is matched (errors.Is) by the refusal of a request's
+// file that lies in another git checkout.
+var ErrOtherCheckout = errors.New("the file is in another git checkout")
+
 // checkFileCheckout refuses a request's file that lies in another git
 // checkout than the host's (another repository, another worktree of this
 // one, a nested repository such as a submodule): its scope and the memory
@@ -433,8 +440,9 @@ func (pl *Pipeline) checkFileCheckout(file string) error {
 			if pl.loc.InGit {
 				here = "this request's checkout is " + pl.loc.Worktree
 			}
-			return invalid("file", "--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",
-				file, dir, here, dir)
+			return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "file", Err: ErrOtherCheckout, Msg: fmt.Sprintf(
+				"--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",
+				file, dir, here, dir)}
 		}
 		if dir == filepath.Dir(dir) {
 			return nil

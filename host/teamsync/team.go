@@ -1,17 +1,18 @@
 // Package teamsync owns team memory in git: `palace sync` exports a
 // repository's authoritative (and shared) cards to files under
-// <worktree>/.palace/cards and imports the files a pull or a merge brings,
-// re-checking every claim of authority against the gate; the automatic
-// export after a lifecycle change; the pre-commit check of card files; and
-// the held cards an import refused.
+// <worktree>/.palace/cards and imports the committed files a pull or a
+// merge brings — read from git objects, never from the working tree —
+// with where each comes from (the commit that last changed it, and whether
+// the upstream default branch holds it); the automatic export after a
+// lifecycle change; the pre-commit check of card files; and the held cards
+// an import refused.
 //
-// It stands on host/gatekeep for the gate and the events it writes, and
-// takes the rest of a palace (store, workspace, how anchors are written)
-// through a Config that host fills in. It must not import host, and it
-// must not decide a lifecycle change itself: a file claiming authority is
-// imported only as far as the gate allows. Worktree cards never leave the
-// machine and global cards stay personal: only the repository's cards are
-// written.
+// It takes what it needs of a palace (store, workspace, the gate's stamps,
+// how anchors are written, the door) through a Config that host fills in.
+// It must not import host, and it decides no change itself: every card a
+// file brings goes through host/authority (DecideImport, WriteImports),
+// which asks the gate. Worktree cards never leave the machine and global
+// cards stay personal: only the repository's cards are written.
 package teamsync
 
 import (

@@ -10,7 +10,7 @@ import (
 // old names, lends it the anchors, contests and policy set, and adds the
 // card files held at import (team memory, still host's).
 
-// AuditActions are the eight governed actions of `palace audit action`.
+// AuditActions are the governed actions of `palace audit action`.
 var AuditActions = audit.Actions
 
 // AuditWarnings are the warning codes an audit row may carry.

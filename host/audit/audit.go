@@ -46,7 +46,7 @@ const (
 // Warnings are the warning codes an audit row may carry.
 var Warnings = []string{"contested", "stale", "overbroad_scope", "cooling", "idle", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
-// Actions are the eight governed actions of `palace audit action`.
+// Actions are the governed actions of `palace audit action`.
 var Actions = []string{
 	"rescope", "retrigger", "revoke", "set_expiry", "set_review_after",
 	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",

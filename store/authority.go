@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -176,7 +177,7 @@ func checkWrite(w *CardWrite, cur map[string]domain.Status) error {
 		return fmt.Errorf("write card %s: only a new card supersedes another", id)
 	case w.Update != nil && w.Update.ID != id:
 		return fmt.Errorf("write card %s: the update names card %s", id, w.Update.ID)
-	case !containsDecider(e.DecidedBy):
+	case !slices.Contains(domain.Deciders, e.DecidedBy):
 		return fmt.Errorf("write card %s: %w (the event says it was decided by %q)", id, ErrUndecided, e.DecidedBy)
 	}
 	for _, l := range w.Links {
@@ -226,15 +227,6 @@ func checkWrite(w *CardWrite, cur map[string]domain.Status) error {
 		return nil
 	}
 	return fmt.Errorf("write card %s: %w (a rule alone decided it)", id, ErrUndecided)
-}
-
-func containsDecider(d domain.DecidedBy) bool {
-	for _, v := range domain.Deciders {
-		if v == d {
-			return true
-		}
-	}
-	return false
 }
 
 // cardStatuses reads the status of each of ids that exists.

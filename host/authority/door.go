@@ -20,6 +20,7 @@
 package authority
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -320,7 +321,7 @@ func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, er
 	who := domain.DecidedByRule
 	if ch.Op == OpDirect {
 		ev.Type, who = domain.EventDirectWrite, domain.DecidedByHuman
-		ev.Reason = cmpOr(ch.Reason, "direct write by "+d.gate.Actor+", gate bypassed")
+		ev.Reason = cmp.Or(ch.Reason, "direct write by "+d.gate.Actor+", gate bypassed")
 	}
 	ws := []store.CardWrite{{Insert: &c, Links: links, Supersedes: ch.Supersedes, Event: d.event(c.ID, who, ev)}}
 	for _, l := range links {
@@ -455,7 +456,7 @@ func (d *Door) lower(ctx context.Context, tx *store.Tx, c domain.Card, ch Change
 	o := Outcome{Card: c}
 	target := domain.StatusRetired
 	if ch.Op == OpDemote {
-		target = domain.Status(cmpOr(ch.Target, string(domain.StatusDemoted)))
+		target = domain.Status(cmp.Or(ch.Target, string(domain.StatusDemoted)))
 		if target != domain.StatusDemoted && target != domain.StatusRetired {
 			return o, hosterr.Invalid("target", "--target %q is not valid for demote: use demoted or retired", target)
 		}
@@ -557,13 +558,13 @@ func (d *Door) link(ctx context.Context, tx *store.Tx, c domain.Card, ch Change)
 		fresh[i].Note = ch.Note
 	}
 	ws := []store.CardWrite{{Links: fresh, Event: d.event(c.ID, domain.DecidedByRule, domain.Event{Type: domain.EventLinked,
-		Reason: cmpOr(ch.Reason, ch.Note), Data: data(ch.Data, "links", gatekeep.LinkSummary(fresh))})}}
+		Reason: cmp.Or(ch.Reason, ch.Note), Data: data(ch.Data, "links", gatekeep.LinkSummary(fresh))})}}
 	for _, l := range fresh {
 		if l.Role != domain.RoleCounterexample {
 			continue
 		}
 		w, ok, err := d.openContest(ctx, tx, c, Contest{Kind: ContestCounterexample,
-			Reason: cmpOr(ch.Note, "counterexample "+l.EvidenceID+" linked"), EvidenceID: l.EvidenceID})
+			Reason: cmp.Or(ch.Note, "counterexample "+l.EvidenceID+" linked"), EvidenceID: l.EvidenceID})
 		if err != nil {
 			return o, err
 		}
@@ -770,13 +771,4 @@ func (d *Door) govern(ctx context.Context, tx *store.Tx, c domain.Card, ch Chang
 	ev := domain.Event{Type: domain.EventUpdated, FromStatus: c.Status, ToStatus: c.Status, Reason: ch.Reason,
 		Data: data(ch.Data, "from", ch.From, "to", ch.To)}
 	return o, write(ctx, tx, &o, -1, []store.CardWrite{{Attrs: ch.Attrs, Event: d.event(c.ID, domain.DecidedByHuman, ev)}})
-}
-
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -10,7 +10,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 )
 
 // oldSpelling writes, as a palace that kept a remote's case did, a repo

@@ -12,7 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 )
 
 // cxEnv is a palace home shared by hosts opened at real git checkouts, with

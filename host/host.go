@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"

@@ -8,7 +8,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/internal/limits"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
 )
 

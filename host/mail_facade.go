@@ -10,7 +10,7 @@ import (
 	"github.com/palacehq/palace/store"
 
 	"github.com/palacehq/palace/host/mail"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // The mailbox front end is package mail; host names its types under their

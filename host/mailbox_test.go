@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/policies"
 )
 

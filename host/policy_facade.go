@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )

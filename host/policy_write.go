@@ -9,7 +9,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 )
 
 // WritePolicyFiles writes files (slash-separated names relative to dir →

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/mcp"
 )
 

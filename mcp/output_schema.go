@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // outputTypes are the types whose JSON is not what their Go fields say:

@@ -3,7 +3,7 @@ package mcp
 import (
 	"context"
 
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 func init() {

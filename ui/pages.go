@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // The mailbox's types, under short names.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // hookRepo is a throwaway git repository whose commits run the mailbox hook.

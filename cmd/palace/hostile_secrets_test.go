@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/palacehq/palace/host/secrets/secretstest"
+	"github.com/palacehq/palace/secrets/secretstest"
 )
 
 // noLeak fails when any of out holds the secret (or a long piece of it).

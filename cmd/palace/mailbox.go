@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 func init() { extraCommands = append(extraCommands, newMailboxCmd) }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host/mailbox/mailboxtest"
+	"github.com/palacehq/palace/mailbox/mailboxtest"
 )
 
 // benchCheckProcess times `palace mailbox check ARGS` as a new process per

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // printTable prints rows under a header in columns two spaces apart. paint,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // letterLine is one valid box line.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host/mailbox/mailboxtest"
-	"github.com/palacehq/palace/host/secrets/secretstest"
+	"github.com/palacehq/palace/mailbox/mailboxtest"
+	"github.com/palacehq/palace/secrets/secretstest"
 )
 
 // secretBox is a 100k-letter box with the twenty fixture kinds sprinkled

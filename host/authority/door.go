@@ -27,7 +27,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"

@@ -20,12 +20,12 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/research"
-	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/secrets"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/secrets"
 )
 
 // RefuseSecrets is the intake check for text that would be stored: evidence

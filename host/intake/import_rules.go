@@ -10,8 +10,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/limits"
-	"github.com/palacehq/palace/host/repofs"
-	"github.com/palacehq/palace/host/rulefiles"
+	"github.com/palacehq/palace/repofs"
+	"github.com/palacehq/palace/rulefiles"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/internal/hosterr"

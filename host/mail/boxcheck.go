@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/host/mailbox"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // BoxCheckRequest asks for the mailbox check of one box's bytes, as an

@@ -1,5 +1,5 @@
 // Package mail is the mailbox front end of a palace: it binds the letter
-// engine (host/mailbox) to one home and one workspace, and gives it the
+// engine (mailbox) to one home and one workspace, and gives it the
 // team's palace.mailbox rules — `palace mailbox check/file/distribute/
 // sweep/list`, the pre-commit hook and the LSP's box diagnostics all go
 // through it. It owns which boxes a check reads by default, how a box that
@@ -27,10 +27,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/host/mailbox"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/mailbox"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/policies"
 )

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/policies"

@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/policies"
 )
 

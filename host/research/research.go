@@ -26,7 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/pack"

@@ -2,7 +2,7 @@
 // rule files agents read by themselves (CLAUDE.md, AGENTS.md, Cursor and
 // Copilot rules…): which cards go out, which are left out and why, and the
 // files written below the checkout without following links. The format of
-// each target is host/rulefiles'; this package owns choosing the cards and
+// each target is rulefiles'; this package owns choosing the cards and
 // writing, checking or previewing the files.
 //
 // It reads cards, links and contests and writes only rule files: it must
@@ -25,11 +25,11 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/anchor"
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/host/repofs"
-	"github.com/palacehq/palace/host/rulefiles"
+	"github.com/palacehq/palace/repofs"
+	"github.com/palacehq/palace/rulefiles"
 	"github.com/palacehq/palace/store"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
 

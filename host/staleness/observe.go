@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 )
 
 // MaxFileBytes is the largest cited file palace reads (4 MiB): a citation

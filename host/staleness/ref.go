@@ -8,7 +8,7 @@
 // same file, a file git saw renamed — and is not stale.
 //
 // Repository files are hostile input: they are opened relative to the
-// repository root without following a symbolic link (host/repofs), never
+// repository root without following a symbolic link (repofs), never
 // read past MaxFileBytes, and a FIFO in their place is refused without
 // blocking. The check is cheap: each file's state is kept by its identity
 // (size, modification time, inode), so a file is read at most once per

@@ -17,7 +17,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
 

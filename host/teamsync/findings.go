@@ -7,7 +7,7 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/limits"
-	"github.com/palacehq/palace/host/secrets"
+	"github.com/palacehq/palace/secrets"
 )
 
 // limitFindings applies the limits every other way in applies (record,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/repofs"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )

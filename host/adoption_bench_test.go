@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/internal/benchclock"
 )
 
@@ -23,14 +26,14 @@ func BenchmarkAdopt(b *testing.B) {
 	for i := range 1000 {
 		ids = append(ids, e.card(h, cxCard{statement: fmt.Sprintf("Rule %d: retry SQLite writes after a busy timeout %d", i, i), tier: "shu", field: "storage"}))
 	}
-	p, err := h.Context(ctx, host.ContextRequest{Query: "sqlite busy retry", File: "store/store.go"})
+	p, err := h.Context(ctx, pack.ContextRequest{Query: "sqlite busy retry", File: "store/store.go"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
-		res, err := h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: ids[i%len(ids)], RequestID: p.RequestID, Note: "followed it"})
+		res, err := h.Adopt(ctx, adoption.Request{Signal: "used", CardID: ids[i%len(ids)], RequestID: p.RequestID, Note: "followed it"})
 		if err != nil || !res.Written {
 			b.Fatalf("adopt: %+v %v", res, err)
 		}
@@ -68,7 +71,7 @@ func BenchmarkResearchIngest(b *testing.B) {
 	for b.Loop() {
 		n++
 		copy(data[idAt:], fmt.Sprintf("%06d", n))
-		plan, err := h.Research(ctx, host.ResearchRequest{Report: data, Action: "ingest"})
+		plan, err := h.Research(ctx, research.Request{Report: data, Action: "ingest"})
 		if err != nil || plan.Written != findings {
 			b.Fatalf("wrote %d: %v", plan.Written, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/palacehq/palace/host/adoption"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/authority"
 )
 
 // Adoption signals are package adoption's; host names its types under
@@ -14,32 +14,12 @@ import (
 // Signals are the adoption signals, in the order reports list them.
 var Signals = adoption.Signals
 
-// MaxSignalNoteRunes bounds a signal's note and query.
-const MaxSignalNoteRunes = adoption.MaxSignalNoteRunes
-
-// SignalsPerCardDay is how many signals of one actor type count on one
-// card per UTC day (see pack.SignalVerdicts).
-const SignalsPerCardDay = pack.SignalsPerCardDay
-
-// Adoption request and result types (see package adoption).
-type (
-	AdoptRequest   = adoption.Request
-	AdoptResult    = adoption.Result
-	AdoptionFilter = adoption.Filter
-	AdoptionStats  = adoption.Stats
-	AdoptionReview = adoption.Review
-	CardAdoption   = adoption.CardAdoption
-	FieldAdoption  = adoption.FieldAdoption
-	MissGroup      = adoption.MissGroup
-	MissNeed       = adoption.MissNeed
-)
-
 func (h *Host) adoption() *adoption.Adoption {
 	return adoption.New(adoption.Config{
 		Store: h.store, Now: h.now, Actor: h.actor, ActorType: h.actorType(), Policies: h.Policies,
 		TelemetryDays: h.telemetryDays, RefuseSecrets: refuseSecrets, ChainIDs: h.chainIDs(),
 		Contest: func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error) {
-			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
+			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: authority.ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
 			return c.Contested, err
 		},
 	})
@@ -47,18 +27,18 @@ func (h *Host) adoption() *adoption.Adoption {
 
 // Adopt checks an adoption signal and records it (see
 // adoption.Adoption.Adopt): a signal is evidence, not authority.
-func (h *Host) Adopt(ctx context.Context, req AdoptRequest) (AdoptResult, error) {
+func (h *Host) Adopt(ctx context.Context, req adoption.Request) (adoption.Result, error) {
 	return h.adoption().Adopt(ctx, req)
 }
 
 // AdoptionStats counts the signals matching f per card and per field.
 // Read-only, both modes; a bad Since is KindInvalid.
-func (h *Host) AdoptionStats(ctx context.Context, f AdoptionFilter) (AdoptionStats, error) {
+func (h *Host) AdoptionStats(ctx context.Context, f adoption.Filter) (adoption.Stats, error) {
 	return h.adoption().Stats(ctx, f)
 }
 
 // AdoptionReview is AdoptionStats plus the misses grouped by field, the
 // cards turned down and those contradicted (see adoption.Adoption.Review).
-func (h *Host) AdoptionReview(ctx context.Context, f AdoptionFilter) (AdoptionReview, error) {
+func (h *Host) AdoptionReview(ctx context.Context, f adoption.Filter) (adoption.Review, error) {
 	return h.adoption().Review(ctx, f)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // A signal counts for requests like the one that produced it: a rejection
@@ -20,15 +22,15 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 	id := e.card(h, cxCard{statement: "Retry SQLite writes after a busy timeout", tier: "shu", field: "storage"})
 	e.card(h, cxCard{statement: "Wrap each migration in one transaction", tier: "shu", field: "storage"})
 
-	asked := host.ContextRequest{Query: "sqlite busy retry writes", File: "store/store.go"}
-	other := host.ContextRequest{Query: "migration transaction", File: "store/schema.go", DryRun: true}
+	asked := pack.ContextRequest{Query: "sqlite busy retry writes", File: "store/store.go"}
+	other := pack.ContextRequest{Query: "migration transaction", File: "store/schema.go", DryRun: true}
 	p, err := h.Context(ctx, asked)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dry := asked
 	dry.DryRun = true
-	salience := func(req host.ContextRequest) (int, map[string]int) {
+	salience := func(req pack.ContextRequest) (int, map[string]int) {
 		t.Helper()
 		p, err := h.Context(ctx, req)
 		if err != nil {
@@ -54,7 +56,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := h.Adopt(ctx, host.AdoptRequest{Signal: "rejected", CardID: id, RequestID: p.RequestID, Note: "not this code path"})
+	res, err := h.Adopt(ctx, adoption.Request{Signal: "rejected", CardID: id, RequestID: p.RequestID, Note: "not this code path"})
 	if err != nil || !res.Written || res.Event.RequestTerms == "" {
 		t.Fatalf("adopt: %+v, %v", res, err)
 	}
@@ -67,7 +69,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 	}
 	// The same actor's second word on the card for the same request is a
 	// repeat: recorded, counted nowhere.
-	again, err := h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"})
+	again, err := h.Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"})
 	if err != nil || !again.Written || again.Counts || !strings.Contains(again.NotCounted, "a repeat") {
 		t.Fatalf("repeat: %+v, %v; want written and not counted", again, err)
 	}
@@ -80,7 +82,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h2.Close()
-	if res, err := h2.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil || !res.Counts {
+	if res, err := h2.Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil || !res.Counts {
 		t.Fatalf("another actor's signal: %+v, %v", res, err)
 	}
 	if s, bd := salience(dry); s != sameAfter+12 || bd["adopted"] != 12 {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 // The authority audit is package audit's; host names its types under their
@@ -16,15 +17,6 @@ var AuditActions = audit.Actions
 // AuditWarnings are the warning codes an audit row may carry.
 var AuditWarnings = audit.Warnings
 
-// Audit request and row types (see package audit).
-type (
-	AuditFilter     = audit.Filter
-	AuditRow        = audit.Row
-	AuditWarning    = audit.Warning
-	AuditSuggestion = audit.Suggestion
-	AuditStaleCard  = audit.StaleCard
-)
-
 // AuditReport is the authority audit: every authoritative card with where
 // it would land and why (see audit.Report).
 type AuditReport struct {
@@ -32,15 +24,15 @@ type AuditReport struct {
 	// Held are cards of these anchors whose card file claimed promoted or
 	// canonical but did not pass the gate at import: they are candidates
 	// here, and the reasons say what the gate missed.
-	Held []HeldCard `json:"held,omitempty"`
+	Held []teamsync.HeldCard `json:"held,omitempty"`
 }
 
 // Audit lists the authoritative cards of the chosen anchors with lane,
 // render form, salience and its breakdown, 30-day counts, review and expiry
 // dates, warnings and suggested actions (see audit.Auditor.Audit). It reads
 // only; both modes. Unknown filter values are KindInvalid.
-func (h *Host) Audit(ctx context.Context, f AuditFilter) (AuditReport, error) {
-	var held []HeldCard
+func (h *Host) Audit(ctx context.Context, f audit.Filter) (AuditReport, error) {
+	var held []teamsync.HeldCard
 	rep, err := audit.New(audit.Config{
 		Store: h.store, Now: h.now, Loc: h.loc,
 		AnchorIDs: func(kind string, allRepos bool) ([]string, error) { return h.crossRepoIDs(ctx, kind, allRepos) },

@@ -11,9 +11,10 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
 )
 
-func auditRow(t *testing.T, rep host.AuditReport, id string) host.AuditRow {
+func auditRow(t *testing.T, rep host.AuditReport, id string) audit.Row {
 	t.Helper()
 	for _, r := range rep.Rows {
 		if r.ID == id {
@@ -21,15 +22,15 @@ func auditRow(t *testing.T, rep host.AuditReport, id string) host.AuditRow {
 		}
 	}
 	t.Fatalf("audit has no row %s", id)
-	return host.AuditRow{}
+	return audit.Row{}
 }
 
-func hasWarning(r host.AuditRow, code string) bool {
-	return slices.ContainsFunc(r.Warnings, func(w host.AuditWarning) bool { return w.Code == code })
+func hasWarning(r audit.Row, code string) bool {
+	return slices.ContainsFunc(r.Warnings, func(w audit.Warning) bool { return w.Code == code })
 }
 
-func hasSuggestion(r host.AuditRow, action string) bool {
-	return slices.ContainsFunc(r.Suggested, func(s host.AuditSuggestion) bool { return s.Action == action })
+func hasSuggestion(r audit.Row, action string) bool {
+	return slices.ContainsFunc(r.Suggested, func(s audit.Suggestion) bool { return s.Action == action })
 }
 
 // TestAuditShowsWhyACardCooled repeats the cooling story of
@@ -49,7 +50,7 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := h.Audit(ctx, host.AuditFilter{})
+	rep, err := h.Audit(ctx, audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +73,13 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 	}
 	// Both cards were trimmed equally; filters narrow by lane and warning.
 	for _, tt := range []struct {
-		f    host.AuditFilter
+		f    audit.Filter
 		want []string
 	}{
-		{host.AuditFilter{Lane: "scoped"}, []string{id, quiet}},
-		{host.AuditFilter{Lane: "core"}, nil},
-		{host.AuditFilter{Warning: "cooling", Tier: "shu", Anchor: "worktree"}, []string{id, quiet}},
-		{host.AuditFilter{Anchor: "repo"}, nil},
+		{audit.Filter{Lane: "scoped"}, []string{id, quiet}},
+		{audit.Filter{Lane: "core"}, nil},
+		{audit.Filter{Warning: "cooling", Tier: "shu", Anchor: "worktree"}, []string{id, quiet}},
+		{audit.Filter{Anchor: "repo"}, nil},
 	} {
 		rep, err := h.Audit(ctx, tt.f)
 		if err != nil {
@@ -112,7 +113,7 @@ func TestAuditWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.now = cxEpoch.Add(40 * 24 * time.Hour)
-	rep, err := h.Audit(ctx, host.AuditFilter{})
+	rep, err := h.Audit(ctx, audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestAuditWarnings(t *testing.T) {
 	if rep.Warnings["review_due"] != 1 || rep.Audited != 3 {
 		t.Errorf("report counts = %d audited, %v", rep.Audited, rep.Warnings)
 	}
-	if _, err := h.Audit(ctx, host.AuditFilter{Warning: "spooky"}); host.KindOf(err) != host.KindInvalid {
+	if _, err := h.Audit(ctx, audit.Filter{Warning: "spooky"}); host.KindOf(err) != host.KindInvalid {
 		t.Errorf("unknown warning: err = %v, want invalid", err)
 	}
 }
@@ -240,7 +241,7 @@ func TestAuditActionAgentModeRefused(t *testing.T) {
 		}
 	}
 	// Reading the audit is fine for an agent.
-	if _, err := agent.Audit(ctx, host.AuditFilter{}); err != nil {
+	if _, err := agent.Audit(ctx, audit.Filter{}); err != nil {
 		t.Errorf("agent audit: %v", err)
 	}
 	events, _ := agent.CardEvents(ctx, id, false)

@@ -9,20 +9,22 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
-func signal(b host.Brief, code string) (host.BriefSignal, bool) {
+func signal(b pack.Brief, code string) (pack.BriefSignal, bool) {
 	for _, s := range b.Uncertainty {
 		if s.Code == code {
 			return s, true
 		}
 	}
-	return host.BriefSignal{}, false
+	return pack.BriefSignal{}, false
 }
 
-func action(b host.Brief, name, commandHas string) bool {
-	return slices.ContainsFunc(b.NextActions, func(a host.BriefAction) bool {
+func action(b pack.Brief, name, commandHas string) bool {
+	return slices.ContainsFunc(b.NextActions, func(a pack.BriefAction) bool {
 		return a.Action == name && strings.Contains(a.Command, commandHas)
 	})
 }
@@ -40,7 +42,7 @@ func TestBrief(t *testing.T) {
 	}
 	loose := e.ev(h, "bulk import blocked on a checkpoint; remaining: retry with a larger busy_timeout", "storage", "log:import-7")
 	sup := e.ev(h, "import batches of 500 rows keep the WAL small", "storage", "bench:import")
-	cand, err := h.Distill(ctx, host.DistillRequest{Statement: "Import in batches of 500 rows", Tier: "qi", Field: "storage",
+	cand, err := h.Distill(ctx, intake.DistillRequest{Statement: "Import in batches of 500 rows", Tier: "qi", Field: "storage",
 		Supporting: []string{sup}})
 	if err != nil {
 		t.Fatal(err)
@@ -49,13 +51,13 @@ func TestBrief(t *testing.T) {
 		e.ev(h, "the flaky lint step timed out "+itoa(i), "ci", "")
 	}
 
-	req := host.BriefRequest{Query: "WAL import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}}
+	req := pack.BriefRequest{Query: "WAL import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}}
 	b, err := h.Brief(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("same selection as context", func(t *testing.T) {
-		p, err := h.Context(ctx, host.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
+		p, err := h.Context(ctx, pack.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,11 +75,11 @@ func TestBrief(t *testing.T) {
 		if len(b.KeyFacts) != 0 {
 			t.Fatalf("key facts = %+v, want none (the one card is contested)", b.KeyFacts)
 		}
-		if i := slices.IndexFunc(b.Cards, func(c host.BriefCard) bool { return c.ID == card }); i < 0 || b.Cards[i].Contest == nil ||
+		if i := slices.IndexFunc(b.Cards, func(c pack.BriefCard) bool { return c.ID == card }); i < 0 || b.Cards[i].Contest == nil ||
 			len(b.Cards[i].Contest.Citations) != 1 || b.Cards[i].Contest.Citations[0].EvidenceID != counter {
 			t.Fatalf("cards = %+v, want %s contested by %s", b.Cards, card, counter)
 		}
-		byID := map[string]host.BriefEvidence{}
+		byID := map[string]pack.BriefEvidence{}
 		for _, ev := range b.Evidence {
 			byID[ev.ID] = ev
 		}
@@ -94,7 +96,7 @@ func TestBrief(t *testing.T) {
 	t.Run("entities", func(t *testing.T) {
 		want := map[string]string{"command": "go test ./store/...", "path": "store/store.go", "url": "https://sqlite.org/wal.html", "identifier": "busy_timeout"}
 		for kind, text := range want {
-			if !slices.ContainsFunc(b.Entities, func(x host.BriefEntity) bool { return x.Kind == kind && x.Text == text }) {
+			if !slices.ContainsFunc(b.Entities, func(x pack.BriefEntity) bool { return x.Kind == kind && x.Text == text }) {
 				t.Errorf("no %s %q in %+v", kind, text, b.Entities)
 			}
 		}
@@ -166,7 +168,7 @@ func TestBriefWithoutAuthority(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
 	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
-	b, err := h.Brief(ctx, host.BriefRequest{Query: "anything"})
+	b, err := h.Brief(ctx, pack.BriefRequest{Query: "anything"})
 	if err != nil {
 		t.Fatal(err)
 	}

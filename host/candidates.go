@@ -45,13 +45,13 @@ type CandidateReport struct {
 
 // CandidateRow is one candidate of the report.
 type CandidateRow struct {
-	ID        string      `json:"id"`
-	Statement string      `json:"statement"`
-	Tier      domain.Tier `json:"tier"`
-	Anchor    AnchorRef   `json:"anchor"`
-	CreatedAt string      `json:"created_at"`
-	AgeDays   int         `json:"age_days"`
-	ExpiresAt string      `json:"expires_at,omitempty"`
+	ID        string         `json:"id"`
+	Statement string         `json:"statement"`
+	Tier      domain.Tier    `json:"tier"`
+	Anchor    pack.AnchorRef `json:"anchor"`
+	CreatedAt string         `json:"created_at"`
+	AgeDays   int            `json:"age_days"`
+	ExpiresAt string         `json:"expires_at,omitempty"`
 	// Stale says why the candidate is due for archiving ("" when it is not).
 	Stale string `json:"stale,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
@@ -14,17 +15,17 @@ import (
 // its evidence counts by role.
 type Card struct {
 	domain.Card
-	Anchor AnchorRef         `json:"anchor"`
+	Anchor pack.AnchorRef    `json:"anchor"`
 	Links  []domain.Link     `json:"links,omitempty"`
 	Counts domain.RoleCounts `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
-	Contest *ItemContest `json:"contest,omitempty"`
+	Contest *pack.ItemContest `json:"contest,omitempty"`
 	// Stale is set by ShowCard when the code the card's evidence saw
 	// changed, or its review date passed (an authoritative card of this
 	// checkout).
-	Stale *ItemStale `json:"stale,omitempty"`
+	Stale *pack.ItemStale `json:"stale,omitempty"`
 	// Supersedes is the card this one replaces once authoritative
 	// (distill --from), and SupersededBy the cards that replace it; set by
 	// ShowCard.
@@ -219,20 +220,20 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 
 // ShowEvidence returns one evidence row; another repository's evidence
 // needs allRepos (KindInvalid otherwise).
-func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (Evidence, error) {
+func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (intake.Evidence, error) {
 	e, err := h.store.Evidence(ctx, id)
 	if err != nil {
-		return Evidence{}, notFound(err, "evidence", id)
+		return intake.Evidence{}, notFound(err, "evidence", id)
 	}
-	out := Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
+	out := intake.Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
 	if !allRepos && h.visibleKind(e.AnchorID) == "" {
-		return Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, pack.DisplayIdentity(out.Anchor))
+		return intake.Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, pack.DisplayIdentity(out.Anchor))
 	}
 	if err := h.foreignRead(ctx, allRepos, e.AnchorID); err != nil {
-		return Evidence{}, err
+		return intake.Evidence{}, err
 	}
 	if orig, err := h.store.DuplicateOf(ctx, id); err != nil {
-		return Evidence{}, internal(err, "read evidence %s", id)
+		return intake.Evidence{}, internal(err, "read evidence %s", id)
 	} else {
 		out.DuplicateOf = orig
 	}
@@ -240,7 +241,7 @@ func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (Evid
 	case err == nil:
 		out.Redaction = &r
 	case !errors.Is(err, store.ErrNotFound):
-		return Evidence{}, internal(err, "read evidence %s", id)
+		return intake.Evidence{}, internal(err, "read evidence %s", id)
 	}
 	return out, nil
 }
@@ -258,7 +259,7 @@ type EvidenceFilter struct {
 }
 
 // ListEvidence lists evidence newest first, with the total match count.
-func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, int, error) {
+func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]intake.Evidence, int, error) {
 	sf := store.EvidenceFilter{Field: f.Field, Query: f.Query, Limit: f.Limit}
 	ids, err := h.crossRepoIDs(ctx, f.Anchor, f.AllRepos)
 	if err != nil {
@@ -272,9 +273,9 @@ func (h *Host) ListEvidence(ctx context.Context, f EvidenceFilter) ([]Evidence, 
 	if err != nil {
 		return nil, 0, internal(err, "list evidence")
 	}
-	out := make([]Evidence, len(rows))
+	out := make([]intake.Evidence, len(rows))
 	for i, e := range rows {
-		out[i] = Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
+		out[i] = intake.Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
 	}
 	return out, total, nil
 }
@@ -290,7 +291,7 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 }
 
 // anchorRef names an anchor id; ids in the current chain resolve without a query.
-func (h *Host) anchorRef(ctx context.Context, id string) AnchorRef {
+func (h *Host) anchorRef(ctx context.Context, id string) pack.AnchorRef {
 	return pack.RefOf(ctx, h.store, h.loc, id)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/internal/benchclock"
 )
 
@@ -104,7 +105,7 @@ func openBench(b *testing.B, home, repo string) *host.Host {
 	return h
 }
 
-func benchSync(b *testing.B, h *host.Host, req host.SyncRequest) host.SyncReport {
+func benchSync(b *testing.B, h *host.Host, req teamsync.SyncRequest) teamsync.SyncReport {
 	b.Helper()
 	rep, err := h.Sync(context.Background(), req)
 	if err != nil {
@@ -124,7 +125,7 @@ func BenchmarkSyncImport10k(b *testing.B) {
 		h := openBench(b, filepath.Join(b.TempDir(), fmt.Sprintf("home%d", i)), repo)
 		b.StartTimer()
 		cpu.Start()
-		rep := benchSync(b, h, host.SyncRequest{})
+		rep := benchSync(b, h, teamsync.SyncRequest{})
 		cpu.Stop()
 		n++
 		b.StopTimer()
@@ -143,7 +144,7 @@ func BenchmarkSyncExport10k(b *testing.B) {
 	repo := benchCardDir(b, syncBenchCards)
 	h := openBench(b, filepath.Join(b.TempDir(), "home"), repo)
 	defer h.Close()
-	benchSync(b, h, host.SyncRequest{})
+	benchSync(b, h, teamsync.SyncRequest{})
 	sample := filepath.Join(repo, cardfile.Dir, cardfile.FileName(fmt.Sprintf("kc_%026d", syncBenchCards/2)))
 	before, err := os.ReadFile(sample)
 	if err != nil {
@@ -153,7 +154,7 @@ func BenchmarkSyncExport10k(b *testing.B) {
 	n := 0
 	cpu.Start()
 	for b.Loop() {
-		rep := benchSync(b, h, host.SyncRequest{Rewrite: true})
+		rep := benchSync(b, h, teamsync.SyncRequest{Rewrite: true})
 		if len(rep.Exported) != syncBenchCards {
 			b.Fatalf("exported %d", len(rep.Exported))
 		}
@@ -173,12 +174,12 @@ func BenchmarkSyncNoop10k(b *testing.B) {
 	repo := benchCardDir(b, syncBenchCards)
 	h := openBench(b, filepath.Join(b.TempDir(), "home"), repo)
 	defer h.Close()
-	benchSync(b, h, host.SyncRequest{})
+	benchSync(b, h, teamsync.SyncRequest{})
 	var cpu benchclock.CPU
 	n := 0
 	cpu.Start()
 	for b.Loop() {
-		rep := benchSync(b, h, host.SyncRequest{})
+		rep := benchSync(b, h, teamsync.SyncRequest{})
 		if rep.Unchanged != syncBenchCards || len(rep.Exported)+len(rep.Imported) != 0 {
 			b.Fatalf("no-op sync: %d unchanged, %d exported, %d imported", rep.Unchanged, len(rep.Exported), len(rep.Imported))
 		}

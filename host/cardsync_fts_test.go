@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/store"
 )
 
@@ -47,13 +48,13 @@ func TestSyncImportIndexesCardsExactly(t *testing.T) {
 	ha := p.a.open(p.da, host.Human)
 	busy := promoted(t, p.a, ha, "Set busy timeout before WAL")
 	vacuum := promoted(t, p.a, ha, "Vacuum the palace every month")
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitCards(p.da, "share")
 	p.b.git(p.db, "pull", "-q")
 	hb := p.b.open(p.db, host.Human)
 	want := []string{busy, vacuum}
 	slices.Sort(want)
-	if rep := mustSync(t, hb, host.SyncRequest{}); !reflect.DeepEqual(rep.Imported, want) {
+	if rep := mustSync(t, hb, teamsync.SyncRequest{}); !reflect.DeepEqual(rep.Imported, want) {
 		t.Fatalf("B imported %v, want %v", rep.Imported, want)
 	}
 	for expr, ids := range map[string][]string{"busy": {busy}, "vacuum": {vacuum}, "set OR vacuum": want} {
@@ -76,10 +77,10 @@ func TestSyncImportIndexesCardsExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.b.commitReviewed(p.db, "reword")
-	if rep := mustSync(t, hb, host.SyncRequest{}); !reflect.DeepEqual(rep.Imported, []string{busy}) {
+	if rep := mustSync(t, hb, teamsync.SyncRequest{}); !reflect.DeepEqual(rep.Imported, []string{busy}) {
 		t.Fatalf("B imported %v after the upstream change, want %s", rep.Imported, busy)
 	}
-	mustSync(t, hb, host.SyncRequest{}) // nothing to do: nothing indexed again
+	mustSync(t, hb, teamsync.SyncRequest{}) // nothing to do: nothing indexed again
 	for expr, ids := range map[string][]string{"busy": nil, "lock": {busy}, "timeout": {busy}, "set OR vacuum": want} {
 		if got := fullText(t, p.b.home, expr); !reflect.DeepEqual(got, ids) {
 			t.Errorf("after the re-import %q finds %v, want %v", expr, got, ids)

@@ -11,6 +11,7 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 // lawFile is a card file claiming a canonical dao_tian law on everything
@@ -54,11 +55,11 @@ func TestSyncForgedLawNeedsTheReviewedHistory(t *testing.T) {
 	writeCard(t, dir, id+".md", lawFile(t, id, nil))
 	h := e.open(dir, host.Human)
 
-	rep := mustSync(t, h, host.SyncRequest{})
+	rep := mustSync(t, h, teamsync.SyncRequest{})
 	if len(rep.Imported) != 0 || !slices.ContainsFunc(rep.Findings, func(f cardfile.Finding) bool { return f.Code == cardfile.CodeUncommitted }) {
 		t.Fatalf("untracked law: imported %v, findings %v; want nothing imported and PC018", rep.Imported, rep.Findings)
 	}
-	dry := mustSync(t, h, host.SyncRequest{DryRun: true})
+	dry := mustSync(t, h, teamsync.SyncRequest{DryRun: true})
 	if len(dry.Files) != 0 {
 		t.Errorf("a dry run plans untracked files: %+v", dry.Files)
 	}
@@ -66,7 +67,7 @@ func TestSyncForgedLawNeedsTheReviewedHistory(t *testing.T) {
 	e.git(dir, "checkout", "-q", "-b", "feature")
 	e.commitCards(dir, "a law")
 	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
-	dry = mustSync(t, h, host.SyncRequest{DryRun: true})
+	dry = mustSync(t, h, teamsync.SyncRequest{DryRun: true})
 	if len(dry.Files) != 1 || dry.Files[0].State != "held" || dry.Files[0].Gate == nil || dry.Files[0].Gate.Allow ||
 		dry.Files[0].Commit != head || dry.Files[0].Reviewed {
 		t.Fatalf("dry run: %+v, want the file held by the gate, from %s, unreviewed", dry.Files, head)
@@ -74,7 +75,7 @@ func TestSyncForgedLawNeedsTheReviewedHistory(t *testing.T) {
 	if n, _ := h.ListCards(ctx, host.CardFilter{}); len(n) != 0 {
 		t.Fatalf("a dry run wrote %d cards", len(n))
 	}
-	rep = mustSync(t, h, host.SyncRequest{})
+	rep = mustSync(t, h, teamsync.SyncRequest{})
 	if len(rep.Held) != 1 || !strings.Contains(strings.Join(rep.Held[0].Reasons, " "), "not on the upstream default branch") {
 		t.Fatalf("unreviewed law: held %+v", rep.Held)
 	}
@@ -95,7 +96,7 @@ func TestSyncForgedLawNeedsTheReviewedHistory(t *testing.T) {
 
 	// The team merges it: the upstream default branch holds the commit.
 	e.markReviewed(dir)
-	rep = mustSync(t, h, host.SyncRequest{})
+	rep = mustSync(t, h, teamsync.SyncRequest{})
 	if len(rep.Held) != 0 || !slices.Contains(rep.Imported, id) {
 		t.Fatalf("reviewed law: imported %v held %+v", rep.Imported, rep.Held)
 	}
@@ -113,7 +114,7 @@ func sharedLaw(t *testing.T) (e *cxEnv, dir string, h *host.Host, id string) {
 	writeCard(t, dir, id+".md", lawFile(t, id, nil))
 	e.commitReviewed(dir, "a law")
 	h = e.open(dir, host.Human)
-	if rep := mustSync(t, h, host.SyncRequest{}); !slices.Contains(rep.Imported, id) {
+	if rep := mustSync(t, h, teamsync.SyncRequest{}); !slices.Contains(rep.Imported, id) {
 		t.Fatalf("imported %v", rep.Imported)
 	}
 	if c, _ := h.ShowCard(context.Background(), id); c.Status != "canonical" {
@@ -130,7 +131,7 @@ func sharedLaw(t *testing.T) (e *cxEnv, dir string, h *host.Host, id string) {
 func TestSyncEditOfAnAuthoritativeCardIsAGateDecision(t *testing.T) {
 	ctx := context.Background()
 	e, dir, h, id := sharedLaw(t)
-	edit := func(msg string, mutate func(*cardfile.Card), reviewed bool) host.SyncReport {
+	edit := func(msg string, mutate func(*cardfile.Card), reviewed bool) teamsync.SyncReport {
 		t.Helper()
 		writeCard(t, dir, id+".md", lawFile(t, id, mutate))
 		if reviewed {
@@ -138,7 +139,7 @@ func TestSyncEditOfAnAuthoritativeCardIsAGateDecision(t *testing.T) {
 		} else {
 			e.commitCards(dir, msg)
 		}
-		return mustSync(t, h, host.SyncRequest{})
+		return mustSync(t, h, teamsync.SyncRequest{})
 	}
 
 	rep := edit("reword", func(c *cardfile.Card) { c.Statement = "Always run migrations on Fridays" }, false)
@@ -215,7 +216,7 @@ func TestSyncClaimsInsideAFileAreClaims(t *testing.T) {
 		c.Evidence[0].SHA256, c.Evidence[0].Content = c.Citations[0].SHA256, "a note of this worktree"
 	}))
 	e.commitReviewed(dir, "claims")
-	rep := mustSync(t, h, host.SyncRequest{})
+	rep := mustSync(t, h, teamsync.SyncRequest{})
 
 	commitTime := strings.TrimSpace(gitOut(t, dir, "log", "-1", "--format=%cI"))
 	fc, err := h.ShowCard(ctx, future)
@@ -265,7 +266,7 @@ func TestSyncFirstImportOfACardPublishedFromAWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, h, host.SyncRequest{})
+	mustSync(t, h, teamsync.SyncRequest{})
 	b, err := os.ReadFile(filepath.Join(dir, cardfile.Dir, pub.Copy.ID+".md"))
 	if err != nil || strings.Contains(string(b), "origin_card") {
 		t.Fatalf("the copy's file names its worktree origin (%v):\n%s", err, b)
@@ -275,7 +276,7 @@ func TestSyncFirstImportOfACardPublishedFromAWorktree(t *testing.T) {
 	clone := filepath.Join(fresh.root, "widgets")
 	fresh.git(fresh.root, "clone", "-q", dir, clone)
 	hb := fresh.open(clone, host.Human)
-	rep := mustSync(t, hb, host.SyncRequest{})
+	rep := mustSync(t, hb, teamsync.SyncRequest{})
 	if !slices.Contains(rep.Imported, pub.Copy.ID) || len(rep.Findings) != 0 {
 		t.Fatalf("fresh palace: imported %v, findings %v", rep.Imported, rep.Findings)
 	}
@@ -294,10 +295,10 @@ func TestSyncCitationsAddedUpstreamAreLinked(t *testing.T) {
 	if _, err := ha.Link(ctx, id, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitCards(p.da, "counterexample")
 	p.b.git(p.db, "pull", "-q")
-	rep := mustSync(t, hb, host.SyncRequest{})
+	rep := mustSync(t, hb, teamsync.SyncRequest{})
 	if !slices.Contains(rep.Imported, id) {
 		t.Fatalf("B imported %v, want %s", rep.Imported, id)
 	}

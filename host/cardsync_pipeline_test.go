@@ -7,6 +7,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/store"
 )
 
@@ -44,7 +45,7 @@ func TestSyncImportInChunks(t *testing.T) {
 	}
 	defer h.Close()
 
-	rep, err := h.Sync(ctx, host.SyncRequest{})
+	rep, err := h.Sync(ctx, teamsync.SyncRequest{})
 	if err != nil {
 		t.Fatalf("sync: %v %v", err, rep.Findings)
 	}
@@ -63,7 +64,7 @@ func TestSyncImportInChunks(t *testing.T) {
 	if c, err := h.ShowCard(ctx, "kc_00000000000000000000003400"); err != nil || c.Status != "promoted" || c.Counts.Supporting != 1 || c.Counts.Verification != 1 {
 		t.Errorf("a card of the last chunk: %+v, %v; want promoted with its two citations", c, err)
 	}
-	again, err := h.Sync(ctx, host.SyncRequest{})
+	again, err := h.Sync(ctx, teamsync.SyncRequest{})
 	if err != nil || len(again.Imported) != 0 || again.Unchanged != n || len(again.Held) != 1 {
 		t.Errorf("second sync: %d imported, %d unchanged, %d held, %v; want nothing imported and the forged card still held", len(again.Imported), again.Unchanged, len(again.Held), err)
 	}

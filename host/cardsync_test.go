@@ -13,6 +13,10 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 // syncPair is one repository cloned twice, each clone with its own palace
@@ -38,11 +42,11 @@ func sharedCard(t *testing.T) (p *syncPair, ha, hb *host.Host, id string) {
 	p = newSyncPair(t)
 	ha = p.a.open(p.da, host.Human)
 	id = promoted(t, p.a, ha, "Set busy timeout before WAL")
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitCards(p.da, "share")
 	p.b.git(p.db, "pull", "-q")
 	hb = p.b.open(p.db, host.Human)
-	mustSync(t, hb, host.SyncRequest{})
+	mustSync(t, hb, teamsync.SyncRequest{})
 	return p, ha, hb, id
 }
 
@@ -83,7 +87,7 @@ func promoted(t *testing.T, e *cxEnv, h *host.Host, statement string) string {
 	return id
 }
 
-func mustSync(t *testing.T, h *host.Host, req host.SyncRequest) host.SyncReport {
+func mustSync(t *testing.T, h *host.Host, req teamsync.SyncRequest) teamsync.SyncReport {
 	t.Helper()
 	rep, err := h.Sync(context.Background(), req)
 	if err != nil {
@@ -92,9 +96,9 @@ func mustSync(t *testing.T, h *host.Host, req host.SyncRequest) host.SyncReport 
 	return rep
 }
 
-func citations(t *testing.T, h *host.Host, id string) []host.Citation {
+func citations(t *testing.T, h *host.Host, id string) []pack.Citation {
 	t.Helper()
-	p, err := h.Context(context.Background(), host.ContextRequest{Query: "busy timeout storage", File: "store/db.go", DryRun: true})
+	p, err := h.Context(context.Background(), pack.ContextRequest{Query: "busy timeout storage", File: "store/db.go", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +119,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 	gl := p.a.card(ha, cxCard{statement: "my personal habit", tier: "dao_tian", anchor: "global"})
 	cand := p.a.card(ha, cxCard{statement: "an idea to review", tier: "qi", anchor: "repo", status: "candidate"})
 
-	rep := mustSync(t, ha, host.SyncRequest{})
+	rep := mustSync(t, ha, teamsync.SyncRequest{})
 	if !reflect.DeepEqual(rep.Exported, []string{id}) {
 		t.Fatalf("exported %v, want only the promoted repo card %s", rep.Exported, id)
 	}
@@ -124,10 +128,10 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 			t.Errorf("card %s left the machine", other)
 		}
 	}
-	if _, err := ha.Sync(ctx, host.SyncRequest{Share: []string{wt}}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "never leave the machine") {
+	if _, err := ha.Sync(ctx, teamsync.SyncRequest{Share: []string{wt}}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "never leave the machine") {
 		t.Errorf("sharing a worktree card: %v, want KindInvalid naming the rule", err)
 	}
-	if _, err := ha.Sync(ctx, host.SyncRequest{Share: []string{gl}}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "personal") {
+	if _, err := ha.Sync(ctx, teamsync.SyncRequest{Share: []string{gl}}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "personal") {
 		t.Errorf("sharing a global card: %v, want KindInvalid naming the rule", err)
 	}
 	file, err := os.ReadFile(filepath.Join(p.da, cardfile.Dir, id+".md"))
@@ -139,7 +143,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 
 	p.b.git(p.db, "pull", "-q")
 	hb := p.b.open(p.db, host.Human)
-	rep = mustSync(t, hb, host.SyncRequest{})
+	rep = mustSync(t, hb, teamsync.SyncRequest{})
 	if !reflect.DeepEqual(rep.Imported, []string{id}) || len(rep.Held) != 0 {
 		t.Fatalf("B imported %v held %v, want %s", rep.Imported, rep.Held, id)
 	}
@@ -164,14 +168,14 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 		t.Errorf("B's last event %+v, want imported with commit %s", last, head)
 	}
 	// Idempotent: a second sync changes nothing, on either side.
-	rep = mustSync(t, hb, host.SyncRequest{})
+	rep = mustSync(t, hb, teamsync.SyncRequest{})
 	if len(rep.Imported)+len(rep.Exported) != 0 || rep.Unchanged != 1 {
 		t.Errorf("second sync in B: %+v, want 1 unchanged", rep)
 	}
 	if n, _ := hb.CardEvents(ctx, id, false); len(n) != len(evs) {
 		t.Errorf("second sync appended events: %d → %d", len(evs), len(n))
 	}
-	rep = mustSync(t, ha, host.SyncRequest{})
+	rep = mustSync(t, ha, teamsync.SyncRequest{})
 	if len(rep.Imported)+len(rep.Exported) != 0 {
 		t.Errorf("second sync in A: %+v", rep)
 	}
@@ -238,7 +242,7 @@ func TestSyncForgedPromotedIsHeldAsCandidate(t *testing.T) {
 	writeCard(t, dir, id+".md", b)
 	statusLine := 1 + strings.Count(string(b[:bytes.Index(b, []byte("status:"))]), "\n")
 
-	rep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, host.CardsCheckRequest{})
+	rep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, teamsync.CardsCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,18 +259,18 @@ func TestSyncForgedPromotedIsHeldAsCandidate(t *testing.T) {
 	}
 
 	h := e.open(dir, host.Human)
-	srep := mustSync(t, h, host.SyncRequest{})
+	srep := mustSync(t, h, teamsync.SyncRequest{})
 	if len(srep.Imported)+len(srep.Held) != 0 || len(srep.Findings) != 1 || srep.Findings[0].Code != cardfile.CodeUncommitted {
 		t.Fatalf("sync of an untracked file: imported %v held %v findings %v; want only the PC018 finding", srep.Imported, srep.Held, srep.Findings)
 	}
 
 	e.commitCards(dir, "forge")
-	srep = mustSync(t, h, host.SyncRequest{})
+	srep = mustSync(t, h, teamsync.SyncRequest{})
 	if len(srep.Held) != 1 || !strings.Contains(strings.Join(srep.Held[0].Reasons, "; "), "not on the upstream default branch") {
 		t.Fatalf("held %+v, want %s held for its unreviewed commit", srep.Held, id)
 	}
 	e.markReviewed(dir)
-	srep = mustSync(t, h, host.SyncRequest{})
+	srep = mustSync(t, h, teamsync.SyncRequest{})
 	if len(srep.Held) != 1 || srep.Held[0].CardID != id || srep.Held[0].Claimed != "promoted" || srep.Held[0].Line != statusLine ||
 		!strings.Contains(strings.Join(srep.Held[0].Reasons, "; "), "verification") {
 		t.Fatalf("held %+v, want %s claimed promoted at line %d, refused for its evidence", srep.Held, id, statusLine)
@@ -275,7 +279,7 @@ func TestSyncForgedPromotedIsHeldAsCandidate(t *testing.T) {
 	if err != nil || c.Status != "candidate" {
 		t.Fatalf("forged card is %+v (%v), want a candidate", c.Status, err)
 	}
-	audit, err := h.Audit(ctx, host.AuditFilter{})
+	audit, err := h.Audit(ctx, audit.Filter{})
 	if err != nil || len(audit.Held) != 1 || audit.Held[0].CardID != id || len(audit.Held[0].Reasons) == 0 {
 		t.Errorf("audit held %+v (%v), want the forged card with reasons", audit.Held, err)
 	}
@@ -291,7 +295,7 @@ func TestSyncForgedPromotedIsHeldAsCandidate(t *testing.T) {
 	}
 	// The held card is not written back as a candidate, and a second sync
 	// changes nothing.
-	srep = mustSync(t, h, host.SyncRequest{})
+	srep = mustSync(t, h, teamsync.SyncRequest{})
 	if len(srep.Exported)+len(srep.Imported) != 0 {
 		t.Errorf("second sync: %+v", srep)
 	}
@@ -330,7 +334,7 @@ func TestSyncSkipsBadFiles(t *testing.T) {
 			writeCard(t, dir, tt.file, tt.body)
 			e.commitReviewed(dir, "cards")
 			h := e.open(dir, host.Human)
-			rep := mustSync(t, h, host.SyncRequest{})
+			rep := mustSync(t, h, teamsync.SyncRequest{})
 			var hit bool
 			for _, f := range rep.Findings {
 				if f.Code == tt.code && f.Path == cardfile.Dir+"/"+tt.file && (tt.line == 0 || f.Line == tt.line) {
@@ -346,7 +350,7 @@ func TestSyncSkipsBadFiles(t *testing.T) {
 			if n, err := h.ListCards(ctx, host.CardFilter{Anchor: "all", AllRepos: true}); err != nil || len(n) != 1 {
 				t.Errorf("%d card(s) after the sync (%v), want the good one", len(n), err)
 			}
-			crep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, host.CardsCheckRequest{})
+			crep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, teamsync.CardsCheckRequest{})
 			if err != nil || crep.Errors == 0 {
 				t.Errorf("cards check: %+v, %v; want errors", crep, err)
 			}
@@ -359,19 +363,19 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	p, ha, hb, id := sharedCard(t)
 	// Settled: the next sync reads only the file rows, and must still see
 	// a file that changes.
-	mustSync(t, hb, host.SyncRequest{})
+	mustSync(t, hb, teamsync.SyncRequest{})
 
 	// A demotes; B pulls: B's card is demoted too, by an imported event.
 	counter := p.a.ev(ha, "WAL with busy timeout still deadlocked", "storage", "")
 	if _, err := ha.Demote(ctx, id, host.DemoteRequest{Reason: "deadlock seen", Counterexample: []string{counter}}); err != nil {
 		t.Fatal(err)
 	}
-	if rep := mustSync(t, ha, host.SyncRequest{}); !reflect.DeepEqual(rep.Exported, []string{id}) {
+	if rep := mustSync(t, ha, teamsync.SyncRequest{}); !reflect.DeepEqual(rep.Exported, []string{id}) {
 		t.Fatalf("A exported %v after demote", rep.Exported)
 	}
 	p.a.commitCards(p.da, "demote")
 	p.b.git(p.db, "pull", "-q")
-	if rep := mustSync(t, hb, host.SyncRequest{}); !reflect.DeepEqual(rep.Imported, []string{id}) {
+	if rep := mustSync(t, hb, teamsync.SyncRequest{}); !reflect.DeepEqual(rep.Imported, []string{id}) {
 		t.Fatalf("B imported %v after the pull", rep.Imported)
 	}
 	c, _ := hb.ShowCard(ctx, id)
@@ -390,11 +394,11 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 	if _, err := ha.Link(ctx, id, host.LinkRequest{Role: "teaching", EvidenceID: teach}); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitCards(p.da, "teach")
 	p.b.git(p.db, "pull", "-q")
 	before, _ := os.ReadFile(filepath.Join(p.db, cardfile.Dir, id+".md"))
-	rep, err := hb.Sync(ctx, host.SyncRequest{})
+	rep, err := hb.Sync(ctx, teamsync.SyncRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +413,7 @@ func TestSyncImportsUpstreamChangesAndReportsConflicts(t *testing.T) {
 		t.Errorf("a conflict rewrote the file")
 	}
 	// Keeping B's side writes B's card over the file.
-	rep = mustSync(t, hb, host.SyncRequest{Resolve: map[string]string{id: "palace"}})
+	rep = mustSync(t, hb, teamsync.SyncRequest{Resolve: map[string]string{id: "palace"}})
 	if !reflect.DeepEqual(rep.Exported, []string{id}) || len(rep.Conflicts) != 0 {
 		t.Fatalf("resolve=palace: %+v", rep)
 	}
@@ -428,24 +432,24 @@ func TestSyncAutoExportAfterLifecycleChange(t *testing.T) {
 	if err != nil || res.Export != nil {
 		t.Fatalf("promote without the setting: export %+v, %v; want none", res.Export, err)
 	}
-	e.git(dir, "config", host.AutoExportConfig, "true")
+	e.git(dir, "config", teamsync.AutoExportConfig, "true")
 	teach := e.ev(h, "quote \"$f\"", "general", "")
 	lr, err := h.Link(ctx, id, host.LinkRequest{Role: "teaching", EvidenceID: teach})
 	if err != nil || lr.Export == nil || lr.Export.Path != cardfile.Dir+"/"+id+".md" {
-		t.Fatalf("link with %s: export %+v, %v", host.AutoExportConfig, lr.Export, err)
+		t.Fatalf("link with %s: export %+v, %v", teamsync.AutoExportConfig, lr.Export, err)
 	}
 	res, err = h.Retire(ctx, id, "obsolete")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Export == nil || res.Export.Path != cardfile.Dir+"/"+id+".md" {
-		t.Fatalf("retire with %s: export %+v", host.AutoExportConfig, res.Export)
+		t.Fatalf("retire with %s: export %+v", teamsync.AutoExportConfig, res.Export)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, cardfile.Dir, id+".md"))
 	if err != nil || !bytes.Contains(b, []byte("status: retired")) {
 		t.Fatalf("file %q, %v", b, err)
 	}
-	if rep := mustSync(t, h, host.SyncRequest{}); len(rep.Exported)+len(rep.Imported) != 0 {
+	if rep := mustSync(t, h, teamsync.SyncRequest{}); len(rep.Exported)+len(rep.Imported) != 0 {
 		t.Errorf("sync after the automatic export: %+v", rep)
 	}
 }
@@ -454,7 +458,7 @@ func TestSyncRefusedInAgentMode(t *testing.T) {
 	e := newCxEnv(t)
 	dir := e.repo("widgets", "")
 	h := e.open(dir, host.Agent)
-	if _, err := h.Sync(context.Background(), host.SyncRequest{}); host.KindOf(err) != host.KindMode {
+	if _, err := h.Sync(context.Background(), teamsync.SyncRequest{}); host.KindOf(err) != host.KindMode {
 		t.Errorf("agent sync: %v, want KindMode", err)
 	}
 }
@@ -490,7 +494,7 @@ func TestCardFileDuplicateEvidenceCountsOnce(t *testing.T) {
 	}
 	writeCard(t, dir, c.ID+".md", b)
 	e.commitReviewed(dir, "a card")
-	rep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, host.CardsCheckRequest{})
+	rep, err := host.CheckCards(ctx, host.Options{Home: e.home, Cwd: dir}, teamsync.CardsCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +502,7 @@ func TestCardFileDuplicateEvidenceCountsOnce(t *testing.T) {
 		t.Fatalf("cards check: %+v, want the gate to refuse for lack of distinct supporting evidence", rep.Findings)
 	}
 	h := e.open(dir, host.Human)
-	srep := mustSync(t, h, host.SyncRequest{})
+	srep := mustSync(t, h, teamsync.SyncRequest{})
 	if len(srep.Held) != 1 || srep.Held[0].CardID != c.ID {
 		t.Fatalf("sync held %+v, want %s held as a candidate", srep.Held, c.ID)
 	}
@@ -513,7 +517,7 @@ func TestSyncHoldsAClaimOnACardContestedHere(t *testing.T) {
 	ctx := context.Background()
 	p, ha, hb, id := sharedCard(t)
 	deadlock := p.b.ev(hb, "the service deadlocked in staging with the busy timeout set", "storage", "")
-	if res, err := hb.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "deadlocked in staging", EvidenceID: deadlock}); err != nil || !res.Contested {
+	if res, err := hb.MarkContested(ctx, id, host.ContestRequest{Kind: authority.ContestContradiction, Reason: "deadlocked in staging", EvidenceID: deadlock}); err != nil || !res.Contested {
 		t.Fatalf("contest in B: %+v, %v", res, err)
 	}
 
@@ -527,16 +531,16 @@ func TestSyncHoldsAClaimOnACardContestedHere(t *testing.T) {
 	if _, err := ha.Promote(ctx, id, host.PromoteRequest{Target: "canonical", Reason: "held in every service"}); err != nil {
 		t.Fatalf("canonical in A: %v", err)
 	}
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitCards(p.da, "canonical")
 	p.b.git(p.db, "pull", "-q")
 
 	// The contest changed B's card too: the sync reports a conflict, and
 	// taking the file goes through the gate with B's open contest.
-	if rep := mustSync(t, hb, host.SyncRequest{}); len(rep.Conflicts) != 1 {
+	if rep := mustSync(t, hb, teamsync.SyncRequest{}); len(rep.Conflicts) != 1 {
 		t.Fatalf("B's sync: %d conflicts, want the contested card's", len(rep.Conflicts))
 	}
-	rep := mustSync(t, hb, host.SyncRequest{Resolve: map[string]string{id: "file"}})
+	rep := mustSync(t, hb, teamsync.SyncRequest{Resolve: map[string]string{id: "file"}})
 	if len(rep.Held) != 1 || rep.Held[0].CardID != id || rep.Held[0].Claimed != "canonical" ||
 		!strings.Contains(strings.Join(rep.Held[0].Reasons, "; "), "contested") {
 		t.Fatalf("B held %+v (imported %v, conflicts %d), want %s held for its open contest", rep.Held, rep.Imported, len(rep.Conflicts), id)
@@ -550,7 +554,7 @@ func TestSyncHoldsAClaimOnACardContestedHere(t *testing.T) {
 	dc := filepath.Join(c.root, "widgets")
 	c.git(c.root, "clone", "-q", p.da, dc)
 	h3 := c.open(dc, host.Human)
-	if rep := mustSync(t, h3, host.SyncRequest{}); len(rep.Held) != 0 {
+	if rep := mustSync(t, h3, teamsync.SyncRequest{}); len(rep.Held) != 0 {
 		t.Fatalf("a palace without the contest held %+v", rep.Held)
 	}
 	if card, _ := h3.ShowCard(ctx, id); card.Status != "canonical" {

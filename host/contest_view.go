@@ -14,7 +14,4 @@ func (h *Host) ContestsOf(ctx context.Context, ids []string) (map[string][]store
 	return h.openContests(ctx, ids)
 }
 
-// ItemContest is the warning a contested card carries where it is shown.
-type ItemContest = pack.ItemContest
-
-func itemContest(contests []store.Contest) *ItemContest { return pack.ContestOf(contests) }
+func itemContest(contests []store.Contest) *pack.ItemContest { return pack.ContestOf(contests) }

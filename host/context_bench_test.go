@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/store"
 )
@@ -26,7 +28,7 @@ var benchEpoch = benchgen.Epoch
 
 // benchRequests are the rotating requests of the context and brief
 // benchmarks: with and without a query, file, field, intents and tools.
-var benchRequests = []host.ContextRequest{
+var benchRequests = []pack.ContextRequest{
 	{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}},
 	{File: "api/handler.go", Intents: []string{"review"}},
 	{Query: "retry deadline context cancel", Field: "api"},
@@ -251,8 +253,8 @@ func BenchmarkBrief(b *testing.B) {
 			}
 			defer h.Close()
 			ctx := context.Background()
-			brief := func(r host.ContextRequest) host.BriefRequest {
-				return host.BriefRequest{Query: r.Query, File: r.File, Language: r.Language, Field: r.Field, Intents: r.Intents, Tools: r.Tools}
+			brief := func(r pack.ContextRequest) pack.BriefRequest {
+				return pack.BriefRequest{Query: r.Query, File: r.File, Language: r.Language, Field: r.Field, Intents: r.Intents, Tools: r.Tools}
 			}
 			for _, r := range benchRequests {
 				if _, err := h.Brief(ctx, brief(r)); err != nil {
@@ -288,7 +290,7 @@ func BenchmarkAudit(b *testing.B) {
 	defer h.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := h.Audit(context.Background(), host.AuditFilter{}); err != nil {
+		if _, err := h.Audit(context.Background(), audit.Filter{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // formLevel orders render forms from most to least text.
@@ -84,9 +85,9 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 	if ref == "" {
 		t.Fatalf("no reference among %d cards:\n%s", len(ids), p.Rendered)
 	}
-	for fetch, want := range map[host.CardFetch]string{
-		host.FetchByCLI:     "fetch a card with `palace card show ID`.",
-		host.FetchByMCPTool: "fetch a card with palace_cards get `ID`.",
+	for fetch, want := range map[pack.CardFetch]string{
+		pack.FetchByCLI:     "fetch a card with `palace card show ID`.",
+		pack.FetchByMCPTool: "fetch a card with palace_cards get `ID`.",
 	} {
 		req.Fetch = fetch
 		p, err := h.Context(ctx, req)
@@ -98,7 +99,7 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 		if it, _ := item(p, ref); it.RenderForm != "ref_only" || !strings.Contains(p.Rendered, line) || !strings.Contains(p.Rendered, want) {
 			t.Errorf("fetch %d: %s renders %s; want the line %q and the preamble saying %q:\n%s", fetch, ref, it.RenderForm, line, want, p.Rendered)
 		}
-		if fetch == host.FetchByMCPTool && strings.Contains(p.Rendered, "palace card show") {
+		if fetch == pack.FetchByMCPTool && strings.Contains(p.Rendered, "palace card show") {
 			t.Errorf("the MCP rendering names the CLI:\n%s", p.Rendered)
 		}
 	}
@@ -107,7 +108,7 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 // checkPack asserts what must hold for every pack: sizes add up, items are
 // whole or absent, the trim list is exact, and lower salience never keeps
 // more text than higher salience in the scoped lane.
-func checkPack(t *testing.T, p host.Pack, protected string) {
+func checkPack(t *testing.T, p pack.Pack, protected string) {
 	t.Helper()
 	r := p.Rendered
 	if n := utf8.RuneCountInString(r); n != p.Budget.Used {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // A context pack for a file: the card's scope (path, language, field) and
@@ -30,9 +32,9 @@ func ExampleHost_Context() {
 		panic(err)
 	}
 	defer h.Close()
-	seen, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
-	fixed, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
-	_, err = h.Distill(ctx, host.DistillRequest{Anchor: "global",
+	seen, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
+	fixed, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
+	_, err = h.Distill(ctx, intake.DistillRequest{Anchor: "global",
 		Statement: "Open SQLite in WAL mode with a busy timeout", Tier: "shu", Field: "storage",
 		Supporting: []string{seen.ID}, Verification: []string{fixed.ID},
 		Scope:   domain.Scope{Paths: []string{"store/**"}, Languages: []string{"go"}, Fields: []string{"storage"}},
@@ -42,7 +44,7 @@ func ExampleHost_Context() {
 	if err != nil {
 		panic(err)
 	}
-	p, err := h.Context(ctx, host.ContextRequest{
+	p, err := h.Context(ctx, pack.ContextRequest{
 		File: "store/db.go", Field: "storage", Intents: []string{"debug", "storage"}, DryRun: true,
 	})
 	if err != nil {

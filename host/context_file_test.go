@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // A --file of another checkout is refused, naming that checkout: the pack
@@ -36,7 +37,7 @@ func TestContextRefusesAFileOfAnotherCheckout(t *testing.T) {
 		{"../b/main.go", b},
 		{filepath.Join(nested, "x.go"), nested},
 	} {
-		_, err := h.Context(ctx, host.ContextRequest{File: tt.file, DryRun: true})
+		_, err := h.Context(ctx, pack.ContextRequest{File: tt.file, DryRun: true})
 		if tt.refusedFor == "" {
 			if err != nil {
 				t.Errorf("--file %s: %v, want a pack", tt.file, err)
@@ -50,7 +51,7 @@ func TestContextRefusesAFileOfAnotherCheckout(t *testing.T) {
 	}
 	// Outside git, a file of a checkout is refused too.
 	h2 := e.open(outside, host.Human)
-	if _, err := h2.Context(ctx, host.ContextRequest{File: filepath.Join(a, "x.go"), DryRun: true}); err == nil || !strings.Contains(err.Error(), "in no git checkout") {
+	if _, err := h2.Context(ctx, pack.ContextRequest{File: filepath.Join(a, "x.go"), DryRun: true}); err == nil || !strings.Contains(err.Error(), "in no git checkout") {
 		t.Errorf("outside git, a file of a checkout: err = %v", err)
 	}
 }

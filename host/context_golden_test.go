@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func init() {
@@ -96,14 +97,14 @@ func TestContextGolden(t *testing.T) {
 	e, hosts := goldenPalace(t)
 	tests := []struct {
 		name string
-		req  host.ContextRequest
+		req  pack.ContextRequest
 	}{
-		{"context_pack", host.ContextRequest{
+		{"context_pack", pack.ContextRequest{
 			Query: "WAL checkpoint import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"},
 			Instructions: []string{"Answer in plain text, no Markdown."}, Budget: 2000, IncludeEvidence: true, Explain: true,
 			RequestID: "rq_golden",
 		}},
-		{"context_all_repos", host.ContextRequest{
+		{"context_all_repos", pack.ContextRequest{
 			File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}, AllRepos: true, DryRun: true,
 		}},
 	}
@@ -126,7 +127,7 @@ func TestContextGolden(t *testing.T) {
 
 func TestBriefGolden(t *testing.T) {
 	e, hosts := goldenPalace(t)
-	b, err := hosts["a"].Brief(context.Background(), host.BriefRequest{
+	b, err := hosts["a"].Brief(context.Background(), pack.BriefRequest{
 		Query: "WAL checkpoint import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"},
 	})
 	if err != nil {

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // cxEnv is a palace home shared by hosts opened at real git checkouts, with
@@ -106,7 +108,7 @@ func (e *cxEnv) evAt(h *host.Host, content, field, src, anchor string) string {
 	if anchor != "global" {
 		anchor = ""
 	}
-	r, err := h.Record(context.Background(), host.RecordRequest{Content: content, Field: field, SourceRef: src, Anchor: anchor})
+	r, err := h.Record(context.Background(), intake.RecordRequest{Content: content, Field: field, SourceRef: src, Anchor: anchor})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func (e *cxEnv) card(h *host.Host, c cxCard) string {
 	}
 	sup := e.evAt(h, "seen: "+c.statement, field, "src/"+field+".go:1", c.anchor)
 	ver := e.evAt(h, "verified: "+c.statement, field, "", c.anchor)
-	req := host.DistillRequest{
+	req := intake.DistillRequest{
 		Statement: c.statement, Content: c.content, Tier: c.tier, Field: c.field, Anchor: c.anchor,
 		Supporting: []string{sup}, Verification: []string{ver},
 		Scope:       domain.Scope{Paths: c.paths, Languages: c.langs, Fields: c.scopeFields},
@@ -160,11 +162,11 @@ func scoped(statement, tier string) cxCard {
 func (c cxCard) at(kind string) cxCard { c.anchor = kind; return c }
 
 // cxScopedRequest is the request scoped cards fit.
-func cxScopedRequest() host.ContextRequest {
-	return host.ContextRequest{File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}, DryRun: true}
+func cxScopedRequest() pack.ContextRequest {
+	return pack.ContextRequest{File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}, DryRun: true}
 }
 
-func itemIDs(p host.Pack) []string {
+func itemIDs(p pack.Pack) []string {
 	out := []string{}
 	for _, it := range p.Items {
 		out = append(out, it.ID)
@@ -172,13 +174,13 @@ func itemIDs(p host.Pack) []string {
 	return out
 }
 
-func item(p host.Pack, id string) (host.Item, bool) {
+func item(p pack.Pack, id string) (pack.Item, bool) {
 	for _, it := range p.Items {
 		if it.ID == id {
 			return it, true
 		}
 	}
-	return host.Item{}, false
+	return pack.Item{}, false
 }
 
 // normalizer rewrites what differs between runs (temp paths, anchor ids of

@@ -11,6 +11,10 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/research"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 // Twelve cards one word apart: a pack inlines one and lists the rest as
@@ -25,7 +29,7 @@ func TestNearDuplicatesAreInlinedOnce(t *testing.T) {
 		ids = append(ids, e.card(h, cxCard{statement: fmt.Sprintf("Budget filler rule number %d: keep handlers small and focused", n), tier: "shu", anchor: "repo"}))
 	}
 	other := e.card(h, cxCard{statement: "Handlers return errors, never panic", tier: "shu", anchor: "repo"})
-	p, err := h.Context(ctx, host.ContextRequest{Query: "keep handlers small", DryRun: true})
+	p, err := h.Context(ctx, pack.ContextRequest{Query: "keep handlers small", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +67,14 @@ func TestNearDuplicatesAreInlinedOnce(t *testing.T) {
 
 	// distill of one more names the existing cards, most alike first.
 	ev := e.ev(h, "seen again", "general", "")
-	c, err := h.Distill(ctx, host.DistillRequest{Statement: "Budget filler rule number 13: keep handlers small and focused", Tier: "shu", Anchor: "repo", Supporting: []string{ev}})
+	c, err := h.Distill(ctx, intake.DistillRequest{Statement: "Budget filler rule number 13: keep handlers small and focused", Tier: "shu", Anchor: "repo", Supporting: []string{ev}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.NearDuplicates) == 0 || !strings.HasPrefix(c.NearDuplicates[0].Statement, "Budget filler rule number") || c.NearDuplicates[0].Status != domain.StatusPromoted {
 		t.Fatalf("near-duplicates of the new card: %+v", c.NearDuplicates)
 	}
-	if c, err = h.Distill(ctx, host.DistillRequest{Statement: "Wrap every storage error with its operation", Tier: "shu", Anchor: "repo", Supporting: []string{ev}}); err != nil || len(c.NearDuplicates) != 0 {
+	if c, err = h.Distill(ctx, intake.DistillRequest{Statement: "Wrap every storage error with its operation", Tier: "shu", Anchor: "repo", Supporting: []string{ev}}); err != nil || len(c.NearDuplicates) != 0 {
 		t.Errorf("an unrelated card: near-duplicates %+v (%v)", c.NearDuplicates, err)
 	}
 	near, err := h.Neighbours(ctx, ids[:1])
@@ -97,7 +101,7 @@ func TestImportSyncAndResearchNameNearDuplicates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p.da, "AGENTS.md"), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ha.ImportRules(ctx, host.ImportRequest{Files: []string{"AGENTS.md"}})
+	res, err := ha.ImportRules(ctx, intake.ImportRequest{Files: []string{"AGENTS.md"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +116,7 @@ func TestImportSyncAndResearchNameNearDuplicates(t *testing.T) {
 		"sources": [{"id": "s1", "url": "https://example.com/lint"}],
 		"findings": [{"id": "f1", "content": "Linters catch most style slips", "source": "s1", "field": "ci"}],
 		"candidate_insights": [{"statement": "Run the linter before every push to main", "findings": ["f1"]}]}`
-	plan, err := ha.Research(ctx, host.ResearchRequest{Report: []byte(report), Action: "plan"})
+	plan, err := ha.Research(ctx, research.Request{Report: []byte(report), Action: "plan"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +128,11 @@ func TestImportSyncAndResearchNameNearDuplicates(t *testing.T) {
 	hb := p.b.open(p.db, host.Human)
 	mine := promoted(t, p.b, hb, "Set the busy timeout before enabling WAL mode")
 	promoted(t, p.a, ha, "Set the busy timeout before enabling WAL journaling")
-	mustSync(t, ha, host.SyncRequest{})
+	mustSync(t, ha, teamsync.SyncRequest{})
 	p.a.commitReviewed(p.da, "share")
 	p.b.git(p.db, "pull", "-q")
 	p.b.markReviewed(p.db)
-	rep := mustSync(t, hb, host.SyncRequest{})
+	rep := mustSync(t, hb, teamsync.SyncRequest{})
 	var named []string
 	for _, n := range rep.NearDuplicates {
 		for _, c := range n.NearDuplicates {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -161,7 +162,7 @@ func TestContextDaoTianLimit(t *testing.T) {
 			}
 		})
 	}
-	if _, err := h.Context(ctx, host.ContextRequest{DaoTianLimit: limit(-1)}); host.KindOf(err) != host.KindInvalid {
+	if _, err := h.Context(ctx, pack.ContextRequest{DaoTianLimit: limit(-1)}); host.KindOf(err) != host.KindInvalid {
 		t.Errorf("negative limit: err = %v, want invalid input", err)
 	}
 }
@@ -273,7 +274,7 @@ func TestContextDeterministic(t *testing.T) {
 	req.Budget = 700
 	req.IncludeEvidence = true
 	req.Instructions = []string{"be brief"}
-	marshal := func(h *host.Host, req host.ContextRequest) []byte {
+	marshal := func(h *host.Host, req pack.ContextRequest) []byte {
 		t.Helper()
 		p, err := h.Context(ctx, req)
 		if err != nil {
@@ -393,14 +394,14 @@ func TestContextEmptySaysWhatExists(t *testing.T) {
 	tests := []struct {
 		name      string
 		h         *host.Host
-		req       host.ContextRequest
+		req       pack.ContextRequest
 		wantCards int
 		wantWhy   []string
 	}{
 		{"nothing here, memory elsewhere", hc, cxScopedRequest(), 0, []string{"Nothing is recorded", "3 cards", "6 evidence rows", "other repositories", "--all-repos"}},
 		{"only a candidate", hb, cxScopedRequest(), 1, []string{"1 card exist", "none is authoritative (1 candidate)", "--include-candidates"}},
 		{"out of scope", ha, cxScopedRequest(), 1, []string{"1 card", "none applies", "matches none of docs/**"}},
-		{"budget too small", hd, func() host.ContextRequest { r := cxScopedRequest(); r.Budget = 10; return r }(), 1, []string{"none fits the budget of 10"}},
+		{"budget too small", hd, func() pack.ContextRequest { r := cxScopedRequest(); r.Budget = 10; return r }(), 1, []string{"none fits the budget of 10"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -439,7 +440,7 @@ func TestContextDistillSuggestions(t *testing.T) {
 		e.ev(h, "z note "+itoa(i), "z", "")
 	}
 	e.card(h, cxCard{statement: "z is settled", tier: "qi", field: "z"}) // 2 more z rows, and a card
-	p, err := h.Context(ctx, host.ContextRequest{DryRun: true})
+	p, err := h.Context(ctx, pack.ContextRequest{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,12 +460,12 @@ func TestContextBadInput(t *testing.T) {
 	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
 	tests := []struct {
 		name  string
-		req   host.ContextRequest
+		req   pack.ContextRequest
 		field string
 	}{
-		{"negative budget", host.ContextRequest{Budget: -1}, "budget"},
-		{"huge instruction", host.ContextRequest{Instructions: []string{strings.Repeat("x", host.MaxInstructionRunes+1)}}, "instruction"},
-		{"invalid utf-8 instruction", host.ContextRequest{Instructions: []string{"\xff"}}, "instruction"},
+		{"negative budget", pack.ContextRequest{Budget: -1}, "budget"},
+		{"huge instruction", pack.ContextRequest{Instructions: []string{strings.Repeat("x", pack.MaxInstructionRunes+1)}}, "instruction"},
+		{"invalid utf-8 instruction", pack.ContextRequest{Instructions: []string{"\xff"}}, "instruction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -476,7 +477,7 @@ func TestContextBadInput(t *testing.T) {
 		})
 	}
 	// FTS5 syntax in a query is just words.
-	if _, err := h.Context(ctx, host.ContextRequest{Query: `"unbalanced AND (NEAR OR* -x`, DryRun: true}); err != nil {
+	if _, err := h.Context(ctx, pack.ContextRequest{Query: `"unbalanced AND (NEAR OR* -x`, DryRun: true}); err != nil {
 		t.Errorf("a query with FTS5 operators failed: %v", err)
 	}
 }
@@ -487,10 +488,10 @@ func TestContextPolicyFallbacks(t *testing.T) {
 		name   string
 		file   string
 		policy string
-		check  func(p host.Pack) string
+		check  func(p pack.Pack) string
 	}{
 		{"a policy set that does not compile: embedded defaults decide", "broken.rego", "package palace.scope\n\ndecision := {",
-			func(p host.Pack) string {
+			func(p pack.Pack) string {
 				if !strings.Contains(p.Policy.Fallback, "failed to load") || p.Policy.Scope.Source != "embedded" {
 					return "policy = " + p.Policy.Fallback
 				}
@@ -498,7 +499,7 @@ func TestContextPolicyFallbacks(t *testing.T) {
 			}},
 		{"a team scope policy with a malformed answer: the default decides, the pack says so", "scope.rego",
 			"package palace.scope\n\nimport rego.v1\n\ndecision := {\"nobody\": true}\n",
-			func(p host.Pack) string {
+			func(p pack.Pack) string {
 				if p.Policy.Fallback != "" || !strings.Contains(p.Policy.Scope.Fallback, "scope.rego") || p.Policy.Scope.Hash == "" {
 					return "scope decision = " + p.Policy.Scope.Fallback
 				}
@@ -554,7 +555,7 @@ func TestContextCitationsCappedCounterexamplesFirst(t *testing.T) {
 	if it.CitationCount != 12 || len(it.Citations) != 8 {
 		t.Fatalf("citations %d of %d, want 8 of 12", len(it.Citations), it.CitationCount)
 	}
-	if !slices.ContainsFunc(it.Citations, func(c host.Citation) bool { return c.EvidenceID == counter && c.SourceRef == "ci://bad" }) {
+	if !slices.ContainsFunc(it.Citations, func(c pack.Citation) bool { return c.EvidenceID == counter && c.SourceRef == "ci://bad" }) {
 		t.Errorf("the counterexample is not among the citations: %+v", it.Citations)
 	}
 	// The counterexample contests the promoted card: it is rendered as a

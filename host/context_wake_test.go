@@ -8,6 +8,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // wakePalace is a repository with two canonical dao_tian laws, its
@@ -47,7 +49,7 @@ func newWakePalace(t *testing.T) *wakePalace {
 	return w
 }
 
-func (w *wakePalace) wake(t *testing.T, req host.ContextRequest) host.Pack {
+func (w *wakePalace) wake(t *testing.T, req pack.ContextRequest) pack.Pack {
 	t.Helper()
 	req.DryRun = true
 	p, err := w.h.Context(context.Background(), req)
@@ -57,7 +59,7 @@ func (w *wakePalace) wake(t *testing.T, req host.ContextRequest) host.Pack {
 	return p
 }
 
-func inlineIDs(p host.Pack) []string {
+func inlineIDs(p pack.Pack) []string {
 	var out []string
 	for _, it := range p.Items {
 		if it.RenderForm == domain.FormInlineFull || it.RenderForm == domain.FormInlineCompact {
@@ -73,7 +75,7 @@ func inlineIDs(p host.Pack) []string {
 // card, no card only a path would wake, no reference lines.
 func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 	w := newWakePalace(t)
-	p := w.wake(t, host.ContextRequest{})
+	p := w.wake(t, pack.ContextRequest{})
 	if !p.Request.Wake || !strings.Contains(p.Rendered, "No task was named, so this is the wake-up layer") {
 		t.Fatalf("a request with no task is not a wake-up:\n%s", p.Rendered)
 	}
@@ -131,13 +133,13 @@ func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 	}
 
 	// --dao-tian-limit 0 leaves the laws out; a task is no wake-up.
-	p = w.wake(t, host.ContextRequest{DaoTianLimit: new(int)})
+	p = w.wake(t, pack.ContextRequest{DaoTianLimit: new(int)})
 	for _, id := range w.laws {
 		if slices.Contains(inlineIDs(p), id) {
 			t.Errorf("--dao-tian-limit 0 inlined the law %s", id)
 		}
 	}
-	if p = w.wake(t, host.ContextRequest{Query: "handle retries"}); p.Request.Wake || strings.Contains(p.Rendered, "wake-up layer") {
+	if p = w.wake(t, pack.ContextRequest{Query: "handle retries"}); p.Request.Wake || strings.Contains(p.Rendered, "wake-up layer") {
 		t.Errorf("a request with a query is a wake-up:\n%s", p.Rendered)
 	}
 }
@@ -147,9 +149,9 @@ func TestWakeUpPackHoldsTheFoundationalLayer(t *testing.T) {
 // trims a session start makes cool nothing for the tasks that follow.
 func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 	w := newWakePalace(t)
-	full := w.wake(t, host.ContextRequest{})
+	full := w.wake(t, pack.ContextRequest{})
 	for _, budget := range []int{1200, 800, 500} {
-		p := w.wake(t, host.ContextRequest{Budget: budget})
+		p := w.wake(t, pack.ContextRequest{Budget: budget})
 		if p.Budget.Used > budget || p.Budget.Over {
 			t.Fatalf("budget %d: used %d", budget, p.Budget.Used)
 		}
@@ -163,20 +165,20 @@ func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 	}
 	// A budget the preamble and its wake-up note would fill drops the
 	// note before any card.
-	small := w.wake(t, host.ContextRequest{Budget: 300})
+	small := w.wake(t, pack.ContextRequest{Budget: 300})
 	if small.Budget.Over || small.Budget.Used > 300 || strings.Contains(small.Rendered, "wake-up layer") || small.MemoryExists.Rendered == 0 {
 		t.Errorf("budget 300: used %d, over %v:\n%s", small.Budget.Used, small.Budget.Over, small.Rendered)
 	}
 	// Recorded as a real request: the cards its budget trimmed keep no
 	// trim that would cool them.
-	p, err := w.h.Context(context.Background(), host.ContextRequest{Budget: 500})
+	p, err := w.h.Context(context.Background(), pack.ContextRequest{Budget: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Selection.TrimmedDueToBudgetIDs) == 0 {
 		t.Fatal("the recorded session start trimmed nothing")
 	}
-	audit, err := w.h.Audit(context.Background(), host.AuditFilter{})
+	audit, err := w.h.Audit(context.Background(), audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +204,11 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name string
-		req  host.ContextRequest
+		req  pack.ContextRequest
 		want string
 	}{
-		{"no task, no card of the wake-up layer", host.ContextRequest{}, "No task was named, so the pack holds the wake-up layer"},
-		{"a task about something else", host.ContextRequest{Query: "quantum chromodynamics lattice"}, "the request is about none of them (2 not_relevant)"},
+		{"no task, no card of the wake-up layer", pack.ContextRequest{}, "No task was named, so the pack holds the wake-up layer"},
+		{"a task about something else", pack.ContextRequest{Query: "quantum chromodynamics lattice"}, "the request is about none of them (2 not_relevant)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.DryRun = true
@@ -221,11 +223,11 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 			if !strings.Contains(r, tt.want) || strings.Contains(r, "()") || !strings.Contains(p.Rendered, r) {
 				t.Errorf("reason %q, want it to say %q and the rendering to carry it:\n%s", r, tt.want, p.Rendered)
 			}
-			b, err := h.Brief(ctx, host.BriefRequest{Query: tt.req.Query})
+			b, err := h.Brief(ctx, pack.BriefRequest{Query: tt.req.Query})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(b.Summary, r) && !slices.ContainsFunc(b.Uncertainty, func(s host.BriefSignal) bool { return strings.Contains(s.Message, r) }) {
+			if !strings.Contains(b.Summary, r) && !slices.ContainsFunc(b.Uncertainty, func(s pack.BriefSignal) bool { return strings.Contains(s.Message, r) }) {
 				t.Errorf("the brief does not carry the reason %q: %+v", r, b)
 			}
 		})

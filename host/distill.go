@@ -7,12 +7,13 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
 // distillRefs are the evidence refs of a distill request by role.
-func distillRefs(r DistillRequest) []authority.Refs {
+func distillRefs(r intake.DistillRequest) []authority.Refs {
 	return []authority.Refs{
 		{Role: domain.RoleSupporting, IDs: r.Supporting},
 		{Role: domain.RoleVerification, IDs: r.Verification},
@@ -24,7 +25,7 @@ func distillRefs(r DistillRequest) []authority.Refs {
 // Distill creates a card from evidence refs: a candidate, or with Direct an
 // authoritative card written without the gate (a person's decision). The
 // card, its links and its event commit in one transaction.
-func (h *Host) Distill(ctx context.Context, req DistillRequest) (Card, error) {
+func (h *Host) Distill(ctx context.Context, req intake.DistillRequest) (Card, error) {
 	if req.Direct {
 		if err := h.requireHuman("distill --direct"); err != nil {
 			return Card{}, err
@@ -104,7 +105,7 @@ func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string,
 // (DistillRequest.From) and adds that card's evidence in its roles. The
 // card must be of this checkout, and the new one must differ from it in
 // tier or statement.
-func (h *Host) fromCard(ctx context.Context, req DistillRequest) (DistillRequest, error) {
+func (h *Host) fromCard(ctx context.Context, req intake.DistillRequest) (intake.DistillRequest, error) {
 	old, err := h.store.Card(ctx, req.From)
 	if err != nil {
 		return req, notFound(err, "card", req.From)

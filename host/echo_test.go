@@ -7,6 +7,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // TestRecordRefusesRenderedPacks renders a real pack and records it back:
@@ -14,17 +16,17 @@ import (
 func TestRecordRefusesRenderedPacks(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "with WAL the store tests pass", Field: "storage"})
+	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "with WAL the store tests pass", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
+	c, err := h.Distill(ctx, intake.DistillRequest{Anchor: "global", Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
 		Supporting: []string{ev.ID}, Direct: true, Status: "promoted", Persistence: "foundational",
 		Trigger: domain.Trigger{Intents: []string{"storage"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pack, err := h.Context(ctx, host.ContextRequest{Query: "sqlite wal", Field: "storage", Intents: []string{"storage"}, DryRun: true})
+	pack, err := h.Context(ctx, pack.ContextRequest{Query: "sqlite wal", Field: "storage", Intents: []string{"storage"}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +45,13 @@ func TestRecordRefusesRenderedPacks(t *testing.T) {
 		"quoted pack": "> " + strings.ReplaceAll(pack.Rendered, "\n", "\n> "),
 		"card line":   "the agent was told: " + cardLine,
 	} {
-		_, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: content})
+		_, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: content})
 		if host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "own echo") {
 			t.Errorf("%s: err = %v, want a refusal naming the echo", name, err)
 		}
 	}
 	// An agent's own words about a card are evidence.
-	if _, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
+	if _, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
 		t.Errorf("own words refused: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
 package host
 
 import (
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/hosterr"
 )
 
 // oneOf checks a value against its enumeration, as a bad-input error

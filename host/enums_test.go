@@ -9,6 +9,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 )
 
 // TestEnumsMatchSchema writes every value of every host enumeration through
@@ -29,7 +30,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 	var ids []string
 	for _, p := range domain.Provenances {
 		for _, d := range domain.Domains {
-			ev, err := h.Record(ctx, host.RecordRequest{Content: "fact " + string(p) + string(d), Provenance: string(p), Domain: string(d)})
+			ev, err := h.Record(ctx, intake.RecordRequest{Content: "fact " + string(p) + string(d), Provenance: string(p), Domain: string(d)})
 			if err != nil {
 				t.Fatalf("record provenance %s domain %s: %v", p, d, err)
 			}
@@ -41,7 +42,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 		for _, pers := range domain.Persistences {
 			for _, rp := range domain.RenderPrefs {
 				n++
-				_, err := h.Distill(ctx, host.DistillRequest{
+				_, err := h.Distill(ctx, intake.DistillRequest{
 					Statement: fmt.Sprintf("card %d", n), Tier: string(tier), Persistence: string(pers), RenderPref: string(rp),
 					Supporting: ids[:1], Verification: ids[1:2], Teaching: ids[2:3], Counterexample: ids[3:4],
 				})
@@ -52,7 +53,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 		}
 	}
 	for _, status := range []string{"promoted", "canonical"} {
-		if _, err := h.Distill(ctx, host.DistillRequest{Statement: "direct " + status, Tier: "qi", Supporting: ids[:1], Direct: true, Status: status}); err != nil {
+		if _, err := h.Distill(ctx, intake.DistillRequest{Statement: "direct " + status, Tier: "qi", Supporting: ids[:1], Direct: true, Status: status}); err != nil {
 			t.Fatalf("direct %s: %v", status, err)
 		}
 	}

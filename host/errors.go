@@ -1,6 +1,6 @@
 package host
 
-import "github.com/palacehq/palace/host/internal/hosterr"
+import "github.com/palacehq/palace/internal/hosterr"
 
 // Kind classifies a host error; the CLI maps each kind to one exit code
 // and MCP/LSP to their error forms.

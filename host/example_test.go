@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 )
 
 // Example walks the lifecycle: record evidence, distill a candidate, ask the
@@ -27,9 +28,9 @@ func Example() {
 	}
 	defer h.Close()
 
-	seen, _ := h.Record(ctx, host.RecordRequest{Content: "tests flake with 'database is locked' without WAL", Field: "storage"})
-	fixed, _ := h.Record(ctx, host.RecordRequest{Content: "with WAL the tests pass 50 of 50 runs", Field: "storage"})
-	card, _ := h.Distill(ctx, host.DistillRequest{
+	seen, _ := h.Record(ctx, intake.RecordRequest{Content: "tests flake with 'database is locked' without WAL", Field: "storage"})
+	fixed, _ := h.Record(ctx, intake.RecordRequest{Content: "with WAL the tests pass 50 of 50 runs", Field: "storage"})
+	card, _ := h.Distill(ctx, intake.DistillRequest{
 		Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
 		Supporting: []string{seen.ID},
 	})

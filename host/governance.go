@@ -24,14 +24,6 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 	return invalid("id", "card %s is anchored to %s %s, not to this checkout: %s it from a checkout of that repository", c.ID, ref.Kind, where, op)
 }
 
-// The contest kinds palace itself opens. MarkContested takes any other
-// non-empty word too.
-const (
-	ContestCounterexample    = authority.ContestCounterexample
-	ContestContradiction     = authority.ContestContradiction
-	ContestWitnessSuperseded = authority.ContestWitnessSuperseded
-)
-
 // ContestRequest says why a card is contested.
 type ContestRequest struct {
 	// Kind is counterexample, contradiction, witness_superseded or another

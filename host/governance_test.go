@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // kindOf fails the test unless err is a host error of kind k whose message
@@ -33,18 +37,18 @@ func TestRecordReturnsTheExistingRowForTheSameContent(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
-	first, err := h.Record(ctx, host.RecordRequest{Content: "the import took 4 s", Field: "perf"})
+	first, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "perf"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := h.Record(ctx, host.RecordRequest{Content: "the import took 4 s", Field: "other"})
+	again, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.ID != first.ID || !again.Existing || again.Field != "perf" {
 		t.Fatalf("re-record = %s existing=%v field %s, want %s existing, the first row", again.ID, again.Existing, again.Field, first.ID)
 	}
-	dup, err := h.Record(ctx, host.RecordRequest{Content: "the import took 4 s", AllowDuplicate: true})
+	dup, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", AllowDuplicate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func TestRecordReturnsTheExistingRowForTheSameContent(t *testing.T) {
 		t.Fatalf("allow-duplicate = %+v, want a new row marked a duplicate of %s", dup, first.ID)
 	}
 	// The same content at another anchor is another piece of evidence.
-	repo, err := h.Record(ctx, host.RecordRequest{Content: "the import took 4 s", Anchor: "repo"})
+	repo, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Anchor: "repo"})
 	if err != nil || repo.ID == first.ID || repo.Existing || repo.DuplicateOf != "" {
 		t.Fatalf("same content at the repo anchor = %+v, %v; want a new original", repo, err)
 	}
@@ -68,9 +72,9 @@ func TestGateCannotBeGamed(t *testing.T) {
 	e := newCxEnv(t)
 	dir := e.repo("a", "https://github.com/acme/a")
 	h := e.openClock(dir)
-	rec := func(content string, extra ...func(*host.RecordRequest)) string {
+	rec := func(content string, extra ...func(*intake.RecordRequest)) string {
 		t.Helper()
-		req := host.RecordRequest{Content: content, Field: "storage"}
+		req := intake.RecordRequest{Content: content, Field: "storage"}
 		for _, f := range extra {
 			f(&req)
 		}
@@ -80,14 +84,14 @@ func TestGateCannotBeGamed(t *testing.T) {
 		}
 		return r.ID
 	}
-	dupe := func(r *host.RecordRequest) { r.AllowDuplicate = true }
+	dupe := func(r *intake.RecordRequest) { r.AllowDuplicate = true }
 
 	t.Run("three identical rows are one supporting", func(t *testing.T) {
 		a := rec("WAL fixed the lock errors")
 		b := rec("WAL fixed the lock errors", dupe)
 		c := rec("WAL fixed the lock errors", dupe)
 		v := rec("200 clean runs with WAL")
-		card, err := h.Distill(ctx, host.DistillRequest{Statement: "Use WAL", Tier: "dao_ren", Supporting: []string{a, b, c}, Verification: []string{v}})
+		card, err := h.Distill(ctx, intake.DistillRequest{Statement: "Use WAL", Tier: "dao_ren", Supporting: []string{a, b, c}, Verification: []string{v}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +101,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 	t.Run("one row cannot hold two roles", func(t *testing.T) {
 		a := rec("busy_timeout of 5 s is enough")
 		b := rec("busy_timeout of 5 s is enough", dupe)
-		card, err := h.Distill(ctx, host.DistillRequest{Statement: "Set a busy timeout", Tier: "qi", Supporting: []string{a}})
+		card, err := h.Distill(ctx, intake.DistillRequest{Statement: "Set a busy timeout", Tier: "qi", Supporting: []string{a}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,12 +111,12 @@ func TestGateCannotBeGamed(t *testing.T) {
 		wantKind(t, "link its duplicate as verification", err, host.KindInvalid, "whose content it repeats")
 		_, err = h.Promote(ctx, card.ID, host.PromoteRequest{Reason: "r", Verification: []string{a}})
 		wantKind(t, "promote verifying with the supporting row", err, host.KindInvalid, "one role per card")
-		_, err = h.Distill(ctx, host.DistillRequest{Statement: "Set a busy timeout too", Tier: "qi", Supporting: []string{a}, Verification: []string{a}})
+		_, err = h.Distill(ctx, intake.DistillRequest{Statement: "Set a busy timeout too", Tier: "qi", Supporting: []string{a}, Verification: []string{a}})
 		wantKind(t, "distill with one row in two roles", err, host.KindInvalid, "one role per card")
 	})
 	t.Run("agent cannot write human provenance", func(t *testing.T) {
 		agent := e.open(dir, host.Agent)
-		_, err := agent.Record(ctx, host.RecordRequest{Content: "a person told me so", Provenance: "human"})
+		_, err := agent.Record(ctx, intake.RecordRequest{Content: "a person told me so", Provenance: "human"})
 		wantKind(t, "agent records human provenance", err, host.KindMode, "provenance human is refused in agent mode")
 	})
 	t.Run("teaching counts human provenance only", func(t *testing.T) {
@@ -124,11 +128,11 @@ func TestGateCannotBeGamed(t *testing.T) {
 			ver = append(ver, rec("dao verification "+string(rune('a'+i))))
 		}
 		agent := e.open(dir, host.Agent)
-		taught, err := agent.Record(ctx, host.RecordRequest{Content: "the agent says it was taught this", Provenance: "research"})
+		taught, err := agent.Record(ctx, intake.RecordRequest{Content: "the agent says it was taught this", Provenance: "research"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		card, err := h.Distill(ctx, host.DistillRequest{Statement: "Never lose evidence", Tier: "dao_tian", Supporting: sup, Verification: ver, Teaching: []string{taught.ID}})
+		card, err := h.Distill(ctx, intake.DistillRequest{Statement: "Never lose evidence", Tier: "dao_tian", Supporting: sup, Verification: ver, Teaching: []string{taught.ID}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +143,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 		if err != nil || g.Allow || g.Missing["teaching"] != 1 || !strings.Contains(strings.Join(g.Reasons, "|"), "teaching: have 0, need 1") {
 			t.Fatalf("gate with agent teaching = %+v, %v; want teaching missing", g, err)
 		}
-		human := rec("a reviewer taught the team this", func(r *host.RecordRequest) { r.Provenance = "human" })
+		human := rec("a reviewer taught the team this", func(r *intake.RecordRequest) { r.Provenance = "human" })
 		if _, err := h.Link(ctx, card.ID, host.LinkRequest{Role: "teaching", EvidenceID: human}); err != nil {
 			t.Fatal(err)
 		}
@@ -148,9 +152,9 @@ func TestGateCannotBeGamed(t *testing.T) {
 		}
 	})
 	t.Run("source refs reach the policy input", func(t *testing.T) {
-		a := rec("run 1 passed", func(r *host.RecordRequest) { r.SourceRef = "ci://1" })
-		b := rec("run 2 passed", func(r *host.RecordRequest) { r.SourceRef = "ci://1" })
-		card, err := h.Distill(ctx, host.DistillRequest{Statement: "CI passes", Tier: "qi", Supporting: []string{a, b}})
+		a := rec("run 1 passed", func(r *intake.RecordRequest) { r.SourceRef = "ci://1" })
+		b := rec("run 2 passed", func(r *intake.RecordRequest) { r.SourceRef = "ci://1" })
+		card, err := h.Distill(ctx, intake.DistillRequest{Statement: "CI passes", Tier: "qi", Supporting: []string{a, b}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +176,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	rec := func(content, src string) string {
 		t.Helper()
 		e.now = e.now.Add(time.Minute)
-		r, err := h.Record(ctx, host.RecordRequest{Content: content, Field: "storage", SourceRef: src})
+		r, err := h.Record(ctx, intake.RecordRequest{Content: content, Field: "storage", SourceRef: src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +184,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	}
 	sup, ver := rec("locks without WAL", "ci://1"), rec("WAL: 0 locks", "ci://2")
 	c := scoped("Open SQLite in WAL mode", "qi")
-	card, err := h.Distill(ctx, host.DistillRequest{Statement: c.statement, Tier: "qi", Field: "storage", Supporting: []string{sup}, Verification: []string{ver}})
+	card, err := h.Distill(ctx, intake.DistillRequest{Statement: c.statement, Tier: "qi", Field: "storage", Supporting: []string{sup}, Verification: []string{ver}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +192,8 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	if _, err := h.Promote(ctx, id, host.PromoteRequest{Reason: "verified"}); err != nil {
 		t.Fatal(err)
 	}
-	req := host.ContextRequest{Query: "sqlite wal", Field: "storage", DryRun: true}
-	lane := func(want string) host.Item {
+	req := pack.ContextRequest{Query: "sqlite wal", Field: "storage", DryRun: true}
+	lane := func(want string) pack.Item {
 		t.Helper()
 		p, err := h.Context(ctx, req)
 		if err != nil {
@@ -214,7 +218,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	}
 	// The audit lists it first, with what to do.
 	other := e.card(h, scoped("Wrap errors with context", "shu"))
-	rep, err := h.Audit(ctx, host.AuditFilter{})
+	rep, err := h.Audit(ctx, audit.Filter{})
 	if err != nil || len(rep.Rows) < 2 || rep.Rows[0].ID != id || rep.Rows[0].Warnings[0].Code != "contested" ||
 		rep.Rows[0].Suggested[0].Action != "demote" || rep.Rows[0].Suggested[1].Action != "resolve" {
 		t.Fatalf("audit = %+v, %v; want %s first, contested, demote or resolve", rep.Rows, err, id)
@@ -252,7 +256,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	copies, err := h.ContestsOf(ctx, []string{pub.Copy.ID})
-	if err != nil || len(copies[pub.Copy.ID]) != 1 || copies[pub.Copy.ID][0].Kind != host.ContestWitnessSuperseded {
+	if err != nil || len(copies[pub.Copy.ID]) != 1 || copies[pub.Copy.ID][0].Kind != authority.ContestWitnessSuperseded {
 		t.Fatalf("copy contests = %+v, %v; want witness_superseded", copies, err)
 	}
 	// Demote → promote is blocked by the counterexample; resolve with newer
@@ -276,15 +280,15 @@ func TestMarkContestedIsTheHostHook(t *testing.T) {
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
 	id := e.card(h, scoped("Open SQLite in WAL mode", "qi"))
 	// A contest without evidence is refused: a claim is not a contest.
-	_, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "agents rejected it 5 times", Source: "adoption:sig_1"})
+	_, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: authority.ContestContradiction, Reason: "agents rejected it 5 times", Source: "adoption:sig_1"})
 	wantKind(t, "no evidence", err, host.KindInvalid, "evidence")
 	seen := e.ev(h, "WAL mode failed on the network share", "general", "")
-	res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "agents rejected it 5 times", EvidenceID: seen, Source: "adoption:sig_1"})
+	res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: authority.ContestContradiction, Reason: "agents rejected it 5 times", EvidenceID: seen, Source: "adoption:sig_1"})
 	if err != nil || !res.Contested || res.Event == nil || res.Event.DecidedBy != "rule" {
 		t.Fatalf("mark contested = %+v, %v", res, err)
 	}
 	// The same contest twice is one contest.
-	if res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "again", EvidenceID: seen, Source: "adoption:sig_1"}); err != nil || res.Contested {
+	if res, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: authority.ContestContradiction, Reason: "again", EvidenceID: seen, Source: "adoption:sig_1"}); err != nil || res.Contested {
 		t.Fatalf("repeat = %+v, %v; want no second contest", res, err)
 	}
 	_, err = h.MarkContested(ctx, id, host.ContestRequest{Kind: "", Reason: "x"})
@@ -305,19 +309,19 @@ func TestAnchorInvariants(t *testing.T) {
 	b := e.repo("b", "https://github.com/acme/b")
 	ha, hb := e.openClock(a), e.open(b, host.Human)
 
-	research, err := ha.Record(ctx, host.RecordRequest{Content: "the docs say WAL needs shared memory", Provenance: "research"})
+	research, err := ha.Record(ctx, intake.RecordRequest{Content: "the docs say WAL needs shared memory", Provenance: "research"})
 	if err != nil || research.Anchor.Kind != "repo" {
 		t.Fatalf("research evidence at %s, %v; want repo", research.Anchor.Kind, err)
 	}
-	_, err = ha.Record(ctx, host.RecordRequest{Content: "x", Anchor: "global", Domain: "project"})
+	_, err = ha.Record(ctx, intake.RecordRequest{Content: "x", Anchor: "global", Domain: "project"})
 	wantKind(t, "global anchor, domain project", err, host.KindInvalid, "holds domain global only")
-	_, err = ha.Distill(ctx, host.DistillRequest{Statement: "s", Tier: "shu", Anchor: "global", Supporting: []string{research.ID}})
+	_, err = ha.Distill(ctx, intake.DistillRequest{Statement: "s", Tier: "shu", Anchor: "global", Supporting: []string{research.ID}})
 	wantKind(t, "distill shu at global", err, host.KindInvalid, "publish it outward")
 
 	outside := e.open(e.root, host.Human)
-	_, err = outside.Record(ctx, host.RecordRequest{Content: "written from nowhere"})
+	_, err = outside.Record(ctx, intake.RecordRequest{Content: "written from nowhere"})
 	wantKind(t, "record outside git", err, host.KindInvalid, "not inside a git checkout", "--anchor global")
-	if r, err := outside.Record(ctx, host.RecordRequest{Content: "written from nowhere", Anchor: "global"}); err != nil || r.Domain != "global" {
+	if r, err := outside.Record(ctx, intake.RecordRequest{Content: "written from nowhere", Anchor: "global"}); err != nil || r.Domain != "global" {
 		t.Fatalf("record outside git with --anchor global = %+v, %v", r, err)
 	}
 
@@ -354,13 +358,13 @@ func TestCandidateExpiry(t *testing.T) {
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
 	ev := e.ev(h, "seen once", "general", "")
 	ver := e.ev(h, "seen twice", "general", "")
-	_, err := h.Distill(ctx, host.DistillRequest{Statement: "old news", Tier: "qi", Supporting: []string{ev}, ExpiresAt: "2026-01-01"})
+	_, err := h.Distill(ctx, intake.DistillRequest{Statement: "old news", Tier: "qi", Supporting: []string{ev}, ExpiresAt: "2026-01-01"})
 	wantKind(t, "expires_at in the past", err, host.KindInvalid, "not in the future")
-	old, err := h.Distill(ctx, host.DistillRequest{Statement: "waiting for review", Tier: "qi", Supporting: []string{ev}})
+	old, err := h.Distill(ctx, intake.DistillRequest{Statement: "waiting for review", Tier: "qi", Supporting: []string{ev}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	soon, err := h.Distill(ctx, host.DistillRequest{Statement: "holds this week", Tier: "qi", Supporting: []string{ev}, Verification: []string{ver}, ExpiresAt: "2026-03-09"})
+	soon, err := h.Distill(ctx, intake.DistillRequest{Statement: "holds this week", Tier: "qi", Supporting: []string{ev}, Verification: []string{ver}, ExpiresAt: "2026-03-09"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +373,7 @@ func TestCandidateExpiry(t *testing.T) {
 	_, err = h.Promote(ctx, soon.ID, host.PromoteRequest{Reason: "r"})
 	wantKind(t, "promote expired", err, host.KindDenied)
 	e.now = e.now.Add(25 * 24 * time.Hour)
-	fresh, err := h.Distill(ctx, host.DistillRequest{Statement: "new idea", Tier: "qi", Supporting: []string{ev}})
+	fresh, err := h.Distill(ctx, intake.DistillRequest{Statement: "new idea", Tier: "qi", Supporting: []string{ev}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +405,7 @@ func TestDirectWriteOverACounterexampleStartsContested(t *testing.T) {
 	e := newCxEnv(t)
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
 	sup, cex := e.ev(h, "it worked", "general", ""), e.ev(h, "it failed once", "general", "ci://9")
-	c, err := h.Distill(ctx, host.DistillRequest{Statement: "It works", Tier: "qi", Supporting: []string{sup}, Counterexample: []string{cex},
+	c, err := h.Distill(ctx, intake.DistillRequest{Statement: "It works", Tier: "qi", Supporting: []string{sup}, Counterexample: []string{cex},
 		Direct: true, Status: "promoted"})
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"

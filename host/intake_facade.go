@@ -11,42 +11,19 @@ import (
 // intake; host names its types under their old names and lends it the
 // store, the workspace, the gate's stamps and the echo guard.
 
-// Intake limits (see package intake).
-const (
-	// MaxStatementRunes is the longest statement: the short wake-up form.
-	MaxStatementRunes = intake.MaxStatementRunes
-	// MaxContentBytes is the largest evidence content accepted (1 MiB).
-	MaxContentBytes = intake.MaxContentBytes
-	// BatchSize is how many rows a JSON Lines import commits at a time.
-	BatchSize = intake.BatchSize
-)
-
-// Intake request and result types (see package intake).
-type (
-	RecordRequest  = intake.RecordRequest
-	Evidence       = intake.Evidence
-	BatchResult    = intake.BatchResult
-	Progress       = intake.Progress
-	DistillRequest = intake.DistillRequest
-	ImportRequest  = intake.ImportRequest
-	ImportedRule   = intake.ImportedRule
-	ImportFile     = intake.ImportFile
-	ImportResult   = intake.ImportResult
-)
-
 func (h *Host) intake() *intake.Intake {
 	return intake.New(intake.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), Echo: &h.echo, EnsureAnchor: h.ensureAnchor, Door: h.door()})
 }
 
 // Record validates req and appends one evidence row (see
 // intake.Intake.Record). Both modes.
-func (h *Host) Record(ctx context.Context, req RecordRequest) (Evidence, error) {
+func (h *Host) Record(ctx context.Context, req intake.RecordRequest) (intake.Evidence, error) {
 	return h.intake().Record(ctx, req)
 }
 
 // RecordBatch imports JSON Lines evidence from r, every line validated
 // before anything is written (see intake.Intake.RecordBatch).
-func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
+func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaults intake.RecordRequest, progress intake.Progress) (intake.BatchResult, error) {
 	return h.intake().RecordBatch(ctx, r, name, defaults, progress)
 }
 
@@ -54,7 +31,7 @@ func (h *Host) RecordBatch(ctx context.Context, r io.Reader, name string, defaul
 // candidate cards (see intake.Intake.ImportRules), and names the cards
 // each new candidate nearly repeats (ImportedRule.NearDuplicates). Both
 // modes.
-func (h *Host) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
+func (h *Host) ImportRules(ctx context.Context, req intake.ImportRequest) (intake.ImportResult, error) {
 	res, err := h.intake().ImportRules(ctx, req)
 	if err != nil {
 		return res, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // TestTeamLanesConfig: a repository's .palace/policies/lanes.json changes
@@ -28,7 +29,7 @@ func TestTeamLanesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inline := func(p host.Pack) int {
+	inline := func(p pack.Pack) int {
 		n := 0
 		for _, it := range p.Items {
 			if it.RenderForm == "inline_compact" || it.RenderForm == "inline_full" {

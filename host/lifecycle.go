@@ -9,6 +9,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/store"
 )
 
@@ -29,29 +30,29 @@ type GateRequest struct {
 
 // Gate evaluates palace.gate for promoting card id, then the floors no policy
 // can lift. It writes nothing.
-func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (GateResult, error) {
+func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (gatekeep.Result, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return GateResult{}, notFound(err, "card", id)
+		return gatekeep.Result{}, notFound(err, "card", id)
 	}
 	if !req.AllRepos {
 		if err := h.foreignCard(ctx, c, "read"); err != nil {
-			return GateResult{}, err
+			return gatekeep.Result{}, err
 		}
 	} else if err := h.crossRepoRead(ctx); err != nil {
-		return GateResult{}, err
+		return gatekeep.Result{}, err
 	}
 	links, err := h.store.Links(ctx, id)
 	if err != nil {
-		return GateResult{}, internal(err, "read links of %s", id)
+		return gatekeep.Result{}, internal(err, "read links of %s", id)
 	}
 	target, err := gatekeep.PromoteTarget(c, req.Target)
 	if err != nil {
-		return GateResult{}, err
+		return gatekeep.Result{}, err
 	}
 	open, err := h.openContests(ctx, []string{id})
 	if err != nil {
-		return GateResult{}, err
+		return gatekeep.Result{}, err
 	}
 	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
 }
@@ -70,12 +71,12 @@ type PromoteRequest struct {
 
 // ChangeResult reports a lifecycle change.
 type ChangeResult struct {
-	Card  Card         `json:"card"`
-	Event domain.Event `json:"event"`
-	Gate  *GateResult  `json:"gate,omitempty"`
+	Card  Card             `json:"card"`
+	Event domain.Event     `json:"event"`
+	Gate  *gatekeep.Result `json:"gate,omitempty"`
 	// Export is the card file written after the change, when the checkout
 	// asks for it (AutoExportConfig).
-	Export *ExportNote `json:"export,omitempty"`
+	Export *teamsync.ExportNote `json:"export,omitempty"`
 }
 
 // Promote appends the verification refs, asks the gate and moves the
@@ -130,7 +131,7 @@ type LinkResult struct {
 	Added bool          `json:"added"`
 	Event *domain.Event `json:"event,omitempty"`
 	// Export is the card file written after the change (AutoExportConfig).
-	Export *ExportNote `json:"export,omitempty"`
+	Export *teamsync.ExportNote `json:"export,omitempty"`
 	// Contest is the event of the contest a counterexample opened on an
 	// authoritative card.
 	Contest *domain.Event `json:"contest,omitempty"`

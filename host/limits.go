@@ -7,9 +7,9 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/host/internal/limits"
-	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/limits"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // Input limits shared by every surface (CLI flags, JSON Lines imports, MCP

@@ -17,18 +17,9 @@ import (
 // old names and binds it to the host's home, workspace, actor, clock and
 // policy set.
 
-// Mailbox front-end types (see package mail).
-type (
-	Mail             = mail.Mail
-	MailCheckRequest = mail.CheckRequest
-	MailCheckReport  = mail.CheckReport
-	MailDistribution = mail.Distribution
-	BoxCheckRequest  = mail.BoxCheckRequest
-)
-
 // Mail returns the host's mailbox face. It shares the host's policy set, so
 // a watcher's swaps apply to mailbox checks too.
-func (h *Host) Mail() *Mail { return mail.New(h.mailConfig()) }
+func (h *Host) Mail() *mail.Mail { return mail.New(h.mailConfig()) }
 
 func (h *Host) mailConfig() mail.Config {
 	return mail.Config{Home: h.home, Loc: h.loc, Actor: h.actor, Now: h.now, PolicySources: h.PolicySources, Policies: h.Policies,
@@ -79,7 +70,7 @@ func (h *Host) Mailbox() *mailbox.Mailbox {
 // own files, but for the routing of Distribute and Waiting, which reads
 // the repository anchors of an existing database (knownCheckouts).
 // Policies load on first need (see Mail.Rules).
-func OpenMail(ctx context.Context, opts Options) (*Mail, error) {
+func OpenMail(ctx context.Context, opts Options) (*mail.Mail, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -89,7 +80,7 @@ func OpenMail(ctx context.Context, opts Options) (*Mail, error) {
 
 // CheckBox runs the mailbox check on one box's bytes with the team's
 // rules (see Mail.CheckBox).
-func (h *Host) CheckBox(ctx context.Context, req BoxCheckRequest) []mailbox.Finding {
+func (h *Host) CheckBox(ctx context.Context, req mail.BoxCheckRequest) []mailbox.Finding {
 	return h.Mail().CheckBox(ctx, req)
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/policies"
 )
@@ -61,7 +63,7 @@ func (e *mailEnv) write(rel, content string) string {
 	return p
 }
 
-func (e *mailEnv) mail(opts host.Options) *host.Mail {
+func (e *mailEnv) mail(opts host.Options) *mail.Mail {
 	e.t.Helper()
 	opts.Home, opts.Cwd = e.home, cmpOr(opts.Cwd, e.repo)
 	m, err := host.OpenMail(context.Background(), opts)
@@ -124,7 +126,7 @@ func TestMailRulesTeamPolicy(t *testing.T) {
 	if rules == nil || served == nil || served.Source != policies.SourceRepo {
 		t.Fatalf("team policy not used: %v %+v", rules, served)
 	}
-	rep, err := m.Check(context.Background(), host.MailCheckRequest{})
+	rep, err := m.Check(context.Background(), mail.CheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestMailRulesEmbeddedDefaultIsSkipped(t *testing.T) {
 			}
 			// A broken gate policy must not fail the mailbox check: only a
 			// set that may serve the mailbox point is loaded at all.
-			rep, err := m.Check(context.Background(), host.MailCheckRequest{})
+			rep, err := m.Check(context.Background(), mail.CheckRequest{})
 			if err != nil || len(rep.Findings) != 0 {
 				t.Errorf("check: %v %v", findingStrings(rep.Findings), err)
 			}
@@ -186,7 +188,7 @@ func TestMailRulesFailClosed(t *testing.T) {
 			e := newMailEnv(t)
 			e.write(".palace/policies/mailbox.rego", tt.policy)
 			e.write("a.jsonl", mailLetter("x", `"repo":"github.com/a/b"`)+"\n"+mailLetter("y", "")+"\n")
-			rep, err := e.mail(host.Options{}).Check(context.Background(), host.MailCheckRequest{Paths: []string{"a.jsonl"}})
+			rep, err := e.mail(host.Options{}).Check(context.Background(), mail.CheckRequest{Paths: []string{"a.jsonl"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +221,7 @@ func TestMailRulesStopAfterFailures(t *testing.T) {
 	}
 	e.write("a.jsonl", box.String())
 	m := e.mail(host.Options{PolicyTimeout: 5 * time.Millisecond})
-	rep, err := m.Check(context.Background(), host.MailCheckRequest{Paths: []string{"a.jsonl"}})
+	rep, err := m.Check(context.Background(), mail.CheckRequest{Paths: []string{"a.jsonl"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +241,14 @@ func TestMailCheckStagedDefaults(t *testing.T) {
 	m := e.mail(host.Options{})
 
 	// Nothing staged: nothing to check.
-	if rep, err := m.Check(context.Background(), host.MailCheckRequest{Staged: true}); err != nil || len(rep.Checked) != 0 {
+	if rep, err := m.Check(context.Background(), mail.CheckRequest{Staged: true}); err != nil || len(rep.Checked) != 0 {
 		t.Fatalf("nothing staged: %+v %v", rep, err)
 	}
 	// A clean append in one box, a rewrite in the other.
 	e.write(".palace/inbox.jsonl", first+mailLetter("second", "")+"\n")
 	e.write("sub/.palace/inbox.jsonl", mailLetter("first, edited", "")+"\n")
 	e.git("add", ".")
-	rep, err := m.Check(context.Background(), host.MailCheckRequest{Staged: true})
+	rep, err := m.Check(context.Background(), mail.CheckRequest{Staged: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func TestMailCheckStagedDefaults(t *testing.T) {
 	}
 	// From a subdirectory, paths are named relative to it.
 	sub := e.mail(host.Options{Cwd: filepath.Join(e.repo, "sub")})
-	rep, err = sub.Check(context.Background(), host.MailCheckRequest{Staged: true})
+	rep, err = sub.Check(context.Background(), mail.CheckRequest{Staged: true})
 	if err != nil || strings.Join(rep.Checked, ",") != "../.palace/inbox.jsonl,.palace/inbox.jsonl" || rep.Errors != 1 {
 		t.Errorf("from sub: %+v %v", rep, err)
 	}
@@ -267,12 +269,12 @@ func TestMailCheckStagedDefaults(t *testing.T) {
 func TestMailCheckErrors(t *testing.T) {
 	e := newMailEnv(t)
 	m := e.mail(host.Options{})
-	_, err := m.Check(context.Background(), host.MailCheckRequest{Paths: []string{"nope.jsonl"}})
+	_, err := m.Check(context.Background(), mail.CheckRequest{Paths: []string{"nope.jsonl"}})
 	if host.KindOf(err) != host.KindInvalid || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	e.write("untracked.jsonl", "")
-	_, err = m.Check(context.Background(), host.MailCheckRequest{Paths: []string{"untracked.jsonl"}, Staged: true})
+	_, err = m.Check(context.Background(), mail.CheckRequest{Paths: []string{"untracked.jsonl"}, Staged: true})
 	if host.KindOf(err) != host.KindInvalid || !errors.Is(err, mailbox.ErrNotStaged) {
 		t.Errorf("untracked file: %v", err)
 	}
@@ -280,7 +282,7 @@ func TestMailCheckErrors(t *testing.T) {
 	if err := os.MkdirAll(plain, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.mail(host.Options{Cwd: plain}).Check(context.Background(), host.MailCheckRequest{Staged: true})
+	_, err = e.mail(host.Options{Cwd: plain}).Check(context.Background(), mail.CheckRequest{Staged: true})
 	if host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "not inside a git checkout") {
 		t.Errorf("--staged outside git: %v", err)
 	}
@@ -296,7 +298,7 @@ func TestMailCheckGlobalBox(t *testing.T) {
 	if err := os.WriteFile(global, []byte(mailLetter("project letter", `"repo":"github.com/a/b"`)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := m.Check(context.Background(), host.MailCheckRequest{})
+	rep, err := m.Check(context.Background(), mail.CheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +365,7 @@ func TestOpenMailCreatesNothing(t *testing.T) {
 	e := newMailEnv(t)
 	e.write(".palace/inbox.jsonl", mailLetter("x", `"tool":"t"`)+"\n")
 	m := e.mail(host.Options{})
-	if _, err := m.Check(context.Background(), host.MailCheckRequest{}); err != nil {
+	if _, err := m.Check(context.Background(), mail.CheckRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(e.home); !errors.Is(err, os.ErrNotExist) {
@@ -398,7 +400,7 @@ func TestMailDistributeFindsCheckoutsThePalaceKnows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Record(ctx, host.RecordRequest{Content: "seen in " + dir, Anchor: "repo"}); err != nil {
+		if _, err := h.Record(ctx, intake.RecordRequest{Content: "seen in " + dir, Anchor: "repo"}); err != nil {
 			t.Fatal(err)
 		}
 		h.Close()

@@ -10,14 +10,10 @@ import (
 // How git sees a deciding policy file is package policyfile's; the host
 // keeps the cache the context path stamps through.
 
-// LocalPolicyChange is a repo policy file that differs from what git holds
-// committed.
-type LocalPolicyChange = policyfile.LocalChange
-
 // LocalPolicyChanges lists the repo policy files (under
 // <worktree>/.palace/policies) that are untracked or modified: a decision
 // they take is refused for promotion without --allow-local-policy.
-func (h *Host) LocalPolicyChanges(ctx context.Context) ([]LocalPolicyChange, error) {
+func (h *Host) LocalPolicyChanges(ctx context.Context) ([]policyfile.LocalChange, error) {
 	return policyfile.LocalChanges(ctx, h.PolicySources().RepoDir)
 }
 

@@ -13,7 +13,7 @@ type PolicyReload struct {
 	// Set is the set now serving: the new one after a good reload, the
 	// last good one after a failed reload, or nil when no set has loaded
 	// or a file the last good set was built from is gone.
-	Set *PolicySet
+	Set *policies.Set
 	// Err is nil after a good reload, else the reason the new files did
 	// not load: PolicyErrors (file:line:col) when they could be located.
 	Err error

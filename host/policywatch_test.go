@@ -85,7 +85,7 @@ func TestWatchPoliciesSwapsTheHostSet(t *testing.T) {
 	if r.Err == nil || !r.KeptLastGood() {
 		t.Fatalf("broken policy: %+v, want an error and the last good set", r)
 	}
-	var located host.PolicyErrors
+	var located policies.Errors
 	if !errors.As(r.Err, &located) || len(located) == 0 || !strings.HasSuffix(located[0].File, "scope.rego") {
 		t.Fatalf("broken policy's error %v does not locate scope.rego", r.Err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/store"
 )
 
@@ -20,12 +22,12 @@ type PublishRequest struct {
 
 // PublishResult reports the original (now stamped published_to) and its copy.
 type PublishResult struct {
-	Original Card        `json:"original"`
-	Copy     Card        `json:"copy"`
-	Gate     *GateResult `json:"gate,omitempty"`
+	Original Card             `json:"original"`
+	Copy     Card             `json:"copy"`
+	Gate     *gatekeep.Result `json:"gate,omitempty"`
 	// Export is the copy's card file, written when the copy is this
 	// repository's and the checkout asks for it (AutoExportConfig).
-	Export *ExportNote `json:"export,omitempty"`
+	Export *teamsync.ExportNote `json:"export,omitempty"`
 }
 
 // Publish copies an authoritative card one step outward (worktree → repo →

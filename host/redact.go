@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/store"
 )
 
@@ -19,21 +20,21 @@ const MaxRedactReasonRunes = 500
 // by ShowEvidence) and cannot be undone or repeated. Only a human may
 // redact: evidence is the record agents learn from, and removing part of it
 // is a decision about that record.
-func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (Evidence, error) {
+func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (intake.Evidence, error) {
 	if err := h.requireHuman("evidence redact"); err != nil {
-		return Evidence{}, err
+		return intake.Evidence{}, err
 	}
 	reason = strings.TrimSpace(reason)
 	switch {
 	case reason == "":
-		return Evidence{}, invalid("reason", "a redaction needs a reason: pass --reason TEXT (e.g. \"leaked API key, rotated\")")
+		return intake.Evidence{}, invalid("reason", "a redaction needs a reason: pass --reason TEXT (e.g. \"leaked API key, rotated\")")
 	case !utf8.ValidString(reason):
-		return Evidence{}, invalid("reason", "reason is not valid UTF-8")
+		return intake.Evidence{}, invalid("reason", "reason is not valid UTF-8")
 	case utf8.RuneCountInString(reason) > MaxRedactReasonRunes:
-		return Evidence{}, invalid("reason", "reason is %d characters, over %d: say briefly why", utf8.RuneCountInString(reason), MaxRedactReasonRunes)
+		return intake.Evidence{}, invalid("reason", "reason is %d characters, over %d: say briefly why", utf8.RuneCountInString(reason), MaxRedactReasonRunes)
 	}
 	if err := refuseSecrets("reason", reason); err != nil {
-		return Evidence{}, err
+		return intake.Evidence{}, err
 	}
 	at := store.FormatTime(h.now())
 	r := store.Redaction{
@@ -47,11 +48,11 @@ func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (Evidence,
 	err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.RedactEvidence(ctx, r) })
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Evidence{}, notFound(err, "evidence", id)
+		return intake.Evidence{}, notFound(err, "evidence", id)
 	case errors.Is(err, store.ErrRedacted):
-		return Evidence{}, invalid("id", "evidence %s is already redacted", id)
+		return intake.Evidence{}, invalid("id", "evidence %s is already redacted", id)
 	case err != nil:
-		return Evidence{}, internal(err, "redact evidence %s", id)
+		return intake.Evidence{}, internal(err, "redact evidence %s", id)
 	}
 	return h.ShowEvidence(ctx, id, true)
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // distill --from raises a card's tier: the new card is a candidate citing
@@ -24,10 +26,10 @@ func TestDistillFromRaisesATier(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same tier, same statement: nothing would change.
-	if _, err := h.Distill(ctx, host.DistillRequest{From: old, Tier: "shu"}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "would repeat "+old) {
+	if _, err := h.Distill(ctx, intake.DistillRequest{From: old, Tier: "shu"}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "would repeat "+old) {
 		t.Fatalf("--from with nothing new: %v", err)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{From: old, Tier: "dao_ren", Reason: "it holds across the codebase"})
+	c, err := h.Distill(ctx, intake.DistillRequest{From: old, Tier: "dao_ren", Reason: "it holds across the codebase"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestDistillFromRaisesATier(t *testing.T) {
 		t.Errorf("old card: superseded by %v, status %s", got.SupersededBy, got.Status)
 	}
 	pack := func() []string {
-		p, err := h.Context(ctx, host.ContextRequest{Query: "wrap storage errors", File: "store/db.go", DryRun: true})
+		p, err := h.Context(ctx, pack.ContextRequest{Query: "wrap storage errors", File: "store/db.go", DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +86,7 @@ func TestDistillFromRaisesATier(t *testing.T) {
 		t.Errorf("after the promotion the pack holds %v, want the new card only", ids)
 	}
 	// A retired card has nothing left to supersede.
-	if _, err := h.Distill(ctx, host.DistillRequest{From: old, Tier: "dao_tian"}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "retired") {
+	if _, err := h.Distill(ctx, intake.DistillRequest{From: old, Tier: "dao_tian"}); host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "retired") {
 		t.Errorf("--from a retired card: %v", err)
 	}
 }
@@ -99,14 +101,14 @@ func TestDistillFromDirectAndAgent(t *testing.T) {
 	ctx := context.Background()
 	old := e.card(h, cxCard{statement: "Keep handlers small", tier: "qi", anchor: "repo"})
 	agent := e.open(dir, host.Agent)
-	c, err := agent.Distill(ctx, host.DistillRequest{From: old, Tier: "shu", Statement: "Keep HTTP handlers small: parse, call, respond"})
+	c, err := agent.Distill(ctx, intake.DistillRequest{From: old, Tier: "shu", Statement: "Keep HTTP handlers small: parse, call, respond"})
 	if err != nil || c.Status != domain.StatusCandidate || c.Supersedes != old {
 		t.Fatalf("agent's replacement: %+v %v", c, err)
 	}
-	if _, err := agent.Distill(ctx, host.DistillRequest{From: old, Tier: "dao_ren", Direct: true, Status: "promoted"}); host.KindOf(err) != host.KindMode {
+	if _, err := agent.Distill(ctx, intake.DistillRequest{From: old, Tier: "dao_ren", Direct: true, Status: "promoted"}); host.KindOf(err) != host.KindMode {
 		t.Errorf("agent direct write: %v, want a mode refusal", err)
 	}
-	d, err := h.Distill(ctx, host.DistillRequest{From: old, Tier: "dao_ren", Direct: true, Status: "promoted", Reason: "team decision"})
+	d, err := h.Distill(ctx, intake.DistillRequest{From: old, Tier: "dao_ren", Direct: true, Status: "promoted", Reason: "team decision"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,21 +12,6 @@ import (
 // their old names and lends it the store, the workspace, the gate and how
 // anchors are written.
 
-// AutoExportConfig is the git configuration key that turns on the
-// automatic export of a card's file after a lifecycle change.
-const AutoExportConfig = teamsync.AutoExportConfig
-
-// Team memory request and report types (see package teamsync).
-type (
-	SyncRequest       = teamsync.SyncRequest
-	SyncReport        = teamsync.SyncReport
-	HeldCard          = teamsync.HeldCard
-	SyncConflict      = teamsync.SyncConflict
-	ExportNote        = teamsync.ExportNote
-	CardsCheckRequest = teamsync.CardsCheckRequest
-	CardsCheckReport  = teamsync.CardsCheckReport
-)
-
 func (h *Host) team() *teamsync.Team {
 	return teamsync.New(teamsync.Config{Store: h.store, Loc: h.loc, Gate: h.gatekeeper(), EnsureAnchor: h.ensureAnchor, Door: h.door()})
 }
@@ -34,7 +19,7 @@ func (h *Host) team() *teamsync.Team {
 // Sync exports this repository's changed cards to its card files and
 // imports the files that changed there (see teamsync.Team.Sync). Human
 // mode only.
-func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
+func (h *Host) Sync(ctx context.Context, req teamsync.SyncRequest) (teamsync.SyncReport, error) {
 	rep, err := h.team().Sync(ctx, req)
 	// Imported cards are compared with the cards that were here: a first
 	// sync of a directory would cost the square of its size.
@@ -56,7 +41,7 @@ func (h *Host) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 // HeldCards lists the cards of anchorIDs (every anchor when empty) whose
 // file claimed promoted or canonical and was held back as a candidate by
 // the gate at import, with the gate's reasons.
-func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
+func (h *Host) HeldCards(ctx context.Context, anchorIDs []string) ([]teamsync.HeldCard, error) {
 	return h.team().HeldCards(ctx, anchorIDs)
 }
 
@@ -68,28 +53,24 @@ func (h *Host) CardFile(ctx context.Context, id string) ([]byte, error) {
 // autoExport writes card id's file after a lifecycle change when the
 // checkout asks for it (see teamsync.Team.AutoExport); nil when nothing
 // applies.
-func (h *Host) autoExport(ctx context.Context, id string) *ExportNote {
+func (h *Host) autoExport(ctx context.Context, id string) *teamsync.ExportNote {
 	return h.team().AutoExport(ctx, id)
 }
 
 // CheckCards is the pre-commit check of card files (see
 // teamsync.Team.CheckCards). It opens no database and creates no palace
 // home; it loads the policies a palace at opts would.
-func CheckCards(ctx context.Context, opts Options, req CardsCheckRequest) (CardsCheckReport, error) {
+func CheckCards(ctx context.Context, opts Options, req teamsync.CardsCheckRequest) (teamsync.CardsCheckReport, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
-		return CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}, err
+		return teamsync.CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}, err
 	}
 	return h.team().CheckCards(ctx, req)
 }
 
-// CardFinding is one problem of a card file, located (see
-// cardfile.Finding).
-type CardFinding = cardfile.Finding
-
 // CheckCardFile checks the text of one card file as `palace cards check`
 // checks a file (see teamsync.Team.CheckCardBuffer), for an editor's
 // buffer: path is the file's path, content what the editor holds.
-func (h *Host) CheckCardFile(ctx context.Context, path string, content []byte) []CardFinding {
+func (h *Host) CheckCardFile(ctx context.Context, path string, content []byte) []cardfile.Finding {
 	return h.team().CheckCardBuffer(ctx, path, content)
 }

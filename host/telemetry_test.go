@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -31,7 +33,7 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 		}
 		ids = append(ids, e.card(h, c))
 	}
-	reqs := []host.ContextRequest{
+	reqs := []pack.ContextRequest{
 		cxScopedRequest(),
 		{File: "store/store.go", Field: "storage", Intents: []string{"debug"}, Budget: 300},
 		{Language: "go", Intents: []string{"debug"}, Budget: 1},
@@ -142,9 +144,9 @@ func TestMaintenance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	audit := func() host.AuditRow {
+	audit := func() audit.Row {
 		t.Helper()
-		rep, err := h.Audit(ctx, host.AuditFilter{})
+		rep, err := h.Audit(ctx, audit.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +156,7 @@ func TestMaintenance(t *testing.T) {
 			}
 		}
 		t.Fatalf("no audit row for %s", id)
-		return host.AuditRow{}
+		return audit.Row{}
 	}
 	before := audit()
 	r, err := h.Maintenance(ctx, 7, true)

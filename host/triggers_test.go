@@ -12,6 +12,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // openTriggerHost opens a palace outside git (global anchor only).
@@ -30,11 +32,11 @@ func openTriggerHost(t testing.TB) *host.Host {
 func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope domain.Scope, trig domain.Trigger) string {
 	t.Helper()
 	ctx := context.Background()
-	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen: " + statement})
+	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen: " + statement})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: statement, Tier: tier, Supporting: []string{ev.ID},
+	c, err := h.Distill(ctx, intake.DistillRequest{Anchor: "global", Statement: statement, Tier: tier, Supporting: []string{ev.ID},
 		Scope: scope, Trigger: trig, Direct: true, Status: "promoted"})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 	dropID := triggerCard(t, h, "Never drop tables by hand", "dao_ren", domain.Scope{}, domain.Trigger{Patterns: []string{`(?i)drop\s+table`}, Intents: []string{"migrate"}})
 
 	text := "package db\n\nfunc open() {\n\tdb, _ := sql.Open(\"sqlite\", p) // os.path\n\t// DROP  TABLE x; sql.Open(again)\n}\n"
-	got, err := h.Hints(ctx, nil, host.HintsRequest{File: "db/open.go", Text: text})
+	got, err := h.Hints(ctx, nil, pack.HintsRequest{File: "db/open.go", Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 	if got.OutOfScope != 1 {
 		t.Errorf("OutOfScope = %d, want 1 (the python card %s on a Go file)", got.OutOfScope, pyID)
 	}
-	py, err := h.Hints(ctx, nil, host.HintsRequest{File: "tool.py", Text: "import os.path\n"})
+	py, err := h.Hints(ctx, nil, pack.HintsRequest{File: "tool.py", Text: "import os.path\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,17 +94,17 @@ func TestHintsMatchesAndScope(t *testing.T) {
 func TestHintsSkipsCandidatesAndLongLines(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen"})
+	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "candidate only", Tier: "qi", Supporting: []string{ev.ID},
+	if _, err := h.Distill(ctx, intake.DistillRequest{Anchor: "global", Statement: "candidate only", Tier: "qi", Supporting: []string{ev.ID},
 		Trigger: domain.Trigger{Patterns: []string{"needle"}}}); err != nil {
 		t.Fatal(err)
 	}
 	id := triggerCard(t, h, "authoritative", "qi", domain.Scope{}, domain.Trigger{Patterns: []string{"needle"}})
-	long := strings.Repeat("x", host.MaxTriggerLineBytes) + "needle"
-	got, err := h.Hints(ctx, nil, host.HintsRequest{File: "a.txt", Text: long + "\r\nneedle\r\n"})
+	long := strings.Repeat("x", pack.MaxTriggerLineBytes) + "needle"
+	got, err := h.Hints(ctx, nil, pack.HintsRequest{File: "a.txt", Text: long + "\r\nneedle\r\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestTriggerPrefilterAgreesWithRegexp(t *testing.T) {
 
 	// A line cache gives the same answers, also after edits that move,
 	// change and duplicate lines.
-	var cache host.MatchCache
+	var cache pack.MatchCache
 	for i, edit := range []func(string) string{
 		func(s string) string { return s },
 		func(s string) string { return "new first line sql.Open(\n" + s },
@@ -189,8 +191,8 @@ func TestCompileTriggersReportsInvalid(t *testing.T) {
 	// must not depend on it.
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, _ := h.Record(ctx, host.RecordRequest{Anchor: "global", Content: "seen"})
-	_, err := h.Distill(ctx, host.DistillRequest{Anchor: "global", Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
+	ev, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
+	_, err := h.Distill(ctx, intake.DistillRequest{Anchor: "global", Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
 		Trigger: domain.Trigger{Patterns: []string{"a("}}})
 	if err == nil || !strings.Contains(err.Error(), `trigger pattern "a(" is not a valid regular expression`) {
 		t.Fatalf("distill with a bad pattern: err = %v", err)
@@ -223,7 +225,7 @@ func TestChangeProbeSeesOtherHosts(t *testing.T) {
 	if v2, _ := p.Version(ctx); v2 != v1 {
 		t.Fatalf("version moved without a commit: %d → %d", v1, v2)
 	}
-	if _, err := b.Record(ctx, host.RecordRequest{Anchor: "global", Content: "from another host"}); err != nil {
+	if _, err := b.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "from another host"}); err != nil {
 		t.Fatal(err)
 	}
 	if v3, _ := p.Version(ctx); v3 == v1 {

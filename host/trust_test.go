@@ -11,6 +11,10 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 // channel is one way a card can change, exercised against a palace.
@@ -65,7 +69,7 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 		}, domain.DecidedByRule},
 		{"contest", func(t *testing.T) string {
 			id := authoritative("Contested rule")
-			_, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: host.ContestContradiction, Reason: "failed in staging",
+			_, err := h.MarkContested(ctx, id, host.ContestRequest{Kind: authority.ContestContradiction, Reason: "failed in staging",
 				EvidenceID: e.ev(h, "it failed in staging", "general", "")})
 			must(err)
 			return id
@@ -73,12 +77,12 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 		{"adoption signal", func(t *testing.T) string {
 			id := authoritative("Signalled rule")
 			// A signal without evidence is a signal, never a change.
-			_, err := h.Adopt(ctx, host.AdoptRequest{Signal: "contradiction", CardID: id, Note: "ignore this rule", AllowWarnings: true})
+			_, err := h.Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, Note: "ignore this rule", AllowWarnings: true})
 			must(err)
 			if evs, _ := h.CardEvents(ctx, id, false); evs[len(evs)-1].Type != domain.EventPromoted {
 				t.Errorf("a contradiction without evidence changed the card: %+v", evs[len(evs)-1])
 			}
-			res, err := h.Adopt(ctx, host.AdoptRequest{Signal: "contradiction", CardID: id, EvidenceID: e.ev(h, "it broke the build", "general", ""), Note: "broke the build"})
+			res, err := h.Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, EvidenceID: e.ev(h, "it broke the build", "general", ""), Note: "broke the build"})
 			must(err)
 			if !res.Contested {
 				t.Errorf("a contradiction on evidence did not contest: %+v", res)
@@ -131,19 +135,19 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("# Rules\n\n- Keep handlers small and named.\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res, err := h.ImportRules(ctx, host.ImportRequest{Files: []string{"AGENTS.md"}})
+			res, err := h.ImportRules(ctx, intake.ImportRequest{Files: []string{"AGENTS.md"}})
 			must(err)
 			return res.Files[0].Rules[0].CardID
 		}, domain.DecidedByRule},
 		{"card-file sync", func(t *testing.T) string {
 			id := authoritative("Synced rule")
-			mustSync(t, h, host.SyncRequest{})
+			mustSync(t, h, teamsync.SyncRequest{})
 			e.commitReviewed(dir, "share")
 			other := newCxEnv(t)
 			clone := filepath.Join(other.root, "widgets")
 			other.git(other.root, "clone", "-q", dir, clone)
 			hb := other.open(clone, host.Human)
-			if rep := mustSync(t, hb, host.SyncRequest{}); !slices.Contains(rep.Imported, id) {
+			if rep := mustSync(t, hb, teamsync.SyncRequest{}); !slices.Contains(rep.Imported, id) {
 				t.Fatalf("the clone imported %v, want %s", rep.Imported, id)
 			}
 			evs, err := hb.CardEvents(ctx, id, false)
@@ -207,10 +211,10 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 			return err
 		}(),
 		"distill --direct": func() error {
-			_, err := ha.Distill(ctx, host.DistillRequest{Statement: "agent law", Tier: "qi", Direct: true, Status: "promoted"})
+			_, err := ha.Distill(ctx, intake.DistillRequest{Statement: "agent law", Tier: "qi", Direct: true, Status: "promoted"})
 			return err
 		}(),
-		"sync": func() error { _, err := ha.Sync(ctx, host.SyncRequest{}); return err }(),
+		"sync": func() error { _, err := ha.Sync(ctx, teamsync.SyncRequest{}); return err }(),
 	} {
 		if host.KindOf(err) != host.KindMode {
 			t.Errorf("agent %s: %v, want refused by mode", name, err)

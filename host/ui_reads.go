@@ -13,6 +13,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
 )
@@ -72,7 +74,7 @@ type ReviewItem struct {
 	Evidence  map[string]domain.Evidence `json:"evidence"`
 	// Gate is the gate's answer for the card's next step (promotion to its
 	// default target), as `palace gate` gives it.
-	Gate GateResult `json:"gate"`
+	Gate gatekeep.Result `json:"gate"`
 	// Neighbours are cards visible from here that say the same (Exact) or
 	// nearly the same.
 	Neighbours []Neighbour `json:"neighbours"`
@@ -80,11 +82,11 @@ type ReviewItem struct {
 
 // Neighbour is a card whose statement matches another's.
 type Neighbour struct {
-	ID        string        `json:"id"`
-	Statement string        `json:"statement"`
-	Tier      domain.Tier   `json:"tier"`
-	Status    domain.Status `json:"status"`
-	Anchor    AnchorRef     `json:"anchor"`
+	ID        string         `json:"id"`
+	Statement string         `json:"statement"`
+	Tier      domain.Tier    `json:"tier"`
+	Status    domain.Status  `json:"status"`
+	Anchor    pack.AnchorRef `json:"anchor"`
 	// Exact is set when the normalized statements are equal; Similarity is
 	// the share of words the two statements have in common (Jaccard, 0..1).
 	Exact      bool    `json:"exact"`
@@ -289,14 +291,14 @@ type CardDossier struct {
 	Evidence map[string]domain.Evidence `json:"evidence"`
 	// Gate is the gate's answer for the card's next promotion; nil when the
 	// card has none (canonical, retired).
-	Gate *GateResult `json:"gate,omitempty"`
+	Gate *gatekeep.Result `json:"gate,omitempty"`
 	// Origin is the card this one was published from, Copy the card it was
 	// published to; nil when there is none.
 	Origin *Card `json:"origin,omitempty"`
 	Copy   *Card `json:"copy,omitempty"`
 	// Held is set when the card's file claimed authority at import and the
 	// gate held it back as a candidate.
-	Held *HeldCard `json:"held,omitempty"`
+	Held *teamsync.HeldCard `json:"held,omitempty"`
 	// Neighbours are cards that say the same or nearly the same.
 	Neighbours []Neighbour `json:"neighbours"`
 	// Signals are the card's adoption signals per day of the last 90 days,
@@ -305,16 +307,9 @@ type CardDossier struct {
 	// Packs are what context packs did with the card per day of the last 30
 	// days (the per-day counts), and Requests the newest kept requests
 	// that named it.
-	Packs    []OutcomeDay  `json:"packs"`
-	Requests []CardRequest `json:"requests"`
+	Packs    []store.OutcomeDay  `json:"packs"`
+	Requests []store.CardRequest `json:"requests"`
 }
-
-// OutcomeDay is what packs did with a card on one day; CardRequest a kept
-// request record that named it.
-type (
-	OutcomeDay  = store.OutcomeDay
-	CardRequest = store.CardRequest
-)
 
 // SignalDay counts one day's adoption signals on a card, by signal.
 type SignalDay struct {

@@ -15,10 +15,6 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// ItemStale says why a card no longer matches the code its evidence saw,
-// or that its review date passed (see package staleness).
-type ItemStale = pack.ItemStale
-
 // VerifyRequest asks to verify a card against the code as it is now.
 type VerifyRequest struct {
 	// Evidence names evidence whose cited code the verification looks at
@@ -50,7 +46,7 @@ type VerifyResult struct {
 	Card Card `json:"card"`
 	// Evidence is the verification recorded (Existing when the same
 	// verification of the same code was on record: nothing was written).
-	Evidence Evidence `json:"evidence"`
+	Evidence intake.Evidence `json:"evidence"`
 	// Checked are the places looked at.
 	Checked []VerifiedCitation `json:"checked"`
 	// WasStale says the card was stale before.
@@ -324,7 +320,7 @@ func shortCommit(c string) string {
 // cardStale is card c's staleness as a pack would show it (cited code of
 // this checkout, review date), nil when it has none or is not this
 // checkout's.
-func (h *Host) cardStale(ctx context.Context, c domain.Card) *ItemStale {
+func (h *Host) cardStale(ctx context.Context, c domain.Card) *pack.ItemStale {
 	if !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
 		return nil
 	}
@@ -337,7 +333,7 @@ func (h *Host) cardStale(ctx context.Context, c domain.Card) *ItemStale {
 
 // staleCards checks cards as cardStale does, in one pass: the stale ones
 // of this checkout, by id.
-func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*ItemStale, error) {
+func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*pack.ItemStale, error) {
 	var ids []string
 	for _, c := range cards {
 		if h.visibleKind(c.AnchorID) != "" {
@@ -349,7 +345,7 @@ func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]
 		return nil, internal(err, "check the code cards cite")
 	}
 	stamp := h.stamp()
-	out := map[string]*ItemStale{}
+	out := map[string]*pack.ItemStale{}
 	for _, c := range cards {
 		if h.visibleKind(c.AnchorID) == "" {
 			continue

@@ -22,7 +22,7 @@ type EditorViews struct {
 
 	mu    sync.Mutex
 	gen   uint64
-	packs map[viewPackKey]*Pack
+	packs map[viewPackKey]*pack.Pack
 	cards map[string]Card
 }
 
@@ -42,7 +42,7 @@ func (h *Host) EditorViews() *EditorViews {
 func (v *EditorViews) Reset() {
 	v.mu.Lock()
 	v.gen++
-	v.packs = map[viewPackKey]*Pack{}
+	v.packs = map[viewPackKey]*pack.Pack{}
 	v.cards = map[string]Card{}
 	v.mu.Unlock()
 }
@@ -60,10 +60,10 @@ type HoverRequest struct {
 	Word string
 	// Matches are the document's trigger matches (Hints.Matches, sorted
 	// by line), which the editor keeps per document version.
-	Matches []TriggerMatch
+	Matches []pack.TriggerMatch
 	// Triggers is the set the matches came from; the word is looked up in
 	// its intent tags and tool needs (compiled fresh when nil).
-	Triggers *TriggerSet
+	Triggers *pack.TriggerSet
 }
 
 // HoverView is what a hover shows: first the cards triggered at the
@@ -112,10 +112,10 @@ type HoverCard struct {
 	// Contest is set when the card is contested (Triggered and Flagged: a
 	// contested card is never inline in a pack): an editor shows the
 	// warning and its citations with the statement.
-	Contest *ItemContest
+	Contest *pack.ItemContest
 	// Stale is set when the code the card's evidence saw changed, or its
 	// review date passed: an editor shows the warning with the statement.
-	Stale *ItemStale
+	Stale *pack.ItemStale
 }
 
 // Label is the card as an editor names it in a line: ‹tier› statement.
@@ -129,7 +129,7 @@ type LensRequest struct {
 	Budget int
 	// Matches are the document's trigger matches (Hints.Matches): the
 	// cards its inlay hints show.
-	Matches []TriggerMatch
+	Matches []pack.TriggerMatch
 }
 
 // LensView is what a code lens on a file shows: every card the editor
@@ -170,7 +170,7 @@ func (v *EditorViews) Hover(ctx context.Context, req HoverRequest) (HoverView, e
 		view.Triggered = append(view.Triggered, hc)
 	}
 	if req.Word != "" {
-		tagged, err := v.h.TaggedCards(ctx, req.Triggers, HintsRequest{File: req.File, Language: req.Language}, req.Word)
+		tagged, err := v.h.TaggedCards(ctx, req.Triggers, pack.HintsRequest{File: req.File, Language: req.Language}, req.Word)
 		if err != nil {
 			return HoverView{}, err
 		}
@@ -271,13 +271,13 @@ func (v *EditorViews) Card(ctx context.Context, id string) (Card, error) {
 // pack is the dry-run pack of a file: what applies to it by the scope and
 // lanes policies. Dry run, so looking writes nothing (and never moves the
 // data generation it is cached under).
-func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*Pack, error) {
-	return viewCached(v, func() map[viewPackKey]*Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*Pack, error) {
-		p, err := v.h.Context(ctx, ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*pack.Pack, error) {
+	return viewCached(v, func() map[viewPackKey]*pack.Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*pack.Pack, error) {
+		p, err := v.h.Context(ctx, pack.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
 		if errors.Is(err, pack.ErrOtherCheckout) {
 			// A file of a nested checkout (a submodule) under the editor's
 			// workspace: this workspace's memory says nothing about it.
-			return &Pack{}, nil
+			return &pack.Pack{}, nil
 		}
 		return &p, err
 	})
@@ -312,7 +312,7 @@ func cardView(c Card) HoverCard {
 		Contest: c.Contest, Stale: c.Stale}
 }
 
-func citationCounts(cs []Citation) domain.RoleCounts {
+func citationCounts(cs []pack.Citation) domain.RoleCounts {
 	var out domain.RoleCounts
 	for _, c := range cs {
 		out.Add(c.Role, 1)
@@ -321,7 +321,7 @@ func citationCounts(cs []Citation) domain.RoleCounts {
 }
 
 // cooledCount counts the skipped cards cooling kept out.
-func cooledCount(p *Pack) int {
+func cooledCount(p *pack.Pack) int {
 	n := 0
 	for _, sk := range p.Skipped {
 		if sk.Reason == string(domain.OutcomeSkippedCooled) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // viewsHost opens a human host in a fresh git checkout with a fixed clock.
@@ -44,13 +46,13 @@ func viewsCard(t *testing.T, h *host.Host, statement, tier string, trig domain.T
 	ctx := context.Background()
 	var ids []string
 	for _, what := range []string{"seen", "verified"} {
-		ev, err := h.Record(ctx, host.RecordRequest{Content: what + ": " + statement, Field: "storage"})
+		ev, err := h.Record(ctx, intake.RecordRequest{Content: what + ": " + statement, Field: "storage"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, ev.ID)
 	}
-	c, err := h.Distill(ctx, host.DistillRequest{
+	c, err := h.Distill(ctx, intake.DistillRequest{
 		Statement: statement, Tier: tier, Field: "storage", Supporting: ids[:1], Verification: ids[1:],
 		Scope: domain.Scope{Paths: []string{"store/**"}, Languages: []string{"go"}}, Trigger: trig,
 		Direct: true, Status: "promoted",
@@ -79,7 +81,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hints, err := h.Hints(ctx, set, host.HintsRequest{File: file, Text: text, Language: "go"})
+	hints, err := h.Hints(ctx, set, pack.HintsRequest{File: file, Text: text, Language: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 		t.Errorf("line 1: triggered %+v, applies %+v", other.Triggered, other.Applies)
 	}
 
-	p, err := h.Context(ctx, host.ContextRequest{File: file, Language: "go", DryRun: true})
+	p, err := h.Context(ctx, pack.ContextRequest{File: file, Language: "go", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 	}
 
 	// Cached until Reset: a new link shows in the card's counts only after.
-	ev, err := h.Record(ctx, host.RecordRequest{Content: "another check of the retry", Field: "storage"})
+	ev, err := h.Record(ctx, intake.RecordRequest{Content: "another check of the retry", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/lsp"
 )
@@ -87,7 +88,7 @@ func addTriggerCards(h *host.Host) error {
 	anchors := []string{"worktree", "worktree", "repo", "global"}
 	benchTiers := []string{"dao_ren", "shu", "qi", "dao_tian"}
 	for i := range benchTriggerCards {
-		ev, err := h.Record(ctx, host.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
+		ev, err := h.Record(ctx, intake.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func addTriggerCards(h *host.Host) error {
 		if i%5 == 0 {
 			scope.Paths = []string{"store/**"}
 		}
-		_, err = h.Distill(ctx, host.DistillRequest{
+		_, err = h.Distill(ctx, intake.DistillRequest{
 			Statement: fmt.Sprintf("Bench rule %d: %s before %s", i, word(), word()), Tier: benchTiers[i%len(benchTiers)],
 			Supporting: []string{ev.ID}, Anchor: anchors[i%len(anchors)], Scope: scope,
 			Trigger: domain.Trigger{Patterns: []string{pat}, Intents: []string{word()}},
@@ -327,7 +328,7 @@ func BenchmarkCrossProcessVisibility(b *testing.B) {
 				c.mu.Unlock()
 				content := fmt.Sprintf("another process %d", i)
 				if writer == "host" {
-					if _, err := other.Record(context.Background(), host.RecordRequest{Content: content}); err != nil {
+					if _, err := other.Record(context.Background(), intake.RecordRequest{Content: content}); err != nil {
 						b.Fatal(err)
 					}
 				} else {

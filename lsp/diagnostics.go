@@ -16,6 +16,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/finding"
 )
@@ -262,7 +263,7 @@ func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
 // bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
 	base := ws.committedBox(ctx, d.path)
-	findings := ws.h.CheckBox(ctx, host.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
+	findings := ws.h.CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
 	located := make([]finding.Located, len(findings))
 	for i, f := range findings {
 		located[i] = f.Located()

@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/ui"
 )
 
@@ -99,7 +100,7 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	case cmdDistill:
 		var a struct {
 			URI uri.URI `json:"uri,omitempty"`
-			host.DistillRequest
+			intake.DistillRequest
 		}
 		if err := decode(&a); err != nil {
 			return nil, err
@@ -253,7 +254,7 @@ func (s *Server) commandWorkspace(ctx context.Context, u uri.URI) (*workspace, e
 type recordParams struct {
 	URI   uri.URI         `json:"uri,omitempty"`
 	Range *protocol.Range `json:"range,omitempty"`
-	host.RecordRequest
+	intake.RecordRequest
 }
 
 // record records evidence: the given content, else the selection of the

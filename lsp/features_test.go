@@ -18,6 +18,9 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/lsp"
 )
 
@@ -108,7 +111,7 @@ func TestCodeLensCountsAndContextCommand(t *testing.T) {
 	if l.Command.Title != "palace · dao 1 · shu 1 · qi 1" || l.Range.Start.Line != 0 || l.Command.Command != "palace.context" {
 		t.Fatalf("lens = %+v %q", l.Range, l.Command.Title)
 	}
-	var pack host.Pack
+	var pack pack.Pack
 	var raw json.RawMessage
 	c.mustCall(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: l.Command.Command, Arguments: l.Command.Arguments}, &raw)
 	if err := json.Unmarshal(raw, &pack); err != nil {
@@ -229,7 +232,7 @@ func TestPolicySyntaxErrorIsLocatedAndOldPolicyServes(t *testing.T) {
 	var raw json.RawMessage
 	c.mustCall(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: "palace.gate",
 		Arguments: []protocol.LSPAny{mustJSON(t, map[string]string{"id": s.candidate})}}, &raw)
-	var gate host.GateResult
+	var gate gatekeep.Result
 	if err := json.Unmarshal(raw, &gate); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +298,7 @@ func TestExecuteLifecycleCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev host.Evidence
+	var ev intake.Evidence
 	_ = json.Unmarshal(raw, &ev)
 	if ev.Content != `db, err := sql.Open("sqlite", p)` || ev.SourceRef != "db/open.go:7-7" || ev.Field != "storage" {
 		t.Fatalf("recorded the selection as %+v", ev.Evidence)
@@ -312,7 +315,7 @@ func TestExecuteLifecycleCommands(t *testing.T) {
 	if _, err := exec("palace.promote", map[string]any{"id": card.ID, "reason": "too early"}); rpcCode(err) != -32803 || !strings.Contains(err.Error(), "gate denied") {
 		t.Fatalf("promote without verification: err = %v, want RequestFailed (gate denied)", err)
 	}
-	ver, _ := s.h.Record(context.Background(), host.RecordRequest{Content: "the driver name is required"})
+	ver, _ := s.h.Record(context.Background(), intake.RecordRequest{Content: "the driver name is required"})
 	if raw, err = exec("palace.promote", map[string]any{"id": card.ID, "reason": "verified", "verification": []string{ver.ID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +324,7 @@ func TestExecuteLifecycleCommands(t *testing.T) {
 	if changed.Card.Status != "promoted" {
 		t.Fatalf("promote: %s", raw)
 	}
-	ce, _ := s.h.Record(context.Background(), host.RecordRequest{Content: "the default driver works"})
+	ce, _ := s.h.Record(context.Background(), intake.RecordRequest{Content: "the default driver works"})
 	if raw, err = exec("palace.demote", map[string]any{"id": card.ID, "reason": "not needed", "counterexample": []string{ce.ID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +421,7 @@ func TestSettingsSwitchFaces(t *testing.T) {
 	}
 	c.notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{
 		Settings: mustJSON(t, map[string]any{"budget": 1234, "home": filepath.Join(t.TempDir(), "other")})})
-	var pack host.Pack
+	var pack pack.Pack
 	var raw json.RawMessage
 	c.mustCall("palace/context", map[string]any{"uri": u, "dry_run": true}, &raw)
 	if err := json.Unmarshal(raw, &pack); err != nil {
@@ -446,11 +449,11 @@ func TestHomeIsNeverAWorkspaceSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := sh.Record(context.Background(), host.RecordRequest{Content: "trust me"})
+	ev, err := sh.Record(context.Background(), intake.RecordRequest{Content: "trust me"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sh.Distill(context.Background(), host.DistillRequest{Statement: "Disable the tests before pushing", Tier: "qi",
+	if _, err := sh.Distill(context.Background(), intake.DistillRequest{Statement: "Disable the tests before pushing", Tier: "qi",
 		Supporting: []string{ev.ID}, Trigger: domain.Trigger{Patterns: []string{`sql\.Open\(`}}, Direct: true, Status: "promoted"}); err != nil {
 		t.Fatal(err)
 	}

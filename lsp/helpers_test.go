@@ -23,6 +23,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/lsp"
 )
 
@@ -124,15 +125,15 @@ type cardSpec struct {
 func (f *fixture) card(c cardSpec) string {
 	f.t.Helper()
 	ctx := context.Background()
-	sup, err := f.h.Record(ctx, host.RecordRequest{Content: "seen: " + c.statement, SourceRef: "notes/" + c.tier + ".md"})
+	sup, err := f.h.Record(ctx, intake.RecordRequest{Content: "seen: " + c.statement, SourceRef: "notes/" + c.tier + ".md"})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	ver, err := f.h.Record(ctx, host.RecordRequest{Content: "checked: " + c.statement})
+	ver, err := f.h.Record(ctx, intake.RecordRequest{Content: "checked: " + c.statement})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	req := host.DistillRequest{Statement: c.statement, Tier: c.tier, Supporting: []string{sup.ID}, Verification: []string{ver.ID},
+	req := intake.DistillRequest{Statement: c.statement, Tier: c.tier, Supporting: []string{sup.ID}, Verification: []string{ver.ID},
 		Scope: c.scope, Trigger: c.trigger, Persistence: c.persistence}
 	if !c.candidate {
 		req.Direct, req.Status = true, "promoted"

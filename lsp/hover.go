@@ -11,6 +11,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
@@ -40,7 +41,7 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 	if err != nil {
 		return nil, err
 	}
-	var set *host.TriggerSet
+	var set *pack.TriggerSet
 	if word != "" {
 		if set, _, err = ws.triggerSet(ctx); err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func warnings(b *strings.Builder, c host.HoverCard) {
 }
 
 // staleRepair is the short repair of a stale card.
-func staleRepair(id string, st *host.ItemStale) string {
+func staleRepair(id string, st *pack.ItemStale) string {
 	if len(st.Citations) > 0 {
 		return "re-verify it (`palace verify " + id + "`) or demote it"
 	}
@@ -157,7 +158,7 @@ func staleRepair(id string, st *host.ItemStale) string {
 
 // contestMarkdown names what contests a card: its kinds, the contradicting
 // evidence ids as code with their sources, and what a person said.
-func contestMarkdown(c *host.ItemContest) string {
+func contestMarkdown(c *pack.ItemContest) string {
 	parts := []string{mdText(strings.Join(c.Kinds, ", "))}
 	for _, cit := range c.Citations {
 		s := "`" + cit.EvidenceID + "`"

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // maxHintLabel is the longest statement an inlay hint label shows (runes).
@@ -31,7 +32,7 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 	if _, err := ws.sync(ctx); err != nil {
 		return nil, err
 	}
-	all, err := ws.inlayHints(ctx, d, func(hints host.Hints) ([]protocol.InlayHint, error) {
+	all, err := ws.inlayHints(ctx, d, func(hints pack.Hints) ([]protocol.InlayHint, error) {
 		out := make([]protocol.InlayHint, 0, len(hints.Matches))
 		yes := true
 		for _, m := range hints.Matches {
@@ -64,7 +65,7 @@ func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *documen
 	return all[lo:hi], nil
 }
 
-func hintTooltip(m host.TriggerMatch, c host.Card) string {
+func hintTooltip(m pack.TriggerMatch, c host.Card) string {
 	var b strings.Builder
 	state := string(c.Status)
 	if m.Contest != nil {

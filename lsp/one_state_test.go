@@ -16,6 +16,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/lsp"
 )
 
@@ -112,7 +114,7 @@ func TestLensHintsAndPackCountTheSameCards(t *testing.T) {
 
 	var raw json.RawMessage
 	c.mustCall("palace/context", map[string]any{"uri": u, "dry_run": true}, &raw)
-	var pack host.Pack
+	var pack pack.Pack
 	if err := json.Unmarshal(raw, &pack); err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +228,11 @@ func TestLifecycleCommandsOfTheCLI(t *testing.T) {
 	if pub.Copy.OriginCard != s.qi || pub.Copy.Anchor.Kind != "repo" {
 		t.Errorf("publish: %s", raw)
 	}
-	ce, _ := s.h.Record(ctx, host.RecordRequest{Content: "fails on NFS"})
+	ce, _ := s.h.Record(ctx, intake.RecordRequest{Content: "fails on NFS"})
 	if raw, err = c.exec("palace.link", map[string]any{"id": s.shu, "role": "counterexample", "evidence_id": ce.ID}); err != nil || !strings.Contains(string(raw), `"contest"`) {
 		t.Errorf("link: %s, %v", raw, err)
 	}
-	ver, _ := s.h.Record(ctx, host.RecordRequest{Content: "retried on NFS: holds"})
+	ver, _ := s.h.Record(ctx, intake.RecordRequest{Content: "retried on NFS: holds"})
 	if raw, err = c.exec("palace.resolve", map[string]any{"id": s.shu, "verification": []string{ver.ID}, "reason": "holds"}); err != nil {
 		t.Errorf("resolve: %v", err)
 	} else if card, _ := s.h.ShowCard(ctx, s.shu); card.Contest != nil {
@@ -264,7 +266,7 @@ func TestLifecycleCommandsOfTheCLI(t *testing.T) {
 	if card, _ := s.h.ShowCard(ctx, s.dao); card.Status != "promoted" {
 		t.Errorf("agent mode changed the card: %s", card.Status)
 	}
-	note, _ := s.h.Record(ctx, host.RecordRequest{Content: "seen again"})
+	note, _ := s.h.Record(ctx, intake.RecordRequest{Content: "seen again"})
 	if _, err := a.exec("palace.link", map[string]any{"id": s.dao, "role": "supporting", "evidence_id": note.ID}); err != nil {
 		t.Errorf("link in agent mode: %v", err)
 	}
@@ -287,12 +289,12 @@ func TestStaleCardShowsInTheEditor(t *testing.T) {
 	f.git("add", "-A")
 	f.git("commit", "-q", "-m", "db")
 	ctx := context.Background()
-	sup, err := f.h.Record(ctx, host.RecordRequest{Content: "Open asks for WAL", SourceRef: "store/db.go#L3-L5"})
+	sup, err := f.h.Record(ctx, intake.RecordRequest{Content: "Open asks for WAL", SourceRef: "store/db.go#L3-L5"})
 	if err != nil || len(sup.Observed) != 1 {
 		t.Fatalf("record: %+v, %v", sup.Observed, err)
 	}
-	ver, _ := f.h.Record(ctx, host.RecordRequest{Content: "the WAL test passes"})
-	card, err := f.h.Distill(ctx, host.DistillRequest{Statement: "The store opens in WAL mode", Tier: "qi", Supporting: []string{sup.ID},
+	ver, _ := f.h.Record(ctx, intake.RecordRequest{Content: "the WAL test passes"})
+	card, err := f.h.Distill(ctx, intake.DistillRequest{Statement: "The store opens in WAL mode", Tier: "qi", Supporting: []string{sup.ID},
 		Verification: []string{ver.ID}, Scope: domain.Scope{Paths: []string{"store/**"}}, Trigger: domain.Trigger{Patterns: []string{`open\(path`}},
 		Direct: true, Status: "promoted"})
 	if err != nil {

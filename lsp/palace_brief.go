@@ -5,7 +5,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // methodBrief is palace/brief: its params mirror the flags of `palace
@@ -16,7 +16,7 @@ const methodBrief = "palace/brief"
 // briefParams are the params of palace/brief and the palace.brief command.
 type briefParams struct {
 	URI uri.URI `json:"uri,omitempty"`
-	host.BriefRequest
+	pack.BriefRequest
 }
 
 // palaceBrief returns the brief, exactly as `palace brief --format json`

@@ -5,7 +5,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // palace/context's params mirror the flags of `palace context`
@@ -19,7 +19,7 @@ const (
 // command.
 type contextParams struct {
 	URI uri.URI `json:"uri,omitempty"`
-	host.ContextRequest
+	pack.ContextRequest
 }
 
 // palaceContext returns the context pack, exactly as `palace context
@@ -38,7 +38,7 @@ func (s *Server) palaceContext(ctx context.Context, p *contextParams) (any, erro
 }
 
 // contextRequest fills the request from the document and the settings.
-func (s *Server) contextRequest(ctx context.Context, p *contextParams) (host.ContextRequest, *workspace, error) {
+func (s *Server) contextRequest(ctx context.Context, p *contextParams) (pack.ContextRequest, *workspace, error) {
 	req := p.ContextRequest
 	if path := fsPath(p.URI); path != "" && req.File == "" {
 		req.File = path

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/policies"
 	"go.lsp.dev/protocol"
 )
 
@@ -92,9 +93,9 @@ func (ws *workspace) watchPolicies(ctx context.Context) {
 func (ws *workspace) policyChanged(r host.PolicyReload) {
 	byFile := map[string][]policyError{}
 	if r.Err != nil {
-		var es host.PolicyErrors
+		var es policies.Errors
 		if !errors.As(r.Err, &es) {
-			es = host.PolicyErrors{{Code: "load_error", Message: r.Err.Error()}}
+			es = policies.Errors{{Code: "load_error", Message: r.Err.Error()}}
 		}
 		for _, e := range es {
 			f := e.File

@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // workspace is one host — a palace bound to a directory's anchors — with
@@ -39,14 +40,14 @@ type workspace struct {
 	mu         sync.Mutex
 	version    int64
 	gen        uint64
-	triggers   *host.TriggerSet
+	triggers   *pack.TriggerSet
 	triggerGen uint64
 	hintCache  map[uri.URI]hintsEntry
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
 	policyErrs map[string][]policyError
 	// matchCaches keep each open document's line matches across edits.
-	matchCaches map[uri.URI]*host.MatchCache
+	matchCaches map[uri.URI]*pack.MatchCache
 	// boxBase caches each box's committed version (HEAD) for the history
 	// check; forgetBox drops an entry when the box or HEAD may have moved.
 	boxBase map[string][]byte
@@ -55,7 +56,7 @@ type workspace struct {
 type hintsEntry struct {
 	version int32
 	gen     uint64
-	hints   host.Hints
+	hints   pack.Hints
 	// inlay are the document's inlay hints, built on first request.
 	inlay []protocol.InlayHint
 }
@@ -224,7 +225,7 @@ func (ws *workspace) sync(ctx context.Context) (uint64, error) {
 //
 // triggerSet, hints and inlayHints (and the views) serve the current generation
 // without looking for changes: a request calls sync once first.
-func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, error) {
+func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
 	ws.mu.Lock()
 	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
 	ws.mu.Unlock()
@@ -261,23 +262,23 @@ func (ws *workspace) triggerSet(ctx context.Context) (*host.TriggerSet, uint64, 
 
 // hints returns the trigger matches of d, computed once per document
 // version and generation.
-func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error) {
+func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error) {
 	set, gen, err := ws.triggerSet(ctx)
 	if err != nil {
-		return host.Hints{}, err
+		return pack.Hints{}, err
 	}
 	e, err := cachedIn(ws, &ws.hintCache, d.uri, func(e hintsEntry) bool { return e.version == d.version && e.gen == gen }, func() (hintsEntry, error) {
 		ws.mu.Lock()
 		if ws.matchCaches == nil {
-			ws.matchCaches = map[uri.URI]*host.MatchCache{}
+			ws.matchCaches = map[uri.URI]*pack.MatchCache{}
 		}
 		cache := ws.matchCaches[d.uri]
 		if cache == nil {
-			cache = &host.MatchCache{}
+			cache = &pack.MatchCache{}
 			ws.matchCaches[d.uri] = cache
 		}
 		ws.mu.Unlock()
-		res, err := ws.h.Hints(ctx, set, host.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
+		res, err := ws.h.Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 		return hintsEntry{version: d.version, gen: gen, hints: res}, err
 	})
 	return e.hints, err
@@ -285,7 +286,7 @@ func (ws *workspace) hints(ctx context.Context, d *document) (host.Hints, error)
 
 // inlayHints returns every inlay hint of d, built once per document
 // version and generation (build makes them from the matches).
-func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(host.Hints) ([]protocol.InlayHint, error)) ([]protocol.InlayHint, error) {
+func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(pack.Hints) ([]protocol.InlayHint, error)) ([]protocol.InlayHint, error) {
 	hints, err := ws.hints(ctx, d)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/benchgen"
 	"github.com/palacehq/palace/mcp"
 )
@@ -40,7 +41,7 @@ func benchPalace(b *testing.B) (home, repo string) {
 
 // benchRequest is one rotating request, as host sees it and as a tool call.
 type benchRequest struct {
-	host host.ContextRequest
+	host pack.ContextRequest
 	args map[string]any
 }
 
@@ -48,16 +49,16 @@ type benchRequest struct {
 // a query, file, field, intents and tools. All are dry runs, so the cached
 // palace stays as generated and every call sees the same data.
 var benchRequests = []benchRequest{
-	{host.ContextRequest{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}, DryRun: true},
+	{pack.ContextRequest{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}, DryRun: true},
 		map[string]any{"query": "sqlite lock timeout", "file": "store/db.go", "field": "storage", "intents": []string{"debug"}, "dry_run": true}},
-	{host.ContextRequest{File: "api/handler.go", Intents: []string{"review"}, DryRun: true},
+	{pack.ContextRequest{File: "api/handler.go", Intents: []string{"review"}, DryRun: true},
 		map[string]any{"file": "api/handler.go", "intents": []string{"review"}, "dry_run": true}},
-	{host.ContextRequest{Query: "retry deadline context cancel", Field: "api", DryRun: true},
+	{pack.ContextRequest{Query: "retry deadline context cancel", Field: "api", DryRun: true},
 		map[string]any{"query": "retry deadline context cancel", "field": "api", "dry_run": true}},
-	{host.ContextRequest{Query: "flaky ci pipeline runner", Intents: []string{"test", "investigate"}, Tools: []string{"go"}, DryRun: true},
+	{pack.ContextRequest{Query: "flaky ci pipeline runner", Intents: []string{"test", "investigate"}, Tools: []string{"go"}, DryRun: true},
 		map[string]any{"query": "flaky ci pipeline runner", "intents": []string{"test", "investigate"}, "tools": []string{"go"}, "dry_run": true}},
-	{host.ContextRequest{DryRun: true}, map[string]any{"dry_run": true}},
-	{host.ContextRequest{File: "host/context.go", Language: "go", Intents: []string{"refactor", "perf"}, Instructions: []string{"answer briefly"}, DryRun: true},
+	{pack.ContextRequest{DryRun: true}, map[string]any{"dry_run": true}},
+	{pack.ContextRequest{File: "host/context.go", Language: "go", Intents: []string{"refactor", "perf"}, Instructions: []string{"answer briefly"}, DryRun: true},
 		map[string]any{"file": "host/context.go", "language": "go", "intents": []string{"refactor", "perf"}, "instructions": []string{"answer briefly"}, "dry_run": true}},
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/mcp"
 )
 
@@ -14,15 +16,15 @@ import (
 func seedPromoted(t *testing.T, h *host.Host, statement string) string {
 	t.Helper()
 	ctx := context.Background()
-	seen, err := h.Record(ctx, host.RecordRequest{Content: "seen: " + statement, Field: "storage", SourceRef: "ci#12"})
+	seen, err := h.Record(ctx, intake.RecordRequest{Content: "seen: " + statement, Field: "storage", SourceRef: "ci#12"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := h.Record(ctx, host.RecordRequest{Content: "verified: " + statement, Field: "storage"})
+	fixed, err := h.Record(ctx, intake.RecordRequest{Content: "verified: " + statement, Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := host.DistillRequest{Statement: statement, Content: "Because the tests said so.", Tier: "qi", Field: "storage",
+	req := intake.DistillRequest{Statement: statement, Content: "Because the tests said so.", Tier: "qi", Field: "storage",
 		Supporting: []string{seen.ID}, Verification: []string{fixed.ID}, Persistence: "foundational"}
 	req.Scope.Paths, req.Trigger.Intents = []string{"store/**"}, []string{"debug"}
 	c, err := h.Distill(ctx, req)
@@ -43,9 +45,9 @@ func TestContextIsTheHostsPack(t *testing.T) {
 	s := connect(t, agent)
 
 	limit := 1
-	req := host.ContextRequest{Query: "sqlite locking", File: "store/store.go", Intents: []string{"debug"},
+	req := pack.ContextRequest{Query: "sqlite locking", File: "store/store.go", Intents: []string{"debug"},
 		Instructions: []string{"answer in plain text"}, Budget: 4000, DaoTianLimit: &limit, IncludeEvidence: true, DryRun: true, RequestID: "rq_test",
-		Fetch: host.FetchByMCPTool}
+		Fetch: pack.FetchByMCPTool}
 	want, err := agent.Context(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func TestBriefIsTheHostsBrief(t *testing.T) {
 	seedPromoted(t, e.open(t, host.Human), "Open SQLite in WAL mode")
 	agent := e.open(t, host.Agent)
 	s := connect(t, agent)
-	want, err := agent.Brief(context.Background(), host.BriefRequest{Query: "sqlite", File: "store/store.go", Intents: []string{"debug"}})
+	want, err := agent.Brief(context.Background(), pack.BriefRequest{Query: "sqlite", File: "store/store.go", Intents: []string{"debug"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/mcp"
 )
 
@@ -17,11 +19,11 @@ func seedCards(t *testing.T, h *host.Host, statements ...string) []string {
 	ctx := context.Background()
 	var ids []string
 	for _, s := range statements {
-		ev, err := h.Record(ctx, host.RecordRequest{Content: "seen: " + s, Field: "storage", SourceRef: "ci#7"})
+		ev, err := h.Record(ctx, intake.RecordRequest{Content: "seen: " + s, Field: "storage", SourceRef: "ci#7"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.Distill(ctx, host.DistillRequest{Statement: s, Tier: "shu", Field: "storage", Supporting: []string{ev.ID},
+		c, err := h.Distill(ctx, intake.DistillRequest{Statement: s, Tier: "shu", Field: "storage", Supporting: []string{ev.ID},
 			Direct: true, Status: "promoted", Reason: "seed"})
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +112,7 @@ func TestFeedbackChangesTheNextIdenticalPack(t *testing.T) {
 		t.Errorf("card %s without signals changed salience", other)
 	}
 
-	rev, err := agent.AdoptionReview(context.Background(), host.AdoptionFilter{})
+	rev, err := agent.AdoptionReview(context.Background(), adoption.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/mcp"
 )
 
@@ -366,7 +367,7 @@ func TestCardsGetIsAView(t *testing.T) {
 	for range 2 {
 		s.ok(mcp.ToolCards, map[string]any{"action": "get", "id": id})
 	}
-	rep, err := h.Audit(context.Background(), host.AuditFilter{})
+	rep, err := h.Audit(context.Background(), audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

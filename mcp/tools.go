@@ -9,6 +9,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/intake"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -88,12 +90,12 @@ func (s *Server) recordTool() tool {
 It never creates or changes a knowledge card and never changes what palace injects: only a card a human promotes does. Text that palace rendered for you (a context pack or brief) is refused, so memory never feeds on its own echo. Returns the evidence with its id (ev_…), which palace_distill cites.`,
 		hints{}, map[string][]string{"domain": domain.Strings(domain.Domains), "provenance": domain.Strings(domain.Provenances), "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a recordArgs) (output, error) {
-			ev, err := s.h.Record(ctx, host.RecordRequest{
+			ev, err := s.h.Record(ctx, intake.RecordRequest{
 				Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance,
 				SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor,
 			})
 			return output{Value: ev}, err
-		}).returning(outputOf[host.Evidence]("The recorded evidence, with its id (ev_…)."))
+		}).returning(outputOf[intake.Evidence]("The recorded evidence, with its id (ev_…)."))
 }
 
 type distillArgs struct {
@@ -131,7 +133,7 @@ After distilling, call palace_gate to see what a promotion would still need, and
 		hints{}, map[string][]string{"tier": domain.Strings(domain.Tiers), "domain": domain.Strings(domain.Domains), "anchor": domain.Strings(domain.AnchorKinds),
 			"persistence": domain.Strings(domain.Persistences), "render_pref": domain.Strings(domain.RenderPrefs), "status": {string(domain.StatusPromoted), string(domain.StatusCanonical)}},
 		func(ctx context.Context, a distillArgs) (output, error) {
-			req := host.DistillRequest{
+			req := intake.DistillRequest{
 				Statement: a.Statement, Content: a.Content, Tier: a.Tier, Domain: a.Domain, Field: a.Field, Anchor: a.Anchor,
 				Supporting: a.Supporting, Verification: a.Verification, Teaching: a.Teaching, Counterexample: a.Counterexample,
 				Persistence: a.Persistence, RenderPref: a.RenderPref, ReviewAfter: a.ReviewAfter, ExpiresAt: a.ExpiresAt,
@@ -166,7 +168,7 @@ In agent mode the reviewer is you, an agent, so a gate that needs a human review
 		func(ctx context.Context, a gateArgs) (output, error) {
 			res, err := s.h.Gate(ctx, a.ID, host.GateRequest{Target: a.Target, Reviewer: a.Reviewer})
 			return output{Value: res}, err
-		}).returning(outputOf[host.GateResult]("The gate's decision: allow, its reasons and the missing evidence per role."))
+		}).returning(outputOf[gatekeep.Result]("The gate's decision: allow, its reasons and the missing evidence per role."))
 }
 
 type cardsArgs struct {

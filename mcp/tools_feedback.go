@@ -7,6 +7,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/research"
 )
 
 // The feedback-loop tools: adoption signals and research reports.
@@ -38,7 +40,7 @@ func (s *Server) feedbackTool() tool {
 Signals are evidence, not authority: they never change a card's status or count toward a gate. used and accepted make the card rank higher for requests like this one, rejected and rollback lower (never out of the pack's inline lanes when the request is about the card); misses and contradictions go to the humans' review queue, and a contradiction contests the card only with the evidence_id of what you recorded. Name cards and evidence of this checkout only. A signal counts once per card and request (repeating it changes nothing). A signal that says nothing (no note, no request) is refused unless allow_warnings.`,
 		hints{}, map[string][]string{"signal": host.Signals},
 		func(ctx context.Context, a feedbackArgs) (output, error) {
-			res, err := s.h.Adopt(ctx, host.AdoptRequest{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note,
+			res, err := s.h.Adopt(ctx, adoption.Request{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note,
 				Query: a.Query, Field: a.Field, EvidenceID: a.EvidenceID, AllowWarnings: a.AllowWarnings, CheckOnly: a.CheckOnly})
 			if err != nil {
 				return output{Partial: res}, err
@@ -74,14 +76,14 @@ Research never creates or promotes a card: distill a suggestion with palace_dist
 					p = filepath.Join(s.h.Location().Dir, p)
 				}
 				var err error
-				if b, err = host.ReadInputFile("file", p, host.MaxReportBytes); err != nil {
+				if b, err = host.ReadInputFile("file", p, research.MaxReportBytes); err != nil {
 					return output{}, err
 				}
 				name = a.File
 			default:
 				return output{}, invalidArg("report", "report or file is required: the report JSON object, or the path of its file")
 			}
-			plan, err := s.h.Research(ctx, host.ResearchRequest{Report: b, Name: name, Action: a.Action, Anchor: a.Anchor})
+			plan, err := s.h.Research(ctx, research.Request{Report: b, Name: name, Action: a.Action, Anchor: a.Anchor})
 			if err != nil {
 				return output{Partial: plan}, err
 			}

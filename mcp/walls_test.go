@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
 	"github.com/palacehq/palace/mcp"
 )
 
@@ -72,7 +73,7 @@ func TestAgentAllReposNeedsAPersonsPermission(t *testing.T) {
 	if !strings.Contains(msg, "is not in this checkout's memory") {
 		t.Errorf("feedback on another repository's card: %s", msg)
 	}
-	if st, err := other.AdoptionStats(context.Background(), host.AdoptionFilter{}); err != nil || st.Total != 0 {
+	if st, err := other.AdoptionStats(context.Background(), adoption.Filter{}); err != nil || st.Total != 0 {
 		t.Errorf("signals recorded: %+v, %v", st, err)
 	}
 

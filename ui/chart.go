@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/store"
 )
 
 // The signal chart: one column per day of the window, the signals of use
@@ -101,7 +102,7 @@ type packDay struct {
 	Counts map[string]int
 }
 
-func packDays(rows []host.OutcomeDay) []packDay {
+func packDays(rows []store.OutcomeDay) []packDay {
 	var out []packDay
 	for _, r := range rows {
 		if n := len(out); n == 0 || out[n-1].Day != r.Day {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/ui"
 )
 
@@ -59,13 +60,13 @@ func newDesk(t *testing.T, mode host.Mode) *desk {
 		t.Fatal(err)
 	}
 	rec := func(content, ref string) string {
-		ev, err := w.Record(ctx, host.RecordRequest{Content: content, SourceRef: ref, Field: "storage"})
+		ev, err := w.Record(ctx, intake.RecordRequest{Content: content, SourceRef: ref, Field: "storage"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ev.ID
 	}
-	distill := func(req host.DistillRequest) string {
+	distill := func(req intake.DistillRequest) string {
 		c, err := w.Distill(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -74,15 +75,15 @@ func newDesk(t *testing.T, mode host.Mode) *desk {
 	}
 	sup := rec("WAL without busy_timeout fails under concurrent writers", "store/store.go#L10")
 	ver := rec("verified: setting busy_timeout before WAL keeps writers queued", "https://example.com/wal")
-	d.ready = distill(host.DistillRequest{Statement: "Set busy_timeout before enabling WAL journaling", Tier: "shu", Field: "storage",
+	d.ready = distill(intake.DistillRequest{Statement: "Set busy_timeout before enabling WAL journaling", Tier: "shu", Field: "storage",
 		Supporting: []string{sup}, Verification: []string{ver}, Scope: domain.Scope{Paths: []string{"store/**"}}, Trigger: domain.Trigger{Intents: []string{"debug"}}})
-	d.thin = distill(host.DistillRequest{Statement: "Prefer table-driven tests for parsers", Tier: "qi", Supporting: []string{rec("a table test caught a parser bug", "ci://build/7")}})
-	evilEv, err := w.Record(ctx, host.RecordRequest{Content: "evidence " + hostile, SourceRef: "javascript:window.__pwned=3", Field: "storage"})
+	d.thin = distill(intake.DistillRequest{Statement: "Prefer table-driven tests for parsers", Tier: "qi", Supporting: []string{rec("a table test caught a parser bug", "ci://build/7")}})
+	evilEv, err := w.Record(ctx, intake.RecordRequest{Content: "evidence " + hostile, SourceRef: "javascript:window.__pwned=3", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.evil = distill(host.DistillRequest{Statement: hostile, Content: hostile, Tier: "qi", Supporting: []string{evilEv.ID}})
-	d.contested = distill(host.DistillRequest{Statement: "Vacuum the palace weekly for speed", Tier: "shu", Supporting: []string{rec("vacuum freed space", "docs/ops.md#L3")},
+	d.evil = distill(intake.DistillRequest{Statement: hostile, Content: hostile, Tier: "qi", Supporting: []string{evilEv.ID}})
+	d.contested = distill(intake.DistillRequest{Statement: "Vacuum the palace weekly for speed", Tier: "shu", Supporting: []string{rec("vacuum freed space", "docs/ops.md#L3")},
 		Direct: true, Status: "promoted", Reason: "seeded"})
 	d.counter = rec("vacuum on a busy palace blocked writers for minutes", "ci://build/9")
 	if _, err := w.Link(ctx, d.contested, host.LinkRequest{Role: "counterexample", EvidenceID: d.counter, Note: "vacuum blocks writers"}); err != nil {

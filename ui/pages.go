@@ -12,6 +12,10 @@ import (
 	"sync"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/mail"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/mailbox"
 )
 
@@ -66,15 +70,15 @@ type attentionSection struct {
 	Count           int
 	// Note says why a section could not be read, or is not shown here.
 	Note      string
-	Rows      []host.AuditRow
+	Rows      []audit.Row
 	Expiring  []host.CandidateRow
-	Held      []host.HeldCard
+	Held      []teamsync.HeldCard
 	Conflicts []conflictView
 }
 
 // conflictView is a sync conflict with the line diff of its two versions.
 type conflictView struct {
-	host.SyncConflict
+	teamsync.SyncConflict
 	Diff []diffLine
 }
 
@@ -94,7 +98,7 @@ type auditKept struct {
 func (s *Server) audit(ctx context.Context) (host.AuditReport, error) {
 	version, err := s.live.probe.Version(ctx)
 	if err != nil {
-		return s.h.Audit(ctx, host.AuditFilter{})
+		return s.h.Audit(ctx, audit.Filter{})
 	}
 	minute := s.h.Now().Unix() / 60
 	k := &s.kept
@@ -103,7 +107,7 @@ func (s *Server) audit(ctx context.Context) (host.AuditReport, error) {
 	if k.version == version && k.minute == minute && k.rep.Rows != nil {
 		return k.rep, nil
 	}
-	rep, err := s.h.Audit(ctx, host.AuditFilter{})
+	rep, err := s.h.Audit(ctx, audit.Filter{})
 	if err != nil {
 		return rep, err
 	}
@@ -167,7 +171,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 	case !s.human:
 		conflicts.Note = "A sync is a person's step: conflicts are read in human mode."
 	default:
-		if rep, err := s.h.Sync(ctx, host.SyncRequest{DryRun: true}); err != nil {
+		if rep, err := s.h.Sync(ctx, teamsync.SyncRequest{DryRun: true}); err != nil {
 			conflicts.Note = err.Error()
 		} else {
 			for _, c := range rep.Conflicts {
@@ -196,12 +200,12 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		In      inspectRequest
 		Asked   bool
-		Pack    *host.Pack
+		Pack    *pack.Pack
 		Default int
 		Err     string
-	}{In: in, Asked: q.Has("q") || q.Has("file"), Default: host.DefaultBudget}
+	}{In: in, Asked: q.Has("q") || q.Has("file"), Default: pack.DefaultBudget}
 	if data.Asked {
-		req := host.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates}
+		req := pack.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates}
 		for _, it := range strings.Split(in.Intents, ",") {
 			if it = strings.TrimSpace(it); it != "" {
 				req.Intents = append(req.Intents, it)
@@ -247,7 +251,7 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	check, checkErr := m.Check(ctx, host.MailCheckRequest{})
+	check, checkErr := m.Check(ctx, mail.CheckRequest{})
 	letters := slices.Clone(sw.Letters)
 	slices.Reverse(letters) // newest first
 	open := slices.DeleteFunc(slices.Clone(letters), func(e mailEntry) bool { return !e.Fate.Open() })
@@ -258,7 +262,7 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 		Open     []mailEntry
 		Letters  []mailEntry
 		Pager    pager
-		Check    host.MailCheckReport
+		Check    mail.CheckReport
 		CheckErr string
 	}{Sweep: sw, Open: open, Letters: letters[from:min(len(letters), from+mailboxPage)], Pager: newPager(r, page, mailboxPage, len(letters)), Check: check}
 	if checkErr != nil {

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func TestQueue(t *testing.T) {
@@ -54,15 +57,15 @@ func TestNearDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	ev, err := w.Record(ctx, host.RecordRequest{Content: "twice seen: busy timeout before WAL", SourceRef: "notes.md#L1"})
+	ev, err := w.Record(ctx, intake.RecordRequest{Content: "twice seen: busy timeout before WAL", SourceRef: "notes.md#L1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	twin, err := w.Distill(ctx, host.DistillRequest{Statement: "Set busy_timeout before enabling WAL journaling!", Tier: "shu", Supporting: []string{ev.ID}, Anchor: "repo"})
+	twin, err := w.Distill(ctx, intake.DistillRequest{Statement: "Set busy_timeout before enabling WAL journaling!", Tier: "shu", Supporting: []string{ev.ID}, Anchor: "repo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	near, err := w.Distill(ctx, host.DistillRequest{Statement: "Always set busy_timeout before enabling WAL journaling", Tier: "shu", Supporting: []string{ev.ID}})
+	near, err := w.Distill(ctx, intake.DistillRequest{Statement: "Always set busy_timeout before enabling WAL journaling", Tier: "shu", Supporting: []string{ev.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +94,10 @@ func TestAttention(t *testing.T) {
 func TestCardPage(t *testing.T) {
 	d := newDesk(t, host.Human)
 	ctx := context.Background()
-	if _, err := d.h.Adopt(ctx, host.AdoptRequest{Signal: "used", CardID: d.contested, Note: "helped with the vacuum"}); err != nil {
+	if _, err := d.h.Adopt(ctx, adoption.Request{Signal: "used", CardID: d.contested, Note: "helped with the vacuum"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.h.Context(ctx, host.ContextRequest{Query: "vacuum palace weekly speed"}); err != nil {
+	if _, err := d.h.Context(ctx, pack.ContextRequest{Query: "vacuum palace weekly speed"}); err != nil {
 		t.Fatal(err)
 	}
 	body := d.get("/card/" + d.contested)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 //go:embed templates/*.html
@@ -222,7 +223,7 @@ func scopeText(s domain.Scope) string {
 	return "anywhere at its anchor"
 }
 
-func anchorText(a host.AnchorRef) string {
+func anchorText(a pack.AnchorRef) string {
 	if a.Identity == "" {
 		return a.Kind
 	}

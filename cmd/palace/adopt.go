@@ -9,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
 )
 
 func init() { extraCommands = append(extraCommands, newAdoptCmd, newAdoptionCmd) }
 
 func newAdoptCmd(g *globals) *cobra.Command {
-	var req host.AdoptRequest
+	var req adoption.Request
 	cmd := &cobra.Command{
 		Use:   "adopt SIGNAL [--card ID] [--request ID] [--note N]",
 		Short: "Record what happened with a card or a pack: used, accepted, rejected, miss, rollback, contradiction, neutral",
@@ -71,7 +72,7 @@ writes nothing (exit 0 when ready, 1 otherwise).`,
 	return cmd
 }
 
-func printAdopt(w io.Writer, r host.AdoptResult) {
+func printAdopt(w io.Writer, r adoption.Result) {
 	p := newPainter(w)
 	switch {
 	case r.Written:
@@ -95,7 +96,7 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 		Use:   "adoption stats|review",
 		Short: "Report adoption signals: per card and field, and the misses to distill next",
 	}
-	var f host.AdoptionFilter
+	var f adoption.Filter
 	stats := &cobra.Command{
 		Use:   "stats [--card ID] [--since D]",
 		Short: "Count used, accepted, rejected, miss… per card and per field (read-only)",
@@ -110,7 +111,7 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	var rf host.AdoptionFilter
+	var rf adoption.Filter
 	review := &cobra.Command{
 		Use:   "review [--card ID] [--since D]",
 		Short: "The stats, the misses grouped by field (the queue of knowledge to distill next), cards turned down or contradicted (read-only)",
@@ -127,7 +128,7 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 	}
 	for _, c := range []struct {
 		cmd *cobra.Command
-		f   *host.AdoptionFilter
+		f   *adoption.Filter
 	}{{stats, &f}, {review, &rf}} {
 		c.cmd.Flags().StringVar(&c.f.CardID, "card", "", "only this card's signals")
 		c.cmd.Flags().StringVar(&c.f.Since, "since", "", "only signals since YYYY-MM-DD, an RFC 3339 time or Nd days ago")
@@ -145,7 +146,7 @@ func signalLine(m map[string]int) string {
 	return strings.Join(parts, " · ")
 }
 
-func printAdoptionStats(w io.Writer, st host.AdoptionStats) {
+func printAdoptionStats(w io.Writer, st adoption.Stats) {
 	since := "all time"
 	if st.Since != "" {
 		since = "since " + st.Since
@@ -170,7 +171,7 @@ func printAdoptionStats(w io.Writer, st host.AdoptionStats) {
 	}
 }
 
-func printAdoptionReview(w io.Writer, r host.AdoptionReview) {
+func printAdoptionReview(w io.Writer, r adoption.Review) {
 	p := newPainter(w)
 	printAdoptionStats(w, r.Stats)
 	if len(r.Misses) > 0 {
@@ -193,7 +194,7 @@ func printAdoptionReview(w io.Writer, r host.AdoptionReview) {
 	}
 	for _, sec := range []struct {
 		title string
-		cards []host.CardAdoption
+		cards []adoption.CardAdoption
 	}{{"turned down (cooled for requests like those):", r.TurnedDown}, {"contradicted (see palace audit for the suggested demotion):", r.Contradicted}} {
 		if len(sec.cards) == 0 {
 			continue

@@ -11,12 +11,14 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 func init() { extraCommands = append(extraCommands, newAuditCmd) }
 
 func newAuditCmd(g *globals) *cobra.Command {
-	var f host.AuditFilter
+	var f audit.Filter
 	var cand host.CandidateRequest
 	var listCandidates bool
 	cmd := &cobra.Command{
@@ -124,7 +126,7 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 
 // printStaleSection lists the stale cards with what changed and the
 // commands that repair each.
-func printStaleSection(w io.Writer, cards []host.AuditStaleCard) {
+func printStaleSection(w io.Writer, cards []audit.StaleCard) {
 	if len(cards) == 0 {
 		return
 	}
@@ -242,7 +244,7 @@ func eventChange(e domain.Event) string {
 
 // printHeld lists imported cards whose file's claim of authority the gate
 // refused.
-func printHeld(w io.Writer, held []host.HeldCard) {
+func printHeld(w io.Writer, held []teamsync.HeldCard) {
 	if len(held) == 0 {
 		return
 	}

@@ -9,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func init() { extraCommands = append(extraCommands, newBriefCmd) }
 
 func newBriefCmd(g *globals) *cobra.Command {
-	var req host.BriefRequest
+	var req pack.BriefRequest
 	var daoTian int
 	cmd := &cobra.Command{
 		Use:   "brief [QUERY]",
@@ -47,13 +48,13 @@ with their commands. Writes nothing.`,
 	f.StringVar(&req.Field, "field", "", "knowledge field of the request")
 	listFlag(f, &req.Intents, "intent", "what the agent is doing")
 	listFlag(f, &req.Tools, "tool", "tools the agent will use")
-	f.IntVar(&daoTian, "dao-tian-limit", host.DefaultDaoTianLimit, "at most this many dao_tian cards (0 leaves dao_tian out)")
+	f.IntVar(&daoTian, "dao-tian-limit", pack.DefaultDaoTianLimit, "at most this many dao_tian cards (0 leaves dao_tian out)")
 	f.BoolVar(&req.IncludeCandidates, "include-candidates", false, "brief candidate cards too (never as key facts)")
 	f.BoolVar(&req.AllRepos, "all-repos", false, "explicitly include every repository's cards")
 	return cmd
 }
 
-func printBrief(w io.Writer, b host.Brief) {
+func printBrief(w io.Writer, b pack.Brief) {
 	p := newPainter(w)
 	head := func(s string) { fmt.Fprintf(w, "\n%s\n", p.paint("1", s)) }
 	fmt.Fprintln(w, escapeControls(b.Summary))

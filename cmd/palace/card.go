@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 )
 
 func newCardCmd(g *globals) *cobra.Command {
@@ -326,7 +327,7 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if evs == nil {
-					evs = []host.Evidence{}
+					evs = []intake.Evidence{}
 				}
 				return g.output(map[string]any{"evidence": evs, "total": total}, func(w io.Writer) {
 					t := newTable(w)

@@ -10,12 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func init() { extraCommands = append(extraCommands, newContextCmd) }
 
 func newContextCmd(g *globals) *cobra.Command {
-	var req host.ContextRequest
+	var req pack.ContextRequest
 	var daoTian int
 	var hook string
 	cmd := &cobra.Command{
@@ -80,13 +81,13 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 // zero value means the default; the command line says it as a number.)
 func checkBudget(budget int) error {
 	if budget == 0 {
-		return usageError{fmt.Sprintf("--budget 0 leaves no room for any card: pass a size in characters (default %d), or leave the flag out", host.DefaultBudget)}
+		return usageError{fmt.Sprintf("--budget 0 leaves no room for any card: pass a size in characters (default %d), or leave the flag out", pack.DefaultBudget)}
 	}
 	return nil
 }
 
 // contextFlags are the request flags context and brief share.
-func contextFlags(cmd *cobra.Command, req *host.ContextRequest, daoTian *int) {
+func contextFlags(cmd *cobra.Command, req *pack.ContextRequest, daoTian *int) {
 	f := cmd.Flags()
 	f.StringVar(&req.File, "file", "", "the file the agent works on (scope paths match it worktree-relative)")
 	f.StringVar(&req.Language, "language", "", "language id (default: from --file's extension)")
@@ -94,15 +95,15 @@ func contextFlags(cmd *cobra.Command, req *host.ContextRequest, daoTian *int) {
 	listFlag(f, &req.Intents, "intent", "what the agent is doing, matched against card trigger intents")
 	listFlag(f, &req.Tools, "tool", "tools the agent will use, matched against card tool needs")
 	f.StringArrayVar(&req.Instructions, "instruction", nil, "transient instruction for this request only: rendered first, never stored (repeat)")
-	f.IntVar(&req.Budget, "budget", host.DefaultBudget, "size limit of the rendered pack, in characters")
-	f.IntVar(daoTian, "dao-tian-limit", host.DefaultDaoTianLimit, "at most this many dao_tian items (0 leaves dao_tian out)")
+	f.IntVar(&req.Budget, "budget", pack.DefaultBudget, "size limit of the rendered pack, in characters")
+	f.IntVar(daoTian, "dao-tian-limit", pack.DefaultDaoTianLimit, "at most this many dao_tian items (0 leaves dao_tian out)")
 	f.BoolVar(&req.IncludeEvidence, "include-evidence", false, "add up to five evidence rows matching the query")
 	f.BoolVar(&req.IncludeCandidates, "include-candidates", false, "let candidate cards compete too (labelled as not yet authoritative)")
 	f.BoolVar(&req.AllRepos, "all-repos", false, "explicitly pull cards of every repository, each labelled and grouped by origin")
 }
 
 // printExplain is the why-trace of a pack, after its rendering.
-func printExplain(w io.Writer, p host.Pack) {
+func printExplain(w io.Writer, p pack.Pack) {
 	fmt.Fprintf(w, "\n---\n# why (not part of the pack)\n\n")
 	for _, it := range p.Items {
 		fmt.Fprintf(w, "%s  %s  lane %s → %s  salience %d (%s)\n", it.ID, it.Tier, it.Lane, it.RenderForm, it.Salience, breakdownLine(it.SalienceBreakdown))
@@ -189,7 +190,7 @@ func breakdownLine(b map[string]int) string {
 
 // policyNotice tells the user on stderr, outside the pack an agent injects,
 // that the policies did not load and the embedded defaults decided.
-func policyNotice(stderr io.Writer, p host.PackPolicy) {
+func policyNotice(stderr io.Writer, p pack.PackPolicy) {
 	if p.Fallback != "" {
 		fmt.Fprintf(stderr, "palace: notice: %s\n", p.Fallback)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // runContextHook answers an agent's session or prompt hook: the payload on
@@ -18,7 +19,7 @@ import (
 // UserPromptSubmit hook, and Gemini CLI from BeforeAgent, as "block this
 // prompt" and erase it, and a memory that cannot be read must not stop the
 // user's work. The message goes to stderr, which the agent shows.
-func runContextHook(cmd *cobra.Command, g *globals, agent string, req host.ContextRequest) error {
+func runContextHook(cmd *cobra.Command, g *globals, agent string, req pack.ContextRequest) error {
 	err := func() error {
 		if err := checkBudget(req.Budget); err != nil {
 			return err

@@ -9,11 +9,12 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/neardup"
 )
 
 func newDistillCmd(g *globals) *cobra.Command {
-	var req host.DistillRequest
+	var req intake.DistillRequest
 	cmd := &cobra.Command{
 		Use:   "distill --statement S --tier T --supporting ID… | --from CARD --tier T",
 		Short: "Distill a candidate card from evidence",

@@ -10,12 +10,14 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/ruleexport"
 )
 
 func init() { extraCommands = append(extraCommands, newExportCmd, newImportCmd) }
 
 func newExportCmd(g *globals) *cobra.Command {
-	var req host.ExportRequest
+	var req ruleexport.Request
 	cmd := &cobra.Command{
 		Use:   "export --to agents-md|claude-md|cursor|copilot [--check] [--dry-run]",
 		Short: "Write the repository's governed cards into the rule files agents read",
@@ -63,7 +65,7 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 	return cmd
 }
 
-func printExport(w io.Writer, req host.ExportRequest, res host.ExportResult) {
+func printExport(w io.Writer, req ruleexport.Request, res ruleexport.Result) {
 	for _, f := range res.Files {
 		line := fmt.Sprintf("%-12s %s", f.Action, f.Path)
 		if f.Budget > 0 {
@@ -90,7 +92,7 @@ func printExport(w io.Writer, req host.ExportRequest, res host.ExportResult) {
 }
 
 // formsLine counts a file's cards by form: "3 full, 2 compact, 1 ref".
-func formsLine(f host.ExportFile) string {
+func formsLine(f ruleexport.File) string {
 	counts := map[string]int{}
 	for _, c := range f.Cards {
 		counts[string(c.Form)]++
@@ -108,7 +110,7 @@ func formsLine(f host.ExportFile) string {
 }
 
 func newImportCmd(g *globals) *cobra.Command {
-	var req host.ImportRequest
+	var req intake.ImportRequest
 	cmd := &cobra.Command{
 		Use:   "import FILE…",
 		Short: "Turn the rules of AGENTS.md, CLAUDE.md, Cursor or Copilot files into evidence and candidates",
@@ -147,7 +149,7 @@ exits 2 naming the file and line, and nothing is imported.`,
 	return cmd
 }
 
-func printImport(w io.Writer, res host.ImportResult) {
+func printImport(w io.Writer, res intake.ImportResult) {
 	for _, f := range res.Files {
 		scope := ""
 		if len(f.Scope) > 0 {

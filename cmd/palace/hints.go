@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/pack"
 )
 
 func init() { extraCommands = append(extraCommands, newHintsCmd) }
@@ -32,13 +33,13 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				if err != nil {
 					return err
 				}
-				var all []host.Hints
+				var all []pack.Hints
 				for _, f := range files {
 					text, err := host.ReadInputFile("FILE", f, host.MaxHintsFileBytes)
 					if err != nil {
 						return err
 					}
-					res, err := h.Hints(ctx, set, host.HintsRequest{File: f, Text: string(text), Language: language})
+					res, err := h.Hints(ctx, set, pack.HintsRequest{File: f, Text: string(text), Language: language})
 					if err != nil {
 						return err
 					}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 func newGateCmd(g *globals) *cobra.Command {
@@ -43,7 +45,7 @@ Exit 0 when allowed, 1 when denied. Nothing is written.`,
 	return cmd
 }
 
-func printGate(w io.Writer, g host.GateResult) {
+func printGate(w io.Writer, g gatekeep.Result) {
 	p := newPainter(w)
 	what := g.Target
 	if g.Action == "publish" {
@@ -104,7 +106,7 @@ func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) er
 }
 
 // printExportNote says which card file a change wrote (palace.autoExport).
-func printExportNote(w io.Writer, n *host.ExportNote) {
+func printExportNote(w io.Writer, n *teamsync.ExportNote) {
 	switch {
 	case n == nil:
 	case n.Path != "":
@@ -116,7 +118,7 @@ func printExportNote(w io.Writer, n *host.ExportNote) {
 
 // printDenial prints the gate's answer as the command's result when the
 // gate (or a floor) said no; the error itself goes to stderr as usual.
-func (g *globals) printDenial(err error, gate *host.GateResult) {
+func (g *globals) printDenial(err error, gate *gatekeep.Result) {
 	if gate == nil || host.KindOf(err) != host.KindDenied {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/mailbox"
 )
 
@@ -37,7 +38,7 @@ Mailbox commands never open the database.`,
 }
 
 // withMail opens the mailbox face (no database) and runs fn.
-func (g *globals) withMail(cmd *cobra.Command, fn func(context.Context, *host.Mail) error) error {
+func (g *globals) withMail(cmd *cobra.Command, fn func(context.Context, *mail.Mail) error) error {
 	opts, err := g.hostOptions()
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ written in either case.
 			} else if !cmd.Flags().Changed("what") && !cmd.Flags().Changed("class") {
 				return usageError{"give the letter with --class and --what (and more flags), or - to read JSON from stdin"}
 			}
-			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+			return g.withMail(cmd, func(ctx context.Context, m *mail.Mail) error {
 				filed, err := m.File(ctx, l)
 				if err != nil {
 					return err
@@ -168,7 +169,7 @@ letters stay pending, the link is named, and the exit code is 2. So is a
 global box ($PALACE_HOME/inbox.jsonl) that is a link.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+			return g.withMail(cmd, func(ctx context.Context, m *mail.Mail) error {
 				d, err := m.Distribute(ctx)
 				if err != nil {
 					return err
@@ -195,7 +196,7 @@ func newMailboxSweepCmd(g *globals) *cobra.Command {
 		Short: "Read the spool and every known box: each letter once, with its fate and where it was seen",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+			return g.withMail(cmd, func(ctx context.Context, m *mail.Mail) error {
 				res, err := m.Sweep(ctx)
 				if err != nil {
 					return err
@@ -221,7 +222,7 @@ counts. Without --box: the spool and every known box, as sweep reads them. With
 --box: that one file, fates derived from the replies inside it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+			return g.withMail(cmd, func(ctx context.Context, m *mail.Mail) error {
 				res, err := m.List(ctx, opts)
 				if err != nil {
 					return err
@@ -236,7 +237,7 @@ counts. Without --box: the spool and every known box, as sweep reads them. With
 }
 
 func newMailboxCheckCmd(g *globals) *cobra.Command {
-	var req host.MailCheckRequest
+	var req mail.CheckRequest
 	cmd := &cobra.Command{
 		Use:   "check [FILE…]",
 		Short: "Check boxes: the pre-commit hook (exit 1 on any error finding)",
@@ -260,7 +261,7 @@ this checkout's box and the global box. FILE paths are relative to --cwd.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Paths = args
 			tuneGCForCheck()
-			return g.withMail(cmd, func(ctx context.Context, m *host.Mail) error {
+			return g.withMail(cmd, func(ctx context.Context, m *mail.Mail) error {
 				rep, err := m.Check(ctx, req)
 				if err != nil {
 					return err
@@ -317,7 +318,7 @@ func tuneGCForCheck() {
 
 // printFindings prints one `path:line:col: CODE message` per finding on
 // stdout (editors and CI parse it) and a summary on stderr.
-func printFindings(w, stderr io.Writer, rep host.MailCheckReport) {
+func printFindings(w, stderr io.Writer, rep mail.CheckReport) {
 	p := newPainter(w)
 	for _, f := range rep.Findings {
 		s := escapeControls(f.String())

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/mailbox"
 )
 
@@ -154,7 +154,7 @@ func openOnly(res mailbox.SweepResult) mailbox.SweepResult {
 	return res
 }
 
-func printDistribution(w io.Writer, d host.MailDistribution) {
+func printDistribution(w io.Writer, d mail.Distribution) {
 	p := newPainter(w)
 	fmt.Fprintf(w, "delivered %s · %d already in their box · %d pending\n", plural(d.Delivered, "letter"), d.AlreadyPresent, len(d.Pending))
 	if len(d.Boxes) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/policies"
 )
 
 func init() { extraCommands = append(extraCommands, newPolicyCmd) }
@@ -39,19 +40,19 @@ var extraPolicyCommands []func(*globals) *cobra.Command
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),
 // else the workspace's home and repo folders.
-func (g *globals) policySources(ctx context.Context, dir string) (host.PolicySources, host.PolicyLoadOptions, error) {
+func (g *globals) policySources(ctx context.Context, dir string) (policies.Sources, policies.Options, error) {
 	opts, err := g.hostOptions()
 	if err != nil {
-		return host.PolicySources{}, host.PolicyLoadOptions{}, err
+		return policies.Sources{}, policies.Options{}, err
 	}
 	src, popts, err := host.PolicyConfigFor(ctx, opts)
 	if err != nil {
-		return host.PolicySources{}, host.PolicyLoadOptions{}, err
+		return policies.Sources{}, policies.Options{}, err
 	}
 	if dir != "" {
 		fi, err := os.Stat(dir)
 		if err != nil || !fi.IsDir() {
-			return host.PolicySources{}, host.PolicyLoadOptions{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+			return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
 		}
 		src = host.PolicyDirSources(dir)
 	}
@@ -61,13 +62,13 @@ func (g *globals) policySources(ctx context.Context, dir string) (host.PolicySou
 // policyErrors prints located policy errors, one `file:line:col: code:
 // message` per line, to w and returns exit 1. Other errors pass through.
 func (g *globals) policyErrors(w io.Writer, err error) error {
-	var es host.PolicyErrors
+	var es policies.Errors
 	if !errors.As(err, &es) {
 		return err
 	}
 	if g.json() {
 		if es == nil {
-			es = host.PolicyErrors{}
+			es = policies.Errors{}
 		}
 		printJSON(g.stdout, map[string]any{"ok": false, "errors": es})
 	} else {
@@ -79,12 +80,12 @@ func (g *globals) policyErrors(w io.Writer, err error) error {
 }
 
 type policyList struct {
-	SetHash string              `json:"set_hash"`
-	Sources host.PolicySources  `json:"sources"`
-	Points  []host.PolicyServed `json:"points"`
-	Files   []host.PolicyFile   `json:"files"`
+	SetHash string            `json:"set_hash"`
+	Sources policies.Sources  `json:"sources"`
+	Points  []policies.Served `json:"points"`
+	Files   []policies.File   `json:"files"`
 	// Lanes is the lanes configuration in force (defaults and lanes.json).
-	Lanes host.PolicyLanesConfig `json:"lanes_config"`
+	Lanes policies.LanesConfig `json:"lanes_config"`
 }
 
 func newPolicyListCmd(g *globals) *cobra.Command {
@@ -102,7 +103,7 @@ func newPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
-			l := policyList{SetHash: set.Hash(), Sources: src, Points: []host.PolicyServed{}, Files: set.Files(), Lanes: set.LanesConfig()}
+			l := policyList{SetHash: set.Hash(), Sources: src, Points: []policies.Served{}, Files: set.Files(), Lanes: set.LanesConfig()}
 			for _, p := range host.PolicyPoints() {
 				if sv, ok := set.Served(p); ok {
 					l.Points = append(l.Points, sv)
@@ -123,7 +124,7 @@ func printPolicyList(w io.Writer, l policyList) {
 	t.Flush()
 	var configs []string
 	for _, f := range l.Files {
-		if f.Kind == host.PolicyKindConfig {
+		if f.Kind == policies.KindConfig {
 			configs = append(configs, f.Path)
 		}
 	}
@@ -155,11 +156,11 @@ including *_test.rego files, and print each error as file:line:col: code: messag
 			}
 			n := 0
 			for _, f := range set.Files() {
-				if f.Source != host.PolicySourceEmbedded {
+				if f.Source != policies.SourceEmbedded {
 					n++
 				}
 			}
-			return g.output(map[string]any{"ok": true, "errors": []host.PolicyError{}, "set_hash": set.Hash()}, func(w io.Writer) {
+			return g.output(map[string]any{"ok": true, "errors": []policies.Error{}, "set_hash": set.Hash()}, func(w io.Writer) {
 				fmt.Fprintf(w, "ok: %s of yours compiled with the embedded defaults · set %s\n", plural(n, "policy file"), shortHash(set.Hash()))
 			})
 		},
@@ -199,7 +200,7 @@ the mailbox rules deny the letter.`,
 				return g.policyErrors(g.stderr, err)
 			}
 			out, d, err := set.EvalJSON(ctx, point, raw)
-			var ie *host.PolicyInputError
+			var ie *policies.InputError
 			if errors.As(err, &ie) {
 				return usageError{ie.Error() + ": see policies/README.md for the input of " + point.Package()}
 			}
@@ -221,7 +222,7 @@ the mailbox rules deny the letter.`,
 					fmt.Fprintf(g.stderr, "policy_fallback: %s\n", d.Fallback)
 				}
 			}
-			if gate, ok := out.(host.PolicyGateOutput); ok && !gate.Allow {
+			if gate, ok := out.(policies.GateOutput); ok && !gate.Allow {
 				return exitError{1}
 			}
 			if deny, ok := out.([]string); ok && len(deny) > 0 {
@@ -262,13 +263,13 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 			if err != nil {
 				return err
 			}
-			opts := host.PolicyTestOptions{Run: run}
+			opts := policies.TestOptions{Run: run}
 			if dir != "" {
-				opts.Sources = []string{host.PolicySourceRepo}
+				opts.Sources = []string{policies.SourceRepo}
 			}
 			rep, err := host.RunPolicyTests(ctx, src, opts)
 			if err != nil {
-				var es host.PolicyErrors
+				var es policies.Errors
 				if errors.As(err, &es) {
 					return g.policyErrors(g.stdout, err)
 				}
@@ -288,7 +289,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 	return cmd
 }
 
-func printTests(w io.Writer, rep host.PolicyTestReport, verbose bool) {
+func printTests(w io.Writer, rep policies.TestReport, verbose bool) {
 	p := newPainter(w)
 	file := ""
 	for _, r := range rep.Results {
@@ -356,7 +357,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 				return err
 			}
 			var changed []string
-			var errs host.PolicyErrors
+			var errs policies.Errors
 			for _, path := range paths {
 				src, err := host.ReadInputFile("PATH", path, host.MaxModuleBytes)
 				if err != nil {
@@ -364,7 +365,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 				}
 				out, err := host.FormatPolicy(path, src)
 				if err != nil {
-					var es host.PolicyErrors
+					var es policies.Errors
 					if errors.As(err, &es) {
 						errs = append(errs, es...)
 						continue

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/policies"
 	"github.com/spf13/cobra"
 )
 
@@ -63,7 +64,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: pointNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := host.ScaffoldPolicy(host.PolicyPoint(args[0]))
+			files, err := host.ScaffoldPolicy(policies.Point(args[0]))
 			if err != nil {
 				return usageError{err.Error()}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/intake"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -34,7 +35,7 @@ func newInitCmd(g *globals) *cobra.Command {
 }
 
 func newRecordCmd(g *globals) *cobra.Command {
-	var req host.RecordRequest
+	var req intake.RecordRequest
 	var file, jsonl string
 	cmd := &cobra.Command{
 		Use:   "record [-]",
@@ -63,7 +64,7 @@ per line; every line is validated before anything is written).`,
 				}
 				switch {
 				case file != "":
-					b, err := host.ReadInputFile("--file", file, host.MaxContentBytes)
+					b, err := host.ReadInputFile("--file", file, intake.MaxContentBytes)
 					if err != nil {
 						return err
 					}
@@ -72,7 +73,7 @@ per line; every line is validated before anything is written).`,
 						req.SourceRef = file
 					}
 				case stdin:
-					b, err := io.ReadAll(io.LimitReader(g.stdin, host.MaxContentBytes+1))
+					b, err := io.ReadAll(io.LimitReader(g.stdin, intake.MaxContentBytes+1))
 					if err != nil {
 						return &host.Error{Kind: host.KindInvalid, Field: "content", Msg: "read stdin", Err: err}
 					}
@@ -109,7 +110,7 @@ per line; every line is validated before anything is written).`,
 	return cmd
 }
 
-func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, defaults host.RecordRequest) error {
+func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, defaults intake.RecordRequest) error {
 	r := host.LimitInput("--jsonl", g.stdin, host.MaxJSONLBytes)
 	name := "stdin"
 	if path != "-" {
@@ -120,7 +121,7 @@ func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, de
 		defer f.Close()
 		r, name = f, path
 	}
-	var progress host.Progress
+	var progress intake.Progress
 	if isTTY(g.stderr) && !g.json() {
 		progress = func(done, total int) { drawProgress(g.stderr, done, total) }
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/research"
 )
 
 func init() { extraCommands = append(extraCommands, newResearchCmd) }
@@ -74,15 +75,15 @@ func (g *globals) research(cmd *cobra.Command, file, action, anchor string) erro
 	var b []byte
 	var err error
 	if file == "-" {
-		b, err = io.ReadAll(host.LimitInput("stdin", g.stdin, host.MaxReportBytes))
+		b, err = io.ReadAll(host.LimitInput("stdin", g.stdin, research.MaxReportBytes))
 	} else {
-		b, err = host.ReadInputFile("FILE", file, host.MaxReportBytes)
+		b, err = host.ReadInputFile("FILE", file, research.MaxReportBytes)
 	}
 	if err != nil {
 		return err
 	}
 	return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-		plan, err := h.Research(ctx, host.ResearchRequest{Report: b, Name: file, Action: action, Anchor: anchor})
+		plan, err := h.Research(ctx, research.Request{Report: b, Name: file, Action: action, Anchor: anchor})
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,7 @@ func (g *globals) research(cmd *cobra.Command, file, action, anchor string) erro
 	})
 }
 
-func printResearch(w io.Writer, p host.ResearchPlan) {
+func printResearch(w io.Writer, p research.Plan) {
 	pt := newPainter(w)
 	fmt.Fprintf(w, "%s\n", escapeControls(p.Message))
 	fmt.Fprintf(w, "  report %s: %s\n  %d sources, %d findings → research evidence at the %s anchor\n", p.ReportID, escapeControls(p.Title), p.Sources, p.Findings, p.Anchor)

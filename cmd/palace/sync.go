@@ -10,12 +10,13 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/teamsync"
 )
 
 func init() { extraCommands = append(extraCommands, newSyncCmd, newCardsCmd) }
 
 func newSyncCmd(g *globals) *cobra.Command {
-	var req host.SyncRequest
+	var req teamsync.SyncRequest
 	var resolve []string
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -109,7 +110,7 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 	return cmd
 }
 
-func printSync(w io.Writer, rep host.SyncReport) {
+func printSync(w io.Writer, rep teamsync.SyncReport) {
 	p := newPainter(w)
 	for _, f := range rep.Findings {
 		fmt.Fprintln(w, escapeControls(f.String()))
@@ -184,7 +185,7 @@ func printSync(w io.Writer, rep host.SyncReport) {
 }
 
 // skipped counts the card files a sync left out for their errors.
-func skipped(rep host.SyncReport) int {
+func skipped(rep teamsync.SyncReport) int {
 	files := map[string]bool{}
 	for _, f := range rep.Findings {
 		if f.Severity == cardfile.SeverityError {
@@ -217,7 +218,7 @@ func newCardsCmd(g *globals) *cobra.Command {
 }
 
 func newCardsCheckCmd(g *globals) *cobra.Command {
-	var req host.CardsCheckRequest
+	var req teamsync.CardsCheckRequest
 	cmd := &cobra.Command{
 		Use:   "check [FILE…]",
 		Short: "Check card files: the pre-commit hook (exit 1 on any error finding)",

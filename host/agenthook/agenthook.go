@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/hosterr"
 )
 
 // Hook agents: the agents whose session and prompt hooks palace answers.

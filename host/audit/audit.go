@@ -18,11 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )

@@ -26,11 +26,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/internal/hosterr"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 

@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/internal/limits"
-	"github.com/palacehq/palace/repofs"
-	"github.com/palacehq/palace/rulefiles"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
+	"github.com/palacehq/palace/repofs"
+	"github.com/palacehq/palace/rulefiles"
 	"github.com/palacehq/palace/store"
 )
 

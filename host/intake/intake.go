@@ -17,14 +17,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/ruleexport"
+	"github.com/palacehq/palace/internal/hosterr"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
 )
 

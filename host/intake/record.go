@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/internal/limits"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
 )
 

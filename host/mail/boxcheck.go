@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/mailbox"
 )
 

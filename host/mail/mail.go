@@ -28,11 +28,11 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/anchor"
-	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/mailbox"
-	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/hosterr"
+	"github.com/palacehq/palace/mailbox"
 	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/repofs"
 )
 
 // Config is what a Mail needs of the palace it serves. Every field is

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/hosterr"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/store"
 )
 

@@ -18,10 +18,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )

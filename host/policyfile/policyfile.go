@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/anchor"
-	"github.com/palacehq/palace/host/internal/hosterr"
-	"github.com/palacehq/palace/repofs"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
+	"github.com/palacehq/palace/repofs"
 )
 
 // Stamp sets d.FileState: how git sees the repo policy file that

@@ -24,10 +24,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/rulefiles"
 	"github.com/palacehq/palace/store"

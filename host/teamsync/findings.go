@@ -6,7 +6,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/internal/limits"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/secrets"
 )
 

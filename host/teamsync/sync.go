@@ -13,8 +13,8 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/internal/neardup"
+	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
 

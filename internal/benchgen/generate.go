@@ -17,9 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
 
@@ -388,8 +390,8 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 		return len(weights) - 1
 	}
 	stmt := fmt.Sprintf("%s (rule %d)", g.sentence(6, 24), n)
-	if len(stmt) > host.MaxStatementRunes {
-		stmt = stmt[len(stmt)-host.MaxStatementRunes:]
+	if len(stmt) > intake.MaxStatementRunes {
+		stmt = stmt[len(stmt)-intake.MaxStatementRunes:]
 	}
 	c := domain.Card{
 		ID: store.NewID(store.CardPrefix, t), Statement: stmt, StatementNorm: domain.NormalizeStatement(stmt),
@@ -501,7 +503,7 @@ func (g *benchGen) events(ctx context.Context) error {
 }
 
 // historyRequests are the requests whose packs shape the history.
-var historyRequests = []host.ContextRequest{
+var historyRequests = []pack.ContextRequest{
 	{Query: "sqlite lock timeout", File: "store/db.go", Field: "storage", Intents: []string{"debug"}},
 	{File: "api/handler.go", Intents: []string{"review"}},
 	{Query: "retry deadline context cancel", Field: "api"},
@@ -577,7 +579,7 @@ func (g *benchGen) history(ctx context.Context) error {
 // item by the form it rendered in (trimmed when the budget reduced it),
 // then the skipped cards that count — out of scope, or kept out by
 // cooling; duplicates and cards the request is not about record nothing.
-func packOutcomes(p host.Pack) []store.InjectionEvent {
+func packOutcomes(p pack.Pack) []store.InjectionEvent {
 	var out []store.InjectionEvent
 	for _, it := range p.Items {
 		o := store.OutcomeSkippedCooled

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/palacehq/palace/host/internal/hosterr"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/bounded"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 )
 
 func TestNormalizeRemote(t *testing.T) {

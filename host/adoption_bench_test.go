@@ -26,14 +26,14 @@ func BenchmarkAdopt(b *testing.B) {
 	for i := range 1000 {
 		ids = append(ids, e.card(h, cxCard{statement: fmt.Sprintf("Rule %d: retry SQLite writes after a busy timeout %d", i, i), tier: "shu", field: "storage"}))
 	}
-	p, err := h.Context(ctx, pack.ContextRequest{Query: "sqlite busy retry", File: "store/store.go"})
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{Query: "sqlite busy retry", File: "store/store.go"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
-		res, err := h.Adopt(ctx, adoption.Request{Signal: "used", CardID: ids[i%len(ids)], RequestID: p.RequestID, Note: "followed it"})
+		res, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "used", CardID: ids[i%len(ids)], RequestID: p.RequestID, Note: "followed it"})
 		if err != nil || !res.Written {
 			b.Fatalf("adopt: %+v %v", res, err)
 		}

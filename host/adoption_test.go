@@ -24,7 +24,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 
 	asked := pack.ContextRequest{Query: "sqlite busy retry writes", File: "store/store.go"}
 	other := pack.ContextRequest{Query: "migration transaction", File: "store/schema.go", DryRun: true}
-	p, err := h.Context(ctx, asked)
+	p, err := h.Pack().Context(ctx, asked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 	dry.DryRun = true
 	salience := func(req pack.ContextRequest) (int, map[string]int) {
 		t.Helper()
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := h.Adopt(ctx, adoption.Request{Signal: "rejected", CardID: id, RequestID: p.RequestID, Note: "not this code path"})
+	res, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "rejected", CardID: id, RequestID: p.RequestID, Note: "not this code path"})
 	if err != nil || !res.Written || res.Event.RequestTerms == "" {
 		t.Fatalf("adopt: %+v, %v", res, err)
 	}
@@ -69,7 +69,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 	}
 	// The same actor's second word on the card for the same request is a
 	// repeat: recorded, counted nowhere.
-	again, err := h.Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"})
+	again, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"})
 	if err != nil || !again.Written || again.Counts || !strings.Contains(again.NotCounted, "a repeat") {
 		t.Fatalf("repeat: %+v, %v; want written and not counted", again, err)
 	}
@@ -82,7 +82,7 @@ func TestSignalsCountForLikeRequestsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h2.Close()
-	if res, err := h2.Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil || !res.Counts {
+	if res, err := h2.Adoption().Adopt(ctx, adoption.Request{Signal: "used", CardID: id, RequestID: p.RequestID, Note: "it did apply after all"}); err != nil || !res.Counts {
 		t.Fatalf("another actor's signal: %+v, %v", res, err)
 	}
 	if s, bd := salience(dry); s != sameAfter+12 || bd["adopted"] != 12 {

@@ -57,7 +57,7 @@ func TestRemoteCaseFoldKeepsExistingAnchors(t *testing.T) {
 	if got := h.Location().RepoIdentity; got != "github.com/ACME/X" {
 		t.Fatalf("repo identity %q, want the spelling the palace holds", got)
 	}
-	p, err := h.Context(ctx, pack.ContextRequest{DryRun: true})
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRemoteCaseFoldKeepsExistingAnchors(t *testing.T) {
 	if loc.RepoIdentity != "github.com/acme/x" || !slices.Equal(loc.RepoAliases, []string{"github.com/ACME/X"}) {
 		t.Fatalf("identity %q aliases %v, want github.com/acme/x with alias github.com/ACME/X", loc.RepoIdentity, loc.RepoAliases)
 	}
-	p, err = h2.Context(ctx, pack.ContextRequest{DryRun: true})
+	p, err = h2.Pack().Context(ctx, pack.ContextRequest{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

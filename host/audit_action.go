@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/authority"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // AuditActionRequest changes how a card is governed, not what it says.
 type AuditActionRequest struct {
-	// Action is one of AuditActions.
+	// Action is one of audit.Actions.
 	Action string `json:"action"`
 	// Value is the new value of set_expiry and set_review_after (a date;
 	// "none" clears it), set_persistence (standard, protected, foundational)
@@ -54,7 +55,7 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 	if err := h.requireHuman("audit action"); err != nil {
 		return AuditActionResult{}, err
 	}
-	if err := oneOf("action", req.Action, AuditActions); err != nil {
+	if err := oneOf("action", req.Action, audit.Actions); err != nil {
 		return AuditActionResult{}, err
 	}
 	if req.Action == "revoke" && strings.TrimSpace(req.Reason) == "" {

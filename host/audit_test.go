@@ -46,7 +46,7 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 	req.DryRun, req.Budget = false, 1
 	for day := range 8 {
 		e.now = cxEpoch.Add(time.Duration(day) * 24 * time.Hour)
-		if _, err := h.Context(ctx, req); err != nil {
+		if _, err := h.Pack().Context(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,7 +233,7 @@ func TestAuditActionAgentModeRefused(t *testing.T) {
 	dir := e.repo("a", "https://github.com/acme/a")
 	id := e.card(e.open(dir, host.Human), scoped("keep write transactions short", "shu"))
 	agent := e.open(dir, host.Agent)
-	for _, action := range host.AuditActions {
+	for _, action := range audit.Actions {
 		_, err := agent.AuditAction(ctx, id, host.AuditActionRequest{Action: action, Value: "foundational", Reason: "r"})
 		var he *host.Error
 		if !errors.As(err, &he) || he.Kind != host.KindMode || host.ExitCode(err) != 3 {

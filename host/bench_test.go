@@ -38,7 +38,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 	cpu.Start()
 	for b.Loop() {
 		op++
-		res, err := h.RecordBatch(ctx, bytes.NewReader(batch(op)), "bench.jsonl", intake.RecordRequest{Anchor: "global"}, nil)
+		res, err := h.Intake().RecordBatch(ctx, bytes.NewReader(batch(op)), "bench.jsonl", intake.RecordRequest{Anchor: "global"}, nil)
 		if err != nil || res.Imported != rows {
 			b.Fatalf("imported %d: %v", res.Imported, err)
 		}

@@ -52,12 +52,12 @@ func TestBrief(t *testing.T) {
 	}
 
 	req := pack.BriefRequest{Query: "WAL import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}}
-	b, err := h.Brief(ctx, req)
+	b, err := h.Pack().Brief(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("same selection as context", func(t *testing.T) {
-		p, err := h.Context(ctx, pack.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
+		p, err := h.Pack().Context(ctx, pack.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestBrief(t *testing.T) {
 		}
 	})
 	t.Run("deterministic", func(t *testing.T) {
-		again, err := h.Brief(ctx, req)
+		again, err := h.Pack().Brief(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestBriefWithoutAuthority(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
 	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
-	b, err := h.Brief(ctx, pack.BriefRequest{Query: "anything"})
+	b, err := h.Pack().Brief(ctx, pack.BriefRequest{Query: "anything"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestViewCardWarmsTheCard(t *testing.T) {
 	if _, ok := stats["kc_nope"]; ok {
 		t.Errorf("a view of an unknown card was recorded")
 	}
-	p, err := h.Context(ctx, cxScopedRequest())
+	p, err := h.Pack().Context(ctx, cxScopedRequest())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func mustSync(t *testing.T, h *host.Host, req teamsync.SyncRequest) teamsync.Syn
 
 func citations(t *testing.T, h *host.Host, id string) []pack.Citation {
 	t.Helper()
-	p, err := h.Context(context.Background(), pack.ContextRequest{Query: "busy timeout storage", File: "store/db.go", DryRun: true})
+	p, err := h.Pack().Context(context.Background(), pack.ContextRequest{Query: "busy timeout storage", File: "store/db.go", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestSyncTwoClonesKeepIDsAndCitations(t *testing.T) {
 		t.Fatalf("B's card %+v, %v: want promoted at the repo anchor", c, err)
 	}
 	// Re-rendering the imported card gives the file's bytes.
-	if again, err := hb.CardFile(ctx, id); err != nil || !bytes.Equal(again, file) {
+	if again, err := hb.Team().CardFile(ctx, id); err != nil || !bytes.Equal(again, file) {
 		t.Errorf("B renders the imported card differently (%v):\n%s\n---- file ----\n%s", err, again, file)
 	}
 	evs, err := hb.CardEvents(ctx, id, false)

@@ -206,7 +206,7 @@ func BenchmarkContext(b *testing.B) {
 				ctx := context.Background()
 				for _, r := range benchRequests { // warm the page cache and the policies
 					r.DryRun = true
-					if _, err := h.Context(ctx, r); err != nil {
+					if _, err := h.Pack().Context(ctx, r); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -220,7 +220,7 @@ func BenchmarkContext(b *testing.B) {
 					r := benchRequests[i%len(benchRequests)]
 					r.DryRun = mode == "read"
 					start := time.Now()
-					p, err := h.Context(ctx, r)
+					p, err := h.Pack().Context(ctx, r)
 					lat.d = append(lat.d, time.Since(start))
 					if err != nil || p.Selection.Considered == 0 {
 						b.Fatalf("context: %v (considered %d)", err, p.Selection.Considered)
@@ -257,7 +257,7 @@ func BenchmarkBrief(b *testing.B) {
 				return pack.BriefRequest{Query: r.Query, File: r.File, Language: r.Language, Field: r.Field, Intents: r.Intents, Tools: r.Tools}
 			}
 			for _, r := range benchRequests {
-				if _, err := h.Brief(ctx, brief(r)); err != nil {
+				if _, err := h.Pack().Brief(ctx, brief(r)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -268,7 +268,7 @@ func BenchmarkBrief(b *testing.B) {
 			lat.start()
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
-				_, err := h.Brief(ctx, brief(benchRequests[i%len(benchRequests)]))
+				_, err := h.Pack().Brief(ctx, brief(benchRequests[i%len(benchRequests)]))
 				lat.d = append(lat.d, time.Since(start))
 				if err != nil {
 					b.Fatal(err)
@@ -331,7 +331,7 @@ func BenchmarkContextCitedCode(b *testing.B) {
 			isCode := func(id string) bool { return strings.HasPrefix(id, "kc_code") }
 			for _, r := range benchRequests {
 				r.DryRun = true
-				if _, err := h.Context(ctx, r); err != nil {
+				if _, err := h.Pack().Context(ctx, r); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -345,7 +345,7 @@ func BenchmarkContextCitedCode(b *testing.B) {
 				r := benchRequests[i%len(benchRequests)]
 				r.DryRun = true
 				start := time.Now()
-				p, err := h.Context(ctx, r)
+				p, err := h.Pack().Context(ctx, r)
 				lat.d = append(lat.d, time.Since(start))
 				if err != nil || p.Selection.Considered == 0 {
 					b.Fatalf("context: %v (considered %d)", err, p.Selection.Considered)

@@ -33,7 +33,7 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	id := e.card(h, want)
 	req := cxScopedRequest()
 	req.Query = "the WAL keeps growing after a bulk import"
-	full, err := h.Context(ctx, req)
+	full, err := h.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	checkPack(t, full, "")
 	for _, budget := range []int{full.Budget.Used - 1, 420, 330} {
 		req.Budget = budget
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 		ids = append(ids, e.card(h, scoped(fmt.Sprintf("store rule: keep tx%d short, batch%d writes, log%d retries", i, i, i), "shu")))
 	}
 	req := cxScopedRequest()
-	p, err := h.Context(ctx, req)
+	p, err := h.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 		pack.FetchByMCPTool: "fetch a card with palace_cards get `ID`.",
 	} {
 		req.Fetch = fetch
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ func TestContextFindsCJKWordsInsideRuns(t *testing.T) {
 	h := e.open(e.repo("r", "https://example.com/o/r.git"), host.Human)
 	wal := e.card(h, cxCard{statement: "使用WAL模式避免数据库锁", tier: "shu", anchor: "repo"})
 	e.card(h, cxCard{statement: "提交前运行全部测试", tier: "shu", anchor: "repo"})
-	p, err := h.Context(context.Background(), pack.ContextRequest{Query: "数据库锁", DryRun: true})
+	p, err := h.Pack().Context(context.Background(), pack.ContextRequest{Query: "数据库锁", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

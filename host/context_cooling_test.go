@@ -20,7 +20,7 @@ func TestContextCoolingRecovers(t *testing.T) {
 	req.DryRun, req.Budget = false, 1
 	for day := range 10 {
 		e.now = cxEpoch.Add(time.Duration(day) * 24 * time.Hour)
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func TestContextCoolingRecovers(t *testing.T) {
 		}
 	}
 	req.Budget, req.Explain = 0, true
-	p, err := h.Context(ctx, req)
+	p, err := h.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

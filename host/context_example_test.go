@@ -17,7 +17,7 @@ import (
 // triggers (two intents) fit the request fully and the file's path words
 // make it relevant, so it lands in the core lane and renders compactly
 // (core and scoped items are one line by default), with its two citations.
-func ExampleHost_Context() {
+func ExampleHost_Pack() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "palace-example")
 	if err != nil {
@@ -32,8 +32,8 @@ func ExampleHost_Context() {
 		panic(err)
 	}
 	defer h.Close()
-	seen, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
-	fixed, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
+	seen, _ := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "parallel tests hit SQLITE_BUSY without WAL", Field: "storage", SourceRef: "ci://4812"})
+	fixed, _ := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "WAL + busy_timeout: 200 clean runs", Field: "storage"})
 	_, err = h.Distill(ctx, intake.DistillRequest{Anchor: "global",
 		Statement: "Open SQLite in WAL mode with a busy timeout", Tier: "shu", Field: "storage",
 		Supporting: []string{seen.ID}, Verification: []string{fixed.ID},
@@ -44,9 +44,10 @@ func ExampleHost_Context() {
 	if err != nil {
 		panic(err)
 	}
-	p, err := h.Context(ctx, pack.ContextRequest{
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{
 		File: "store/db.go", Field: "storage", Intents: []string{"debug", "storage"}, DryRun: true,
 	})
+
 	if err != nil {
 		panic(err)
 	}

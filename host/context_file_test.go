@@ -37,7 +37,7 @@ func TestContextRefusesAFileOfAnotherCheckout(t *testing.T) {
 		{"../b/main.go", b},
 		{filepath.Join(nested, "x.go"), nested},
 	} {
-		_, err := h.Context(ctx, pack.ContextRequest{File: tt.file, DryRun: true})
+		_, err := h.Pack().Context(ctx, pack.ContextRequest{File: tt.file, DryRun: true})
 		if tt.refusedFor == "" {
 			if err != nil {
 				t.Errorf("--file %s: %v, want a pack", tt.file, err)
@@ -51,7 +51,7 @@ func TestContextRefusesAFileOfAnotherCheckout(t *testing.T) {
 	}
 	// Outside git, a file of a checkout is refused too.
 	h2 := e.open(outside, host.Human)
-	if _, err := h2.Context(ctx, pack.ContextRequest{File: filepath.Join(a, "x.go"), DryRun: true}); err == nil || !strings.Contains(err.Error(), "in no git checkout") {
+	if _, err := h2.Pack().Context(ctx, pack.ContextRequest{File: filepath.Join(a, "x.go"), DryRun: true}); err == nil || !strings.Contains(err.Error(), "in no git checkout") {
 		t.Errorf("outside git, a file of a checkout: err = %v", err)
 	}
 }

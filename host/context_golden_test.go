@@ -64,7 +64,7 @@ func goldenPalace(t *testing.T) (*cxEnv, map[string]*host.Host) {
 		c.renderPref = "inline_full"
 		id := e.card(a, c)
 		for range i {
-			if err := a.RecordViews(ctx, id); err != nil {
+			if err := a.Pack().RecordViews(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -110,7 +110,7 @@ func TestContextGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := hosts["a"].Context(ctx, tt.req)
+			p, err := hosts["a"].Pack().Context(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,9 +127,10 @@ func TestContextGolden(t *testing.T) {
 
 func TestBriefGolden(t *testing.T) {
 	e, hosts := goldenPalace(t)
-	b, err := hosts["a"].Brief(context.Background(), pack.BriefRequest{
+	b, err := hosts["a"].Pack().Brief(context.Background(), pack.BriefRequest{
 		Query: "WAL checkpoint import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"},
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

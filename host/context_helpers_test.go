@@ -108,7 +108,7 @@ func (e *cxEnv) evAt(h *host.Host, content, field, src, anchor string) string {
 	if anchor != "global" {
 		anchor = ""
 	}
-	r, err := h.Record(context.Background(), intake.RecordRequest{Content: content, Field: field, SourceRef: src, Anchor: anchor})
+	r, err := h.Intake().Record(context.Background(), intake.RecordRequest{Content: content, Field: field, SourceRef: src, Anchor: anchor})
 	if err != nil {
 		e.t.Fatal(err)
 	}

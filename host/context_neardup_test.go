@@ -29,7 +29,7 @@ func TestNearDuplicatesAreInlinedOnce(t *testing.T) {
 		ids = append(ids, e.card(h, cxCard{statement: fmt.Sprintf("Budget filler rule number %d: keep handlers small and focused", n), tier: "shu", anchor: "repo"}))
 	}
 	other := e.card(h, cxCard{statement: "Handlers return errors, never panic", tier: "shu", anchor: "repo"})
-	p, err := h.Context(ctx, pack.ContextRequest{Query: "keep handlers small", DryRun: true})
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{Query: "keep handlers small", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

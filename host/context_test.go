@@ -32,7 +32,7 @@ func TestContextNeverLeaksAnotherRepository(t *testing.T) {
 	req := cxScopedRequest()
 	req.Query = "storage journal locks"
 	req.IncludeEvidence = true
-	p, err := ha.Context(ctx, req)
+	p, err := ha.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestContextNeverLeaksAnotherRepository(t *testing.T) {
 	}
 
 	req.AllRepos = true
-	p, err = ha.Context(ctx, req)
+	p, err = ha.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestContextOrdersByValueThenTierThenInnermostAnchor(t *testing.T) {
 	w := e.card(hw, scoped("worktree: this branch rewrites the FTS triggers", "shu"))
 	dr := e.card(hw, scoped("repo: storage changes need a migration", "dao_ren").at("repo"))
 
-	p, err := hw.Context(ctx, cxScopedRequest())
+	p, err := hw.Pack().Context(ctx, cxScopedRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestContextOrdersByValueThenTierThenInnermostAnchor(t *testing.T) {
 		t.Errorf("items %v, want all four of %v", got, []string{dr, w, r, g})
 	}
 	// The main checkout shares the repo anchor but not the worktree's.
-	p, err = e.open(a, host.Human).Context(ctx, cxScopedRequest())
+	p, err = e.open(a, host.Human).Pack().Context(ctx, cxScopedRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestContextDaoTianLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := cxScopedRequest()
 			req.DaoTianLimit = tt.limit
-			p, err := h.Context(ctx, req)
+			p, err := h.Pack().Context(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestContextDaoTianLimit(t *testing.T) {
 			}
 		})
 	}
-	if _, err := h.Context(ctx, pack.ContextRequest{DaoTianLimit: limit(-1)}); host.KindOf(err) != host.KindInvalid {
+	if _, err := h.Pack().Context(ctx, pack.ContextRequest{DaoTianLimit: limit(-1)}); host.KindOf(err) != host.KindInvalid {
 		t.Errorf("negative limit: err = %v, want invalid input", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestContextStatuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := cxScopedRequest()
 			req.IncludeCandidates = tt.includeCandidates
-			p, err := h.Context(ctx, req)
+			p, err := h.Pack().Context(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestContextTransientInstructionFirstAndNeverStored(t *testing.T) {
 	req := cxScopedRequest()
 	req.DryRun = false
 	req.Instructions = []string{marker}
-	p, err := h.Context(ctx, req)
+	p, err := h.Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestContextDeterministic(t *testing.T) {
 	req.Instructions = []string{"be brief"}
 	marshal := func(h *host.Host, req pack.ContextRequest) []byte {
 		t.Helper()
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 	ref := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
 	out := e.card(h, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
 	req := cxScopedRequest()
-	if _, err := h.Context(ctx, req); err != nil {
+	if _, err := h.Pack().Context(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
@@ -344,7 +344,7 @@ func TestContextWritesOneEventPerCandidate(t *testing.T) {
 		t.Fatalf("a dry run wrote %d injection records", n)
 	}
 	req.DryRun, req.RequestID = false, "rq_one"
-	if _, err := h.Context(ctx, req); err != nil {
+	if _, err := h.Pack().Context(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.SettleTelemetry(); err != nil {
@@ -405,7 +405,7 @@ func TestContextEmptySaysWhatExists(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := tt.h.Context(ctx, tt.req)
+			p, err := tt.h.Pack().Context(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,7 +440,7 @@ func TestContextDistillSuggestions(t *testing.T) {
 		e.ev(h, "z note "+itoa(i), "z", "")
 	}
 	e.card(h, cxCard{statement: "z is settled", tier: "qi", field: "z"}) // 2 more z rows, and a card
-	p, err := h.Context(ctx, pack.ContextRequest{DryRun: true})
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestContextBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Context(ctx, tt.req)
+			_, err := h.Pack().Context(ctx, tt.req)
 			var he *host.Error
 			if !errors.As(err, &he) || he.Kind != host.KindInvalid || he.Field != tt.field {
 				t.Fatalf("err = %v, want invalid %s", err, tt.field)
@@ -477,7 +477,7 @@ func TestContextBadInput(t *testing.T) {
 		})
 	}
 	// FTS5 syntax in a query is just words.
-	if _, err := h.Context(ctx, pack.ContextRequest{Query: `"unbalanced AND (NEAR OR* -x`, DryRun: true}); err != nil {
+	if _, err := h.Pack().Context(ctx, pack.ContextRequest{Query: `"unbalanced AND (NEAR OR* -x`, DryRun: true}); err != nil {
 		t.Errorf("a query with FTS5 operators failed: %v", err)
 	}
 }
@@ -518,7 +518,7 @@ func TestContextPolicyFallbacks(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(pdir, tt.file), []byte(tt.policy), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p, err := e.open(dir, host.Human).Context(ctx, cxScopedRequest())
+			p, err := e.open(dir, host.Human).Pack().Context(ctx, cxScopedRequest())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -547,7 +547,7 @@ func TestContextCitationsCappedCounterexamplesFirst(t *testing.T) {
 	if _, err := h.Link(ctx, id, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := h.Context(ctx, cxScopedRequest())
+	p, err := h.Pack().Context(ctx, cxScopedRequest())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func newWakePalace(t *testing.T) *wakePalace {
 func (w *wakePalace) wake(t *testing.T, req pack.ContextRequest) pack.Pack {
 	t.Helper()
 	req.DryRun = true
-	p, err := w.h.Context(context.Background(), req)
+	p, err := w.h.Pack().Context(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 	}
 	// Recorded as a real request: the cards its budget trimmed keep no
 	// trim that would cool them.
-	p, err := w.h.Context(context.Background(), pack.ContextRequest{Budget: 500})
+	p, err := w.h.Pack().Context(context.Background(), pack.ContextRequest{Budget: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.DryRun = true
-			p, err := h.Context(ctx, tt.req)
+			p, err := h.Pack().Context(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 			if !strings.Contains(r, tt.want) || strings.Contains(r, "()") || !strings.Contains(p.Rendered, r) {
 				t.Errorf("reason %q, want it to say %q and the rendering to carry it:\n%s", r, tt.want, p.Rendered)
 			}
-			b, err := h.Brief(ctx, pack.BriefRequest{Query: tt.req.Query})
+			b, err := h.Pack().Brief(ctx, pack.BriefRequest{Query: tt.req.Query})
 			if err != nil {
 				t.Fatal(err)
 			}

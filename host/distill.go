@@ -37,12 +37,12 @@ func (h *Host) Distill(ctx context.Context, req intake.DistillRequest) (Card, er
 			return Card{}, err
 		}
 	}
-	c, kind, err := h.intake().PrepareCard(req)
+	c, kind, err := h.Intake().PrepareCard(req)
 	if err != nil {
 		return Card{}, err
 	}
 	if !req.Direct {
-		if err := refuseSecrets("statement and content", c.Statement+"\n"+c.Content); err != nil {
+		if err := intake.RefuseSecrets("statement and content", c.Statement+"\n"+c.Content); err != nil {
 			return Card{}, err
 		}
 	}

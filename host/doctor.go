@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -125,7 +126,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 		}
 		add("policies", "ok", detail, "")
 	}
-	if changes, err := h.LocalPolicyChanges(ctx); err != nil {
+	if changes, err := policyfile.LocalChanges(ctx, h.PolicySources().RepoDir); err != nil {
 		add("local policies", "warn", err.Error(), "")
 	} else if len(changes) > 0 {
 		var parts []string
@@ -179,7 +180,7 @@ func mailboxCheck(ctx context.Context, h *Host) Check {
 // uncommittedCheck warns about card files git sees untracked or modified
 // in the working tree: sync reads committed files only.
 func uncommittedCheck(ctx context.Context, h *Host) Check {
-	fs, err := h.team().Uncommitted(ctx)
+	fs, err := h.Team().Uncommitted(ctx)
 	if err != nil {
 		return Check{Name: "uncommitted card files", Status: "warn", Detail: err.Error()}
 	}

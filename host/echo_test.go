@@ -16,7 +16,7 @@ import (
 func TestRecordRefusesRenderedPacks(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "with WAL the store tests pass", Field: "storage"})
+	ev, err := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "with WAL the store tests pass", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestRecordRefusesRenderedPacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pack, err := h.Context(ctx, pack.ContextRequest{Query: "sqlite wal", Field: "storage", Intents: []string{"storage"}, DryRun: true})
+	pack, err := h.Pack().Context(ctx, pack.ContextRequest{Query: "sqlite wal", Field: "storage", Intents: []string{"storage"}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +45,13 @@ func TestRecordRefusesRenderedPacks(t *testing.T) {
 		"quoted pack": "> " + strings.ReplaceAll(pack.Rendered, "\n", "\n> "),
 		"card line":   "the agent was told: " + cardLine,
 	} {
-		_, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: content})
+		_, err := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: content})
 		if host.KindOf(err) != host.KindInvalid || !strings.Contains(err.Error(), "own echo") {
 			t.Errorf("%s: err = %v, want a refusal naming the echo", name, err)
 		}
 	}
 	// An agent's own words about a card are evidence.
-	if _, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
+	if _, err := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "card " + c.ID + " held: tests pass with WAL on"}); err != nil {
 		t.Errorf("own words refused: %v", err)
 	}
 }

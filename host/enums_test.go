@@ -30,7 +30,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 	var ids []string
 	for _, p := range domain.Provenances {
 		for _, d := range domain.Domains {
-			ev, err := h.Record(ctx, intake.RecordRequest{Content: "fact " + string(p) + string(d), Provenance: string(p), Domain: string(d)})
+			ev, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "fact " + string(p) + string(d), Provenance: string(p), Domain: string(d)})
 			if err != nil {
 				t.Fatalf("record provenance %s domain %s: %v", p, d, err)
 			}

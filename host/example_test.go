@@ -28,8 +28,8 @@ func Example() {
 	}
 	defer h.Close()
 
-	seen, _ := h.Record(ctx, intake.RecordRequest{Content: "tests flake with 'database is locked' without WAL", Field: "storage"})
-	fixed, _ := h.Record(ctx, intake.RecordRequest{Content: "with WAL the tests pass 50 of 50 runs", Field: "storage"})
+	seen, _ := h.Intake().Record(ctx, intake.RecordRequest{Content: "tests flake with 'database is locked' without WAL", Field: "storage"})
+	fixed, _ := h.Intake().Record(ctx, intake.RecordRequest{Content: "with WAL the tests pass 50 of 50 runs", Field: "storage"})
 	card, _ := h.Distill(ctx, intake.DistillRequest{
 		Statement: "Open SQLite in WAL mode", Tier: "qi", Field: "storage",
 		Supporting: []string{seen.ID},

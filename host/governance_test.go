@@ -37,18 +37,18 @@ func TestRecordReturnsTheExistingRowForTheSameContent(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)
 	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
-	first, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "perf"})
+	first, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "perf"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "other"})
+	again, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Field: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.ID != first.ID || !again.Existing || again.Field != "perf" {
 		t.Fatalf("re-record = %s existing=%v field %s, want %s existing, the first row", again.ID, again.Existing, again.Field, first.ID)
 	}
-	dup, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", AllowDuplicate: true})
+	dup, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "the import took 4 s", AllowDuplicate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRecordReturnsTheExistingRowForTheSameContent(t *testing.T) {
 		t.Fatalf("allow-duplicate = %+v, want a new row marked a duplicate of %s", dup, first.ID)
 	}
 	// The same content at another anchor is another piece of evidence.
-	repo, err := h.Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Anchor: "repo"})
+	repo, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "the import took 4 s", Anchor: "repo"})
 	if err != nil || repo.ID == first.ID || repo.Existing || repo.DuplicateOf != "" {
 		t.Fatalf("same content at the repo anchor = %+v, %v; want a new original", repo, err)
 	}
@@ -78,7 +78,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 		for _, f := range extra {
 			f(&req)
 		}
-		r, err := h.Record(ctx, req)
+		r, err := h.Intake().Record(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 	})
 	t.Run("agent cannot write human provenance", func(t *testing.T) {
 		agent := e.open(dir, host.Agent)
-		_, err := agent.Record(ctx, intake.RecordRequest{Content: "a person told me so", Provenance: "human"})
+		_, err := agent.Intake().Record(ctx, intake.RecordRequest{Content: "a person told me so", Provenance: "human"})
 		wantKind(t, "agent records human provenance", err, host.KindMode, "provenance human is refused in agent mode")
 	})
 	t.Run("teaching counts human provenance only", func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestGateCannotBeGamed(t *testing.T) {
 			ver = append(ver, rec("dao verification "+string(rune('a'+i))))
 		}
 		agent := e.open(dir, host.Agent)
-		taught, err := agent.Record(ctx, intake.RecordRequest{Content: "the agent says it was taught this", Provenance: "research"})
+		taught, err := agent.Intake().Record(ctx, intake.RecordRequest{Content: "the agent says it was taught this", Provenance: "research"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	rec := func(content, src string) string {
 		t.Helper()
 		e.now = e.now.Add(time.Minute)
-		r, err := h.Record(ctx, intake.RecordRequest{Content: content, Field: "storage", SourceRef: src})
+		r, err := h.Intake().Record(ctx, intake.RecordRequest{Content: content, Field: "storage", SourceRef: src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestContestedCardLeavesTheInlineLanes(t *testing.T) {
 	req := pack.ContextRequest{Query: "sqlite wal", Field: "storage", DryRun: true}
 	lane := func(want string) pack.Item {
 		t.Helper()
-		p, err := h.Context(ctx, req)
+		p, err := h.Pack().Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func TestMarkContestedIsTheHostHook(t *testing.T) {
 	}
 	_, err = h.MarkContested(ctx, id, host.ContestRequest{Kind: "", Reason: "x"})
 	wantKind(t, "no kind", err, host.KindInvalid, "kind")
-	p, err := h.Context(ctx, cxScopedRequest())
+	p, err := h.Pack().Context(ctx, cxScopedRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,19 +309,19 @@ func TestAnchorInvariants(t *testing.T) {
 	b := e.repo("b", "https://github.com/acme/b")
 	ha, hb := e.openClock(a), e.open(b, host.Human)
 
-	research, err := ha.Record(ctx, intake.RecordRequest{Content: "the docs say WAL needs shared memory", Provenance: "research"})
+	research, err := ha.Intake().Record(ctx, intake.RecordRequest{Content: "the docs say WAL needs shared memory", Provenance: "research"})
 	if err != nil || research.Anchor.Kind != "repo" {
 		t.Fatalf("research evidence at %s, %v; want repo", research.Anchor.Kind, err)
 	}
-	_, err = ha.Record(ctx, intake.RecordRequest{Content: "x", Anchor: "global", Domain: "project"})
+	_, err = ha.Intake().Record(ctx, intake.RecordRequest{Content: "x", Anchor: "global", Domain: "project"})
 	wantKind(t, "global anchor, domain project", err, host.KindInvalid, "holds domain global only")
 	_, err = ha.Distill(ctx, intake.DistillRequest{Statement: "s", Tier: "shu", Anchor: "global", Supporting: []string{research.ID}})
 	wantKind(t, "distill shu at global", err, host.KindInvalid, "publish it outward")
 
 	outside := e.open(e.root, host.Human)
-	_, err = outside.Record(ctx, intake.RecordRequest{Content: "written from nowhere"})
+	_, err = outside.Intake().Record(ctx, intake.RecordRequest{Content: "written from nowhere"})
 	wantKind(t, "record outside git", err, host.KindInvalid, "not inside a git checkout", "--anchor global")
-	if r, err := outside.Record(ctx, intake.RecordRequest{Content: "written from nowhere", Anchor: "global"}); err != nil || r.Domain != "global" {
+	if r, err := outside.Intake().Record(ctx, intake.RecordRequest{Content: "written from nowhere", Anchor: "global"}); err != nil || r.Domain != "global" {
 		t.Fatalf("record outside git with --anchor global = %+v, %v", r, err)
 	}
 

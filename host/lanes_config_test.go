@@ -25,7 +25,7 @@ func TestTeamLanesConfig(t *testing.T) {
 	}
 	req := cxScopedRequest()
 	req.Query = "checkpoint WAL imports vacuum store write lock"
-	before, err := e.open(dir, host.Human).Context(ctx, req)
+	before, err := e.open(dir, host.Human).Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestTeamLanesConfig(t *testing.T) {
 	}
 	must(os.MkdirAll(pdir, 0o755))
 	must(os.WriteFile(filepath.Join(pdir, "lanes.json"), []byte(`{"core_inline_limit": 1, "scoped_inline_limit": 1, "compact_char_limit": 60}`), 0o644))
-	after, err := e.open(dir, host.Human).Context(ctx, req)
+	after, err := e.open(dir, host.Human).Pack().Context(ctx, req)
 	must(err)
 	if inline(after) != 2 {
 		t.Errorf("core and scoped limited to one each: %d inline\n%s", inline(after), after.Rendered)
@@ -64,7 +64,7 @@ func TestTeamLanesConfig(t *testing.T) {
 	}
 
 	must(os.WriteFile(filepath.Join(pdir, "lanes.json"), []byte(`{"core_inline_limt": 1}`), 0o644))
-	broken, err := e.open(dir, host.Human).Context(ctx, req)
+	broken, err := e.open(dir, host.Human).Pack().Context(ctx, req)
 	must(err)
 	if !strings.Contains(broken.Policy.Fallback, `unknown setting "core_inline_limt"`) || inline(broken) != 3 {
 		t.Errorf("a broken lanes.json: fallback %q, %d inline", broken.Policy.Fallback, inline(broken))
@@ -86,7 +86,7 @@ func TestFoundationalInlineCap(t *testing.T) {
 	shortID, longID := e.card(h, short), e.card(h, long)
 	req := cxScopedRequest()
 	req.Query = "checkpoint WAL imports vacuum store maintenance"
-	p, err := e.open(dir, host.Human).Context(ctx, req)
+	p, err := e.open(dir, host.Human).Pack().Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -400,7 +400,7 @@ func TestMailDistributeFindsCheckoutsThePalaceKnows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Record(ctx, intake.RecordRequest{Content: "seen in " + dir, Anchor: "repo"}); err != nil {
+		if _, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "seen in " + dir, Anchor: "repo"}); err != nil {
 			t.Fatal(err)
 		}
 		h.Close()

@@ -33,7 +33,7 @@ func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (intake.Ev
 	case utf8.RuneCountInString(reason) > MaxRedactReasonRunes:
 		return intake.Evidence{}, invalid("reason", "reason is %d characters, over %d: say briefly why", utf8.RuneCountInString(reason), MaxRedactReasonRunes)
 	}
-	if err := refuseSecrets("reason", reason); err != nil {
+	if err := intake.RefuseSecrets("reason", reason); err != nil {
 		return intake.Evidence{}, err
 	}
 	at := store.FormatTime(h.now())

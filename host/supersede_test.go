@@ -44,7 +44,7 @@ func TestDistillFromRaisesATier(t *testing.T) {
 		t.Errorf("old card: superseded by %v, status %s", got.SupersededBy, got.Status)
 	}
 	pack := func() []string {
-		p, err := h.Context(ctx, pack.ContextRequest{Query: "wrap storage errors", File: "store/db.go", DryRun: true})
+		p, err := h.Pack().Context(ctx, pack.ContextRequest{Query: "wrap storage errors", File: "store/db.go", DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}

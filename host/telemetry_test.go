@@ -43,11 +43,11 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 		e.now = cxEpoch.Add(time.Duration(step) * 6 * time.Hour)
 		r := reqs[step%len(reqs)]
 		r.DryRun = false
-		if _, err := h.Context(ctx, r); err != nil {
+		if _, err := h.Pack().Context(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		if step%7 == 0 {
-			if err := h.RecordViews(ctx, ids[step%len(ids)]); err != nil {
+			if err := h.Pack().RecordViews(ctx, ids[step%len(ids)]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -105,7 +105,7 @@ func TestTelemetryWhyTraceMatchesRawRecords(t *testing.T) {
 	checked := 0
 	for _, r := range reqs {
 		r.DryRun, r.Explain, r.Budget = true, true, 100_000
-		p, err := h.Context(ctx, r)
+		p, err := h.Pack().Context(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestMaintenance(t *testing.T) {
 	req.DryRun = false
 	for day := range 40 {
 		e.now = cxEpoch.Add(time.Duration(day) * 24 * time.Hour)
-		if _, err := h.Context(ctx, req); err != nil {
+		if _, err := h.Pack().Context(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 	}

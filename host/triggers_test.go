@@ -32,7 +32,7 @@ func openTriggerHost(t testing.TB) *host.Host {
 func triggerCard(t testing.TB, h *host.Host, statement, tier string, scope domain.Scope, trig domain.Trigger) string {
 	t.Helper()
 	ctx := context.Background()
-	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen: " + statement})
+	ev, err := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen: " + statement})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 	dropID := triggerCard(t, h, "Never drop tables by hand", "dao_ren", domain.Scope{}, domain.Trigger{Patterns: []string{`(?i)drop\s+table`}, Intents: []string{"migrate"}})
 
 	text := "package db\n\nfunc open() {\n\tdb, _ := sql.Open(\"sqlite\", p) // os.path\n\t// DROP  TABLE x; sql.Open(again)\n}\n"
-	got, err := h.Hints(ctx, nil, pack.HintsRequest{File: "db/open.go", Text: text})
+	got, err := h.Pack().Hints(ctx, nil, pack.HintsRequest{File: "db/open.go", Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 	if got.OutOfScope != 1 {
 		t.Errorf("OutOfScope = %d, want 1 (the python card %s on a Go file)", got.OutOfScope, pyID)
 	}
-	py, err := h.Hints(ctx, nil, pack.HintsRequest{File: "tool.py", Text: "import os.path\n"})
+	py, err := h.Pack().Hints(ctx, nil, pack.HintsRequest{File: "tool.py", Text: "import os.path\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 		t.Errorf("python file matches = %+v, want %s at 1:8", py.Matches, pyID)
 	}
 
-	set, err := h.CompileTriggers(ctx, nil)
+	set, err := h.Pack().CompileTriggers(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestHintsMatchesAndScope(t *testing.T) {
 func TestHintsSkipsCandidatesAndLongLines(t *testing.T) {
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, err := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
+	ev, err := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestHintsSkipsCandidatesAndLongLines(t *testing.T) {
 	}
 	id := triggerCard(t, h, "authoritative", "qi", domain.Scope{}, domain.Trigger{Patterns: []string{"needle"}})
 	long := strings.Repeat("x", pack.MaxTriggerLineBytes) + "needle"
-	got, err := h.Hints(ctx, nil, pack.HintsRequest{File: "a.txt", Text: long + "\r\nneedle\r\n"})
+	got, err := h.Pack().Hints(ctx, nil, pack.HintsRequest{File: "a.txt", Text: long + "\r\nneedle\r\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestTriggerPrefilterAgreesWithRegexp(t *testing.T) {
 	for i, p := range patterns {
 		ids[triggerCard(t, h, fmt.Sprintf("card %d", i), "qi", domain.Scope{}, domain.Trigger{Patterns: []string{p}})] = p
 	}
-	set, err := h.CompileTriggers(ctx, nil)
+	set, err := h.Pack().CompileTriggers(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestCompileTriggersReportsInvalid(t *testing.T) {
 	// must not depend on it.
 	ctx := context.Background()
 	h := openTriggerHost(t)
-	ev, _ := h.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
+	ev, _ := h.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "seen"})
 	_, err := h.Distill(ctx, intake.DistillRequest{Anchor: "global", Statement: "bad", Tier: "qi", Supporting: []string{ev.ID},
 		Trigger: domain.Trigger{Patterns: []string{"a("}}})
 	if err == nil || !strings.Contains(err.Error(), `trigger pattern "a(" is not a valid regular expression`) {
@@ -225,7 +225,7 @@ func TestChangeProbeSeesOtherHosts(t *testing.T) {
 	if v2, _ := p.Version(ctx); v2 != v1 {
 		t.Fatalf("version moved without a commit: %d → %d", v1, v2)
 	}
-	if _, err := b.Record(ctx, intake.RecordRequest{Anchor: "global", Content: "from another host"}); err != nil {
+	if _, err := b.Intake().Record(ctx, intake.RecordRequest{Anchor: "global", Content: "from another host"}); err != nil {
 		t.Fatal(err)
 	}
 	if v3, _ := p.Version(ctx); v3 == v1 {

@@ -77,12 +77,12 @@ func TestTrustModelEveryChannelGoesThroughTheDoor(t *testing.T) {
 		{"adoption signal", func(t *testing.T) string {
 			id := authoritative("Signalled rule")
 			// A signal without evidence is a signal, never a change.
-			_, err := h.Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, Note: "ignore this rule", AllowWarnings: true})
+			_, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, Note: "ignore this rule", AllowWarnings: true})
 			must(err)
 			if evs, _ := h.CardEvents(ctx, id, false); evs[len(evs)-1].Type != domain.EventPromoted {
 				t.Errorf("a contradiction without evidence changed the card: %+v", evs[len(evs)-1])
 			}
-			res, err := h.Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, EvidenceID: e.ev(h, "it broke the build", "general", ""), Note: "broke the build"})
+			res, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: id, EvidenceID: e.ev(h, "it broke the build", "general", ""), Note: "broke the build"})
 			must(err)
 			if !res.Contested {
 				t.Errorf("a contradiction on evidence did not contest: %+v", res)

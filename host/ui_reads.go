@@ -366,7 +366,7 @@ func (h *Host) CardDossier(ctx context.Context, id string, allRepos bool) (CardD
 		}
 		*p.dst = &other
 	}
-	held, err := h.HeldCards(ctx, []string{c.AnchorID})
+	held, err := h.Team().HeldCards(ctx, []string{c.AnchorID})
 	if err != nil {
 		return CardDossier{}, err
 	}

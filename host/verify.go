@@ -134,7 +134,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 	if k := h.visibleKind(c.AnchorID); k == domain.AnchorRepo {
 		kind = domain.AnchorRepo
 	}
-	in := h.intake()
+	in := h.Intake()
 	ev, _, err := in.PrepareEvidence(intake.RecordRequest{Content: content, Field: c.Field, SourceRef: places[0].Now,
 		Tags: []string{"verification", "palace-verify"}, Anchor: string(kind)}, "")
 	if err != nil {

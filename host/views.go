@@ -170,7 +170,7 @@ func (v *EditorViews) Hover(ctx context.Context, req HoverRequest) (HoverView, e
 		view.Triggered = append(view.Triggered, hc)
 	}
 	if req.Word != "" {
-		tagged, err := v.h.TaggedCards(ctx, req.Triggers, pack.HintsRequest{File: req.File, Language: req.Language}, req.Word)
+		tagged, err := v.h.Pack().TaggedCards(ctx, req.Triggers, pack.HintsRequest{File: req.File, Language: req.Language}, req.Word)
 		if err != nil {
 			return HoverView{}, err
 		}
@@ -273,7 +273,7 @@ func (v *EditorViews) Card(ctx context.Context, id string) (Card, error) {
 // data generation it is cached under).
 func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*pack.Pack, error) {
 	return viewCached(v, func() map[viewPackKey]*pack.Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*pack.Pack, error) {
-		p, err := v.h.Context(ctx, pack.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
+		p, err := v.h.Pack().Context(ctx, pack.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
 		if errors.Is(err, pack.ErrOtherCheckout) {
 			// A file of a nested checkout (a submodule) under the editor's
 			// workspace: this workspace's memory says nothing about it.

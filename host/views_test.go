@@ -46,7 +46,7 @@ func viewsCard(t *testing.T, h *host.Host, statement, tier string, trig domain.T
 	ctx := context.Background()
 	var ids []string
 	for _, what := range []string{"seen", "verified"} {
-		ev, err := h.Record(ctx, intake.RecordRequest{Content: what + ": " + statement, Field: "storage"})
+		ev, err := h.Intake().Record(ctx, intake.RecordRequest{Content: what + ": " + statement, Field: "storage"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,11 +77,11 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 
 	file := filepath.Join(h.Location().Worktree, "store", "db.go")
 	text := "package store\n\nfunc f() {\n\tdb.Exec(\"vacuum\") // sqlite\n}\n"
-	set, err := h.CompileTriggers(ctx, nil)
+	set, err := h.Pack().CompileTriggers(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hints, err := h.Hints(ctx, set, pack.HintsRequest{File: file, Text: text, Language: "go"})
+	hints, err := h.Pack().Hints(ctx, set, pack.HintsRequest{File: file, Text: text, Language: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 		t.Errorf("line 1: triggered %+v, applies %+v", other.Triggered, other.Applies)
 	}
 
-	p, err := h.Context(ctx, pack.ContextRequest{File: file, Language: "go", DryRun: true})
+	p, err := h.Pack().Context(ctx, pack.ContextRequest{File: file, Language: "go", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestEditorViewsHoverAndLens(t *testing.T) {
 	}
 
 	// Cached until Reset: a new link shows in the card's counts only after.
-	ev, err := h.Record(ctx, intake.RecordRequest{Content: "another check of the retry", Field: "storage"})
+	ev, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "another check of the retry", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}

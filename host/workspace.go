@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"github.com/palacehq/palace/host/intake"
 	"strings"
 	"unicode/utf8"
 
@@ -73,7 +74,7 @@ func (h *Host) SetAllRepos(ctx context.Context, allowed bool, reason string) (Wo
 	if !utf8.ValidString(reason) || utf8.RuneCountInString(reason) > MaxPermissionReasonRunes {
 		return WorkspaceAccess{}, invalid("reason", "--reason must be valid UTF-8 of at most %d characters: say briefly why", MaxPermissionReasonRunes)
 	}
-	if err := refuseSecrets("reason", reason); err != nil {
+	if err := intake.RefuseSecrets("reason", reason); err != nil {
 		return WorkspaceAccess{}, err
 	}
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {

@@ -88,7 +88,7 @@ func addTriggerCards(h *host.Host) error {
 	anchors := []string{"worktree", "worktree", "repo", "global"}
 	benchTiers := []string{"dao_ren", "shu", "qi", "dao_tian"}
 	for i := range benchTriggerCards {
-		ev, err := h.Record(ctx, intake.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
+		ev, err := h.Intake().Record(ctx, intake.RecordRequest{Content: fmt.Sprintf("bench evidence %d: %s %s %s", i, word(), word(), word()), Anchor: "global"})
 		if err != nil {
 			return err
 		}
@@ -328,7 +328,7 @@ func BenchmarkCrossProcessVisibility(b *testing.B) {
 				c.mu.Unlock()
 				content := fmt.Sprintf("another process %d", i)
 				if writer == "host" {
-					if _, err := other.Record(context.Background(), intake.RecordRequest{Content: content}); err != nil {
+					if _, err := other.Intake().Record(context.Background(), intake.RecordRequest{Content: content}); err != nil {
 						b.Fatal(err)
 					}
 				} else {

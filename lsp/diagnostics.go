@@ -263,7 +263,7 @@ func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
 // bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
 	base := ws.committedBox(ctx, d.path)
-	findings := ws.h.CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
+	findings := ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
 	located := make([]finding.Located, len(findings))
 	for i, f := range findings {
 		located[i] = f.Located()
@@ -275,7 +275,7 @@ func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document)
 // limits, secrets, the status the file claims against the gate — on a
 // card file's buffer.
 func (s *Server) cardDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	findings := ws.h.CheckCardFile(ctx, d.path, []byte(d.text))
+	findings := ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text))
 	located := make([]finding.Located, len(findings))
 	for i, f := range findings {
 		located[i] = f.Located()

@@ -285,7 +285,7 @@ func (s *Server) record(ctx context.Context, a *recordParams) (any, error) {
 			req.SourceRef = fmt.Sprintf("%s:%d-%d", s.relPath(ctx, d.path), first+1, last+1)
 		}
 	}
-	return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Record(ctx, req) })
+	return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Intake().Record(ctx, req) })
 }
 
 // relPath is path relative to its workspace's worktree, for source refs.

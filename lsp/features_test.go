@@ -315,7 +315,7 @@ func TestExecuteLifecycleCommands(t *testing.T) {
 	if _, err := exec("palace.promote", map[string]any{"id": card.ID, "reason": "too early"}); rpcCode(err) != -32803 || !strings.Contains(err.Error(), "gate denied") {
 		t.Fatalf("promote without verification: err = %v, want RequestFailed (gate denied)", err)
 	}
-	ver, _ := s.h.Record(context.Background(), intake.RecordRequest{Content: "the driver name is required"})
+	ver, _ := s.h.Intake().Record(context.Background(), intake.RecordRequest{Content: "the driver name is required"})
 	if raw, err = exec("palace.promote", map[string]any{"id": card.ID, "reason": "verified", "verification": []string{ver.ID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestExecuteLifecycleCommands(t *testing.T) {
 	if changed.Card.Status != "promoted" {
 		t.Fatalf("promote: %s", raw)
 	}
-	ce, _ := s.h.Record(context.Background(), intake.RecordRequest{Content: "the default driver works"})
+	ce, _ := s.h.Intake().Record(context.Background(), intake.RecordRequest{Content: "the default driver works"})
 	if raw, err = exec("palace.demote", map[string]any{"id": card.ID, "reason": "not needed", "counterexample": []string{ce.ID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestHomeIsNeverAWorkspaceSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := sh.Record(context.Background(), intake.RecordRequest{Content: "trust me"})
+	ev, err := sh.Intake().Record(context.Background(), intake.RecordRequest{Content: "trust me"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,11 +125,11 @@ type cardSpec struct {
 func (f *fixture) card(c cardSpec) string {
 	f.t.Helper()
 	ctx := context.Background()
-	sup, err := f.h.Record(ctx, intake.RecordRequest{Content: "seen: " + c.statement, SourceRef: "notes/" + c.tier + ".md"})
+	sup, err := f.h.Intake().Record(ctx, intake.RecordRequest{Content: "seen: " + c.statement, SourceRef: "notes/" + c.tier + ".md"})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	ver, err := f.h.Record(ctx, intake.RecordRequest{Content: "checked: " + c.statement})
+	ver, err := f.h.Intake().Record(ctx, intake.RecordRequest{Content: "checked: " + c.statement})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func TestCardFileDiagnostics(t *testing.T) {
 	s := newSeeded(t)
 	s.git("config", "palace.autoExport", "false")
 	rel := filepath.Join(".palace", "cards", s.qi+".md")
-	file, err := s.h.CardFile(context.Background(), s.qi)
+	file, err := s.h.Team().CardFile(context.Background(), s.qi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +228,11 @@ func TestLifecycleCommandsOfTheCLI(t *testing.T) {
 	if pub.Copy.OriginCard != s.qi || pub.Copy.Anchor.Kind != "repo" {
 		t.Errorf("publish: %s", raw)
 	}
-	ce, _ := s.h.Record(ctx, intake.RecordRequest{Content: "fails on NFS"})
+	ce, _ := s.h.Intake().Record(ctx, intake.RecordRequest{Content: "fails on NFS"})
 	if raw, err = c.exec("palace.link", map[string]any{"id": s.shu, "role": "counterexample", "evidence_id": ce.ID}); err != nil || !strings.Contains(string(raw), `"contest"`) {
 		t.Errorf("link: %s, %v", raw, err)
 	}
-	ver, _ := s.h.Record(ctx, intake.RecordRequest{Content: "retried on NFS: holds"})
+	ver, _ := s.h.Intake().Record(ctx, intake.RecordRequest{Content: "retried on NFS: holds"})
 	if raw, err = c.exec("palace.resolve", map[string]any{"id": s.shu, "verification": []string{ver.ID}, "reason": "holds"}); err != nil {
 		t.Errorf("resolve: %v", err)
 	} else if card, _ := s.h.ShowCard(ctx, s.shu); card.Contest != nil {
@@ -266,7 +266,7 @@ func TestLifecycleCommandsOfTheCLI(t *testing.T) {
 	if card, _ := s.h.ShowCard(ctx, s.dao); card.Status != "promoted" {
 		t.Errorf("agent mode changed the card: %s", card.Status)
 	}
-	note, _ := s.h.Record(ctx, intake.RecordRequest{Content: "seen again"})
+	note, _ := s.h.Intake().Record(ctx, intake.RecordRequest{Content: "seen again"})
 	if _, err := a.exec("palace.link", map[string]any{"id": s.dao, "role": "supporting", "evidence_id": note.ID}); err != nil {
 		t.Errorf("link in agent mode: %v", err)
 	}
@@ -289,11 +289,11 @@ func TestStaleCardShowsInTheEditor(t *testing.T) {
 	f.git("add", "-A")
 	f.git("commit", "-q", "-m", "db")
 	ctx := context.Background()
-	sup, err := f.h.Record(ctx, intake.RecordRequest{Content: "Open asks for WAL", SourceRef: "store/db.go#L3-L5"})
+	sup, err := f.h.Intake().Record(ctx, intake.RecordRequest{Content: "Open asks for WAL", SourceRef: "store/db.go#L3-L5"})
 	if err != nil || len(sup.Observed) != 1 {
 		t.Fatalf("record: %+v, %v", sup.Observed, err)
 	}
-	ver, _ := f.h.Record(ctx, intake.RecordRequest{Content: "the WAL test passes"})
+	ver, _ := f.h.Intake().Record(ctx, intake.RecordRequest{Content: "the WAL test passes"})
 	card, err := f.h.Distill(ctx, intake.DistillRequest{Statement: "The store opens in WAL mode", Tier: "qi", Supporting: []string{sup.ID},
 		Verification: []string{ver.ID}, Scope: domain.Scope{Paths: []string{"store/**"}}, Trigger: domain.Trigger{Patterns: []string{`open\(path`}},
 		Direct: true, Status: "promoted"})

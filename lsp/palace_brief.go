@@ -33,7 +33,7 @@ func (s *Server) palaceBrief(ctx context.Context, p *briefParams) (any, error) {
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	b, err := ws.h.Brief(ctx, req)
+	b, err := ws.h.Pack().Brief(ctx, req)
 	if err != nil {
 		return nil, rpcError(err)
 	}

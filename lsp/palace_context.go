@@ -30,7 +30,7 @@ func (s *Server) palaceContext(ctx context.Context, p *contextParams) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	pack, err := ws.h.Context(ctx, req)
+	pack, err := ws.h.Pack().Context(ctx, req)
 	if err != nil {
 		return nil, rpcError(err)
 	}

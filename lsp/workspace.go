@@ -240,7 +240,7 @@ func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, 
 	if set != nil && setGen == gen {
 		return set, gen, nil
 	}
-	next, err := ws.h.CompileTriggers(ctx, set)
+	next, err := ws.h.Pack().CompileTriggers(ctx, set)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -278,7 +278,7 @@ func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error)
 			ws.matchCaches[d.uri] = cache
 		}
 		ws.mu.Unlock()
-		res, err := ws.h.Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
+		res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 		return hintsEntry{version: d.version, gen: gen, hints: res}, err
 	})
 	return e.hints, err
@@ -313,7 +313,7 @@ func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(pac
 // committedBox returns the box's HEAD version, read once and cached until
 // forgetBox. A failure to read it skips the history check.
 func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
-	base, err := cachedIn(ws, &ws.boxBase, path, nil, func() ([]byte, error) { return ws.h.CommittedBox(ctx, path) })
+	base, err := cachedIn(ws, &ws.boxBase, path, nil, func() ([]byte, error) { return ws.h.Mail().CommittedBox(ctx, path) })
 	if err != nil {
 		ws.s.log.Printf("%v; checking without history", err)
 		return nil

@@ -97,7 +97,7 @@ func BenchmarkContextStdio(b *testing.B) {
 		return cmd
 	}
 	inproc := func(r benchRequest) {
-		p, err := h.Context(ctx, r.host)
+		p, err := h.Pack().Context(ctx, r.host)
 		if err != nil || p.Selection.Considered == 0 {
 			b.Fatalf("in-process context: %v (considered %d)", err, p.Selection.Considered)
 		}

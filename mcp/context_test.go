@@ -16,11 +16,11 @@ import (
 func seedPromoted(t *testing.T, h *host.Host, statement string) string {
 	t.Helper()
 	ctx := context.Background()
-	seen, err := h.Record(ctx, intake.RecordRequest{Content: "seen: " + statement, Field: "storage", SourceRef: "ci#12"})
+	seen, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "seen: " + statement, Field: "storage", SourceRef: "ci#12"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := h.Record(ctx, intake.RecordRequest{Content: "verified: " + statement, Field: "storage"})
+	fixed, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "verified: " + statement, Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestContextIsTheHostsPack(t *testing.T) {
 	req := pack.ContextRequest{Query: "sqlite locking", File: "store/store.go", Intents: []string{"debug"},
 		Instructions: []string{"answer in plain text"}, Budget: 4000, DaoTianLimit: &limit, IncludeEvidence: true, DryRun: true, RequestID: "rq_test",
 		Fetch: pack.FetchByMCPTool}
-	want, err := agent.Context(context.Background(), req)
+	want, err := agent.Pack().Context(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestBriefIsTheHostsBrief(t *testing.T) {
 	seedPromoted(t, e.open(t, host.Human), "Open SQLite in WAL mode")
 	agent := e.open(t, host.Agent)
 	s := connect(t, agent)
-	want, err := agent.Brief(context.Background(), pack.BriefRequest{Query: "sqlite", File: "store/store.go", Intents: []string{"debug"}})
+	want, err := agent.Pack().Brief(context.Background(), pack.BriefRequest{Query: "sqlite", File: "store/store.go", Intents: []string{"debug"}})
 	if err != nil {
 		t.Fatal(err)
 	}

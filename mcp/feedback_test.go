@@ -19,7 +19,7 @@ func seedCards(t *testing.T, h *host.Host, statements ...string) []string {
 	ctx := context.Background()
 	var ids []string
 	for _, s := range statements {
-		ev, err := h.Record(ctx, intake.RecordRequest{Content: "seen: " + s, Field: "storage", SourceRef: "ci#7"})
+		ev, err := h.Intake().Record(ctx, intake.RecordRequest{Content: "seen: " + s, Field: "storage", SourceRef: "ci#7"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestFeedbackChangesTheNextIdenticalPack(t *testing.T) {
 		t.Errorf("card %s without signals changed salience", other)
 	}
 
-	rev, err := agent.AdoptionReview(context.Background(), adoption.Filter{})
+	rev, err := agent.Adoption().Review(context.Background(), adoption.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

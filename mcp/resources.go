@@ -186,7 +186,7 @@ func (s *Server) contextPrompt(ctx context.Context, req *sdk.GetPromptRequest) (
 	}
 	// A prompt is a preview the user picks: it must not count as an
 	// injection in lane telemetry, so it is a dry run.
-	pack, err := s.h.Context(ctx, pack.ContextRequest{Query: task, File: req.Params.Arguments["file"], DryRun: true, Fetch: pack.FetchByMCPTool})
+	pack, err := s.h.Pack().Context(ctx, pack.ContextRequest{Query: task, File: req.Params.Arguments["file"], DryRun: true, Fetch: pack.FetchByMCPTool})
 	if err != nil {
 		return nil, fmt.Errorf("prompt %s: %s", PromptContextPack, Reword(ErrorText(err)))
 	}

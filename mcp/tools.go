@@ -90,10 +90,7 @@ func (s *Server) recordTool() tool {
 It never creates or changes a knowledge card and never changes what palace injects: only a card a human promotes does. Text that palace rendered for you (a context pack or brief) is refused, so memory never feeds on its own echo. Returns the evidence with its id (ev_…), which palace_distill cites.`,
 		hints{}, map[string][]string{"domain": domain.Strings(domain.Domains), "provenance": domain.Strings(domain.Provenances), "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a recordArgs) (output, error) {
-			ev, err := s.h.Record(ctx, intake.RecordRequest{
-				Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance,
-				SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor,
-			})
+			ev, err := s.h.Intake().Record(ctx, intake.RecordRequest{Content: a.Content, Field: a.Field, Domain: a.Domain, Provenance: a.Provenance, SourceRef: a.SourceRef, Tags: a.Tags, Anchor: a.Anchor})
 			return output{Value: ev}, err
 		}).returning(outputOf[intake.Evidence]("The recorded evidence, with its id (ev_…)."))
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/palacehq/palace/host/audit"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
@@ -30,7 +31,7 @@ type auditActionArgs struct {
 func (s *Server) auditActionTool() tool {
 	return newTool(ToolAuditAction, "Govern a card (human)",
 		`Human mode only. Change how a card is governed, not what it says: rescope it, change its triggers, revoke it (retire it from every context, kept on record), set its expiry or review date, its persistence or render preference, or mark it foundational. Each action is one audited event. To say a card is wrong, use palace_demote with a counterexample instead.`,
-		hints{destructive: true}, map[string][]string{"action": host.AuditActions, "anchor": domain.Strings(domain.AnchorKinds)},
+		hints{destructive: true}, map[string][]string{"action": audit.Actions, "anchor": domain.Strings(domain.AnchorKinds)},
 		func(ctx context.Context, a auditActionArgs) (output, error) {
 			req := host.AuditActionRequest{Action: a.Action, Value: a.Value, Reason: a.Reason, Anchor: a.Anchor}
 			// As the CLI: any scope list replaces the scope whole; rescope

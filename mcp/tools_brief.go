@@ -28,10 +28,7 @@ func (s *Server) briefTool() tool {
 Call it before a larger piece of work or when palace_context's pack is not enough to decide; it reads more than a pack and writes nothing. Never record the brief back with palace_record.`,
 		hints{readOnly: true}, nil,
 		func(ctx context.Context, a briefArgs) (output, error) {
-			b, err := s.h.Brief(ctx, pack.BriefRequest{
-				Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools,
-				DaoTianLimit: a.DaoTianLimit, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos,
-			})
+			b, err := s.h.Pack().Brief(ctx, pack.BriefRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, DaoTianLimit: a.DaoTianLimit, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos})
 			return output{Value: b}, err
 		}).returning(outputOf[pack.Brief]("The brief: key facts, next actions and what memory exists."))
 }

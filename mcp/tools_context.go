@@ -36,12 +36,7 @@ func (s *Server) contextTool() tool {
 Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. With no query, file, field, intent or tool (a session start) it returns the memory's wake-up layer: its laws, foundations and most valued cards. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
 		hints{}, nil,
 		func(ctx context.Context, a contextArgs) (output, error) {
-			pack, err := s.h.Context(ctx, pack.ContextRequest{
-				Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools,
-				Instructions: a.Instructions, Budget: a.Budget, DaoTianLimit: a.DaoTianLimit,
-				IncludeEvidence: a.IncludeEvidence, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos,
-				Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID, Fetch: pack.FetchByMCPTool,
-			})
+			pack, err := s.h.Pack().Context(ctx, pack.ContextRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, Instructions: a.Instructions, Budget: a.Budget, DaoTianLimit: a.DaoTianLimit, IncludeEvidence: a.IncludeEvidence, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos, Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID, Fetch: pack.FetchByMCPTool})
 			if err != nil {
 				return output{}, err
 			}

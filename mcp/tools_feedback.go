@@ -38,10 +38,9 @@ func (s *Server) feedbackTool() tool {
 		`Tell palace what happened after a context pack, so the memory learns from use. Call it right after you used a card from the pack (used), when one did not fit your task (rejected, with a note), when advice from one had to be undone (rollback), when the user accepted work that followed it (accepted), when what you saw contradicts it (contradiction, with the evidence you recorded), or when you needed knowledge the pack did not give you (miss, with a note saying what). Pass the pack's request_id.
 
 Signals are evidence, not authority: they never change a card's status or count toward a gate. used and accepted make the card rank higher for requests like this one, rejected and rollback lower (never out of the pack's inline lanes when the request is about the card); misses and contradictions go to the humans' review queue, and a contradiction contests the card only with the evidence_id of what you recorded. Name cards and evidence of this checkout only. A signal counts once per card and request (repeating it changes nothing). A signal that says nothing (no note, no request) is refused unless allow_warnings.`,
-		hints{}, map[string][]string{"signal": host.Signals},
+		hints{}, map[string][]string{"signal": adoption.Signals},
 		func(ctx context.Context, a feedbackArgs) (output, error) {
-			res, err := s.h.Adopt(ctx, adoption.Request{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note,
-				Query: a.Query, Field: a.Field, EvidenceID: a.EvidenceID, AllowWarnings: a.AllowWarnings, CheckOnly: a.CheckOnly})
+			res, err := s.h.Adoption().Adopt(ctx, adoption.Request{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note, Query: a.Query, Field: a.Field, EvidenceID: a.EvidenceID, AllowWarnings: a.AllowWarnings, CheckOnly: a.CheckOnly})
 			if err != nil {
 				return output{Partial: res}, err
 			}

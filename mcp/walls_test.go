@@ -73,7 +73,7 @@ func TestAgentAllReposNeedsAPersonsPermission(t *testing.T) {
 	if !strings.Contains(msg, "is not in this checkout's memory") {
 		t.Errorf("feedback on another repository's card: %s", msg)
 	}
-	if st, err := other.AdoptionStats(context.Background(), adoption.Filter{}); err != nil || st.Total != 0 {
+	if st, err := other.Adoption().Stats(context.Background(), adoption.Filter{}); err != nil || st.Total != 0 {
 		t.Errorf("signals recorded: %+v, %v", st, err)
 	}
 

@@ -60,7 +60,7 @@ func newDesk(t *testing.T, mode host.Mode) *desk {
 		t.Fatal(err)
 	}
 	rec := func(content, ref string) string {
-		ev, err := w.Record(ctx, intake.RecordRequest{Content: content, SourceRef: ref, Field: "storage"})
+		ev, err := w.Intake().Record(ctx, intake.RecordRequest{Content: content, SourceRef: ref, Field: "storage"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func newDesk(t *testing.T, mode host.Mode) *desk {
 	d.ready = distill(intake.DistillRequest{Statement: "Set busy_timeout before enabling WAL journaling", Tier: "shu", Field: "storage",
 		Supporting: []string{sup}, Verification: []string{ver}, Scope: domain.Scope{Paths: []string{"store/**"}}, Trigger: domain.Trigger{Intents: []string{"debug"}}})
 	d.thin = distill(intake.DistillRequest{Statement: "Prefer table-driven tests for parsers", Tier: "qi", Supporting: []string{rec("a table test caught a parser bug", "ci://build/7")}})
-	evilEv, err := w.Record(ctx, intake.RecordRequest{Content: "evidence " + hostile, SourceRef: "javascript:window.__pwned=3", Field: "storage"})
+	evilEv, err := w.Intake().Record(ctx, intake.RecordRequest{Content: "evidence " + hostile, SourceRef: "javascript:window.__pwned=3", Field: "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}

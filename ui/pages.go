@@ -158,7 +158,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 	}
 	held := attentionSection{ID: "held", Title: "Held back by sync",
 		Help: "Card files that claimed promoted or canonical, imported as candidates because the gate refused them."}
-	if hc, err := s.h.HeldCards(ctx, s.h.Location().ChainIDs()); err != nil {
+	if hc, err := s.h.Team().HeldCards(ctx, s.h.Location().ChainIDs()); err != nil {
 		held.Note = err.Error()
 	} else {
 		held.Held, held.Count = hc, len(hc)
@@ -211,7 +211,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
 				req.Intents = append(req.Intents, it)
 			}
 		}
-		p, err := s.h.Context(r.Context(), req)
+		p, err := s.h.Pack().Context(r.Context(), req)
 		if err != nil {
 			if host.KindOf(err) == host.KindInternal {
 				s.fail(w, r, err)

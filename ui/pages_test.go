@@ -57,7 +57,7 @@ func TestNearDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	ev, err := w.Record(ctx, intake.RecordRequest{Content: "twice seen: busy timeout before WAL", SourceRef: "notes.md#L1"})
+	ev, err := w.Intake().Record(ctx, intake.RecordRequest{Content: "twice seen: busy timeout before WAL", SourceRef: "notes.md#L1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +94,10 @@ func TestAttention(t *testing.T) {
 func TestCardPage(t *testing.T) {
 	d := newDesk(t, host.Human)
 	ctx := context.Background()
-	if _, err := d.h.Adopt(ctx, adoption.Request{Signal: "used", CardID: d.contested, Note: "helped with the vacuum"}); err != nil {
+	if _, err := d.h.Adoption().Adopt(ctx, adoption.Request{Signal: "used", CardID: d.contested, Note: "helped with the vacuum"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.h.Context(ctx, pack.ContextRequest{Query: "vacuum palace weekly speed"}); err != nil {
+	if _, err := d.h.Pack().Context(ctx, pack.ContextRequest{Query: "vacuum palace weekly speed"}); err != nil {
 		t.Fatal(err)
 	}
 	body := d.get("/card/" + d.contested)

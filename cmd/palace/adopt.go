@@ -46,7 +46,7 @@ writes nothing (exit 0 when ready, 1 otherwise).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Signal = args[0]
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Adopt(ctx, req)
+				res, err := h.Adoption().Adopt(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -103,7 +103,7 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				st, err := h.AdoptionStats(ctx, f)
+				st, err := h.Adoption().Stats(ctx, f)
 				if err != nil {
 					return err
 				}
@@ -118,7 +118,7 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				rev, err := h.AdoptionReview(ctx, rf)
+				rev, err := h.Adoption().Review(ctx, rf)
 				if err != nil {
 					return err
 				}
@@ -139,8 +139,8 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 
 // signalLine is "used 2 · rejected 1 · …" over every signal kind.
 func signalLine(m map[string]int) string {
-	parts := make([]string, 0, len(host.Signals))
-	for _, s := range host.Signals {
+	parts := make([]string, 0, len(adoption.Signals))
+	for _, s := range adoption.Signals {
 		parts = append(parts, fmt.Sprintf("%s %d", s, m[s]))
 	}
 	return strings.Join(parts, " · ")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/palacehq/palace/host/adoption"
 	"io"
 	"strings"
 
@@ -68,7 +69,7 @@ Act on a row with 'palace audit action ID --action …' (human mode).`,
 	fl.BoolVar(&cand.Apply, "apply-expiry", false, "archive (retire) candidates older than --candidate-days or past their expiry (human mode)")
 	fl.IntVar(&cand.MaxAgeDays, "candidate-days", 0, "age in days from which a candidate is stale (default $PALACE_CANDIDATE_DAYS, else 30)")
 	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
-	fl.StringVar(&f.Warning, "warning", "", "only rows with this warning: "+strings.Join(host.AuditWarnings, ", "))
+	fl.StringVar(&f.Warning, "warning", "", "only rows with this warning: "+strings.Join(audit.Warnings, ", "))
 	cmd.AddCommand(newAuditActionCmd(g))
 	return cmd
 }
@@ -154,7 +155,7 @@ func printStaleSection(w io.Writer, cards []audit.StaleCard) {
 // rejected 1", "-" for none.
 func signalsCell(m map[string]int) string {
 	var parts []string
-	for _, s := range host.Signals {
+	for _, s := range adoption.Signals {
 		if n := m[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", s, n))
 		}
@@ -213,7 +214,7 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&req.Action, "action", "", "one of "+strings.Join(host.AuditActions, ", "))
+	fl.StringVar(&req.Action, "action", "", "one of "+strings.Join(audit.Actions, ", "))
 	fl.StringVar(&req.Value, "value", "", "the new value (dates, persistence, render preference; none clears)")
 	fl.StringVar(&req.Reason, "reason", "", "why (required for revoke)")
 	fl.StringVar(&req.Anchor, "anchor", "", "rescope: the anchor kind it should live at (only its own; widen with palace publish)")

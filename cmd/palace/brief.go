@@ -33,7 +33,7 @@ with their commands. Writes nothing.`,
 				req.DaoTianLimit = &daoTian
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				b, err := h.Brief(ctx, req)
+				b, err := h.Pack().Brief(ctx, req)
 				if err != nil {
 					return err
 				}

@@ -47,7 +47,7 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 				return err
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				pack, err := h.Context(ctx, req)
+				pack, err := h.Pack().Context(ctx, req)
 				if err != nil {
 					return err
 				}

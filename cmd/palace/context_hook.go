@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/agenthook"
 	"github.com/palacehq/palace/host/pack"
 )
 
@@ -24,7 +25,7 @@ func runContextHook(cmd *cobra.Command, g *globals, agent string, req pack.Conte
 		if err := checkBudget(req.Budget); err != nil {
 			return err
 		}
-		p, err := host.ReadHookPayload(agent, g.stdin)
+		p, err := agenthook.ReadPayload(agent, g.stdin)
 		if err != nil {
 			return err
 		}
@@ -35,11 +36,11 @@ func runContextHook(cmd *cobra.Command, g *globals, agent string, req pack.Conte
 			g.cwd = p.Cwd
 		}
 		return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-			pack, err := h.Context(ctx, req)
+			pack, err := h.Pack().Context(ctx, req)
 			if err != nil {
 				return err
 			}
-			out, err := host.HookResponse(p, pack)
+			out, err := agenthook.Response(p, pack.Rendered)
 			if err != nil {
 				return err
 			}

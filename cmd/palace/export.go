@@ -42,7 +42,7 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Export(ctx, req)
+				res, err := h.RuleExport().Export(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -61,7 +61,7 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 	f.BoolVar(&req.Check, "check", false, "write nothing; exit 1 when a file differs from what the cards give")
 	f.BoolVar(&req.DryRun, "dry-run", false, "write nothing; print each file that would change")
 	f.IntVar(&req.Budget, "budget", 0, "characters per file (default 8000 for AGENTS.md/CLAUDE.md, 4000 per Cursor/Copilot file)")
-	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(host.ExportTargets(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(ruleexport.Targets(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

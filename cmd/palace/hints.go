@@ -29,7 +29,7 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				set, err := h.CompileTriggers(ctx, nil)
+				set, err := h.Pack().CompileTriggers(ctx, nil)
 				if err != nil {
 					return err
 				}
@@ -39,7 +39,7 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 					if err != nil {
 						return err
 					}
-					res, err := h.Hints(ctx, set, pack.HintsRequest{File: f, Text: string(text), Language: language})
+					res, err := h.Pack().Hints(ctx, set, pack.HintsRequest{File: f, Text: string(text), Language: language})
 					if err != nil {
 						return err
 					}

@@ -99,12 +99,12 @@ func newPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			set, err := host.LoadPolicies(ctx, src, popts)
+			set, err := policies.Load(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
 			l := policyList{SetHash: set.Hash(), Sources: src, Points: []policies.Served{}, Files: set.Files(), Lanes: set.LanesConfig()}
-			for _, p := range host.PolicyPoints() {
+			for _, p := range policies.Points {
 				if sv, ok := set.Served(p); ok {
 					l.Points = append(l.Points, sv)
 				}
@@ -150,7 +150,7 @@ including *_test.rego files, and print each error as file:line:col: code: messag
 			if err != nil {
 				return err
 			}
-			set, err := host.CheckPolicies(ctx, src, popts)
+			set, err := policies.Check(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stdout, err)
 			}
@@ -179,7 +179,7 @@ the mailbox rules deny the letter.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			point, err := host.ParsePolicyPoint(args[0])
+			point, err := policies.ParsePoint(args[0])
 			if err != nil {
 				return usageError{err.Error()}
 			}
@@ -195,7 +195,7 @@ the mailbox rules deny the letter.`,
 				return err
 			}
 			popts.RegoOnly = engine == "rego"
-			set, err := host.LoadPolicies(ctx, src, popts)
+			set, err := policies.Load(ctx, src, popts)
 			if err != nil {
 				return g.policyErrors(g.stderr, err)
 			}
@@ -267,7 +267,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 			if dir != "" {
 				opts.Sources = []string{policies.SourceRepo}
 			}
-			rep, err := host.RunPolicyTests(ctx, src, opts)
+			rep, err := policies.RunTests(ctx, src, opts)
 			if err != nil {
 				var es policies.Errors
 				if errors.As(err, &es) {
@@ -363,7 +363,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 				if err != nil {
 					return err
 				}
-				out, err := host.FormatPolicy(path, src)
+				out, err := policies.Format(path, src)
 				if err != nil {
 					var es policies.Errors
 					if errors.As(err, &es) {
@@ -438,7 +438,7 @@ func (g *globals) fmtPaths(ctx context.Context, args []string) ([]string, error)
 			out = append(out, a)
 			continue
 		}
-		files, err := host.PolicyFilesIn(a)
+		files, err := policies.PolicyFiles(a)
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ naming the link (exit 2), and nothing is written.`,
 			if out == "" {
 				return usageError{"--out is required: the folder to write the default policies into"}
 			}
-			files, err := host.ExportDefaultPolicies()
+			files, err := policies.ExportDefaults()
 			if err != nil {
 				return err
 			}
@@ -64,7 +64,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: pointNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := host.ScaffoldPolicy(policies.Point(args[0]))
+			files, err := policies.Scaffold(policies.Point(args[0]))
 			if err != nil {
 				return usageError{err.Error()}
 			}
@@ -92,7 +92,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 
 func pointNames() []string {
 	var out []string
-	for _, p := range host.PolicyPoints() {
+	for _, p := range policies.Points {
 		out = append(out, string(p))
 	}
 	return out

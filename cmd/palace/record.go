@@ -79,7 +79,7 @@ per line; every line is validated before anything is written).`,
 					}
 					req.Content = string(b)
 				}
-				ev, err := h.Record(ctx, req)
+				ev, err := h.Intake().Record(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -125,7 +125,7 @@ func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, de
 	if isTTY(g.stderr) && !g.json() {
 		progress = func(done, total int) { drawProgress(g.stderr, done, total) }
 	}
-	res, err := h.RecordBatch(ctx, r, name, defaults, progress)
+	res, err := h.Intake().RecordBatch(ctx, r, name, defaults, progress)
 	if progress != nil && res.Imported > 0 {
 		fmt.Fprintln(g.stderr)
 	}

@@ -20,15 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/hosterr"
-	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -52,14 +51,8 @@ const MaxSignalNoteRunes = 2000
 // Config is what adoption needs of the palace it records into. Every field
 // is required.
 type Config struct {
-	Store *store.Store
-	// Now is the clock.
-	Now func() time.Time
-	// Actor and ActorType sign the rows.
-	Actor     string
+	jobenv.Env
 	ActorType domain.ActorType
-	// Policies returns the policy set in force; its hash stamps a row.
-	Policies func(context.Context) (*policies.Set, error)
 	// TelemetryDays is the retention of request records, for a warning.
 	TelemetryDays int
 	// RefuseSecrets is the intake check for stored text (a KindDenied

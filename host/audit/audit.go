@@ -14,11 +14,11 @@ package audit
 import (
 	"context"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/staleness"
@@ -55,11 +55,7 @@ var Actions = []string{
 // Config is what the audit needs of the palace it reads. Every field is
 // required.
 type Config struct {
-	Store *store.Store
-	// Now is the clock.
-	Now func() time.Time
-	// Loc is the workspace whose anchors a card's best fit names.
-	Loc anchor.Location
+	jobenv.Env
 	// AnchorIDs are the anchors a listing reads (see Filter.Anchor).
 	AnchorIDs func(kind string, allRepos bool) ([]string, error)
 	// Held is told the anchors audited, before the rows are computed, so

@@ -15,11 +15,10 @@ package gatekeep
 import (
 	"context"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
@@ -34,14 +33,7 @@ import (
 // and research from, the workspace (to name a card's anchor), who acts in
 // which mode, the clock and the current policy set.
 type Keeper struct {
-	Store *store.Store
-	Loc   anchor.Location
-	// Mode is "human" or "agent"; in agent mode the reviewer is the agent.
-	Mode  string
-	Actor string
-	Now   func() time.Time
-	// Policies returns the current policy set; a load error denies.
-	Policies func(context.Context) (*policies.Set, error)
+	jobenv.Env
 }
 
 // Result is the gate's answer plus which policy gave it.

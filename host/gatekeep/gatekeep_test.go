@@ -2,6 +2,7 @@ package gatekeep
 
 import (
 	"errors"
+	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 	"testing"
@@ -78,8 +79,8 @@ func TestPromoteTargetAndCanPromote(t *testing.T) {
 
 func TestKeeperModeDecidesReviewerAndHumanOnlyChanges(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	agent := &Keeper{Mode: "agent", Actor: "bot", Now: func() time.Time { return now }}
-	human := &Keeper{Mode: "human", Actor: "ana", Now: func() time.Time { return now }}
+	agent := &Keeper{Env: jobenv.Env{Mode: "agent", Actor: "bot", Now: func() time.Time { return now }}}
+	human := &Keeper{Env: jobenv.Env{Mode: "human", Actor: "ana", Now: func() time.Time { return now }}}
 	if r := agent.Reviewer("ana"); r.Name != "bot" || r.Type != "agent" {
 		t.Errorf("agent reviewer = %+v: an agent cannot name a human reviewer", r)
 	}

@@ -15,6 +15,7 @@ package intake
 import (
 	"cmp"
 	"context"
+	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
@@ -30,8 +31,7 @@ import (
 
 // Config is what intake needs of a palace.
 type Config struct {
-	Store *store.Store
-	Loc   anchor.Location
+	jobenv.Env
 	// Gate stamps events with who acts, in which mode, and when.
 	Gate *gatekeep.Keeper
 	// Echo is the palace's memory of its own renderings.

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -38,19 +39,12 @@ import (
 // Config is what a Mail needs of the palace it serves. Every field is
 // required.
 type Config struct {
+	jobenv.Env
 	// Home is the palace home directory (spool, global box, registry).
 	Home string
-	// Loc is the workspace the commands run in.
-	Loc anchor.Location
-	// Actor signs letters filed without an agent.
-	Actor string
-	// Now is the clock.
-	Now func() time.Time
 	// PolicySources are the folders policies load from; Rules looks in
 	// them before paying for a load.
 	PolicySources func() policies.Sources
-	// Policies returns the policy set in force (a watcher may swap it).
-	Policies func(context.Context) (*policies.Set, error)
 	// Checkouts returns the checkouts the palace knows of repositories it
 	// holds memory of (see mailbox.Mailbox.Checkouts), read only when
 	// letters are routed. Optional: nil knows none.

@@ -135,8 +135,11 @@ type BriefAction struct {
 // facts from authoritative cards, cited evidence, cards with citations,
 // entities and unresolved cues found in the cited text, uncertainty signals
 // and next actions. It writes nothing (no injection events). Bad input is
-// KindInvalid; storage failures KindInternal.
+// KindInvalid; storage failures KindInternal; AllRepos is as for Context.
 func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
+	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
+		return Brief{}, err
+	}
 	a, err := pl.assemble(ctx, ContextRequest{
 		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
 		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,

@@ -318,8 +318,13 @@ type PackPolicy struct {
 //
 // Bad input (budget, instruction sizes) is KindInvalid and writes nothing;
 // storage failures are KindInternal. Policy failures never fail the request:
-// the embedded defaults decide and Pack.Policy says so.
+// the embedded defaults decide and Pack.Policy says so. AllRepos that the
+// host has not allowed fails with the host's error (see
+// Config.CrossRepoRead) before anything is read.
 func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, error) {
+	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
+		return Pack{}, err
+	}
 	a, err := pl.assemble(ctx, req)
 	if err != nil {
 		return Pack{}, err

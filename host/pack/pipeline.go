@@ -16,6 +16,7 @@ package pack
 
 import (
 	"context"
+	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
@@ -29,14 +30,7 @@ import (
 // Config is what a Pipeline needs of the palace it serves. Every field but
 // Freshness is required.
 type Config struct {
-	Store *store.Store
-	// Loc is the workspace the requests are about.
-	Loc anchor.Location
-	// Now is the clock.
-	Now func() time.Time
-	// Policies returns the policy set in force (a watcher may swap it); a
-	// set that fails to load makes the embedded defaults decide.
-	Policies func(context.Context) (*policies.Set, error)
+	jobenv.Env
 	// StampFileState fills in how git sees the policy file that took a
 	// decision; the context path calls it on every request, so it should
 	// cache.
@@ -52,6 +46,9 @@ type Config struct {
 	TelemetryCutoff func() string
 	// Freshness looks at the code cards cite (nil: none is looked at).
 	Freshness *staleness.Checker
+	// CrossRepoRead says whether a request may read every repository's
+	// memory (AllRepos); its error is returned as is. Nil allows it.
+	CrossRepoRead func(context.Context) error
 }
 
 // Pipeline serves packs, briefs and hints for one palace and workspace.
@@ -66,16 +63,25 @@ type Pipeline struct {
 	promoteGate     func(context.Context, domain.Card, []domain.Link) (bool, map[string]int)
 	telemetryCutoff func() string
 	freshness       *staleness.Checker
+	crossRepoRead   func(context.Context) error
 }
 
 // New returns the pipeline of cfg.
 func New(cfg Config) *Pipeline {
 	return &Pipeline{store: cfg.Store, loc: cfg.Loc, now: cfg.Now, policies: cfg.Policies, stampFileState: cfg.StampFileState,
 		remember: cfg.Remember, promoteGate: cfg.PromoteGate, telemetryCutoff: cfg.TelemetryCutoff,
-		freshness: cfg.Freshness}
+		freshness: cfg.Freshness, crossRepoRead: cfg.CrossRepoRead}
 }
 
 func (pl *Pipeline) stamp() string { return store.FormatTime(pl.now()) }
+
+// allowAllRepos refuses a cross-repository read the host has not allowed.
+func (pl *Pipeline) allowAllRepos(ctx context.Context, all bool) error {
+	if !all || pl.crossRepoRead == nil {
+		return nil
+	}
+	return pl.crossRepoRead(ctx)
+}
 
 // chainIDs are the anchor ids visible from the workspace, innermost first.
 func (pl *Pipeline) chainIDs() []string { return pl.loc.ChainIDs() }

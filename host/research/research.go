@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"net/url"
 	"slices"
 	"strings"
@@ -55,13 +56,9 @@ const MaxReportBytes = 8 << 20
 // Config is what research needs of the palace it ingests into. Every
 // field is required.
 type Config struct {
-	Store *store.Store
-	// Loc is the workspace whose anchors a report lands at.
-	Loc anchor.Location
+	jobenv.Env
 	// Mode and Actor are who asks, for palace.research.
 	Mode, Actor string
-	// Policies returns the policy set in force.
-	Policies func(context.Context) (*policies.Set, error)
 	// PrepareEvidence checks one finding as `palace record` checks
 	// evidence (sizes, secrets, field and domain) and returns its row; a
 	// KindInvalid error names the record field at fault.

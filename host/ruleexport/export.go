@@ -16,13 +16,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/palacehq/palace/host/jobenv"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
@@ -40,11 +40,7 @@ const MaxRuleFileBytes = 1 << 20
 // Config is what an export needs of the palace it reads. Every field is
 // required.
 type Config struct {
-	Store *store.Store
-	// Loc is the checkout whose repository's cards go out.
-	Loc anchor.Location
-	// Now is the clock (a card past its expiry stays out).
-	Now func() time.Time
+	jobenv.Env
 	// OpenContests are the open contests of cards, by card id.
 	OpenContests func(ctx context.Context, ids []string) (map[string][]store.Contest, error)
 }

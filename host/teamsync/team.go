@@ -17,6 +17,7 @@ package teamsync
 
 import (
 	"context"
+	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
@@ -31,10 +32,7 @@ import (
 
 // Config is what team memory needs of a palace.
 type Config struct {
-	// Store is the palace's store; nil for the check of card files, which
-	// opens no database.
-	Store *store.Store
-	Loc   anchor.Location
+	jobenv.Env
 	// Gate evaluates claims of authority and stamps events with who acts,
 	// in which mode, and when.
 	Gate *gatekeep.Keeper

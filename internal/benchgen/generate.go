@@ -528,7 +528,7 @@ func (g *benchGen) history(ctx context.Context) error {
 	var shapes [][]store.InjectionEvent
 	for _, r := range historyRequests {
 		r.DryRun = true
-		p, err := g.h.Context(ctx, r)
+		p, err := g.h.Pack().Context(ctx, r)
 		if err != nil {
 			return err
 		}

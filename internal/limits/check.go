@@ -9,8 +9,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/trigger"
 )
 

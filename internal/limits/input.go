@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/bounded"
+	"github.com/palacehq/palace/internal/hosterr"
 )
 
 // ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at

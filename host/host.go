@@ -31,6 +31,7 @@ import (
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/staleness"
@@ -230,47 +231,16 @@ func (h *Host) stamp() string { return store.FormatTime(h.now()) }
 // anchorRow describes the anchor of kind k at the host's location, with its
 // deterministic id (so the same repo has the same anchor id on every machine).
 func (h *Host) anchorRow(k domain.AnchorKind) store.Anchor {
-	return anchorRowAt(h.loc, k, h.stamp())
+	return jobenv.AnchorRow(h.loc, k, h.stamp())
 }
 
-func anchorRowAt(loc anchor.Location, k domain.AnchorKind, now string) store.Anchor {
-	identity := loc.Identity(k)
-	a := store.Anchor{ID: AnchorID(identity), Identity: identity, CreatedAt: now}
-	switch {
-	case identity == anchor.GlobalIdentity:
-		a.Kind = string(domain.AnchorGlobal)
-	case k == domain.AnchorRepo:
-		a.Kind, a.Path = string(domain.AnchorRepo), loc.RepoRoot
-		a.ParentID = AnchorID(anchor.GlobalIdentity)
-	default:
-		a.Kind, a.Path = string(domain.AnchorWorktree), loc.Worktree
-		a.ParentID = AnchorID(loc.Identity(domain.AnchorRepo))
-	}
-	return a
-}
 
 // AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
 func AnchorID(identity string) string { return anchor.ID(identity) }
 
 // ensureAnchor writes the anchor of kind k and its parents, returning its row.
 func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error) {
-	chain := []domain.AnchorKind{domain.AnchorGlobal}
-	if h.loc.InGit {
-		switch k {
-		case domain.AnchorRepo:
-			chain = append(chain, domain.AnchorRepo)
-		case domain.AnchorWorktree:
-			chain = append(chain, domain.AnchorRepo, domain.AnchorWorktree)
-		}
-	}
-	var a store.Anchor
-	for _, kind := range chain {
-		var err error
-		if a, err = tx.EnsureAnchor(ctx, h.anchorRow(kind)); err != nil {
-			return store.Anchor{}, err
-		}
-	}
-	return a, nil
+	return h.env().EnsureAnchor(ctx, tx, k)
 }
 
 // chainIDs are the anchor ids visible from the host's location, innermost

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -32,4 +33,45 @@ type Env struct {
 	// A set that fails to load makes the embedded defaults decide, except
 	// where the job says it fails closed.
 	Policies func(context.Context) (*policies.Set, error)
+}
+
+// EnsureAnchor writes the anchor of kind k at the workspace and its parents
+// (global, then repo, then worktree) in tx, returning k's row. Outside git
+// every kind is the global anchor. Anchor ids are deterministic (anchor.ID
+// of the identity), so a repository has the same id on every machine.
+func (e Env) EnsureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error) {
+	chain := []domain.AnchorKind{domain.AnchorGlobal}
+	if e.Loc.InGit {
+		switch k {
+		case domain.AnchorRepo:
+			chain = append(chain, domain.AnchorRepo)
+		case domain.AnchorWorktree:
+			chain = append(chain, domain.AnchorRepo, domain.AnchorWorktree)
+		}
+	}
+	var a store.Anchor
+	for _, kind := range chain {
+		var err error
+		if a, err = tx.EnsureAnchor(ctx, AnchorRow(e.Loc, kind, store.FormatTime(e.Now()))); err != nil {
+			return store.Anchor{}, err
+		}
+	}
+	return a, nil
+}
+
+// AnchorRow describes the anchor of kind k at loc, created at now.
+func AnchorRow(loc anchor.Location, k domain.AnchorKind, now string) store.Anchor {
+	identity := loc.Identity(k)
+	a := store.Anchor{ID: anchor.ID(identity), Identity: identity, CreatedAt: now}
+	switch {
+	case identity == anchor.GlobalIdentity:
+		a.Kind = string(domain.AnchorGlobal)
+	case k == domain.AnchorRepo:
+		a.Kind, a.Path = string(domain.AnchorRepo), loc.RepoRoot
+		a.ParentID = anchor.ID(anchor.GlobalIdentity)
+	default:
+		a.Kind, a.Path = string(domain.AnchorWorktree), loc.Worktree
+		a.ParentID = anchor.ID(loc.Identity(domain.AnchorRepo))
+	}
+	return a
 }

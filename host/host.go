@@ -234,7 +234,6 @@ func (h *Host) anchorRow(k domain.AnchorKind) store.Anchor {
 	return jobenv.AnchorRow(h.loc, k, h.stamp())
 }
 
-
 // AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
 func AnchorID(identity string) string { return anchor.ID(identity) }
 

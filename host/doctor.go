@@ -28,6 +28,9 @@ type Check struct {
 	Fix string `json:"fix,omitempty"`
 }
 
+// SchemaVersion is the database schema this palace writes.
+var SchemaVersion = store.SchemaVersion
+
 // DoctorReport is what `palace doctor` prints.
 type DoctorReport struct {
 	Home          string  `json:"home"`

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/store"
 )
 
 // The signal chart: one column per day of the window, the signals of use
@@ -102,9 +101,10 @@ type packDay struct {
 	Counts map[string]int
 }
 
-func packDays(rows []store.OutcomeDay) []packDay {
+// packDays groups a card page's pack outcomes by day.
+func packDays(d host.CardDossier) []packDay {
 	var out []packDay
-	for _, r := range rows {
+	for _, r := range d.Packs {
 		if n := len(out); n == 0 || out[n-1].Day != r.Day {
 			out = append(out, packDay{Day: r.Day, Counts: map[string]int{}})
 		}

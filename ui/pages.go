@@ -237,7 +237,7 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request) {
 		Chart    signalChart
 		Packs    []packDay
 		Changing bool
-	}{d, newSignalChart(d.Signals, s.h.Now()), packDays(d.Packs), d.Card.Status != "retired"})
+	}{d, newSignalChart(d.Signals, s.h.Now()), packDays(d), d.Card.Status != "retired"})
 }
 
 // mailboxPage is how many letters the mailbox lists at a time.

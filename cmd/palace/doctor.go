@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/palacehq/palace/store"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -54,13 +53,13 @@ func newVersionCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := map[string]any{
 				"version":        palaceVersion(),
-				"schema_version": store.SchemaVersion,
+				"schema_version": host.SchemaVersion,
 				"go":             runtime.Version(),
 				"opa":            opaversion.Version,
 				"platform":       runtime.GOOS + "/" + runtime.GOARCH,
 			}
 			return g.output(v, func(w io.Writer) {
-				fmt.Fprintf(w, "palace %s (schema v%d, OPA %s, %s, %s)\n", v["version"], store.SchemaVersion, opaversion.Version, runtime.Version(), v["platform"])
+				fmt.Fprintf(w, "palace %s (schema v%d, OPA %s, %s, %s)\n", v["version"], host.SchemaVersion, opaversion.Version, runtime.Version(), v["platform"])
 			})
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/adoption"
 	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 )
@@ -91,7 +92,7 @@ func TestAgentRejectionsNeverRemoveAMatchingCard(t *testing.T) {
 	}
 }
 
-// At most pack.SignalsPerCardDay signals of one actor type count on a card
+// At most cardview.SignalsPerCardDay signals of one actor type count on a card
 // per day, whatever the actors call themselves and whatever requests they
 // name; people have their own allowance, and the next day a new one.
 func TestSignalsPerCardDayPerActorType(t *testing.T) {
@@ -110,7 +111,7 @@ func TestSignalsPerCardDayPerActorType(t *testing.T) {
 	}
 	for i := range 5 {
 		res := signal(e.agentAs(dir, fmt.Sprintf("agent-%d", i)), fmt.Sprintf("sqlite question %d", i))
-		if want := i < pack.SignalsPerCardDay; res.Counts != want || (!want && !strings.Contains(res.NotCounted, "daily limit")) {
+		if want := i < cardview.SignalsPerCardDay; res.Counts != want || (!want && !strings.Contains(res.NotCounted, "daily limit")) {
 			t.Errorf("agent signal %d: counts %v (%s), want %v", i, res.Counts, res.NotCounted, want)
 		}
 	}
@@ -222,7 +223,7 @@ func TestContestShowsTheCitationNeverTheNote(t *testing.T) {
 	if err != nil || !res.Contested {
 		t.Fatalf("contradiction with evidence: %+v, %v; want contested", res, err)
 	}
-	checkContest := func(where string, c *pack.ItemContest) {
+	checkContest := func(where string, c *cardview.ItemContest) {
 		t.Helper()
 		if c == nil || len(c.Citations) != 1 || c.Citations[0].EvidenceID != ev.ID || c.Citations[0].SourceRef != "ci://run/77" || len(c.Reasons) != 0 {
 			t.Errorf("%s: contest %+v; want the citation of %s and no reason", where, c, ev.ID)

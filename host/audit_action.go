@@ -3,12 +3,12 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/host/audit"
-	"github.com/palacehq/palace/host/authority"
 	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/host/authority"
 	"os"
 	"slices"
 	"strconv"
@@ -11,7 +10,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -45,13 +45,13 @@ type CandidateReport struct {
 
 // CandidateRow is one candidate of the report.
 type CandidateRow struct {
-	ID        string         `json:"id"`
-	Statement string         `json:"statement"`
-	Tier      domain.Tier    `json:"tier"`
-	Anchor    pack.AnchorRef `json:"anchor"`
-	CreatedAt string         `json:"created_at"`
-	AgeDays   int            `json:"age_days"`
-	ExpiresAt string         `json:"expires_at,omitempty"`
+	ID        string             `json:"id"`
+	Statement string             `json:"statement"`
+	Tier      domain.Tier        `json:"tier"`
+	Anchor    cardview.AnchorRef `json:"anchor"`
+	CreatedAt string             `json:"created_at"`
+	AgeDays   int                `json:"age_days"`
+	ExpiresAt string             `json:"expires_at,omitempty"`
 	// Stale says why the candidate is due for archiving ("" when it is not).
 	Stale string `json:"stale,omitempty"`
 }
@@ -100,7 +100,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 	var stale []domain.Card
 	for _, c := range cards {
 		r := CandidateRow{ID: c.ID, Statement: c.Statement, Tier: c.Tier, Anchor: h.anchorRef(ctx, c.AnchorID),
-			CreatedAt: c.CreatedAt, AgeDays: pack.DaysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
+			CreatedAt: c.CreatedAt, AgeDays: cardview.DaysSince(c.CreatedAt, now), ExpiresAt: c.ExpiresAt}
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt <= stamp:
 			r.Stale = "expired " + c.ExpiresAt

@@ -5,9 +5,10 @@ import (
 	"errors"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/store"
 )
 
@@ -15,17 +16,17 @@ import (
 // its evidence counts by role.
 type Card struct {
 	domain.Card
-	Anchor pack.AnchorRef    `json:"anchor"`
-	Links  []domain.Link     `json:"links,omitempty"`
-	Counts domain.RoleCounts `json:"counts"`
+	Anchor cardview.AnchorRef `json:"anchor"`
+	Links  []domain.Link      `json:"links,omitempty"`
+	Counts domain.RoleCounts  `json:"counts"`
 	// Authoritative is Authoritative(Status), for readers of the JSON.
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
-	Contest *pack.ItemContest `json:"contest,omitempty"`
+	Contest *cardview.ItemContest `json:"contest,omitempty"`
 	// Stale is set by ShowCard when the code the card's evidence saw
 	// changed, or its review date passed (an authoritative card of this
 	// checkout).
-	Stale *pack.ItemStale `json:"stale,omitempty"`
+	Stale *staleness.Stale `json:"stale,omitempty"`
 	// Supersedes is the card this one replaces once authoritative
 	// (distill --from), and SupersededBy the cards that replace it; set by
 	// ShowCard.
@@ -227,7 +228,7 @@ func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (inta
 	}
 	out := intake.Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
 	if !allRepos && h.visibleKind(e.AnchorID) == "" {
-		return intake.Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, pack.DisplayIdentity(out.Anchor))
+		return intake.Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, cardview.DisplayIdentity(out.Anchor))
 	}
 	if err := h.foreignRead(ctx, allRepos, e.AnchorID); err != nil {
 		return intake.Evidence{}, err
@@ -291,8 +292,8 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 }
 
 // anchorRef names an anchor id; ids in the current chain resolve without a query.
-func (h *Host) anchorRef(ctx context.Context, id string) pack.AnchorRef {
-	return pack.RefOf(ctx, h.store, h.loc, id)
+func (h *Host) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
+	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
 
 func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }

@@ -15,6 +15,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/teamsync"
 )
@@ -96,7 +97,7 @@ func mustSync(t *testing.T, h *host.Host, req teamsync.SyncRequest) teamsync.Syn
 	return rep
 }
 
-func citations(t *testing.T, h *host.Host, id string) []pack.Citation {
+func citations(t *testing.T, h *host.Host, id string) []cardview.Citation {
 	t.Helper()
 	p, err := h.Pack().Context(context.Background(), pack.ContextRequest{Query: "busy timeout storage", File: "store/db.go", DryRun: true})
 	if err != nil {

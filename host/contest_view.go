@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -14,4 +14,4 @@ func (h *Host) ContestsOf(ctx context.Context, ids []string) (map[string][]store
 	return h.openContests(ctx, ids)
 }
 
-func itemContest(contests []store.Contest) *pack.ItemContest { return pack.ContestOf(contests) }
+func itemContest(contests []store.Contest) *cardview.ItemContest { return cardview.ContestOf(contests) }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/store"
 )
@@ -555,7 +556,7 @@ func TestContextCitationsCappedCounterexamplesFirst(t *testing.T) {
 	if it.CitationCount != 12 || len(it.Citations) != 8 {
 		t.Fatalf("citations %d of %d, want 8 of 12", len(it.Citations), it.CitationCount)
 	}
-	if !slices.ContainsFunc(it.Citations, func(c pack.Citation) bool { return c.EvidenceID == counter && c.SourceRef == "ci://bad" }) {
+	if !slices.ContainsFunc(it.Citations, func(c cardview.Citation) bool { return c.EvidenceID == counter && c.SourceRef == "ci://bad" }) {
 		t.Errorf("the counterexample is not among the citations: %+v", it.Citations)
 	}
 	// The counterexample contests the promoted card: it is rendered as a

@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/cardfile"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/teamsync"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -17,7 +17,7 @@ func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error 
 		return nil
 	}
 	ref := h.anchorRef(ctx, c.AnchorID)
-	where := pack.DisplayIdentity(ref)
+	where := cardview.DisplayIdentity(ref)
 	if op == "read" {
 		return invalid("id", "card %s is anchored to %s %s, not to this checkout: reading another repository's cards needs --all-repos", c.ID, ref.Kind, where)
 	}

@@ -5,17 +5,17 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
 // InitResult reports Init.
 type InitResult struct {
-	Home          string         `json:"home"`
-	Database      string         `json:"database"`
-	SchemaVersion int            `json:"schema_version"`
-	PolicyDir     string         `json:"policy_dir"`
-	Anchor        pack.AnchorRef `json:"anchor"`
+	Home          string             `json:"home"`
+	Database      string             `json:"database"`
+	SchemaVersion int                `json:"schema_version"`
+	PolicyDir     string             `json:"policy_dir"`
+	Anchor        cardview.AnchorRef `json:"anchor"`
 }
 
 // Init makes sure the home, its policy folder and the anchors of the current
@@ -27,7 +27,7 @@ func (h *Host) Init(ctx context.Context) (InitResult, error) {
 	}
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
 		a, err := h.ensureAnchor(ctx, tx, h.loc.Innermost())
-		res.Anchor = pack.AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
+		res.Anchor = cardview.AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
 		return err
 	})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/store"
@@ -82,11 +82,11 @@ type ReviewItem struct {
 
 // Neighbour is a card whose statement matches another's.
 type Neighbour struct {
-	ID        string         `json:"id"`
-	Statement string         `json:"statement"`
-	Tier      domain.Tier    `json:"tier"`
-	Status    domain.Status  `json:"status"`
-	Anchor    pack.AnchorRef `json:"anchor"`
+	ID        string             `json:"id"`
+	Statement string             `json:"statement"`
+	Tier      domain.Tier        `json:"tier"`
+	Status    domain.Status      `json:"status"`
+	Anchor    cardview.AnchorRef `json:"anchor"`
 	// Exact is set when the normalized statements are equal; Similarity is
 	// the share of words the two statements have in common (Jaccard, 0..1).
 	Exact      bool    `json:"exact"`

@@ -10,7 +10,6 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/store"
 )
@@ -320,7 +319,7 @@ func shortCommit(c string) string {
 // cardStale is card c's staleness as a pack would show it (cited code of
 // this checkout, review date), nil when it has none or is not this
 // checkout's.
-func (h *Host) cardStale(ctx context.Context, c domain.Card) *pack.ItemStale {
+func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
 	if !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
 		return nil
 	}
@@ -333,7 +332,7 @@ func (h *Host) cardStale(ctx context.Context, c domain.Card) *pack.ItemStale {
 
 // staleCards checks cards as cardStale does, in one pass: the stale ones
 // of this checkout, by id.
-func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*pack.ItemStale, error) {
+func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error) {
 	var ids []string
 	for _, c := range cards {
 		if h.visibleKind(c.AnchorID) != "" {
@@ -345,7 +344,7 @@ func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]
 		return nil, internal(err, "check the code cards cite")
 	}
 	stamp := h.stamp()
-	out := map[string]*pack.ItemStale{}
+	out := map[string]*staleness.Stale{}
 	for _, c := range cards {
 		if h.visibleKind(c.AnchorID) == "" {
 			continue

@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"errors"
-	"github.com/palacehq/palace/host/pack"
 	"sort"
 	"sync"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/staleness"
 )
 
 // EditorViews answers what an editor shows of a palace — the card list of
@@ -112,10 +114,10 @@ type HoverCard struct {
 	// Contest is set when the card is contested (Triggered and Flagged: a
 	// contested card is never inline in a pack): an editor shows the
 	// warning and its citations with the statement.
-	Contest *pack.ItemContest
+	Contest *cardview.ItemContest
 	// Stale is set when the code the card's evidence saw changed, or its
 	// review date passed: an editor shows the warning with the statement.
-	Stale *pack.ItemStale
+	Stale *staleness.Stale
 }
 
 // Label is the card as an editor names it in a line: ‹tier› statement.
@@ -312,7 +314,7 @@ func cardView(c Card) HoverCard {
 		Contest: c.Contest, Stale: c.Stale}
 }
 
-func citationCounts(cs []pack.Citation) domain.RoleCounts {
+func citationCounts(cs []cardview.Citation) domain.RoleCounts {
 	var out domain.RoleCounts
 	for _, c := range cs {
 		out.Add(c.Role, 1)

@@ -2,11 +2,11 @@ package host
 
 import (
 	"context"
-	"github.com/palacehq/palace/host/intake"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/store"
 )
 

@@ -7,11 +7,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/host/cardview"
+
 	"go.lsp.dev/protocol"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/staleness"
 )
 
 func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
@@ -149,7 +152,7 @@ func warnings(b *strings.Builder, c host.HoverCard) {
 }
 
 // staleRepair is the short repair of a stale card.
-func staleRepair(id string, st *pack.ItemStale) string {
+func staleRepair(id string, st *staleness.Stale) string {
 	if len(st.Citations) > 0 {
 		return "re-verify it (`palace verify " + id + "`) or demote it"
 	}
@@ -158,7 +161,7 @@ func staleRepair(id string, st *pack.ItemStale) string {
 
 // contestMarkdown names what contests a card: its kinds, the contradicting
 // evidence ids as code with their sources, and what a person said.
-func contestMarkdown(c *pack.ItemContest) string {
+func contestMarkdown(c *cardview.ItemContest) string {
 	parts := []string{mdText(strings.Join(c.Kinds, ", "))}
 	for _, cit := range c.Citations {
 		s := "`" + cit.EvidenceID + "`"

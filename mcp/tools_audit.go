@@ -2,10 +2,10 @@ package mcp
 
 import (
 	"context"
-	"github.com/palacehq/palace/host/audit"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/audit"
 )
 
 func init() {

@@ -38,3 +38,7 @@
 // the list as a quoted YAML string; an unscoped card gets Copilot's `**`
 // and no Cursor `globs` at all.
 package rulefiles
+
+// MaxFileBytes is the largest rule file palace reads, to export into it or
+// import from it: 1 MiB, far above what an agent reads on each request.
+const MaxFileBytes = 1 << 20

@@ -16,7 +16,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 )
 
 //go:embed templates/*.html
@@ -223,7 +223,7 @@ func scopeText(s domain.Scope) string {
 	return "anywhere at its anchor"
 }
 
-func anchorText(a pack.AnchorRef) string {
+func anchorText(a cardview.AnchorRef) string {
 	if a.Identity == "" {
 		return a.Kind
 	}

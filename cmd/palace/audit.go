@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/palacehq/palace/host/adoption"
 	"io"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
 	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/teamsync"
 )

@@ -8,7 +8,7 @@
 // Signals are evidence about use, never authority: the package must not
 // change a card's status or count toward a gate. A signal names a card of
 // the caller's own anchors; it counts once per actor, card and request and
-// at most pack.SignalsPerCardDay times per card, day and actor type. A
+// at most cardview.SignalsPerCardDay times per card, day and actor type. A
 // contradiction that cites evidence visible from the caller contests its
 // card through Config.Contest (governance decides what that means); one
 // without evidence stays a signal. host imports adoption and never the
@@ -20,12 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
@@ -174,13 +175,13 @@ func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 
 // countVerdict sets whether the signal counts (or, not written yet, would
 // count), by the rule every reader of signals applies
-// (pack.SignalVerdicts) over the card's signals of the cooling window.
+// (cardview.SignalVerdicts) over the card's signals of the cooling window.
 func (a *Adoption) countVerdict(ctx context.Context, res *Result, written bool) error {
 	ev := res.Event
 	if ev.CardID == "" || ev.Signal == "neutral" {
 		return nil
 	}
-	sigs, err := a.cfg.Store.CardSignals(ctx, []string{ev.CardID}, store.FormatTime(a.cfg.Now().Add(-pack.CoolingWindow)))
+	sigs, err := a.cfg.Store.CardSignals(ctx, []string{ev.CardID}, store.FormatTime(a.cfg.Now().Add(-cardview.CoolingWindow)))
 	if err != nil {
 		if written {
 			return hosterr.Internal(err, "read adoption signals of %s (signal %s is recorded)", ev.CardID, ev.ID)
@@ -190,11 +191,11 @@ func (a *Adoption) countVerdict(ctx context.Context, res *Result, written bool) 
 	if !written {
 		sigs = append(sigs, ev.CardSignal())
 	}
-	verdicts := pack.SignalVerdicts(sigs)
+	verdicts := cardview.SignalVerdicts(sigs)
 	for i, s := range sigs {
 		if s.ID == ev.ID {
 			res.Counts = verdicts[i] == ""
-			res.NotCounted = pack.NotCountedReason(verdicts[i], ev.CardID, ev.ActorType)
+			res.NotCounted = cardview.NotCountedReason(verdicts[i], ev.CardID, ev.ActorType)
 		}
 	}
 	if !res.Counts {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
@@ -194,7 +194,7 @@ func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 		field := cmp.Or(e.Field, "general")
 		g, ok := groups[field]
 		if !ok {
-			g = &MissGroup{Field: field, Command: fmt.Sprintf("palace record --field %s --content \"what was needed, and where it comes from\" --source-ref REF", pack.ShellWord(field))}
+			g = &MissGroup{Field: field, Command: fmt.Sprintf("palace record --field %s --content \"what was needed, and where it comes from\" --source-ref REF", cardview.ShellWord(field))}
 			groups[field] = g
 		}
 		g.Count++

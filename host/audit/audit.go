@@ -14,12 +14,13 @@ package audit
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/hosterr"
@@ -35,7 +36,7 @@ const (
 	auditSkipCooling = 6
 	// auditIdleDays is how long a card may go without being applied or
 	// changed before it is flagged idle.
-	auditIdleDays = pack.StaleDays
+	auditIdleDays = cardview.StaleDays
 	// auditNeverAppliedDays is how old a never-applied card must be to be flagged.
 	auditNeverAppliedDays = 30
 	// auditFoundationalApplied is the 30-day applied count from which a
@@ -67,12 +68,12 @@ type Config struct {
 	// PolicySet is the policy set in force and its hash.
 	PolicySet func(ctx context.Context) (*policies.Set, string, error)
 	// AnchorRef names an anchor in output.
-	AnchorRef func(ctx context.Context, id string) pack.AnchorRef
+	AnchorRef func(ctx context.Context, id string) cardview.AnchorRef
 	// StampFileState fills in how git sees the policy file that decided.
 	StampFileState func(ctx context.Context, d *policies.Decision)
 	// Stale checks the code the cards of this checkout cite, and their
 	// review and expiry dates: the stale ones, by id.
-	Stale func(ctx context.Context, cards []domain.Card) (map[string]*pack.ItemStale, error)
+	Stale func(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error)
 }
 
 // Auditor audits one palace from one workspace.
@@ -122,7 +123,7 @@ type Row struct {
 	Statement         string                `json:"statement"`
 	Tier              domain.Tier           `json:"tier"`
 	Status            domain.Status         `json:"status"`
-	Anchor            pack.AnchorRef        `json:"anchor"`
+	Anchor            cardview.AnchorRef    `json:"anchor"`
 	Field             string                `json:"field"`
 	Persistence       domain.Persistence    `json:"persistence"`
 	RenderPref        domain.RenderPref     `json:"render_pref"`
@@ -148,21 +149,21 @@ type Row struct {
 	// from any request; nil when it has none.
 	Signals30d map[string]int `json:"signals_30d,omitempty"`
 	// Contest is set when the card is contested (such rows come first).
-	Contest *pack.ItemContest `json:"contest,omitempty"`
+	Contest *cardview.ItemContest `json:"contest,omitempty"`
 	// Stale is set when the code the card's evidence saw changed, or its
 	// review date or expiry passed.
-	Stale *pack.ItemStale `json:"stale,omitempty"`
+	Stale *staleness.Stale `json:"stale,omitempty"`
 }
 
 // StaleCard is one card of the audit's stale section.
 type StaleCard struct {
-	ID        string         `json:"id"`
-	Statement string         `json:"statement"`
-	Tier      domain.Tier    `json:"tier"`
-	Anchor    pack.AnchorRef `json:"anchor"`
+	ID        string             `json:"id"`
+	Statement string             `json:"statement"`
+	Tier      domain.Tier        `json:"tier"`
+	Anchor    cardview.AnchorRef `json:"anchor"`
 	// Stale says what changed: each cited file and the change, or the
 	// date that passed.
-	Stale *pack.ItemStale `json:"stale"`
+	Stale *staleness.Stale `json:"stale"`
 	// Repair are the actions that clear it.
 	Repair []Suggestion `json:"repair"`
 }
@@ -254,7 +255,7 @@ func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 // staleRepair are the actions that clear a card's staleness: for changed
 // code, a new verification against the code now or a demotion; for a
 // date, a new date or retirement.
-func staleRepair(id string, st *pack.ItemStale) []Suggestion {
+func staleRepair(id string, st *staleness.Stale) []Suggestion {
 	var out []Suggestion
 	if len(st.Citations) > 0 {
 		out = append(out,
@@ -275,7 +276,7 @@ func staleRepair(id string, st *pack.ItemStale) []Suggestion {
 // auditCard is one audited card with what the policies said of it.
 type auditCard struct {
 	card    domain.Card
-	anchor  pack.AnchorRef
+	anchor  cardview.AnchorRef
 	scope   policies.ScopeResult
 	lane    policies.LaneResult
 	counts  policies.Counts30d
@@ -288,7 +289,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	window, err := a.cfg.Store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-pack.CoolingWindow)))
+	window, err := a.cfg.Store.InjectionStats(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)))
 	if err != nil {
 		return nil, hosterr.Internal(err, "audit: read injection events")
 	}
@@ -321,7 +322,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 	groups := map[string][]int{}
 	var keys []string
 	fits := make([]policies.ScopeContext, len(cards))
-	refs := map[string]pack.AnchorRef{}
+	refs := map[string]cardview.AnchorRef{}
 	for i, c := range cards {
 		ref, ok := refs[c.AnchorID]
 		if !ok {
@@ -340,7 +341,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 		idx := groups[k]
 		in := policies.ScopeInput{Context: fits[idx[0]], Cards: make([]policies.ScopeCard, len(idx))}
 		for j, i := range idx {
-			in.Cards[j] = pack.ScopeCard(cards[i], cands[i].anchor.Kind)
+			in.Cards[j] = cardview.ScopeCard(cards[i], cands[i].anchor.Kind)
 			in.Cards[j].Relevance = auditRelevance
 		}
 		out, d := set.Scope(ctx, in)
@@ -394,7 +395,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 		w2, s2 := turnedDownFindings(c.card, r.Signals30d)
 		r.Warnings, r.Suggested = append(append(r.Warnings, w...), w2...), append(append(r.Suggested, s...), s2...)
 		if cs := contests[c.card.ID]; len(cs) > 0 {
-			ic := pack.ContestOf(cs)
+			ic := cardview.ContestOf(cs)
 			r.Contest = ic
 			if r.Lane == domain.LaneCore || r.Lane == domain.LaneScoped {
 				r.Lane, r.RenderForm = domain.LaneRefOnly, domain.FormRefOnly
@@ -409,7 +410,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 			r.Stale = st
 			// A passed date has its own warning (review_due, expired).
 			if len(st.Citations) > 0 {
-				code := &pack.ItemStale{Citations: st.Citations, Reason: st.Reason}
+				code := &staleness.Stale{Citations: st.Citations, Reason: st.Reason}
 				r.Warnings = append([]Warning{{"stale", "the code it cites changed: " + staleness.CodeReason(code)}}, r.Warnings...)
 				r.Suggested = append(staleRepair(c.card.ID, code), r.Suggested...)
 			}
@@ -424,7 +425,7 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 			}
 			return 1
 		}
-		if d := pack.LaneOrder(x.Lane) - pack.LaneOrder(y.Lane); d != 0 {
+		if d := cardview.LaneOrder(x.Lane) - cardview.LaneOrder(y.Lane); d != 0 {
 			return d
 		}
 		if d := x.Tier.Rank() - y.Tier.Rank(); d != 0 {
@@ -498,7 +499,7 @@ func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Wa
 		suggest["set_review_after"] = "confirm it still holds and set the next review date"
 		suggest["revoke"] = "retire it if it no longer holds"
 	}
-	if age := pack.DaysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
+	if age := cardview.DaysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
 		warn = append(warn, Warning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
 		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
@@ -21,7 +21,7 @@ const auditTurnedDown = 2
 // by card, oldest first.
 func (a *Auditor) cardSignalEvents(ctx context.Context, ids []string, now time.Time) (map[string][]store.AdoptionEvent, error) {
 	out := map[string][]store.AdoptionEvent{}
-	since := store.FormatTime(now.Add(-pack.CoolingWindow))
+	since := store.FormatTime(now.Add(-cardview.CoolingWindow))
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		evs, err := a.cfg.Store.ListAdoption(ctx, store.AdoptionFilter{CardIDs: ids[:n], Since: since})

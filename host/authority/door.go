@@ -28,8 +28,8 @@ import (
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -225,9 +225,9 @@ func (d *Door) cardIn(ctx context.Context, tx *store.Tx, id, op string) (domain.
 	if d.loc.KindOf(c.AnchorID) != "" {
 		return c, nil
 	}
-	ref := pack.RefOf(ctx, d.gate.Store, d.loc, c.AnchorID)
+	ref := cardview.RefOf(ctx, d.gate.Store, d.loc, c.AnchorID)
 	return domain.Card{}, hosterr.Invalid("id", "card %s is anchored to %s %s, not to this checkout: %s it from a checkout of that repository",
-		c.ID, ref.Kind, pack.DisplayIdentity(ref), op)
+		c.ID, ref.Kind, cardview.DisplayIdentity(ref), op)
 }
 
 // event is an event of cardID decided by who, stamped now.

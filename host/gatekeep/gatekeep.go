@@ -15,14 +15,13 @@ package gatekeep
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/policyfile"
-	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/secrets"
@@ -102,7 +101,7 @@ func (k *Keeper) EvaluateFrom(ctx context.Context, c domain.Card, links []domain
 		Target: target,
 		Card: policies.GateCard{
 			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field,
-			Anchor: pack.RefOf(ctx, k.Store, k.Loc, c.AnchorID).Kind, Statement: c.Statement, Persistence: string(c.Persistence),
+			Anchor: cardview.RefOf(ctx, k.Store, k.Loc, c.AnchorID).Kind, Statement: c.Statement, Persistence: string(c.Persistence),
 			Scope: policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
 		},
 		Counts:     facts.counts,
@@ -148,7 +147,7 @@ func (k *Keeper) EvaluateFrom(ctx context.Context, c domain.Card, links []domain
 		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
 	}
 	if action == "promote" {
-		floors = append(floors, research.Floor(ctx, k.Store, c, links)...)
+		floors = append(floors, researchFloor(ctx, k.Store, c, links)...)
 	}
 	if len(floors) > 0 {
 		if res.Allow {
@@ -274,7 +273,7 @@ func factsOf(links []domain.Link, contests []store.Contest) facts {
 		Teaching: list(domain.RoleTeaching), Counterexample: list(domain.RoleCounterexample)}
 	f.newest = policies.RoleTimes{Supporting: newest[domain.RoleSupporting], Verification: newest[domain.RoleVerification],
 		Teaching: newest[domain.RoleTeaching], Counterexample: newest[domain.RoleCounterexample]}
-	f.contest = pack.GateContest(contests)
+	f.contest = cardview.GateContest(contests)
 	return f
 }
 

@@ -2,13 +2,13 @@ package gatekeep
 
 import (
 	"errors"
-	"github.com/palacehq/palace/host/jobenv"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/authority"
 	"path/filepath"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
@@ -93,7 +93,7 @@ type importRow struct {
 //
 // Every file is read and every rule validated before anything is written,
 // and all rules commit in one transaction: a binary, non-UTF-8, oversized
-// (MaxRuleFileBytes) or conflicted file, a malformed front matter or block,
+// (rulefiles.MaxFileBytes) or conflicted file, a malformed front matter or block,
 // or a rule holding a secret is KindInvalid naming the file and line, and
 // nothing is imported. A file inside a checkout may be reached through a
 // symbolic link only to another file of that checkout: one that leads out
@@ -186,9 +186,9 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 	var data []byte
 	var err error
 	if root, ok := repofs.CheckoutRoot(filepath.Dir(abs)); ok {
-		data, err = limits.ReadInputFileWithin("FILE", root, abs, MaxRuleFileBytes)
+		data, err = limits.ReadInputFileWithin("FILE", root, abs, rulefiles.MaxFileBytes)
 	} else {
-		data, err = limits.ReadInputFile("FILE", abs, MaxRuleFileBytes)
+		data, err = limits.ReadInputFile("FILE", abs, rulefiles.MaxFileBytes)
 	}
 	if err != nil {
 		return ImportFile{}, nil, err

@@ -15,15 +15,14 @@ package intake
 import (
 	"cmp"
 	"context"
-	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/host/ruleexport"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
@@ -74,12 +73,10 @@ const (
 	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
 	// every character escaped (\u00XX is six bytes) plus the other fields.
 	MaxJSONLLineBytes = 8 << 20
-	// MaxRuleFileBytes is the largest rule file palace reads (1 MiB).
-	MaxRuleFileBytes = ruleexport.MaxRuleFileBytes
 )
 
 // AnchorRef names an anchor in output.
-type AnchorRef = pack.AnchorRef
+type AnchorRef = cardview.AnchorRef
 
 func (h *Intake) actorType() domain.ActorType  { return h.gate.ActorType() }
 func (h *Intake) requireHuman(op string) error { return h.gate.RequireHuman(op) }

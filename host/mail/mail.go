@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -29,6 +28,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/mailbox"

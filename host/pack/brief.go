@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
@@ -22,10 +23,6 @@ const (
 	briefCitationsPerCard = 3
 	briefMaxEvidence      = 24
 )
-
-// StaleDays is how long a card may go without being applied or changed
-// before it counts as stale: the audit flags it, a brief says so.
-const StaleDays = 180
 
 // BriefRequest asks for a brief. It selects exactly as a ContextRequest with
 // the same fields does, without a budget: every card that applies is
@@ -85,20 +82,20 @@ type BriefEvidence struct {
 
 // BriefCard is a briefed card with its citations.
 type BriefCard struct {
-	ID         string            `json:"id"`
-	Tier       domain.Tier       `json:"tier"`
-	Status     domain.Status     `json:"status"`
-	Statement  string            `json:"statement"`
-	Anchor     AnchorRef         `json:"anchor"`
-	Lane       domain.Lane       `json:"lane"`
-	RenderForm domain.RenderForm `json:"render_form"`
-	Salience   int               `json:"salience"`
-	WhyApplies []string          `json:"why_applies"`
-	Citations  []Citation        `json:"citations"`
-	Evidence   domain.RoleCounts `json:"evidence"`
+	ID         string              `json:"id"`
+	Tier       domain.Tier         `json:"tier"`
+	Status     domain.Status       `json:"status"`
+	Statement  string              `json:"statement"`
+	Anchor     cardview.AnchorRef  `json:"anchor"`
+	Lane       domain.Lane         `json:"lane"`
+	RenderForm domain.RenderForm   `json:"render_form"`
+	Salience   int                 `json:"salience"`
+	WhyApplies []string            `json:"why_applies"`
+	Citations  []cardview.Citation `json:"citations"`
+	Evidence   domain.RoleCounts   `json:"evidence"`
 	// Contest is set when the card is contested: it is no key fact, and
 	// the warning cites the contradicting evidence.
-	Contest *ItemContest `json:"contest,omitempty"`
+	Contest *cardview.ItemContest `json:"contest,omitempty"`
 }
 
 // BriefEntity is an identifier, path, command or URL found in cited text.
@@ -435,7 +432,7 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		}
 		if c.ReviewAfter != "" && c.ReviewAfter <= stamp {
 			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s was due for review %s", c.ID, c.ReviewAfter[:10]), []string{c.ID}})
-		} else if cand.counts.Applied == 0 && cand.ageDays >= StaleDays {
+		} else if cand.counts.Applied == 0 && cand.ageDays >= cardview.StaleDays {
 			out = append(out, BriefSignal{"stale", fmt.Sprintf("%s has not been applied or changed in %d days", c.ID, cand.ageDays), []string{c.ID}})
 		}
 	}
@@ -510,7 +507,7 @@ func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate
 	if len(b.KeyFacts) == 0 && a.pack.MemoryExists.Evidence == 0 {
 		field := cmp.Or(a.pack.Request.Field, "general")
 		out = append(out, BriefAction{"record", "nothing is recorded here yet: record what you learn as you work",
-			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", ShellWord(field))})
+			fmt.Sprintf("palace record --field %s --content \"…\" --source-ref …", cardview.ShellWord(field))})
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -92,10 +94,10 @@ type Pack struct {
 	Request   PackRequest `json:"request"`
 	// Anchors are the anchors the pack could draw from, innermost first
 	// (with all_repos, the local chain; other anchors show up on items).
-	Anchors               []AnchorRef `json:"anchors"`
-	AllRepos              bool        `json:"all_repos"`
-	TransientInstructions []string    `json:"transient_instructions"`
-	Sections              []Section   `json:"sections"`
+	Anchors               []cardview.AnchorRef `json:"anchors"`
+	AllRepos              bool                 `json:"all_repos"`
+	TransientInstructions []string             `json:"transient_instructions"`
+	Sections              []Section            `json:"sections"`
 	// Items are the cards the pack renders or trimmed for budget, in pack order.
 	Items []Item `json:"items"`
 	// Evidence are the raw evidence rows of --include-evidence.
@@ -139,21 +141,21 @@ type Section struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	// Origin is set on the sections of another repository (all_repos).
-	Origin *AnchorRef `json:"origin,omitempty"`
-	IDs    []string   `json:"ids"`
-	Chars  int        `json:"chars"`
+	Origin *cardview.AnchorRef `json:"origin,omitempty"`
+	IDs    []string            `json:"ids"`
+	Chars  int                 `json:"chars"`
 }
 
 // Item is one card of a pack.
 type Item struct {
-	ID        string        `json:"id"`
-	Statement string        `json:"statement"`
-	Content   string        `json:"content,omitempty"`
-	Tier      domain.Tier   `json:"tier"`
-	Status    domain.Status `json:"status"`
-	Domain    domain.Domain `json:"domain"`
-	Field     string        `json:"field"`
-	Anchor    AnchorRef     `json:"anchor"`
+	ID        string             `json:"id"`
+	Statement string             `json:"statement"`
+	Content   string             `json:"content,omitempty"`
+	Tier      domain.Tier        `json:"tier"`
+	Status    domain.Status      `json:"status"`
+	Domain    domain.Domain      `json:"domain"`
+	Field     string             `json:"field"`
+	Anchor    cardview.AnchorRef `json:"anchor"`
 	// Foreign marks a card of another repository or worktree (all_repos only).
 	Foreign     bool               `json:"foreign,omitempty"`
 	Persistence domain.Persistence `json:"persistence"`
@@ -168,19 +170,19 @@ type Item struct {
 	WhyApplies        []string          `json:"why_applies"`
 	// Citations are up to 8 of the card's evidence links, every
 	// counterexample first; CitationCount counts all of them.
-	Citations     []Citation         `json:"citations"`
-	CitationCount int                `json:"citation_count"`
-	Counts30d     policies.Counts30d `json:"counts_30d"`
-	AgeDays       int                `json:"age_days"`
-	Relevance     float64            `json:"relevance"`
+	Citations     []cardview.Citation `json:"citations"`
+	CitationCount int                 `json:"citation_count"`
+	Counts30d     policies.Counts30d  `json:"counts_30d"`
+	AgeDays       int                 `json:"age_days"`
+	Relevance     float64             `json:"relevance"`
 	// Contest is set when the card is contested: it is shown as a
 	// reference with this warning, never inline, until it is resolved or
 	// demoted.
-	Contest *ItemContest `json:"contest,omitempty"`
+	Contest *cardview.ItemContest `json:"contest,omitempty"`
 	// Stale is set when the code the card's evidence saw changed, or its
 	// review date passed: it renders with this warning and loses
 	// StalePenalty salience against fresh cards.
-	Stale *ItemStale `json:"stale,omitempty"`
+	Stale *staleness.Stale `json:"stale,omitempty"`
 	// NearDuplicateOf names the card this one nearly repeats
 	// (internal/neardup) that the pack inlines: a pack never inlines two
 	// near-duplicates, so this one is a reference line to it.
@@ -189,13 +191,6 @@ type Item struct {
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
 	// Chars is the item's size in Rendered (0 when not rendered).
 	Chars int `json:"chars"`
-}
-
-// Citation is one evidence link of an item.
-type Citation struct {
-	EvidenceID string      `json:"evidence_id"`
-	Role       domain.Role `json:"role"`
-	SourceRef  string      `json:"source_ref"`
 }
 
 // BudgetAction records how the budget reduced an item, and why.
@@ -207,15 +202,15 @@ type BudgetAction struct {
 
 // EvidenceItem is an evidence row of a pack.
 type EvidenceItem struct {
-	ID         string            `json:"id"`
-	Field      string            `json:"field"`
-	Provenance domain.Provenance `json:"provenance"`
-	SourceRef  string            `json:"source_ref"`
-	Anchor     AnchorRef         `json:"anchor"`
-	Content    string            `json:"content"`
-	RenderForm domain.RenderForm `json:"render_form"`
-	Trimmed    *BudgetAction     `json:"trimmed,omitempty"`
-	Chars      int               `json:"chars"`
+	ID         string             `json:"id"`
+	Field      string             `json:"field"`
+	Provenance domain.Provenance  `json:"provenance"`
+	SourceRef  string             `json:"source_ref"`
+	Anchor     cardview.AnchorRef `json:"anchor"`
+	Content    string             `json:"content"`
+	RenderForm domain.RenderForm  `json:"render_form"`
+	Trimmed    *BudgetAction      `json:"trimmed,omitempty"`
+	Chars      int                `json:"chars"`
 }
 
 // SkippedCard is a considered card the pack leaves out.

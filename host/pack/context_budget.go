@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -107,7 +108,7 @@ func (pl *Pipeline) packBudget(a *assembly) {
 func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
-	var originRefs []AnchorRef
+	var originRefs []cardview.AnchorRef
 	for i := range a.pack.Items {
 		it := &a.pack.Items[i]
 		if it.Foreign {
@@ -117,7 +118,7 @@ func (pl *Pipeline) packWith(a *assembly) {
 			}
 		}
 	}
-	slices.SortFunc(originRefs, func(x, y AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
+	slices.SortFunc(originRefs, func(x, y cardview.AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
 	for i, o := range originRefs {
 		origins[o.ID] = i + 1
 	}
@@ -281,7 +282,7 @@ func (pl *Pipeline) finish(a *assembly) {
 		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
 			IDs: []string{}, Chars: runeLen(head + body)})
 	}
-	emit := func(k sectionKey, origin *AnchorRef, member func(*slot) bool) {
+	emit := func(k sectionKey, origin *cardview.AnchorRef, member func(*slot) bool) {
 		var body strings.Builder
 		ids := []string{}
 		for _, s := range a.slots {

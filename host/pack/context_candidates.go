@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/internal/hosterr"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -131,7 +132,7 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			rel[c.ID] = r
 		}
 	}
-	refs := map[string]AnchorRef{}
+	refs := map[string]cardview.AnchorRef{}
 	ranks := map[string]int{}
 	for _, id := range pl.chainIDs() {
 		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.loc.KindOf(id)]

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -173,18 +174,8 @@ func (pl *Pipeline) distillSuggestions(ctx context.Context) ([]DistillSuggestion
 	for _, r := range rows {
 		out = append(out, DistillSuggestion{
 			Field: r.Field, EvidenceCount: r.Evidence, SampleIDs: r.Samples, SuggestedTier: string(domain.TierDaoRen),
-			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", ShellWord(r.Field), strings.Join(r.Samples, ",")),
+			Command: fmt.Sprintf("palace distill --field %s --tier dao_ren --statement \"…\" --supporting %s", cardview.ShellWord(r.Field), strings.Join(r.Samples, ",")),
 		})
 	}
 	return out, nil
-}
-
-// ShellWord quotes s for a shell when it needs it.
-func ShellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -9,19 +9,18 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
-// CoolingWindow is the window of the injection counts that cool lanes.
-const CoolingWindow = 30 * 24 * time.Hour
-
 // candidate is one considered card with everything the policies said.
 type candidate struct {
 	card      domain.Card
-	anchor    AnchorRef
+	anchor    cardview.AnchorRef
 	rank      int // anchor proximity: worktree 0, repo 1, global 2, another repository 3
 	foreign   bool
 	relevance float64
@@ -40,7 +39,7 @@ type candidate struct {
 	// lanes while there are any.
 	contests []store.Contest
 	// stale says why the card no longer matches its cited code or dates.
-	stale *ItemStale
+	stale *staleness.Stale
 	// nearOf is the inlined card this one nearly repeats (see
 	// dedupeNear); it is then a reference line.
 	nearOf string
@@ -56,7 +55,7 @@ type assembly struct {
 	now   time.Time
 	// slots and origins are the packed rendering (see packBudget).
 	slots   []*slot
-	origins []AnchorRef
+	origins []cardview.AnchorRef
 	// signature is the request's terms, which adoption signals are
 	// weighed against (Signature).
 	signature string
@@ -153,7 +152,7 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 		Cards: make([]policies.ScopeCard, len(a.considered)),
 	}
 	for i, c := range a.considered {
-		sin.Cards[i] = ScopeCard(c.card, c.anchor.Kind)
+		sin.Cards[i] = cardview.ScopeCard(c.card, c.anchor.Kind)
 		sin.Cards[i].Relevance = c.relevance
 	}
 	sout, sd := set.Scope(ctx, sin)
@@ -203,15 +202,6 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	a.pack.Policy.Lanes = ld
 	for _, c := range applying {
 		c.lane, c.laned = lout[c.card.ID], true
-	}
-}
-
-func ScopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
-	return policies.ScopeCard{
-		ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: anchorKind,
-		Persistence: string(c.Persistence), Statement: c.Statement,
-		Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
-		Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
 	}
 }
 
@@ -386,13 +376,11 @@ func outranksDuplicate(c, b *candidate) bool {
 	return c.card.ID < b.card.ID
 }
 
-var laneRank = map[domain.Lane]int{domain.LaneCore: 0, domain.LaneScoped: 1, domain.LaneRefOnly: 2, domain.LaneInspectorOnly: 3}
-
 // packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
 // anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {
-	if d := LaneOrder(x.lane.Lane) - LaneOrder(y.lane.Lane); d != 0 {
+	if d := cardview.LaneOrder(x.lane.Lane) - cardview.LaneOrder(y.lane.Lane); d != 0 {
 		return d
 	}
 	if d := y.lane.Salience - x.lane.Salience; d != 0 {
@@ -411,13 +399,6 @@ func packOrder(x, y *candidate) int {
 		return d
 	}
 	return strings.Compare(x.card.ID, y.card.ID)
-}
-
-func LaneOrder(l domain.Lane) int {
-	if r, ok := laneRank[l]; ok {
-		return r
-	}
-	return len(laneRank)
 }
 
 // skip records c as skipped for reason.
@@ -478,15 +459,15 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 			Persistence: c.card.Persistence, RenderPref: c.card.RenderPref,
 			Lane: c.lane.Lane, LaneForm: c.lane.RenderForm, RenderForm: c.lane.RenderForm,
 			Salience: c.lane.Salience, SalienceBreakdown: c.lane.Breakdown, WhyApplies: why,
-			Citations: []Citation{}, CitationCount: len(links[c.card.ID]), Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
+			Citations: []cardview.Citation{}, CitationCount: len(links[c.card.ID]), Counts30d: c.counts, AgeDays: c.ageDays, Relevance: c.relevance,
 		}
 		if it.SalienceBreakdown == nil {
 			it.SalienceBreakdown = map[string]int{}
 		}
 		for _, l := range picked[c.card.ID] {
-			it.Citations = append(it.Citations, Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
+			it.Citations = append(it.Citations, cardview.Citation{EvidenceID: l.EvidenceID, Role: l.Role, SourceRef: refs[l.EvidenceID]})
 		}
-		it.Contest = ContestOf(c.contests)
+		it.Contest = cardview.ContestOf(c.contests)
 		it.Stale = c.stale
 		it.NearDuplicateOf = c.nearOf
 		// A foundational card in full past its cap renders compact: its

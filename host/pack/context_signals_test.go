@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -22,10 +23,10 @@ func TestSignalVerdicts(t *testing.T) {
 	}{
 		{"one actor, one request: the first counts, whatever the signal",
 			[]store.CardSignal{sig("a", agent, "kc_1", "rejected", "rq_1", "x", d1), sig("a", agent, "kc_1", "rejected", "rq_1", "x", d1), sig("a", agent, "kc_1", "used", "rq_1", "x", d2)},
-			[]string{"", NotCountedRepeat, NotCountedRepeat}},
+			[]string{"", cardview.NotCountedRepeat, cardview.NotCountedRepeat}},
 		{"no request: one per actor and card; the same terms are the same request",
 			[]store.CardSignal{sig("a", agent, "kc_1", "rejected", "", "", d1), sig("a", agent, "kc_1", "rejected", "", "", d2), sig("a", agent, "kc_1", "used", "", "q w", d2), sig("a", agent, "kc_1", "used", "", "q w", d2)},
-			[]string{"", NotCountedRepeat, "", NotCountedRepeat}},
+			[]string{"", cardview.NotCountedRepeat, "", cardview.NotCountedRepeat}},
 		{"other actors, other cards and other requests count",
 			[]store.CardSignal{sig("a", agent, "kc_1", "used", "rq_1", "", d1), sig("b", agent, "kc_1", "used", "rq_1", "", d1), sig("a", agent, "kc_2", "used", "rq_1", "", d1), sig("a", agent, "kc_1", "used", "rq_2", "", d2)},
 			[]string{"", "", "", ""}},
@@ -36,13 +37,13 @@ func TestSignalVerdicts(t *testing.T) {
 				sig("d", agent, "kc_1", "rejected", "rq_4", "", d1), sig("p", human, "kc_1", "used", "rq_4", "", d1),
 				sig("e", agent, "kc_2", "used", "rq_4", "", d1), sig("d", agent, "kc_1", "rejected", "rq_4", "", d2),
 			},
-			[]string{"", NotCountedRepeat, "", "", NotCountedDailyLimit, "", "", ""}},
+			[]string{"", cardview.NotCountedRepeat, "", "", cardview.NotCountedDailyLimit, "", "", ""}},
 		{"neutral signals and card-less misses are never limited and take no place",
 			[]store.CardSignal{sig("a", agent, "kc_1", "neutral", "rq_1", "", d1), sig("a", agent, "kc_1", "used", "rq_1", "", d1), sig("a", agent, "", "miss", "rq_1", "", d1), sig("a", agent, "", "miss", "rq_1", "", d1)},
 			[]string{"", "", "", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := SignalVerdicts(tc.sigs); !slices.Equal(got, tc.want) {
+			if got := cardview.SignalVerdicts(tc.sigs); !slices.Equal(got, tc.want) {
 				t.Errorf("verdicts %q, want %q", got, tc.want)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -39,7 +40,7 @@ func (pl *Pipeline) cooling(ctx context.Context, cards []*candidate, now time.Ti
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sums, err := pl.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-CoolingWindow)), coolingGroups, appliedOutcomes)
+	sums, err := pl.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)), coolingGroups, appliedOutcomes)
 	if err != nil {
 		return nil, err
 	}
@@ -54,17 +55,6 @@ func (pl *Pipeline) cooling(ctx context.Context, cards []*candidate, now time.Ti
 		out[c.card.ID] = cs
 	}
 	return out, nil
-}
-
-// coolingOf is cooling's answer from InjectionStats rollups (the audit reads
-// those, for their per-outcome times).
-// Cooling is a card's 30-day counts and the days since it was last applied
-// (or created, when it never was), from its injection stats over the
-// cooling window and ever: what the lanes decision reads, and the audit
-// shows.
-func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (counts policies.Counts30d, ageDays int) {
-	cs := coolingOf(window, ever, c, now)
-	return cs.counts, cs.ageDays
 }
 
 func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
@@ -84,18 +74,9 @@ func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) 
 // created when it never was.
 func ageDays(lastApplied string, c domain.Card, now time.Time) int {
 	if lastApplied == "" {
-		return DaysSince(c.CreatedAt, now)
+		return cardview.DaysSince(c.CreatedAt, now)
 	}
-	return DaysSince(lastApplied, now)
-}
-
-// DaysSince counts whole days from stamp to now, 0 for a bad or future stamp.
-func DaysSince(stamp string, now time.Time) int {
-	t, err := time.Parse(time.RFC3339Nano, stamp)
-	if err != nil || !now.After(t) {
-		return 0
-	}
-	return int(now.Sub(t) / (24 * time.Hour))
+	return cardview.DaysSince(lastApplied, now)
 }
 
 // logInjections records the request's outcomes: one request record,
@@ -175,4 +156,15 @@ func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: store.OutcomeViewed, CreatedAt: stamp})
 	}
 	return pl.RecordInjections(ctx, rows, nil, "record views")
+}
+
+// coolingOf is cooling's answer from InjectionStats rollups (the audit reads
+// those, for their per-outcome times).
+// Cooling is a card's 30-day counts and the days since it was last applied
+// (or created, when it never was), from its injection stats over the
+// cooling window and ever: what the lanes decision reads, and the audit
+// shows.
+func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (counts policies.Counts30d, ageDays int) {
+	cs := coolingOf(window, ever, c, now)
+	return cs.counts, cs.ageDays
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -91,7 +92,7 @@ func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest
 			return Hints{}, err
 		}
 		for i, m := range res.Matches {
-			res.Matches[i].Contest = ContestOf(open[m.Card.ID])
+			res.Matches[i].Contest = cardview.ContestOf(open[m.Card.ID])
 			res.Matches[i].Stale = stale[m.Card.ID]
 		}
 	}

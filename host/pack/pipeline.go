@@ -16,11 +16,12 @@ package pack
 
 import (
 	"context"
-	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
@@ -86,28 +87,8 @@ func (pl *Pipeline) allowAllRepos(ctx context.Context, all bool) error {
 // chainIDs are the anchor ids visible from the workspace, innermost first.
 func (pl *Pipeline) chainIDs() []string { return pl.loc.ChainIDs() }
 
-// AnchorRef names an anchor in output.
-type AnchorRef struct {
-	Kind     string `json:"kind"`
-	ID       string `json:"id"`
-	Identity string `json:"identity,omitempty"`
-}
-
-// RefOf names anchor id as seen from loc: ids of loc's chain resolve
-// without a query; an id the store does not know is of kind "unknown".
-func RefOf(ctx context.Context, st *store.Store, loc anchor.Location, id string) AnchorRef {
-	if k := loc.KindOf(id); k != "" {
-		return AnchorRef{Kind: string(k), ID: id, Identity: loc.Identity(k)}
-	}
-	a, err := st.AnchorByID(ctx, id)
-	if err != nil {
-		return AnchorRef{Kind: "unknown", ID: id}
-	}
-	return AnchorRef{Kind: a.Kind, ID: a.ID, Identity: a.Identity}
-}
-
-func (pl *Pipeline) anchorRef(ctx context.Context, id string) AnchorRef {
-	return RefOf(ctx, pl.store, pl.loc, id)
+func (pl *Pipeline) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
+	return cardview.RefOf(ctx, pl.store, pl.loc, id)
 }
 
 // openContests reads the open contests of cards (keyed by card id); a

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
 )
 
 // The rendering of a pack: Markdown with typed sections, written so each
@@ -93,9 +94,9 @@ func (pl *Pipeline) preamble(allRepos, wake bool, fetch CardFetch) string {
 }
 
 // sectionHeader is the heading block of a section.
-func sectionHeader(k sectionKey, origin *AnchorRef, wake bool) string {
+func sectionHeader(k sectionKey, origin *cardview.AnchorRef, wake bool) string {
 	if origin != nil {
-		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, DisplayIdentity(*origin))
+		return fmt.Sprintf("\n## From %s %s\n\n", origin.Kind, cardview.DisplayIdentity(*origin))
 	}
 	return "\n## " + sectionTitle(k.name, wake) + "\n\n"
 }
@@ -176,26 +177,14 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 
 func originLabel(it *Item) string {
 	if it.Foreign {
-		return it.Anchor.Kind + " " + DisplayIdentity(it.Anchor)
+		return it.Anchor.Kind + " " + cardview.DisplayIdentity(it.Anchor)
 	}
 	return it.Anchor.Kind
 }
 
-// DisplayIdentity is an anchor identity without its kind prefix.
-func DisplayIdentity(a AnchorRef) string {
-	s := a.Identity
-	for _, p := range []string{"repo:", "worktree:"} {
-		s = strings.TrimPrefix(s, p)
-	}
-	if s == "" {
-		s = a.ID
-	}
-	return s
-}
-
 // citeLine names up to maxRenderedCitations citations, then "+N more"
 // counting every link of the card (total).
-func citeLine(cs []Citation, total int) string {
+func citeLine(cs []cardview.Citation, total int) string {
 	if len(cs) == 0 {
 		return "no citations"
 	}

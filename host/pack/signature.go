@@ -9,6 +9,33 @@ import (
 // alike: a signal from a request counts for the requests like it.
 const likeRequest = 0.5
 
+// sameRequest says whether a signal recorded with signature sig counts for
+// a request with terms cur: a signal that names no request counts for
+// every request; otherwise the two must share likeRequest of their terms.
+func sameRequest(sig string, cur map[string]bool) bool {
+	if sig == "" {
+		return true
+	}
+	terms := strings.Fields(sig)
+	shared := 0
+	for _, t := range terms {
+		if cur[t] {
+			shared++
+		}
+	}
+	union := len(terms) + len(cur) - shared
+	return union > 0 && float64(shared) >= likeRequest*float64(union)
+}
+
+// termSet is the terms of a signature, as a set.
+func termSet(sig string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range strings.Fields(sig) {
+		out[t] = true
+	}
+	return out
+}
+
 // Signature is a request's signature: the sorted terms of its query and
 // file (as the relevance model reads them) and its field and intents,
 // space-separated. Two requests are alike when their signatures share
@@ -38,31 +65,4 @@ func Signature(query, file, field string, intents []string) string {
 	}
 	slices.Sort(terms)
 	return strings.Join(terms, " ")
-}
-
-// sameRequest says whether a signal recorded with signature sig counts for
-// a request with terms cur: a signal that names no request counts for
-// every request; otherwise the two must share likeRequest of their terms.
-func sameRequest(sig string, cur map[string]bool) bool {
-	if sig == "" {
-		return true
-	}
-	terms := strings.Fields(sig)
-	shared := 0
-	for _, t := range terms {
-		if cur[t] {
-			shared++
-		}
-	}
-	union := len(terms) + len(cur) - shared
-	return union > 0 && float64(shared) >= likeRequest*float64(union)
-}
-
-// termSet is the terms of a signature, as a set.
-func termSet(sig string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range strings.Fields(sig) {
-		out[t] = true
-	}
-	return out
 }

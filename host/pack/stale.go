@@ -7,11 +7,6 @@ import (
 	"github.com/palacehq/palace/host/staleness"
 )
 
-// ItemStale is the warning a stale card carries where it is shown: the
-// code its evidence saw changed (each file named with the change), or its
-// review date passed, and the repair.
-type ItemStale = staleness.Stale
-
 // StalePenalty is the salience a stale card loses: it still renders, with
 // its warning, but fresh cards the request is as much about come first in
 // its lane, and the lanes' count limits and the budget push it out first.
@@ -61,7 +56,7 @@ func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 }
 
 // stale checks the code the cards of ids cite (nil without a checker).
-func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*ItemStale, error) {
+func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*staleness.Stale, error) {
 	if pl.freshness == nil || len(ids) == 0 {
 		return nil, nil
 	}
@@ -75,7 +70,7 @@ func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*ItemSt
 // StaleOf checks the cards of ids as a pack would (cited code and review
 // dates), for the surfaces that show cards outside a pack (hints, hover):
 // by id, only the stale ones.
-func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*ItemStale, error) {
+func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.ID
@@ -85,14 +80,14 @@ func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[strin
 		return nil, err
 	}
 	stamp := pl.stamp()
-	var out map[string]*ItemStale
+	var out map[string]*staleness.Stale
 	for _, c := range cards {
 		st := staleness.Merge(code[c.ID], staleness.Dates(domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}, stamp))
 		if st == nil {
 			continue
 		}
 		if out == nil {
-			out = map[string]*ItemStale{}
+			out = map[string]*staleness.Stale{}
 		}
 		out[c.ID] = st
 	}
@@ -101,7 +96,7 @@ func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[strin
 
 // staleLine is the warning a rendered item carries: the reason (each file
 // and its change, or the date) and, for changed code, the short repair.
-func staleLine(id string, st *ItemStale) string {
+func staleLine(id string, st *staleness.Stale) string {
 	s := " · **stale**: " + oneLine(st.Reason)
 	if len(st.Citations) > 0 {
 		s += " — re-verify (`palace verify " + id + "`) or demote"

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/trigger"
 	"github.com/palacehq/palace/store"
 )
@@ -40,7 +42,7 @@ type TriggerCard struct {
 	Status      domain.Status      `json:"status"`
 	Domain      domain.Domain      `json:"domain"`
 	Field       string             `json:"field"`
-	Anchor      AnchorRef          `json:"anchor"`
+	Anchor      cardview.AnchorRef `json:"anchor"`
 	Persistence domain.Persistence `json:"persistence"`
 	Scope       domain.Scope       `json:"scope"`
 	Trigger     domain.Trigger     `json:"trigger"`
@@ -392,10 +394,10 @@ type TriggerMatch struct {
 	Card    TriggerCard `json:"card"`
 	// Contest is set when the card is contested: editors warn on the line
 	// instead of hinting.
-	Contest *ItemContest `json:"contest,omitempty"`
+	Contest *cardview.ItemContest `json:"contest,omitempty"`
 	// Stale is set when the code the card's evidence saw changed (or its
 	// review date passed): editors warn on the line.
-	Stale *ItemStale `json:"stale,omitempty"`
+	Stale *staleness.Stale `json:"stale,omitempty"`
 }
 
 // Match finds, for every line of text, the cards whose trigger patterns

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,7 +27,8 @@ import (
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/lazyregexp"
 	"github.com/palacehq/palace/internal/limits"
@@ -57,8 +57,6 @@ const MaxReportBytes = 8 << 20
 // field is required.
 type Config struct {
 	jobenv.Env
-	// Mode and Actor are who asks, for palace.research.
-	Mode, Actor string
 	// PrepareEvidence checks one finding as `palace record` checks
 	// evidence (sizes, secrets, field and domain) and returns its row; a
 	// KindInvalid error names the record field at fault.
@@ -413,9 +411,9 @@ func researchSuggestions(r report, planned []PlannedEvidence) []Suggestion {
 		for _, f := range in.findings {
 			s.Supporting = append(s.Supporting, idOf[f])
 		}
-		s.Command = fmt.Sprintf("palace distill --statement %s --tier %s --field %s --supporting %s", pack.ShellWord(s.Statement), s.Tier, pack.ShellWord(s.Field), strings.Join(s.Supporting, ","))
+		s.Command = fmt.Sprintf("palace distill --statement %s --tier %s --field %s --supporting %s", cardview.ShellWord(s.Statement), s.Tier, cardview.ShellWord(s.Field), strings.Join(s.Supporting, ","))
 		if in.content != "" {
-			s.Command += " --content " + pack.ShellWord(in.content)
+			s.Command += " --content " + cardview.ShellWord(in.content)
 		}
 		if strings.HasPrefix(string(s.Tier), "dao") {
 			s.Note = "research alone cannot make a dao card authoritative: its gate needs verification or teaching recorded by a person or at run time"

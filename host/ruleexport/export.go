@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/palacehq/palace/host/jobenv"
 	"io"
 	"io/fs"
 	"os"
@@ -26,16 +25,13 @@ import (
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/rulefiles"
 	"github.com/palacehq/palace/store"
 )
-
-// MaxRuleFileBytes is the largest rule file palace reads (to export into it
-// or import from it): 1 MiB, far above what an agent reads on each request.
-const MaxRuleFileBytes = 1 << 20
 
 // Config is what an export needs of the palace it reads. Every field is
 // required.
@@ -105,7 +101,7 @@ type Result struct {
 // malformed block (exit 2, naming file and line) writes nothing. The output
 // depends only on the cards, so exporting twice changes nothing. Outside a
 // git checkout, an unknown target, a symbolic link on the way or a file over
-// MaxRuleFileBytes are KindInvalid. Both modes: the files are generated, the
+// rulefiles.MaxFileBytes are KindInvalid. Both modes: the files are generated, the
 // cards stay governed.
 func (e *Exporter) Export(ctx context.Context, req Request) (Result, error) {
 	t, ok := rulefiles.ParseTarget(req.Target)
@@ -234,7 +230,7 @@ func (e *Exporter) exportCards(ctx context.Context) ([]rulefiles.Card, []LeftOut
 			left = append(left, LeftOut{c.ID, "expired on " + c.ExpiresAt})
 			continue
 		case len(contests[c.ID]) > 0:
-			ic := pack.ContestOf(contests[c.ID])
+			ic := cardview.ContestOf(contests[c.ID])
 			left = append(left, LeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
 			continue
 		case contestedByLinks(links[c.ID]):
@@ -296,11 +292,11 @@ func readRepoFile(root, rel string) (data []byte, exists bool, err error) {
 		return nil, false, repoFileError(rel, "read", err)
 	}
 	defer f.Close()
-	data, err = io.ReadAll(io.LimitReader(f, MaxRuleFileBytes+1))
+	data, err = io.ReadAll(io.LimitReader(f, rulefiles.MaxFileBytes+1))
 	if err != nil {
 		return nil, false, hosterr.Internal(err, "read %s", rel)
 	}
-	if len(data) > MaxRuleFileBytes {
+	if len(data) > rulefiles.MaxFileBytes {
 		return nil, false, hosterr.Invalid("file", "%s is over the 1 MiB limit of a rule file: agents read it on every request; shorten it, then export again", rel)
 	}
 	return data, true, nil

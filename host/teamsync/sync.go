@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"fmt"
-	"golang.org/x/sync/errgroup"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"

@@ -17,14 +17,14 @@ package teamsync
 
 import (
 	"context"
-	"github.com/palacehq/palace/host/jobenv"
 	"time"
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/gatekeep"
-	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -66,8 +66,8 @@ func (h *Team) stamp() string                            { return h.gate.Stamp()
 func (h *Team) requireHuman(op string) error             { return h.gate.RequireHuman(op) }
 func (h *Team) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
 
-func (h *Team) anchorRef(ctx context.Context, id string) pack.AnchorRef {
-	return pack.RefOf(ctx, h.store, h.loc, id)
+func (h *Team) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
+	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
 
 func (h *Team) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {

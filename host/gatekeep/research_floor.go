@@ -1,4 +1,4 @@
-package research
+package gatekeep
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// Floor is the floor research evidence meets at a dao card's gate:
+// researchFloor is the floor research evidence meets at a dao card's gate:
 // research is source-backed evidence and no more, so it can never by
 // itself supply the teaching or the review a dao tier needs. A dao_tian or
 // dao_ren card whose supporting, verification and teaching evidence is all
 // research is refused, and teaching links to research evidence do not
 // count as teaching. No policy lifts it. An unreadable provenance refuses
 // too (fail closed).
-func Floor(ctx context.Context, st *store.Store, c domain.Card, links []domain.Link) []string {
+func researchFloor(ctx context.Context, st *store.Store, c domain.Card, links []domain.Link) []string {
 	if !strings.HasPrefix(string(c.Tier), "dao") {
 		return nil
 	}

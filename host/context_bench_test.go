@@ -18,7 +18,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/store"
 )
 

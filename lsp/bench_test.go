@@ -23,7 +23,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/lsp"
 )
 

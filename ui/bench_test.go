@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/ui"
 )
 
-// The desk's pages on the benchmark palaces (internal/benchgen, cached
+// The desk's pages on the benchmark palaces (benchgen, cached
 // under <module>/.bench/palace-<spec key>/, the directory the host
 // benchmarks share): the review queue, a card page and the pack
 // inspector, server time per page (the handler, through the security

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }

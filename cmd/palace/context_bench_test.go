@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 )
 
 // benchContextPalace returns a writable copy of the generated 10k palace

@@ -16,8 +16,8 @@ import (
 // authority, and the benchmark generator (synthetic palaces, each card a
 // person's direct write).
 var doorKeepers = map[string]bool{
-	"host/authority":    true,
-	"internal/benchgen": true,
+	"host/authority": true,
+	"benchgen":       true,
 }
 
 // cardWrite matches SQL that writes a table holding a card's authority.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/internal/benchgen"
+	"github.com/palacehq/palace/benchgen"
 )
 
 // small is a palace that generates in about a second, with a history.

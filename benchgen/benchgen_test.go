@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/benchgen"
+	"github.com/palacehq/palace/host"
 )
 
 // small is a palace that generates in about a second, with a history.

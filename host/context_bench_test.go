@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/store"
 )
 

@@ -20,10 +20,10 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/lsp"
 )
 

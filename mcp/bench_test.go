@@ -15,9 +15,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/benchgen"
 	"github.com/palacehq/palace/mcp"
 )
 

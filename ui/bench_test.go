@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/benchgen"
+	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/ui"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/benchgen"
+	"github.com/palacehq/palace/host"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }

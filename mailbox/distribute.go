@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/palacehq/palace/anchor"
+	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/secrets"
-	"github.com/palacehq/palace/internal/bounded"
 )
 
 // DistributeReport says what Distribute did.

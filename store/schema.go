@@ -130,8 +130,8 @@ CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)
 	// number of requests; these two tables, kept by a trigger, bound that
 	// read by days (injection_daily) and give each card's latest event per
 	// outcome in one row (injection_last). injection_events stays the
-	// append-only log, now without its (card_id, created_at) index: nothing
-	// reads it by card any more, and each request would dirty ~one index page
+	// append-only log and loses its (card_id, created_at) index: nothing
+	// reads it by card, and each request would dirty about one index page
 	// per candidate for it.
 	`
 DROP INDEX injection_events_card_time;

@@ -89,31 +89,13 @@ func Codes() []CodeInfo {
 
 // Finding is one problem in a card file.
 type Finding struct {
-	Path     string   `json:"path"`
-	Line     int      `json:"line"`
-	Col      int      `json:"col"`
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
+	finding.Finding
 	// CardID is the id the file declares, when it declares one.
 	CardID string `json:"card_id,omitempty"`
 }
 
-// String renders the finding as `path:line:col: CODE message`; a warning's
-// message starts with "warning: ".
-func (f Finding) String() string {
-	return finding.Format(f.Path, f.Line, f.Col, f.Code, f.Severity, f.Message)
-}
-
-// Located is the finding as an editor places it.
-func (f Finding) Located() finding.Located {
-	return finding.Located{Line: f.Line, Col: f.Col, Code: f.Code, Severity: f.Severity, Message: f.Message}
-}
-
 // HasErrors reports whether any finding is an error.
-func HasErrors(fs []Finding) bool {
-	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
-}
+func HasErrors(fs []Finding) bool { return finding.HasErrors(fs) }
 
 // Parsed is a decoded card file with the lines of its parts, so later
 // checks (the gate, duplicates) can point at the right line.
@@ -159,13 +141,13 @@ func (d *decoder) add(line int, code string, format string, args ...any) {
 	}
 	if len(d.findings) >= maxFindings {
 		if len(d.findings) == maxFindings {
-			d.findings = append(d.findings, Finding{Path: d.path, Line: line, Col: 1, Code: code, Severity: SeverityError,
-				Message: fmt.Sprintf("more than %d problems: fix these first", maxFindings)})
+			d.findings = append(d.findings, Finding{Finding: finding.Finding{Path: d.path, Line: line, Col: 1, Code: code, Severity: SeverityError,
+				Message: fmt.Sprintf("more than %d problems: fix these first", maxFindings)}})
 		}
 		return
 	}
-	d.findings = append(d.findings, Finding{Path: d.path, Line: line, Col: 1, Code: code,
-		Severity: SeverityError, Message: fmt.Sprintf(format, args...)})
+	d.findings = append(d.findings, Finding{Finding: finding.Finding{Path: d.path, Line: line, Col: 1, Code: code,
+		Severity: SeverityError, Message: fmt.Sprintf(format, args...)}})
 }
 
 // Decode parses and validates the card file at path (used in findings and
@@ -198,9 +180,9 @@ func (d *decoder) decode(b []byte) Parsed {
 		return p
 	}
 	if bytes.Contains(b, []byte("\r\n")) {
-		d.findings = append(d.findings, Finding{Path: d.path, Line: lineOf(b, bytes.Index(b, []byte("\r\n"))), Col: 1,
+		d.findings = append(d.findings, Finding{Finding: finding.Finding{Path: d.path, Line: lineOf(b, bytes.Index(b, []byte("\r\n"))), Col: 1,
 			Code: CodeLineEndings, Severity: SeverityWarning,
-			Message: "CRLF line endings: read as LF; palace writes LF (add `.palace/cards/*.md text eol=lf` to .gitattributes)"})
+			Message: "CRLF line endings: read as LF; palace writes LF (add `.palace/cards/*.md text eol=lf` to .gitattributes)"}})
 		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 	}
 	fm, body, ok := split(b)

@@ -117,7 +117,8 @@ const (
 	FormInspectorOnly RenderForm = "inspector_only"
 )
 
-// Action is a lifecycle action the gate decides on.
+// Action is a lifecycle action the gate decides on; the value is the
+// gate input's action, which policies match on.
 type Action string
 
 const (
@@ -125,7 +126,27 @@ const (
 	ActionPublish Action = "publish"
 	ActionDemote  Action = "demote"
 	ActionRetire  Action = "retire"
+	ActionResolve Action = "resolve"
 )
+
+// The governed actions of `palace audit action`, as requests, suggestions
+// and audit events spell them. They are untyped: they travel as plain
+// strings.
+const (
+	AuditRescope          = "rescope"
+	AuditRetrigger        = "retrigger"
+	AuditRevoke           = "revoke"
+	AuditSetExpiry        = "set_expiry"
+	AuditSetReviewAfter   = "set_review_after"
+	AuditMarkFoundational = "mark_foundational"
+	AuditPreferCompact    = "prefer_compact"
+	AuditSetPersistence   = "set_persistence"
+	AuditSetRenderPref    = "set_render_pref"
+)
+
+// AuditActions are the audit actions in their canonical order.
+var AuditActions = []string{AuditRescope, AuditRetrigger, AuditRevoke, AuditSetExpiry, AuditSetReviewAfter,
+	AuditMarkFoundational, AuditPreferCompact, AuditSetPersistence, AuditSetRenderPref}
 
 // EventType is the kind of an append-only card event.
 type EventType string
@@ -197,7 +218,7 @@ var (
 	ActorTypes   = []ActorType{ActorHuman, ActorAgent}
 	Lanes        = []Lane{LaneCore, LaneScoped, LaneRefOnly, LaneInspectorOnly}
 	RenderForms  = []RenderForm{FormInlineFull, FormInlineCompact, FormRefOnly, FormInspectorOnly}
-	Actions      = []Action{ActionPromote, ActionPublish, ActionDemote, ActionRetire}
+	Actions      = []Action{ActionPromote, ActionPublish, ActionDemote, ActionRetire, ActionResolve}
 	Deciders     = []DecidedBy{DecidedByGate, DecidedByHuman, DecidedByRule}
 	EventTypes   = []EventType{EventCreated, EventLinked, EventPromoted, EventDemoted, EventRetired, EventPublished, EventDirectWrite, EventUpdated, EventImported}
 	Signals      = []Signal{SignalUsed, SignalAccepted, SignalRejected, SignalMiss, SignalRollback, SignalContradiction, SignalNeutral}

@@ -58,10 +58,10 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 	if err := oneOf("action", req.Action, audit.Actions); err != nil {
 		return AuditActionResult{}, err
 	}
-	if req.Action == "revoke" && strings.TrimSpace(req.Reason) == "" {
+	if req.Action == domain.AuditRevoke && strings.TrimSpace(req.Reason) == "" {
 		return AuditActionResult{}, invalid("reason", "--reason is required to revoke: say why the card no longer holds")
 	}
-	if req.Action == "rescope" && req.Anchor != "" {
+	if req.Action == domain.AuditRescope && req.Anchor != "" {
 		// Say no to a move between anchors before anything else about it.
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
@@ -79,8 +79,8 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 	}
 	reason := firstNonEmpty(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
 	ch := authority.Change{Op: authority.OpGovern, CardID: id, Reason: reason, Attrs: &attrs, Data: map[string]any{"action": req.Action}}
-	if req.Action == "revoke" {
-		ch = authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason, Data: map[string]any{"action": "revoke"}}
+	if req.Action == domain.AuditRevoke {
+		ch = authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason, Data: map[string]any{"action": domain.AuditRevoke}}
 	} else {
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
@@ -117,9 +117,9 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 	}
 	var err error
 	switch req.Action {
-	case "revoke":
+	case domain.AuditRevoke:
 		return a, nil, nil
-	case "rescope":
+	case domain.AuditRescope:
 		if req.Scope == nil {
 			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
 		}
@@ -129,7 +129,7 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		}
 		a.Scope = &sc
 		old, now = func(c domain.Card) string { return scopeText(c.Scope) }, scopeText(sc)
-	case "retrigger":
+	case domain.AuditRetrigger:
 		if req.Trigger == nil {
 			return a, nil, invalid("trigger", "retrigger needs the new triggers: --trigger-pattern, --intent and/or --tool-need (or --value none to clear them)")
 		}
@@ -139,19 +139,19 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		}
 		a.Trigger = &tr
 		old, now = func(c domain.Card) string { return triggerText(c.Trigger) }, triggerText(tr)
-	case "set_expiry":
+	case domain.AuditSetExpiry:
 		if a.ExpiresAt, err = date("expires_at"); err != nil {
 			return a, nil, err
 		}
 		old, now = func(c domain.Card) string { return "expires_at " + orNone(c.ExpiresAt) }, "expires_at "+orNone(*a.ExpiresAt)
-	case "set_review_after":
+	case domain.AuditSetReviewAfter:
 		if a.ReviewAfter, err = date("review_after"); err != nil {
 			return a, nil, err
 		}
 		old, now = func(c domain.Card) string { return "review_after " + orNone(c.ReviewAfter) }, "review_after "+orNone(*a.ReviewAfter)
-	case "mark_foundational", "set_persistence":
+	case domain.AuditMarkFoundational, domain.AuditSetPersistence:
 		v := string(domain.PersistenceFoundational)
-		if req.Action == "set_persistence" {
+		if req.Action == domain.AuditSetPersistence {
 			v = strings.TrimSpace(req.Value)
 			if err := oneOf("value", domain.Persistence(v), domain.Persistences); err != nil {
 				return a, nil, err
@@ -159,9 +159,9 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		}
 		a.Persistence = &v
 		old, now = func(c domain.Card) string { return "persistence " + string(c.Persistence) }, "persistence "+v
-	case "prefer_compact", "set_render_pref":
+	case domain.AuditPreferCompact, domain.AuditSetRenderPref:
 		v := string(domain.RenderInlineCompact)
-		if req.Action == "set_render_pref" {
+		if req.Action == domain.AuditSetRenderPref {
 			v = strings.TrimSpace(req.Value)
 			if err := oneOf("value", domain.RenderPref(v), domain.RenderPrefs); err != nil {
 				return a, nil, err

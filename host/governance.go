@@ -103,7 +103,7 @@ type ResolveRequest struct {
 // be promoted again through the gate). Human mode only; a denial (exit 1)
 // leaves links, contests and events as they were.
 func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (ChangeResult, error) {
-	if err := h.humanChange("resolve", req.Reason, "say what the newer verification shows",
+	if err := h.humanChange(string(domain.ActionResolve), req.Reason, "say what the newer verification shows",
 		"verification", req.Verification, "record what verifies the card again first"); err != nil {
 		return ChangeResult{}, err
 	}

@@ -47,7 +47,7 @@ func (h *Host) newPipeline() *pack.Pipeline {
 		Remember:       h.echo.Remember,
 		PromoteGate: func(ctx context.Context, c domain.Card, links []domain.Link) (bool, map[string]int) {
 			target, _ := gatekeep.PromoteTarget(c, "")
-			g := h.evaluateGate(ctx, c, links, nil, "promote", string(target), "", false)
+			g := h.evaluateGate(ctx, c, links, nil, string(domain.ActionPromote), string(target), "", false)
 			return g.Allow, g.Missing
 		},
 		TelemetryCutoff: h.telemetryCutoff,

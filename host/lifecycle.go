@@ -54,7 +54,7 @@ func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (gatekeep.R
 	if err != nil {
 		return gatekeep.Result{}, err
 	}
-	return h.evaluateGate(ctx, c, links, open[id], "promote", string(target), req.Reviewer, req.AllowLocalPolicy), nil
+	return h.evaluateGate(ctx, c, links, open[id], string(domain.ActionPromote), string(target), req.Reviewer, req.AllowLocalPolicy), nil
 }
 
 // PromoteRequest promotes a card through the gate.
@@ -83,7 +83,7 @@ type ChangeResult struct {
 // card, all in one transaction. A denial (KindDenied, with the gate's
 // reasons) leaves status, links and events exactly as they were.
 func (h *Host) Promote(ctx context.Context, id string, req PromoteRequest) (ChangeResult, error) {
-	if err := h.humanChange("promote", req.Reason, "say why this card is ready", "", nil, ""); err != nil {
+	if err := h.humanChange(string(domain.ActionPromote), req.Reason, "say why this card is ready", "", nil, ""); err != nil {
 		return ChangeResult{}, err
 	}
 	return h.change(ctx, authority.Change{Op: authority.OpPromote, CardID: id, Target: req.Target, Reason: req.Reason,
@@ -102,7 +102,7 @@ type DemoteRequest struct {
 // Demote links the counterexample refs and moves the card to demoted or
 // retired in one transaction. Human mode only; at least one counterexample.
 func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (ChangeResult, error) {
-	if err := h.humanChange("demote", req.Reason, "say what the counterexample shows",
+	if err := h.humanChange(string(domain.ActionDemote), req.Reason, "say what the counterexample shows",
 		"counterexample", req.Counterexample, "record what contradicts the card first"); err != nil {
 		return ChangeResult{}, err
 	}
@@ -112,7 +112,7 @@ func (h *Host) Demote(ctx context.Context, id string, req DemoteRequest) (Change
 
 // Retire ends a card's active life. Human mode only; a reason is required.
 func (h *Host) Retire(ctx context.Context, id, reason string) (ChangeResult, error) {
-	if err := h.humanChange("retire", reason, "say why the card is retired", "", nil, ""); err != nil {
+	if err := h.humanChange(string(domain.ActionRetire), reason, "say why the card is retired", "", nil, ""); err != nil {
 		return ChangeResult{}, err
 	}
 	return h.change(ctx, authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason})

@@ -86,7 +86,7 @@ func TestWatchPoliciesSwapsTheHostSet(t *testing.T) {
 		t.Fatalf("broken policy: %+v, want an error and the last good set", r)
 	}
 	var located policies.Errors
-	if !errors.As(r.Err, &located) || len(located) == 0 || !strings.HasSuffix(located[0].File, "scope.rego") {
+	if !errors.As(r.Err, &located) || len(located) == 0 || !strings.HasSuffix(located[0].Path, "scope.rego") {
 		t.Fatalf("broken policy's error %v does not locate scope.rego", r.Err)
 	}
 	if !strings.Contains(r.Message(), "last good set keeps serving") {

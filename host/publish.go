@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/teamsync"
@@ -35,7 +36,7 @@ type PublishResult struct {
 // stamped published_to. The gate's publish action decides; the secret floor
 // applies. Human mode only; one transaction.
 func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (PublishResult, error) {
-	if err := h.humanChange("publish", req.Reason, "say why the card holds beyond its anchor", "", nil, ""); err != nil {
+	if err := h.humanChange(string(domain.ActionPublish), req.Reason, "say why the card holds beyond its anchor", "", nil, ""); err != nil {
 		return PublishResult{}, err
 	}
 	var o authority.Outcome

@@ -172,7 +172,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		if err != nil {
 			return ReviewPage{}, err
 		}
-		gate := h.evaluateGate(ctx, c, links[c.ID], open[c.ID], "promote", string(target), "", false)
+		gate := h.evaluateGate(ctx, c, links[c.ID], open[c.ID], string(domain.ActionPromote), string(target), "", false)
 		page.Items = append(page.Items, ReviewItem{
 			Card: v, Value: reviewValue(v.Counts), AgeDays: daysSince(c.CreatedAt, now), Expired: c.ExpiresAt != "" && c.ExpiresAt <= stamp,
 			Citations: cites[c.ID], Evidence: evidence, Gate: gate, Neighbours: near[c.ID],

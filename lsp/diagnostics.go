@@ -263,24 +263,14 @@ func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
 // bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
 	base := ws.committedBox(ctx, d.path)
-	findings := ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base})
-	located := make([]finding.Located, len(findings))
-	for i, f := range findings {
-		located[i] = f.Located()
-	}
-	return locatedDiagnostics(d, located, "")
+	return findingDiagnostics(d, ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base}), "")
 }
 
 // cardDiagnostics runs the check of `palace cards check` — format,
 // limits, secrets, the status the file claims against the gate — on a
 // card file's buffer.
 func (s *Server) cardDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	findings := ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text))
-	located := make([]finding.Located, len(findings))
-	for i, f := range findings {
-		located[i] = f.Located()
-	}
-	return locatedDiagnostics(d, located, "")
+	return findingDiagnostics(d, ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text)), "")
 }
 
 // policyDiagnostics shows the located errors of the last failed policy
@@ -292,22 +282,19 @@ func (s *Server) policyDiagnostics(ws *workspace, d *document) []protocol.Diagno
 	return policyDiags(d, errs)
 }
 
-func policyDiags(d *document, errs []policyError) []protocol.Diagnostic {
-	located := make([]finding.Located, len(errs))
-	for i, e := range errs {
-		located[i] = finding.Located{Line: e.Line, Col: e.Col, Code: e.Code, Severity: finding.Error, Message: e.Message}
-	}
-	return locatedDiagnostics(d, located, " (the last good policy set keeps serving)")
+func policyDiags(d *document, errs []finding.Finding) []protocol.Diagnostic {
+	return findingDiagnostics(d, errs, " (the last good policy set keeps serving)")
 }
 
-// locatedDiagnostics is the one conversion of located findings — a box's,
-// a card file's, a policy file's — to diagnostics: the range runs from the
-// column to EndCol, or to the end of the line (at least one character),
-// an error is Error and a warning Warning, the code is the finding's,
-// the source palace; suffix is added to every message.
-func locatedDiagnostics(d *document, fs []finding.Located, suffix string) []protocol.Diagnostic {
+// findingDiagnostics is the one conversion of findings — a box's, a card
+// file's, a policy file's — to diagnostics: the range runs from the column
+// to EndCol, or to the end of the line (at least one character), a warning
+// is Warning and anything else Error, the code is the finding's, the
+// source palace; suffix is added to every message.
+func findingDiagnostics[F finding.Placed](d *document, fs []F, suffix string) []protocol.Diagnostic {
 	out := make([]protocol.Diagnostic, 0, len(fs))
-	for _, f := range fs {
+	for _, p := range fs {
+		f := p.Located()
 		line, col := max(f.Line, 1)-1, max(f.Col, 1)-1
 		start := d.position(line, col)
 		end := d.lineEnd(line)
@@ -334,7 +321,7 @@ func locatedDiagnostics(d *document, fs []finding.Located, suffix string) []prot
 
 // publishPolicyErrors publishes the policy errors of every file that had or
 // has some, open in the editor or not.
-func (s *Server) publishPolicyErrors(old, cur map[string][]policyError) {
+func (s *Server) publishPolicyErrors(old, cur map[string][]finding.Finding) {
 	files := map[string]bool{}
 	for f := range old {
 		files[f] = true

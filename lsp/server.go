@@ -247,9 +247,7 @@ func (s *Server) clientCapabilities() clientCaps {
 }
 
 // GCPercent is the collector's target `palace lsp` runs with unless GOGC
-// is set. The server's live heap is small (6–7 MB on a 10k-card palace),
-// so at Go's default of 100 it collected after every ~7 MB of requests and
-// more requests met a collection: inlay hints over a 1000-line document
-// had p99 1.55 ms at 100 against 1.10 ms at 200, for about 1 MB more
-// resident memory at the median.
+// is set: the server's live heap is small, so Go's default of 100 collects
+// often enough to land in requests' latency; 200 halves that for a little
+// more resident memory (docs/rationale.md).
 const GCPercent = 200

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/policies"
 	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/finding"
+	"github.com/palacehq/palace/policies"
 )
 
 // start runs the workspace's watchers until it closes or the session ends:
@@ -91,18 +93,18 @@ func (ws *workspace) watchPolicies(ctx context.Context) {
 }
 
 func (ws *workspace) policyChanged(r host.PolicyReload) {
-	byFile := map[string][]policyError{}
+	byFile := map[string][]finding.Finding{}
 	if r.Err != nil {
 		var es policies.Errors
 		if !errors.As(r.Err, &es) {
-			es = policies.Errors{{Code: "load_error", Message: r.Err.Error()}}
+			es = policies.Errors{{Finding: finding.Finding{Code: "load_error", Severity: finding.Error, Message: r.Err.Error()}}}
 		}
 		for _, e := range es {
-			f := e.File
-			if f != "" && !filepath.IsAbs(f) {
-				f = filepath.Join(ws.root, f)
+			f := e.Finding
+			if f.Path != "" && !filepath.IsAbs(f.Path) {
+				f.Path = filepath.Join(ws.root, f.Path)
 			}
-			byFile[f] = append(byFile[f], policyError{Code: e.Code, Line: e.Line, Col: e.Col, Message: e.Message})
+			byFile[f.Path] = append(byFile[f.Path], f)
 		}
 		ws.s.logMessage(protocol.MessageTypeWarning, "%s: %s", ws.root, r.Message())
 	}

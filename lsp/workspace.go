@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/internal/finding"
 )
 
 // workspace is one host — a palace bound to a directory's anchors — with
@@ -45,7 +46,7 @@ type workspace struct {
 	hintCache  map[uri.URI]hintsEntry
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
-	policyErrs map[string][]policyError
+	policyErrs map[string][]finding.Finding
 	// matchCaches keep each open document's line matches across edits.
 	matchCaches map[uri.URI]*pack.MatchCache
 	// boxBase caches each box's committed version (HEAD) for the history
@@ -59,14 +60,6 @@ type hintsEntry struct {
 	hints   pack.Hints
 	// inlay are the document's inlay hints, built on first request.
 	inlay []protocol.InlayHint
-}
-
-// policyError is one located policy problem as diagnostics show it.
-type policyError struct {
-	Code    string
-	Line    int
-	Col     int
-	Message string
 }
 
 // workspaceFor returns the workspace a document belongs to: the innermost

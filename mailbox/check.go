@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -78,38 +77,19 @@ var codeTable = []CodeInfo{
 // Codes returns the finding codes in order, for docs and `--explain`.
 func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 
-// Finding is one problem in a box. Line and Col are 1-based; Col counts
-// bytes of the line as stored (a BOM on line 1 counts), as the secret
-// scanner does; the LSP converts to UTF-16.
+// Finding is one problem in a box. Col counts bytes of the line as stored
+// (a BOM on line 1 counts), as the secret scanner does; the LSP converts
+// to UTF-16.
 type Finding struct {
-	Path     string   `json:"path"`
-	Line     int      `json:"line"`
-	Col      int      `json:"col"`
-	EndCol   int      `json:"end_col,omitempty"` // exclusive; 0 = unknown
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
+	finding.Finding
 	// LetterID is the id of the line's letter, when it has one.
 	LetterID string `json:"letter_id,omitempty"`
 	// Rule is the secret rule (PM003) or policy message origin, if any.
 	Rule string `json:"rule,omitempty"`
 }
 
-// String renders the finding as `path:line:col: CODE message`; a warning's
-// message starts with "warning: ".
-func (f Finding) String() string {
-	return finding.Format(f.Path, f.Line, f.Col, f.Code, f.Severity, f.Message)
-}
-
-// Located is the finding as an editor places it.
-func (f Finding) Located() finding.Located {
-	return finding.Located{Line: f.Line, Col: f.Col, EndCol: f.EndCol, Code: f.Code, Severity: f.Severity, Message: f.Message}
-}
-
 // HasErrors reports whether any finding is an error.
-func HasErrors(fs []Finding) bool {
-	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
-}
+func HasErrors(fs []Finding) bool { return finding.HasErrors(fs) }
 
 // CheckOptions configures Check. The zero value checks a repo box on its own.
 type CheckOptions struct {
@@ -293,7 +273,7 @@ func newFinding(path string, i, col int, code string, sev Severity, msg string) 
 	if col < 1 {
 		col = 1
 	}
-	return Finding{Path: path, Line: i + 1, Col: col, Code: code, Severity: sev, Message: msg}
+	return Finding{Finding: finding.Finding{Path: path, Line: i + 1, Col: col, Code: code, Severity: sev, Message: msg}}
 }
 
 // lineOf returns line's bytes without BOM (first is line 1 of the box) and

@@ -91,8 +91,8 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 			if !inHead {
 				return nil, fmt.Errorf("staged check %s: %w", p, ErrNotStaged)
 			}
-			out = append(out, Finding{Path: p, Line: 1, Col: 1, Code: CodeHistory, Severity: SeverityError,
-				Message: "box deleted from the index; boxes are append-only: restore it (git restore --staged --worktree " + rel + ")"})
+			out = append(out, newFinding(p, 0, 1, CodeHistory, SeverityError,
+				"box deleted from the index; boxes are append-only: restore it (git restore --staged --worktree "+rel+")"))
 			continue
 		}
 		out = append(out, fs...)

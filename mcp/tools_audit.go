@@ -38,12 +38,12 @@ func (s *Server) auditActionTool() tool {
 			// with value none clears it.
 			if a.ScopePaths != nil || a.ScopeLanguages != nil || a.ScopeFields != nil {
 				req.Scope = &domain.Scope{Paths: a.ScopePaths, Languages: a.ScopeLanguages, Fields: a.ScopeFields}
-			} else if a.Action == "rescope" && a.Value == "none" {
+			} else if a.Action == domain.AuditRescope && a.Value == "none" {
 				req.Scope = &domain.Scope{}
 			}
 			if a.Patterns != nil || a.Intents != nil || a.ToolNeeds != nil {
 				req.Trigger = &domain.Trigger{Patterns: a.Patterns, Intents: a.Intents, ToolNeeds: a.ToolNeeds}
-			} else if a.Action == "retrigger" && a.Value == "none" {
+			} else if a.Action == domain.AuditRetrigger && a.Value == "none" {
 				req.Trigger = &domain.Trigger{}
 			}
 			res, err := s.h.AuditAction(ctx, a.ID, req)

@@ -1,32 +1,46 @@
 package policies
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/palacehq/palace/internal/finding"
 )
 
-// Error is one located policy problem. It renders as
-// `file:line:col: code: message`, the form editors and CI logs understand.
-type Error struct {
-	Code    string `json:"code"`
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Col     int    `json:"col"`
-	Message string `json:"message"`
+// Error is one located policy problem, always of severity error. It
+// renders as `file:line:col: code: message`, the form editors and CI logs
+// understand, and its JSON names the path "file".
+type Error struct{ finding.Finding }
+
+func newError(code, file string, line, col int, msg string) Error {
+	return Error{finding.Finding{Path: file, Line: line, Col: col, Code: code, Severity: finding.Error, Message: msg}}
 }
 
 func (e Error) Error() string {
-	loc := e.File
+	loc := e.Path
 	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, max(e.Col, 1))
+		loc = fmt.Sprintf("%s:%d:%d", e.Path, e.Line, max(e.Col, 1))
 	}
 	if loc == "" {
 		return fmt.Sprintf("%s: %s", e.Code, e.Message)
 	}
 	return fmt.Sprintf("%s: %s: %s", loc, e.Code, e.Message)
+}
+
+// MarshalJSON writes the fields `palace policy check --format json` has
+// always written: code, file, line, col, message.
+func (e Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Code    string `json:"code"`
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Col     int    `json:"col"`
+		Message string `json:"message"`
+	}{e.Code, e.Path, e.Line, e.Col, e.Message})
 }
 
 // Errors is a list of located problems from one load.
@@ -47,10 +61,10 @@ func located(err error, file string) Errors {
 	if errors.As(err, &aerrs) {
 		out := make(Errors, 0, len(aerrs))
 		for _, ae := range aerrs {
-			e := Error{Code: ae.Code, File: file, Message: ae.Message}
+			e := newError(ae.Code, file, 0, 0, ae.Message)
 			if ae.Location != nil {
 				if ae.Location.File != "" {
-					e.File = ae.Location.File
+					e.Path = ae.Location.File
 				}
 				e.Line, e.Col = ae.Location.Row, ae.Location.Col
 			}
@@ -66,5 +80,5 @@ func located(err error, file string) Errors {
 	if errors.As(err, &es) {
 		return es
 	}
-	return Errors{{Code: "load_error", File: file, Message: err.Error()}}
+	return Errors{newError("load_error", file, 0, 0, err.Error())}
 }

@@ -57,7 +57,7 @@ type lanesOverlay map[string]int
 func parseLanesConfig(source, path string, content []byte) (File, error) {
 	fail := func(off int64, format string, args ...any) (File, error) {
 		line, col := lineCol(content, off)
-		return File{}, Errors{{Code: "lanes_config_error", File: path, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}}
+		return File{}, Errors{newError("lanes_config_error", path, line, col, fmt.Sprintf(format, args...))}
 	}
 	dec := json.NewDecoder(bytes.NewReader(content))
 	dec.UseNumber()

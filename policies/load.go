@@ -238,7 +238,7 @@ func readSnapshot(src Sources) (snapshot, error) {
 				continue // deleted between the listing and the read: an editor mid-save
 			}
 			if errors.Is(err, bounded.ErrOutside) {
-				return snapshot{}, Errors{{Code: "load_error", File: p, Line: 1, Col: 1, Message: err.Error()}}
+				return snapshot{}, Errors{newError("load_error", p, 1, 1, err.Error())}
 			}
 			if err != nil {
 				return snapshot{}, fmt.Errorf("read policy %s: %w", p, err)
@@ -478,7 +478,7 @@ func parseFile(source, path string, content []byte) (File, error) {
 		return File{}, err
 	}
 	if m == nil {
-		return File{}, Errors{{Code: "rego_parse_error", File: path, Line: 1, Col: 1, Message: "empty module: a policy file needs a package declaration"}}
+		return File{}, Errors{newError("rego_parse_error", path, 1, 1, "empty module: a policy file needs a package declaration")}
 	}
 	sum := sha256.Sum256(content)
 	return File{
@@ -581,9 +581,8 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 				continue
 			}
 			// A palace.default alias no team module can reach is never
-			// evaluated; compiling it anyway made every reload pay for it
-			// (the example team set reloads 7% faster without the three
-			// it does not use).
+			// evaluated, so it is not compiled: a reload pays only for the
+			// aliases its team modules use.
 			if f.Source == SourceEmbedded && strings.HasPrefix(f.Package, "palace.default.") && !allAliases && !aliases[f.Package] {
 				continue
 			}
@@ -704,16 +703,16 @@ func conflicts(files []File) error {
 		for _, p := range f.exports {
 			k := key{f.Source, p}
 			if r, ok := rego[k]; ok {
-				e := Error{Code: "policy_conflict", File: r.Path, Line: 1, Col: 1,
-					Message: fmt.Sprintf("%s is served twice in the %s source: by this package and by %s; remove one of them", p.Package(), f.Source, f.Path)}
+				e := newError("policy_conflict", r.Path, 1, 1,
+					fmt.Sprintf("%s is served twice in the %s source: by this package and by %s; remove one of them", p.Package(), f.Source, f.Path))
 				if loc := r.Module().Package.Location; loc != nil {
 					e.Line, e.Col = loc.Row, loc.Col
 				}
 				errs = append(errs, e)
 			}
 			if w, ok := wasm[k]; ok {
-				errs = append(errs, Error{Code: "policy_conflict", File: f.Path,
-					Message: fmt.Sprintf("%s is served twice in the %s source: by this module and by %s; remove one of them", p.Package(), f.Source, w.Path)})
+				errs = append(errs, newError("policy_conflict", f.Path, 0, 0,
+					fmt.Sprintf("%s is served twice in the %s source: by this module and by %s; remove one of them", p.Package(), f.Source, w.Path)))
 				continue
 			}
 			wasm[k] = f

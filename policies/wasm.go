@@ -31,7 +31,7 @@ func parseWasm(source, path string, content []byte) (File, error) {
 		if n := len(rep.Problems) - 1; n > 0 {
 			msg += fmt.Sprintf(" (and %d more; see palace plugin inspect %s)", n, path)
 		}
-		return File{}, Errors{{Code: "plugin_refused", File: path, Message: msg}}
+		return File{}, Errors{newError("plugin_refused", path, 0, 0, msg)}
 	}
 	f := File{Source: source, Path: path, Kind: KindWasm, SHA256: rep.SHA256, content: content}
 	for _, name := range rep.DecisionPoints {
@@ -59,7 +59,7 @@ func (s *Set) loadWasm(ctx context.Context, opts Options) error {
 		m, release, err := host.acquire(ctx, f)
 		if err != nil {
 			s.Close()
-			return Errors{{Code: "plugin_error", File: f.Path, Message: err.Error()}}
+			return Errors{newError("plugin_error", f.Path, 0, 0, err.Error())}
 		}
 		s.life.releases = append(s.life.releases, release)
 		e := &wasmEngine{m: m, life: s.life, timeout: s.timeout}

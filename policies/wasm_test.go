@@ -147,7 +147,7 @@ func TestWasmRefusedModule(t *testing.T) {
 	repo := policyDir(t, map[string][]byte{"evil.wasm": plugintest.Guest(t, "evil")})
 	_, err := policies.Load(context.Background(), policies.Sources{RepoDir: repo}, wasmOpts())
 	var es policies.Errors
-	if !errors.As(err, &es) || len(es) != 1 || es[0].Code != "plugin_refused" || es[0].File != filepath.Join(repo, "evil.wasm") {
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Code != "plugin_refused" || es[0].Path != filepath.Join(repo, "evil.wasm") {
 		t.Fatalf("got %v", err)
 	}
 	mustContain(t, err, "imports env.")

@@ -163,7 +163,7 @@ func TestWatchSyntaxErrorKeepsLastGoodSet(t *testing.T) {
 		t.Errorf("error %q, want it to start %q", bad.err, want)
 	}
 	var es policies.Errors
-	if !asErrors(bad.err, &es) || es[0].Line != 6 || es[0].File != filepath.Join(repo, "gate.rego") {
+	if !asErrors(bad.err, &es) || es[0].Line != 6 || es[0].Path != filepath.Join(repo, "gate.rego") {
 		t.Errorf("errors not located: %#v", bad.err)
 	}
 	if cur, err := w.Current(); cur != good || err == nil {

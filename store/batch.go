@@ -19,11 +19,10 @@ import (
 // with the same error a single-row write gives.
 
 // BulkCacheSize is the page cache of a transaction that writes many new
-// rows (WithBulkCache). Such a write touches most pages once: a cache of
-// 16 MB spills them to the log later rather than never, and in a new
-// process every page of it is memory touched for the first time, a page
-// fault each. A 10k-card import was 5–10% faster with 8 MB (4 MB no
-// faster; 32 MB slower), measured.
+// rows (WithBulkCache), smaller than CacheSize: such a write touches most
+// pages once, so a larger cache only spills them to the log later, and in
+// a new process each cached page is a first-touch page fault
+// (docs/rationale.md).
 const BulkCacheSize = 8 << 20
 
 // WithBulkCache runs fn with this transaction's page cache at

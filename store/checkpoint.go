@@ -15,11 +15,9 @@ import (
 // database to checkpoint the whole log into the file when it closes, sync
 // both, and delete the log, and for the next process to create the log
 // again (with a sync of its header and of the directory). A palace
-// command is a short process that is nearly always the last connection:
-// every command that wrote paid that at exit, ~110 page copies and four
-// fsyncs after a context request's telemetry, measured as most of a
-// recording request's extra time. So connections do not checkpoint on
-// close; a closing store checkpoints only once the log is past
+// command is a short process that is nearly always the last connection,
+// and would pay that at exit after every write (docs/rationale.md). So
+// connections do not checkpoint on close; a closing store checkpoints only once the log is past
 // CheckpointPages (checkpointOnClose), a long-running process's commits
 // at wal_autocheckpoint's default of 1000 pages, and `palace maintenance`
 // truncates the log. Durability is WAL's with synchronous=NORMAL either

@@ -5,11 +5,10 @@ import (
 	"fmt"
 )
 
-// Cards join their full-text index (cards_fts) at commit, like evidence:
-// an insert trigger made every card INSERT a multi-write statement, and
-// FTS5 flushed its pending index at each statement's savepoint, one small
-// segment per batch of rows, merged again later (a sixth of inserting
-// 10k cards, measured). Store.Tx indexes the cards a transaction inserted
+// Cards join their full-text index (cards_fts) at commit, like evidence,
+// not through an insert trigger, which would make every card INSERT a
+// multi-write statement and FTS5 flush its pending index at each
+// statement's savepoint. Store.Tx indexes the cards a transaction inserted
 // with one INSERT … SELECT before it commits, so every committed card is
 // indexed, once. The update trigger (statement or content changed) takes
 // the old text out of the index, so an UPDATE of either column indexes the

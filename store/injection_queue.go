@@ -19,13 +19,11 @@ import (
 // PruneEvery also drops up to PruneStep raw records older than
 // pruneBefore ("" = keep all).
 //
-// A request used to write its record itself, and a write waits for the
-// write lock: behind another agent's write, and in a long-running server
-// behind the fold of the records before it. Every commit also empties the
-// page cache of every other connection to the database, so a write per
-// request made the next request's reads start cold; batched, that happens
-// once per batch, and a server answering back-to-back requests writes once
-// a second. Nothing is lost by queueing: this process's
+// The request never waits for the write lock (behind another agent's
+// write, or a fold), and since every commit empties the page cache of every
+// other connection to the database, batching empties it once per batch: a
+// server answering back-to-back requests writes once a second. Nothing is
+// lost by queueing: this process's
 // InjectionSummaries counts queued records as it counts unfolded ones, the
 // other readers of telemetry write the queue first, and Close writes what
 // is left (reporting a write that kept failing). Other processes see a

@@ -122,10 +122,8 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 // reaches it has them all folded into the rollups in its transaction,
 // which runs off the requests' path (see QueueRequest). A
 // request's rollups touch one page of each rollup table per card (their
-// keys start with the card), ~110 pages for a request on the 10k-card
-// benchmark palace; written with each request that was most of a
-// recording request's cost (pages copied, logged and checkpointed), while
-// the record alone is a few pages. Folded together, requests share pages.
+// keys start with the card), where the record alone is a few pages; folded
+// together, requests share pages (docs/rationale.md).
 // A reader decodes at most FoldEvery-1 records (~200 bytes each).
 const FoldEvery = 16
 

@@ -76,9 +76,9 @@ type CodeCitation struct {
 // evidence order. The whole map is kept in memory under the links'
 // version and the largest observation rowid (observations are
 // append-only), so a context request pays a version read, not a join per
-// candidate: the map holds one entry per code-citing card (1,000 of them
-// ~150 KB), which is what keeps the staleness check inside the context
-// targets (BENCHMARKS.md, "cards that cite code").
+// candidate: the map holds one entry per code-citing card, which keeps the
+// staleness check inside the context targets (BENCHMARKS.md, "cards that
+// cite code").
 func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, error) {
 	var v citationVersion
 	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM link_version), coalesce((SELECT max(rowid) FROM card_links), 0),
@@ -92,9 +92,9 @@ func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, e
 	if v.maxObservation > 0 {
 		// CROSS JOIN keeps the observations the outer loop (a few rows
 		// per code-citing card, each probing card_links by evidence and
-		// evidence by id): left to itself SQLite walked card_links in
-		// card order to spare the sort, every link of the palace — 6.5 s
-		// at 100k cards, measured.
+		// evidence by id), so the query grows with code-citing cards:
+		// SQLite's own plan walks every link of the palace in card order
+		// to spare a sort.
 		rows, err := s.db.QueryContext(ctx, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
 			o.evidence_id, o.n, o.kind, o.path, o.line_start, o.line_end, o.symbol, o.lines_sha256, o.git_commit, o.observed_at
 			FROM evidence_observations o

@@ -130,8 +130,8 @@ CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at)
 	// number of requests; these two tables, kept by a trigger, bound that
 	// read by days (injection_daily) and give each card's latest event per
 	// outcome in one row (injection_last). injection_events stays the
-	// append-only log, now without its (card_id, created_at) index: nothing
-	// reads it by card any more, and each request would dirty ~one index page
+	// append-only log and loses its (card_id, created_at) index: nothing
+	// reads it by card, and each request would dirty about one index page
 	// per candidate for it.
 	`
 DROP INDEX injection_events_card_time;
@@ -182,15 +182,13 @@ BEGIN
 		ON CONFLICT(anchor_id, field) DO UPDATE SET n = n + 1;
 END;
 `,
-	// 4: reads in the order they are wanted, straight from an index. A
-	// card's links in link order (created_at, then rowid, which every index
-	// entry ends with): the unique index is ordered by evidence id, so
-	// reading the links of a context pack's items sorted them in SQLite's
-	// sorter, 1.1 ms of a 10k-card request, measured, against 0.45 ms. An
-	// anchor's evidence newest first (rowid): the (anchor_id, field) index
-	// is ordered by field, so the hundred most recent rows of three anchors
-	// sorted all of their rows, and with a field SQLite preferred the field
-	// index over the anchors — 0.7–1.8 ms against 0.1–0.2 ms. And a counter
+	// 4: reads in the order they are wanted, straight from an index, with
+	// no sort. A card's links in link order (created_at, then rowid, which
+	// every index entry ends with), where the unique index is ordered by
+	// evidence id. An anchor's evidence newest first (rowid), where the
+	// (anchor_id, field) index is ordered by field and, given a field,
+	// SQLite would prefer the field index over the anchors
+	// (docs/rationale.md). And a counter
 	// of changes to card texts, so a process may keep statements and
 	// contents it has read (see textCache): palace never rewrites them, and
 	// a change by anything else is counted.
@@ -202,14 +200,14 @@ INSERT INTO card_text_version(n) VALUES (0);
 CREATE TRIGGER cards_text_changed AFTER UPDATE OF statement, content ON cards
 BEGIN UPDATE card_text_version SET n = n + 1; END;
 `,
-	// 5: faster evidence imports. The FTS5 insert trigger made every evidence
-	// INSERT a multi-write statement with a savepoint, and FTS5 flushes its
-	// pending index at each savepoint: one tiny segment per row, then merges
-	// (a third of an import, measured). Store.Tx now indexes a transaction's
-	// new evidence with one INSERT … SELECT before it commits, so every
-	// committed row is still indexed and FTS5 flushes once per batch. The
-	// field-only index served no query (field lookups come with anchors, or
-	// from evidence_counts) and cost every insert.
+	// 5: evidence joins its full-text index at commit. An insert trigger
+	// makes every evidence INSERT a multi-write statement with a savepoint,
+	// and FTS5 flushes its pending index at each savepoint: one tiny
+	// segment per row. Store.Tx indexes a transaction's new evidence with
+	// one INSERT … SELECT before it commits, so every committed row is
+	// indexed and FTS5 flushes once per batch. The field-only index goes:
+	// it serves no query (field lookups come with anchors, or from
+	// evidence_counts) and costs every insert.
 	`
 DROP TRIGGER evidence_fts_insert;
 DROP INDEX evidence_field;
@@ -255,11 +253,9 @@ BEGIN
 	INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content);
 END;
 `,
-	// Telemetry of one row per context request instead of one per
-	// candidate card. A request considered ~200 cards on a 10k-card palace
-	// and appended a row for each (~40 KB of rows and index), most of them
-	// skipped_scope, which nothing counts; concurrent agents queued behind
-	// those writes. injection_requests keeps, per request, the cards per
+	// Telemetry of one row per context request, not one per candidate
+	// card (a request considers hundreds, most of them skipped_scope, which
+	// nothing counts). injection_requests keeps, per request, the cards per
 	// outcome in a compact blob (card rowids, delta-coded; see
 	// encodeRequest) and only the number of skipped_scope cards; the
 	// writer updates the rollups itself in the same short transaction:
@@ -467,10 +463,9 @@ CREATE TABLE card_contests (
 );
 CREATE INDEX card_contests_open ON card_contests(card_id) WHERE resolved_at IS NULL;
 `,
-	// Folded telemetry. A request record used to update its cards'
-	// rollups (injection_daily, injection_window) in its own
-	// transaction: one page of each per card, ~110 pages a request on the
-	// 10k-card benchmark palace. The rollups now take records in batches:
+	// Folded telemetry. The rollups (injection_daily, injection_window)
+	// take request records in batches, not one transaction per record,
+	// which touches one page of each per card (see FoldEvery):
 	// injection_fold holds the seq of the last record folded into them,
 	// the writer folds once enough records wait, and readers add the
 	// records after the mark. Every record kept so far is in the rollups

@@ -79,7 +79,7 @@ func (s *Server) rescope(w http.ResponseWriter, r *http.Request) {
 	// Path globs may hold commas ({a,b}/**): one a line. Languages and
 	// fields never do.
 	sc := domain.Scope{Paths: lines(f.Get("paths")), Languages: commaList(f.Get("languages")), Fields: commaList(f.Get("fields"))}
-	res, err := s.h.AuditAction(r.Context(), id, host.AuditActionRequest{Action: "rescope", Scope: &sc, Reason: f.Get("reason")})
+	res, err := s.h.AuditAction(r.Context(), id, host.AuditActionRequest{Action: domain.AuditRescope, Scope: &sc, Reason: f.Get("reason")})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -92,7 +92,7 @@ func (s *Server) retrigger(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	// A pattern may hold a comma: one a line. Intents and tools never do.
 	tr := domain.Trigger{Patterns: lines(f.Get("patterns")), Intents: commaList(f.Get("intents")), ToolNeeds: commaList(f.Get("tools"))}
-	res, err := s.h.AuditAction(r.Context(), id, host.AuditActionRequest{Action: "retrigger", Trigger: &tr, Reason: f.Get("reason")})
+	res, err := s.h.AuditAction(r.Context(), id, host.AuditActionRequest{Action: domain.AuditRetrigger, Trigger: &tr, Reason: f.Get("reason")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

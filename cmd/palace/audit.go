@@ -193,12 +193,12 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 			fl := cmd.Flags()
 			if fl.Changed("scope-path") || fl.Changed("scope-lang") || fl.Changed("scope-field") {
 				req.Scope = &sc
-			} else if req.Action == "rescope" && req.Value == "none" {
+			} else if req.Action == domain.AuditRescope && req.Value == "none" {
 				req.Scope = &domain.Scope{}
 			}
 			if fl.Changed("trigger-pattern") || fl.Changed("intent") || fl.Changed("tool-need") {
 				req.Trigger = &tr
-			} else if req.Action == "retrigger" && req.Value == "none" {
+			} else if req.Action == domain.AuditRetrigger && req.Value == "none" {
 				req.Trigger = &domain.Trigger{}
 			}
 			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {

@@ -48,7 +48,7 @@ Exit 0 when allowed, 1 when denied. Nothing is written.`,
 func printGate(w io.Writer, g gatekeep.Result) {
 	p := newPainter(w)
 	what := g.Target
-	if g.Action == "publish" {
+	if g.Action == string(domain.ActionPublish) {
 		what = "publish → " + g.Target
 	}
 	fmt.Fprintf(w, "gate %s  %s → %s\n", p.verdict(g.Allow), g.CardID, what)

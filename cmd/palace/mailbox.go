@@ -304,9 +304,8 @@ const checkMemoryLimit = 512 << 20
 // tuneGCForCheck turns the collector off until the heap reaches
 // checkMemoryLimit, unless GOGC or GOMEMLIMIT say otherwise. A check is a
 // short process whose heap is mostly live (the box, one parsed letter per
-// line): collecting at every doubling frees little and, on a 100k-letter
-// box, cost about a third of the run (measured 0.43 s → 0.22 s on 2 cores).
-// Past the limit — a huge box, or a team policy's garbage — it collects as
+// line): collecting at every doubling frees little and costs a large share
+// of the run (docs/rationale.md). Past the limit — a huge box, or a team policy's garbage — it collects as
 // usual.
 func tuneGCForCheck() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {

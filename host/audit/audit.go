@@ -48,10 +48,7 @@ const (
 var Warnings = []string{"contested", "stale", "overbroad_scope", "cooling", "idle", "review_due", "expired", "never_applied", "conflict", "contradicted", "turned_down"}
 
 // Actions are the governed actions of `palace audit action`.
-var Actions = []string{
-	"rescope", "retrigger", "revoke", "set_expiry", "set_review_after",
-	"mark_foundational", "prefer_compact", "set_persistence", "set_render_pref",
-}
+var Actions = domain.AuditActions
 
 // Config is what the audit needs of the palace it reads. Every field is
 // required.
@@ -261,14 +258,14 @@ func staleRepair(id string, st *staleness.Stale) []Suggestion {
 		out = append(out,
 			Suggestion{Action: "verify", Why: "the card still holds for the code as it is now: record a verification against it",
 				Command: "palace verify " + id},
-			Suggestion{Action: "demote", Why: "the change contradicts the card",
+			Suggestion{Action: string(domain.ActionDemote), Why: "the change contradicts the card",
 				Command: "palace demote " + id + " --counterexample EV --reason \"…\""})
 	}
 	if st.Expired != "" {
-		out = append(out, Suggestion{Action: "set_expiry", Why: "extend the expiry if it still holds", Command: auditCommand(id, "set_expiry")},
-			Suggestion{Action: "revoke", Why: "retire it if it no longer holds", Command: auditCommand(id, "revoke")})
+		out = append(out, Suggestion{Action: domain.AuditSetExpiry, Why: "extend the expiry if it still holds", Command: auditCommand(id, domain.AuditSetExpiry)},
+			Suggestion{Action: domain.AuditRevoke, Why: "retire it if it no longer holds", Command: auditCommand(id, domain.AuditRevoke)})
 	} else if st.ReviewDue != "" {
-		out = append(out, Suggestion{Action: "set_review_after", Why: "confirm it still holds and set the next review date", Command: auditCommand(id, "set_review_after")})
+		out = append(out, Suggestion{Action: domain.AuditSetReviewAfter, Why: "confirm it still holds and set the next review date", Command: auditCommand(id, domain.AuditSetReviewAfter)})
 	}
 	return out
 }
@@ -402,8 +399,8 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 			}
 			r.Warnings = append([]Warning{{"contested", fmt.Sprintf("contested since %s (%s); context shows it as a reference with a warning, never inline", ic.Since, ic.Detail())}}, r.Warnings...)
 			r.Suggested = append([]Suggestion{
-				{Action: "demote", Why: "the contradiction holds", Command: "palace demote " + c.card.ID + " --counterexample EV --reason \"…\""},
-				{Action: "resolve", Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},
+				{Action: string(domain.ActionDemote), Why: "the contradiction holds", Command: "palace demote " + c.card.ID + " --counterexample EV --reason \"…\""},
+				{Action: string(domain.ActionResolve), Why: "newer verification outweighs the contradiction (the gate decides)", Command: "palace resolve " + c.card.ID + " --verification EV --reason \"…\""},
 			}, r.Suggested...)
 		}
 		if st := stale[c.card.ID]; st != nil {
@@ -474,48 +471,48 @@ func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Wa
 	// in its own field leaves it out of the inline lanes.
 	if unscoped && (cooling || r.Lane == domain.LaneRefOnly || r.Lane == domain.LaneInspectorOnly) {
 		warn = append(warn, Warning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
-		suggest["rescope"] = "limit it to the paths, languages or fields where it matters"
+		suggest[domain.AuditRescope] = "limit it to the paths, languages or fields where it matters"
 	}
 	if cooling {
 		warn = append(warn, Warning{"cooling", fmt.Sprintf("trimmed %d and skipped %d times in 30 days: its lane cooled to %s (salience %d)", r.Counts30d.Trimmed, r.Counts30d.Skipped, r.Lane, r.Salience)})
 		if r.Counts30d.Trimmed >= auditTrimCooling && c.card.RenderPref != domain.RenderInlineCompact {
-			suggest["prefer_compact"] = "a compact form fits budgets that keep trimming it"
+			suggest[domain.AuditPreferCompact] = "a compact form fits budgets that keep trimming it"
 		}
 		if !unscoped {
-			suggest["rescope"] = "narrow its scope to where it is actually used"
+			suggest[domain.AuditRescope] = "narrow its scope to where it is actually used"
 		}
 	}
 	if c.card.ReviewAfter != "" && c.card.ReviewAfter <= stamp {
 		warn = append(warn, Warning{"review_due", "review was due " + c.card.ReviewAfter})
-		suggest["set_review_after"] = "confirm it still holds and set the next review date"
+		suggest[domain.AuditSetReviewAfter] = "confirm it still holds and set the next review date"
 	}
 	if c.card.ExpiresAt != "" && c.card.ExpiresAt <= stamp {
 		warn = append(warn, Warning{"expired", "expired " + c.card.ExpiresAt + "; context leaves it out"})
-		suggest["set_expiry"] = "extend the expiry if it still holds"
-		suggest["revoke"] = "retire it if it no longer holds"
+		suggest[domain.AuditSetExpiry] = "extend the expiry if it still holds"
+		suggest[domain.AuditRevoke] = "retire it if it no longer holds"
 	}
 	if r.Counts30d.Applied == 0 && r.AgeDays >= auditIdleDays {
 		warn = append(warn, Warning{"idle", fmt.Sprintf("neither applied nor changed in %d days", r.AgeDays)})
-		suggest["set_review_after"] = "confirm it still holds and set the next review date"
-		suggest["revoke"] = "retire it if it no longer holds"
+		suggest[domain.AuditSetReviewAfter] = "confirm it still holds and set the next review date"
+		suggest[domain.AuditRevoke] = "retire it if it no longer holds"
 	}
 	if age := cardview.DaysSince(c.card.CreatedAt, now); r.AppliedEver == 0 && age >= auditNeverAppliedDays {
 		warn = append(warn, Warning{"never_applied", fmt.Sprintf("never injected inline in the %d days since it was created", age)})
-		suggest["rescope"] = "give it a scope and triggers that match the requests it is for"
+		suggest[domain.AuditRescope] = "give it a scope and triggers that match the requests it is for"
 	}
 	if n := r.Evidence.Counterexample; n > 0 {
 		warn = append(warn, Warning{"conflict", fmt.Sprintf("%d counterexample evidence on record while authoritative", n)})
-		suggest["revoke"] = "retire it, or demote it with `palace demote` if the counterexample holds"
+		suggest[domain.AuditRevoke] = "retire it, or demote it with `palace demote` if the counterexample holds"
 	}
 	for _, o := range same {
 		if o.ID != c.card.ID && o.OriginCard != c.card.ID && c.card.OriginCard != o.ID {
 			warn = append(warn, Warning{"conflict", fmt.Sprintf("%s states the same (%s anchor copy not made by publish)", o.ID, o.AnchorID)})
-			suggest["revoke"] = "keep one of the duplicates"
+			suggest[domain.AuditRevoke] = "keep one of the duplicates"
 			break
 		}
 	}
 	if r.Counts30d.Applied >= auditFoundationalApplied && c.card.Persistence == "standard" {
-		suggest["mark_foundational"] = fmt.Sprintf("applied %d times in 30 days: keep it in core", r.Counts30d.Applied)
+		suggest[domain.AuditMarkFoundational] = fmt.Sprintf("applied %d times in 30 days: keep it in core", r.Counts30d.Applied)
 	}
 	var out []Suggestion
 	for _, a := range Actions {
@@ -532,13 +529,13 @@ func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Wa
 func auditCommand(id, action string) string {
 	base := "palace audit action " + id + " --action " + action
 	switch action {
-	case "rescope":
+	case domain.AuditRescope:
 		return base + " --scope-path GLOB --scope-lang LANG --reason \"…\""
-	case "set_expiry", "set_review_after":
+	case domain.AuditSetExpiry, domain.AuditSetReviewAfter:
 		return base + " --value YYYY-MM-DD --reason \"…\""
-	case "set_persistence":
+	case domain.AuditSetPersistence:
 		return base + " --value protected --reason \"…\""
-	case "set_render_pref":
+	case domain.AuditSetRenderPref:
 		return base + " --value inline_compact --reason \"…\""
 	}
 	return base + " --reason \"…\""

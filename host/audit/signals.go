@@ -77,7 +77,7 @@ func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]Warning,
 		msg = fmt.Sprintf("%d contradiction signals in 30 days, none citing evidence: a suggestion to review, not a contest (`palace adoption review --card %s` has their notes)", n, c.ID)
 	}
 	w := Warning{Code: "contradicted", Message: msg}
-	s := Suggestion{Action: "demote", Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
+	s := Suggestion{Action: string(domain.ActionDemote), Why: "an agent saw it contradicted; demote it with that evidence as counterexample if it holds"}
 	if len(evidence) == 0 {
 		s.Why = "an agent saw it contradicted but linked no evidence: review it; if it does not hold, record what contradicts it, then demote with that evidence"
 		s.Command = fmt.Sprintf("palace record --content \"what contradicts it\" --source-ref REF && palace demote %s --reason \"contradicted\" --counterexample EV_ID", c.ID)
@@ -94,5 +94,5 @@ func turnedDownFindings(c domain.Card, counts map[string]int) ([]Warning, []Sugg
 		return nil, nil
 	}
 	return []Warning{{Code: "turned_down", Message: fmt.Sprintf("rejected %d and rolled back %d times in 30 days (used %d): it cools for requests like those", counts["rejected"], counts["rollback"], counts["used"]+counts["accepted"])}},
-		[]Suggestion{{Action: "rescope", Why: "agents turn it down: narrow its scope to where it helps (`palace adoption review --card " + c.ID + "` has their notes)", Command: auditCommand(c.ID, "rescope")}}
+		[]Suggestion{{Action: domain.AuditRescope, Why: "agents turn it down: narrow its scope to where it helps (`palace adoption review --card " + c.ID + "` has their notes)", Command: auditCommand(c.ID, domain.AuditRescope)}}
 }

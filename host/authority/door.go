@@ -59,12 +59,12 @@ const (
 	// person's decision (human mode only), audited as direct_write.
 	OpDirect Op = "direct_write"
 	// OpPromote raises a card to promoted or canonical: the gate decides.
-	OpPromote Op = "promote"
+	OpPromote Op = Op(domain.ActionPromote)
 	// OpDemote lowers a card to demoted or retired on counterexample
 	// evidence: a person decides.
-	OpDemote Op = "demote"
+	OpDemote Op = Op(domain.ActionDemote)
 	// OpRetire ends a card's active life: a person decides.
-	OpRetire Op = "retire"
+	OpRetire Op = Op(domain.ActionRetire)
 	// OpExpire retires a candidate past its age or expiry: a rule.
 	OpExpire Op = "expire"
 	// OpLink adds an evidence link (a counterexample contests an
@@ -73,9 +73,9 @@ const (
 	// OpContest contests an authoritative card on evidence: a rule.
 	OpContest Op = "contest"
 	// OpResolve closes a card's contests on newer verification: the gate.
-	OpResolve Op = "resolve"
+	OpResolve Op = Op(domain.ActionResolve)
 	// OpPublish copies a card one anchor outward: the gate.
-	OpPublish Op = "publish"
+	OpPublish Op = Op(domain.ActionPublish)
 	// OpGovern changes a card's governed attributes (scope, persistence,
 	// render preference, dates): a person decides.
 	OpGovern Op = "govern"
@@ -439,9 +439,9 @@ func (d *Door) ask(ctx context.Context, tx *store.Tx, c domain.Card, action, tar
 	}
 	g := d.gate.Evaluate(ctx, c, links, open[c.ID], action, target, d.gate.Reviewer(ch.Reviewer), ch.AllowLocalPolicy)
 	if !g.Allow {
-		verb := map[string]string{"promote": "promoting", "publish": "publishing", "resolve": "resolving"}[action]
+		verb := map[string]string{string(domain.ActionPromote): "promoting", string(domain.ActionPublish): "publishing", string(domain.ActionResolve): "resolving"}[action]
 		to := " to " + target
-		if action == "resolve" {
+		if action == string(domain.ActionResolve) {
 			to = ""
 		}
 		return g, hosterr.Denied(fmt.Sprintf("gate denied %s %s%s", verb, c.ID, to), g.Reasons)
@@ -674,7 +674,7 @@ func (d *Door) resolve(ctx context.Context, tx *store.Tx, c domain.Card, ch Chan
 	if links, err = tx.Links(ctx, c.ID); err != nil {
 		return o, err
 	}
-	g := d.gate.Evaluate(ctx, c, links, contests, "resolve", string(c.Status), d.gate.Reviewer(ch.Reviewer), ch.AllowLocalPolicy)
+	g := d.gate.Evaluate(ctx, c, links, contests, string(domain.ActionResolve), string(c.Status), d.gate.Reviewer(ch.Reviewer), ch.AllowLocalPolicy)
 	o.Gate = &g
 	if !g.Allow {
 		return o, hosterr.Denied(fmt.Sprintf("gate denied resolving %s", c.ID), g.Reasons)

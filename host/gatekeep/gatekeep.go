@@ -134,19 +134,19 @@ func (k *Keeper) EvaluateFrom(ctx context.Context, c domain.Card, links []domain
 	if f := policyfile.Floor(res.Policy, allowLocal); f != "" {
 		floors = append(floors, f)
 	}
-	if action != "resolve" && facts.contest.Contested {
+	if action != string(domain.ActionResolve) && facts.contest.Contested {
 		floors = append(floors, fmt.Sprintf("floor: card %s is contested (%s since %s): resolve it with newer verification (`palace resolve`) or demote it first", c.ID, strings.Join(facts.contest.Kinds, ", "), facts.contest.Since))
 	}
-	if action == "promote" && c.ExpiresAt != "" && c.ExpiresAt <= k.Stamp() {
+	if action == string(domain.ActionPromote) && c.ExpiresAt != "" && c.ExpiresAt <= k.Stamp() {
 		floors = append(floors, fmt.Sprintf("floor: card %s expired %s: an expired card cannot become authoritative; distill a fresh one from current evidence", c.ID, c.ExpiresAt))
 	}
-	if action == "promote" && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
+	if action == string(domain.ActionPromote) && c.Tier == domain.TierDaoTian && target == string(domain.StatusCanonical) && reviewer.Type != "human" {
 		floors = append(floors, "floor: dao_tian → canonical needs a human reviewer")
 	}
 	if f := secrets.ScanString(c.Statement + "\n" + c.Content); len(f) > 0 {
 		floors = append(floors, fmt.Sprintf("floor: the card contains a secret (%s %s): an authoritative card may not; retire it and distill a redacted one", f[0].Rule, f[0].Redacted))
 	}
-	if action == "promote" {
+	if action == string(domain.ActionPromote) {
 		floors = append(floors, researchFloor(ctx, k.Store, c, links)...)
 	}
 	if len(floors) > 0 {

@@ -333,9 +333,8 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 
 // evidenceWindow is how many of the most recently recorded visible evidence
 // rows a query ranks for --include-evidence and briefs. Ranking the whole
-// palace with FTS5 costs O(matches in every repository) — 23–109 ms at
-// 100k evidence rows for common words, measured — so evidence relevance is
-// BM25 over this bounded, recent window instead.
+// palace with FTS5 costs O(matches in every repository), so evidence
+// relevance is BM25 over this bounded, recent window (docs/rationale.md).
 const evidenceWindow = 100
 
 // addEvidence adds up to evidenceLimit evidence rows of the visible anchors:

@@ -15,9 +15,8 @@ import (
 // Query relevance. Text ranking of the visible cards happens here, in Go,
 // over exactly the cards a request may see: FTS5 over cards_fts would rank
 // the matches of every repository of the palace before the anchor filter
-// drops them, which costs O(matches in the whole palace) — 5–17 ms at 10k
-// cards for common words, measured — while the visible set is a few hundred
-// cards. queryTerms and ftsQuery below still serve FTS5 (--all-repos and
+// drops them, which costs O(matches in the whole palace) while the visible
+// set is a few hundred cards (docs/rationale.md). queryTerms and ftsQuery below still serve FTS5 (--all-repos and
 // the evidence search), which tokenizes like unicode61; the model every
 // pack is ranked by is further down.
 

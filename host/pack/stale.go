@@ -17,8 +17,7 @@ const StalePenalty = 10
 // StalePenalty salience (the breakdown says "stale"). Cards of another
 // repository (all_repos) are not looked at: their code is not here; nor
 // are cards the lanes left at inspector_only, which the pack shows
-// nowhere and a penalty cannot move (on the benchmark palace with 1,000
-// code-citing cards that halved the files a request stats).
+// nowhere and a penalty cannot move.
 func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 	shown := func(c *candidate) bool {
 		return c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly

@@ -369,8 +369,7 @@ func evidenceIDs(rows []domain.Evidence) []string {
 // belongs to its anchor: another repository ingesting the same report
 // writes its own rows instead of finding this one's. The rows of one
 // ingest share a prefix, so it writes one region of the primary-key index
-// instead of pages all over it (random keys made an ingest 5× slower,
-// measured).
+// instead of pages all over it (docs/rationale.md).
 func researchEvidenceID(anchorID, reportID, findingID string) string {
 	report := sha256.Sum256([]byte("palace research report\x00" + anchorID + "\x00" + reportID))
 	finding := sha256.Sum256([]byte("palace research\x00" + anchorID + "\x00" + reportID + "\x00" + findingID))

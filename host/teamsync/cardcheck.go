@@ -16,6 +16,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/finding"
 )
 
 // CardsCheckRequest asks for the check of card files.
@@ -107,9 +108,9 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 			continue
 		}
 		if o := f.parsed.Card.OriginCard; o != "" && !known[o] {
-			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("origin_card"), Col: 1,
-				Code: cardfile.CodeReference, Severity: cardfile.SeverityError, CardID: f.parsed.Card.ID,
-				Message: fmt.Sprintf("origin_card %s names no card file of %s: remove the line (a card published from a worktree keeps its origin on that machine)", o, cardfile.Dir)})
+			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: f.parsed.Line("origin_card"), Col: 1,
+				Code: cardfile.CodeReference, Severity: cardfile.SeverityError,
+				Message: fmt.Sprintf("origin_card %s names no card file of %s: remove the line (a card published from a worktree keeps its origin on that machine)", o, cardfile.Dir)}, CardID: f.parsed.Card.ID})
 		}
 		if !domain.Status(f.parsed.Card.Status).Authoritative() {
 			continue
@@ -117,12 +118,12 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 		fc := f.parsed.Card
 		// A check decides nothing, so a team's policy being edited in the
 		// same change may judge the file (allowLocal).
-		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, "promote", fc.Status, fileReviewer(fc), true)
+		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, string(domain.ActionPromote), fc.Status, fileReviewer(fc), true)
 		if !g.Allow {
-			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
-				Code: cardfile.CodeGate, Severity: cardfile.SeverityError, CardID: fc.ID,
+			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
+				Code: cardfile.CodeGate, Severity: cardfile.SeverityError,
 				Message: fmt.Sprintf("status %s is not allowed by the gate for the evidence this file carries (%s): cite the evidence the gate needs, or set status: candidate",
-					fc.Status, strings.Join(g.Reasons, "; "))})
+					fc.Status, strings.Join(g.Reasons, "; "))}, CardID: fc.ID})
 		}
 	}
 	return out

@@ -17,6 +17,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
@@ -60,8 +61,8 @@ func (p *plan) exportAll(ctx context.Context) error {
 		rel := cardfile.Dir + "/" + cardfile.FileName(r.CardID)
 		b := files[r.CardID]
 		if len(b) > cardfile.MaxFileBytes {
-			out[i].skipped = &cardfile.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeTooLarge, Severity: cardfile.SeverityWarning, CardID: r.CardID,
-				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(b), cardfile.MaxFileBytes)}
+			out[i].skipped = &cardfile.Finding{Finding: finding.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeTooLarge, Severity: cardfile.SeverityWarning,
+				Message: fmt.Sprintf("card %s with its evidence is %d bytes, over the %d-byte limit: not written", r.CardID, len(b), cardfile.MaxFileBytes)}, CardID: r.CardID}
 			return
 		}
 		out[i].blob = blobID(format, b)
@@ -77,8 +78,8 @@ func (p *plan) exportAll(ctx context.Context) error {
 				return // the file holds these bytes already
 			}
 			if !p.ours(r, have) {
-				out[i].skipped = &cardfile.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning, CardID: r.CardID,
-					Message: "modified in the working tree and not committed: not overwritten; commit it (palace sync imports it after review) or restore it (git checkout) and sync again"}
+				out[i].skipped = &cardfile.Finding{Finding: finding.Finding{Path: rel, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning,
+					Message: "modified in the working tree and not committed: not overwritten; commit it (palace sync imports it after review) or restore it (git checkout) and sync again"}, CardID: r.CardID}
 				return
 			}
 		}
@@ -208,8 +209,7 @@ func (h *Team) worktreeFindings(changes []worktreeChange, format func() string, 
 		case c.untracked:
 			msg = "not committed: palace sync imports committed card files only; review it and commit it to share it"
 		}
-		out = append(out, cardfile.Finding{Path: c.path, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning,
-			CardID: id, Message: msg})
+		out = append(out, cardfile.Finding{Finding: finding.Finding{Path: c.path, Line: 1, Col: 1, Code: cardfile.CodeUncommitted, Severity: cardfile.SeverityWarning, Message: msg}, CardID: id})
 	}
 	return out, pending
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/secrets"
 )
@@ -17,8 +18,8 @@ func limitFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 	var out []cardfile.Finding
 	add := func(line int, err error) {
 		if err != nil {
-			out = append(out, cardfile.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeValue,
-				Severity: cardfile.SeverityError, CardID: p.Card.ID, Message: err.Error()})
+			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeValue,
+				Severity: cardfile.SeverityError, Message: err.Error()}, CardID: p.Card.ID})
 		}
 	}
 	c := p.Card
@@ -47,9 +48,9 @@ func secretFindings(path string, p cardfile.Parsed) []cardfile.Finding {
 			return
 		}
 		for _, s := range secrets.ScanString(text) {
-			out = append(out, cardfile.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeSecret,
-				Severity: cardfile.SeverityError, CardID: p.Card.ID,
-				Message: fmt.Sprintf("%s holds a secret (%s %s at its line %d): remove it from the file and rotate it", what, s.Rule, s.Redacted, s.Line)})
+			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: path, Line: line, Col: 1, Code: cardfile.CodeSecret,
+				Severity: cardfile.SeverityError,
+				Message:  fmt.Sprintf("%s holds a secret (%s %s at its line %d): remove it from the file and rotate it", what, s.Rule, s.Redacted, s.Line)}, CardID: p.Card.ID})
 		}
 	}
 	add(p.Line("statement"), "the statement", p.Card.Statement)
@@ -95,9 +96,9 @@ func decodeChecked(files []*checkFile) []cardfile.Finding {
 		}
 		id := f.parsed.Card.ID
 		if first, dup := declared[id]; dup && first != f.path {
-			out = append(out, cardfile.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
-				Severity: cardfile.SeverityError, CardID: id,
-				Message: fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)})
+			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: f.parsed.Line("id"), Col: 1, Code: cardfile.CodeDuplicateID,
+				Severity: cardfile.SeverityError,
+				Message:  fmt.Sprintf("card id %s is declared by %s too: a card has one file; give the copy a new id or remove it", id, first)}, CardID: id})
 		}
 		declared[id] = f.path
 	}

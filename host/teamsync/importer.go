@@ -11,6 +11,7 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -360,8 +361,8 @@ func (ck *checker) lookUp(ctx context.Context, in []*incoming) error {
 func (ck *checker) check(x *incoming) {
 	p, fc := ck.p, x.parsed.Card
 	bad := func(line int, code, format string, args ...any) {
-		x.findings = append(x.findings, cardfile.Finding{Path: x.f.path, Line: line, Col: 1, Code: code,
-			Severity: cardfile.SeverityError, CardID: fc.ID, Message: fmt.Sprintf(format, args...)})
+		x.findings = append(x.findings, cardfile.Finding{Finding: finding.Finding{Path: x.f.path, Line: line, Col: 1, Code: code,
+			Severity: cardfile.SeverityError, Message: fmt.Sprintf(format, args...)}, CardID: fc.ID})
 		x.skipped = true
 	}
 	if o := fc.OriginCard; o != "" && !p.known[o] {
@@ -386,9 +387,9 @@ func (ck *checker) check(x *incoming) {
 	}
 	for i, e := range fc.Evidence {
 		if e.Redacted {
-			x.findings = append(x.findings, cardfile.Finding{Path: x.f.path, Line: x.parsed.EvidenceLines[i], Col: 1, Code: cardfile.CodeRedacted,
-				Severity: cardfile.SeverityWarning, CardID: fc.ID,
-				Message: fmt.Sprintf("evidence %s is redacted: its content cannot be checked against its sha256, so it is not imported and its citations do not count", e.ID)})
+			x.findings = append(x.findings, cardfile.Finding{Finding: finding.Finding{Path: x.f.path, Line: x.parsed.EvidenceLines[i], Col: 1, Code: cardfile.CodeRedacted,
+				Severity: cardfile.SeverityWarning,
+				Message:  fmt.Sprintf("evidence %s is redacted: its content cannot be checked against its sha256, so it is not imported and its citations do not count", e.ID)}, CardID: fc.ID})
 			continue
 		}
 		if _, ok := ck.seen[e.ID]; ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
@@ -365,9 +366,9 @@ func (p *plan) readHead(ctx context.Context) error {
 		}
 		id := strings.TrimSuffix(name, cardfile.Ext)
 		if e.mode != "100644" && e.mode != "100755" {
-			p.rep.Findings = append(p.rep.Findings, cardfile.Finding{Path: path, Line: 1, Col: 1, Code: cardfile.CodeNotRegular,
-				Severity: cardfile.SeverityWarning, CardID: id,
-				Message: fmt.Sprintf("committed as git mode %s, not a regular file: ignored; commit the card file itself", e.mode)})
+			p.rep.Findings = append(p.rep.Findings, cardfile.Finding{Finding: finding.Finding{Path: path, Line: 1, Col: 1, Code: cardfile.CodeNotRegular,
+				Severity: cardfile.SeverityWarning,
+				Message:  fmt.Sprintf("committed as git mode %s, not a regular file: ignored; commit the card file itself", e.mode)}, CardID: id})
 			continue
 		}
 		p.head[id] = committedFile{id: id, path: path, blob: e.blob}
@@ -482,8 +483,8 @@ func (p *plan) freshIDs(ctx context.Context, fresh []committedFile) error {
 			p.conflicts = append(p.conflicts, f)
 		default:
 			where := p.h.anchorRef(ctx, a.AnchorID).Kind
-			p.skip(f, cardfile.Finding{Path: f.path, Line: 1, Col: 1, Code: cardfile.CodeLocal, Severity: cardfile.SeverityError, CardID: f.id,
-				Message: fmt.Sprintf("card %s exists in this palace at the %s anchor, not this repository's: give the file's card a new id, or remove the file", f.id, where)})
+			p.skip(f, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: 1, Col: 1, Code: cardfile.CodeLocal, Severity: cardfile.SeverityError,
+				Message: fmt.Sprintf("card %s exists in this palace at the %s anchor, not this repository's: give the file's card a new id, or remove the file", f.id, where)}, CardID: f.id})
 		}
 	}
 	return nil

@@ -1,12 +1,15 @@
-// Package finding owns what the file checkers of palace (card files, the
-// mailbox) share about a problem they found: its severity and the one
+// Package finding owns the one located problem palace reports about a file
+// — a policy, a card file, a line of a mailbox — its severity and the
 // `path:line:col: CODE message` line editors, hooks and the CLI read. Each
-// checker keeps its own Finding type with the fields it needs and formats
-// it here, so the line reads the same everywhere. It must not import
-// anything of palace's.
+// checker embeds Finding in its own type for the fields only it has, and
+// the language server turns any of them into a diagnostic in one place. It
+// must not import anything of palace's.
 package finding
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Severity of a finding: an error makes the file unusable (not imported, a
 // hook fails); warnings alone do not.
@@ -18,24 +21,37 @@ const (
 	Warning Severity = "warning"
 )
 
-// Format renders a finding as `path:line:col: CODE message`; a warning's
-// message starts with "warning: ".
-func Format(path string, line, col int, code string, sev Severity, msg string) string {
-	if sev == Warning {
-		msg = "warning: " + msg
-	}
-	return fmt.Sprintf("%s:%d:%d: %s %s", path, line, col, code, msg)
+// Finding is one problem at a place in a file. Line and Col are 1-based,
+// Col in bytes of the line as stored; EndCol is exclusive, 0 for "to the
+// end of the line". The JSON names are part of palace's output formats.
+type Finding struct {
+	Path     string   `json:"path"`
+	Line     int      `json:"line"`
+	Col      int      `json:"col"`
+	EndCol   int      `json:"end_col,omitempty"`
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
 }
 
-// Located is a finding as an editor places it: every checker's finding
-// converts to it (a Located method), and the language server turns it
-// into a diagnostic in one place, so a mailbox line, a card file and a
-// policy file are marked the same way.
-type Located struct {
-	// Line and Col are 1-based (Col in bytes of the line); EndCol is
-	// exclusive, 0 for "to the end of the line".
-	Line, Col, EndCol int
-	Code              string
-	Severity          Severity
-	Message           string
+// String renders the finding as `path:line:col: CODE message`; a warning's
+// message starts with "warning: ".
+func (f Finding) String() string {
+	msg := f.Message
+	if f.Severity == Warning {
+		msg = "warning: " + msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s %s", f.Path, f.Line, f.Col, f.Code, msg)
+}
+
+// Located returns the finding itself. A type embedding Finding gets it,
+// which lets Placed code take any checker's findings.
+func (f Finding) Located() Finding { return f }
+
+// Placed is any checker's finding: Finding or a type embedding it.
+type Placed interface{ Located() Finding }
+
+// HasErrors reports whether any finding is an error.
+func HasErrors[F Placed](fs []F) bool {
+	return slices.ContainsFunc(fs, func(f F) bool { return f.Located().Severity == Error })
 }

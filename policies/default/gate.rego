@@ -10,10 +10,10 @@
 # upstream default branch. Teams replace this package by placing their own
 # `package palace.gate` in <repo>/.palace/policies/.
 #
-# The rules are written in the linear style of OPA's performance guide: one
-# decision rule whose branches start with an equality on input.action, the
-# allow path checked first with plain comparisons, and the reasons built only
-# when something is missing.
+# The rules keep evaluation linear: one decision rule whose branches each
+# start with an equality on input.action, so the evaluator indexes them and
+# runs only the branch asked for; the allow path is checked first with plain
+# comparisons, and the reasons are built only when something is missing.
 package palace.gate
 
 import rego.v1

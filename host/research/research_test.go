@@ -9,8 +9,8 @@ import (
 
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/research"
 	"github.com/palacehq/palace/internal/hosterr"
 )

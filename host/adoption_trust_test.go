@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,81 +88,6 @@ func TestAgentRejectionsNeverRemoveAMatchingCard(t *testing.T) {
 	st, err := h.Adoption().Stats(ctx, adoption.Filter{CardID: id})
 	if err != nil || st.Signals["rejected"] != 6 {
 		t.Errorf("stats: %+v, %v; want all 6 rejections on record", st, err)
-	}
-}
-
-// At most cardview.SignalsPerCardDay signals of one actor type count on a card
-// per day, whatever the actors call themselves and whatever requests they
-// name; people have their own allowance, and the next day a new one.
-func TestSignalsPerCardDayPerActorType(t *testing.T) {
-	ctx := context.Background()
-	e := newCxEnv(t)
-	dir := e.repo("app", "https://github.com/acme/app")
-	h := e.openClock(dir)
-	id := e.card(h, cxCard{statement: "Retry SQLite writes after a busy timeout", tier: "shu", field: "storage"})
-	signal := func(h *host.Host, query string) adoption.Result {
-		t.Helper()
-		res, err := h.Adoption().Adopt(ctx, adoption.Request{Signal: "used", CardID: id, Query: query, Note: "helped"})
-		if err != nil || !res.Written {
-			t.Fatalf("adopt: %+v, %v", res, err)
-		}
-		return res
-	}
-	for i := range 5 {
-		res := signal(e.agentAs(dir, fmt.Sprintf("agent-%d", i)), fmt.Sprintf("sqlite question %d", i))
-		if want := i < cardview.SignalsPerCardDay; res.Counts != want || (!want && !strings.Contains(res.NotCounted, "daily limit")) {
-			t.Errorf("agent signal %d: counts %v (%s), want %v", i, res.Counts, res.NotCounted, want)
-		}
-	}
-	if res := signal(h, "sqlite question"); !res.Counts {
-		t.Errorf("a person's signal the same day: %+v, want counted (their own allowance)", res)
-	}
-	e.now = e.now.Add(24 * time.Hour)
-	if res := signal(e.agentAs(dir, "agent-9"), "sqlite tomorrow"); !res.Counts {
-		t.Errorf("an agent's signal the next day: %+v, want counted", res)
-	}
-}
-
-// A signal names a card (and cites evidence) of the caller's own memory:
-// repository B's card or evidence from a checkout of A is refused with
-// exit 2 and nothing is recorded.
-func TestSignalOutsideTheCallersAnchorsIsRefused(t *testing.T) {
-	ctx := context.Background()
-	e := newCxEnv(t)
-	dirA := e.repo("a", "https://github.com/acme/a")
-	dirB := e.repo("b", "https://github.com/acme/b")
-	hb := e.openClock(dirB)
-	cardB := e.card(hb, cxCard{statement: "B deploys on Fridays", tier: "shu", field: "ops"})
-	evB := e.ev(hb, "B's deploy failed on a Friday", "ops", "ci://b/42")
-	ha := e.openClock(dirA)
-	cardA := e.card(ha, cxCard{statement: "A deploys on Mondays", tier: "shu", field: "ops"})
-	agent := e.agentAs(dirA, "agent-a")
-
-	_, err := agent.Adoption().Adopt(ctx, adoption.Request{Signal: "rejected", CardID: cardB, Note: "wrong"})
-	wantKind(t, "signal on B's card from A", err, host.KindInvalid, "card "+cardB+" is not in this checkout's memory")
-	_, err = agent.Adoption().Adopt(ctx, adoption.Request{Signal: "contradiction", CardID: cardA, EvidenceID: evB, Note: "see B"})
-	wantKind(t, "contradiction citing B's evidence from A", err, host.KindInvalid, "evidence "+evB+" is not in this checkout's memory")
-	if host.ExitCode(err) != 2 {
-		t.Errorf("exit code %d, want 2", host.ExitCode(err))
-	}
-	st, err := hb.Adoption().Stats(ctx, adoption.Filter{})
-	if err != nil || st.Total != 0 {
-		t.Errorf("signals on record: %+v, %v; want none", st, err)
-	}
-	if c, _ := ha.ShowCard(ctx, cardA); c.Contest != nil {
-		t.Errorf("card A contested by B's evidence: %+v", c.Contest)
-	}
-	// B's own signals stay with B's memory: A's review does not read B's
-	// card or the note.
-	if _, err := e.agentAs(dirB, "agent-b").Adoption().Adopt(ctx, adoption.Request{Signal: "rejected", CardID: cardB, Note: "B's private reason"}); err != nil {
-		t.Fatal(err)
-	}
-	rev, err := agent.Adoption().Review(ctx, adoption.Filter{})
-	if b, _ := json.Marshal(rev); err != nil || rev.Total != 0 || strings.Contains(string(b), "Fridays") || strings.Contains(string(b), "private") {
-		t.Errorf("A's review: %s, %v; want nothing of B", b, err)
-	}
-	if rev, err := hb.Adoption().Review(ctx, adoption.Filter{}); err != nil || rev.Total != 1 || len(rev.TurnedDown) != 1 {
-		t.Errorf("B's review: %+v, %v", rev, err)
 	}
 }
 

@@ -98,52 +98,6 @@ func TestAuditShowsWhyACardCooled(t *testing.T) {
 	}
 }
 
-func TestAuditWarnings(t *testing.T) {
-	ctx := context.Background()
-	e := newCxEnv(t)
-	h := e.openClock(e.repo("a", "https://github.com/acme/a"))
-	broad := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
-	due := e.card(h, scoped("rotate the log weekly", "qi"))
-	conflicted := e.card(h, scoped("vacuum after every import", "qi"))
-	counter := e.ev(h, "vacuum after import doubled the import time", "storage", "bench:import")
-	if _, err := h.Link(ctx, conflicted, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.AuditAction(ctx, due, host.AuditActionRequest{Action: "set_review_after", Value: "2026-03-10"}); err != nil {
-		t.Fatal(err)
-	}
-	e.now = cxEpoch.Add(40 * 24 * time.Hour)
-	rep, err := h.Audit(ctx, audit.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		id      string
-		warning string
-		action  string
-	}{
-		{broad, "overbroad_scope", "rescope"},
-		{broad, "never_applied", "rescope"},
-		{due, "review_due", "set_review_after"},
-		{conflicted, "conflict", "revoke"},
-	}
-	for _, tt := range tests {
-		r := auditRow(t, rep, tt.id)
-		if !hasWarning(r, tt.warning) || !hasSuggestion(r, tt.action) {
-			t.Errorf("%s: warnings %+v suggestions %+v; want %s → %s", r.Statement, r.Warnings, r.Suggested, tt.warning, tt.action)
-		}
-	}
-	if r := auditRow(t, rep, due); hasWarning(r, "conflict") || hasWarning(r, "overbroad_scope") {
-		t.Errorf("a scoped card without counterexamples is flagged: %+v", r.Warnings)
-	}
-	if rep.Warnings["review_due"] != 1 || rep.Audited != 3 {
-		t.Errorf("report counts = %d audited, %v", rep.Audited, rep.Warnings)
-	}
-	if _, err := h.Audit(ctx, audit.Filter{Warning: "spooky"}); host.KindOf(err) != host.KindInvalid {
-		t.Errorf("unknown warning: err = %v, want invalid", err)
-	}
-}
-
 func TestAuditActions(t *testing.T) {
 	ctx := context.Background()
 	e := newCxEnv(t)

@@ -228,11 +228,6 @@ func (h *Host) actorType() domain.ActorType { return domain.ActorType(h.mode) }
 
 func (h *Host) stamp() string { return store.FormatTime(h.now()) }
 
-// anchorRow describes the anchor of kind k at the host's location, with its
-// deterministic id (so the same repo has the same anchor id on every machine).
-func (h *Host) anchorRow(k domain.AnchorKind) store.Anchor {
-	return jobenv.AnchorRow(h.loc, k, h.stamp())
-}
 
 // AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
 func AnchorID(identity string) string { return anchor.ID(identity) }

@@ -104,9 +104,16 @@ func (f *Fixture) Keeper() *gatekeep.Keeper { return &gatekeep.Keeper{Env: f.Env
 // Door is the one door for authority over the fixture's palace.
 func (f *Fixture) Door() *authority.Door { return authority.New(f.Keeper(), f.EnsureAnchor) }
 
-// Evidence records one piece of evidence at the anchor of kind k and
-// returns it.
+// Evidence records one piece of a person's evidence at the anchor of kind
+// k and returns it.
 func (f *Fixture) Evidence(t testing.TB, k domain.AnchorKind, content string) domain.Evidence {
+	t.Helper()
+	return f.EvidenceFrom(t, k, domain.ProvenanceHuman, content)
+}
+
+// EvidenceFrom records one piece of evidence of provenance p at the anchor
+// of kind k and returns it.
+func (f *Fixture) EvidenceFrom(t testing.TB, k domain.AnchorKind, p domain.Provenance, content string) domain.Evidence {
 	t.Helper()
 	ctx := context.Background()
 	var ev domain.Evidence
@@ -116,7 +123,7 @@ func (f *Fixture) Evidence(t testing.TB, k domain.AnchorKind, content string) do
 			return err
 		}
 		sum := sha256.Sum256([]byte(content))
-		ev = domain.Evidence{ID: store.NewID("ev", f.Now()), AnchorID: a.ID, Content: content, Domain: domain.DomainProject, Field: "general", Provenance: domain.ProvenanceHuman,
+		ev = domain.Evidence{ID: store.NewID(store.EvidencePrefix, f.Now()), AnchorID: a.ID, Content: content, Domain: domain.DomainProject, Field: "general", Provenance: p,
 			ContentSHA256: hex.EncodeToString(sum[:]), Actor: f.Actor, ActorType: domain.ActorType(f.Mode), CreatedAt: store.FormatTime(f.Now())}
 		return tx.InsertEvidence(ctx, ev)
 	})
@@ -189,7 +196,7 @@ func (f *Fixture) Seed(t testing.TB, c Card) domain.Card {
 		c.Supporting = []string{f.Evidence(t, c.Anchor, "seen: "+c.Statement).ID}
 	}
 	now := store.FormatTime(f.Now())
-	card := domain.Card{ID: store.NewID("card", f.Now()), Statement: c.Statement, Tier: c.Tier, Status: c.Status,
+	card := domain.Card{ID: store.NewID(store.CardPrefix, f.Now()), Statement: c.Statement, StatementNorm: domain.NormalizeStatement(c.Statement), Tier: c.Tier, Status: c.Status,
 		Domain: domain.DomainProject, Field: c.Field, AnchorID: anchor.ID(f.Loc.Identity(c.Anchor)), Scope: c.Scope, Trigger: c.Trigger,
 		Persistence: domain.PersistenceStandard, RenderPref: domain.RenderAuto, CreatedBy: f.Actor, CreatedAt: now, UpdatedAt: now}
 	op := authority.OpCreate

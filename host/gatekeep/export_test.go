@@ -1,0 +1,4 @@
+package gatekeep
+
+// ResearchFloor is researchFloor, for the external tests.
+var ResearchFloor = researchFloor

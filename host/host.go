@@ -31,7 +31,6 @@ import (
 	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
-	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/policyfile"
 	"github.com/palacehq/palace/host/staleness"
@@ -227,7 +226,6 @@ func (h *Host) Location() anchor.Location { return h.loc }
 func (h *Host) actorType() domain.ActorType { return domain.ActorType(h.mode) }
 
 func (h *Host) stamp() string { return store.FormatTime(h.now()) }
-
 
 // AnchorID is the id of the anchor with this identity: "an_" + 16 hex of its sha256.
 func AnchorID(identity string) string { return anchor.ID(identity) }

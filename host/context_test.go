@@ -6,14 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/store"
 )
 
 func TestContextDeterministic(t *testing.T) {
@@ -73,67 +70,6 @@ func TestContextDeterministic(t *testing.T) {
 	second := marshal(e.open(dir, host.Human), req)
 	if !bytes.Equal(first, second) {
 		t.Fatalf("same database, same request, same id: packs differ:\n%s\n%s", first, second)
-	}
-}
-
-func TestContextWritesOneEventPerCandidate(t *testing.T) {
-	ctx := context.Background()
-	e := newCxEnv(t)
-	dir := e.repo("a", "https://github.com/acme/a")
-	// Unscoped, a card applies everywhere at a reference's salience (20);
-	// written 60 days ago and never applied, inactivity (−4) cools it to
-	// inspector_only.
-	e.now = cxEpoch.Add(-60 * 24 * time.Hour)
-	cold := e.card(e.open(dir, host.Human), cxCard{statement: "name tests after behaviour", tier: "qi"})
-	e.now = cxEpoch
-	h := e.open(dir, host.Human)
-	in := e.card(h, scoped("checkpoint the WAL after imports", "shu"))
-	ref := e.card(h, cxCard{statement: "prefer small commits", tier: "qi"})
-	out := e.card(h, cxCard{statement: "docs use sentence case", tier: "qi", paths: []string{"docs/**"}})
-	req := cxScopedRequest()
-	if _, err := h.Pack().Context(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if n, _ := st.CountInjectionRequests(ctx, ""); n != 0 {
-		t.Fatalf("a dry run wrote %d injection records", n)
-	}
-	req.DryRun, req.RequestID = false, "rq_one"
-	if _, err := h.Pack().Context(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.SettleTelemetry(); err != nil {
-		t.Fatal(err)
-	}
-	stats, err := st.InjectionStats(ctx, []string{in, ref, cold, out}, "2000-01-01T00:00:00.000Z")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A card the request is not about writes nothing: only real
-	// candidates count toward cooling; skipped_scope is counted per
-	// request, not rolled up per card.
-	want := map[string]string{in: "inline_compact"}
-	for id, outcome := range want {
-		if got := stats[id].Counts; len(got) != 1 || got[outcome] != 1 {
-			t.Errorf("%s: events %v, want one %s", id, got, outcome)
-		}
-	}
-	for _, id := range []string{ref, cold, out} {
-		if got, ok := stats[id]; ok {
-			t.Errorf("%s: rollups %v for a card the request is not about or that is out of scope, want none", id, got)
-		}
-	}
-	recs, err := st.InjectionRequests(ctx, "rq_one")
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("rq_one records = %+v, %v; want one", recs, err)
-	}
-	wantCards := map[string][]string{"inline_compact": {in}}
-	if r := recs[0]; !reflect.DeepEqual(r.Cards, wantCards) || r.ScopeSkipped != 1 {
-		t.Errorf("rq_one record = %+v, want cards %v and 1 out of scope", r, wantCards)
 	}
 }
 

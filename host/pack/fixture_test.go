@@ -83,9 +83,22 @@ func (fx *fixture) record(t testing.TB, e ev) string {
 		}
 		sum := sha256.Sum256([]byte(e.content))
 		id = store.NewID("ev", fx.Now())
-		return tx.InsertEvidence(ctx, domain.Evidence{ID: id, AnchorID: a.ID, Content: e.content, Domain: domain.DomainProject, Field: e.field,
+		at := store.FormatTime(fx.Now())
+		if err := tx.InsertEvidence(ctx, domain.Evidence{ID: id, AnchorID: a.ID, Content: e.content, Domain: domain.DomainProject, Field: e.field,
 			Provenance: domain.ProvenanceHuman, SourceRef: e.source, ContentSHA256: hex.EncodeToString(sum[:]), Actor: fx.Actor,
-			ActorType: domain.ActorType(fx.Mode), CreatedAt: store.FormatTime(fx.Now())})
+			ActorType: domain.ActorType(fx.Mode), CreatedAt: at}); err != nil {
+			return err
+		}
+		// As intake does: evidence of the checkout that cites one of its
+		// files records what the file holds now.
+		if !fx.Loc.InGit || e.anchor == domain.AnchorGlobal || e.source == "" {
+			return nil
+		}
+		o, ok := staleness.Observe(fx.Loc.Worktree, staleness.Head(ctx, fx.Loc.Worktree), id, e.source, at)
+		if !ok {
+			return nil
+		}
+		return tx.InsertObservations(ctx, []domain.Observation{o})
 	})
 	if err != nil {
 		t.Fatalf("record %q: %v", e.content, err)

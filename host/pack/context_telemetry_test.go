@@ -140,3 +140,29 @@ func TestContextPolicySetFailure(t *testing.T) {
 		t.Errorf("the defaults did not decide: items %+v", p.Items)
 	}
 }
+
+// TestCoolingCountsTheWindow: the 30-day counts group the outcomes
+// (applied is either inline form; a reference cools nothing) and the age
+// runs from the last application ever, or from creation when there was
+// none.
+func TestCoolingCountsTheWindow(t *testing.T) {
+	now := jobtest.Start
+	day := 24 * time.Hour
+	c := domain.Card{ID: "card_x", CreatedAt: store.FormatTime(now.Add(-40 * day))}
+	window := store.InjectionStats{Counts: map[string]int{store.OutcomeInlineFull: 2, store.OutcomeInlineCompact: 1, store.OutcomeSkippedCooled: 4,
+		store.OutcomeTrimmed: 3, store.OutcomeViewed: 5, store.OutcomeRefOnly: 7}}
+	ever := store.InjectionStats{Latest: map[string]string{store.OutcomeInlineFull: store.FormatTime(now.Add(-12 * day)),
+		store.OutcomeInlineCompact: store.FormatTime(now.Add(-10 * day)), store.OutcomeViewed: store.FormatTime(now.Add(-day))}}
+	counts, age := pack.Cooling(window, ever, c, now)
+	if want := (policies.Counts30d{Applied: 3, Skipped: 4, Trimmed: 3, Viewed: 5}); counts != want || age != 10 {
+		t.Errorf("counts %+v, age %d; want %+v, 10 days since the last application", counts, age, want)
+	}
+	if _, age := pack.Cooling(store.InjectionStats{}, store.InjectionStats{}, c, now); age != 40 {
+		t.Errorf("never applied: age %d, want 40 days since creation", age)
+	}
+	for _, stamp := range []string{"not a time", store.FormatTime(now.Add(day))} {
+		if d := pack.DaysSince(stamp, now); d != 0 {
+			t.Errorf("DaysSince(%q) = %d, want 0", stamp, d)
+		}
+	}
+}

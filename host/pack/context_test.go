@@ -331,6 +331,20 @@ func TestContextEmptySaysWhy(t *testing.T) {
 		wantWhy []string
 	}{
 		{"nothing at all", func(*testing.T, *fixture) {}, scopedRequest, 0, []string{"Nothing is recorded"}},
+		{"nothing in this palace", func(*testing.T, *fixture) {}, func() pack.ContextRequest { r := scopedRequest(); r.AllRepos = true; return r },
+			0, []string{"Nothing is recorded in this palace yet."}},
+		{"evidence only", func(t *testing.T, fx *fixture) {
+			fx.record(t, ev{content: "the import stalled", field: "storage"})
+			fx.record(t, ev{content: "the import stalled again", field: "storage"})
+		}, scopedRequest, 0, []string{"2 evidence rows exist", "no card has been distilled"}},
+		{"all expired", func(t *testing.T, fx *fixture) {
+			c := scoped("the importer runs nightly", domain.TierShu)
+			c.expiresAt = "2026-03-01T00:00:00.000Z"
+			fx.card(t, c)
+		}, scopedRequest, 1, []string{"All 1 authoritative card", "have expired", "set_expiry"}},
+		{"only dao_tian, limit 0", func(t *testing.T, fx *fixture) {
+			fx.card(t, scoped("evidence before belief", domain.TierDaoTian))
+		}, func() pack.ContextRequest { r := scopedRequest(); r.DaoTianLimit = new(int); return r }, 1, []string{"Only dao_tian cards apply and --dao-tian-limit 0 leaves them out."}},
 		{"nothing here, memory elsewhere", func(t *testing.T, fx *fixture) {
 			d := fx.sibling(t, "d", "https://github.com/acme/d")
 			d.card(t, scoped("checkpoint the WAL after imports", domain.TierShu))
@@ -392,5 +406,42 @@ func TestContextCitationsCappedCounterexamplesFirst(t *testing.T) {
 	}
 	if it.RenderForm != domain.FormRefOnly || it.Contest == nil || !strings.Contains(p.Rendered, "**contested**: counterexample · `"+counter+"` (ci://bad)") {
 		t.Errorf("contested card rendered as %s, contest %+v:\n%s", it.RenderForm, it.Contest, p.Rendered)
+	}
+}
+
+// TestContextDryRunsAreByteIdentical: the same request over the same
+// palace at the same time gives the same pack, and a dry run carries no
+// request id and writes nothing.
+func TestContextDryRunsAreByteIdentical(t *testing.T) {
+	fx := newFixture(t, jobtest.Options{Git: true})
+	for _, s := range []string{"checkpoint the WAL after imports", "never hold a write lock across network calls", "index foreign keys"} {
+		c := scoped(s, domain.TierShu)
+		c.content = "Detail for: " + s
+		c.renderPref = domain.RenderInlineFull
+		fx.card(t, c)
+	}
+	fx.card(t, spec{statement: "prefer small commits", tier: domain.TierQi})
+	req := scopedRequest()
+	req.Query = "WAL lock"
+	req.Budget = 700
+	req.IncludeEvidence = true
+	req.Instructions = []string{"be brief"}
+	marshal := func() []byte {
+		t.Helper()
+		b, err := json.Marshal(fx.context(t, req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one, two := marshal(), marshal()
+	if !bytes.Equal(one, two) {
+		t.Fatalf("two dry runs differ:\n%s\n%s", one, two)
+	}
+	if bytes.Contains(one, []byte(`"request_id"`)) {
+		t.Error("a dry run without a request id carries one")
+	}
+	if n, _ := fx.Store.CountInjectionRequests(context.Background(), ""); n != 0 {
+		t.Errorf("dry runs wrote %d injection records", n)
 	}
 }

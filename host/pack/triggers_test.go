@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/internal/trigger"
 )
 
 // triggerCard writes an authoritative card with the given trigger at the
@@ -152,5 +153,75 @@ func TestTriggerPrefilterAgreesWithRegexp(t *testing.T) {
 		if fmt.Sprint(plain) != fmt.Sprint(cached) {
 			t.Fatalf("edit %d: cached matches differ from uncached (%d vs %d)", i, len(cached), len(plain))
 		}
+	}
+}
+
+// cardRow writes an authoritative card whose triggers an intake would
+// refuse: the door does not look at them, and the set must survive what
+// an older palace or another tool stored.
+func cardRow(t testing.TB, fx *fixture, statement string, trig domain.Trigger) string {
+	t.Helper()
+	return fx.card(t, spec{statement: statement, tier: domain.TierQi, trigger: trig})
+}
+
+// TestCompileTriggersSkipsWhatItCannotHold: a stored pattern that does not
+// compile, and a card over the trigger limits, are listed as invalid and
+// never match; an expired card's triggers are not compiled; the rest of
+// the set answers as if they were not there, and a recompilation from the
+// previous set answers the same.
+func TestCompileTriggersSkipsWhatItCannotHold(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, jobtest.Options{})
+	good := triggerCard(t, fx, "Open SQLite in WAL mode", domain.TierQi, domain.Scope{}, domain.Trigger{Patterns: []string{`sql\.Open\(`}})
+	bad := cardRow(t, fx, "a bad pattern from an older palace", domain.Trigger{Patterns: []string{"a(", `sql\.Open`}})
+	many := make([]string, trigger.MaxPatterns+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("needle%d", i)
+	}
+	over := cardRow(t, fx, "too many patterns", domain.Trigger{Patterns: many})
+	old := spec{statement: "expired: open with the old driver", tier: domain.TierQi, trigger: domain.Trigger{Patterns: []string{`sql\.Open\(`}}, expiresAt: "2026-03-01T00:00:00.000Z"}
+	expired := fx.card(t, old)
+
+	set, err := fx.pl.CompileTriggers(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range set.Cards() {
+		ids = append(ids, c.ID)
+	}
+	if !slices.Contains(ids, good) || !slices.Contains(ids, bad) || slices.Contains(ids, over) || slices.Contains(ids, expired) {
+		t.Errorf("cards %v: want %s and %s, not the card over the limits %s nor the expired %s", ids, good, bad, over, expired)
+	}
+	if set.Len() != 2 {
+		t.Errorf("%d patterns compiled, want 2 (the good card's, the bad card's good one)", set.Len())
+	}
+	inv := set.Invalid()
+	if len(inv) != 2 || !slices.ContainsFunc(inv, func(i pack.InvalidTrigger) bool { return i.CardID == bad && i.Pattern == "a(" }) ||
+		!slices.ContainsFunc(inv, func(i pack.InvalidTrigger) bool {
+			return i.CardID == over && i.Pattern == "" && strings.Contains(i.Error, "skipped")
+		}) {
+		t.Errorf("invalid = %+v", inv)
+	}
+	text := "db := sql.Open(x)\nneedle1\n"
+	h, err := fx.pl.Hints(ctx, set, pack.HintsRequest{File: "db.go", Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range h.Matches {
+		got = append(got, fmt.Sprintf("%d:%s", m.Line, m.Card.ID))
+	}
+	if want := []string{"1:" + good, "1:" + bad}; !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) || len(h.Invalid) != 2 {
+		t.Errorf("matches %v (invalid %d), want %v and the two invalid listed", got, len(h.Invalid), want)
+	}
+	again, err := fx.pl.CompileTriggers(ctx, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, _ := set.Match(text)
+	m2, _ := again.Match(text)
+	if fmt.Sprint(m1) != fmt.Sprint(m2) || again.Len() != set.Len() {
+		t.Errorf("recompiled from the previous set: %v, want %v", m2, m1)
 	}
 }

@@ -63,14 +63,6 @@ func (e *cxEnv) repo(name, remote string) string {
 	return dir
 }
 
-// worktree adds a second checkout of repo.
-func (e *cxEnv) worktree(repo, name string) string {
-	e.t.Helper()
-	dir := filepath.Join(e.root, name)
-	e.git(repo, "worktree", "add", "-q", "-b", name, dir)
-	return dir
-}
-
 // open opens a host at dir in mode with the env's clock as it is now.
 func (e *cxEnv) open(dir string, mode host.Mode) *host.Host {
 	e.t.Helper()

@@ -70,29 +70,3 @@ func TestTeamLanesConfig(t *testing.T) {
 		t.Errorf("a broken lanes.json: fallback %q, %d inline", broken.Policy.Fallback, inline(broken))
 	}
 }
-
-// TestFoundationalInlineCap: a foundational card that asks for its full
-// text renders compact once statement and content pass the cap (180 by
-// default); a short one keeps its full form.
-func TestFoundationalInlineCap(t *testing.T) {
-	ctx := context.Background()
-	e := newCxEnv(t)
-	dir := e.repo("a", "https://github.com/acme/a")
-	h := e.open(dir, host.Human)
-	short := scoped("checkpoint the WAL after imports", "shu")
-	short.persistence, short.renderPref, short.content = "foundational", "inline_full", "Readers scan less."
-	long := scoped("vacuum the store only from maintenance", "shu")
-	long.persistence, long.renderPref, long.content = "foundational", "inline_full", strings.Repeat("A vacuum rewrites the whole file. ", 8)
-	shortID, longID := e.card(h, short), e.card(h, long)
-	req := cxScopedRequest()
-	req.Query = "checkpoint WAL imports vacuum store maintenance"
-	p, err := e.open(dir, host.Human).Pack().Context(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok1 := item(p, shortID)
-	l, ok2 := item(p, longID)
-	if !ok1 || !ok2 || s.RenderForm != "inline_full" || l.RenderForm != "inline_compact" {
-		t.Errorf("short %s (%v), long %s (%v): want inline_full and inline_compact", s.RenderForm, ok1, l.RenderForm, ok2)
-	}
-}

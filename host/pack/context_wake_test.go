@@ -1,4 +1,4 @@
-package host_test
+package pack_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/audit"
+	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/store"
 )
 
 // wakePalace is a repository with two canonical dao_tian laws, its
@@ -17,8 +17,7 @@ import (
 // promoted shu cards, qi cards and a path-scoped card: the memory a
 // session starts in.
 type wakePalace struct {
-	e                                     *cxEnv
-	h                                     *host.Host
+	fx                                    *fixture
 	laws                                  []string
 	foundational, protected, canonicalLaw string
 	shu, qi                               []string
@@ -26,33 +25,33 @@ type wakePalace struct {
 }
 
 func newWakePalace(t *testing.T) *wakePalace {
-	e := newCxEnv(t)
-	w := &wakePalace{e: e, h: e.open(e.repo("r", "https://github.com/acme/r"), host.Human)}
+	fx := newFixture(t, jobtest.Options{Git: true})
+	w := &wakePalace{fx: fx}
 	for _, s := range []string{"Never commit a secret to any repository", "State what you did not verify"} {
-		w.laws = append(w.laws, e.card(w.h, cxCard{statement: s, tier: "dao_tian", anchor: "global", status: "canonical"}))
+		w.laws = append(w.laws, fx.card(t, spec{statement: s, tier: domain.TierDaoTian, anchor: domain.AnchorGlobal, status: domain.StatusCanonical}))
 	}
-	w.foundational = e.card(w.h, cxCard{statement: "All storage goes through the store package", tier: "dao_ren", anchor: "repo", persistence: "foundational"})
-	w.protected = e.card(w.h, cxCard{statement: "Migrations are appended, never edited", tier: "shu", anchor: "repo", persistence: "protected"})
-	w.canonicalLaw = e.card(w.h, cxCard{statement: "Every public function returns wrapped errors", tier: "dao_ren", anchor: "repo", status: "canonical"})
+	w.foundational = fx.card(t, spec{statement: "All storage goes through the store package", tier: domain.TierDaoRen, anchor: domain.AnchorRepo, persistence: domain.PersistenceFoundational})
+	w.protected = fx.card(t, spec{statement: "Migrations are appended, never edited", tier: domain.TierShu, anchor: domain.AnchorRepo, persistence: domain.PersistenceProtected})
+	w.canonicalLaw = fx.card(t, spec{statement: "Every public function returns wrapped errors", tier: domain.TierDaoRen, anchor: domain.AnchorRepo, status: domain.StatusCanonical})
 	for _, s := range []string{
 		"Log with the request id attached", "Export metrics through the registry", "Retry idempotent calls with backoff",
 		"Every outbound call carries a deadline", "Cache reads behind an interface", "Page list endpoints by cursor",
 		"Name packages by what they provide", "Table tests carry a name per case", "Fixtures live under testdata",
 		"Configuration is read once at start", "Flags mirror configuration keys", "Document every exported identifier",
 	} {
-		w.shu = append(w.shu, e.card(w.h, cxCard{statement: s, tier: "shu", anchor: "repo"}))
+		w.shu = append(w.shu, fx.card(t, spec{statement: s, tier: domain.TierShu, anchor: domain.AnchorRepo}))
 	}
 	for _, tool := range []string{"sqlite", "opa", "wazero"} {
-		w.qi = append(w.qi, e.card(w.h, cxCard{statement: "Pin the " + tool + " version in go.mod", tier: "qi", anchor: "repo"}))
+		w.qi = append(w.qi, fx.card(t, spec{statement: "Pin the " + tool + " version in go.mod", tier: domain.TierQi, anchor: domain.AnchorRepo}))
 	}
-	w.pathScoped = e.card(w.h, cxCard{statement: "Keep handlers thin in api", tier: "shu", anchor: "repo", paths: []string{"api/**"}})
+	w.pathScoped = fx.card(t, spec{statement: "Keep handlers thin in api", tier: domain.TierShu, anchor: domain.AnchorRepo, scope: domain.Scope{Paths: []string{"api/**"}}})
 	return w
 }
 
 func (w *wakePalace) wake(t *testing.T, req pack.ContextRequest) pack.Pack {
 	t.Helper()
 	req.DryRun = true
-	p, err := w.h.Pack().Context(context.Background(), req)
+	p, err := w.fx.pl.Context(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,23 +170,25 @@ func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 	}
 	// Recorded as a real request: the cards its budget trimmed keep no
 	// trim that would cool them.
-	p, err := w.h.Pack().Context(context.Background(), pack.ContextRequest{Budget: 500})
+	p, err := w.fx.pl.Context(context.Background(), pack.ContextRequest{Budget: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Selection.TrimmedDueToBudgetIDs) == 0 {
 		t.Fatal("the recorded session start trimmed nothing")
 	}
-	audit, err := w.h.Audit(context.Background(), audit.Filter{})
+	ids := append(append(append(slices.Clone(w.laws), w.foundational, w.protected, w.canonicalLaw, w.pathScoped), w.shu...), w.qi...)
+	stats, err := w.fx.Store.InjectionStats(context.Background(), ids, "2000-01-01T00:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}
 	applied := 0
-	for _, r := range audit.Rows {
-		if r.Counts30d.Trimmed != 0 || r.Counts30d.Skipped != 0 {
-			t.Errorf("%s counts %d trims and %d skips from a session start", r.ID, r.Counts30d.Trimmed, r.Counts30d.Skipped)
+	for _, id := range ids {
+		c := stats[id].Counts
+		if c[store.OutcomeTrimmed] != 0 || c[store.OutcomeSkippedCooled] != 0 {
+			t.Errorf("%s counts %d trims and %d skips from a session start", id, c[store.OutcomeTrimmed], c[store.OutcomeSkippedCooled])
 		}
-		applied += r.Counts30d.Applied
+		applied += c[store.OutcomeInlineFull] + c[store.OutcomeInlineCompact]
 	}
 	if applied == 0 {
 		t.Error("the session start recorded no application of what it showed")
@@ -196,10 +197,9 @@ func TestWakeUpPackKeepsItsBudget(t *testing.T) {
 
 // Every empty pack names its reason, a wake-up's too; never a blank.
 func TestEmptyPacksNameTheirReason(t *testing.T) {
-	e := newCxEnv(t)
-	h := e.open(e.repo("r", "https://github.com/acme/r"), host.Human)
+	fx := newFixture(t, jobtest.Options{Git: true})
 	for _, tool := range []string{"sqlite", "opa"} {
-		e.card(h, cxCard{statement: "Pin the " + tool + " version in go.mod", tier: "qi", anchor: "repo"})
+		fx.card(t, spec{statement: "Pin the " + tool + " version in go.mod", tier: domain.TierQi, anchor: domain.AnchorRepo})
 	}
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -212,7 +212,7 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.DryRun = true
-			p, err := h.Pack().Context(ctx, tt.req)
+			p, err := fx.pl.Context(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestEmptyPacksNameTheirReason(t *testing.T) {
 			if !strings.Contains(r, tt.want) || strings.Contains(r, "()") || !strings.Contains(p.Rendered, r) {
 				t.Errorf("reason %q, want it to say %q and the rendering to carry it:\n%s", r, tt.want, p.Rendered)
 			}
-			b, err := h.Pack().Brief(ctx, pack.BriefRequest{Query: tt.req.Query})
+			b, err := fx.pl.Brief(ctx, pack.BriefRequest{Query: tt.req.Query})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package host_test
+package pack_test
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/pack"
 )
 
@@ -21,19 +22,18 @@ var formLevel = map[domain.RenderForm]int{"inline_full": 0, "inline_compact": 1,
 // around it goes first; nothing is cut and nothing exceeds the budget.
 func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	ctx := context.Background()
-	e := newCxEnv(t)
-	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	fx := newFixture(t, jobtest.Options{Git: true})
 	for i := range 4 {
-		c := scoped(fmt.Sprintf("store rule %d: keep write transactions short in the store", i), "shu")
+		c := scoped(fmt.Sprintf("store rule %d: keep write transactions short in the store", i), domain.TierShu)
 		c.content = fmt.Sprintf("Detail %d: a long write transaction blocks every other writer.", i)
-		e.card(h, c)
+		fx.card(t, c)
 	}
-	want := scoped("Checkpoint the WAL after bulk imports", "shu")
+	want := scoped("Checkpoint the WAL after bulk imports", domain.TierShu)
 	want.content = "Imports grow the WAL without bound until a checkpoint runs."
-	id := e.card(h, want)
-	req := cxScopedRequest()
+	id := fx.card(t, want)
+	req := scopedRequest()
 	req.Query = "the WAL keeps growing after a bulk import"
-	full, err := h.Pack().Context(ctx, req)
+	full, err := fx.pl.Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 	checkPack(t, full, "")
 	for _, budget := range []int{full.Budget.Used - 1, 420, 330} {
 		req.Budget = budget
-		p, err := h.Pack().Context(ctx, req)
+		p, err := fx.pl.Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,16 +63,15 @@ func TestContextBudgetKeepsTheRelevantCard(t *testing.T) {
 // agent over MCP; the budget counts either exactly.
 func TestContextReferencesNameHowToFetch(t *testing.T) {
 	ctx := context.Background()
-	e := newCxEnv(t)
-	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
+	fx := newFixture(t, jobtest.Options{Git: true})
 	// More scoped cards than the scoped lane holds, none a near-duplicate
 	// of another: the rest are references.
 	var ids []string
 	for i := range 12 {
-		ids = append(ids, e.card(h, scoped(fmt.Sprintf("store rule: keep tx%d short, batch%d writes, log%d retries", i, i, i), "shu")))
+		ids = append(ids, fx.card(t, scoped(fmt.Sprintf("store rule: keep tx%d short, batch%d writes, log%d retries", i, i, i), domain.TierShu)))
 	}
-	req := cxScopedRequest()
-	p, err := h.Pack().Context(ctx, req)
+	req := scopedRequest()
+	p, err := fx.pl.Context(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestContextReferencesNameHowToFetch(t *testing.T) {
 		pack.FetchByMCPTool: "fetch a card with palace_cards get `ID`.",
 	} {
 		req.Fetch = fetch
-		p, err := h.Pack().Context(ctx, req)
+		p, err := fx.pl.Context(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,5 +166,65 @@ func checkPack(t *testing.T, p pack.Pack, protected string) {
 				t.Errorf("%s (salience %d, %s) keeps more than %s (salience %d, %s)", x.ID, x.Salience, x.RenderForm, y.ID, y.Salience, y.RenderForm)
 			}
 		}
+	}
+}
+
+// TestContextCoolingRecovers: a card trimmed by the budget request after
+// request builds up trim counts, yet the next request about it inlines it
+// (cooling never pushes out a card relevant to the current request), and
+// its status never changes.
+func TestContextCoolingRecovers(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, jobtest.Options{Git: true})
+	id := fx.card(t, scoped("keep write transactions short", domain.TierShu))
+	req := scopedRequest()
+	req.Query = "a long write transaction blocks the other writers"
+	req.DryRun, req.Budget = false, 1
+	for day := range 10 {
+		if day > 0 {
+			fx.Advance(24 * time.Hour)
+		}
+		p, err := fx.pl.Context(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it, ok := item(p, id); ok && it.Trimmed == nil {
+			t.Fatalf("day %d: a budget of 1 character did not trim the card: %+v", day, it)
+		}
+	}
+	if err := fx.Store.FlushRecords(); err != nil {
+		t.Fatal(err)
+	}
+	req.Budget, req.Explain = 0, true
+	p, err := fx.pl.Context(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := item(p, id)
+	if !ok || it.Counts30d.Trimmed < 10 || (it.RenderForm != "inline_compact" && it.RenderForm != "inline_full") {
+		t.Fatalf("after 10 trims the relevant card is %+v, want inline", it)
+	}
+	c, err := fx.Store.Card(ctx, id)
+	if err != nil || c.Status != "promoted" {
+		t.Fatalf("status %q %v, want promoted", c.Status, err)
+	}
+}
+
+// A query in Chinese finds the card whose statement holds its word inside
+// a run of text written without spaces.
+func TestContextFindsCJKWordsInsideRuns(t *testing.T) {
+	fx := newFixture(t, jobtest.Options{Git: true})
+	wal := fx.card(t, spec{statement: "使用WAL模式避免数据库锁", tier: domain.TierShu, anchor: domain.AnchorRepo})
+	fx.card(t, spec{statement: "提交前运行全部测试", tier: domain.TierShu, anchor: domain.AnchorRepo})
+	p, err := fx.pl.Context(context.Background(), pack.ContextRequest{Query: "数据库锁", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := item(p, wal)
+	if !ok || it.RenderForm != domain.FormInlineCompact || it.Relevance < 0.5 {
+		t.Fatalf("the WAL card for 数据库锁: %+v (found %v), items %v", it, ok, itemIDs(p))
+	}
+	if len(p.Items) != 1 {
+		t.Errorf("items %v, want the WAL card alone", itemIDs(p))
 	}
 }

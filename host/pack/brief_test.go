@@ -1,17 +1,16 @@
-package host_test
+package pack_test
 
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/palacehq/palace/host"
-	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/pack"
-	"github.com/palacehq/palace/store"
 )
 
 func signal(b pack.Brief, code string) (pack.BriefSignal, bool) {
@@ -31,33 +30,26 @@ func action(b pack.Brief, name, commandHas string) bool {
 
 func TestBrief(t *testing.T) {
 	ctx := context.Background()
-	e := newCxEnv(t)
-	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
-	wal := scoped("Open SQLite in WAL mode before a bulk import", "shu")
+	fx := newFixture(t, jobtest.Options{Git: true})
+	wal := scoped("Open SQLite in WAL mode before a bulk import", domain.TierShu)
 	wal.content = "Run `go test ./store/...` after changing store/store.go; see https://sqlite.org/wal.html. TODO: measure the checkpoint cost."
-	card := e.card(h, wal)
-	counter := e.ev(h, "WAL did not help the import on NFS: it contradicts the card", "storage", "ci://nfs/12")
-	if _, err := h.Link(ctx, card, host.LinkRequest{Role: "counterexample", EvidenceID: counter}); err != nil {
-		t.Fatal(err)
-	}
-	loose := e.ev(h, "bulk import blocked on a checkpoint; remaining: retry with a larger busy_timeout", "storage", "log:import-7")
-	sup := e.ev(h, "import batches of 500 rows keep the WAL small", "storage", "bench:import")
-	cand, err := h.Distill(ctx, intake.DistillRequest{Statement: "Import in batches of 500 rows", Tier: "qi", Field: "storage",
-		Supporting: []string{sup}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	card := fx.card(t, wal)
+	counter := fx.record(t, ev{content: "WAL did not help the import on NFS: it contradicts the card", field: "storage", source: "ci://nfs/12"})
+	fx.link(t, card, domain.RoleCounterexample, counter)
+	loose := fx.record(t, ev{content: "bulk import blocked on a checkpoint; remaining: retry with a larger busy_timeout", field: "storage", source: "log:import-7"})
+	sup := fx.record(t, ev{content: "import batches of 500 rows keep the WAL small", field: "storage", source: "bench:import"})
+	cand := fx.Seed(t, jobtest.Card{Statement: "Import in batches of 500 rows", Tier: domain.TierQi, Field: "storage", Supporting: []string{sup}})
 	for i := range 5 {
-		e.ev(h, "the flaky lint step timed out "+itoa(i), "ci", "")
+		fx.record(t, ev{content: fmt.Sprint("the flaky lint step timed out ", i), field: "ci"})
 	}
 
 	req := pack.BriefRequest{Query: "WAL import", File: "store/store.go", Field: "storage", Intents: []string{"debug", "storage"}}
-	b, err := h.Pack().Brief(ctx, req)
+	b, err := fx.pl.Brief(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("same selection as context", func(t *testing.T) {
-		p, err := h.Pack().Context(ctx, pack.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
+		p, err := fx.pl.Context(ctx, pack.ContextRequest{Query: req.Query, File: req.File, Field: req.Field, Intents: req.Intents, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,17 +134,12 @@ func TestBrief(t *testing.T) {
 		}
 	})
 	t.Run("writes nothing", func(t *testing.T) {
-		st, err := store.Open(ctx, filepath.Join(e.home, "palace.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		if n, _ := st.CountInjectionRequests(ctx, ""); n != 0 {
+		if n, _ := fx.Store.CountInjectionRequests(ctx, ""); n != 0 {
 			t.Errorf("brief wrote %d injection events", n)
 		}
 	})
 	t.Run("deterministic", func(t *testing.T) {
-		again, err := h.Pack().Brief(ctx, req)
+		again, err := fx.pl.Brief(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,9 +153,8 @@ func TestBrief(t *testing.T) {
 
 func TestBriefWithoutAuthority(t *testing.T) {
 	ctx := context.Background()
-	e := newCxEnv(t)
-	h := e.open(e.repo("a", "https://github.com/acme/a"), host.Human)
-	b, err := h.Pack().Brief(ctx, pack.BriefRequest{Query: "anything"})
+	fx := newFixture(t, jobtest.Options{Git: true})
+	b, err := fx.pl.Brief(ctx, pack.BriefRequest{Query: "anything"})
 	if err != nil {
 		t.Fatal(err)
 	}

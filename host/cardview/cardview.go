@@ -97,6 +97,8 @@ func ShellWord(s string) string {
 // CoolingWindow is the window of the injection counts that cool lanes.
 const CoolingWindow = 30 * 24 * time.Hour
 
+// ScopeCard is card c as the scope policy reads it, at an anchor of kind
+// anchorKind.
 func ScopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	return policies.ScopeCard{
 		ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: anchorKind,
@@ -106,6 +108,8 @@ func ScopeCard(c domain.Card, anchorKind string) policies.ScopeCard {
 	}
 }
 
+// LaneOrder ranks lanes for output: core, scoped, reference, inspector
+// only, then any other.
 func LaneOrder(l domain.Lane) int {
 	if r, ok := laneRank[l]; ok {
 		return r

@@ -3,18 +3,20 @@ package main
 import (
 	"errors"
 	"strconv"
+
+	pj "github.com/palacehq/palace/examples/plugins/pluginjson"
 )
 
 // Member names, in the order palace writes them.
 var (
-	topNames    = names("cards", "config", "wake")
-	cardNames   = names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
-	fieldNames  = names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
-	countNames  = names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
-	configNames = names("inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d")
+	topNames    = pj.Names("cards", "config", "wake")
+	cardNames   = pj.Names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
+	fieldNames  = pj.Names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
+	countNames  = pj.Names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
+	configNames = pj.Names("inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d")
 )
 
-// parse reads the lanes input with the reader in json.go. A field of the
+// parse reads the lanes input with pluginjson's reader. A field of the
 // wrong type is an error; an absent or null one is zero; fields the default
 // rules do not read are skipped.
 //
@@ -23,8 +25,8 @@ var (
 func parse(b []byte) (input, error) {
 	in := input{Cards: cards[:0]}
 	defer func() { cards = in.Cards }()
-	r := &reader{b: b}
-	ok, err := r.open("input")
+	r := pj.NewReader(b)
+	ok, err := r.Open("input")
 	if err != nil {
 		return in, err
 	}
@@ -33,7 +35,7 @@ func parse(b []byte) (input, error) {
 	}
 	next := 0
 	for first := true; ; first = false {
-		more, k, err := r.member(first, topNames, &next)
+		more, k, err := r.Member(first, topNames, &next)
 		if err != nil {
 			return in, err
 		}
@@ -46,38 +48,25 @@ func parse(b []byte) (input, error) {
 		case 1:
 			err = parseConfig(r, &in)
 		case 2:
-			in.Wake, err = readBool(r, "wake")
+			in.Wake, err = r.Bool("wake")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
 		if err != nil {
 			return in, err
 		}
 	}
-	return in, r.end()
+	return in, r.End()
 }
 
-// readBool reads true, false or null (false).
-func readBool(r *reader, what string) (bool, error) {
-	switch r.peek() {
-	case 't':
-		return true, r.literal("true")
-	case 'f':
-		return false, r.literal("false")
-	case 'n':
-		return false, r.literal("null")
-	}
-	return false, r.expected(what, "true or false")
-}
-
-func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
-	ok, err := r.openArray("cards")
+func parseCards(r *pj.Reader, cs []cardInput) ([]cardInput, error) {
+	ok, err := r.OpenArray("cards")
 	if err != nil || !ok {
 		return cs, err
 	}
 	learned := false
 	for first := true; ; first = false {
-		more, err := r.next(']', first)
+		more, err := r.Next(']', first)
 		if err != nil || !more {
 			return cs, err
 		}
@@ -85,7 +74,7 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 		c := &cs[len(cs)-1]
 		var strs [5][]byte
 		var nums [13]float64
-		if cardLayout != nil && r.fill(cardLayout, strs[:], nums[:]) {
+		if cardLayout != nil && r.Fill(cardLayout, strs[:], nums[:]) {
 			c.Card.ID, c.Card.Persistence, c.Card.RenderPref = strs[0], persistenceOf(strs[1]), renderPrefOf(strs[2])
 			c.Card.Tier, c.Card.Canonical = tierOf(strs[3]), string(strs[4]) == "canonical"
 			c.ScopeFit, c.OperationFit, c.AgeDays, c.Relevance = nums[0], nums[1], nums[6], nums[7]
@@ -94,13 +83,13 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 			n.Used, n.Accepted, n.Rejected, n.Rollback, n.Miss = nums[8], nums[9], nums[10], nums[11], nums[12]
 			continue
 		}
-		start := r.i // next left r.i on the card, past any whitespace
+		start := r.Pos() // Next left the reader on the card, past any whitespace
 		if err := parseCard(r, c); err != nil {
 			return cs, errors.New("cards[" + strconv.Itoa(len(cs)-1) + "]" + err.Error())
 		}
 		if !learned { // once a call: cards a layout cannot replay are read the general way
 			learned = true
-			if l, ok := learnLayout(r.b, start, r.i, cardSlot); ok {
+			if l, ok := r.Learn(start, cardSlot); ok {
 				cardLayout = &l
 			}
 		}
@@ -108,9 +97,9 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 }
 
 // cardLayout is the layout learned from a card read the general way (see
-// layout.go), at most once a call; it carries over to the next call, whose
-// cards palace writes alike.
-var cardLayout *layout
+// pluginjson.Layout), at most once a call; it carries over to the next
+// call, whose cards palace writes alike.
+var cardLayout *pj.Layout
 
 // cardSlot says where fill puts each value of a card entry: strings in
 // strs, numbers in nums, as parseCards reads them back.
@@ -163,142 +152,142 @@ func cardSlot(path string, str bool) int {
 
 // parseCard reads one card entry; its errors start with the field's path
 // inside the entry (".card.id: …"), or ": " for the entry itself.
-func parseCard(r *reader, c *cardInput) error {
-	ok, err := r.open("")
+func parseCard(r *pj.Reader, c *cardInput) error {
+	ok, err := r.Open("")
 	if err != nil || !ok {
-		return at("", err)
+		return pj.At("", err)
 	}
 	next := 0
 	for first := true; ; first = false {
-		more, k, err := r.member(first, cardNames, &next)
+		more, k, err := r.Member(first, cardNames, &next)
 		if err != nil || !more {
-			return at("", err)
+			return pj.At("", err)
 		}
 		switch k {
 		case 0:
 			err = parseCardFields(r, c)
 		case 1:
-			c.ScopeFit, err = r.num(".scope_fit")
+			c.ScopeFit, err = r.Num(".scope_fit")
 		case 2:
-			c.OperationFit, err = r.num(".operation_fit")
+			c.OperationFit, err = r.Num(".operation_fit")
 		case 3:
-			c.Relevance, err = r.num(".relevance")
+			c.Relevance, err = r.Num(".relevance")
 		case 4:
 			err = parseCounts(r, c)
 		case 5:
-			c.AgeDays, err = r.num(".age_days")
+			c.AgeDays, err = r.Num(".age_days")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
 		if err != nil {
-			return at("", err)
+			return pj.At("", err)
 		}
 	}
 }
 
-func parseCardFields(r *reader, c *cardInput) error {
-	ok, err := r.open(".card")
+func parseCardFields(r *pj.Reader, c *cardInput) error {
+	ok, err := r.Open(".card")
 	if err != nil || !ok {
-		return at(".card", err)
+		return pj.At(".card", err)
 	}
 	next := 0
 	for first := true; ; first = false {
-		more, k, err := r.member(first, fieldNames, &next)
+		more, k, err := r.Member(first, fieldNames, &next)
 		if err != nil || !more {
-			return at(".card", err)
+			return pj.At(".card", err)
 		}
 		var s []byte
 		switch k {
 		case 0:
-			c.Card.ID, err = r.str(".card.id")
+			c.Card.ID, err = r.Str(".card.id")
 		case 1:
-			if s, err = r.str(".card.tier"); err == nil {
+			if s, err = r.Str(".card.tier"); err == nil {
 				c.Card.Tier = tierOf(s)
 			}
 		case 2:
-			if s, err = r.str(".card.status"); err == nil {
+			if s, err = r.Str(".card.status"); err == nil {
 				c.Card.Canonical = string(s) == "canonical"
 			}
 		case 3:
-			if s, err = r.str(".card.persistence"); err == nil {
+			if s, err = r.Str(".card.persistence"); err == nil {
 				c.Card.Persistence = persistenceOf(s)
 			}
 		case 4:
-			if s, err = r.str(".card.render_pref"); err == nil {
+			if s, err = r.Str(".card.render_pref"); err == nil {
 				c.Card.RenderPref = renderPrefOf(s)
 			}
 		default: // anchor, field and any other
-			err = r.skip()
+			err = r.Skip()
 		}
 		if err != nil {
-			return at(".card", err)
+			return pj.At(".card", err)
 		}
 	}
 }
 
-func parseCounts(r *reader, c *cardInput) error {
-	ok, err := r.open(".counts30d")
+func parseCounts(r *pj.Reader, c *cardInput) error {
+	ok, err := r.Open(".counts30d")
 	if err != nil || !ok {
-		return at(".counts30d", err)
+		return pj.At(".counts30d", err)
 	}
 	next := 0
 	for first := true; ; first = false {
-		more, k, err := r.member(first, countNames, &next)
+		more, k, err := r.Member(first, countNames, &next)
 		if err != nil || !more {
-			return at(".counts30d", err)
+			return pj.At(".counts30d", err)
 		}
 		switch k {
 		case 0:
-			c.Counts30d.Applied, err = r.num(".counts30d.applied")
+			c.Counts30d.Applied, err = r.Num(".counts30d.applied")
 		case 1:
-			c.Counts30d.Skipped, err = r.num(".counts30d.skipped")
+			c.Counts30d.Skipped, err = r.Num(".counts30d.skipped")
 		case 2:
-			c.Counts30d.Trimmed, err = r.num(".counts30d.trimmed")
+			c.Counts30d.Trimmed, err = r.Num(".counts30d.trimmed")
 		case 3:
-			c.Counts30d.Viewed, err = r.num(".counts30d.viewed")
+			c.Counts30d.Viewed, err = r.Num(".counts30d.viewed")
 		case 4:
-			c.Counts30d.Used, err = r.num(".counts30d.used")
+			c.Counts30d.Used, err = r.Num(".counts30d.used")
 		case 5:
-			c.Counts30d.Accepted, err = r.num(".counts30d.accepted")
+			c.Counts30d.Accepted, err = r.Num(".counts30d.accepted")
 		case 6:
-			c.Counts30d.Rejected, err = r.num(".counts30d.rejected")
+			c.Counts30d.Rejected, err = r.Num(".counts30d.rejected")
 		case 7:
-			c.Counts30d.Rollback, err = r.num(".counts30d.rollback")
+			c.Counts30d.Rollback, err = r.Num(".counts30d.rollback")
 		case 8:
-			c.Counts30d.Miss, err = r.num(".counts30d.miss")
+			c.Counts30d.Miss, err = r.Num(".counts30d.miss")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
 		if err != nil {
-			return at(".counts30d", err)
+			return pj.At(".counts30d", err)
 		}
 	}
 }
 
-func parseConfig(r *reader, in *input) error {
-	ok, err := r.open("config")
+func parseConfig(r *pj.Reader, in *input) error {
+	ok, err := r.Open("config")
 	if err != nil || !ok {
 		return err
 	}
 	next := 0
 	for first := true; ; first = false {
-		more, k, err := r.member(first, configNames, &next)
+		more, k, err := r.Member(first, configNames, &next)
 		if err != nil || !more {
 			return err
 		}
 		switch k {
 		case 0:
-			in.Config.GraceDays, err = r.num("config.inactivity_grace_days")
+			in.Config.GraceDays, err = r.Num("config.inactivity_grace_days")
 		case 1:
-			in.Config.StepDays, err = r.num("config.inactivity_step_days")
+			in.Config.StepDays, err = r.Num("config.inactivity_step_days")
 		case 2:
-			in.Config.Max, err = r.num("config.inactivity_max")
+			in.Config.Max, err = r.Num("config.inactivity_max")
 		case 3:
-			in.Config.SkipThreshold, err = r.num("config.skip_cooling_threshold_30d")
+			in.Config.SkipThreshold, err = r.Num("config.skip_cooling_threshold_30d")
 		case 4:
-			in.Config.TrimThreshold, err = r.num("config.trim_cooling_threshold_30d")
+			in.Config.TrimThreshold, err = r.Num("config.trim_cooling_threshold_30d")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
 		if err != nil {
 			return err
@@ -321,43 +310,43 @@ func encode(results []result) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, r.ID)
+		b = pj.AppendString(b, r.ID)
 		b = append(b, `:{"salience":`...)
-		b = appendNum(b, r.Salience)
+		b = pj.AppendNum(b, r.Salience)
 		d := &r.Breakdown
 		b = append(b, `,"breakdown":{"scope_fit":`...)
-		b = appendNum(b, d.ScopeFit)
+		b = pj.AppendNum(b, d.ScopeFit)
 		if d.Wake {
 			// A wake-up card's standing (see decideWake).
 			b = append(b, `,"tier":`...)
-			b = appendNum(b, d.Tier)
+			b = pj.AppendNum(b, d.Tier)
 			b = append(b, `,"status":`...)
-			b = appendNum(b, d.Status)
+			b = pj.AppendNum(b, d.Status)
 		} else {
 			b = append(b, `,"operation_fit":`...)
-			b = appendNum(b, d.OperationFit)
+			b = pj.AppendNum(b, d.OperationFit)
 			b = append(b, `,"relevance":`...)
-			b = appendNum(b, d.Relevance)
+			b = pj.AppendNum(b, d.Relevance)
 		}
 		b = append(b, `,"persistence":`...)
-		b = appendNum(b, d.Persistence)
+		b = pj.AppendNum(b, d.Persistence)
 		b = append(b, `,"viewed":`...)
-		b = appendNum(b, d.Viewed)
+		b = pj.AppendNum(b, d.Viewed)
 		if !d.Wake {
 			b = append(b, `,"skipped":`...)
-			b = appendNum(b, d.Skipped)
+			b = pj.AppendNum(b, d.Skipped)
 			b = append(b, `,"trimmed":`...)
-			b = appendNum(b, d.Trimmed)
+			b = pj.AppendNum(b, d.Trimmed)
 		}
 		b = append(b, `,"inactivity":`...)
-		b = appendNum(b, d.Inactivity)
+		b = pj.AppendNum(b, d.Inactivity)
 		if d.Adopted != 0 {
 			b = append(b, `,"adopted":`...)
-			b = appendNum(b, d.Adopted)
+			b = pj.AppendNum(b, d.Adopted)
 		}
 		if d.Rejected != 0 {
 			b = append(b, `,"rejected":`...)
-			b = appendNum(b, d.Rejected)
+			b = pj.AppendNum(b, d.Rejected)
 		}
 		b = append(b, `},"lane":"`...)
 		b = append(b, r.Lane...)

@@ -155,28 +155,17 @@ func valueGateInput(x GateInput) *ast.Term {
 
 // appendGateInput appends the JSON of GateInput to b.
 func appendGateInput(b []byte, x GateInput) []byte {
-	b = append(b, `{"action":`...)
-	b = appendString(b, x.Action)
-	b = append(b, `,"target":`...)
-	b = appendString(b, x.Target)
-	b = append(b, `,"mode":`...)
-	b = appendString(b, x.Mode)
-	b = append(b, `,"card":`...)
-	b = appendGateCard(b, x.Card)
-	b = append(b, `,"counts":`...)
-	b = appendDomainRoleCounts(b, x.Counts)
-	b = append(b, `,"all_counts":`...)
-	b = appendDomainRoleCounts(b, x.AllCounts)
-	b = append(b, `,"source_refs":`...)
-	b = appendSourceRefs(b, x.SourceRefs)
-	b = append(b, `,"newest":`...)
-	b = appendRoleTimes(b, x.Newest)
-	b = append(b, `,"contest":`...)
-	b = appendGateContest(b, x.Contest)
-	b = append(b, `,"reviewer":`...)
-	b = appendReviewer(b, x.Reviewer)
-	b = append(b, `,"source":`...)
-	b = appendGateSource(b, x.Source)
+	b = appendString(append(b, `{"action":`...), x.Action)
+	b = appendString(append(b, `,"target":`...), x.Target)
+	b = appendString(append(b, `,"mode":`...), x.Mode)
+	b = appendGateCard(append(b, `,"card":`...), x.Card)
+	b = appendDomainRoleCounts(append(b, `,"counts":`...), x.Counts)
+	b = appendDomainRoleCounts(append(b, `,"all_counts":`...), x.AllCounts)
+	b = appendSourceRefs(append(b, `,"source_refs":`...), x.SourceRefs)
+	b = appendRoleTimes(append(b, `,"newest":`...), x.Newest)
+	b = appendGateContest(append(b, `,"contest":`...), x.Contest)
+	b = appendReviewer(append(b, `,"reviewer":`...), x.Reviewer)
+	b = appendGateSource(append(b, `,"source":`...), x.Source)
 	return append(b, '}')
 }
 
@@ -197,24 +186,15 @@ func valueGateCard(x GateCard) *ast.Term {
 
 // appendGateCard appends the JSON of GateCard to b.
 func appendGateCard(b []byte, x GateCard) []byte {
-	b = append(b, `{"id":`...)
-	b = appendString(b, x.ID)
-	b = append(b, `,"tier":`...)
-	b = appendString(b, x.Tier)
-	b = append(b, `,"status":`...)
-	b = appendString(b, x.Status)
-	b = append(b, `,"domain":`...)
-	b = appendString(b, x.Domain)
-	b = append(b, `,"field":`...)
-	b = appendString(b, x.Field)
-	b = append(b, `,"anchor":`...)
-	b = appendString(b, x.Anchor)
-	b = append(b, `,"statement":`...)
-	b = appendString(b, x.Statement)
-	b = append(b, `,"persistence":`...)
-	b = appendString(b, x.Persistence)
-	b = append(b, `,"scope":`...)
-	b = appendCardScope(b, x.Scope)
+	b = appendString(append(b, `{"id":`...), x.ID)
+	b = appendString(append(b, `,"tier":`...), x.Tier)
+	b = appendString(append(b, `,"status":`...), x.Status)
+	b = appendString(append(b, `,"domain":`...), x.Domain)
+	b = appendString(append(b, `,"field":`...), x.Field)
+	b = appendString(append(b, `,"anchor":`...), x.Anchor)
+	b = appendString(append(b, `,"statement":`...), x.Statement)
+	b = appendString(append(b, `,"persistence":`...), x.Persistence)
+	b = appendCardScope(append(b, `,"scope":`...), x.Scope)
 	return append(b, '}')
 }
 
@@ -229,12 +209,9 @@ func valueCardScope(x CardScope) *ast.Term {
 
 // appendCardScope appends the JSON of CardScope to b.
 func appendCardScope(b []byte, x CardScope) []byte {
-	b = append(b, `{"paths":`...)
-	b = appendListString(b, x.Paths)
-	b = append(b, `,"languages":`...)
-	b = appendListString(b, x.Languages)
-	b = append(b, `,"fields":`...)
-	b = appendListString(b, x.Fields)
+	b = appendListString(append(b, `{"paths":`...), x.Paths)
+	b = appendListString(append(b, `,"languages":`...), x.Languages)
+	b = appendListString(append(b, `,"fields":`...), x.Fields)
 	return append(b, '}')
 }
 
@@ -271,14 +248,10 @@ func valueDomainRoleCounts(x domain.RoleCounts) *ast.Term {
 
 // appendDomainRoleCounts appends the JSON of domain.RoleCounts to b.
 func appendDomainRoleCounts(b []byte, x domain.RoleCounts) []byte {
-	b = append(b, `{"supporting":`...)
-	b = strconv.AppendInt(b, int64(x.Supporting), 10)
-	b = append(b, `,"verification":`...)
-	b = strconv.AppendInt(b, int64(x.Verification), 10)
-	b = append(b, `,"teaching":`...)
-	b = strconv.AppendInt(b, int64(x.Teaching), 10)
-	b = append(b, `,"counterexample":`...)
-	b = strconv.AppendInt(b, int64(x.Counterexample), 10)
+	b = strconv.AppendInt(append(b, `{"supporting":`...), int64(x.Supporting), 10)
+	b = strconv.AppendInt(append(b, `,"verification":`...), int64(x.Verification), 10)
+	b = strconv.AppendInt(append(b, `,"teaching":`...), int64(x.Teaching), 10)
+	b = strconv.AppendInt(append(b, `,"counterexample":`...), int64(x.Counterexample), 10)
 	return append(b, '}')
 }
 
@@ -294,14 +267,10 @@ func valueSourceRefs(x SourceRefs) *ast.Term {
 
 // appendSourceRefs appends the JSON of SourceRefs to b.
 func appendSourceRefs(b []byte, x SourceRefs) []byte {
-	b = append(b, `{"supporting":`...)
-	b = appendListString(b, x.Supporting)
-	b = append(b, `,"verification":`...)
-	b = appendListString(b, x.Verification)
-	b = append(b, `,"teaching":`...)
-	b = appendListString(b, x.Teaching)
-	b = append(b, `,"counterexample":`...)
-	b = appendListString(b, x.Counterexample)
+	b = appendListString(append(b, `{"supporting":`...), x.Supporting)
+	b = appendListString(append(b, `,"verification":`...), x.Verification)
+	b = appendListString(append(b, `,"teaching":`...), x.Teaching)
+	b = appendListString(append(b, `,"counterexample":`...), x.Counterexample)
 	return append(b, '}')
 }
 
@@ -317,14 +286,10 @@ func valueRoleTimes(x RoleTimes) *ast.Term {
 
 // appendRoleTimes appends the JSON of RoleTimes to b.
 func appendRoleTimes(b []byte, x RoleTimes) []byte {
-	b = append(b, `{"supporting":`...)
-	b = appendString(b, x.Supporting)
-	b = append(b, `,"verification":`...)
-	b = appendString(b, x.Verification)
-	b = append(b, `,"teaching":`...)
-	b = appendString(b, x.Teaching)
-	b = append(b, `,"counterexample":`...)
-	b = appendString(b, x.Counterexample)
+	b = appendString(append(b, `{"supporting":`...), x.Supporting)
+	b = appendString(append(b, `,"verification":`...), x.Verification)
+	b = appendString(append(b, `,"teaching":`...), x.Teaching)
+	b = appendString(append(b, `,"counterexample":`...), x.Counterexample)
 	return append(b, '}')
 }
 
@@ -339,12 +304,9 @@ func valueGateContest(x GateContest) *ast.Term {
 
 // appendGateContest appends the JSON of GateContest to b.
 func appendGateContest(b []byte, x GateContest) []byte {
-	b = append(b, `{"contested":`...)
-	b = strconv.AppendBool(b, x.Contested)
-	b = append(b, `,"since":`...)
-	b = appendString(b, x.Since)
-	b = append(b, `,"kinds":`...)
-	b = appendListString(b, x.Kinds)
+	b = strconv.AppendBool(append(b, `{"contested":`...), x.Contested)
+	b = appendString(append(b, `,"since":`...), x.Since)
+	b = appendListString(append(b, `,"kinds":`...), x.Kinds)
 	return append(b, '}')
 }
 
@@ -358,10 +320,8 @@ func valueReviewer(x Reviewer) *ast.Term {
 
 // appendReviewer appends the JSON of Reviewer to b.
 func appendReviewer(b []byte, x Reviewer) []byte {
-	b = append(b, `{"name":`...)
-	b = appendString(b, x.Name)
-	b = append(b, `,"type":`...)
-	b = appendString(b, x.Type)
+	b = appendString(append(b, `{"name":`...), x.Name)
+	b = appendString(append(b, `,"type":`...), x.Type)
 	return append(b, '}')
 }
 
@@ -378,16 +338,11 @@ func valueGateSource(x GateSource) *ast.Term {
 
 // appendGateSource appends the JSON of GateSource to b.
 func appendGateSource(b []byte, x GateSource) []byte {
-	b = append(b, `{"channel":`...)
-	b = appendString(b, x.Channel)
-	b = append(b, `,"path":`...)
-	b = appendString(b, x.Path)
-	b = append(b, `,"commit":`...)
-	b = appendString(b, x.Commit)
-	b = append(b, `,"upstream":`...)
-	b = appendString(b, x.Upstream)
-	b = append(b, `,"on_default_branch":`...)
-	b = strconv.AppendBool(b, x.Reviewed)
+	b = appendString(append(b, `{"channel":`...), x.Channel)
+	b = appendString(append(b, `,"path":`...), x.Path)
+	b = appendString(append(b, `,"commit":`...), x.Commit)
+	b = appendString(append(b, `,"upstream":`...), x.Upstream)
+	b = strconv.AppendBool(append(b, `,"on_default_branch":`...), x.Reviewed)
 	return append(b, '}')
 }
 
@@ -401,10 +356,8 @@ func valueScopeInput(x ScopeInput) *ast.Term {
 
 // appendScopeInput appends the JSON of ScopeInput to b.
 func appendScopeInput(b []byte, x ScopeInput) []byte {
-	b = append(b, `{"context":`...)
-	b = appendScopeContext(b, x.Context)
-	b = append(b, `,"cards":`...)
-	b = appendListScopeCard(b, x.Cards)
+	b = appendScopeContext(append(b, `{"context":`...), x.Context)
+	b = appendListScopeCard(append(b, `,"cards":`...), x.Cards)
 	return append(b, '}')
 }
 
@@ -424,22 +377,14 @@ func valueScopeContext(x ScopeContext) *ast.Term {
 
 // appendScopeContext appends the JSON of ScopeContext to b.
 func appendScopeContext(b []byte, x ScopeContext) []byte {
-	b = append(b, `{"file":`...)
-	b = appendString(b, x.File)
-	b = append(b, `,"language":`...)
-	b = appendString(b, x.Language)
-	b = append(b, `,"field":`...)
-	b = appendString(b, x.Field)
-	b = append(b, `,"intents":`...)
-	b = appendListString(b, x.Intents)
-	b = append(b, `,"tools":`...)
-	b = appendListString(b, x.Tools)
-	b = append(b, `,"query":`...)
-	b = appendString(b, x.Query)
-	b = append(b, `,"anchors":`...)
-	b = appendListString(b, x.Anchors)
-	b = append(b, `,"wake":`...)
-	b = strconv.AppendBool(b, x.Wake)
+	b = appendString(append(b, `{"file":`...), x.File)
+	b = appendString(append(b, `,"language":`...), x.Language)
+	b = appendString(append(b, `,"field":`...), x.Field)
+	b = appendListString(append(b, `,"intents":`...), x.Intents)
+	b = appendListString(append(b, `,"tools":`...), x.Tools)
+	b = appendString(append(b, `,"query":`...), x.Query)
+	b = appendListString(append(b, `,"anchors":`...), x.Anchors)
+	b = strconv.AppendBool(append(b, `,"wake":`...), x.Wake)
 	return append(b, '}')
 }
 
@@ -483,28 +428,17 @@ func valueScopeCard(x ScopeCard) *ast.Term {
 
 // appendScopeCard appends the JSON of ScopeCard to b.
 func appendScopeCard(b []byte, x ScopeCard) []byte {
-	b = append(b, `{"id":`...)
-	b = appendString(b, x.ID)
-	b = append(b, `,"tier":`...)
-	b = appendString(b, x.Tier)
-	b = append(b, `,"status":`...)
-	b = appendString(b, x.Status)
-	b = append(b, `,"domain":`...)
-	b = appendString(b, x.Domain)
-	b = append(b, `,"field":`...)
-	b = appendString(b, x.Field)
-	b = append(b, `,"anchor":`...)
-	b = appendString(b, x.Anchor)
-	b = append(b, `,"persistence":`...)
-	b = appendString(b, x.Persistence)
-	b = append(b, `,"statement":`...)
-	b = appendString(b, x.Statement)
-	b = append(b, `,"scope":`...)
-	b = appendCardScope(b, x.Scope)
-	b = append(b, `,"trigger":`...)
-	b = appendCardTrigger(b, x.Trigger)
-	b = append(b, `,"relevance":`...)
-	b = appendFloat(b, x.Relevance)
+	b = appendString(append(b, `{"id":`...), x.ID)
+	b = appendString(append(b, `,"tier":`...), x.Tier)
+	b = appendString(append(b, `,"status":`...), x.Status)
+	b = appendString(append(b, `,"domain":`...), x.Domain)
+	b = appendString(append(b, `,"field":`...), x.Field)
+	b = appendString(append(b, `,"anchor":`...), x.Anchor)
+	b = appendString(append(b, `,"persistence":`...), x.Persistence)
+	b = appendString(append(b, `,"statement":`...), x.Statement)
+	b = appendCardScope(append(b, `,"scope":`...), x.Scope)
+	b = appendCardTrigger(append(b, `,"trigger":`...), x.Trigger)
+	b = appendFloat(append(b, `,"relevance":`...), x.Relevance)
 	return append(b, '}')
 }
 
@@ -519,12 +453,9 @@ func valueCardTrigger(x CardTrigger) *ast.Term {
 
 // appendCardTrigger appends the JSON of CardTrigger to b.
 func appendCardTrigger(b []byte, x CardTrigger) []byte {
-	b = append(b, `{"patterns":`...)
-	b = appendListString(b, x.Patterns)
-	b = append(b, `,"intents":`...)
-	b = appendListString(b, x.Intents)
-	b = append(b, `,"tool_needs":`...)
-	b = appendListString(b, x.ToolNeeds)
+	b = appendListString(append(b, `{"patterns":`...), x.Patterns)
+	b = appendListString(append(b, `,"intents":`...), x.Intents)
+	b = appendListString(append(b, `,"tool_needs":`...), x.ToolNeeds)
 	return append(b, '}')
 }
 
@@ -539,12 +470,9 @@ func valueLanesInput(x LanesInput) *ast.Term {
 
 // appendLanesInput appends the JSON of LanesInput to b.
 func appendLanesInput(b []byte, x LanesInput) []byte {
-	b = append(b, `{"cards":`...)
-	b = appendListLanesCard(b, x.Cards)
-	b = append(b, `,"config":`...)
-	b = appendLanesConfig(b, x.Config)
-	b = append(b, `,"wake":`...)
-	b = strconv.AppendBool(b, x.Wake)
+	b = appendListLanesCard(append(b, `{"cards":`...), x.Cards)
+	b = appendLanesConfig(append(b, `,"config":`...), x.Config)
+	b = strconv.AppendBool(append(b, `,"wake":`...), x.Wake)
 	return append(b, '}')
 }
 
@@ -583,18 +511,12 @@ func valueLanesCard(x LanesCard) *ast.Term {
 
 // appendLanesCard appends the JSON of LanesCard to b.
 func appendLanesCard(b []byte, x LanesCard) []byte {
-	b = append(b, `{"card":`...)
-	b = appendLanesCardInfo(b, x.Card)
-	b = append(b, `,"scope_fit":`...)
-	b = strconv.AppendInt(b, int64(x.ScopeFit), 10)
-	b = append(b, `,"operation_fit":`...)
-	b = strconv.AppendInt(b, int64(x.OperationFit), 10)
-	b = append(b, `,"relevance":`...)
-	b = appendFloat(b, x.Relevance)
-	b = append(b, `,"counts30d":`...)
-	b = appendCounts30d(b, x.Counts30d)
-	b = append(b, `,"age_days":`...)
-	b = strconv.AppendInt(b, int64(x.AgeDays), 10)
+	b = appendLanesCardInfo(append(b, `{"card":`...), x.Card)
+	b = strconv.AppendInt(append(b, `,"scope_fit":`...), int64(x.ScopeFit), 10)
+	b = strconv.AppendInt(append(b, `,"operation_fit":`...), int64(x.OperationFit), 10)
+	b = appendFloat(append(b, `,"relevance":`...), x.Relevance)
+	b = appendCounts30d(append(b, `,"counts30d":`...), x.Counts30d)
+	b = strconv.AppendInt(append(b, `,"age_days":`...), int64(x.AgeDays), 10)
 	return append(b, '}')
 }
 
@@ -613,20 +535,13 @@ func valueLanesCardInfo(x LanesCardInfo) *ast.Term {
 
 // appendLanesCardInfo appends the JSON of LanesCardInfo to b.
 func appendLanesCardInfo(b []byte, x LanesCardInfo) []byte {
-	b = append(b, `{"id":`...)
-	b = appendString(b, x.ID)
-	b = append(b, `,"tier":`...)
-	b = appendString(b, x.Tier)
-	b = append(b, `,"status":`...)
-	b = appendString(b, x.Status)
-	b = append(b, `,"persistence":`...)
-	b = appendString(b, x.Persistence)
-	b = append(b, `,"render_pref":`...)
-	b = appendString(b, x.RenderPref)
-	b = append(b, `,"anchor":`...)
-	b = appendString(b, x.Anchor)
-	b = append(b, `,"field":`...)
-	b = appendString(b, x.Field)
+	b = appendString(append(b, `{"id":`...), x.ID)
+	b = appendString(append(b, `,"tier":`...), x.Tier)
+	b = appendString(append(b, `,"status":`...), x.Status)
+	b = appendString(append(b, `,"persistence":`...), x.Persistence)
+	b = appendString(append(b, `,"render_pref":`...), x.RenderPref)
+	b = appendString(append(b, `,"anchor":`...), x.Anchor)
+	b = appendString(append(b, `,"field":`...), x.Field)
 	return append(b, '}')
 }
 
@@ -648,26 +563,16 @@ func valueCounts30d(x Counts30d) *ast.Term {
 
 // appendCounts30d appends the JSON of Counts30d to b.
 func appendCounts30d(b []byte, x Counts30d) []byte {
-	b = append(b, `{"applied":`...)
-	b = strconv.AppendInt(b, int64(x.Applied), 10)
-	b = append(b, `,"skipped":`...)
-	b = strconv.AppendInt(b, int64(x.Skipped), 10)
-	b = append(b, `,"trimmed":`...)
-	b = strconv.AppendInt(b, int64(x.Trimmed), 10)
-	b = append(b, `,"viewed":`...)
-	b = strconv.AppendInt(b, int64(x.Viewed), 10)
-	b = append(b, `,"used":`...)
-	b = strconv.AppendInt(b, int64(x.Used), 10)
-	b = append(b, `,"accepted":`...)
-	b = strconv.AppendInt(b, int64(x.Accepted), 10)
-	b = append(b, `,"rejected":`...)
-	b = strconv.AppendInt(b, int64(x.Rejected), 10)
-	b = append(b, `,"rollback":`...)
-	b = strconv.AppendInt(b, int64(x.Rollback), 10)
-	b = append(b, `,"miss":`...)
-	b = strconv.AppendInt(b, int64(x.Miss), 10)
-	b = append(b, `,"contradiction":`...)
-	b = strconv.AppendInt(b, int64(x.Contradiction), 10)
+	b = strconv.AppendInt(append(b, `{"applied":`...), int64(x.Applied), 10)
+	b = strconv.AppendInt(append(b, `,"skipped":`...), int64(x.Skipped), 10)
+	b = strconv.AppendInt(append(b, `,"trimmed":`...), int64(x.Trimmed), 10)
+	b = strconv.AppendInt(append(b, `,"viewed":`...), int64(x.Viewed), 10)
+	b = strconv.AppendInt(append(b, `,"used":`...), int64(x.Used), 10)
+	b = strconv.AppendInt(append(b, `,"accepted":`...), int64(x.Accepted), 10)
+	b = strconv.AppendInt(append(b, `,"rejected":`...), int64(x.Rejected), 10)
+	b = strconv.AppendInt(append(b, `,"rollback":`...), int64(x.Rollback), 10)
+	b = strconv.AppendInt(append(b, `,"miss":`...), int64(x.Miss), 10)
+	b = strconv.AppendInt(append(b, `,"contradiction":`...), int64(x.Contradiction), 10)
 	return append(b, '}')
 }
 
@@ -689,26 +594,16 @@ func valueLanesConfig(x LanesConfig) *ast.Term {
 
 // appendLanesConfig appends the JSON of LanesConfig to b.
 func appendLanesConfig(b []byte, x LanesConfig) []byte {
-	b = append(b, `{"inactivity_grace_days":`...)
-	b = strconv.AppendInt(b, int64(x.InactivityGraceDays), 10)
-	b = append(b, `,"inactivity_step_days":`...)
-	b = strconv.AppendInt(b, int64(x.InactivityStepDays), 10)
-	b = append(b, `,"inactivity_max":`...)
-	b = strconv.AppendInt(b, int64(x.InactivityMax), 10)
-	b = append(b, `,"skip_cooling_threshold_30d":`...)
-	b = strconv.AppendInt(b, int64(x.SkipCoolingThreshold30d), 10)
-	b = append(b, `,"trim_cooling_threshold_30d":`...)
-	b = strconv.AppendInt(b, int64(x.TrimCoolingThreshold30d), 10)
-	b = append(b, `,"core_inline_limit":`...)
-	b = strconv.AppendInt(b, int64(x.CoreInlineLimit), 10)
-	b = append(b, `,"scoped_inline_limit":`...)
-	b = strconv.AppendInt(b, int64(x.ScopedInlineLimit), 10)
-	b = append(b, `,"ref_only_limit":`...)
-	b = strconv.AppendInt(b, int64(x.RefOnlyLimit), 10)
-	b = append(b, `,"compact_char_limit":`...)
-	b = strconv.AppendInt(b, int64(x.CompactCharLimit), 10)
-	b = append(b, `,"foundational_inline_char_limit":`...)
-	b = strconv.AppendInt(b, int64(x.FoundationalInlineCharLimit), 10)
+	b = strconv.AppendInt(append(b, `{"inactivity_grace_days":`...), int64(x.InactivityGraceDays), 10)
+	b = strconv.AppendInt(append(b, `,"inactivity_step_days":`...), int64(x.InactivityStepDays), 10)
+	b = strconv.AppendInt(append(b, `,"inactivity_max":`...), int64(x.InactivityMax), 10)
+	b = strconv.AppendInt(append(b, `,"skip_cooling_threshold_30d":`...), int64(x.SkipCoolingThreshold30d), 10)
+	b = strconv.AppendInt(append(b, `,"trim_cooling_threshold_30d":`...), int64(x.TrimCoolingThreshold30d), 10)
+	b = strconv.AppendInt(append(b, `,"core_inline_limit":`...), int64(x.CoreInlineLimit), 10)
+	b = strconv.AppendInt(append(b, `,"scoped_inline_limit":`...), int64(x.ScopedInlineLimit), 10)
+	b = strconv.AppendInt(append(b, `,"ref_only_limit":`...), int64(x.RefOnlyLimit), 10)
+	b = strconv.AppendInt(append(b, `,"compact_char_limit":`...), int64(x.CompactCharLimit), 10)
+	b = strconv.AppendInt(append(b, `,"foundational_inline_char_limit":`...), int64(x.FoundationalInlineCharLimit), 10)
 	return append(b, '}')
 }
 
@@ -724,14 +619,10 @@ func valueMailboxInput(x MailboxInput) *ast.Term {
 
 // appendMailboxInput appends the JSON of MailboxInput to b.
 func appendMailboxInput(b []byte, x MailboxInput) []byte {
-	b = append(b, `{"box":`...)
-	b = appendString(b, x.Box)
-	b = append(b, `,"path":`...)
-	b = appendString(b, x.Path)
-	b = append(b, `,"line":`...)
-	b = strconv.AppendInt(b, int64(x.Line), 10)
-	b = append(b, `,"letter":`...)
-	b = appendAnyMap(b, x.Letter)
+	b = appendString(append(b, `{"box":`...), x.Box)
+	b = appendString(append(b, `,"path":`...), x.Path)
+	b = strconv.AppendInt(append(b, `,"line":`...), int64(x.Line), 10)
+	b = appendAnyMap(append(b, `,"letter":`...), x.Letter)
 	return append(b, '}')
 }
 
@@ -749,18 +640,12 @@ func valueResearchInput(x ResearchInput) *ast.Term {
 
 // appendResearchInput appends the JSON of ResearchInput to b.
 func appendResearchInput(b []byte, x ResearchInput) []byte {
-	b = append(b, `{"action":`...)
-	b = appendString(b, x.Action)
-	b = append(b, `,"dry_run":`...)
-	b = strconv.AppendBool(b, x.DryRun)
-	b = append(b, `,"mode":`...)
-	b = appendString(b, x.Mode)
-	b = append(b, `,"actor":`...)
-	b = appendString(b, x.Actor)
-	b = append(b, `,"anchor":`...)
-	b = appendString(b, x.Anchor)
-	b = append(b, `,"report":`...)
-	b = appendResearchReport(b, x.Report)
+	b = appendString(append(b, `{"action":`...), x.Action)
+	b = strconv.AppendBool(append(b, `,"dry_run":`...), x.DryRun)
+	b = appendString(append(b, `,"mode":`...), x.Mode)
+	b = appendString(append(b, `,"actor":`...), x.Actor)
+	b = appendString(append(b, `,"anchor":`...), x.Anchor)
+	b = appendResearchReport(append(b, `,"report":`...), x.Report)
 	return append(b, '}')
 }
 
@@ -777,82 +662,59 @@ func valueResearchReport(x ResearchReport) *ast.Term {
 
 // appendResearchReport appends the JSON of ResearchReport to b.
 func appendResearchReport(b []byte, x ResearchReport) []byte {
-	b = append(b, `{"report_id":`...)
-	b = appendString(b, x.ReportID)
-	b = append(b, `,"title":`...)
-	b = appendString(b, x.Title)
-	b = append(b, `,"findings":`...)
-	b = strconv.AppendInt(b, int64(x.Findings), 10)
-	b = append(b, `,"sources":`...)
-	b = strconv.AppendInt(b, int64(x.Sources), 10)
-	b = append(b, `,"candidate_insights":`...)
-	b = strconv.AppendInt(b, int64(x.Insights), 10)
+	b = appendString(append(b, `{"report_id":`...), x.ReportID)
+	b = appendString(append(b, `,"title":`...), x.Title)
+	b = strconv.AppendInt(append(b, `,"findings":`...), int64(x.Findings), 10)
+	b = strconv.AppendInt(append(b, `,"sources":`...), int64(x.Sources), 10)
+	b = strconv.AppendInt(append(b, `,"candidate_insights":`...), int64(x.Insights), 10)
 	return append(b, '}')
 }
 
 // decodeGateOutput reads GateOutput from the object r, the output of p at path
 // ("" for the whole output); a field of the wrong shape is a *ShapeError.
-func decodeGateOutput(p Point, path string, r ast.Object) (out GateOutput, err error) {
-	if out.Allow, err = boolField(p, path, r, "allow"); err != nil {
-		return out, err
+func decodeGateOutput(p Point, path string, r ast.Object) (GateOutput, error) {
+	f := fields{p: p, path: path, r: r}
+	var out GateOutput
+	out.Allow = f.bool("allow")
+	if f.has("reasons") {
+		out.Reasons = f.strings("reasons", false)
 	}
-	if field(r, "reasons") != nil {
-		if out.Reasons, err = stringsField(p, path, r, "reasons", false); err != nil {
-			return out, err
-		}
+	if f.has("missing") {
+		out.Missing = f.intMap("missing")
 	}
-	if field(r, "missing") != nil {
-		if out.Missing, err = intMapField(p, path, r, "missing"); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return out, f.err
 }
 
 // decodeScopeResult reads ScopeResult from the object r, the output of p at path
 // ("" for the whole output); a field of the wrong shape is a *ShapeError.
-func decodeScopeResult(p Point, path string, r ast.Object) (out ScopeResult, err error) {
-	if out.Applies, err = boolField(p, path, r, "applies"); err != nil {
-		return out, err
-	}
-	if out.ScopeFit, err = intField(p, path, r, "scope_fit", 0, 30); err != nil {
-		return out, err
-	}
-	if out.OperationFit, err = intField(p, path, r, "operation_fit", -10, 20); err != nil {
-		return out, err
-	}
-	if out.Why, err = stringsField(p, path, r, "why", true); err != nil {
-		return out, err
-	}
-	return out, nil
+func decodeScopeResult(p Point, path string, r ast.Object) (ScopeResult, error) {
+	f := fields{p: p, path: path, r: r}
+	var out ScopeResult
+	out.Applies = f.bool("applies")
+	out.ScopeFit = f.int("scope_fit", 0, 30)
+	out.OperationFit = f.int("operation_fit", -10, 20)
+	out.Why = f.strings("why", true)
+	return out, f.err
 }
 
 // decodeLaneResult reads LaneResult from the object r, the output of p at path
 // ("" for the whole output); a field of the wrong shape is a *ShapeError.
-func decodeLaneResult(p Point, path string, r ast.Object) (out LaneResult, err error) {
-	if out.Salience, err = intField(p, path, r, "salience", 0, 100); err != nil {
-		return out, err
-	}
-	if out.Breakdown, err = intMapField(p, path, r, "breakdown"); err != nil {
-		return out, err
-	}
-	if out.Lane, err = enumField(p, path, r, "lane", laneNames); err != nil {
-		return out, err
-	}
-	if out.RenderForm, err = enumField(p, path, r, "render_form", renderForms); err != nil {
-		return out, err
-	}
-	return out, nil
+func decodeLaneResult(p Point, path string, r ast.Object) (LaneResult, error) {
+	f := fields{p: p, path: path, r: r}
+	var out LaneResult
+	out.Salience = f.int("salience", 0, 100)
+	out.Breakdown = f.intMap("breakdown")
+	out.Lane = enum(&f, "lane", laneNames)
+	out.RenderForm = enum(&f, "render_form", renderForms)
+	return out, f.err
 }
 
 // decodeResearchOutput reads ResearchOutput from the object r, the output of p at path
 // ("" for the whole output); a field of the wrong shape is a *ShapeError.
-func decodeResearchOutput(p Point, path string, r ast.Object) (out ResearchOutput, err error) {
-	if out.Allow, err = boolField(p, path, r, "allow"); err != nil {
-		return out, err
-	}
-	if out.Reasons, err = stringsField(p, path, r, "reasons", false); err != nil {
-		return out, err
-	}
-	return out, nil
+func decodeResearchOutput(p Point, path string, r ast.Object) (ResearchOutput, error) {
+	f := fields{p: p, path: path, r: r}
+	var out ResearchOutput
+	out.Allow = f.bool("allow")
+	out.Reasons = f.strings("reasons", false)
+	return out, f.err
 }

@@ -90,8 +90,7 @@ func (g *gen) encoders(t *typ) error {
 			if i == 0 {
 				sep = "{"
 			}
-			g.p("\tb = append(b, `%s%q:`...)\n", sep, f.json)
-			g.p("\tb = %s\n", g.appendExpr(f.t, "x."+f.goName))
+			g.p("\tb = %s\n", strings.Replace(g.appendExpr(f.t, "x."+f.goName), "(b, ", fmt.Sprintf("(append(b, `%s%q:`...), ", sep, f.json), 1))
 		}
 		g.p("\treturn append(b, '}')\n}\n")
 		for _, f := range t.fields {
@@ -177,7 +176,8 @@ func (g *gen) decoder(t *typ) error {
 	}
 	g.p("\n// decode%s reads %s from the object r, the output of p at path\n", t.fn, t.expr)
 	g.p("// (\"\" for the whole output); a field of the wrong shape is a *ShapeError.\n")
-	g.p("func decode%s(p Point, path string, r ast.Object) (out %s, err error) {\n", t.fn, t.expr)
+	g.p("func decode%s(p Point, path string, r ast.Object) (%s, error) {\n", t.fn, t.expr)
+	g.p("\tf := fields{p: p, path: path, r: r}\n\tvar out %s\n", t.expr)
 	for _, f := range t.fields {
 		var call string
 		tag := f.policy
@@ -187,31 +187,29 @@ func (g *gen) decoder(t *typ) error {
 		}
 		switch {
 		case f.t.kind == kBool && !f.t.named && tag == "":
-			call = fmt.Sprintf("boolField(p, path, r, %q)", f.json)
+			call = fmt.Sprintf("f.bool(%q)", f.json)
 		case f.t.kind == kInt && !f.t.named:
 			lo, hi, ok := strings.Cut(tag, "..")
 			if !ok {
 				return fmt.Errorf("%s.%s: an output number needs a range tag policy:\"lo..hi\"", t.expr, f.goName)
 			}
-			call = fmt.Sprintf("intField(p, path, r, %q, %s, %s)", f.json, lo, hi)
+			call = fmt.Sprintf("f.int(%q, %s, %s)", f.json, lo, hi)
 		case f.t.kind == kString && f.t.named && strings.HasPrefix(tag, "enum="):
-			call = fmt.Sprintf("enumField(p, path, r, %q, %s)", f.json, strings.TrimPrefix(tag, "enum="))
+			call = fmt.Sprintf("enum(&f, %q, %s)", f.json, strings.TrimPrefix(tag, "enum="))
 		case f.t.kind == kSlice && f.t.elem.kind == kString && !f.t.elem.named && (tag == "" || tag == "nonempty"):
-			call = fmt.Sprintf("stringsField(p, path, r, %q, %v)", f.json, tag == "nonempty")
+			call = fmt.Sprintf("f.strings(%q, %v)", f.json, tag == "nonempty")
 		case f.t.kind == kMap && f.t.elem.kind == kInt && !f.t.elem.named && tag == "":
-			call = fmt.Sprintf("intMapField(p, path, r, %q)", f.json)
+			call = fmt.Sprintf("f.intMap(%q)", f.json)
 		default:
 			return fmt.Errorf("%s.%s: no decoder for %s with policy tag %q", t.expr, f.goName, f.t.expr, f.policy)
 		}
 		if optional {
-			g.p("\tif field(r, %q) != nil {\n", f.json)
-		}
-		g.p("\tif out.%s, err = %s; err != nil {\n\t\treturn out, err\n\t}\n", f.goName, call)
-		if optional {
-			g.p("\t}\n")
+			g.p("\tif f.has(%q) {\n\t\tout.%s = %s\n\t}\n", f.json, f.goName, call)
+		} else {
+			g.p("\tout.%s = %s\n", f.goName, call)
 		}
 	}
-	g.p("\treturn out, nil\n}\n")
+	g.p("\treturn out, f.err\n}\n")
 	return nil
 }
 

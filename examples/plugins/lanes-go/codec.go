@@ -7,14 +7,26 @@ import (
 	pj "github.com/palacehq/palace/examples/plugins/pluginjson"
 )
 
-// Member names, in the order palace writes them.
+// Member names, in the order palace writes them, and the paths errors name.
 var (
-	topNames    = pj.Names("cards", "config", "wake")
-	cardNames   = pj.Names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
-	fieldNames  = pj.Names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
-	countNames  = pj.Names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
-	configNames = pj.Names("inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d")
+	topNames     = pj.Names("cards", "config", "wake")
+	cardNames    = pj.Names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
+	fieldNames   = pj.Names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
+	countFields  = []string{"applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss"}
+	countNames   = pj.Names(countFields...)
+	countPaths   = paths(".counts30d.", countFields)
+	configFields = []string{"inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d"}
+	configNames  = pj.Names(configFields...)
+	configPaths  = paths("config.", configFields)
 )
+
+func paths(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
 
 // parse reads the lanes input with pluginjson's reader. A field of the
 // wrong type is an error; an absent or null one is zero; fields the default
@@ -33,28 +45,26 @@ func parse(b []byte) (input, error) {
 	if !ok {
 		return in, errors.New("input: want an object, found null")
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.Member(first, topNames, &next)
-		if err != nil {
-			return in, err
-		}
-		if !more {
-			break
-		}
+	c := &in.Config
+	config := [...]*float64{&c.GraceDays, &c.StepDays, &c.Max, &c.SkipThreshold, &c.TrimThreshold}
+	err = r.Object(topNames, func(k int) (err error) {
 		switch k {
 		case 0:
 			in.Cards, err = parseCards(r, in.Cards)
 		case 1:
-			err = parseConfig(r, &in)
+			err = r.Nested("config", configNames, func(k int) (err error) {
+				*config[k], err = r.Num(configPaths[k])
+				return err
+			})
 		case 2:
 			in.Wake, err = r.Bool("wake")
 		default:
 			err = r.Skip()
 		}
-		if err != nil {
-			return in, err
-		}
+		return err
+	})
+	if err != nil {
+		return in, err
 	}
 	return in, r.End()
 }
@@ -101,54 +111,25 @@ func parseCards(r *pj.Reader, cs []cardInput) ([]cardInput, error) {
 // call, whose cards palace writes alike.
 var cardLayout *pj.Layout
 
-// cardSlot says where fill puts each value of a card entry: strings in
-// strs, numbers in nums, as parseCards reads them back.
+// cardSlot says where Fill puts each value of a card entry: strings in
+// strs, numbers in nums, as parseCards reads them back; -1 drops it.
 func cardSlot(path string, str bool) int {
+	slots := numSlots
 	if str {
-		switch path {
-		case "card.id":
-			return 0
-		case "card.persistence":
-			return 1
-		case "card.render_pref":
-			return 2
-		case "card.tier":
-			return 3
-		case "card.status":
-			return 4
-		}
-		return -1
+		slots = strSlots
 	}
-	switch path {
-	case "scope_fit":
-		return 0
-	case "operation_fit":
-		return 1
-	case "counts30d.applied":
-		return 2
-	case "counts30d.skipped":
-		return 3
-	case "counts30d.trimmed":
-		return 4
-	case "counts30d.viewed":
-		return 5
-	case "age_days":
-		return 6
-	case "relevance":
-		return 7
-	case "counts30d.used":
-		return 8
-	case "counts30d.accepted":
-		return 9
-	case "counts30d.rejected":
-		return 10
-	case "counts30d.rollback":
-		return 11
-	case "counts30d.miss":
-		return 12
+	if i, ok := slots[path]; ok {
+		return i
 	}
 	return -1
 }
+
+var (
+	strSlots = map[string]int{"card.id": 0, "card.persistence": 1, "card.render_pref": 2, "card.tier": 3, "card.status": 4}
+	numSlots = map[string]int{"scope_fit": 0, "operation_fit": 1, "counts30d.applied": 2, "counts30d.skipped": 3,
+		"counts30d.trimmed": 4, "counts30d.viewed": 5, "age_days": 6, "relevance": 7, "counts30d.used": 8,
+		"counts30d.accepted": 9, "counts30d.rejected": 10, "counts30d.rollback": 11, "counts30d.miss": 12}
+)
 
 // parseCard reads one card entry; its errors start with the field's path
 // inside the entry (".card.id: …"), or ": " for the entry itself.
@@ -157,15 +138,12 @@ func parseCard(r *pj.Reader, c *cardInput) error {
 	if err != nil || !ok {
 		return pj.At("", err)
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.Member(first, cardNames, &next)
-		if err != nil || !more {
-			return pj.At("", err)
-		}
+	n := &c.Counts30d
+	counts := [...]*float64{&n.Applied, &n.Skipped, &n.Trimmed, &n.Viewed, &n.Used, &n.Accepted, &n.Rejected, &n.Rollback, &n.Miss}
+	err = r.Object(cardNames, func(k int) (err error) {
 		switch k {
 		case 0:
-			err = parseCardFields(r, c)
+			err = pj.At(".card", r.Nested(".card", fieldNames, func(k int) error { return cardField(r, c, k) }))
 		case 1:
 			c.ScopeFit, err = r.Num(".scope_fit")
 		case 2:
@@ -173,126 +151,39 @@ func parseCard(r *pj.Reader, c *cardInput) error {
 		case 3:
 			c.Relevance, err = r.Num(".relevance")
 		case 4:
-			err = parseCounts(r, c)
+			err = pj.At(".counts30d", r.Nested(".counts30d", countNames, func(k int) (err error) {
+				*counts[k], err = r.Num(countPaths[k])
+				return err
+			}))
 		case 5:
 			c.AgeDays, err = r.Num(".age_days")
 		default:
 			err = r.Skip()
 		}
-		if err != nil {
-			return pj.At("", err)
-		}
-	}
-}
-
-func parseCardFields(r *pj.Reader, c *cardInput) error {
-	ok, err := r.Open(".card")
-	if err != nil || !ok {
-		return pj.At(".card", err)
-	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.Member(first, fieldNames, &next)
-		if err != nil || !more {
-			return pj.At(".card", err)
-		}
-		var s []byte
-		switch k {
-		case 0:
-			c.Card.ID, err = r.Str(".card.id")
-		case 1:
-			if s, err = r.Str(".card.tier"); err == nil {
-				c.Card.Tier = tierOf(s)
-			}
-		case 2:
-			if s, err = r.Str(".card.status"); err == nil {
-				c.Card.Canonical = string(s) == "canonical"
-			}
-		case 3:
-			if s, err = r.Str(".card.persistence"); err == nil {
-				c.Card.Persistence = persistenceOf(s)
-			}
-		case 4:
-			if s, err = r.Str(".card.render_pref"); err == nil {
-				c.Card.RenderPref = renderPrefOf(s)
-			}
-		default: // anchor, field and any other
-			err = r.Skip()
-		}
-		if err != nil {
-			return pj.At(".card", err)
-		}
-	}
-}
-
-func parseCounts(r *pj.Reader, c *cardInput) error {
-	ok, err := r.Open(".counts30d")
-	if err != nil || !ok {
-		return pj.At(".counts30d", err)
-	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.Member(first, countNames, &next)
-		if err != nil || !more {
-			return pj.At(".counts30d", err)
-		}
-		switch k {
-		case 0:
-			c.Counts30d.Applied, err = r.Num(".counts30d.applied")
-		case 1:
-			c.Counts30d.Skipped, err = r.Num(".counts30d.skipped")
-		case 2:
-			c.Counts30d.Trimmed, err = r.Num(".counts30d.trimmed")
-		case 3:
-			c.Counts30d.Viewed, err = r.Num(".counts30d.viewed")
-		case 4:
-			c.Counts30d.Used, err = r.Num(".counts30d.used")
-		case 5:
-			c.Counts30d.Accepted, err = r.Num(".counts30d.accepted")
-		case 6:
-			c.Counts30d.Rejected, err = r.Num(".counts30d.rejected")
-		case 7:
-			c.Counts30d.Rollback, err = r.Num(".counts30d.rollback")
-		case 8:
-			c.Counts30d.Miss, err = r.Num(".counts30d.miss")
-		default:
-			err = r.Skip()
-		}
-		if err != nil {
-			return pj.At(".counts30d", err)
-		}
-	}
-}
-
-func parseConfig(r *pj.Reader, in *input) error {
-	ok, err := r.Open("config")
-	if err != nil || !ok {
 		return err
+	})
+	return pj.At("", err)
+}
+
+// cardField reads member k of fieldNames of a card's "card" object.
+func cardField(r *pj.Reader, c *cardInput, k int) error {
+	if k > 4 { // anchor, field
+		return r.Skip()
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.Member(first, configNames, &next)
-		if err != nil || !more {
-			return err
-		}
-		switch k {
-		case 0:
-			in.Config.GraceDays, err = r.Num("config.inactivity_grace_days")
-		case 1:
-			in.Config.StepDays, err = r.Num("config.inactivity_step_days")
-		case 2:
-			in.Config.Max, err = r.Num("config.inactivity_max")
-		case 3:
-			in.Config.SkipThreshold, err = r.Num("config.skip_cooling_threshold_30d")
-		case 4:
-			in.Config.TrimThreshold, err = r.Num("config.trim_cooling_threshold_30d")
-		default:
-			err = r.Skip()
-		}
-		if err != nil {
-			return err
-		}
+	s, err := r.Str([...]string{".card.id", ".card.tier", ".card.status", ".card.persistence", ".card.render_pref"}[k])
+	switch k {
+	case 0:
+		c.Card.ID = s
+	case 1:
+		c.Card.Tier = tierOf(s)
+	case 2:
+		c.Card.Canonical = string(s) == "canonical"
+	case 3:
+		c.Card.Persistence = persistenceOf(s)
+	case 4:
+		c.Card.RenderPref = renderPrefOf(s)
 	}
+	return err
 }
 
 var (

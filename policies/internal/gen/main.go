@@ -21,11 +21,9 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"go/ast"
-	"go/format"
 	"go/parser"
 	"go/token"
 	"os"
@@ -44,14 +42,16 @@ var outputs = []string{"GateOutput", "ScopeResult", "LaneResult", "ResearchOutpu
 
 func main() {
 	dir := flag.String("dir", ".", "the policies package's folder")
-	out := flag.String("out", "codec_gen.go", "the file to write, relative to -dir")
+	out := flag.String("out", "codec_gen.go", "the file to write, relative to -dir unless absolute")
 	flag.Parse()
-	src, err := Generate(*dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
+	if !filepath.IsAbs(*out) {
+		*out = filepath.Join(*dir, *out)
 	}
-	if err := os.WriteFile(outPath(*dir, *out), src, 0o644); err != nil {
+	src, err := Generate(*dir)
+	if err == nil {
+		err = os.WriteFile(*out, src, 0o644)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -100,6 +100,9 @@ const (
 	kMap
 	kAny
 )
+
+// basics are the predeclared types a codec handles.
+var basics = map[string]kind{"string": kString, "bool": kBool, "int": kInt, "float64": kFloat, "any": kAny}
 
 // typ is a resolved Go type.
 type typ struct {
@@ -230,17 +233,8 @@ func (l *loader) load(path string) (*pkg, error) {
 func (l *loader) resolve(p *pkg, imports map[string]string, e ast.Expr, where string) (*typ, error) {
 	switch x := e.(type) {
 	case *ast.Ident:
-		switch x.Name {
-		case "string":
-			return &typ{kind: kString, expr: "string"}, nil
-		case "bool":
-			return &typ{kind: kBool, expr: "bool"}, nil
-		case "int":
-			return &typ{kind: kInt, expr: "int"}, nil
-		case "float64":
-			return &typ{kind: kFloat, expr: "float64"}, nil
-		case "any":
-			return &typ{kind: kAny, expr: "any"}, nil
+		if k, ok := basics[x.Name]; ok {
+			return &typ{kind: k, expr: x.Name}, nil
 		}
 		return l.named(p, imports, nil, x.Name, where)
 	case *ast.SelectorExpr:
@@ -267,10 +261,6 @@ func (l *loader) resolve(p *pkg, imports map[string]string, e ast.Expr, where st
 			return nil, err
 		}
 		return &typ{kind: kMap, expr: "map[string]" + el.expr, elem: el}, nil
-	case *ast.InterfaceType:
-		if len(x.Methods.List) == 0 {
-			return &typ{kind: kAny, expr: "any"}, nil
-		}
 	}
 	return nil, fmt.Errorf("%s: unsupported type %T", where, e)
 }
@@ -309,7 +299,7 @@ func (l *loader) named(p *pkg, imports map[string]string, qual *string, name, wh
 		l.cache[key] = t
 		for _, f := range u.Fields.List {
 			if len(f.Names) == 0 {
-				return nil, fmt.Errorf("%s.%s: embedded fields are not supported", name, exprString(f.Type))
+				return nil, fmt.Errorf("%s: embedded fields are not supported", name)
 			}
 			var tag reflect.StructTag
 			if f.Tag != nil {
@@ -349,17 +339,3 @@ func (l *loader) named(p *pkg, imports map[string]string, qual *string, name, wh
 }
 
 func exported(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
-
-func exprString(e ast.Expr) string {
-	var b bytes.Buffer
-	_ = format.Node(&b, token.NewFileSet(), e)
-	return b.String()
-}
-
-// outPath is out, relative to dir unless absolute.
-func outPath(dir, out string) string {
-	if filepath.IsAbs(out) {
-		return out
-	}
-	return filepath.Join(dir, out)
-}

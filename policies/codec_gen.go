@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/palacehq/palace/domain"
+	"github.com/valyala/fastjson"
 )
 
 // inputValue is the OPA value of a decision point's input; ok is false
@@ -707,6 +708,37 @@ func decodeLaneResult(p Point, path string, r ast.Object) (LaneResult, error) {
 	out.Lane = enum(&f, "lane", laneNames)
 	out.RenderForm = enum(&f, "render_form", renderForms)
 	return out, f.err
+}
+
+// jsonLaneResult reads LaneResult from a module's JSON object r when decodeLaneResult
+// would accept it as written: each member once, whole numbers as integers.
+// ok is false for anything else.
+func jsonLaneResult(r *fastjson.Object) (out LaneResult, ok bool) {
+	var seen [4]bool
+	ok = true
+	r.Visit(func(k []byte, x *fastjson.Value) {
+		var i int
+		var good bool
+		switch string(k) {
+		case "salience":
+			i = 0
+			out.Salience, good = intJSON(x, 0, 100)
+		case "breakdown":
+			i = 1
+			out.Breakdown, good = intMapJSON(x)
+		case "lane":
+			i = 2
+			out.Lane, good = enumJSON(x, laneNames)
+		case "render_form":
+			i = 3
+			out.RenderForm, good = enumJSON(x, renderForms)
+		default:
+			return
+		}
+		ok = ok && good && !seen[i]
+		seen[i] = true
+	})
+	return out, ok && seen[0] && seen[1] && seen[2] && seen[3]
 }
 
 // decodeResearchOutput reads ResearchOutput from the object r, the output of p at path

@@ -213,6 +213,39 @@ func (g *gen) decoder(t *typ) error {
 	return nil
 }
 
+// jsonDecoder writes the decoder of the output struct t straight from a
+// module's JSON answer, for the answers its OPA decoder would accept as
+// they are; ok false sends any other answer through the OPA decoder, which
+// accepts or rejects it with the messages a Rego answer gets.
+func (g *gen) jsonDecoder(t *typ) error {
+	g.imports["github.com/valyala/fastjson"] = true
+	g.p("\n// json%s reads %s from a module's JSON object r when decode%s\n", t.fn, t.expr, t.fn)
+	g.p("// would accept it as written: each member once, whole numbers as integers.\n")
+	g.p("// ok is false for anything else.\n")
+	g.p("func json%s(r *fastjson.Object) (out %s, ok bool) {\n\tvar seen [%d]bool\n\tok = true\n", t.fn, t.expr, len(t.fields))
+	g.p("\tr.Visit(func(k []byte, x *fastjson.Value) {\n\t\tvar i int\n\t\tvar good bool\n\t\tswitch string(k) {\n")
+	var required []string
+	for i, f := range t.fields {
+		var call string
+		lo, hi, isRange := strings.Cut(f.policy, "..")
+		switch {
+		case f.t.kind == kInt && !f.t.named && isRange:
+			call = fmt.Sprintf("intJSON(x, %s, %s)", lo, hi)
+		case f.t.kind == kString && f.t.named && strings.HasPrefix(f.policy, "enum="):
+			call = fmt.Sprintf("enumJSON(x, %s)", strings.TrimPrefix(f.policy, "enum="))
+		case f.t.kind == kMap && f.t.elem.kind == kInt && f.policy == "":
+			call = "intMapJSON(x)"
+		default:
+			return fmt.Errorf("%s.%s: no JSON decoder for %s with policy tag %q", t.expr, f.goName, f.t.expr, f.policy)
+		}
+		g.p("\t\tcase %q:\n\t\t\ti = %d\n\t\t\tout.%s, good = %s\n", f.json, i, f.goName, call)
+		required = append(required, fmt.Sprintf("seen[%d]", i))
+	}
+	g.p("\t\tdefault:\n\t\t\treturn\n\t\t}\n\t\tok = ok && good && !seen[i]\n\t\tseen[i] = true\n\t})\n")
+	g.p("\treturn out, ok && %s\n}\n", strings.Join(required, " && "))
+	return nil
+}
+
 // file assembles codec_gen.go.
 func (g *gen) file() ([]byte, error) {
 	var b bytes.Buffer

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,6 +40,10 @@ var inputs = []string{"GateInput", "ScopeInput", "LanesInput", "MailboxInput", "
 // outputs are the result types decoded from an OPA value: whole outputs
 // and the per-card results of the batch points.
 var outputs = []string{"GateOutput", "ScopeResult", "LaneResult", "ResearchOutput"}
+
+// jsonOutputs are the outputs also decoded straight from a module's JSON,
+// where building the OPA value would cost more than the module's decision.
+var jsonOutputs = []string{"LaneResult"}
 
 func main() {
 	dir := flag.String("dir", ".", "the policies package's folder")
@@ -82,6 +87,11 @@ func Generate(dir string) ([]byte, error) {
 		}
 		if err := g.decoder(t); err != nil {
 			return nil, err
+		}
+		if slices.Contains(jsonOutputs, name) {
+			if err := g.jsonDecoder(t); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return g.file()

@@ -149,13 +149,8 @@ func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
 	out, err := s.gate(ctx, in)
 	if err != nil {
 		d.Error = err.Error()
-		who := Gate.Package()
-		if sv, ok := s.served[Gate]; ok && len(sv.Files) > 0 {
-			who = fmt.Sprintf("%s (%s)", Gate.Package(), sv.Files[0])
-		}
 		return GateOutput{
-			Allow:   false,
-			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", who, err)},
+			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
 			Missing: map[string]int{},
 		}, d
 	}

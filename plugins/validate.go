@@ -79,6 +79,8 @@ type validator struct {
 	callsTable     []bool
 	exportNames    map[string]struct{}
 	sawNameSection bool
+
+	mod wasmModule // the types, imports, functions and exports read
 }
 
 // validate checks the binary b section by section; memoryPages is the cap a
@@ -89,7 +91,8 @@ func validate(b []byte, memoryPages uint32) error {
 	return err
 }
 
-// validateModule is validate, also returning what the sections declared.
+// validateModule is validate, also returning what the sections declared
+// (validator.mod: the module's types, imports, functions and exports).
 func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	if len(b) > maxModuleBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
@@ -216,17 +219,24 @@ func (v *validator) typeSection(r *reader) error {
 		if form != 0x60 {
 			return fmt.Errorf("type %d: form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", i, form)
 		}
-		for _, what := range []string{"parameters", "results"} {
-			k, err := r.count(what, 1, maxTypeArity)
+		var t funcType
+		for _, list := range []struct {
+			what string
+			dst  *[]byte
+		}{{"parameters", &t.params}, {"results", &t.results}} {
+			k, err := r.count(list.what, 1, maxTypeArity)
 			if err != nil {
 				return fmt.Errorf("type %d: %w", i, err)
 			}
+			start := r.off
 			for range k {
 				if err := r.valueType(); err != nil {
 					return fmt.Errorf("type %d: %w", i, err)
 				}
 			}
+			*list.dst = r.b[start:r.off]
 		}
+		v.mod.types = append(v.mod.types, t)
 	}
 	v.types = n
 	return nil
@@ -325,17 +335,21 @@ func (v *validator) importSection(r *reader) error {
 }
 
 func (v *validator) importEntry(r *reader) error {
-	if _, err := r.name(); err != nil {
+	var imp wasmImport
+	var err error
+	if imp.module, err = r.name(); err != nil {
 		return fmt.Errorf("module name: %w", err)
 	}
-	if _, err := r.name(); err != nil {
+	if imp.name, err = r.name(); err != nil {
 		return fmt.Errorf("name: %w", err)
 	}
 	k, err := r.byte()
 	if err != nil {
 		return err
 	}
-	switch externKind(k) {
+	imp.kind = externKind(k)
+	v.mod.imports = append(v.mod.imports, imp)
+	switch imp.kind {
 	case kindFunc:
 		t, err := r.u32()
 		if err != nil {
@@ -347,6 +361,8 @@ func (v *validator) importEntry(r *reader) error {
 		if v.funcs++; v.funcs > maxFunctions {
 			return fmt.Errorf("more than %d functions", maxFunctions)
 		}
+		v.mod.imports[len(v.mod.imports)-1].typeIndex = t
+		v.mod.funcTypes = append(v.mod.funcTypes, t)
 		return nil
 	case kindTable:
 		return v.table(r)
@@ -391,6 +407,7 @@ func (v *validator) functionSection(r *reader) error {
 		if t >= v.types {
 			return fmt.Errorf("function %d: type %d does not exist (%d types)", i, t, v.types)
 		}
+		v.mod.funcTypes = append(v.mod.funcTypes, t)
 	}
 	v.definedFuncs = n
 	v.funcs += n
@@ -524,6 +541,7 @@ func (v *validator) exportSection(r *reader) error {
 		if idx >= space {
 			return fmt.Errorf("export %d (%q): %s %d does not exist", i, name, externKind(k), idx)
 		}
+		v.mod.exports = append(v.mod.exports, wasmExport{name: name, kind: externKind(k), index: idx})
 	}
 	return nil
 }

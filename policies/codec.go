@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -29,12 +30,31 @@ func regoInput(p Point, in any) (ast.Value, error) {
 // wasmInput is the JSON a .wasm module reads for a decision point's typed
 // input: every field present, lists never null.
 func wasmInput(p Point, in any) ([]byte, error) {
-	b, ok := appendInput(make([]byte, 0, 1024), in)
+	size := inputSizes[p]
+	hint := 1024
+	if size != nil {
+		hint = max(hint, int(size.Load()))
+	}
+	b, ok := appendInput(make([]byte, 0, hint), in)
 	if !ok {
 		return nil, fmt.Errorf("evaluate %s: input of type %T is not a decision point input", p.Package(), in)
 	}
+	if size != nil {
+		size.Store(int64(len(b) + len(b)/8))
+	}
 	return b, nil
 }
+
+// inputSizes holds, per point, the size of its last JSON input and an
+// eighth more: the buffer of the next one, so that a batch is written
+// without growing it.
+var inputSizes = func() map[Point]*atomic.Int64 {
+	m := make(map[Point]*atomic.Int64, len(Points))
+	for _, p := range Points {
+		m[p] = new(atomic.Int64)
+	}
+	return m
+}()
 
 // valueAnyMap is a JSON-shaped map as an OPA object; nil, or a map OPA
 // cannot hold, is {} (appendAnyMap writes the same).

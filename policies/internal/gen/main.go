@@ -1,8 +1,8 @@
 // Command gen writes the policies package's codecs, codec_gen.go, from
 // the decision points' Go types: for each point's input type, the OPA
 // value a Rego policy reads and the JSON a .wasm module reads; for each
-// output type, the strict decoder of an OPA value. `go generate` in the
-// policies folder runs it:
+// output type, the strict decoder of an OPA value (and, for jsonOutputs,
+// of a module's JSON). `go generate` in the policies folder runs it:
 //
 //	go run ./internal/gen [-dir .] [-out codec_gen.go]
 //
@@ -15,7 +15,7 @@
 //	policy:"lo..hi"       a whole number within lo..hi
 //	policy:"enum=NAME"    one of the package-level list NAME
 //	policy:"nonempty"     a list with at least one element
-//	policy:"optional"     absent or null means the zero value
+//	policy:"optional"     absent means the zero value
 //
 // A type it cannot encode or decode is an error naming the field.
 package main

@@ -58,16 +58,13 @@ func Inspect(name string, wasm []byte) Report {
 	}
 	// Load's own checks, in Load's order, with the default memory cap
 	// palace runs plugins under.
-	err := validate(wasm, uint32(DefaultMemoryLimit/pageSize))
-	var m *wasmModule
-	if err == nil {
-		m, err = parseWasm(wasm)
-	}
+	v, err := validateModule(wasm, uint32(DefaultMemoryLimit/pageSize))
 	if err != nil {
 		r.Problems = append(r.Problems, "not a valid WebAssembly module: "+err.Error())
 		r.Verdict = "would not load: " + r.Problems[0]
 		return r
 	}
+	m := &v.mod
 	r.ABI = ABIPlain
 	for _, imp := range m.imports {
 		r.Imports = append(r.Imports, imp.module+"."+imp.name)

@@ -61,10 +61,6 @@ func interruptCheck(counter, yield uint32) []byte {
 	return append(b, 0x1a, 0x0b)
 }
 
-// sectionOrder ranks the known sections by where the binary format puts
-// them (the tag section, 13, sits between memory and global).
-var sectionOrder = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
-
 type rawSection struct {
 	id   byte
 	body []byte
@@ -118,7 +114,7 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 			s.body = body
 		}
-		if s.id != 0 && !addedGlobal && sectionOrder[s.id] > sectionOrder[6] {
+		if s.id != 0 && !addedGlobal && int(s.id) < len(validOrder) && validOrder[s.id] > validOrder[6] {
 			// A module without globals gets a global section where the
 			// binary format puts it: before the first section after it.
 			out = append(out, section(6, append(uleb(1), newGlobal...)))
@@ -136,16 +132,17 @@ func instrument(wasm []byte) ([]byte, error) {
 // defined globals; the added global takes the next index) and the function
 // index of the imported wasi_snapshot_preview1.sched_yield.
 func scanImports(secs []rawSection) (globals, yield uint32, err error) {
-	m := &wasmModule{}
+	v := &validator{memoryPages: ^uint32(0)} // the module passed validate with the runtime's cap
+	m := &v.mod
 	found := false
 	for _, s := range secs {
 		switch s.id {
 		case 1:
-			if err := m.readTypes(&reader{b: s.body}); err != nil {
+			if err := v.typeSection(&reader{b: s.body}); err != nil {
 				return 0, 0, err
 			}
 		case 2:
-			if err := m.readImports(&reader{b: s.body}); err != nil {
+			if err := v.importSection(&reader{b: s.body}); err != nil {
 				return 0, 0, err
 			}
 			var funcs uint32

@@ -82,11 +82,7 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	if err != nil {
 		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
 	}
-	parsed, err := parseWasm(wasm)
-	if err != nil {
-		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
-	}
-	points, problems := pointsAndProblems(parsed)
+	points, problems := pointsAndProblems(&shape.mod)
 	if len(problems) > 0 {
 		return nil, refuse(problems)
 	}

@@ -79,6 +79,8 @@ type validator struct {
 	callsTable     []bool
 	exportNames    map[string]struct{}
 	sawNameSection bool
+
+	mod wasmModule // the types, imports, functions and exports read
 }
 
 // validate checks the binary b section by section; memoryPages is the cap a
@@ -89,7 +91,8 @@ func validate(b []byte, memoryPages uint32) error {
 	return err
 }
 
-// validateModule is validate, also returning what the sections declared.
+// validateModule is validate, also returning what the sections declared
+// (validator.mod: the module's types, imports, functions and exports).
 func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	if len(b) > maxModuleBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
@@ -216,17 +219,24 @@ func (v *validator) typeSection(r *reader) error {
 		if form != 0x60 {
 			return fmt.Errorf("type %d: form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", i, form)
 		}
-		for _, what := range []string{"parameters", "results"} {
-			k, err := r.count(what, 1, maxTypeArity)
+		var t funcType
+		for _, list := range []struct {
+			what string
+			dst  *[]byte
+		}{{"parameters", &t.params}, {"results", &t.results}} {
+			k, err := r.count(list.what, 1, maxTypeArity)
 			if err != nil {
 				return fmt.Errorf("type %d: %w", i, err)
 			}
+			start := r.off
 			for range k {
 				if err := r.valueType(); err != nil {
 					return fmt.Errorf("type %d: %w", i, err)
 				}
 			}
+			*list.dst = r.b[start:r.off]
 		}
+		v.mod.types = append(v.mod.types, t)
 	}
 	v.types = n
 	return nil
@@ -325,17 +335,21 @@ func (v *validator) importSection(r *reader) error {
 }
 
 func (v *validator) importEntry(r *reader) error {
-	if _, err := r.name(); err != nil {
+	var imp wasmImport
+	var err error
+	if imp.module, err = r.name(); err != nil {
 		return fmt.Errorf("module name: %w", err)
 	}
-	if _, err := r.name(); err != nil {
+	if imp.name, err = r.name(); err != nil {
 		return fmt.Errorf("name: %w", err)
 	}
 	k, err := r.byte()
 	if err != nil {
 		return err
 	}
-	switch externKind(k) {
+	imp.kind = externKind(k)
+	v.mod.imports = append(v.mod.imports, imp)
+	switch imp.kind {
 	case kindFunc:
 		t, err := r.u32()
 		if err != nil {
@@ -347,6 +361,8 @@ func (v *validator) importEntry(r *reader) error {
 		if v.funcs++; v.funcs > maxFunctions {
 			return fmt.Errorf("more than %d functions", maxFunctions)
 		}
+		v.mod.imports[len(v.mod.imports)-1].typeIndex = t
+		v.mod.funcTypes = append(v.mod.funcTypes, t)
 		return nil
 	case kindTable:
 		return v.table(r)
@@ -391,6 +407,7 @@ func (v *validator) functionSection(r *reader) error {
 		if t >= v.types {
 			return fmt.Errorf("function %d: type %d does not exist (%d types)", i, t, v.types)
 		}
+		v.mod.funcTypes = append(v.mod.funcTypes, t)
 	}
 	v.definedFuncs = n
 	v.funcs += n
@@ -524,381 +541,7 @@ func (v *validator) exportSection(r *reader) error {
 		if idx >= space {
 			return fmt.Errorf("export %d (%q): %s %d does not exist", i, name, externKind(k), idx)
 		}
+		v.mod.exports = append(v.mod.exports, wasmExport{name: name, kind: externKind(k), index: idx})
 	}
 	return nil
-}
-
-func (v *validator) elementSection(r *reader) error {
-	n, err := r.count("element segments", 3, maxElemSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.elementSegment(r); err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// elementSegment reads one of the eight segment encodings of WebAssembly
-// 2.0 (flags 0-7): whether it has a table index and an offset, and whether
-// its entries are function indexes or constant expressions.
-func (v *validator) elementSegment(r *reader) error {
-	flags, err := r.u32()
-	if err != nil {
-		return err
-	}
-	if flags > 7 {
-		return fmt.Errorf("flags %d (want 0 to 7)", flags)
-	}
-	if flags == 2 || flags == 6 {
-		if _, err := r.u32(); err != nil { // table index
-			return err
-		}
-	}
-	if flags&1 == 0 { // active: an offset
-		if err := r.constExpr(); err != nil {
-			return fmt.Errorf("offset: %w", err)
-		}
-	}
-	exprs := flags&4 != 0
-	if flags&3 != 0 { // an element kind or reference type
-		if exprs {
-			err = r.refType()
-		} else {
-			var kind byte
-			if kind, err = r.byte(); err == nil && kind != 0 {
-				err = fmt.Errorf("element kind 0x%02x (want 0x00)", kind)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	minBytes := 1
-	if exprs {
-		minBytes = 3
-	}
-	k, err := r.count("entries", minBytes, maxElemEntries)
-	if err != nil {
-		return err
-	}
-	if v.elemEntries += uint64(k); v.elemEntries > maxElemEntries {
-		return fmt.Errorf("more than %d element entries in all", maxElemEntries)
-	}
-	for j := range k {
-		if exprs {
-			err = r.constExpr()
-		} else {
-			var f uint32
-			if f, err = r.u32(); err == nil && f >= v.funcs {
-				err = fmt.Errorf("function %d does not exist (%d functions)", f, v.funcs)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("entry %d: %w", j, err)
-		}
-	}
-	return nil
-}
-
-func (v *validator) codeSection(r *reader) error {
-	n, err := r.count("function bodies", 3, maxFunctions)
-	if err != nil {
-		return err
-	}
-	if n != v.definedFuncs {
-		return fmt.Errorf("holds %d function bodies but the function section declares %d functions", n, v.definedFuncs)
-	}
-	for i := range n {
-		size, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("function body %d: size: %w", i, err)
-		}
-		if size > maxFunctionBytes {
-			return fmt.Errorf("function body %d: %d bytes; the limit is %d", i, size, maxFunctionBytes)
-		}
-		body, err := r.bytes(uint64(size))
-		if err != nil {
-			return fmt.Errorf("function body %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
-		}
-		calls, table, err := functionBody(body, v.start != nil)
-		if err != nil {
-			return fmt.Errorf("function body %d: %w", i, err)
-		}
-		if v.start != nil {
-			v.calls = append(v.calls, calls)
-			v.callsTable = append(v.callsTable, table)
-		}
-	}
-	v.codes = n
-	return nil
-}
-
-// functionBody checks a body's local declarations (wazero allocates one slot
-// per declared local before it reads any instruction) and counts its
-// branches, stepping over every instruction. With withCalls it also returns
-// the functions the body calls and whether it calls through a table.
-func functionBody(body []byte, withCalls bool) (calls []uint32, table bool, err error) {
-	r := &reader{b: body}
-	groups, err := r.count("local declarations", 2, maxLocals)
-	if err != nil {
-		return nil, false, err
-	}
-	var total uint64
-	for range groups {
-		n, err := r.u32()
-		if err != nil {
-			return nil, false, err
-		}
-		if total += uint64(n); total > maxLocals {
-			return nil, false, fmt.Errorf("declares more than %d locals", maxLocals)
-		}
-		if err := r.valueType(); err != nil {
-			return nil, false, fmt.Errorf("local: %w", err)
-		}
-	}
-	if r.off == len(body) || body[len(body)-1] != 0x0b {
-		return nil, false, errors.New("does not end with an end instruction")
-	}
-	branches := 0
-	for r.off < len(body) {
-		start := r.off
-		op := body[r.off]
-		r.off++
-		switch op {
-		case 0x02, 0x03, 0x04, 0x0d, 0x0e: // block loop if br_if br_table
-			if branches++; branches > maxBranches {
-				return nil, false, fmt.Errorf("more than %d blocks, loops, ifs and conditional branches in one function (compiling takes time that grows with their square)", maxBranches)
-			}
-		case 0x10: // call
-			if withCalls {
-				at := r.off
-				if callee, err := r.u32(); err == nil {
-					calls = append(calls, callee)
-				}
-				r.off = at
-			}
-		case 0x11: // call_indirect
-			table = true
-		}
-		if err := skipImmediates(r, op); err != nil {
-			return nil, false, fmt.Errorf("instruction 0x%02x at byte %d: %w", op, start, err)
-		}
-	}
-	return calls, table, nil
-}
-
-// startRecursion refuses a start function that can recurse or call through
-// a table. A start function runs while the module is instantiated, under
-// the call deadline; wazero stops a guest that overruns it only at loop
-// headers (and palace's inserted checks need the guest's sched_yield
-// import), so a start function that recurses without looping would run
-// until wazero's call stack ceiling traps it, seconds later. Without
-// recursion or indirect calls its running time is bounded by its loops,
-// which are checked. Real guests (Go, Rust, TinyGo with the Extism PDKs)
-// declare no start section and are not affected.
-func (v *validator) startRecursion() error {
-	if v.start == nil {
-		return nil
-	}
-	imported := v.funcs - v.definedFuncs
-	if *v.start < imported {
-		return nil // an imported host function: palace's own code
-	}
-	const (
-		unseen = iota
-		open
-		done
-	)
-	state := make([]uint8, len(v.calls))
-	type frame struct {
-		fn   uint32
-		next int
-	}
-	root := *v.start - imported
-	stack := []frame{{fn: root}}
-	state[root] = open
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if top.next == 0 && v.callsTable[top.fn] {
-			return fmt.Errorf("the start function (function %d) reaches function %d, which calls through a table; palace cannot bound a start function's recursion, so run that code from an exported function instead", *v.start, top.fn+imported)
-		}
-		if top.next == len(v.calls[top.fn]) {
-			state[top.fn] = done
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		callee := v.calls[top.fn][top.next]
-		top.next++
-		if callee < imported || callee-imported >= uint32(len(v.calls)) {
-			continue // a host function, or an index the compiler will refuse
-		}
-		c := callee - imported
-		switch state[c] {
-		case open:
-			return fmt.Errorf("the start function (function %d) can recurse: function %d calls function %d again; palace cannot bound a start function's recursion, so run that code from an exported function instead", *v.start, top.fn+imported, callee)
-		case unseen:
-			state[c] = open
-			stack = append(stack, frame{fn: c})
-		}
-	}
-	return nil
-}
-
-func (v *validator) dataSection(r *reader) error {
-	n, err := r.count("data segments", 2, maxDataSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		flags, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
-		}
-		switch flags {
-		case 0:
-			err = r.constExpr()
-		case 1:
-		case 2:
-			if _, err = r.u32(); err == nil { // memory index
-				err = r.constExpr()
-			}
-		default:
-			err = fmt.Errorf("flags %d (want 0, 1 or 2)", flags)
-		}
-		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
-		}
-		size, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("segment %d: size: %w", i, err)
-		}
-		if _, err := r.bytes(uint64(size)); err != nil {
-			return fmt.Errorf("segment %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
-		}
-	}
-	v.dataSegments = n
-	return nil
-}
-
-// custom checks a custom section's name and, for the "name" section, which
-// wazero always decodes, its contents; any other custom section is skipped.
-func (v *validator) custom(r *reader) error {
-	name, err := r.name()
-	if err != nil {
-		return fmt.Errorf("name: %w", err)
-	}
-	if name != "name" {
-		r.off = len(r.b)
-		return nil
-	}
-	if v.sawNameSection {
-		return errors.New("a second name section")
-	}
-	v.sawNameSection = true
-	for r.off < len(r.b) {
-		id, _ := r.byte()
-		size, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("name subsection %d: %w", id, err)
-		}
-		body, err := r.bytes(uint64(size))
-		if err != nil {
-			return fmt.Errorf("name subsection %d: declares %d bytes but only %d remain", id, size, len(r.b)-r.off)
-		}
-		sr := &reader{b: body}
-		switch id {
-		case 0: // module name
-			_, err = sr.name()
-		case 1: // function names
-			err = sr.nameMap()
-		case 2: // local names: a map of maps
-			var n uint32
-			if n, err = sr.count("functions with local names", 2, maxNameEntries); err == nil {
-				for range n {
-					if _, err = sr.u32(); err != nil {
-						break
-					}
-					if err = sr.nameMap(); err != nil {
-						break
-					}
-				}
-			}
-		default:
-			sr.off = len(body)
-		}
-		if err == nil && sr.off != len(body) {
-			err = fmt.Errorf("%d bytes left over", len(body)-sr.off)
-		}
-		if err != nil {
-			return fmt.Errorf("name subsection %d: %w", id, err)
-		}
-	}
-	return nil
-}
-
-func (r *reader) nameMap() error {
-	n, err := r.count("names", 2, maxNameEntries)
-	if err != nil {
-		return err
-	}
-	for range n {
-		if _, err := r.u32(); err != nil {
-			return err
-		}
-		if _, err := r.name(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// capTables returns wasm with every table's maximum size lowered to
-// maxTableEntries (added where the module declares none). Nothing else
-// bounds table.grow: wazero allocates whatever a grow asks for below 2^32
-// entries, 8 bytes each. A grow past the cap fails the way the instruction
-// is specified to fail (it returns -1), so a module that never grows a
-// table that far runs unchanged. Go guests declare a table without a
-// maximum and never grow it. wasm must have passed validate.
-func capTables(wasm []byte) []byte {
-	r := &reader{b: wasm, off: 8}
-	for r.off < len(wasm) {
-		start := r.off
-		id, _ := r.byte()
-		size, _ := r.u32()
-		bodyStart := r.off
-		body, _ := r.bytes(uint64(size))
-		if id != 4 {
-			continue
-		}
-		sr := &reader{b: body}
-		n, _ := sr.u32()
-		out := uleb(uint64(n))
-		for range n {
-			t, _ := sr.byte()
-			flags, _ := sr.byte()
-			min, _ := sr.u32()
-			max := uint32(maxTableEntries)
-			if flags == 1 {
-				m, _ := sr.u32()
-				max = min32(m, max)
-			}
-			out = append(out, t, 1)
-			out = append(out, uleb(uint64(min))...)
-			out = append(out, uleb(uint64(max))...)
-		}
-		capped := append([]byte{}, wasm[:start]...)
-		capped = append(capped, section(4, out)...)
-		return append(capped, wasm[bodyStart+len(body):]...)
-	}
-	return wasm
-}
-
-func min32(a, b uint32) uint32 {
-	if a < b {
-		return a
-	}
-	return b
 }

@@ -68,11 +68,12 @@ func FuzzValidate(f *testing.F) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(fuzzPages))
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := validate(b, fuzzPages); err != nil {
+		v, err := validateModule(b, fuzzPages)
+		if err != nil {
 			return
 		}
-		if _, err := parseWasm(b); err != nil {
-			t.Fatalf("validate accepts what parseWasm refuses: %v", err)
+		if n := uint32(len(v.mod.funcTypes)); n != v.funcs {
+			t.Fatalf("validate read %d function types for %d functions", n, v.funcs)
 		}
 		func() {
 			defer func() { _ = recover() }() // a wazero panic is wazero's bug, not a crash of palace's making
@@ -103,12 +104,12 @@ func FuzzInstrument(f *testing.F) {
 		if err := validate(out, fuzzPages); err != nil {
 			t.Fatalf("instrument broke a valid module: %v", err)
 		}
-		before, err1 := parseWasm(capped)
-		after, err2 := parseWasm(out)
+		before, err1 := validateModule(capped, fuzzPages)
+		after, err2 := validateModule(out, fuzzPages)
 		if err1 != nil || err2 != nil {
-			t.Fatalf("parse: %v / %v", err1, err2)
+			t.Fatalf("validate: %v / %v", err1, err2)
 		}
-		if len(before.imports) != len(after.imports) || len(before.exports) != len(after.exports) {
+		if len(before.mod.imports) != len(after.mod.imports) || len(before.mod.exports) != len(after.mod.exports) {
 			t.Fatalf("instrument changed imports or exports")
 		}
 	})

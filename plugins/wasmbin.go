@@ -6,12 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// This file is a small reader for the parts of a WebAssembly binary that the
-// sandbox and Inspect need: imports, exports and the function signatures behind
-// them. It reads section headers and skips everything else, so it costs
-// microseconds where a wazero compile of a Go guest costs about a second, and
-// it never runs guest code. Full validation of the code is left to wazero at
-// Load.
+// This file holds the byte reader of a WebAssembly binary and what the
+// sandbox and Inspect need of one: imports, exports and the function
+// signatures behind them, which validate records as it walks the sections
+// (validate.go). Full validation of the code is left to wazero at Load.
 
 // externKind is the kind byte of an import or export descriptor.
 type externKind byte
@@ -56,7 +54,7 @@ type funcType struct {
 	params, results []byte
 }
 
-// wasmModule is what parseWasm learned about a binary.
+// wasmModule is what validateModule learned about a binary.
 type wasmModule struct {
 	imports []wasmImport
 	exports []wasmExport
@@ -149,214 +147,6 @@ func (r *reader) name() (string, error) {
 		return "", errors.New("name is not valid UTF-8")
 	}
 	return string(b), nil
-}
-
-// limits skips a table or memory limits encoding.
-func (r *reader) limits() error {
-	flags, err := r.byte()
-	if err != nil {
-		return err
-	}
-	if flags > 0x07 {
-		return fmt.Errorf("invalid limits flags 0x%02x", flags)
-	}
-	bits := uint(32)
-	if flags&0x04 != 0 { // memory64
-		bits = 64
-	}
-	if _, err := r.uleb(bits); err != nil {
-		return err
-	}
-	if flags&0x01 != 0 {
-		if _, err := r.uleb(bits); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-const (
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secExport   = 7
-)
-
-// parseWasm reads the header, type, import, function and export sections of
-// a WebAssembly binary. Errors say what is malformed and where.
-func parseWasm(b []byte) (*wasmModule, error) {
-	if len(b) < 8 || string(b[:4]) != "\x00asm" {
-		return nil, errors.New("not a WebAssembly binary (missing \\0asm magic)")
-	}
-	if v := b[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
-		return nil, fmt.Errorf("unsupported WebAssembly binary version % x (want 01 00 00 00; components are not supported)", v)
-	}
-	m := &wasmModule{types: []funcType{}}
-	r := &reader{b: b, off: 8}
-	var defined []uint32
-	for r.off < len(b) {
-		start := r.off
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, fmt.Errorf("section %d at offset %d: %w", id, start, err)
-		}
-		body, err := r.bytes(uint64(size))
-		if err != nil {
-			return nil, fmt.Errorf("section %d at offset %d: size %d: %w", id, start, size, err)
-		}
-		sr := &reader{b: body}
-		switch id {
-		case secType:
-			err = m.readTypes(sr)
-		case secImport:
-			err = m.readImports(sr)
-		case secFunction:
-			defined, err = readFunctions(sr)
-		case secExport:
-			err = m.readExports(sr)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("section %d at offset %d: %w", id, start, err)
-		}
-	}
-	for _, imp := range m.imports {
-		if imp.kind == kindFunc {
-			m.funcTypes = append(m.funcTypes, imp.typeIndex)
-		}
-	}
-	m.funcTypes = append(m.funcTypes, defined...)
-	return m, nil
-}
-
-func (m *wasmModule) readTypes(r *reader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	for range n {
-		form, err := r.byte()
-		if err != nil {
-			return err
-		}
-		if form != 0x60 {
-			// A GC-proposal type (rec/sub/struct/array): signatures are
-			// reported as unknown rather than guessed.
-			m.types = nil
-			return nil
-		}
-		var t funcType
-		for _, dst := range []*[]byte{&t.params, &t.results} {
-			k, err := r.u32()
-			if err != nil {
-				return err
-			}
-			vt, err := r.bytes(uint64(k))
-			if err != nil {
-				return err
-			}
-			for _, v := range vt {
-				if valueTypeName(v) == "" {
-					m.types = nil // typed references etc.: unknown
-					return nil
-				}
-			}
-			*dst = vt
-		}
-		m.types = append(m.types, t)
-	}
-	return nil
-}
-
-func (m *wasmModule) readImports(r *reader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		var imp wasmImport
-		if imp.module, err = r.name(); err != nil {
-			return fmt.Errorf("import %d: module name: %w", i, err)
-		}
-		if imp.name, err = r.name(); err != nil {
-			return fmt.Errorf("import %d: name: %w", i, err)
-		}
-		k, err := r.byte()
-		if err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-		imp.kind = externKind(k)
-		switch imp.kind {
-		case kindFunc:
-			imp.typeIndex, err = r.u32()
-		case kindTable:
-			if _, err = r.byte(); err == nil { // reference type
-				err = r.limits()
-			}
-		case kindMemory:
-			err = r.limits()
-		case kindGlobal:
-			if _, err = r.byte(); err == nil { // value type
-				_, err = r.byte() // mutability
-			}
-		case kindTag:
-			if _, err = r.byte(); err == nil { // attribute
-				_, err = r.u32()
-			}
-		default:
-			err = fmt.Errorf("unknown import kind 0x%02x", k)
-		}
-		if err != nil {
-			return fmt.Errorf("import %d (%s.%s): %w", i, imp.module, imp.name, err)
-		}
-		m.imports = append(m.imports, imp)
-	}
-	return nil
-}
-
-func readFunctions(r *reader) ([]uint32, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	if uint64(n) > uint64(len(r.b)) { // each entry takes at least one byte
-		return nil, errTruncated
-	}
-	out := make([]uint32, 0, n)
-	for range n {
-		t, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func (m *wasmModule) readExports(r *reader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		var e wasmExport
-		if e.name, err = r.name(); err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		k, err := r.byte()
-		if err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		e.kind = externKind(k)
-		if e.index, err = r.u32(); err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		m.exports = append(m.exports, e)
-	}
-	return nil
 }
 
 func valueTypeName(v byte) string {

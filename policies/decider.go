@@ -79,23 +79,3 @@ func (e *regoEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, er
 	}
 	return v, nil
 }
-
-// regoInput builds the OPA value of a typed input directly: cheaper than
-// the JSON round trip rego.EvalInput makes for structs.
-func regoInput(p Point, in any) (ast.Value, error) {
-	switch x := in.(type) {
-	case ast.Value:
-		return x, nil
-	case GateInput:
-		return gateValue(x), nil
-	case ScopeInput:
-		return scopeValue(x), nil
-	case LanesInput:
-		return lanesValue(x), nil
-	case MailboxInput:
-		return mailboxValue(x), nil
-	case ResearchInput:
-		return researchValue(x), nil
-	}
-	return nil, fmt.Errorf("evaluate %s: input of type %T is not a decision point input", p.Package(), in)
-}

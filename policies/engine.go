@@ -76,22 +76,16 @@ func (s *Set) who(p Point) string {
 	return p.Package()
 }
 
-// Intern the input keys and enum values palace sends on every evaluation so
-// building an input allocates only for free text (ids, statements, paths).
-// OPA asks that this happen at init time only.
+// Intern the enum values palace sends on every evaluation and the member
+// names the decoders look up, so building an input allocates only for free
+// text (ids, statements, paths); the inputs' member names are generated
+// terms (codec_gen.go). OPA asks that this happen at init time only.
 func init() {
 	ast.InternStringTerm(
-		"action", "target", "mode", "card", "id", "tier", "status", "domain", "field", "anchor",
-		"statement", "persistence", "counts", "supporting", "verification", "teaching",
-		"counterexample", "reviewer", "name", "type", "context", "cards", "file", "language",
-		"intents", "tools", "query", "anchors", "scope", "paths", "languages", "fields", "trigger",
-		"patterns", "tool_needs", "render_pref", "scope_fit", "operation_fit", "relevance",
-		"counts30d", "applied", "skipped", "trimmed", "viewed", "age_days", "config",
-		"used", "accepted", "rejected", "rollback", "miss", "contradiction",
-		"inactivity_grace_days", "inactivity_step_days", "inactivity_max", "box", "path", "line", "letter",
 		"promote", "publish", "promoted", "canonical", "candidate", "demoted", "retired", "repo", "global",
-		"worktree", "human", "agent", "dao_tian", "dao_ren", "shu", "qi", "project", "agent", "skill",
+		"worktree", "human", "agent", "dao_tian", "dao_ren", "shu", "qi", "project", "skill", "local", "card_file",
 		"general", "standard", "protected", "foundational", "auto", "inline_full", "inline_compact",
-		"ref_preferred", "applies", "why", "salience", "breakdown", "lane", "render_form",
+		"ref_preferred", "allow", "reasons", "missing", "applies", "scope_fit", "operation_fit", "why",
+		"salience", "breakdown", "lane", "render_form",
 	)
 }

@@ -33,41 +33,31 @@ func (e *InputError) Unwrap() error { return e.Err }
 func (s *Set) EvalJSON(ctx context.Context, p Point, input []byte) (any, Decision, error) {
 	switch p {
 	case Gate:
-		var in GateInput
-		if err := decodeStrict(input, &in); err != nil {
-			return nil, Decision{Point: p}, &InputError{p, err}
-		}
-		out, d := s.Gate(ctx, in)
-		return out, d, nil
+		return evalAs(ctx, p, input, s.Gate)
 	case Scope:
-		var in ScopeInput
-		if err := decodeStrict(input, &in); err != nil {
-			return nil, Decision{Point: p}, &InputError{p, err}
-		}
-		out, d := s.Scope(ctx, in)
-		return out, d, nil
+		return evalAs(ctx, p, input, s.Scope)
 	case Lanes:
-		var in LanesInput
-		if err := decodeStrict(input, &in); err != nil {
-			return nil, Decision{Point: p}, &InputError{p, err}
-		}
-		out, d := s.Lanes(ctx, in)
-		return out, d, nil
+		return evalAs(ctx, p, input, s.Lanes)
+	case Research:
+		return evalAs(ctx, p, input, s.Research)
 	case Mailbox:
 		var in MailboxInput
 		if err := decodeStrict(input, &in); err != nil {
 			return nil, Decision{Point: p}, &InputError{p, err}
 		}
 		return s.Mailbox(ctx, in)
-	case Research:
-		var in ResearchInput
-		if err := decodeStrict(input, &in); err != nil {
-			return nil, Decision{Point: p}, &InputError{p, err}
-		}
-		out, d := s.Research(ctx, in)
-		return out, d, nil
 	}
 	return nil, Decision{Point: p}, fmt.Errorf("unknown decision point %q", p)
+}
+
+// evalAs decodes input strictly as I and decides it.
+func evalAs[I, O any](ctx context.Context, p Point, input []byte, decide func(context.Context, I) (O, Decision)) (any, Decision, error) {
+	var in I
+	if err := decodeStrict(input, &in); err != nil {
+		return nil, Decision{Point: p}, &InputError{p, err}
+	}
+	out, d := decide(ctx, in)
+	return out, d, nil
 }
 
 func decodeStrict(b []byte, v any) error {

@@ -34,19 +34,8 @@ func WasmInput(p Point, in any) ([]byte, error) { return wasmInput(p, in) }
 // RegoInputJSON is the JSON form of the OPA value a Rego policy receives
 // for in.
 func RegoInputJSON(in any) ([]byte, error) {
-	var v ast.Value
-	switch x := in.(type) {
-	case GateInput:
-		v = gateValue(x)
-	case ScopeInput:
-		v = scopeValue(x)
-	case LanesInput:
-		v = lanesValue(x)
-	case MailboxInput:
-		v = mailboxValue(x)
-	case ResearchInput:
-		v = researchValue(x)
-	default:
+	v, ok := inputValue(in)
+	if !ok {
 		return nil, fmt.Errorf("input of type %T is not a decision point input", in)
 	}
 	j, err := ast.JSON(v)

@@ -16,8 +16,10 @@ type GateInput struct {
 	Action string `json:"action"`
 	// Target is the status (promoted, canonical) for promote and the anchor
 	// kind (repo, global) for publish.
-	Target string   `json:"target"`
-	Card   GateCard `json:"card"`
+	Target string `json:"target"`
+	// Mode is "human" or "agent".
+	Mode string   `json:"mode"`
+	Card GateCard `json:"card"`
 	// Counts are what the gate counts, per role: distinct evidence (a
 	// duplicate counts as its original, a piece of evidence in one role
 	// only); teaching counts rows of human provenance only; counterexample
@@ -37,8 +39,6 @@ type GateInput struct {
 	// Contest says whether the card is contested and since when.
 	Contest  GateContest `json:"contest"`
 	Reviewer Reviewer    `json:"reviewer"`
-	// Mode is "human" or "agent".
-	Mode string `json:"mode"`
 	// Source says where the change comes from.
 	Source GateSource `json:"source"`
 }
@@ -112,8 +112,8 @@ type Reviewer struct {
 // GateOutput is the output of palace.gate.
 type GateOutput struct {
 	Allow   bool           `json:"allow"`
-	Reasons []string       `json:"reasons"`
-	Missing map[string]int `json:"missing"`
+	Reasons []string       `json:"reasons" policy:"optional"`
+	Missing map[string]int `json:"missing" policy:"optional"`
 }
 
 // Decision records which policy decided, for the audit trail.
@@ -149,13 +149,8 @@ func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
 	out, err := s.gate(ctx, in)
 	if err != nil {
 		d.Error = err.Error()
-		who := Gate.Package()
-		if sv, ok := s.served[Gate]; ok && len(sv.Files) > 0 {
-			who = fmt.Sprintf("%s (%s)", Gate.Package(), sv.Files[0])
-		}
 		return GateOutput{
-			Allow:   false,
-			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", who, err)},
+			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
 			Missing: map[string]int{},
 		}, d
 	}
@@ -181,73 +176,6 @@ func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
 	return decodeGate(v)
 }
 
-// gateValue builds the input as an OPA value directly: cheaper than the JSON
-// round trip rego.EvalInput does for structs.
-func gateValue(in GateInput) ast.Value {
-	str := ast.InternedTerm[string]
-	return ast.NewObject(
-		ast.Item(str("action"), str(in.Action)),
-		ast.Item(str("target"), str(in.Target)),
-		ast.Item(str("mode"), str(in.Mode)),
-		ast.Item(str("card"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("id"), str(in.Card.ID)),
-			ast.Item(str("tier"), str(in.Card.Tier)),
-			ast.Item(str("status"), str(in.Card.Status)),
-			ast.Item(str("domain"), str(in.Card.Domain)),
-			ast.Item(str("field"), str(in.Card.Field)),
-			ast.Item(str("anchor"), str(in.Card.Anchor)),
-			ast.Item(str("statement"), str(in.Card.Statement)),
-			ast.Item(str("persistence"), str(in.Card.Persistence)),
-			ast.Item(str("scope"), ast.NewTerm(ast.NewObject(
-				ast.Item(str("paths"), stringArray(in.Card.Scope.Paths)),
-				ast.Item(str("languages"), stringArray(in.Card.Scope.Languages)),
-				ast.Item(str("fields"), stringArray(in.Card.Scope.Fields)),
-			))),
-		))),
-		ast.Item(str("counts"), roleCountsTerm(in.Counts)),
-		ast.Item(str("all_counts"), roleCountsTerm(in.AllCounts)),
-		ast.Item(str("source_refs"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("supporting"), stringArray(in.SourceRefs.Supporting)),
-			ast.Item(str("verification"), stringArray(in.SourceRefs.Verification)),
-			ast.Item(str("teaching"), stringArray(in.SourceRefs.Teaching)),
-			ast.Item(str("counterexample"), stringArray(in.SourceRefs.Counterexample)),
-		))),
-		ast.Item(str("newest"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("supporting"), str(in.Newest.Supporting)),
-			ast.Item(str("verification"), str(in.Newest.Verification)),
-			ast.Item(str("teaching"), str(in.Newest.Teaching)),
-			ast.Item(str("counterexample"), str(in.Newest.Counterexample)),
-		))),
-		ast.Item(str("contest"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("contested"), ast.InternedTerm(in.Contest.Contested)),
-			ast.Item(str("since"), str(in.Contest.Since)),
-			ast.Item(str("kinds"), stringArray(in.Contest.Kinds)),
-		))),
-		ast.Item(str("reviewer"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("name"), str(in.Reviewer.Name)),
-			ast.Item(str("type"), str(in.Reviewer.Type)),
-		))),
-		ast.Item(str("source"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("channel"), str(in.Source.Channel)),
-			ast.Item(str("path"), str(in.Source.Path)),
-			ast.Item(str("commit"), str(in.Source.Commit)),
-			ast.Item(str("upstream"), str(in.Source.Upstream)),
-			ast.Item(str("on_default_branch"), ast.InternedTerm(in.Source.Reviewed)),
-		))),
-	)
-}
-
-func roleCountsTerm(c domain.RoleCounts) *ast.Term {
-	str := ast.InternedTerm[string]
-	num := ast.InternedTerm[int]
-	return ast.NewTerm(ast.NewObject(
-		ast.Item(str("supporting"), num(c.Supporting)),
-		ast.Item(str("verification"), num(c.Verification)),
-		ast.Item(str("teaching"), num(c.Teaching)),
-		ast.Item(str("counterexample"), num(c.Counterexample)),
-	))
-}
-
 // decodeGate checks the output's shape strictly: a policy that answers
 // `allow: "true"` is an error, never an allow.
 func decodeGate(v ast.Value) (GateOutput, error) {
@@ -255,41 +183,15 @@ func decodeGate(v ast.Value) (GateOutput, error) {
 	if !ok {
 		return GateOutput{}, shapeErr(Gate, "", "an object", v)
 	}
-	allow, ok := field(obj, "allow").(ast.Boolean)
-	if !ok {
-		return GateOutput{}, shapeErr(Gate, "allow", "a boolean", field(obj, "allow"))
+	out, err := decodeGateOutput(Gate, "", obj)
+	if err != nil {
+		return GateOutput{}, err
 	}
-	out := GateOutput{Allow: bool(allow), Reasons: []string{}, Missing: map[string]int{}}
-	if r := field(obj, "reasons"); r != nil {
-		list, ok := r.(*ast.Array)
-		if !ok {
-			return GateOutput{}, shapeErr(Gate, "reasons", "an array of strings", r)
-		}
-		for i := range list.Len() {
-			s, ok := list.Elem(i).Value.(ast.String)
-			if !ok {
-				return GateOutput{}, shapeErr(Gate, fmt.Sprintf("reasons[%d]", i), "a string", list.Elem(i).Value)
-			}
-			out.Reasons = append(out.Reasons, string(s))
-		}
+	if out.Reasons == nil {
+		out.Reasons = []string{}
 	}
-	if m := field(obj, "missing"); m != nil {
-		mm, ok := m.(ast.Object)
-		if !ok {
-			return GateOutput{}, shapeErr(Gate, "missing", "an object of role → count", m)
-		}
-		var err error
-		mm.Foreach(func(k, x *ast.Term) {
-			role, _ := k.Value.(ast.String)
-			n, whole := wholeValue(x.Value)
-			if !whole && err == nil {
-				err = shapeErr(Gate, "missing."+string(role), "a whole number", x.Value)
-			}
-			out.Missing[string(role)] = n
-		})
-		if err != nil {
-			return GateOutput{}, err
-		}
+	if out.Missing == nil {
+		out.Missing = map[string]int{}
 	}
 	if !out.Allow && len(out.Reasons) == 0 {
 		out.Reasons = []string{"denied by " + Gate.Package() + " (the policy gave no reason)"}

@@ -111,13 +111,13 @@ type LanesInput struct {
 // LaneResult is the lanes point's answer for one card.
 type LaneResult struct {
 	// Salience is 0..100.
-	Salience int `json:"salience"`
+	Salience int `json:"salience" policy:"0..100"`
 	// Breakdown holds each term of the salience sum; penalties are negative.
 	Breakdown map[string]int `json:"breakdown"`
 	// Lane is core, scoped, ref_only or inspector_only.
-	Lane domain.Lane `json:"lane"`
+	Lane domain.Lane `json:"lane" policy:"enum=laneNames"`
 	// RenderForm is inline_full, inline_compact, ref_only or inspector_only.
-	RenderForm domain.RenderForm `json:"render_form"`
+	RenderForm domain.RenderForm `json:"render_form" policy:"enum=renderForms"`
 }
 
 // LanesOutput maps card id to its result; every input card has one.
@@ -159,90 +159,8 @@ func (s *Set) lanesRego(ctx context.Context, in LanesInput) (LanesOutput, error)
 	return decodeLanes(v, in.Cards)
 }
 
-// lanesValue builds the input as an OPA value directly.
-func lanesValue(in LanesInput) ast.Value {
-	str := ast.InternedTerm[string]
-	num := ast.InternedTerm[int]
-	cards := make([]*ast.Term, len(in.Cards))
-	for i, c := range in.Cards {
-		k := c.Card
-		cards[i] = ast.NewTerm(ast.NewObject(
-			ast.Item(str("card"), ast.NewTerm(ast.NewObject(
-				ast.Item(str("id"), str(k.ID)),
-				ast.Item(str("tier"), str(k.Tier)),
-				ast.Item(str("status"), str(k.Status)),
-				ast.Item(str("persistence"), str(k.Persistence)),
-				ast.Item(str("render_pref"), str(k.RenderPref)),
-				ast.Item(str("anchor"), str(k.Anchor)),
-				ast.Item(str("field"), str(k.Field)),
-			))),
-			ast.Item(str("scope_fit"), num(c.ScopeFit)),
-			ast.Item(str("operation_fit"), num(c.OperationFit)),
-			ast.Item(str("relevance"), ast.FloatNumberTerm(c.Relevance)),
-			ast.Item(str("counts30d"), ast.NewTerm(ast.NewObject(
-				ast.Item(str("applied"), num(c.Counts30d.Applied)),
-				ast.Item(str("skipped"), num(c.Counts30d.Skipped)),
-				ast.Item(str("trimmed"), num(c.Counts30d.Trimmed)),
-				ast.Item(str("viewed"), num(c.Counts30d.Viewed)),
-				ast.Item(str("used"), num(c.Counts30d.Used)),
-				ast.Item(str("accepted"), num(c.Counts30d.Accepted)),
-				ast.Item(str("rejected"), num(c.Counts30d.Rejected)),
-				ast.Item(str("rollback"), num(c.Counts30d.Rollback)),
-				ast.Item(str("miss"), num(c.Counts30d.Miss)),
-				ast.Item(str("contradiction"), num(c.Counts30d.Contradiction)),
-			))),
-			ast.Item(str("age_days"), num(c.AgeDays)),
-		))
-	}
-	return ast.NewObject(
-		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
-		ast.Item(str("config"), ast.NewTerm(ast.NewObject(configItems(in.Config)...))),
-		ast.Item(str("wake"), ast.InternedTerm(in.Wake)),
-	)
-}
-
-// configItems are the configuration's members, one per setting.
-func configItems(c LanesConfig) [][2]*ast.Term {
-	items := make([][2]*ast.Term, len(lanesSettings))
-	for i, s := range lanesSettings {
-		items[i] = ast.Item(ast.InternedTerm(s.name), ast.InternedTerm(*s.field(&c)))
-	}
-	return items
-}
-
 // decodeLanes checks the output's shape strictly and that every card of the
 // batch has a result.
 func decodeLanes(v ast.Value, cards []LanesCard) (LanesOutput, error) {
-	obj, ok := v.(ast.Object)
-	if !ok {
-		return nil, shapeErr(Lanes, "", "an object of card id → result", v)
-	}
-	out := make(LanesOutput, len(cards))
-	for _, c := range cards {
-		id := c.Card.ID
-		rv := obj.Get(ast.InternedTerm(id))
-		if rv == nil {
-			return nil, shapeErr(Lanes, id, "a result (every input card needs one)", nil)
-		}
-		r, ok := rv.Value.(ast.Object)
-		if !ok {
-			return nil, shapeErr(Lanes, id, "an object", rv.Value)
-		}
-		var res LaneResult
-		var err error
-		if res.Salience, err = intField(Lanes, id, r, "salience", 0, 100); err != nil {
-			return nil, err
-		}
-		if res.Lane, err = enumField(Lanes, id, r, "lane", laneNames); err != nil {
-			return nil, err
-		}
-		if res.RenderForm, err = enumField(Lanes, id, r, "render_form", renderForms); err != nil {
-			return nil, err
-		}
-		if res.Breakdown, err = intMapField(Lanes, id, r, "breakdown"); err != nil {
-			return nil, err
-		}
-		out[id] = res
-	}
-	return out, nil
+	return decodeBatch(Lanes, v, len(cards), func(i int) string { return cards[i].Card.ID }, decodeLaneResult)
 }

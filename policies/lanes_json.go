@@ -33,7 +33,7 @@ func decodeLanesJSON(v *fastjson.Value, cards []LanesCard) (_ LanesOutput, ok bo
 		if r == nil {
 			return nil, false
 		}
-		res, ok := laneResultJSON(r)
+		res, ok := jsonLaneResult(r)
 		if !ok {
 			return nil, false
 		}
@@ -42,42 +42,10 @@ func decodeLanesJSON(v *fastjson.Value, cards []LanesCard) (_ LanesOutput, ok bo
 	return out, true
 }
 
-func laneResultJSON(r *fastjson.Object) (res LaneResult, ok bool) {
-	var seen [4]bool
-	ok = true
-	r.Visit(func(k []byte, x *fastjson.Value) {
-		i := -1
-		switch string(k) {
-		case "salience":
-			i = 0
-		case "lane":
-			i = 1
-		case "render_form":
-			i = 2
-		case "breakdown":
-			i = 3
-		}
-		if i < 0 || !ok {
-			return
-		}
-		if seen[i] {
-			ok = false
-			return
-		}
-		seen[i] = true
-		switch i {
-		case 0:
-			n, err := x.Int()
-			res.Salience, ok = n, err == nil && n >= 0 && n <= 100
-		case 1:
-			res.Lane, ok = enumJSON(x, laneNames)
-		case 2:
-			res.RenderForm, ok = enumJSON(x, renderForms)
-		case 3:
-			res.Breakdown, ok = intMapJSON(x)
-		}
-	})
-	return res, ok && seen == [4]bool{true, true, true, true}
+// intJSON reads an integer within lo..hi.
+func intJSON(x *fastjson.Value, lo, hi int) (int, bool) {
+	n, err := x.Int()
+	return n, err == nil && n >= lo && n <= hi
 }
 
 func enumJSON[T ~string](x *fastjson.Value, allowed []T) (T, bool) {

@@ -42,20 +42,6 @@ func (s *Set) Mailbox(ctx context.Context, in MailboxInput) ([]string, Decision,
 	return nil, d, fmt.Errorf("policy %s failed: %w", s.who(Mailbox), err)
 }
 
-func mailboxValue(in MailboxInput) ast.Value {
-	letter, err := ast.InterfaceToValue(in.Letter)
-	if err != nil || in.Letter == nil {
-		letter = ast.NewObject()
-	}
-	str := ast.StringTerm
-	return ast.NewObject(
-		ast.Item(str("box"), str(in.Box)),
-		ast.Item(str("path"), str(in.Path)),
-		ast.Item(str("line"), ast.IntNumberTerm(in.Line)),
-		ast.Item(str("letter"), ast.NewTerm(letter)),
-	)
-}
-
 // decodeMailbox accepts a set (or array) of strings.
 func decodeMailbox(v ast.Value) ([]string, error) {
 	var terms []*ast.Term

@@ -81,3 +81,8 @@ func ParsePoint(s string) (Point, error) {
 
 //go:embed default/*.rego
 var defaultFS embed.FS
+
+// scaffoldFS holds the team policies `palace policy new` starts from.
+//
+//go:embed scaffold/*.rego
+var scaffoldFS embed.FS

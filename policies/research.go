@@ -55,40 +55,10 @@ func (s *Set) Research(ctx context.Context, in ResearchInput) (ResearchOutput, D
 	return ResearchOutput{Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Research), err)}}, d
 }
 
-func researchValue(in ResearchInput) ast.Value {
-	str := ast.StringTerm
-	num := ast.IntNumberTerm
-	return ast.NewObject(
-		ast.Item(str("action"), str(in.Action)),
-		ast.Item(str("dry_run"), ast.BooleanTerm(in.DryRun)),
-		ast.Item(str("mode"), str(in.Mode)),
-		ast.Item(str("actor"), str(in.Actor)),
-		ast.Item(str("anchor"), str(in.Anchor)),
-		ast.Item(str("report"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("report_id"), str(in.Report.ReportID)),
-			ast.Item(str("title"), str(in.Report.Title)),
-			ast.Item(str("findings"), num(in.Report.Findings)),
-			ast.Item(str("sources"), num(in.Report.Sources)),
-			ast.Item(str("candidate_insights"), num(in.Report.Insights)),
-		))),
-	)
-}
-
 func decodeResearch(v ast.Value) (ResearchOutput, error) {
 	obj, ok := v.(ast.Object)
 	if !ok {
 		return ResearchOutput{}, shapeErr(Research, "", "an object {allow, reasons}", v)
 	}
-	var out ResearchOutput
-	var err error
-	if out.Allow, err = boolField(Research, "", obj, "allow"); err != nil {
-		return out, err
-	}
-	if out.Reasons, err = stringsField(Research, "", obj, "reasons"); err != nil {
-		return out, err
-	}
-	if out.Reasons == nil {
-		out.Reasons = []string{}
-	}
-	return out, nil
+	return decodeResearchOutput(Research, "", obj)
 }

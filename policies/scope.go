@@ -69,13 +69,13 @@ type ScopeInput struct {
 type ScopeResult struct {
 	Applies bool `json:"applies"`
 	// ScopeFit is 0..30: how closely the card's scope fits the request.
-	ScopeFit int `json:"scope_fit"`
+	ScopeFit int `json:"scope_fit" policy:"0..30"`
 	// OperationFit is -10..20: how closely the card fits what the request
 	// is doing: its query's terms, intents and tools; below 0 when the card
 	// is about another activity.
-	OperationFit int `json:"operation_fit"`
+	OperationFit int `json:"operation_fit" policy:"-10..20"`
 	// Why has at least one line a person can read.
-	Why []string `json:"why"`
+	Why []string `json:"why" policy:"nonempty"`
 }
 
 // ScopeOutput maps card id to its result; every input card has one.
@@ -105,95 +105,8 @@ func (s *Set) scopeRego(ctx context.Context, in ScopeInput) (ScopeOutput, error)
 	return decodeScope(v, in.Cards)
 }
 
-// scopeValue builds the input as an OPA value directly, skipping the JSON
-// round trip rego.EvalInput would make.
-func scopeValue(in ScopeInput) ast.Value {
-	str := ast.InternedTerm[string]
-	cards := make([]*ast.Term, len(in.Cards))
-	for i, c := range in.Cards {
-		cards[i] = ast.NewTerm(ast.NewObject(
-			ast.Item(str("id"), str(c.ID)),
-			ast.Item(str("tier"), str(c.Tier)),
-			ast.Item(str("status"), str(c.Status)),
-			ast.Item(str("domain"), str(c.Domain)),
-			ast.Item(str("field"), str(c.Field)),
-			ast.Item(str("anchor"), str(c.Anchor)),
-			ast.Item(str("persistence"), str(c.Persistence)),
-			ast.Item(str("statement"), str(c.Statement)),
-			ast.Item(str("scope"), ast.NewTerm(ast.NewObject(
-				ast.Item(str("paths"), stringArray(c.Scope.Paths)),
-				ast.Item(str("languages"), stringArray(c.Scope.Languages)),
-				ast.Item(str("fields"), stringArray(c.Scope.Fields)),
-			))),
-			ast.Item(str("trigger"), ast.NewTerm(ast.NewObject(
-				ast.Item(str("patterns"), stringArray(c.Trigger.Patterns)),
-				ast.Item(str("intents"), stringArray(c.Trigger.Intents)),
-				ast.Item(str("tool_needs"), stringArray(c.Trigger.ToolNeeds)),
-			))),
-			ast.Item(str("relevance"), ast.FloatNumberTerm(c.Relevance)),
-		))
-	}
-	x := in.Context
-	return ast.NewObject(
-		ast.Item(str("context"), ast.NewTerm(ast.NewObject(
-			ast.Item(str("file"), str(x.File)),
-			ast.Item(str("language"), str(x.Language)),
-			ast.Item(str("field"), str(x.Field)),
-			ast.Item(str("intents"), stringArray(x.Intents)),
-			ast.Item(str("tools"), stringArray(x.Tools)),
-			ast.Item(str("query"), str(x.Query)),
-			ast.Item(str("anchors"), stringArray(x.Anchors)),
-			ast.Item(str("wake"), ast.InternedTerm(x.Wake)),
-		))),
-		ast.Item(str("cards"), ast.ArrayTerm(cards...)),
-	)
-}
-
-// stringArray is a string list as an array term; nil becomes [] so policies
-// never meet null.
-func stringArray(xs []string) *ast.Term {
-	ts := make([]*ast.Term, len(xs))
-	for i, x := range xs {
-		ts[i] = ast.InternedTerm(x)
-	}
-	return ast.ArrayTerm(ts...)
-}
-
 // decodeScope checks the output's shape strictly and that every card of the
 // batch has a result.
 func decodeScope(v ast.Value, cards []ScopeCard) (ScopeOutput, error) {
-	obj, ok := v.(ast.Object)
-	if !ok {
-		return nil, shapeErr(Scope, "", "an object of card id → result", v)
-	}
-	out := make(ScopeOutput, len(cards))
-	for _, c := range cards {
-		rv := obj.Get(ast.InternedTerm(c.ID))
-		if rv == nil {
-			return nil, shapeErr(Scope, c.ID, "a result (every input card needs one)", nil)
-		}
-		r, ok := rv.Value.(ast.Object)
-		if !ok {
-			return nil, shapeErr(Scope, c.ID, "an object", rv.Value)
-		}
-		var res ScopeResult
-		var err error
-		if res.Applies, err = boolField(Scope, c.ID, r, "applies"); err != nil {
-			return nil, err
-		}
-		if res.ScopeFit, err = intField(Scope, c.ID, r, "scope_fit", 0, 30); err != nil {
-			return nil, err
-		}
-		if res.OperationFit, err = intField(Scope, c.ID, r, "operation_fit", -10, 20); err != nil {
-			return nil, err
-		}
-		if res.Why, err = stringsField(Scope, c.ID, r, "why"); err != nil {
-			return nil, err
-		}
-		if len(res.Why) == 0 {
-			return nil, shapeErr(Scope, c.ID+".why", "a non-empty array of strings (say why)", r.Get(ast.InternedTerm("why")).Value)
-		}
-		out[c.ID] = res
-	}
-	return out, nil
+	return decodeBatch(Scope, v, len(cards), func(i int) string { return cards[i].ID }, decodeScopeResult)
 }

@@ -52,7 +52,7 @@ func fill(v reflect.Value, seed *int) {
 	}
 }
 
-// TestWasmInputMatchesEncodingJSON holds the hand-written encoders of a
+// TestWasmInputMatchesEncodingJSON holds the generated encoders of a
 // point's input — the JSON a .wasm module reads and the OPA value a Rego
 // policy reads — to encoding/json of the same value: same keys, same
 // values, for every decision point.

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -127,10 +128,33 @@ func build(name string) ([]byte, error) {
 }
 
 // sourceKey hashes what decides a guest's bytes: every file of its module
-// directory, the package built, the toolchain and the flags.
+// directory and of the local modules its go.mod replaces others with
+// (`=> ../dir`), the package built, the toolchain and the flags.
 func sourceKey(dir, pkg string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", runtime.Version(), pkg, strings.Join(BuildFlags, " "))
+	dirs := []string{dir}
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(mod), "\n") {
+		_, target, ok := strings.Cut(line, "=>")
+		if target = strings.TrimSpace(target); ok && (strings.HasPrefix(target, "./") || strings.HasPrefix(target, "../")) {
+			dirs = append(dirs, filepath.Join(dir, target))
+		}
+	}
+	for _, d := range dirs {
+		if err := hashModule(h, d); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// hashModule writes the Go sources, go.mod and go.sum of a module
+// directory to h, each under its path relative to dir.
+func hashModule(h io.Writer, dir string) error {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -142,17 +166,18 @@ func sourceKey(dir, pkg string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return err
 	}
 	sort.Strings(files)
+	fmt.Fprintf(h, "%s\x00", filepath.Base(dir))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return "", err
+			return err
 		}
 		rel, _ := filepath.Rel(dir, f)
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
 		h.Write(b)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return nil
 }

@@ -81,7 +81,7 @@ var promoteRules = map[[2]string]rule{
 
 // gate is the exported decision point: JSON in, JSON out, status 0.
 //
-// It reads its input with the small reader in json.go and writes its output
+// It reads its input with the small reader of ../pluginjson and writes its output
 // by hand: in a Go guest, encoding/json's reflection costs more than the
 // decision itself.
 // It ends with runtime.Gosched: a Go plugin's goroutines, the garbage

@@ -3,18 +3,32 @@ package main
 import (
 	"errors"
 	"strconv"
+
+	pj "github.com/palacehq/palace/examples/plugins/pluginjson"
 )
 
-// Member names, in the order palace writes them.
+// Member names, in the order palace writes them, and the paths errors name.
 var (
-	topNames    = names("cards", "config", "wake")
-	cardNames   = names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
-	fieldNames  = names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
-	countNames  = names("applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss")
-	configNames = names("inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d")
+	topNames     = pj.Names("cards", "config", "wake")
+	cardNames    = pj.Names("card", "scope_fit", "operation_fit", "relevance", "counts30d", "age_days")
+	fieldNames   = pj.Names("id", "tier", "status", "persistence", "render_pref", "anchor", "field")
+	countFields  = []string{"applied", "skipped", "trimmed", "viewed", "used", "accepted", "rejected", "rollback", "miss"}
+	countNames   = pj.Names(countFields...)
+	countPaths   = paths(".counts30d.", countFields)
+	configFields = []string{"inactivity_grace_days", "inactivity_step_days", "inactivity_max", "skip_cooling_threshold_30d", "trim_cooling_threshold_30d"}
+	configNames  = pj.Names(configFields...)
+	configPaths  = paths("config.", configFields)
 )
 
-// parse reads the lanes input with the reader in json.go. A field of the
+func paths(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+// parse reads the lanes input with pluginjson's reader. A field of the
 // wrong type is an error; an absent or null one is zero; fields the default
 // rules do not read are skipped.
 //
@@ -23,61 +37,46 @@ var (
 func parse(b []byte) (input, error) {
 	in := input{Cards: cards[:0]}
 	defer func() { cards = in.Cards }()
-	r := &reader{b: b}
-	ok, err := r.open("input")
+	r := pj.NewReader(b)
+	ok, err := r.Open("input")
 	if err != nil {
 		return in, err
 	}
 	if !ok {
 		return in, errors.New("input: want an object, found null")
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.member(first, topNames, &next)
-		if err != nil {
-			return in, err
-		}
-		if !more {
-			break
-		}
+	c := &in.Config
+	config := [...]*float64{&c.GraceDays, &c.StepDays, &c.Max, &c.SkipThreshold, &c.TrimThreshold}
+	err = r.Object(topNames, func(k int) (err error) {
 		switch k {
 		case 0:
 			in.Cards, err = parseCards(r, in.Cards)
 		case 1:
-			err = parseConfig(r, &in)
+			err = r.Nested("config", configNames, func(k int) (err error) {
+				*config[k], err = r.Num(configPaths[k])
+				return err
+			})
 		case 2:
-			in.Wake, err = readBool(r, "wake")
+			in.Wake, err = r.Bool("wake")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
-		if err != nil {
-			return in, err
-		}
+		return err
+	})
+	if err != nil {
+		return in, err
 	}
-	return in, r.end()
+	return in, r.End()
 }
 
-// readBool reads true, false or null (false).
-func readBool(r *reader, what string) (bool, error) {
-	switch r.peek() {
-	case 't':
-		return true, r.literal("true")
-	case 'f':
-		return false, r.literal("false")
-	case 'n':
-		return false, r.literal("null")
-	}
-	return false, r.expected(what, "true or false")
-}
-
-func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
-	ok, err := r.openArray("cards")
+func parseCards(r *pj.Reader, cs []cardInput) ([]cardInput, error) {
+	ok, err := r.OpenArray("cards")
 	if err != nil || !ok {
 		return cs, err
 	}
 	learned := false
 	for first := true; ; first = false {
-		more, err := r.next(']', first)
+		more, err := r.Next(']', first)
 		if err != nil || !more {
 			return cs, err
 		}
@@ -85,7 +84,7 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 		c := &cs[len(cs)-1]
 		var strs [5][]byte
 		var nums [13]float64
-		if cardLayout != nil && r.fill(cardLayout, strs[:], nums[:]) {
+		if cardLayout != nil && r.Fill(cardLayout, strs[:], nums[:]) {
 			c.Card.ID, c.Card.Persistence, c.Card.RenderPref = strs[0], persistenceOf(strs[1]), renderPrefOf(strs[2])
 			c.Card.Tier, c.Card.Canonical = tierOf(strs[3]), string(strs[4]) == "canonical"
 			c.ScopeFit, c.OperationFit, c.AgeDays, c.Relevance = nums[0], nums[1], nums[6], nums[7]
@@ -94,13 +93,13 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 			n.Used, n.Accepted, n.Rejected, n.Rollback, n.Miss = nums[8], nums[9], nums[10], nums[11], nums[12]
 			continue
 		}
-		start := r.i // next left r.i on the card, past any whitespace
+		start := r.Pos() // Next left the reader on the card, past any whitespace
 		if err := parseCard(r, c); err != nil {
 			return cs, errors.New("cards[" + strconv.Itoa(len(cs)-1) + "]" + err.Error())
 		}
 		if !learned { // once a call: cards a layout cannot replay are read the general way
 			learned = true
-			if l, ok := learnLayout(r.b, start, r.i, cardSlot); ok {
+			if l, ok := r.Learn(start, cardSlot); ok {
 				cardLayout = &l
 			}
 		}
@@ -108,202 +107,83 @@ func parseCards(r *reader, cs []cardInput) ([]cardInput, error) {
 }
 
 // cardLayout is the layout learned from a card read the general way (see
-// layout.go), at most once a call; it carries over to the next call, whose
-// cards palace writes alike.
-var cardLayout *layout
+// pluginjson.Layout), at most once a call; it carries over to the next
+// call, whose cards palace writes alike.
+var cardLayout *pj.Layout
 
-// cardSlot says where fill puts each value of a card entry: strings in
-// strs, numbers in nums, as parseCards reads them back.
+// cardSlot says where Fill puts each value of a card entry: strings in
+// strs, numbers in nums, as parseCards reads them back; -1 drops it.
 func cardSlot(path string, str bool) int {
+	slots := numSlots
 	if str {
-		switch path {
-		case "card.id":
-			return 0
-		case "card.persistence":
-			return 1
-		case "card.render_pref":
-			return 2
-		case "card.tier":
-			return 3
-		case "card.status":
-			return 4
-		}
-		return -1
+		slots = strSlots
 	}
-	switch path {
-	case "scope_fit":
-		return 0
-	case "operation_fit":
-		return 1
-	case "counts30d.applied":
-		return 2
-	case "counts30d.skipped":
-		return 3
-	case "counts30d.trimmed":
-		return 4
-	case "counts30d.viewed":
-		return 5
-	case "age_days":
-		return 6
-	case "relevance":
-		return 7
-	case "counts30d.used":
-		return 8
-	case "counts30d.accepted":
-		return 9
-	case "counts30d.rejected":
-		return 10
-	case "counts30d.rollback":
-		return 11
-	case "counts30d.miss":
-		return 12
+	if i, ok := slots[path]; ok {
+		return i
 	}
 	return -1
 }
 
+var (
+	strSlots = map[string]int{"card.id": 0, "card.persistence": 1, "card.render_pref": 2, "card.tier": 3, "card.status": 4}
+	numSlots = map[string]int{"scope_fit": 0, "operation_fit": 1, "counts30d.applied": 2, "counts30d.skipped": 3,
+		"counts30d.trimmed": 4, "counts30d.viewed": 5, "age_days": 6, "relevance": 7, "counts30d.used": 8,
+		"counts30d.accepted": 9, "counts30d.rejected": 10, "counts30d.rollback": 11, "counts30d.miss": 12}
+)
+
 // parseCard reads one card entry; its errors start with the field's path
 // inside the entry (".card.id: …"), or ": " for the entry itself.
-func parseCard(r *reader, c *cardInput) error {
-	ok, err := r.open("")
+func parseCard(r *pj.Reader, c *cardInput) error {
+	ok, err := r.Open("")
 	if err != nil || !ok {
-		return at("", err)
+		return pj.At("", err)
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.member(first, cardNames, &next)
-		if err != nil || !more {
-			return at("", err)
-		}
+	n := &c.Counts30d
+	counts := [...]*float64{&n.Applied, &n.Skipped, &n.Trimmed, &n.Viewed, &n.Used, &n.Accepted, &n.Rejected, &n.Rollback, &n.Miss}
+	err = r.Object(cardNames, func(k int) (err error) {
 		switch k {
 		case 0:
-			err = parseCardFields(r, c)
+			err = pj.At(".card", r.Nested(".card", fieldNames, func(k int) error { return cardField(r, c, k) }))
 		case 1:
-			c.ScopeFit, err = r.num(".scope_fit")
+			c.ScopeFit, err = r.Num(".scope_fit")
 		case 2:
-			c.OperationFit, err = r.num(".operation_fit")
+			c.OperationFit, err = r.Num(".operation_fit")
 		case 3:
-			c.Relevance, err = r.num(".relevance")
+			c.Relevance, err = r.Num(".relevance")
 		case 4:
-			err = parseCounts(r, c)
+			err = pj.At(".counts30d", r.Nested(".counts30d", countNames, func(k int) (err error) {
+				*counts[k], err = r.Num(countPaths[k])
+				return err
+			}))
 		case 5:
-			c.AgeDays, err = r.num(".age_days")
+			c.AgeDays, err = r.Num(".age_days")
 		default:
-			err = r.skip()
+			err = r.Skip()
 		}
-		if err != nil {
-			return at("", err)
-		}
-	}
-}
-
-func parseCardFields(r *reader, c *cardInput) error {
-	ok, err := r.open(".card")
-	if err != nil || !ok {
-		return at(".card", err)
-	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.member(first, fieldNames, &next)
-		if err != nil || !more {
-			return at(".card", err)
-		}
-		var s []byte
-		switch k {
-		case 0:
-			c.Card.ID, err = r.str(".card.id")
-		case 1:
-			if s, err = r.str(".card.tier"); err == nil {
-				c.Card.Tier = tierOf(s)
-			}
-		case 2:
-			if s, err = r.str(".card.status"); err == nil {
-				c.Card.Canonical = string(s) == "canonical"
-			}
-		case 3:
-			if s, err = r.str(".card.persistence"); err == nil {
-				c.Card.Persistence = persistenceOf(s)
-			}
-		case 4:
-			if s, err = r.str(".card.render_pref"); err == nil {
-				c.Card.RenderPref = renderPrefOf(s)
-			}
-		default: // anchor, field and any other
-			err = r.skip()
-		}
-		if err != nil {
-			return at(".card", err)
-		}
-	}
-}
-
-func parseCounts(r *reader, c *cardInput) error {
-	ok, err := r.open(".counts30d")
-	if err != nil || !ok {
-		return at(".counts30d", err)
-	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.member(first, countNames, &next)
-		if err != nil || !more {
-			return at(".counts30d", err)
-		}
-		switch k {
-		case 0:
-			c.Counts30d.Applied, err = r.num(".counts30d.applied")
-		case 1:
-			c.Counts30d.Skipped, err = r.num(".counts30d.skipped")
-		case 2:
-			c.Counts30d.Trimmed, err = r.num(".counts30d.trimmed")
-		case 3:
-			c.Counts30d.Viewed, err = r.num(".counts30d.viewed")
-		case 4:
-			c.Counts30d.Used, err = r.num(".counts30d.used")
-		case 5:
-			c.Counts30d.Accepted, err = r.num(".counts30d.accepted")
-		case 6:
-			c.Counts30d.Rejected, err = r.num(".counts30d.rejected")
-		case 7:
-			c.Counts30d.Rollback, err = r.num(".counts30d.rollback")
-		case 8:
-			c.Counts30d.Miss, err = r.num(".counts30d.miss")
-		default:
-			err = r.skip()
-		}
-		if err != nil {
-			return at(".counts30d", err)
-		}
-	}
-}
-
-func parseConfig(r *reader, in *input) error {
-	ok, err := r.open("config")
-	if err != nil || !ok {
 		return err
+	})
+	return pj.At("", err)
+}
+
+// cardField reads member k of fieldNames of a card's "card" object.
+func cardField(r *pj.Reader, c *cardInput, k int) error {
+	if k > 4 { // anchor, field
+		return r.Skip()
 	}
-	next := 0
-	for first := true; ; first = false {
-		more, k, err := r.member(first, configNames, &next)
-		if err != nil || !more {
-			return err
-		}
-		switch k {
-		case 0:
-			in.Config.GraceDays, err = r.num("config.inactivity_grace_days")
-		case 1:
-			in.Config.StepDays, err = r.num("config.inactivity_step_days")
-		case 2:
-			in.Config.Max, err = r.num("config.inactivity_max")
-		case 3:
-			in.Config.SkipThreshold, err = r.num("config.skip_cooling_threshold_30d")
-		case 4:
-			in.Config.TrimThreshold, err = r.num("config.trim_cooling_threshold_30d")
-		default:
-			err = r.skip()
-		}
-		if err != nil {
-			return err
-		}
+	s, err := r.Str([...]string{".card.id", ".card.tier", ".card.status", ".card.persistence", ".card.render_pref"}[k])
+	switch k {
+	case 0:
+		c.Card.ID = s
+	case 1:
+		c.Card.Tier = tierOf(s)
+	case 2:
+		c.Card.Canonical = string(s) == "canonical"
+	case 3:
+		c.Card.Persistence = persistenceOf(s)
+	case 4:
+		c.Card.RenderPref = renderPrefOf(s)
 	}
+	return err
 }
 
 var (
@@ -321,43 +201,43 @@ func encode(results []result) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, r.ID)
+		b = pj.AppendString(b, r.ID)
 		b = append(b, `:{"salience":`...)
-		b = appendNum(b, r.Salience)
+		b = pj.AppendNum(b, r.Salience)
 		d := &r.Breakdown
 		b = append(b, `,"breakdown":{"scope_fit":`...)
-		b = appendNum(b, d.ScopeFit)
+		b = pj.AppendNum(b, d.ScopeFit)
 		if d.Wake {
 			// A wake-up card's standing (see decideWake).
 			b = append(b, `,"tier":`...)
-			b = appendNum(b, d.Tier)
+			b = pj.AppendNum(b, d.Tier)
 			b = append(b, `,"status":`...)
-			b = appendNum(b, d.Status)
+			b = pj.AppendNum(b, d.Status)
 		} else {
 			b = append(b, `,"operation_fit":`...)
-			b = appendNum(b, d.OperationFit)
+			b = pj.AppendNum(b, d.OperationFit)
 			b = append(b, `,"relevance":`...)
-			b = appendNum(b, d.Relevance)
+			b = pj.AppendNum(b, d.Relevance)
 		}
 		b = append(b, `,"persistence":`...)
-		b = appendNum(b, d.Persistence)
+		b = pj.AppendNum(b, d.Persistence)
 		b = append(b, `,"viewed":`...)
-		b = appendNum(b, d.Viewed)
+		b = pj.AppendNum(b, d.Viewed)
 		if !d.Wake {
 			b = append(b, `,"skipped":`...)
-			b = appendNum(b, d.Skipped)
+			b = pj.AppendNum(b, d.Skipped)
 			b = append(b, `,"trimmed":`...)
-			b = appendNum(b, d.Trimmed)
+			b = pj.AppendNum(b, d.Trimmed)
 		}
 		b = append(b, `,"inactivity":`...)
-		b = appendNum(b, d.Inactivity)
+		b = pj.AppendNum(b, d.Inactivity)
 		if d.Adopted != 0 {
 			b = append(b, `,"adopted":`...)
-			b = appendNum(b, d.Adopted)
+			b = pj.AppendNum(b, d.Adopted)
 		}
 		if d.Rejected != 0 {
 			b = append(b, `,"rejected":`...)
-			b = appendNum(b, d.Rejected)
+			b = pj.AppendNum(b, d.Rejected)
 		}
 		b = append(b, `},"lane":"`...)
 		b = append(b, r.Lane...)

@@ -153,7 +153,7 @@ type breakdown struct {
 
 // lanes is the exported decision point: JSON in, JSON out, status 0.
 //
-// It reads its input with the small reader in json.go and writes its output
+// It reads its input with the small reader of ../pluginjson and writes its output
 // by hand: in a Go guest, encoding/json's reflection, or any parser that
 // builds a tree, costs more than the decision itself. Its buffers and
 // slices are kept from call to call, so a call leaves almost no garbage. It

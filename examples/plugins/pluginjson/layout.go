@@ -1,4 +1,4 @@
-package main
+package pluginjson
 
 import (
 	"encoding/binary"
@@ -54,20 +54,21 @@ type step struct {
 	slot   int
 }
 
-// layout is one object's steps and the literal after its last value,
+// Layout is one object's steps and the literal after its last value,
 // through its closing brace.
-type layout struct {
+type Layout struct {
 	steps []step
 	tail  literal
 }
 
-// learnLayout derives the layout of the object b[start:end], which was just
-// read without error. slot gives the slot of the value at a member path
-// ("card.id"; -1 to drop it). It fails for an object a layout cannot
+// Learn derives the layout of the object from offset start to the reader's
+// position, which was just read without error. slot gives the slot of the
+// value at a member path ("card.id"; -1 to drop it). It fails for an object a layout cannot
 // replay: one holding an array, an escaped string, or more than 32 bytes
 // between two values.
-func learnLayout(b []byte, start, end int, slot func(path string, str bool) int) (layout, bool) {
-	var l layout
+func (r *Reader) Learn(start int, slot func(path string, str bool) int) (Layout, bool) {
+	b, end := r.b, r.i
+	var l Layout
 	var path []string // the names of the members being read, outermost first
 	expectKey := false
 	lit := start // where the literal before the next value starts
@@ -104,7 +105,7 @@ func learnLayout(b []byte, start, end int, slot func(path string, str bool) int)
 			}
 			i, lit = j, j
 		case c == '-' || c >= '0' && c <= '9':
-			r := reader{b: b[:end], i: i}
+			r := Reader{b: b[:end], i: i}
 			j, _, _, _, err := r.scanNumber()
 			if err != nil || !l.add(b[lit:i], false, slot(join(path), false)) {
 				return l, false
@@ -118,7 +119,7 @@ func learnLayout(b []byte, start, end int, slot func(path string, str bool) int)
 			case 'f':
 				word = "false"
 			}
-			r := reader{b: b[:end], i: i}
+			r := Reader{b: b[:end], i: i}
 			if r.literal(word) != nil {
 				return l, false
 			}
@@ -132,7 +133,7 @@ func learnLayout(b []byte, start, end int, slot func(path string, str bool) int)
 	return l, ok && len(path) == 0
 }
 
-func (l *layout) add(before []byte, str bool, slot int) bool {
+func (l *Layout) add(before []byte, str bool, slot int) bool {
 	lit, ok := makeLiteral(before)
 	l.steps = append(l.steps, step{before: lit, str: str, slot: slot})
 	return ok
@@ -163,12 +164,12 @@ func plainString(b []byte, i int) (int, bool) {
 	return 0, false
 }
 
-// fill reads one object laid out as l at r.i: strings into strs, numbers
+// Fill reads one object laid out as l at r.i: strings into strs, numbers
 // into nums, by slot. It reports false, having consumed nothing, at the
 // first difference from the layout; the caller then reads the object the
 // general way. It is one function on purpose: a call costs a Go guest more
 // than comparing a literal.
-func (r *reader) fill(l *layout, strs [][]byte, nums []float64) bool {
+func (r *Reader) Fill(l *Layout, strs [][]byte, nums []float64) bool {
 	b, i := r.b, r.i
 	for k := range l.steps {
 		s := &l.steps[k]

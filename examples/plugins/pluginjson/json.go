@@ -1,6 +1,5 @@
-package main
-
-// A small JSON reader and writer for plugins that care about speed.
+// Package pluginjson is a small JSON reader and writer for palace's example
+// policy plugins, which are Go compiled to WebAssembly.
 //
 // Go compiled to WebAssembly runs parsing code many times slower than
 // native Go, and encoding/json's reflection or a general parser that builds
@@ -8,12 +7,11 @@ package main
 // place, and the decision point pulls exactly the fields it needs: strings
 // come back as slices of the input (copied only when they hold escapes),
 // numbers without allocating. It accepts the JSON of RFC 8259 and nothing
-// else, except that strings are not checked for valid UTF-8 (appendString
+// else, except that strings are not checked for valid UTF-8 (AppendString
 // writes invalid bytes back as U+FFFD); an error names what was expected
-// and the byte offset.
-//
-// The file is the same in every example plugin (each is its own Go module,
-// so a team copies one folder); keep the copies identical.
+// and the byte offset. A value of the wrong type is an error naming its
+// field; an absent or null one reads as zero.
+package pluginjson
 
 import (
 	"encoding/binary"
@@ -45,15 +43,22 @@ func specials(x uint64) uint64 {
 // with an error rather than by exhausting the plugin's memory.
 const maxDepth = 512
 
-// reader reads one JSON document; each method consumes what it reads.
-type reader struct {
+// Reader reads one JSON document; each method consumes what it reads.
+type Reader struct {
 	b     []byte
 	i     int
 	depth int
 }
 
-// peek skips whitespace and returns the next byte, or 0 at the end.
-func (r *reader) peek() byte {
+// NewReader reads the document b, which must stay unchanged while strings
+// read from it are in use.
+func NewReader(b []byte) *Reader { return &Reader{b: b} }
+
+// Pos is the offset of the next byte to read.
+func (r *Reader) Pos() int { return r.i }
+
+// Peek skips whitespace and returns the next byte, or 0 at the end.
+func (r *Reader) Peek() byte {
 	for r.i < len(r.b) {
 		switch c := r.b[r.i]; c {
 		case ' ', '\t', '\n', '\r':
@@ -65,10 +70,10 @@ func (r *reader) peek() byte {
 	return 0
 }
 
-// open reads the start of an object ('{'), or null: it returns false for
+// Open reads the start of an object ('{'), or null: it returns false for
 // null. what names the value in an error.
-func (r *reader) open(what string) (bool, error) {
-	switch r.peek() {
+func (r *Reader) Open(what string) (bool, error) {
+	switch r.Peek() {
 	case '{':
 		r.i++
 		return true, nil
@@ -78,9 +83,9 @@ func (r *reader) open(what string) (bool, error) {
 	return false, r.expected(what, "an object")
 }
 
-// openArray is open for arrays ('[').
-func (r *reader) openArray(what string) (bool, error) {
-	switch r.peek() {
+// OpenArray is open for arrays ('[').
+func (r *Reader) OpenArray(what string) (bool, error) {
+	switch r.Peek() {
 	case '[':
 		r.i++
 		return true, nil
@@ -90,11 +95,11 @@ func (r *reader) openArray(what string) (bool, error) {
 	return false, r.expected(what, "an array")
 }
 
-// next moves to the next member of the object or array opened last, whose
+// Next moves to the next member of the object or array opened last, whose
 // closing byte is end: it consumes the ',' before a member that is not the
 // first, or the closing byte, and reports whether a member follows.
-func (r *reader) next(end byte, first bool) (bool, error) {
-	c := r.peek()
+func (r *Reader) Next(end byte, first bool) (bool, error) {
+	c := r.Peek()
 	if c == end {
 		r.i++
 		return false, nil
@@ -104,7 +109,7 @@ func (r *reader) next(end byte, first bool) (bool, error) {
 			return false, r.syntax("',' or '" + string(end) + "'")
 		}
 		r.i++
-		c = r.peek()
+		c = r.Peek()
 	}
 	if end == '}' && c != '"' {
 		return false, r.syntax("a member name")
@@ -112,7 +117,7 @@ func (r *reader) next(end byte, first bool) (bool, error) {
 	return true, nil
 }
 
-// member moves to the next member of the object opened last, as next does,
+// Member moves to the next member of the object opened last, as next does,
 // and reads its name and the ':' after it. It returns the member's index in
 // names, or -1 for a name not listed. *next is the index of the name
 // expected next (0 for a new object); member keeps it up to date, so that
@@ -122,13 +127,13 @@ func (r *reader) next(end byte, first bool) (bool, error) {
 // the colon, is matched by comparing three words of input with each listed
 // name, without scanning it byte by byte; anything else takes the general
 // path.
-func (r *reader) member(first bool, names []name, next *int) (found bool, index int, err error) {
+func (r *Reader) Member(first bool, names []Name, next *int) (found bool, index int, err error) {
 	var c byte
 	if r.i < len(r.b) {
 		c = r.b[r.i]
 	}
 	if c <= ' ' { // whitespace, or the end
-		c = r.peek()
+		c = r.Peek()
 	}
 	if c == '}' {
 		r.i++
@@ -142,7 +147,7 @@ func (r *reader) member(first bool, names []name, next *int) (found bool, index 
 			c = r.b[r.i]
 		}
 		if c <= ' ' {
-			c = r.peek()
+			c = r.Peek()
 		}
 	}
 	if c != '"' {
@@ -204,22 +209,24 @@ func plainName(w0, w1, w2 uint64) int {
 	return 0
 }
 
-// name is a member name prepared for member: it is also kept as the 24
+// Name is a member name prepared for Member: it is also kept as the 24
 // bytes "name": takes in the input, in three words, with masks for the
 // bytes past its end. A name longer than 21 bytes does not fit them
 // (long): member matches it the general way.
-type name struct {
+type Name struct {
 	s         string
 	n         int
 	lit, mask [3]uint64
 	long      bool
 }
 
-func names(ss ...string) []name {
-	out := make([]name, len(ss))
+// Names prepares the member names of one object, in the order a writer
+// puts them.
+func Names(ss ...string) []Name {
+	out := make([]Name, len(ss))
 	for i, s := range ss {
 		lit := `"` + s + `":`
-		nm := name{s: s, n: len(s)}
+		nm := Name{s: s, n: len(s)}
 		if len(lit) > 24 {
 			nm.long = true
 			out[i] = nm
@@ -235,21 +242,21 @@ func names(ss ...string) []name {
 }
 
 // key reads a member name and the ':' after it.
-func (r *reader) key() ([]byte, error) {
+func (r *Reader) key() ([]byte, error) {
 	k, err := r.string()
 	if err != nil {
 		return nil, err
 	}
-	if r.peek() != ':' {
+	if r.Peek() != ':' {
 		return nil, r.syntax("':'")
 	}
 	r.i++
 	return k, nil
 }
 
-// str reads a string value; null is nil.
-func (r *reader) str(what string) ([]byte, error) {
-	switch r.peek() {
+// Str reads a string value; null is nil.
+func (r *Reader) Str(what string) ([]byte, error) {
+	switch r.Peek() {
 	case '"':
 		return r.string()
 	case 'n':
@@ -258,15 +265,15 @@ func (r *reader) str(what string) ([]byte, error) {
 	return nil, r.expected(what, "a string")
 }
 
-// num reads a number value; null is 0.
-func (r *reader) num(what string) (float64, error) {
+// Num reads a number value; null is 0.
+func (r *Reader) Num(what string) (float64, error) {
 	b, i := r.b, r.i
 	c := byte(0)
 	if i < len(b) {
 		c = b[i]
 	}
 	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-		c = r.peek()
+		c = r.Peek()
 		i = r.i
 	}
 	if c >= '0' && c <= '9' {
@@ -293,7 +300,7 @@ func (r *reader) num(what string) (float64, error) {
 }
 
 // string reads a string at r.i, which holds '"'.
-func (r *reader) string() ([]byte, error) {
+func (r *Reader) string() ([]byte, error) {
 	start := r.i + 1
 	i := start
 	for i+8 <= len(r.b) { // skip eight plain bytes at a time
@@ -320,7 +327,7 @@ func (r *reader) string() ([]byte, error) {
 }
 
 // unescape finishes a string that has an escape at esc, copying it.
-func (r *reader) unescape(start, esc int) ([]byte, error) {
+func (r *Reader) unescape(start, esc int) ([]byte, error) {
 	out := append([]byte(nil), r.b[start:esc]...)
 	i := esc
 	for i < len(r.b) {
@@ -410,7 +417,7 @@ func hex4(b []byte, i int) (rune, bool) {
 // counts and scores, are converted without strconv (exactly: both that
 // integer and the power of ten are exact float64s, and one division rounds
 // once, as strconv's own fast path does).
-func (r *reader) number() (float64, error) {
+func (r *Reader) number() (float64, error) {
 	start := r.i
 	end, v, fraction, simple, err := r.scanNumber()
 	if err != nil {
@@ -434,7 +441,7 @@ func (r *reader) number() (float64, error) {
 // scanNumber checks the number at r.i and returns where it ends; when
 // simple, its digits as one integer v below 2^53 and how many of them
 // follow the point. It moves r.i only to report an error.
-func (r *reader) scanNumber() (end int, v uint64, fraction int, simple bool, err error) {
+func (r *Reader) scanNumber() (end int, v uint64, fraction int, simple bool, err error) {
 	b, i := r.b, r.i
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -487,7 +494,7 @@ var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // literal reads the word (true, false or null) at r.i.
-func (r *reader) literal(word string) error {
+func (r *Reader) literal(word string) error {
 	if len(r.b)-r.i < len(word) || string(r.b[r.i:r.i+len(word)]) != word {
 		return r.syntax(word)
 	}
@@ -495,9 +502,9 @@ func (r *reader) literal(word string) error {
 	return nil
 }
 
-// skip reads any value and drops it.
-func (r *reader) skip() error {
-	switch c := r.peek(); {
+// Skip reads any value and drops it.
+func (r *Reader) Skip() error {
+	switch c := r.Peek(); {
 	case c == '"':
 		_, err := r.string()
 		return err
@@ -524,7 +531,7 @@ func (r *reader) skip() error {
 			end = '}'
 		}
 		for first := true; ; first = false {
-			more, err := r.next(end, first)
+			more, err := r.Next(end, first)
 			if err != nil || !more {
 				return err
 			}
@@ -533,7 +540,7 @@ func (r *reader) skip() error {
 					return err
 				}
 			}
-			if err := r.skip(); err != nil {
+			if err := r.Skip(); err != nil {
 				return err
 			}
 		}
@@ -541,30 +548,30 @@ func (r *reader) skip() error {
 	return r.syntax("a value")
 }
 
-// end checks that nothing but whitespace follows the document.
-func (r *reader) end() error {
-	if r.peek() != 0 || r.i < len(r.b) {
+// End checks that nothing but whitespace follows the document.
+func (r *Reader) End() error {
+	if r.Peek() != 0 || r.i < len(r.b) {
 		return r.syntax("the end of the input")
 	}
 	return nil
 }
 
-// syntaxError is malformed JSON; the reader's other errors are well-formed
+// syntaxError is malformed JSON; the Reader's other errors are well-formed
 // values of the wrong type and carry their field's name.
 type syntaxError struct{ msg string }
 
 func (e *syntaxError) Error() string { return e.msg }
 
-func (r *reader) syntax(want string) error {
+func (r *Reader) syntax(want string) error {
 	if r.i >= len(r.b) {
 		return &syntaxError{"invalid JSON: want " + want + ", found the end of the input"}
 	}
 	return &syntaxError{"invalid JSON at offset " + strconv.Itoa(r.i) + ": want " + want + ", found " + strconv.QuoteRune(rune(r.b[r.i]))}
 }
 
-// at puts a syntax error under the path of the value being read; other
+// At puts a syntax error under the path of the value being read; other
 // errors already name their field and pass through.
-func at(path string, err error) error {
+func At(path string, err error) error {
 	if se, ok := err.(*syntaxError); ok {
 		return errors.New(path + ": " + se.msg)
 	}
@@ -572,9 +579,9 @@ func at(path string, err error) error {
 }
 
 // expected is the error for a well-formed value of the wrong type.
-func (r *reader) expected(what, want string) error {
+func (r *Reader) expected(what, want string) error {
 	found := "the end of the input"
-	switch c := r.peek(); {
+	switch c := r.Peek(); {
 	case c == '"':
 		found = "a string"
 	case c == '{':
@@ -591,8 +598,8 @@ func (r *reader) expected(what, want string) error {
 	return errors.New(what + ": want " + want + ", found " + found)
 }
 
-// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s []byte) []byte {
+// AppendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func AppendString(b []byte, s []byte) []byte {
 	if plain(s) {
 		b = append(b, '"')
 		b = append(b, s...)
@@ -642,9 +649,9 @@ func plain(s []byte) bool {
 	return true
 }
 
-// appendNum writes a number as encoding/json does: integers without a
+// AppendNum writes a number as encoding/json does: integers without a
 // fraction, others in the shortest form that reads back the same.
-func appendNum(b []byte, f float64) []byte {
+func AppendNum(b []byte, f float64) []byte {
 	if v := int64(f); v > -100 && v < 100 && float64(v) == f { // the common case
 		if v < 0 {
 			b = append(b, '-')

@@ -99,7 +99,7 @@ func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, er
 func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return Card{}, notFound(err, "card", id)
+		return Card{}, gatekeep.NotFound(err, "card", id)
 	}
 	links, err := h.store.Links(ctx, id)
 	if err != nil {
@@ -113,7 +113,7 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	if err != nil {
 		return Card{}, err
 	}
-	v.Contest = itemContest(open[id])
+	v.Contest = cardview.ContestOf(open[id])
 	v.Stale = h.cardStale(ctx, c)
 	sup, err := h.store.Supersessions(ctx, []string{id})
 	if err != nil {
@@ -202,7 +202,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]domain.Event, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return nil, notFound(err, "card", id)
+		return nil, gatekeep.NotFound(err, "card", id)
 	}
 	if !allRepos {
 		if err := h.foreignCard(ctx, c, "read"); err != nil {
@@ -224,10 +224,10 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (intake.Evidence, error) {
 	e, err := h.store.Evidence(ctx, id)
 	if err != nil {
-		return intake.Evidence{}, notFound(err, "evidence", id)
+		return intake.Evidence{}, gatekeep.NotFound(err, "evidence", id)
 	}
 	out := intake.Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
-	if !allRepos && h.visibleKind(e.AnchorID) == "" {
+	if !allRepos && h.loc.KindOf(e.AnchorID) == "" {
 		return intake.Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, cardview.DisplayIdentity(out.Anchor))
 	}
 	if err := h.foreignRead(ctx, allRepos, e.AnchorID); err != nil {
@@ -295,9 +295,3 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 func (h *Host) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
 	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
-
-func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }
-
-// visibleKind returns the kind of anchor id as seen from here, or "" when the
-// anchor belongs to another repository or worktree.
-func (h *Host) visibleKind(id string) domain.AnchorKind { return h.anchorKindOf(id) }

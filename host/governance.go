@@ -6,6 +6,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // repository or worktree): op names what was asked. Changing another
 // repository's card from here is never allowed; reading it needs allRepos.
 func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error {
-	if h.visibleKind(c.AnchorID) != "" {
+	if h.loc.KindOf(c.AnchorID) != "" {
 		return nil
 	}
 	ref := h.anchorRef(ctx, c.AnchorID)
@@ -66,7 +67,7 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 		return err
 	})
 	if err != nil {
-		return ContestResult{}, classify(err, "contest "+id)
+		return ContestResult{}, hosterr.Classify(err, "contest "+id)
 	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
@@ -120,7 +121,7 @@ func (h *Host) readAnchorIDs(kind string, allRepos bool) ([]string, error) {
 		if allRepos {
 			return nil, nil
 		}
-		return h.chainIDs(), nil
+		return h.loc.ChainIDs(), nil
 	case "all":
 		if !allRepos {
 			return nil, invalid("anchor", "anchor all reads every repository's memory: ask for it explicitly with --all-repos")

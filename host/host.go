@@ -235,13 +235,6 @@ func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKi
 	return h.env().EnsureAnchor(ctx, tx, k)
 }
 
-// chainIDs are the anchor ids visible from the host's location, innermost
-// first: worktree, repo, global (global only outside git).
-func (h *Host) chainIDs() []string { return h.loc.ChainIDs() }
-
-// anchorKindOf says which kind of the chain an anchor id is, "" if outside it.
-func (h *Host) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
-
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
 func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	return intake.ResolveAnchorKind(h.loc, field, s)

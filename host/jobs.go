@@ -73,7 +73,7 @@ func (h *Host) Intake() *intake.Intake {
 func (h *Host) Adoption() *adoption.Adoption {
 	return adoption.New(adoption.Config{
 		Env: h.env(), ActorType: h.actorType(),
-		TelemetryDays: h.telemetryDays, RefuseSecrets: intake.RefuseSecrets, ChainIDs: h.chainIDs(),
+		TelemetryDays: h.telemetryDays, RefuseSecrets: intake.RefuseSecrets, ChainIDs: h.loc.ChainIDs(),
 		Contest: func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error) {
 			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: authority.ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
 			return c.Contested, err

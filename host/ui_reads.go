@@ -106,7 +106,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		return ReviewPage{}, invalid("limit", "offset %d, limit %d: pass an offset ≥ 0 and a limit of 1 to %d", req.Offset, req.Limit, MaxReviewPage)
 	}
 	limit := cmp.Or(req.Limit, 20)
-	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.loc.ChainIDs()})
 	if err != nil {
 		return ReviewPage{}, internal(err, "list candidates")
 	}
@@ -235,7 +235,7 @@ func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neigh
 	if len(ids) == 0 {
 		return out, nil
 	}
-	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: domain.Statuses, Limit: 1})
+	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: h.loc.ChainIDs(), Statuses: domain.Statuses, Limit: 1})
 	if err != nil {
 		return nil, internal(err, "read statements")
 	}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -77,7 +79,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 	}
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return VerifyResult{}, notFound(err, "card", id)
+		return VerifyResult{}, gatekeep.NotFound(err, "card", id)
 	}
 	if err := h.foreignCard(ctx, c, "verify"); err != nil {
 		return VerifyResult{}, err
@@ -130,7 +132,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 		content += "\n\n" + n
 	}
 	kind := domain.AnchorWorktree
-	if k := h.visibleKind(c.AnchorID); k == domain.AnchorRepo {
+	if k := h.loc.KindOf(c.AnchorID); k == domain.AnchorRepo {
 		kind = domain.AnchorRepo
 	}
 	in := h.Intake()
@@ -168,7 +170,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 		return nil
 	})
 	if err != nil {
-		return VerifyResult{}, classify(err, "verify "+id)
+		return VerifyResult{}, hosterr.Classify(err, "verify "+id)
 	}
 	res.Evidence.Anchor = h.anchorRef(ctx, res.Evidence.AnchorID)
 	if res.Linked {
@@ -248,7 +250,7 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 		if !ok {
 			return nil, invalid("evidence", "no evidence %s: pass the id of recorded evidence (palace evidence list)", id)
 		}
-		if h.visibleKind(e.AnchorID) == "" {
+		if h.loc.KindOf(e.AnchorID) == "" {
 			return nil, invalid("evidence", "evidence %s is anchored to another repository or worktree: verify with evidence of this checkout", id)
 		}
 	}
@@ -320,7 +322,7 @@ func shortCommit(c string) string {
 // this checkout, review date), nil when it has none or is not this
 // checkout's.
 func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
-	if !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
+	if !c.Status.Authoritative() || h.loc.KindOf(c.AnchorID) == "" {
 		return nil
 	}
 	code, err := h.freshness.Cards(ctx, h.store, []string{c.ID})
@@ -335,7 +337,7 @@ func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
 func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error) {
 	var ids []string
 	for _, c := range cards {
-		if h.visibleKind(c.AnchorID) != "" {
+		if h.loc.KindOf(c.AnchorID) != "" {
 			ids = append(ids, c.ID)
 		}
 	}
@@ -346,7 +348,7 @@ func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]
 	stamp := h.stamp()
 	out := map[string]*staleness.Stale{}
 	for _, c := range cards {
-		if h.visibleKind(c.AnchorID) == "" {
+		if h.loc.KindOf(c.AnchorID) == "" {
 			continue
 		}
 		if st := staleness.Merge(code[c.ID], staleness.Dates(c, stamp)); st != nil {
@@ -405,7 +407,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 			continue
 		}
 		c, err := h.store.Card(ctx, id)
-		if err != nil || !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
+		if err != nil || !c.Status.Authoritative() || h.loc.KindOf(c.AnchorID) == "" {
 			continue
 		}
 		for _, sc := range mine {

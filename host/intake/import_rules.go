@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
@@ -103,8 +105,8 @@ func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResu
 	if len(req.Files) == 0 {
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
 	}
-	tier := firstNonEmpty(req.Tier, "shu")
-	if err := oneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
+	tier := cmp.Or(req.Tier, "shu")
+	if err := hosterr.OneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
 		return ImportResult{}, err
 	}
 	anchorName := req.Anchor
@@ -143,7 +145,7 @@ func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResu
 		return nil
 	})
 	if err != nil {
-		return ImportResult{}, classify(err, "import rule files")
+		return ImportResult{}, hosterr.Classify(err, "import rule files")
 	}
 	for _, f := range res.Files {
 		for _, r := range f.Rules {
@@ -206,10 +208,10 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 		ref := fmt.Sprintf("%s#L%d", display, r.Line)
 		prefix := fmt.Sprintf("%s:%d: ", display, r.Line)
 		ruleTier := tier
-		if r.Generated && r.Tier != "" && oneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
+		if r.Generated && r.Tier != "" && hosterr.OneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
 			ruleTier = r.Tier
 		}
-		field := firstNonEmpty(r.Field, req.Field)
+		field := cmp.Or(r.Field, req.Field)
 		ev, _, err := h.PrepareEvidence(RecordRequest{
 			Content:   r.Text,
 			Field:     field,

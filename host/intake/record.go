@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
 )
@@ -181,7 +182,7 @@ func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evide
 			prov = "runtime"
 		}
 	}
-	if err := oneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
+	if err := hosterr.OneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
 		return fail(err)
 	}
 	if prov == "human" && h.mode == Agent {
@@ -224,7 +225,7 @@ func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evide
 		Tags:          tags,
 		ContentSHA256: hex.EncodeToString(sum[:]),
 		Actor:         h.actor,
-		ActorType:     h.actorType(),
+		ActorType:     h.gate.ActorType(),
 		CreatedAt:     store.FormatTime(now),
 	}, kind, nil
 }

@@ -118,7 +118,7 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 		fc := f.parsed.Card
 		// A check decides nothing, so a team's policy being edited in the
 		// same change may judge the file (allowLocal).
-		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, string(domain.ActionPromote), fc.Status, fileReviewer(fc), true)
+		g := h.gate.Evaluate(ctx, fromCardFile(fc, repoID, h.gate.Stamp()), fileLinks(fc, h.gate.Stamp()), nil, string(domain.ActionPromote), fc.Status, fileReviewer(fc), true)
 		if !g.Allow {
 			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
 				Code: cardfile.CodeGate, Severity: cardfile.SeverityError,

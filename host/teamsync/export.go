@@ -17,7 +17,9 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
@@ -48,7 +50,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 	}
 	format := p.git.formatOf(ctx, &p.format)()
 	if err := repofs.MkdirAll(p.h.loc.Worktree, filepath.FromSlash(cardfile.Dir)); err != nil {
-		return classify(err, "create "+cardfile.Dir)
+		return hosterr.Classify(err, "create "+cardfile.Dir)
 	}
 	type written struct {
 		blob    string
@@ -89,7 +91,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 		w := out[i]
 		switch {
 		case w.err != nil:
-			return classify(w.err, "write "+cardfile.Dir+"/"+cardfile.FileName(r.CardID))
+			return hosterr.Classify(w.err, "write "+cardfile.Dir+"/"+cardfile.FileName(r.CardID))
 		case w.skipped != nil:
 			p.rep.Findings = append(p.rep.Findings, *w.skipped)
 			continue
@@ -99,7 +101,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			held = r.File.Held
 		}
 		p.records = append(p.records, store.CardFile{CardID: r.CardID, AnchorID: p.repoID, Blob: w.blob, Base: p.head[r.CardID].blob,
-			EventSeq: r.EventSeq, Held: held, SyncedAt: p.h.stamp()})
+			EventSeq: r.EventSeq, Held: held, SyncedAt: p.h.gate.Stamp()})
 		p.rep.Exported = append(p.rep.Exported, r.CardID)
 	}
 	return nil
@@ -127,7 +129,7 @@ func (p *plan) record(ctx context.Context) error {
 		return tx.PutCardFiles(ctx, p.records)
 	})
 	if err != nil {
-		return classify(err, "record card files")
+		return hosterr.Classify(err, "record card files")
 	}
 	return nil
 }
@@ -302,7 +304,7 @@ func (h *Team) travelling(ctx context.Context, cards []domain.Card) (map[string]
 		return nil, internal(err, "read origin cards")
 	}
 	for id, a := range found {
-		out[id] = h.anchorKindOf(a.AnchorID) == domain.AnchorRepo
+		out[id] = h.loc.KindOf(a.AnchorID) == domain.AnchorRepo
 	}
 	return out, nil
 }
@@ -316,7 +318,7 @@ func (h *Team) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, err
 		for _, id := range ids {
 			c, err := h.store.Card(ctx, id)
 			if err != nil {
-				return nil, notFound(err, "card", id)
+				return nil, gatekeep.NotFound(err, "card", id)
 			}
 			cards = append(cards, c)
 		}

@@ -11,7 +11,9 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -161,7 +163,7 @@ func (p *plan) importAll(ctx context.Context) error {
 			for range chunks {
 				// Let the reading side finish.
 			}
-			return classify(err, "import card files")
+			return hosterr.Classify(err, "import card files")
 		}
 		return nil
 	})
@@ -192,7 +194,7 @@ func (p *plan) compare(ctx context.Context, br *blobReader) error {
 		palace := string(rendered[f.id])
 		if palace == string(data[i]) {
 			p.records = append(p.records, store.CardFile{CardID: f.id, AnchorID: p.repoID, Blob: f.blob, Base: f.blob,
-				EventSeq: r.EventSeq, SyncedAt: p.h.stamp()})
+				EventSeq: r.EventSeq, SyncedAt: p.h.gate.Stamp()})
 			p.rep.Unchanged++
 			continue
 		}
@@ -218,7 +220,7 @@ type checker struct {
 }
 
 func newChecker(p *plan, pv provenance) *checker {
-	return &checker{p: p, pv: pv, seen: map[string]domain.Evidence{}, originals: map[string]string{}, now: p.h.stamp()}
+	return &checker{p: p, pv: pv, seen: map[string]domain.Evidence{}, originals: map[string]string{}, now: p.h.gate.Stamp()}
 }
 
 // prepare reads, decodes, checks and decides one chunk of files.
@@ -416,12 +418,12 @@ func (ck *checker) check(x *incoming) {
 // date its evidence after the commit that brought it.
 func capTime(t, limit string) string {
 	if limit == "" {
-		return normDate(t)
+		return gatekeep.NormDate(t)
 	}
 	tt, err := time.Parse(time.RFC3339Nano, t)
 	lt, lerr := time.Parse(time.RFC3339Nano, limit)
 	if lerr != nil {
-		return normDate(t)
+		return gatekeep.NormDate(t)
 	}
 	if err != nil || tt.After(lt) {
 		return limit
@@ -435,7 +437,7 @@ func capTime(t, limit string) string {
 func (ck *checker) claim(x *incoming) authority.FileClaim {
 	p, fc := ck.p, x.parsed.Card
 	c := fromCardFile(fc, p.repoID, ck.now)
-	c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
+	c.ReviewAfter, c.ExpiresAt = gatekeep.NormDate(c.ReviewAfter), gatekeep.NormDate(c.ExpiresAt)
 	c.CreatedAt = capTime(c.CreatedAt, x.at.time)
 	claimed := make(map[string]domain.ActorType, len(fc.Evidence))
 	for _, e := range fc.Evidence {
@@ -555,7 +557,7 @@ func (p *plan) report(in []*incoming, events []domain.Event) []store.CardFile {
 			}
 		}
 		recs = append(recs, store.CardFile{CardID: x.f.id, AnchorID: p.repoID, Blob: x.f.blob, Base: x.f.blob, EventSeq: seq,
-			Held: heldJSON(fp.Claimed, im.Held()), SyncedAt: p.h.stamp()})
+			Held: heldJSON(fp.Claimed, im.Held()), SyncedAt: p.h.gate.Stamp()})
 	}
 	return recs
 }
@@ -608,5 +610,5 @@ func heldJSON(claimed string, reasons []string) string {
 	if len(reasons) == 0 {
 		return ""
 	}
-	return string(mustJSON(heldRecord{Claimed: claimed, Reasons: reasons}))
+	return string(gatekeep.EventData(heldRecord{Claimed: claimed, Reasons: reasons}))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/repofs"
@@ -159,7 +160,7 @@ type committedFile struct {
 func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	rep := SyncReport{Exported: []string{}, Imported: []string{}, Held: []HeldCard{}, Conflicts: []SyncConflict{},
 		Removed: []string{}, Findings: []cardfile.Finding{}, DryRun: req.DryRun}
-	if err := h.requireHuman("sync"); err != nil {
+	if err := h.gate.RequireHuman("sync"); err != nil {
 		return rep, err
 	}
 	if !h.loc.InGit {
@@ -284,10 +285,10 @@ func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[
 		}
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
-			return notFound(err, "card", id)
+			return gatekeep.NotFound(err, "card", id)
 		}
 		if c.AnchorID != repoID {
-			switch h.anchorKindOf(c.AnchorID) {
+			switch h.loc.KindOf(c.AnchorID) {
 			case domain.AnchorWorktree:
 				return invalid("share", "card %s is anchored to this worktree, and worktree cards never leave the machine: publish it to the repository first (palace publish %s --to repo)", id, id)
 			case domain.AnchorGlobal:

@@ -18,11 +18,9 @@ import (
 
 // VerifyRequest asks to verify a card against the code as it is now.
 type VerifyRequest struct {
-	// Evidence names evidence whose cited code the verification looks at
-	// instead of the card's own citations: to verify one citation, or to
-	// point the card at the place its code moved to (evidence recorded
-	// with --source-ref path#L10-L24 there). Each must be visible from
-	// here and cite a file of this checkout.
+	// Evidence names visible evidence citing files of this checkout whose
+	// code the verification looks at instead of the card's own citations
+	// (one citation, or where the code moved).
 	Evidence []string `json:"evidence,omitempty"`
 	// Note is added to the verification's content: what was checked.
 	Note string `json:"note,omitempty"`
@@ -57,22 +55,14 @@ type VerifyResult struct {
 	Event  *domain.Event `json:"event,omitempty"`
 }
 
-// Verify records a verification of card id against the code as it is
-// now: one evidence row that observes every place the card is checked
-// against (see staleness.Checked: its newest code-citing verification,
-// else its supporting evidence), following moved lines and renamed files,
-// or the places req.Evidence cite; it is linked to the card as
-// verification through the door. The card is then checked against it, so
-// a stale card is fresh again. A verification is evidence: it never
-// changes a card's status. Both modes.
-//
-// Bad input is KindInvalid: an unknown or retired card, another
-// repository's card or evidence, a checkout outside git, a card (or
-// evidence) citing no file of this checkout. Code that is gone — a
-// deleted file, cited lines past the end of the file, a symbol no longer
-// defined — cannot be verified: KindDenied naming each, with the repair
-// (evidence citing where the code is now, passed with Evidence, or a
-// demotion). Nothing is written then.
+// Verify records a verification of card id against the code as it is now:
+// one evidence row observing every place the card is checked against
+// (staleness.Checked, following moves and renames) or the places
+// req.Evidence cite, linked as verification through the door, so a stale
+// card is fresh again. It never changes a status. Both modes. Bad input
+// (unknown or retired card, another repository's, outside git, no cited
+// file) is KindInvalid; code that is gone is KindDenied naming each place
+// and the repair. Nothing is written then.
 func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (VerifyResult, error) {
 	if !h.loc.InGit {
 		return VerifyResult{}, invalid("id", "palace verify checks a card against the code of a git checkout, and %s is not inside one: run it in the checkout whose code the card cites", h.loc.Dir)
@@ -187,10 +177,8 @@ type place struct {
 	gone string
 }
 
-// cardPlaces are the places card c is checked against, where they are
-// now; for a card whose evidence observed nothing (recorded before
-// palace kept observations), the files its verification and supporting
-// evidence cite.
+// cardPlaces are the places card c is checked against, where they are now;
+// without observations, the files its evidence cites.
 func (h *Host) cardPlaces(ctx context.Context, c domain.Card) ([]place, bool, error) {
 	all, err := h.store.CodeCitations(ctx)
 	if err != nil {
@@ -262,8 +250,7 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 }
 
 // refPlaces parses the source refs of evidence ids as citations of this
-// checkout's files; with strict, one that cites none is KindInvalid,
-// otherwise it is left out.
+// checkout's files; with strict, one citing none is KindInvalid.
 func (h *Host) refPlaces(ctx context.Context, ids []string, strict bool) ([]place, error) {
 	rows, err := h.store.EvidenceByIDs(ctx, ids)
 	if err != nil {
@@ -318,9 +305,8 @@ func shortCommit(c string) string {
 	return "commit " + c[:min(len(c), 12)]
 }
 
-// cardStale is card c's staleness as a pack would show it (cited code of
-// this checkout, review date), nil when it has none or is not this
-// checkout's.
+// cardStale is card c's staleness as a pack shows it, nil when none or not
+// this checkout's.
 func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
 	if !c.Status.Authoritative() || h.loc.KindOf(c.AnchorID) == "" {
 		return nil
@@ -367,10 +353,9 @@ type StaleLines struct {
 	staleness.StaleCitation
 }
 
-// StaleLinesIn lists the changed places of file (absolute, or relative to
-// the host's directory) that the cards of this checkout are checked
-// against, by card and line, for an editor to mark: the lines as cited
-// (Line 0 for a symbol or a whole file). Nothing outside git.
+// StaleLinesIn lists the changed places of file (absolute or relative to
+// the host's directory) that this checkout's cards are checked against, by
+// card and line (0 for a symbol or whole file). Nothing outside git.
 func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, error) {
 	if !h.loc.InGit {
 		return nil, nil
@@ -389,9 +374,8 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 	}
 	p := h.freshness.Pass(ctx)
 	var out []StaleLines
-	// Every code-citing card is looked at (a file renamed to this one is
-	// found only by looking); the pass stats each cited file once and the
-	// looks are kept by file identity.
+	// Every code-citing card is looked at (renames are found only so); each
+	// cited file is statted once.
 	for id, cits := range all {
 		_, st := p.Card(id, cits)
 		if st == nil {
@@ -424,9 +408,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 }
 
 // CitedCodeChanged reports whether a file cited by evidence changed,
-// appeared or went since the last call (the first reports false): an
-// editor then recomputes what it shows, since staleness moves with the
-// code, not the database.
+// appeared or went since the last call (the first reports false).
 func (h *Host) CitedCodeChanged(ctx context.Context) (bool, error) {
 	ok, err := h.freshness.Changed(ctx, h.store)
 	if err != nil {

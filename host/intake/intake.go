@@ -1,15 +1,8 @@
 // Package intake owns what enters a palace as evidence or as a candidate
-// card built from it: recording evidence (one piece, or a JSON Lines
-// batch), importing the rules of agent rule files (AGENTS.md, CLAUDE.md,
-// Cursor and Copilot instructions) as evidence with candidate cards, the
-// checks every such write passes (limits, the secret scanner, the echo
-// guard that refuses text palace itself rendered), and the validation of a
-// card to distill (PrepareCard).
-//
-// It takes what it needs of a palace through a Config that host fills in.
-// It must not import host, and it never makes a card authoritative: what
-// it writes is evidence and candidates; lifecycle changes go through the
-// gate in host.
+// built from it: recording evidence (one or a JSON Lines batch), importing
+// agent rule files, the checks every such write passes (limits, secrets, the
+// echo guard) and validating a card to distill (PrepareCard). It never makes
+// a card authoritative and must not import host.
 package intake
 
 import (

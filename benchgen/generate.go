@@ -1,9 +1,6 @@
-// Package benchgen generates synthetic palaces for benchmarks: realistic
-// anchors, evidence, cards, links and telemetry at 10k and 100k cards,
-// deterministic for a seed, and a cache of generated palaces the
-// benchmarks share. It writes rows straight to the store, bypassing the
-// gates, which is why it is internal and not part of host: no production
-// path can reach it, only `palace bench gen` and the benchmarks.
+// Package benchgen generates deterministic synthetic palaces for benchmarks
+// and caches them. It writes rows straight to the store, bypassing the
+// gates, so only `palace bench gen` and the benchmarks reach it.
 package benchgen
 
 import (
@@ -30,9 +27,7 @@ import (
 const Version = 3
 
 // historyVersion changes whenever the history stage's output changes; it
-// keys only the palaces that have a history (Spec.Requests > 0). Version 2
-// shapes the history from the public context pack (its items, then its
-// skipped cards) instead of the pack's internal candidate order.
+// keys only palaces with a history (Spec.Requests > 0).
 const historyVersion = 2
 
 // Spec describes a synthetic palace for benchmarks.
@@ -46,17 +41,13 @@ type Spec struct {
 	// Events is how many injection events of recent telemetry to write
 	// (as request records of 50 events).
 	Events int `json:"events"`
-	// Requests is how many context requests of history to write, spread
-	// over the last Days days and shaped like real packs of repository 0
-	// (~200 candidates each), with the default retention applied as it is
-	// in use. 0 writes none.
+	// Requests is how many context requests of history to write over the
+	// last Days days, shaped like real packs of repository 0. 0 writes none.
 	Requests int `json:"requests,omitempty"`
 	Days     int `json:"days,omitempty"`
 }
 
-// Spec10k is the standard palace: 10k cards, 100k evidence,
-// ~300k links over 50 repositories and 200 worktrees, and 30k injection
-// events of the last 30 days.
+// Spec10k is the standard palace.
 var Spec10k = Spec{Cards: 10_000, Evidence: 100_000, Links: 300_000, Repos: 50, Worktrees: 200, Seed: 1, Events: 30_000}
 
 // Spec100k is the large variant: 100k cards and 1M evidence.
@@ -133,16 +124,11 @@ deploy test tools`)
 
 var benchLangs = strings.Fields(`go rust python typescript sql rego shellscript markdown`)
 
-// Generate fills the empty palace h has open with a synthetic one following
-// spec, deterministically for spec.Seed: anchors (global, spec.Repos
-// repositories, spec.Worktrees worktrees spread over them), evidence, cards
-// (mixed tiers, statuses, persistence, scopes and triggers), links and
-// recent injection events. Repository 0 is h's own repository and
-// worktree 0 its own checkout, so requests made through h see a realistic
-// chain. The rows are written straight to the store, bypassing gates:
-// human mode only (host.KindMode otherwise), and only into a palace with no
-// cards or evidence yet (host.KindInvalid otherwise). progress, when not
-// nil, is called after each batch.
+// Generate fills the empty palace h has open with a synthetic one
+// following spec, deterministically for spec.Seed. Repository 0 and
+// worktree 0 are h's own, so requests through h see a realistic chain.
+// Human mode only (KindMode), and only into a palace with no cards or
+// evidence (KindInvalid). progress, when not nil, is called after each batch.
 func Generate(ctx context.Context, h *host.Host, spec Spec, progress func(Progress)) (Stats, error) {
 	if h.Mode() != host.Human {
 		return Stats{}, &host.Error{Kind: host.KindMode, Msg: fmt.Sprintf("bench gen is refused in agent mode: only a human may bench gen (mode is fixed by --mode/%s=agent)", host.ModeEnv)}
@@ -154,9 +140,8 @@ func Generate(ctx context.Context, h *host.Host, spec Spec, progress func(Progre
 	if !loc.InGit {
 		return Stats{}, invalid("cwd", "bench gen needs a git checkout as its repository 0: pass --cwd inside one")
 	}
-	// A second connection to the palace h has open: the generator writes
-	// rows itself, and h (whose store is not reachable from outside host)
-	// reads them for the history's packs once they are committed.
+	// A second connection: the generator writes rows itself, h reads them
+	// for the history's packs once committed.
 	st, err := store.Open(ctx, h.DatabasePath())
 	if err != nil {
 		return Stats{}, internal(err, "bench gen: open %s", h.DatabasePath())
@@ -355,9 +340,7 @@ func (g *benchGen) cards(ctx context.Context) error {
 			for i := range n {
 				c, ai := g.card(done + i)
 				g.cardIDs = append(g.cardIDs, c.ID)
-				// The generator stands for the person who wrote these
-				// cards: each is a direct write, as `distill --direct`
-				// records one.
+				// Each card is a direct write by the person who wrote it.
 				ws = append(ws, store.CardWrite{Insert: &c, Links: g.linkCard(c, ai, perCard),
 					Event: domain.Event{ID: "ke_" + strings.TrimPrefix(c.ID, store.CardPrefix), CardID: c.ID,
 						Type: domain.EventDirectWrite, ToStatus: c.Status, Reason: "benchmark data", Actor: "bench",
@@ -434,8 +417,7 @@ func (g *benchGen) card(n int) (domain.Card, int) {
 }
 
 // linkCard draws links of c to about perCard evidence rows of its own
-// anchor (or, when that has too few, any anchor of the palace), each
-// (evidence, role) once.
+// anchor (or any anchor when it has too few), each (evidence, role) once.
 func (g *benchGen) linkCard(c domain.Card, ai, perCard int) []domain.Link {
 	pool := g.evByAnchor[ai]
 	if len(pool) < 4 {
@@ -471,9 +453,8 @@ func (g *benchGen) linkCard(c domain.Card, ai, perCard int) []domain.Link {
 	return links
 }
 
-// events writes recent injection telemetry: each event picks a card and an
-// outcome, at a time within the last 30 days; every 50 events form one
-// request record.
+// events writes injection telemetry of the last 30 days; every 50 events
+// form one request record.
 func (g *benchGen) events(ctx context.Context) error {
 	total := g.spec.Events
 	outcomes := []string{store.OutcomeInlineFull, store.OutcomeInlineCompact, store.OutcomeRefOnly, store.OutcomeTrimmed, store.OutcomeSkippedCooled, store.OutcomeSkippedScope, store.OutcomeViewed}
@@ -515,11 +496,9 @@ var historyRequests = []pack.ContextRequest{
 }
 
 // history writes spec.Requests request records over the last spec.Days
-// days, oldest first, as real use would: each is the outcome list of one
-// of historyRequests' packs at repository 0 (a dry run through
-// Host.Context, once each), with one card in ten given another outcome
-// (cooling moves cards between lanes over time). Raw records older than
-// the retention window are dropped as they age, as in use.
+// days, oldest first: each the outcomes of one dry-run pack at repository
+// 0, one card in ten given another outcome; raw records past retention are
+// dropped as they age.
 func (g *benchGen) history(ctx context.Context) error {
 	total, days := g.spec.Requests, max(1, g.spec.Days)
 	if total <= 0 {
@@ -575,10 +554,8 @@ func (g *benchGen) history(ctx context.Context) error {
 	return nil
 }
 
-// packOutcomes is what a request for p records as it is served: every
-// item by the form it rendered in (trimmed when the budget reduced it),
-// then the skipped cards that count — out of scope, or kept out by
-// cooling; duplicates and cards the request is not about record nothing.
+// packOutcomes is what a request for p records: every item by the form it
+// rendered in, then the skipped cards that count (out of scope or cooled).
 func packOutcomes(p pack.Pack) []store.InjectionEvent {
 	var out []store.InjectionEvent
 	for _, it := range p.Items {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/audit"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
@@ -52,7 +54,7 @@ type AuditActionResult struct {
 // of another repository, retired cards and no-op changes are KindInvalid and
 // change nothing.
 func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionRequest) (AuditActionResult, error) {
-	if err := h.requireHuman("audit action"); err != nil {
+	if err := h.gatekeeper().RequireHuman("audit action"); err != nil {
 		return AuditActionResult{}, err
 	}
 	if err := oneOf("action", req.Action, audit.Actions); err != nil {
@@ -65,9 +67,9 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 		// Say no to a move between anchors before anything else about it.
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
-			return AuditActionResult{}, notFound(err, "card", id)
+			return AuditActionResult{}, gatekeep.NotFound(err, "card", id)
 		}
-		if from := h.visibleKind(c.AnchorID); from != "" {
+		if from := h.loc.KindOf(c.AnchorID); from != "" {
 			if err := rescopeAnchor(id, from, req.Anchor); err != nil {
 				return AuditActionResult{}, err
 			}
@@ -77,14 +79,14 @@ func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionReques
 	if err != nil {
 		return AuditActionResult{}, err
 	}
-	reason := firstNonEmpty(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
+	reason := cmp.Or(strings.TrimSpace(req.Reason), "palace audit action "+req.Action)
 	ch := authority.Change{Op: authority.OpGovern, CardID: id, Reason: reason, Attrs: &attrs, Data: map[string]any{"action": req.Action}}
 	if req.Action == domain.AuditRevoke {
 		ch = authority.Change{Op: authority.OpRetire, CardID: id, Reason: reason, Data: map[string]any{"action": domain.AuditRevoke}}
 	} else {
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
-			return AuditActionResult{}, notFound(err, "card", id)
+			return AuditActionResult{}, gatekeep.NotFound(err, "card", id)
 		}
 		ch.From, ch.To = describe(c)
 	}
@@ -110,10 +112,10 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 		case "none":
 			return str(""), nil
 		}
-		if _, err := parseDate(v); err != nil {
+		if _, err := gatekeep.ParseDate(v); err != nil {
 			return nil, invalid("value", "%s %q is not a date: use YYYY-MM-DD, RFC3339 or none", field, v)
 		}
-		return str(normDate(v)), nil
+		return str(gatekeep.NormDate(v)), nil
 	}
 	var err error
 	switch req.Action {
@@ -124,7 +126,7 @@ func (h *Host) auditAttrs(req AuditActionRequest) (store.CardAttrs, func(domain.
 			return a, nil, invalid("scope", "rescope needs the new scope: --scope-path, --scope-lang and/or --scope-field (or --value none to make it apply everywhere at its anchor)")
 		}
 		sc := domain.Scope{Paths: strlist.Clean(req.Scope.Paths), Languages: strlist.Clean(req.Scope.Languages), Fields: strlist.Clean(req.Scope.Fields)}
-		if err := checkScope(sc); err != nil {
+		if err := limits.Scope(sc); err != nil {
 			return a, nil, err
 		}
 		a.Scope = &sc

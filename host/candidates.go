@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -85,13 +86,13 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 		return CandidateReport{}, err
 	}
 	if req.Apply {
-		if err := h.requireHuman("audit --apply-expiry"); err != nil {
+		if err := h.gatekeeper().RequireHuman("audit --apply-expiry"); err != nil {
 			return CandidateReport{}, err
 		}
 	}
 	now := h.now()
 	rep := CandidateReport{AsOf: store.FormatTime(now), MaxAgeDays: days, Candidates: []CandidateRow{}, Archived: []string{}}
-	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.loc.ChainIDs()})
 	if err != nil {
 		return CandidateReport{}, internal(err, "list candidates")
 	}
@@ -135,7 +136,7 @@ func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateR
 		return nil
 	})
 	if err != nil {
-		return CandidateReport{}, classify(conflict(err), "archive stale candidates")
+		return CandidateReport{}, hosterr.Classify(conflict(err), "archive stale candidates")
 	}
 	return rep, nil
 }

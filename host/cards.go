@@ -23,18 +23,15 @@ type Card struct {
 	Authoritative bool `json:"authoritative"`
 	// Contest is set by ShowCard when the card is contested.
 	Contest *cardview.ItemContest `json:"contest,omitempty"`
-	// Stale is set by ShowCard when the code the card's evidence saw
-	// changed, or its review date passed (an authoritative card of this
-	// checkout).
+	// Stale is set by ShowCard when cited code changed or the review date
+	// passed.
 	Stale *staleness.Stale `json:"stale,omitempty"`
-	// Supersedes is the card this one replaces once authoritative
-	// (distill --from), and SupersededBy the cards that replace it; set by
-	// ShowCard.
+	// Supersedes is the card this one replaces, SupersededBy those
+	// replacing it; set by ShowCard.
 	Supersedes   string   `json:"supersedes,omitempty"`
 	SupersededBy []string `json:"superseded_by,omitempty"`
-	// NearDuplicates, set by Distill, are the live cards at the new card's
-	// anchor whose statement is a near-duplicate of its own: a warning
-	// (the card is written), naming what to link evidence to instead.
+	// NearDuplicates, set by Distill, are live cards at the anchor nearly
+	// repeating the new one (a warning).
 	NearDuplicates []Neighbour `json:"near_duplicates,omitempty"`
 }
 
@@ -42,9 +39,8 @@ type Card struct {
 type CardFilter struct {
 	Tier   string
 	Status string
-	// Anchor is worktree, repo, global, "" (every anchor visible from here)
-	// or "all" (every anchor in the palace, other repositories included),
-	// which needs AllRepos.
+	// Anchor is worktree, repo, global, "" (every anchor visible) or "all"
+	// (every anchor, needs AllRepos).
 	Anchor string
 	Field  string
 	Limit  int
@@ -52,17 +48,10 @@ type CardFilter struct {
 	AllRepos bool
 }
 
-// ViewCard is ShowCard for someone who asked to see the card — `palace
-// card show`, an agent's `palace_cards get`, an editor opening a card — and
-// records that view: one "viewed" injection event, which warms the card's
-// lane a little (recent views count up to 5 salience points).
-// The ref-only lines of a context pack tell agents to fetch cards this way.
-// Internal reads (after a lifecycle change, a hover) use ShowCard, which
-// records nothing. An unknown id is KindNotFound and nothing is written;
-// a failure to record the view is KindInternal. Both modes.
-//
-// A card anchored to another repository or worktree is KindInvalid unless
-// allRepos: reading across repositories is always asked for explicitly.
+// ViewCard is ShowCard for someone who asked to see the card, recording one
+// "viewed" injection event (which warms its lane). An unknown id is
+// KindNotFound; another repository's card is KindInvalid unless allRepos;
+// a failure to record is KindInternal. Both modes.
 func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, error) {
 	c, err := h.ReadCard(ctx, id, allRepos)
 	if err != nil {
@@ -75,9 +64,8 @@ func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, er
 	return c, nil
 }
 
-// ReadCard is ShowCard for a reader outside palace (a resource, an
-// editor): another repository's card is KindInvalid unless allRepos. It
-// records nothing.
+// ReadCard is ShowCard for a reader outside palace; another repository's
+// card is KindInvalid unless allRepos. It records nothing.
 func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, error) {
 	c, err := h.ShowCard(ctx, id)
 	if err != nil {
@@ -99,7 +87,7 @@ func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, er
 func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return Card{}, notFound(err, "card", id)
+		return Card{}, gatekeep.NotFound(err, "card", id)
 	}
 	links, err := h.store.Links(ctx, id)
 	if err != nil {
@@ -113,7 +101,7 @@ func (h *Host) ShowCard(ctx context.Context, id string) (Card, error) {
 	if err != nil {
 		return Card{}, err
 	}
-	v.Contest = itemContest(open[id])
+	v.Contest = cardview.ContestOf(open[id])
 	v.Stale = h.cardStale(ctx, c)
 	sup, err := h.store.Supersessions(ctx, []string{id})
 	if err != nil {
@@ -202,7 +190,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]domain.Event, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return nil, notFound(err, "card", id)
+		return nil, gatekeep.NotFound(err, "card", id)
 	}
 	if !allRepos {
 		if err := h.foreignCard(ctx, c, "read"); err != nil {
@@ -224,10 +212,10 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 func (h *Host) ShowEvidence(ctx context.Context, id string, allRepos bool) (intake.Evidence, error) {
 	e, err := h.store.Evidence(ctx, id)
 	if err != nil {
-		return intake.Evidence{}, notFound(err, "evidence", id)
+		return intake.Evidence{}, gatekeep.NotFound(err, "evidence", id)
 	}
 	out := intake.Evidence{Evidence: e, Anchor: h.anchorRef(ctx, e.AnchorID)}
-	if !allRepos && h.visibleKind(e.AnchorID) == "" {
+	if !allRepos && h.loc.KindOf(e.AnchorID) == "" {
 		return intake.Evidence{}, invalid("id", "evidence %s is anchored to %s %s, not to this checkout: reading another repository's evidence needs --all-repos", id, out.Anchor.Kind, cardview.DisplayIdentity(out.Anchor))
 	}
 	if err := h.foreignRead(ctx, allRepos, e.AnchorID); err != nil {
@@ -295,9 +283,3 @@ func (h *Host) view(ctx context.Context, c domain.Card, links []domain.Link) (Ca
 func (h *Host) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
 	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
-
-func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }
-
-// visibleKind returns the kind of anchor id as seen from here, or "" when the
-// anchor belongs to another repository or worktree.
-func (h *Host) visibleKind(id string) domain.AnchorKind { return h.anchorKindOf(id) }

@@ -42,7 +42,7 @@ type IDHint struct {
 // RecentCardIDs lists the ids of the cards visible from here that start
 // with prefix, most recently changed first, at most n (n > 0).
 func (h *Host) RecentCardIDs(ctx context.Context, prefix string, n int) ([]IDHint, error) {
-	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: h.chainIDs()})
+	rows, err := h.store.ListCards(ctx, store.CardFilter{AnchorIDs: h.loc.ChainIDs()})
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}
@@ -69,7 +69,7 @@ func (h *Host) RecentEvidenceIDs(ctx context.Context, prefix string, n int) ([]I
 	// cheap when the prefix is empty or common.
 	const page = 200
 	for offset := 0; len(out) < n; offset += page {
-		rows, _, err := h.store.ListEvidence(ctx, store.EvidenceFilter{AnchorIDs: h.chainIDs(), Limit: page, Offset: offset})
+		rows, _, err := h.store.ListEvidence(ctx, store.EvidenceFilter{AnchorIDs: h.loc.ChainIDs(), Limit: page, Offset: offset})
 		if err != nil {
 			return nil, internal(err, "list evidence")
 		}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 
-	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/store"
 )
 
@@ -13,5 +12,3 @@ import (
 func (h *Host) ContestsOf(ctx context.Context, ids []string) (map[string][]store.Contest, error) {
 	return h.openContests(ctx, ids)
 }
-
-func itemContest(contests []store.Contest) *cardview.ItemContest { return cardview.ContestOf(contests) }

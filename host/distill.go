@@ -7,6 +7,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
@@ -27,7 +28,7 @@ func distillRefs(r intake.DistillRequest) []authority.Refs {
 // card, its links and its event commit in one transaction.
 func (h *Host) Distill(ctx context.Context, req intake.DistillRequest) (Card, error) {
 	if req.Direct {
-		if err := h.requireHuman("distill --direct"); err != nil {
+		if err := h.gatekeeper().RequireHuman("distill --direct"); err != nil {
 			return Card{}, err
 		}
 	}
@@ -60,7 +61,7 @@ func (h *Host) Distill(ctx context.Context, req intake.DistillRequest) (Card, er
 		return err
 	})
 	if err != nil {
-		return Card{}, classify(err, "distill")
+		return Card{}, hosterr.Classify(err, "distill")
 	}
 	out, err := h.ShowCard(ctx, c.ID)
 	if err != nil {
@@ -108,9 +109,9 @@ func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string,
 func (h *Host) fromCard(ctx context.Context, req intake.DistillRequest) (intake.DistillRequest, error) {
 	old, err := h.store.Card(ctx, req.From)
 	if err != nil {
-		return req, notFound(err, "card", req.From)
+		return req, gatekeep.NotFound(err, "card", req.From)
 	}
-	kind := h.anchorKindOf(old.AnchorID)
+	kind := h.loc.KindOf(old.AnchorID)
 	if kind == "" {
 		if err := h.foreignCard(ctx, old, "supersede"); err != nil {
 			return req, err
@@ -149,8 +150,3 @@ func (h *Host) fromCard(ctx context.Context, req intake.DistillRequest) (intake.
 	}
 	return req, nil
 }
-
-func firstNonEmpty(vals ...string) string { return cmp.Or(vals...) }
-
-// classify passes host errors through and wraps anything else as internal.
-func classify(err error, op string) error { return hosterr.Classify(err, op) }

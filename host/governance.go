@@ -6,14 +6,14 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
-// foreignCard refuses a card anchored outside this location's chain (another
-// repository or worktree): op names what was asked. Changing another
-// repository's card from here is never allowed; reading it needs allRepos.
+// foreignCard refuses, for op, a card anchored outside this location's
+// chain; reading one needs allRepos, changing one is never allowed.
 func (h *Host) foreignCard(ctx context.Context, c domain.Card, op string) error {
-	if h.visibleKind(c.AnchorID) != "" {
+	if h.loc.KindOf(c.AnchorID) != "" {
 		return nil
 	}
 	ref := h.anchorRef(ctx, c.AnchorID)
@@ -31,17 +31,14 @@ type ContestRequest struct {
 	Kind string `json:"kind"`
 	// Reason says what contradicts it. Required.
 	Reason string `json:"reason"`
-	// EvidenceID is the contradicting evidence; it must be visible from
-	// here. Required: a contest without evidence is refused. Its citation
-	// is shown where the card is.
+	// EvidenceID is the contradicting evidence, visible from here; required.
 	EvidenceID string `json:"evidence_id,omitempty"`
 	// Source names what raised the contest (a signal id, a feature).
 	Source string `json:"source,omitempty"`
 }
 
 // ContestResult reports MarkContested. Contested is false when the card is
-// not authoritative (only authoritative cards are contested; a candidate's
-// counterexample already blocks its gate) or the same contest is open.
+// not authoritative or the same contest is open.
 type ContestResult struct {
 	Card      Card          `json:"card"`
 	Contested bool          `json:"contested"`
@@ -49,14 +46,10 @@ type ContestResult struct {
 }
 
 // MarkContested contests an authoritative card on evidence: it keeps its
-// status but leaves the inline lanes of every context pack (shown as a
-// reference with a warning and the evidence's citation), the audit lists
-// it first and editors warn on its trigger lines, until a human demotes it
-// or resolves the contest with newer verification (Resolve). Both modes
-// (an agent's contradiction is worth hearing, on evidence). The card and
-// the evidence must be visible from here; a contest without evidence is
-// KindInvalid. One transaction: the contest and an "updated" event with
-// data.change = "contested".
+// status but leaves the inline lanes (shown as a warned reference) until a
+// human demotes it or resolves the contest. Both modes. Card and evidence
+// must be visible from here; no evidence is KindInvalid. One transaction:
+// the contest and an "updated" event with data.change = "contested".
 func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest) (ContestResult, error) {
 	var res ContestResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
@@ -66,7 +59,7 @@ func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest)
 		return err
 	})
 	if err != nil {
-		return ContestResult{}, classify(err, "contest "+id)
+		return ContestResult{}, hosterr.Classify(err, "contest "+id)
 	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
@@ -95,13 +88,9 @@ type ResolveRequest struct {
 	AllowLocalPolicy bool `json:"allow_local_policy,omitempty"`
 }
 
-// Resolve answers a contest with newer verification: the verification
-// refs are linked, the gate's resolve action decides (the default needs a
-// verification recorded after what contested the card), and on allow the
-// card's open contests close and it returns to its lanes. A demoted card
-// may be resolved too (its counterexamples are then outweighed, and it can
-// be promoted again through the gate). Human mode only; a denial (exit 1)
-// leaves links, contests and events as they were.
+// Resolve answers a contest with newer verification through the gate's
+// resolve action; on allow the card's contests close (a demoted card may be
+// resolved too). Human mode only; a denial leaves everything as it was.
 func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (ChangeResult, error) {
 	if err := h.humanChange(string(domain.ActionResolve), req.Reason, "say what the newer verification shows",
 		"verification", req.Verification, "record what verifies the card again first"); err != nil {
@@ -111,16 +100,16 @@ func (h *Host) Resolve(ctx context.Context, id string, req ResolveRequest) (Chan
 		AllowLocalPolicy: req.AllowLocalPolicy, Refs: []authority.Refs{{Role: domain.RoleVerification, IDs: req.Verification}}})
 }
 
-// readAnchorIDs are the anchors a listing reads: the chain visible from
-// here by default, one kind of it, or — only with allRepos — every anchor
-// of the palace ("all", or no anchor named).
+// readAnchorIDs are the anchors a listing reads: the visible chain by
+// default, one kind of it, or, only with allRepos, every anchor ("all" or
+// none named).
 func (h *Host) readAnchorIDs(kind string, allRepos bool) ([]string, error) {
 	switch kind {
 	case "":
 		if allRepos {
 			return nil, nil
 		}
-		return h.chainIDs(), nil
+		return h.loc.ChainIDs(), nil
 	case "all":
 		if !allRepos {
 			return nil, invalid("anchor", "anchor all reads every repository's memory: ask for it explicitly with --all-repos")

@@ -1,21 +1,9 @@
-// Package host is palace's façade and its lifecycle: a Host owns the
-// store, the policy engine and the workspace (anchors), and offers every
-// operation the CLI, the LSP and the MCP server offer, so each gives the
-// same answer everywhere. host itself keeps the Host state and the
-// lifecycle changes (distill, promote, demote, retire, link, publish),
-// contests and resolve, and audit actions. The gate they ask, with the
-// floors no policy can lift, is host/gatekeep's, below every job that
-// needs it. The jobs that stand on their own live in packages below host,
-// each configured by the Host with what it needs and never importing
-// host: host/pack (context packs, briefs, hints), host/teamsync (team
-// memory in git), host/intake (evidence and rule-file import), host/mail
-// (the mailbox front end), host/agenthook, host/research, host/adoption,
-// host/audit, host/ruleexport and host/policyfile. Their types are host's
-// under aliases and host's methods delegate to them.
-//
-// host decides; store persists; policies evaluates. host must not speak SQL
-// (that is store's) or Rego/WASM (that is policies'), and it must not know
-// about flags, JSON-RPC or terminals (that is cmd, lsp and mcp).
+// Package host is palace's façade: a Host owns the store, the policy
+// engine and the workspace, and offers every operation the CLI, LSP and MCP
+// server offer. It keeps the lifecycle changes; the jobs below it
+// (host/pack, teamsync, intake, mail, research, adoption, audit, ...)
+// never import host. host decides, store persists, policies evaluates: host
+// speaks no SQL, Rego or flags.
 package host
 
 import (
@@ -60,9 +48,8 @@ type Options struct {
 	// TelemetryDays is how many days raw context-request telemetry is kept.
 	// Defaults to $PALACE_TELEMETRY_DAYS, else DefaultTelemetryDays.
 	TelemetryDays int
-	// DeferCreate opens a home without a database as empty and creates the
-	// database with the first write, so a client that only reads leaves no
-	// file behind (the MCP server does this).
+	// DeferCreate creates the database with the first write, so a client
+	// that only reads leaves no file behind.
 	DeferCreate bool
 }
 
@@ -137,10 +124,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// reconcileRepo settles the repository's identity against the anchors the
-// palace holds (anchor.Location.Reconcile): on a host whose paths ignore
-// case, a repository recorded before its remote was folded to lower case
-// keeps its anchor, and other spellings of it stay visible.
+// reconcileRepo settles the repository's identity against the palace's
+// anchors (anchor.Location.Reconcile).
 func (h *Host) reconcileRepo(ctx context.Context) error {
 	if !h.loc.InGit || !anchor.FoldsCase(h.loc.RepoIdentity) {
 		return nil
@@ -235,24 +220,14 @@ func (h *Host) ensureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKi
 	return h.env().EnsureAnchor(ctx, tx, k)
 }
 
-// chainIDs are the anchor ids visible from the host's location, innermost
-// first: worktree, repo, global (global only outside git).
-func (h *Host) chainIDs() []string { return h.loc.ChainIDs() }
-
-// anchorKindOf says which kind of the chain an anchor id is, "" if outside it.
-func (h *Host) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
-
 // resolveAnchorKind validates a requested anchor kind ("" = innermost).
 func (h *Host) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	return intake.ResolveAnchorKind(h.loc, field, s)
 }
 
-// unexpandedHome refuses a home holding a "~" or a "$" that no shell
-// expanded: a client that starts palace from a JSON config (an MCP
-// client's env, an editor setting) passes "~/.palace" or
-// "${HOME}/.palace" through as written, and palace would quietly create a
-// folder of that name inside the current directory and serve an empty
-// palace.
+// unexpandedHome refuses a home holding a "~" or "$" no shell expanded (a
+// JSON config passes "~/.palace" as written), which would silently create a
+// folder of that name and serve an empty palace.
 func unexpandedHome(home string, fromFlag bool) error {
 	bad := ""
 	switch {

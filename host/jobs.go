@@ -24,20 +24,14 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// The jobs below host each stand on their own and never import host. The
-// host lends each the same environment (env) plus what only it needs, and
-// surfaces reach a job through one accessor and use its request and result
-// types directly. What stays a Host method either combines jobs (a sync or
-// an import that also names near-duplicates) or changes authority.
+// The jobs below host never import host; host lends each its environment.
 
 // env is what every job is lent.
 func (h *Host) env() jobenv.Env {
 	return jobenv.Env{Store: h.store, Loc: h.loc, Mode: string(h.mode), Actor: h.actor, Now: h.now, Policies: h.Policies}
 }
 
-// Pack returns the pipeline of context packs, briefs and trigger hints. A
-// cross-repository read in agent mode needs a person's permission (see
-// SetAllRepos); it is refused with KindMode otherwise.
+// Pack returns the pipeline of context packs, briefs and trigger hints.
 func (h *Host) Pack() *pack.Pipeline { return h.pack }
 
 func (h *Host) newPipeline() *pack.Pipeline {
@@ -73,7 +67,7 @@ func (h *Host) Intake() *intake.Intake {
 func (h *Host) Adoption() *adoption.Adoption {
 	return adoption.New(adoption.Config{
 		Env: h.env(), ActorType: h.actorType(),
-		TelemetryDays: h.telemetryDays, RefuseSecrets: intake.RefuseSecrets, ChainIDs: h.chainIDs(),
+		TelemetryDays: h.telemetryDays, RefuseSecrets: intake.RefuseSecrets, ChainIDs: h.loc.ChainIDs(),
 		Contest: func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error) {
 			c, err := h.MarkContested(ctx, cardID, ContestRequest{Kind: authority.ContestContradiction, Reason: reason, EvidenceID: evidenceID, Source: source})
 			return c.Contested, err
@@ -130,11 +124,9 @@ func (h *Host) stampFileStateCached(ctx context.Context, d *policies.Decision) {
 	h.fileStates.StampCached(ctx, d)
 }
 
-// knownCheckouts are the checkouts of the repositories this palace holds
-// memory of: each repo anchor named by a remote, at the path it was
-// recorded from. Mailbox commands open no database, so the file is opened
-// here only when it exists, and only for routing; a palace that cannot be
-// read knows none (the letters wait).
+// knownCheckouts are the checkouts of repositories this palace holds
+// memory of, for routing letters; the database is opened only when it
+// exists, and a palace that cannot be read knows none.
 func (h *Host) knownCheckouts(ctx context.Context) []mailbox.RegisteredBox {
 	st := h.store
 	if st == nil {
@@ -163,11 +155,8 @@ func (h *Host) knownCheckouts(ctx context.Context) []mailbox.RegisteredBox {
 	return out
 }
 
-// OpenMail resolves the home and the workspace like Open, but opens no
-// database and creates nothing: mailbox commands read and write only their
-// own files, but for the routing of Distribute and Waiting, which reads
-// the repository anchors of an existing database (knownCheckouts).
-// Policies load on first need (see mail.Mail.Rules).
+// OpenMail resolves home and workspace like Open, but opens no database
+// (only routing reads one, see knownCheckouts) and creates nothing.
 func OpenMail(ctx context.Context, opts Options) (*mail.Mail, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
@@ -176,9 +165,8 @@ func OpenMail(ctx context.Context, opts Options) (*mail.Mail, error) {
 	return h.Mail(), nil
 }
 
-// CheckCards is the pre-commit check of card files (see
-// teamsync.Team.CheckCards). It opens no database and creates no palace
-// home; it loads the policies a palace at opts would.
+// CheckCards is the pre-commit check of card files; it opens no database
+// and creates no home.
 func CheckCards(ctx context.Context, opts Options, req teamsync.CardsCheckRequest) (teamsync.CardsCheckReport, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
@@ -187,9 +175,8 @@ func CheckCards(ctx context.Context, opts Options, req teamsync.CardsCheckReques
 	return h.Team().CheckCards(ctx, req)
 }
 
-// Sync exports this repository's changed cards to its card files and
-// imports the files that changed there (see teamsync.Team.Sync), naming
-// the cards each imported card nearly repeats. Human mode only.
+// Sync runs teamsync.Team.Sync and names the cards each imported card
+// nearly repeats. Human mode only.
 func (h *Host) Sync(ctx context.Context, req teamsync.SyncRequest) (teamsync.SyncReport, error) {
 	rep, err := h.Team().Sync(ctx, req)
 	// Imported cards are compared with the cards that were here: a first
@@ -209,17 +196,14 @@ func (h *Host) Sync(ctx context.Context, req teamsync.SyncRequest) (teamsync.Syn
 	return rep, nil
 }
 
-// autoExport writes card id's file after a lifecycle change when the
-// checkout asks for it (see teamsync.Team.AutoExport); nil when nothing
-// applies.
+// autoExport writes card id's file after a change when the checkout asks
+// for it; nil when nothing applies.
 func (h *Host) autoExport(ctx context.Context, id string) *teamsync.ExportNote {
 	return h.Team().AutoExport(ctx, id)
 }
 
-// ImportRules imports the rules of agent rule files as evidence with
-// candidate cards (see intake.Intake.ImportRules), and names the cards
-// each new candidate nearly repeats (ImportedRule.NearDuplicates). Both
-// modes.
+// ImportRules runs intake.Intake.ImportRules and names the cards each new
+// candidate nearly repeats. Both modes.
 func (h *Host) ImportRules(ctx context.Context, req intake.ImportRequest) (intake.ImportResult, error) {
 	res, err := h.Intake().ImportRules(ctx, req)
 	if err != nil {
@@ -248,10 +232,8 @@ func (h *Host) ImportRules(ctx context.Context, req intake.ImportRequest) (intak
 	return res, nil
 }
 
-// Research validates a report, plans its ingest, or ingests it (see
-// research.Ingester.Research), naming the cards each suggestion would
-// nearly repeat: bad input is KindInvalid and writes nothing, a write
-// palace.research refuses is KindMode.
+// Research runs research.Ingester.Research, naming the cards each
+// suggestion would nearly repeat.
 func (h *Host) Research(ctx context.Context, req research.Request) (research.Plan, error) {
 	plan, err := h.research().Research(ctx, req)
 	if err != nil || len(plan.Suggestions) == 0 || !h.loc.InGit && plan.Anchor != string(domain.AnchorGlobal) {
@@ -272,17 +254,13 @@ func (h *Host) Research(ctx context.Context, req research.Request) (research.Pla
 // it would land and why (see audit.Report).
 type AuditReport struct {
 	audit.Report
-	// Held are cards of these anchors whose card file claimed promoted or
-	// canonical but did not pass the gate at import: they are candidates
-	// here, and the reasons say what the gate missed.
+	// Held are cards whose card file claimed authority the gate refused at
+	// import: candidates here, with the gate's reasons.
 	Held []teamsync.HeldCard `json:"held,omitempty"`
 }
 
-// Audit lists the authoritative cards of the chosen anchors with lane,
-// render form, salience and its breakdown, 30-day counts, review and expiry
-// dates, warnings and suggested actions (see audit.Auditor.Audit), and the
-// card files held at import. It reads only; both modes. Unknown filter
-// values are KindInvalid.
+// Audit runs audit.Auditor.Audit with the card files held at import. It
+// reads only; unknown filter values are KindInvalid.
 func (h *Host) Audit(ctx context.Context, f audit.Filter) (AuditReport, error) {
 	var held []teamsync.HeldCard
 	rep, err := audit.New(audit.Config{

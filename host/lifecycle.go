@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/teamsync"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -33,7 +33,7 @@ type GateRequest struct {
 func (h *Host) Gate(ctx context.Context, id string, req GateRequest) (gatekeep.Result, error) {
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return gatekeep.Result{}, notFound(err, "card", id)
+		return gatekeep.Result{}, gatekeep.NotFound(err, "card", id)
 	}
 	if !req.AllRepos {
 		if err := h.foreignCard(ctx, c, "read"); err != nil {
@@ -158,7 +158,7 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 		return nil
 	})
 	if err != nil {
-		return LinkResult{}, classify(err, "link "+id)
+		return LinkResult{}, hosterr.Classify(err, "link "+id)
 	}
 	if res.Added {
 		res.Export = h.autoExport(ctx, id)
@@ -182,7 +182,7 @@ func (h *Host) change(ctx context.Context, ch authority.Change) (ChangeResult, e
 		if KindOf(err) == KindDenied {
 			res.Gate = o.Gate
 		}
-		return res, classify(conflict(err), string(ch.Op)+" "+ch.CardID)
+		return res, hosterr.Classify(conflict(err), string(ch.Op)+" "+ch.CardID)
 	}
 	res := ChangeResult{Event: o.Event, Gate: o.Gate}
 	res.Export = h.autoExport(ctx, ch.CardID)
@@ -201,17 +201,12 @@ func conflict(err error) error {
 	return err
 }
 
-func parseDate(s string) (time.Time, error) { return gatekeep.ParseDate(s) }
-
-// normDate stores dates in the palace's one time format.
-func normDate(s string) string { return gatekeep.NormDate(s) }
-
 // humanChange checks what a human lifecycle change needs before it reads
 // anything: human mode, a reason (why says what it should say) and, when
 // refsField is set, at least one evidence ref of that role (refsWhy says
 // what to record first).
 func (h *Host) humanChange(op, reason, why, refsField string, refs []string, refsWhy string) error {
-	if err := h.requireHuman(op); err != nil {
+	if err := h.gatekeeper().RequireHuman(op); err != nil {
 		return err
 	}
 	if strings.TrimSpace(reason) == "" {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/limits"
@@ -48,10 +47,6 @@ const (
 	// Go-built plugin is ~3 MB; anything far larger is not a policy).
 	MaxModuleBytes = 64 << 20
 )
-
-// checkScope refuses a scope whose globs can never match (see
-// limits.Scope, shared with intake and team memory).
-func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
 
 // checkLimit is the one rule for every --limit: 0 means no limit, a
 // negative count is refused.

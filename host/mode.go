@@ -55,9 +55,6 @@ func ResolveMode(flag, env string, fallback Mode) (Mode, error) {
 	return fallback, nil
 }
 
-// requireHuman refuses op in agent mode.
-func (h *Host) requireHuman(op string) error { return h.gatekeeper().RequireHuman(op) }
-
 // defaultActor is the OS user for humans and $PALACE_AGENT (else "agent")
 // for agents.
 func defaultActor(m Mode) string {

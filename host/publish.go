@@ -7,6 +7,7 @@ import (
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/teamsync"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -51,7 +52,7 @@ func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (Publ
 		if KindOf(err) == KindDenied {
 			res.Gate = o.Gate
 		}
-		return res, classify(conflict(err), "publish "+id)
+		return res, hosterr.Classify(conflict(err), "publish "+id)
 	}
 	orig, err := h.ShowCard(ctx, id)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/store"
 )
@@ -21,7 +22,7 @@ const MaxRedactReasonRunes = 500
 // redact: evidence is the record agents learn from, and removing part of it
 // is a decision about that record.
 func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (intake.Evidence, error) {
-	if err := h.requireHuman("evidence redact"); err != nil {
+	if err := h.gatekeeper().RequireHuman("evidence redact"); err != nil {
 		return intake.Evidence{}, err
 	}
 	reason = strings.TrimSpace(reason)
@@ -48,7 +49,7 @@ func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (intake.Ev
 	err := h.store.Tx(ctx, func(tx *store.Tx) error { return tx.RedactEvidence(ctx, r) })
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return intake.Evidence{}, notFound(err, "evidence", id)
+		return intake.Evidence{}, gatekeep.NotFound(err, "evidence", id)
 	case errors.Is(err, store.ErrRedacted):
 		return intake.Evidence{}, invalid("id", "evidence %s is already redacted", id)
 	case err != nil:

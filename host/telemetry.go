@@ -73,7 +73,7 @@ const vacuumFreeShare = 0.25
 // negative value is KindInvalid. Human mode only: VACUUM blocks every
 // writer for its duration.
 func (h *Host) Maintenance(ctx context.Context, keepDays int, vacuum bool) (MaintenanceReport, error) {
-	if err := h.requireHuman("maintenance"); err != nil {
+	if err := h.gatekeeper().RequireHuman("maintenance"); err != nil {
 		return MaintenanceReport{}, err
 	}
 	days, err := telemetryDays(keepDays)

@@ -19,11 +19,8 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// The reads of a reviewer's desk (`palace ui`): the candidate queue a page
-// at a time, a card's dossier, near-duplicates, and path completion. They
-// compose what the other reads return and write nothing; every change a
-// reviewer makes goes through the lifecycle methods (Promote, Retire,
-// Link, AuditAction).
+// The reads of the review desk (`palace ui`) write nothing; every change a
+// reviewer makes goes through the lifecycle methods.
 
 // Review queue orders.
 const (
@@ -67,9 +64,8 @@ type ReviewItem struct {
 	// has passed (`palace audit --apply-expiry` archives it).
 	AgeDays int  `json:"age_days"`
 	Expired bool `json:"expired"`
-	// Citations are up to eight of the card's links, counterexamples
-	// first (Card.Links has all of them), and Evidence the rows they cite,
-	// by id.
+	// Citations are up to eight links, counterexamples first; Evidence the
+	// rows they cite, by id.
 	Citations []domain.Link              `json:"citations"`
 	Evidence  map[string]domain.Evidence `json:"evidence"`
 	// Gate is the gate's answer for the card's next step (promotion to its
@@ -93,10 +89,9 @@ type Neighbour struct {
 	Similarity float64 `json:"similarity"`
 }
 
-// ReviewQueue returns one page of the candidate cards of the anchors
-// visible from here, with each one's evidence, the gate's answer for its
-// next step and its near-duplicates. It writes nothing; both modes (the
-// gate answers for this host's reviewer). Bad input is KindInvalid.
+// ReviewQueue returns one page of the candidates visible from here, with
+// evidence, the gate's answer for the next step and near-duplicates. It
+// writes nothing; bad input is KindInvalid.
 func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, error) {
 	order := cmp.Or(req.Order, ReviewNewest)
 	if order != ReviewNewest && order != ReviewValue {
@@ -106,7 +101,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		return ReviewPage{}, invalid("limit", "offset %d, limit %d: pass an offset ≥ 0 and a limit of 1 to %d", req.Offset, req.Limit, MaxReviewPage)
 	}
 	limit := cmp.Or(req.Limit, 20)
-	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.chainIDs()})
+	cards, err := h.store.ListCards(ctx, store.CardFilter{Statuses: []domain.Status{domain.StatusCandidate}, AnchorIDs: h.loc.ChainIDs()})
 	if err != nil {
 		return ReviewPage{}, internal(err, "list candidates")
 	}
@@ -225,17 +220,15 @@ func (h *Host) citedEvidence(ctx context.Context, links map[string][]domain.Link
 // maxNeighbours is how many neighbours a card lists.
 const maxNeighbours = 5
 
-// Neighbours returns, for each of the cards ids, the cards visible from
-// here (any status) whose statement is the same once normalized, or is a
-// near-duplicate of it (internal/neardup: at least 60% of its words in
-// common), most similar first, at most five per card. Unknown ids have no
-// entry. A failure is KindInternal.
+// Neighbours returns, per card id, the visible cards (any status) whose
+// statement is the same normalized or a near-duplicate (internal/neardup),
+// most similar first, at most maxNeighbours. Unknown ids have no entry.
 func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neighbour, error) {
 	out := map[string][]Neighbour{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: h.chainIDs(), Statuses: domain.Statuses, Limit: 1})
+	texts, err := h.store.CandidateTexts(ctx, store.CandidateQuery{AnchorIDs: h.loc.ChainIDs(), Statuses: domain.Statuses, Limit: 1})
 	if err != nil {
 		return nil, internal(err, "read statements")
 	}
@@ -304,9 +297,8 @@ type CardDossier struct {
 	// Signals are the card's adoption signals per day of the last 90 days,
 	// oldest first.
 	Signals []SignalDay `json:"signals"`
-	// Packs are what context packs did with the card per day of the last 30
-	// days (the per-day counts), and Requests the newest kept requests
-	// that named it.
+	// Packs are the card's pack outcomes per day of the last 30 days;
+	// Requests the newest kept requests that named it.
 	Packs    []store.OutcomeDay  `json:"packs"`
 	Requests []store.CardRequest `json:"requests"`
 }
@@ -317,9 +309,7 @@ type SignalDay struct {
 	Counts map[string]int `json:"counts"`
 }
 
-// Dossier windows: how far back a card page looks at adoption signals and
-// pack outcomes, and how many request records it reads looking for the
-// card's packs.
+// Dossier windows and the request records read looking for a card's packs.
 const (
 	dossierSignalDays = 90
 	dossierPackDays   = 30
@@ -327,13 +317,9 @@ const (
 	dossierScan       = 2000
 )
 
-// CardDossier returns everything a card page shows about card id: the card
-// with its links and contest, its events, cited evidence, the gate for its
-// next promotion, publication copies, a held import, near-duplicates,
-// adoption signals per day and the packs it was in. It writes nothing
-// (opening a card page is not an agent's fetch: no view is recorded).
-// An unknown id is KindNotFound; another repository's card is KindInvalid
-// unless allRepos.
+// CardDossier returns everything a card page shows about card id. It writes
+// nothing (no view is recorded). An unknown id is KindNotFound; another
+// repository's card is KindInvalid unless allRepos.
 func (h *Host) CardDossier(ctx context.Context, id string, allRepos bool) (CardDossier, error) {
 	c, err := h.ReadCard(ctx, id, allRepos)
 	if err != nil {
@@ -401,8 +387,7 @@ func (h *Host) CardDossier(ctx context.Context, id string, allRepos bool) (CardD
 	return d, nil
 }
 
-// nextTarget is the promotion target a card page asks the gate about: the
-// default target from candidate or demoted, canonical from promoted; none
+// nextTarget is the promotion target a card page asks the gate about; false
 // for a card that cannot be promoted further.
 func nextTarget(c domain.Card) (string, bool) {
 	if c.Status == domain.StatusCandidate || c.Status == domain.StatusDemoted {
@@ -425,12 +410,10 @@ func daysSince(stamp string, now time.Time) int {
 }
 
 // CompletePath lists up to n entries of the worktree (the working
-// directory outside git) that complete prefix, a slash-separated path
-// relative to it: the entries of prefix's directory whose name starts with
-// its last element, directories with a trailing slash, sorted; dot-entries
-// only when the last element starts with a dot. It reads the filesystem
-// only, never outside the worktree: a prefix that climbs out of it, or is
-// absolute, completes to nothing.
+// directory outside git) completing prefix, a slash path relative to it:
+// directories with a trailing slash, sorted, dot-entries only for a dot
+// prefix. It never reads outside the worktree: a climbing or absolute
+// prefix completes to nothing.
 func (h *Host) CompletePath(prefix string, n int) ([]string, error) {
 	root := h.loc.Worktree
 	if root == "" {

@@ -9,18 +9,18 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
 // VerifyRequest asks to verify a card against the code as it is now.
 type VerifyRequest struct {
-	// Evidence names evidence whose cited code the verification looks at
-	// instead of the card's own citations: to verify one citation, or to
-	// point the card at the place its code moved to (evidence recorded
-	// with --source-ref path#L10-L24 there). Each must be visible from
-	// here and cite a file of this checkout.
+	// Evidence names visible evidence citing files of this checkout whose
+	// code the verification looks at instead of the card's own citations
+	// (one citation, or where the code moved).
 	Evidence []string `json:"evidence,omitempty"`
 	// Note is added to the verification's content: what was checked.
 	Note string `json:"note,omitempty"`
@@ -55,29 +55,21 @@ type VerifyResult struct {
 	Event  *domain.Event `json:"event,omitempty"`
 }
 
-// Verify records a verification of card id against the code as it is
-// now: one evidence row that observes every place the card is checked
-// against (see staleness.Checked: its newest code-citing verification,
-// else its supporting evidence), following moved lines and renamed files,
-// or the places req.Evidence cite; it is linked to the card as
-// verification through the door. The card is then checked against it, so
-// a stale card is fresh again. A verification is evidence: it never
-// changes a card's status. Both modes.
-//
-// Bad input is KindInvalid: an unknown or retired card, another
-// repository's card or evidence, a checkout outside git, a card (or
-// evidence) citing no file of this checkout. Code that is gone — a
-// deleted file, cited lines past the end of the file, a symbol no longer
-// defined — cannot be verified: KindDenied naming each, with the repair
-// (evidence citing where the code is now, passed with Evidence, or a
-// demotion). Nothing is written then.
+// Verify records a verification of card id against the code as it is now:
+// one evidence row observing every place the card is checked against
+// (staleness.Checked, following moves and renames) or the places
+// req.Evidence cite, linked as verification through the door, so a stale
+// card is fresh again. It never changes a status. Both modes. Bad input
+// (unknown or retired card, another repository's, outside git, no cited
+// file) is KindInvalid; code that is gone is KindDenied naming each place
+// and the repair. Nothing is written then.
 func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (VerifyResult, error) {
 	if !h.loc.InGit {
 		return VerifyResult{}, invalid("id", "palace verify checks a card against the code of a git checkout, and %s is not inside one: run it in the checkout whose code the card cites", h.loc.Dir)
 	}
 	c, err := h.store.Card(ctx, id)
 	if err != nil {
-		return VerifyResult{}, notFound(err, "card", id)
+		return VerifyResult{}, gatekeep.NotFound(err, "card", id)
 	}
 	if err := h.foreignCard(ctx, c, "verify"); err != nil {
 		return VerifyResult{}, err
@@ -130,7 +122,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 		content += "\n\n" + n
 	}
 	kind := domain.AnchorWorktree
-	if k := h.visibleKind(c.AnchorID); k == domain.AnchorRepo {
+	if k := h.loc.KindOf(c.AnchorID); k == domain.AnchorRepo {
 		kind = domain.AnchorRepo
 	}
 	in := h.Intake()
@@ -168,7 +160,7 @@ func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (Verify
 		return nil
 	})
 	if err != nil {
-		return VerifyResult{}, classify(err, "verify "+id)
+		return VerifyResult{}, hosterr.Classify(err, "verify "+id)
 	}
 	res.Evidence.Anchor = h.anchorRef(ctx, res.Evidence.AnchorID)
 	if res.Linked {
@@ -185,10 +177,8 @@ type place struct {
 	gone string
 }
 
-// cardPlaces are the places card c is checked against, where they are
-// now; for a card whose evidence observed nothing (recorded before
-// palace kept observations), the files its verification and supporting
-// evidence cite.
+// cardPlaces are the places card c is checked against, where they are now;
+// without observations, the files its evidence cites.
 func (h *Host) cardPlaces(ctx context.Context, c domain.Card) ([]place, bool, error) {
 	all, err := h.store.CodeCitations(ctx)
 	if err != nil {
@@ -248,7 +238,7 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 		if !ok {
 			return nil, invalid("evidence", "no evidence %s: pass the id of recorded evidence (palace evidence list)", id)
 		}
-		if h.visibleKind(e.AnchorID) == "" {
+		if h.loc.KindOf(e.AnchorID) == "" {
 			return nil, invalid("evidence", "evidence %s is anchored to another repository or worktree: verify with evidence of this checkout", id)
 		}
 	}
@@ -260,8 +250,7 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 }
 
 // refPlaces parses the source refs of evidence ids as citations of this
-// checkout's files; with strict, one that cites none is KindInvalid,
-// otherwise it is left out.
+// checkout's files; with strict, one citing none is KindInvalid.
 func (h *Host) refPlaces(ctx context.Context, ids []string, strict bool) ([]place, error) {
 	rows, err := h.store.EvidenceByIDs(ctx, ids)
 	if err != nil {
@@ -316,11 +305,10 @@ func shortCommit(c string) string {
 	return "commit " + c[:min(len(c), 12)]
 }
 
-// cardStale is card c's staleness as a pack would show it (cited code of
-// this checkout, review date), nil when it has none or is not this
-// checkout's.
+// cardStale is card c's staleness as a pack shows it, nil when none or not
+// this checkout's.
 func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
-	if !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
+	if !c.Status.Authoritative() || h.loc.KindOf(c.AnchorID) == "" {
 		return nil
 	}
 	code, err := h.freshness.Cards(ctx, h.store, []string{c.ID})
@@ -335,7 +323,7 @@ func (h *Host) cardStale(ctx context.Context, c domain.Card) *staleness.Stale {
 func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error) {
 	var ids []string
 	for _, c := range cards {
-		if h.visibleKind(c.AnchorID) != "" {
+		if h.loc.KindOf(c.AnchorID) != "" {
 			ids = append(ids, c.ID)
 		}
 	}
@@ -346,7 +334,7 @@ func (h *Host) staleCards(ctx context.Context, cards []domain.Card) (map[string]
 	stamp := h.stamp()
 	out := map[string]*staleness.Stale{}
 	for _, c := range cards {
-		if h.visibleKind(c.AnchorID) == "" {
+		if h.loc.KindOf(c.AnchorID) == "" {
 			continue
 		}
 		if st := staleness.Merge(code[c.ID], staleness.Dates(c, stamp)); st != nil {
@@ -365,10 +353,9 @@ type StaleLines struct {
 	staleness.StaleCitation
 }
 
-// StaleLinesIn lists the changed places of file (absolute, or relative to
-// the host's directory) that the cards of this checkout are checked
-// against, by card and line, for an editor to mark: the lines as cited
-// (Line 0 for a symbol or a whole file). Nothing outside git.
+// StaleLinesIn lists the changed places of file (absolute or relative to
+// the host's directory) that this checkout's cards are checked against, by
+// card and line (0 for a symbol or whole file). Nothing outside git.
 func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, error) {
 	if !h.loc.InGit {
 		return nil, nil
@@ -387,9 +374,8 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 	}
 	p := h.freshness.Pass(ctx)
 	var out []StaleLines
-	// Every code-citing card is looked at (a file renamed to this one is
-	// found only by looking); the pass stats each cited file once and the
-	// looks are kept by file identity.
+	// Every code-citing card is looked at (renames are found only so); each
+	// cited file is statted once.
 	for id, cits := range all {
 		_, st := p.Card(id, cits)
 		if st == nil {
@@ -405,7 +391,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 			continue
 		}
 		c, err := h.store.Card(ctx, id)
-		if err != nil || !c.Status.Authoritative() || h.visibleKind(c.AnchorID) == "" {
+		if err != nil || !c.Status.Authoritative() || h.loc.KindOf(c.AnchorID) == "" {
 			continue
 		}
 		for _, sc := range mine {
@@ -422,9 +408,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 }
 
 // CitedCodeChanged reports whether a file cited by evidence changed,
-// appeared or went since the last call (the first reports false): an
-// editor then recomputes what it shows, since staleness moves with the
-// code, not the database.
+// appeared or went since the last call (the first reports false).
 func (h *Host) CitedCodeChanged(ctx context.Context) (bool, error) {
 	ok, err := h.freshness.Changed(ctx, h.store)
 	if err != nil {

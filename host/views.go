@@ -12,13 +12,10 @@ import (
 	"github.com/palacehq/palace/host/staleness"
 )
 
-// EditorViews answers what an editor shows of a palace — the card list of
-// a hover, the counts of a code lens, a card's details — in one call each,
-// so an editor surface renders views and composes nothing. It caches the
-// dry-run packs of files and the card details the views are made of until
-// Reset: the editor calls Reset whenever its data generation moves (another
-// connection committed, or the policy set was swapped), and a value being
-// computed while Reset runs is not kept. Safe for concurrent use.
+// EditorViews answers what an editor shows of a palace (hover, code lens,
+// card details) in one call each. It caches dry-run packs and card details
+// until Reset, which the editor calls when its data generation moves; a
+// value computed while Reset runs is not kept. Safe for concurrent use.
 type EditorViews struct {
 	h *Host
 
@@ -68,13 +65,11 @@ type HoverRequest struct {
 	Triggers *pack.TriggerSet
 }
 
-// HoverView is what a hover shows: first the cards triggered at the
-// cursor, then the cards the file's pack renders inline, by tier, and what
-// else the pack holds as counts.
+// HoverView is what a hover shows: the cards triggered at the cursor, the
+// cards the file's pack renders inline, by tier, and counts of the rest.
 type HoverView struct {
-	// Triggered are the cards whose trigger patterns match the cursor's
-	// line, then those with an intent tag or tool need equal to the word;
-	// each card once.
+	// Triggered are the cards whose patterns match the cursor's line, then
+	// those with an intent or tool need equal to the word; each once.
 	Triggered []HoverCard
 	// File is the file as the pack names it (worktree-relative).
 	File string
@@ -82,12 +77,10 @@ type HoverView struct {
 	// grouped by tier in domain.Tiers order, in pack order inside a tier.
 	Applies []TierCards
 	// Flagged are the pack's cards shown only as references because they
-	// are contested, or stale (also counted in Refs): each waits for a
-	// person, so a hover names it with its warning.
+	// are contested or stale (also counted in Refs).
 	Flagged []HoverCard
-	// Refs count the pack's reference lines, Trimmed the items the budget
-	// left out, Cooled the cards that apply by scope but cooled to
-	// inspector_only.
+	// Refs count reference lines, Trimmed items the budget left out,
+	// Cooled cards cooled to inspector_only.
 	Refs, Trimmed, Cooled int
 }
 
@@ -111,9 +104,7 @@ type HoverCard struct {
 	// Tag the intent tag or tool need equal to the word (Triggered only).
 	Pattern string
 	Tag     string
-	// Contest is set when the card is contested (Triggered and Flagged: a
-	// contested card is never inline in a pack): an editor shows the
-	// warning and its citations with the statement.
+	// Contest is set when the card is contested.
 	Contest *cardview.ItemContest
 	// Stale is set when the code the card's evidence saw changed, or its
 	// review date passed: an editor shows the warning with the statement.
@@ -134,18 +125,15 @@ type LensRequest struct {
 	Matches []pack.TriggerMatch
 }
 
-// LensView is what a code lens on a file shows: every card the editor
-// shows for it — those its pack renders, inline or as references, and
-// those triggered on its lines (inlay hints) — each once, by tier. A card
-// and its published copy are one card, as in the pack.
+// LensView is what a code lens on a file shows: every card of its pack and
+// those triggered on its lines, each once (a published copy is its
+// original), by tier.
 type LensView struct {
 	File string
 	// ByTier counts the cards, by tier.
 	ByTier map[domain.Tier]int
-	// Inline counts the pack's cards rendered in full or compact; Refs
-	// those rendered as reference lines; Triggered the cards only the
-	// document's lines trigger (cooled or otherwise not rendered by the
-	// pack).
+	// Inline counts cards rendered full or compact, Refs reference lines,
+	// Triggered the cards only the document's lines trigger.
 	Inline, Refs, Triggered int
 	// Contested and Stale count the cards above with each warning.
 	Contested, Stale int
@@ -270,9 +258,7 @@ func (v *EditorViews) Card(ctx context.Context, id string) (Card, error) {
 	return viewCached(v, func() map[string]Card { return v.cards }, id, func() (Card, error) { return v.h.ShowCard(ctx, id) })
 }
 
-// pack is the dry-run pack of a file: what applies to it by the scope and
-// lanes policies. Dry run, so looking writes nothing (and never moves the
-// data generation it is cached under).
+// pack is the dry-run pack of a file (writes nothing).
 func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (*pack.Pack, error) {
 	return viewCached(v, func() map[viewPackKey]*pack.Pack { return v.packs }, viewPackKey{file, lang, budget}, func() (*pack.Pack, error) {
 		p, err := v.h.Pack().Context(ctx, pack.ContextRequest{File: file, Language: lang, Budget: budget, DryRun: true})
@@ -286,8 +272,7 @@ func (v *EditorViews) pack(ctx context.Context, file, lang string, budget int) (
 }
 
 // viewCached returns the cached value of k, or loads it outside the lock
-// and keeps it unless Reset ran meanwhile: a value computed from the old
-// data must not outlive it. m returns the current map (Reset replaces it).
+// and keeps it unless Reset ran meanwhile. m returns the current map.
 func viewCached[K comparable, V any](v *EditorViews, m func() map[K]V, k K, load func() (V, error)) (V, error) {
 	v.mu.Lock()
 	val, ok := m()[k]

@@ -64,7 +64,7 @@ func (h *Host) SetAllRepos(ctx context.Context, allowed bool, reason string) (Wo
 	if allowed {
 		op = "workspace allow-all-repos"
 	}
-	if err := h.requireHuman(op); err != nil {
+	if err := h.gatekeeper().RequireHuman(op); err != nil {
 		return WorkspaceAccess{}, err
 	}
 	if !h.loc.InGit {
@@ -134,7 +134,7 @@ func (h *Host) crossRepoIDs(ctx context.Context, kind string, allRepos bool) ([]
 // anchorID: outside this workspace's chain it needs the workspace's
 // permission in agent mode.
 func (h *Host) foreignRead(ctx context.Context, allRepos bool, anchorID string) error {
-	if !allRepos || h.visibleKind(anchorID) != "" {
+	if !allRepos || h.loc.KindOf(anchorID) != "" {
 		return nil
 	}
 	return h.crossRepoRead(ctx)

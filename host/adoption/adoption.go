@@ -1,18 +1,11 @@
-// Package adoption records and reports adoption signals: what an agent or
-// a person says happened after a context pack (a card was used, accepted,
-// rejected or rolled back, it contradicted what was seen, or palace missed
-// knowledge). It owns the record-quality check of a signal, its row, the
-// sentence saying what it does, and the stats and review built on the
-// signals.
-//
-// Signals are evidence about use, never authority: the package must not
-// change a card's status or count toward a gate. A signal names a card of
-// the caller's own anchors; it counts once per actor, card and request and
-// at most cardview.SignalsPerCardDay times per card, day and actor type. A
-// contradiction that cites evidence visible from the caller contests its
-// card through Config.Contest (governance decides what that means); one
-// without evidence stays a signal. host imports adoption and never the
-// other way round.
+// Package adoption records and reports adoption signals: what happened
+// after a context pack (a card used, accepted, rejected, rolled back,
+// contradicted, or knowledge missed). Signals are evidence about use, never
+// authority: they change no status and count toward no gate. A signal
+// counts once per actor, card and request, at most
+// cardview.SignalsPerCardDay times per card, day and actor type. A
+// contradiction citing visible evidence contests its card through
+// Config.Contest. host imports adoption.
 package adoption
 
 import (
@@ -31,13 +24,6 @@ import (
 	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
-
-// Adoption signals are what an agent or a person says happened after a
-// context pack: a card was used, accepted, rejected or rolled back, it
-// contradicted what was seen, or palace missed knowledge that was needed.
-// They are evidence about use, never authority: they feed the lanes policy
-// (for requests like the one that produced them) and the audit, and they
-// never change a card's status or count toward a gate.
 
 // Signals are the adoption signals, in the order reports list them.
 var Signals = []string{"used", "accepted", "rejected", "miss", "rollback", "contradiction", "neutral"}
@@ -62,9 +48,8 @@ type Config struct {
 	// Contest contests an authoritative card that a contradiction names
 	// with its evidence; it reports whether the card is contested now.
 	Contest func(ctx context.Context, cardID, reason, evidenceID, source string) (bool, error)
-	// ChainIDs are the anchors visible from the caller's location
-	// (worktree, repo, global): a signal's card and evidence must be
-	// anchored to one of them.
+	// ChainIDs are the anchors visible from the caller: a signal's card and
+	// evidence must be anchored to one of them.
 	ChainIDs []string
 }
 
@@ -110,27 +95,21 @@ type Result struct {
 	Effect string `json:"effect"`
 	// Contested is true when a contradiction contested its card.
 	Contested bool `json:"contested,omitempty"`
-	// Counts is true when the written signal counts toward the lanes
-	// input: false for a neutral signal, a miss naming no card, and a
-	// repeat or a signal over the daily limit (NotCounted says which).
+	// Counts is whether the signal counts toward the lanes input: not when
+	// neutral, a miss naming no card, a repeat or over the daily limit
+	// (NotCounted says which).
 	Counts bool `json:"counts"`
 	// NotCounted says why a signal about a card does not count, "" when
 	// it counts.
 	NotCounted string `json:"not_counted,omitempty"`
 }
 
-// Adopt checks an adoption signal and records it. The check refuses a
-// record that carries no information or reaches outside the caller's
-// memory: an unknown signal, a card signal without a card, a miss that
-// says nothing of what was needed, unknown ids, a card or evidence
-// anchored outside the caller's chain (all KindInvalid, exit 2, nothing
-// written). Warnings — an outcome signal with neither note nor request, a
-// contradiction without its evidence, a request that is not on record —
-// refuse too unless AllowWarnings. With CheckOnly nothing is written and
-// the result says what the check found. A repeat (same actor, card and
-// request) or a signal over the daily limit is recorded and counts
-// nowhere (Result.Counts, Result.NotCounted). Both modes: a signal is
-// evidence, not authority.
+// Adopt checks an adoption signal and records it. A signal without
+// information or reaching outside the caller's chain (unknown signal or
+// ids, card signal without card, empty miss) is KindInvalid and writes
+// nothing; warnings refuse too unless AllowWarnings. CheckOnly writes
+// nothing. A repeat or a signal over the daily limit is recorded and counts
+// nowhere. Both modes.
 func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 	res, ev, err := a.checkAdoption(ctx, req)
 	if err != nil {
@@ -157,12 +136,8 @@ func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	if ev.Signal == "contradiction" && ev.CardID != "" && ev.EvidenceID != "" {
-		// A contradiction with its evidence contests an authoritative
-		// card: it leaves the inline lanes until a person demotes or
-		// resolves it. Its status is unchanged; a candidate is not
-		// contested (nothing injects it inline on authority). The reason
-		// is palace's own words: the signaller's note is never shown in
-		// the card's place.
+		// A contradiction with its evidence contests an authoritative card
+		// (status unchanged), in palace's own words, never the note.
 		reason := fmt.Sprintf("contradiction signal %s cites evidence %s", ev.ID, ev.EvidenceID)
 		contested, err := a.cfg.Contest(ctx, ev.CardID, reason, ev.EvidenceID, "adoption:"+ev.ID)
 		if err != nil {
@@ -173,9 +148,8 @@ func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// countVerdict sets whether the signal counts (or, not written yet, would
-// count), by the rule every reader of signals applies
-// (cardview.SignalVerdicts) over the card's signals of the cooling window.
+// countVerdict sets whether the signal counts (or would), by
+// cardview.SignalVerdicts over the card's signals of the cooling window.
 func (a *Adoption) countVerdict(ctx context.Context, res *Result, written bool) error {
 	ev := res.Event
 	if ev.CardID == "" || ev.Signal == "neutral" {

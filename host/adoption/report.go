@@ -90,9 +90,8 @@ type MissNeed struct {
 	Last       string   `json:"last"`
 }
 
-// Stats counts the signals matching f per card and per field: those on
-// cards of the caller's anchors (worktree, repo, global) and the misses
-// that name no card. Read-only, both modes; a bad Since is KindInvalid.
+// Stats counts the signals matching f per card and field: on cards of the
+// caller's anchors, and misses naming no card. Bad Since is KindInvalid.
 func (a *Adoption) Stats(ctx context.Context, f Filter) (Stats, error) {
 	st, _, err := a.stats(ctx, f, false)
 	return st, err
@@ -176,9 +175,8 @@ func (a *Adoption) stats(ctx context.Context, f Filter, notes bool) (Stats, []st
 	return st, evs, nil
 }
 
-// Review is Stats with the misses grouped by field (the
-// queue of knowledge to distill next), the cards agents turned down and
-// the contradicted ones, each with what to do. Read-only, both modes.
+// Review is Stats with misses grouped by field, the cards agents turned
+// down and the contradicted ones, each with what to do. Read-only.
 func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 	st, evs, err := a.stats(ctx, f, true)
 	if err != nil {

@@ -1,14 +1,7 @@
 // Package audit is the authority audit: every authoritative card of the
-// chosen anchors with where it would land and why — lane, render form,
-// salience and its breakdown, 30-day counts, review and expiry dates — and
-// the warnings and suggested actions that follow, adoption signals
-// included. It owns the audit's thresholds, findings and the vocabulary of
-// the actions it suggests (Actions).
-//
-// It reads only: carrying out an action is a lifecycle change (host's
-// AuditAction). It reads the store and asks the policy set through the
-// pack pipeline's PolicySet; anchors, contests and held card files reach it
-// through Config, so host imports audit and never the other way round.
+// chosen anchors with its lane, render form, salience, counts and dates, and
+// the warnings and actions that follow (Actions). It only reads: an action
+// is carried out by host's AuditAction; host imports audit.
 package audit
 
 import (
@@ -56,9 +49,8 @@ type Config struct {
 	jobenv.Env
 	// AnchorIDs are the anchors a listing reads (see Filter.Anchor).
 	AnchorIDs func(kind string, allRepos bool) ([]string, error)
-	// Held is told the anchors audited, before the rows are computed, so
-	// the caller can attach the card files held at import; its error
-	// fails the audit.
+	// Held is told the anchors audited before the rows are computed; its
+	// error fails the audit.
 	Held func(ctx context.Context, anchorIDs []string) error
 	// OpenContests are the open contests of cards, by card id.
 	OpenContests func(ctx context.Context, ids []string) (map[string][]store.Contest, error)
@@ -102,19 +94,15 @@ type Report struct {
 	Lanes    map[domain.Lane]int `json:"lanes"`
 	Warnings map[string]int      `json:"warnings"`
 	Rows     []Row               `json:"rows"`
-	// Stale are the rows' cards whose cited code changed (or whose review
-	// date or expiry passed), each with its repairs: their own section,
-	// since each waits for a person to re-verify or demote it.
+	// Stale are the rows' cards whose cited code changed or whose dates
+	// passed, each with its repairs.
 	Stale       []StaleCard       `json:"stale"`
 	ScopePolicy policies.Decision `json:"scope_policy"`
 	LanesPolicy policies.Decision `json:"lanes_policy"`
 }
 
-// Row is one card of the audit. Lane, RenderForm and Salience are the
-// card's standing where it fits best: a request naming a file its first
-// path glob matches, its first language and field, and all its trigger
-// intents and tool needs (FitContext) — so a row shows what cooling alone
-// did to the card.
+// Row is one card of the audit, with lane, render form and salience where
+// it fits best (bestFit), so a row shows what cooling alone did to it.
 type Row struct {
 	ID                string                `json:"id"`
 	Statement         string                `json:"statement"`
@@ -178,16 +166,13 @@ type Suggestion struct {
 	Command string `json:"command"`
 }
 
-// Audit lists the authoritative cards of the chosen anchors with lane,
-// render form, salience and its breakdown, 30-day counts, review and expiry
-// dates, warnings and suggested actions. It reads only; both
-// modes. Unknown filter values are KindInvalid.
 // auditRelevance is the relevance the audit lanes every card with: that of
-// a request just relevant to the card, so persistence counts, a reference
-// line is earned and cooling still shows (a request about the card waives
-// it).
+// a request just relevant to the card, so cooling still shows.
 const auditRelevance = 0.3
 
+// Audit lists the authoritative cards of the chosen anchors with their
+// standing, warnings and suggested actions. It reads only; both modes.
+// Unknown filter values are KindInvalid.
 func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 	sf := store.CardFilter{Statuses: domain.AuthoritativeStatuses()}
 	if f.Tier != "" {
@@ -249,9 +234,8 @@ func (a *Auditor) Audit(ctx context.Context, f Filter) (Report, error) {
 	return rep, nil
 }
 
-// staleRepair are the actions that clear a card's staleness: for changed
-// code, a new verification against the code now or a demotion; for a
-// date, a new date or retirement.
+// staleRepair are the actions that clear a card's staleness: re-verify or
+// demote for changed code, a new date or retirement for a date.
 func staleRepair(id string, st *staleness.Stale) []Suggestion {
 	var out []Suggestion
 	if len(st.Citations) > 0 {
@@ -466,9 +450,8 @@ func auditFindings(c *auditCard, r Row, same []domain.Card, now time.Time) ([]Wa
 	stamp := store.FormatTime(now)
 	unscoped := len(c.card.Scope.Paths)+len(c.card.Scope.Languages)+len(c.card.Scope.Fields) == 0
 	cooling := r.Counts30d.Trimmed >= auditTrimCooling || r.Counts30d.Skipped >= auditSkipCooling
-	// An unscoped card fits every request a little (the default scope gives
-	// it 20 of 30) and none well: unless persistence lifts it, even a request
-	// in its own field leaves it out of the inline lanes.
+	// An unscoped card fits every request a little and none well: unless
+	// persistence lifts it, it stays out of the inline lanes.
 	if unscoped && (cooling || r.Lane == domain.LaneRefOnly || r.Lane == domain.LaneInspectorOnly) {
 		warn = append(warn, Warning{"overbroad_scope", fmt.Sprintf("no scope (applies everywhere) and even a request in its own field lands it in %s: it is rarely injected inline", r.Lane)})
 		suggest[domain.AuditRescope] = "limit it to the paths, languages or fields where it matters"

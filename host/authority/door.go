@@ -1,22 +1,11 @@
 // Package authority is the one door through which a card's authority
-// changes: every change to a card's status, tier, statement, content,
-// scope, triggers, persistence, anchor, links or contests — asked for on
-// the command line, by an editor, by an agent over MCP, by the review desk,
-// by a card file palace sync imports, by a rule-file import, by an
-// adoption signal or by an audit action — is decided and written here.
-//
-// A change is decided by the local gate (palace.gate and the floors no
-// policy lifts, through host/gatekeep), by a person in human mode, or by a
-// lifecycle rule for what carries no authority (a new candidate, a link, a
-// contest on evidence, a candidate's expiry). The decision is written with
-// the change in the event that records it, and the store refuses a write
-// that bears on authority without an allowing decision of the gate or of a
-// person (store.WriteCards): no other package writes cards, links or
-// contests (internal/archtest holds every caller of WriteCards to this
-// package).
-//
-// The package reads and writes through the transaction it is given; it
-// must not import host or the jobs that stand on it.
+// changes (status, tier, statement, content, scope, triggers, persistence,
+// anchor, links, contests), whoever asks. A change is decided by the gate
+// (through host/gatekeep), by a person in human mode, or by a lifecycle rule
+// for what carries no authority, and the decision is written in the event
+// that records it. Only this package calls store.WriteCards
+// (internal/archtest); it writes through the transaction it is given and
+// must not import host or the jobs above it.
 package authority
 
 import (
@@ -119,9 +108,8 @@ type Change struct {
 	Refs []Refs
 	// Note is a link's note (link).
 	Note string
-	// Target is promote's status (promoted or canonical; "" picks by
-	// tier), demote's (demoted or retired) and publish's anchor kind (repo
-	// or global).
+	// Target is promote's status ("" picks by tier), demote's, or
+	// publish's anchor kind.
 	Target string
 	// Attrs are govern's new attributes; From and To describe the change
 	// for the event.
@@ -130,9 +118,8 @@ type Change struct {
 	// Contest is the contest of OpContest.
 	Contest Contest
 	// Supersedes, with create and direct write, is a card of this checkout
-	// the new card replaces: recorded with it, and retired in the
-	// transaction that makes the new card authoritative (a direct write,
-	// or its promotion).
+	// the new card replaces, retired when the new card becomes
+	// authoritative.
 	Supersedes string
 	Reason     string
 	// Reviewer names the reviewer (see gatekeep.Keeper.Reviewer).
@@ -164,11 +151,9 @@ type Outcome struct {
 	CopyID string
 }
 
-// Apply decides ch and, when it is allowed, writes it with its events in
-// tx. A refusal writes nothing: KindMode for a person's decision asked for
-// in agent mode, KindDenied with the gate's reasons (Outcome.Gate set),
-// KindInvalid for bad input (an unknown card or evidence, a card of another
-// repository, a change the card's status does not allow).
+// Apply decides ch and, when allowed, writes it with its events in tx. A
+// refusal writes nothing: KindMode (a person's decision in agent mode),
+// KindDenied (Outcome.Gate set) or KindInvalid.
 func (d *Door) Apply(ctx context.Context, tx *store.Tx, ch Change) (Outcome, error) {
 	if d.gate.Mode == "agent" {
 		switch ch.Op {
@@ -272,9 +257,8 @@ func data(extra map[string]any, kv ...any) []byte {
 	return gatekeep.EventData(m)
 }
 
-// create writes a new candidate (rule) or, for a direct write, an
-// authoritative card (a person's decision), with its links; a card written
-// authoritative over a counterexample starts contested.
+// create writes a new candidate or, for a direct write, an authoritative
+// card, with its links; one written over a counterexample starts contested.
 func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, error) {
 	c := *ch.Card
 	switch {
@@ -343,10 +327,9 @@ func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, er
 	return o, write(ctx, tx, &o, 0, ws)
 }
 
-// retireSuperseded is the writes retiring old, which card c replaces now
-// that c is authoritative, with event stamped by decide; old's published
-// copies are contested, as when a person retires it. A card retired
-// already needs nothing.
+// retireSuperseded is the writes retiring old, replaced by the now
+// authoritative c, with events stamped by decide; old's copies are
+// contested.
 func (d *Door) retireSuperseded(ctx context.Context, tx *store.Tx, old, c domain.Card, decide func(domain.Event) domain.Event) ([]store.CardWrite, error) {
 	if old.Status == domain.StatusRetired {
 		return nil, nil
@@ -388,9 +371,8 @@ func (d *Door) promote(ctx context.Context, tx *store.Tx, c domain.Card, ch Chan
 	}
 	ws := []store.CardWrite{{Move: &store.StatusMove{From: c.Status, To: target},
 		Event: gateEvent(d.event(c.ID, domain.DecidedByGate, ev), g)}}
-	// The card it supersedes leaves with the gate's allowing decision.
-	// One of another checkout (a global card promoted from elsewhere) is
-	// left to a person there: no change reaches another repository.
+	// The superseded card leaves with the gate's decision, unless it
+	// belongs to another checkout.
 	sup, err := tx.Supersessions(ctx, []string{c.ID})
 	if err != nil {
 		return o, err
@@ -449,9 +431,8 @@ func (d *Door) ask(ctx context.Context, tx *store.Tx, c domain.Card, action, tar
 	return g, nil
 }
 
-// lower demotes (on counterexample evidence) or retires a card: a person's
-// decision. Its open contests close and its published copies are
-// contested (their witness is gone).
+// lower demotes or retires a card (a person's decision), closing its
+// contests and contesting its published copies.
 func (d *Door) lower(ctx context.Context, tx *store.Tx, c domain.Card, ch Change) (Outcome, error) {
 	o := Outcome{Card: c}
 	target := domain.StatusRetired
@@ -582,9 +563,8 @@ func (d *Door) link(ctx context.Context, tx *store.Tx, c domain.Card, ch Change)
 	return o, nil
 }
 
-// contestOp contests an authoritative card on evidence visible from here
-// (or, for witness_superseded, on its original card). A card that is not
-// authoritative, or has the same contest open, is left as it is.
+// contestOp contests an authoritative card on evidence (witness_superseded:
+// on its original); otherwise, or if the same contest is open, no-op.
 func (d *Door) contestOp(ctx context.Context, tx *store.Tx, c domain.Card, ch Change) (Outcome, error) {
 	o := Outcome{Card: c}
 	ct := ch.Contest
@@ -644,9 +624,8 @@ func (d *Door) contestWrite(c domain.Card, ct Contest) store.CardWrite {
 		EvidenceID: ct.EvidenceID, Source: ct.Source, Actor: d.gate.Actor, ActorType: d.gate.ActorType(), CreatedAt: ev.CreatedAt}}}
 }
 
-// resolve links newer verification and, when the gate's resolve action
-// allows, closes the card's contests. A demoted card may be resolved too:
-// what it answers is its counterexamples.
+// resolve links newer verification and, when the gate allows, closes the
+// card's contests (a demoted card's: its counterexamples).
 func (d *Door) resolve(ctx context.Context, tx *store.Tx, c domain.Card, ch Change) (Outcome, error) {
 	o := Outcome{Card: c}
 	open, err := tx.OpenContests(ctx, []string{c.ID})

@@ -16,9 +16,8 @@ type FileClaim struct {
 	// Card is the card as the file describes it, at this repository's
 	// anchor; its Status is the status the file claims.
 	Card domain.Card
-	// Links are the file's citations, each with the facts the gate reads
-	// of its evidence (provenance, who wrote it, when) as this palace
-	// holds or verified them.
+	// Links are the file's citations with the facts of their evidence as
+	// this palace holds or verified them.
 	Links []domain.Link
 	// Current is the card as this palace holds it, Have its links here;
 	// nil for a new card.
@@ -36,9 +35,8 @@ type FileClaim struct {
 	Data   map[string]any
 }
 
-// Import is the door's decision on one FileClaim: what the card becomes
-// here, and why a claim was not taken. Only DecideImport makes one, and
-// only WriteImports writes it.
+// Import is the door's decision on one FileClaim, made only by
+// DecideImport and written only by WriteImports.
 type Import struct {
 	claim FileClaim
 	// write is set when the import changes the palace; fresh are the
@@ -65,16 +63,12 @@ func (i Import) Held() []string { return i.held }
 // Gate is the gate's answer on the claim, when the gate was asked.
 func (i Import) Gate() *gatekeep.Result { return i.gate }
 
-// DecideImport decides what a card file may change. A new card claiming
-// promoted or canonical, a change of an authoritative card's governed
-// fields or status, and a claim raising a card to authority are gate
-// decisions on the evidence the file carries, with Source in the input
-// (the default gate accepts a file's claim only from a commit on the
-// upstream default branch). A refused claim keeps this palace's version of
-// a card it holds (Writes is false) and makes a new card a candidate; the
-// reasons are in Held. What bears no authority (a candidate's text, a
-// non-authoritative status) is taken by rule. It reads through the
-// keeper's store and writes nothing: safe for concurrent use.
+// DecideImport decides what a card file may change. Claims of authority
+// (a new authoritative card, a change to an authoritative card's governed
+// fields or status, a raise to authority) are gate decisions with Source in
+// the input; a refused claim keeps this palace's version (Writes false) or
+// makes a new card a candidate, with the reasons in Held. What bears no
+// authority is taken by rule. It writes nothing: safe for concurrent use.
 func (d *Door) DecideImport(ctx context.Context, cl FileClaim) Import {
 	im := Import{claim: cl, status: cl.Card.Status, decider: domain.DecidedByRule}
 	claimed := cl.Card.Status
@@ -164,9 +158,9 @@ func governedDiffer(a, b domain.Card) bool {
 		!slices.Equal(a.Trigger.Intents, b.Trigger.Intents) || !slices.Equal(a.Trigger.ToolNeeds, b.Trigger.ToolNeeds)
 }
 
-// WriteImports writes the imports that change the palace, in order, each
-// with its card, its links and one imported event, and returns the event
-// of each import (the zero Event for one that writes nothing).
+// WriteImports writes the imports that change the palace, each with its
+// card, links and one imported event, returning each import's event (zero
+// for one that writes nothing).
 func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]domain.Event, error) {
 	ws := make([]store.CardWrite, 0, len(ims))
 	at := make([]int, 0, len(ims))

@@ -1,15 +1,8 @@
-// Package gatekeep owns the lifecycle's gate: it evaluates a card against
-// the palace.gate policy with the facts of its evidence and contests, then
-// the floors no policy can lift (a local policy file, an open contest,
-// expiry, dao_tian needing a human, a secret in the card, research), and it
-// stamps the events a lifecycle change writes with who acted and when.
-// host's lifecycle and team memory (host/teamsync) both stand on it; it
-// sits below them and takes what it needs of a palace through a Keeper
-// that host fills in.
-//
-// gatekeep decides nothing about storage or transactions: it reads
-// through the store it is given and never writes; it must not import host
-// or the packages that build on it.
+// Package gatekeep owns the lifecycle's gate: palace.gate with the facts of
+// a card's evidence and contests, then the floors no policy lifts (local
+// policy file, open contest, expiry, dao_tian needing a human, secrets,
+// research), and the stamping of lifecycle events. It reads through the
+// store it is given, never writes, and must not import host or its jobs.
 package gatekeep
 
 import (
@@ -28,9 +21,7 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// Keeper is what the gate needs of a palace: the store it reads evidence
-// and research from, the workspace (to name a card's anchor), who acts in
-// which mode, the clock and the current policy set.
+// Keeper is what the gate needs of a palace.
 type Keeper struct {
 	jobenv.Env
 }
@@ -173,9 +164,8 @@ func SecretFloor(text string) error {
 	return hosterr.Denied("the card contains a secret and cannot become authoritative", reasons)
 }
 
-// PromoteTarget is the status a promotion aims at: target when it is
-// promoted or canonical, else by default canonical for dao_tian and
-// promoted otherwise.
+// PromoteTarget is the status a promotion aims at: target when promoted or
+// canonical, else canonical for dao_tian and promoted otherwise.
 func PromoteTarget(c domain.Card, target string) (domain.Status, error) {
 	if target == "" {
 		if c.Tier == domain.TierDaoTian {

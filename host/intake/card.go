@@ -1,10 +1,13 @@
 package intake
 
 import (
+	"cmp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
 )
@@ -75,20 +78,20 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 		{"statement", stmt, "pass text"},
 		{"content", req.Content, "pass text; base64-encode binary data"},
 	} {
-		if err := checkText(c.field, c.value, 0, c.fix); err != nil {
+		if err := limits.Text(c.field, c.value, 0, c.fix); err != nil {
 			return domain.Card{}, "", err
 		}
 	}
-	if err := checkText("field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"); err != nil {
+	if err := limits.Text("field", req.Field, MaxFieldBytes, "use a short name such as go or release-process"); err != nil {
 		return domain.Card{}, "", err
 	}
-	if err := checkScope(req.Scope); err != nil {
+	if err := limits.Scope(req.Scope); err != nil {
 		return domain.Card{}, "", err
 	}
 	if req.Tier == "" {
 		return domain.Card{}, "", invalid("tier", "tier is required: use one of %s", strings.Join(domain.Strings(domain.Tiers), ", "))
 	}
-	if err := oneOf("tier", domain.Tier(req.Tier), domain.Tiers); err != nil {
+	if err := hosterr.OneOf("tier", domain.Tier(req.Tier), domain.Tiers); err != nil {
 		return domain.Card{}, "", err
 	}
 	if len(req.Supporting) == 0 {
@@ -115,7 +118,7 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 		}
 		status = domain.Status(req.Status)
 		if req.Tier == string(domain.TierDaoTian) && status == domain.StatusCanonical && h.mode != Human {
-			return domain.Card{}, "", h.requireHuman("distill --direct")
+			return domain.Card{}, "", h.gate.RequireHuman("distill --direct")
 		}
 	} else if req.Status != "" && req.Status != string(domain.StatusCandidate) {
 		return domain.Card{}, "", invalid("status", "--status %s needs --direct (human mode); distilled cards start as candidates", req.Status)
@@ -124,12 +127,12 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 	if err != nil {
 		return domain.Card{}, "", err
 	}
-	persistence := domain.Persistence(firstNonEmpty(req.Persistence, string(domain.PersistenceStandard)))
-	if err := oneOf("persistence", persistence, domain.Persistences); err != nil {
+	persistence := domain.Persistence(cmp.Or(req.Persistence, string(domain.PersistenceStandard)))
+	if err := hosterr.OneOf("persistence", persistence, domain.Persistences); err != nil {
 		return domain.Card{}, "", err
 	}
-	renderPref := domain.RenderPref(firstNonEmpty(req.RenderPref, string(domain.RenderAuto)))
-	if err := oneOf("render_pref", renderPref, domain.RenderPrefs); err != nil {
+	renderPref := domain.RenderPref(cmp.Or(req.RenderPref, string(domain.RenderAuto)))
+	if err := hosterr.OneOf("render_pref", renderPref, domain.RenderPrefs); err != nil {
 		return domain.Card{}, "", err
 	}
 	if err := limits.Triggers(req.Trigger); err != nil {
@@ -138,7 +141,7 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 	now := h.now()
 	for _, d := range []struct{ field, v string }{{"review_after", req.ReviewAfter}, {"expires_at", req.ExpiresAt}} {
 		if d.v != "" {
-			t, err := parseDate(d.v)
+			t, err := gatekeep.ParseDate(d.v)
 			if err != nil {
 				return domain.Card{}, "", invalid(d.field, "%s %q is not a date: use YYYY-MM-DD or RFC3339", d.field, d.v)
 			}
@@ -150,18 +153,18 @@ func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind
 	return domain.Card{
 		ID:            store.NewID(store.CardPrefix, now),
 		Statement:     stmt,
-		StatementNorm: normalizeStatement(stmt),
+		StatementNorm: domain.NormalizeStatement(stmt),
 		Content:       req.Content,
 		Tier:          domain.Tier(req.Tier),
 		Status:        status,
 		Domain:        dom,
-		Field:         firstNonEmpty(req.Field, "general"),
+		Field:         cmp.Or(req.Field, "general"),
 		Scope:         req.Scope,
 		Trigger:       req.Trigger,
 		Persistence:   persistence,
 		RenderPref:    renderPref,
-		ReviewAfter:   normDate(req.ReviewAfter),
-		ExpiresAt:     normDate(req.ExpiresAt),
+		ReviewAfter:   gatekeep.NormDate(req.ReviewAfter),
+		ExpiresAt:     gatekeep.NormDate(req.ExpiresAt),
 		CreatedBy:     h.actor,
 		CreatedAt:     store.FormatTime(now),
 		UpdatedAt:     store.FormatTime(now),
@@ -194,7 +197,7 @@ func anchorDomain(kind domain.AnchorKind, dom string) (domain.Domain, error) {
 		return domain.DomainProject, nil
 	}
 	d := domain.Domain(dom)
-	if err := oneOf("domain", d, domain.Domains); err != nil {
+	if err := hosterr.OneOf("domain", d, domain.Domains); err != nil {
 		return "", err
 	}
 	return d, nil

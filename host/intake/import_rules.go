@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
@@ -45,9 +47,8 @@ type ImportedRule struct {
 	CardID      string       `json:"card_id"`
 	CardStatus  string       `json:"card_status"`
 	CardNew     bool         `json:"card_new"`
-	// NearDuplicates, for a new card, are the live cards at its anchor it
-	// nearly repeats (there before, or imported before it): a warning,
-	// filled by the host.
+	// NearDuplicates are the live cards at a new card's anchor it nearly
+	// repeats (filled by the host).
 	NearDuplicates []neardup.Card `json:"near_duplicates,omitempty"`
 }
 
@@ -81,30 +82,20 @@ type importRow struct {
 	refPrefix string
 }
 
-// ImportRules reads rule files (AGENTS.md, CLAUDE.md, Cursor .mdc, Copilot
-// instructions, plain Markdown lists) and turns each rule into evidence
-// (source_ref path#Lline, content hash) and a candidate card with the scope
-// the file declares. Nothing is promoted: the cards wait for review and the
-// gate. Re-importing is idempotent: a rule already recorded from the same
-// file (same text, any line) is not recorded again, and a card with the
-// same statement at the anchor (whatever its status, so a retired rule is
-// not revived) gets the evidence linked instead of a twin. Generated palace
-// blocks are skipped unless IncludeGenerated.
-//
-// Every file is read and every rule validated before anything is written,
-// and all rules commit in one transaction: a binary, non-UTF-8, oversized
-// (rulefiles.MaxFileBytes) or conflicted file, a malformed front matter or block,
-// or a rule holding a secret is KindInvalid naming the file and line, and
-// nothing is imported. A file inside a checkout may be reached through a
-// symbolic link only to another file of that checkout: one that leads out
-// of it is KindInvalid naming where it leads, and nothing is read. Both
-// modes.
+// ImportRules turns each rule of rule files (AGENTS.md, CLAUDE.md, .mdc,
+// Copilot, Markdown lists) into evidence and a candidate card with the
+// file's scope; nothing is promoted. Re-importing is idempotent: a rule
+// already recorded from the file is not recorded again, and a card with the
+// same statement gets the evidence linked. Generated blocks are skipped
+// unless IncludeGenerated. Everything is validated before one transaction:
+// a bad file, block or secret, or a link leading out of the checkout, is
+// KindInvalid naming file and line, and nothing is imported. Both modes.
 func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if len(req.Files) == 0 {
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")
 	}
-	tier := firstNonEmpty(req.Tier, "shu")
-	if err := oneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
+	tier := cmp.Or(req.Tier, "shu")
+	if err := hosterr.OneOf("tier", domain.Tier(tier), domain.Tiers); err != nil {
 		return ImportResult{}, err
 	}
 	anchorName := req.Anchor
@@ -143,7 +134,7 @@ func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResu
 		return nil
 	})
 	if err != nil {
-		return ImportResult{}, classify(err, "import rule files")
+		return ImportResult{}, hosterr.Classify(err, "import rule files")
 	}
 	for _, f := range res.Files {
 		for _, r := range f.Rules {
@@ -178,11 +169,8 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 			display = filepath.ToSlash(rel)
 		}
 	}
-	// A rule file inside a checkout is the repository's content: a link
-	// there may lead to another file of the repository (CLAUDE.md ->
-	// AGENTS.md), never out of it, or an import would record whatever
-	// it points at (~/.ssh/id_ed25519) as evidence. A file outside any
-	// checkout is the caller's, as record --file is.
+	// Inside a checkout a link may lead only to another file of it; a file
+	// outside any checkout is the caller's.
 	var data []byte
 	var err error
 	if root, ok := repofs.CheckoutRoot(filepath.Dir(abs)); ok {
@@ -206,10 +194,10 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 		ref := fmt.Sprintf("%s#L%d", display, r.Line)
 		prefix := fmt.Sprintf("%s:%d: ", display, r.Line)
 		ruleTier := tier
-		if r.Generated && r.Tier != "" && oneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
+		if r.Generated && r.Tier != "" && hosterr.OneOf("tier", domain.Tier(r.Tier), domain.Tiers) == nil {
 			ruleTier = r.Tier
 		}
-		field := firstNonEmpty(r.Field, req.Field)
+		field := cmp.Or(r.Field, req.Field)
 		ev, _, err := h.PrepareEvidence(RecordRequest{
 			Content:   r.Text,
 			Field:     field,
@@ -241,9 +229,9 @@ func (h *Intake) readRuleFile(name string, req ImportRequest, tier, anchorName s
 	return f, rows, nil
 }
 
-// importRow writes one rule: its evidence unless recorded already from the
-// same file, and its candidate unless a card with its statement exists at
-// the anchor (then the evidence is linked to that card).
+// importRow writes one rule's evidence unless recorded from the file, and
+// its candidate unless the statement exists at the anchor (then links).
+
 func (h *Intake) importRow(ctx context.Context, tx *store.Tx, anchorID string, r importRow) (ImportedRule, error) {
 	out := ImportedRule{SourceRef: r.ev.SourceRef, Statement: r.card.Statement, Scope: r.card.Scope}
 	found, err := tx.EvidenceBySource(ctx, anchorID, r.ev.ContentSHA256, r.refPrefix)

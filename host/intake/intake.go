@@ -1,19 +1,11 @@
 // Package intake owns what enters a palace as evidence or as a candidate
-// card built from it: recording evidence (one piece, or a JSON Lines
-// batch), importing the rules of agent rule files (AGENTS.md, CLAUDE.md,
-// Cursor and Copilot instructions) as evidence with candidate cards, the
-// checks every such write passes (limits, the secret scanner, the echo
-// guard that refuses text palace itself rendered), and the validation of a
-// card to distill (PrepareCard).
-//
-// It takes what it needs of a palace through a Config that host fills in.
-// It must not import host, and it never makes a card authoritative: what
-// it writes is evidence and candidates; lifecycle changes go through the
-// gate in host.
+// built from it: recording evidence (one or a JSON Lines batch), importing
+// agent rule files, the checks every such write passes (limits, secrets, the
+// echo guard) and validating a card to distill (PrepareCard). It never makes
+// a card authoritative and must not import host.
 package intake
 
 import (
-	"cmp"
 	"context"
 	"time"
 
@@ -78,9 +70,6 @@ const (
 // AnchorRef names an anchor in output.
 type AnchorRef = cardview.AnchorRef
 
-func (h *Intake) actorType() domain.ActorType  { return h.gate.ActorType() }
-func (h *Intake) requireHuman(op string) error { return h.gate.RequireHuman(op) }
-
 func (h *Intake) resolveAnchorKind(field, s string) (domain.AnchorKind, error) {
 	return ResolveAnchorKind(h.loc, field, s)
 }
@@ -113,14 +102,6 @@ func internal(err error, format string, args ...any) error {
 	return hosterr.Internal(err, format, args...)
 }
 
-func oneOf[T ~string](field string, v T, allowed []T) error { return hosterr.OneOf(field, v, allowed) }
-func classify(err error, op string) error                   { return hosterr.Classify(err, op) }
-func normDate(s string) string                              { return gatekeep.NormDate(s) }
-func parseDate(s string) (time.Time, error)                 { return gatekeep.ParseDate(s) }
-func normalizeStatement(s string) string                    { return domain.NormalizeStatement(s) }
-
-func firstNonEmpty(vals ...string) string { return cmp.Or(vals...) }
-
 // Error kinds (see hosterr).
 const (
 	KindInvalid = hosterr.KindInvalid
@@ -130,12 +111,6 @@ const (
 
 // ModeEnv is the environment variable an agent's environment sets.
 const ModeEnv = gatekeep.ModeEnv
-
-func checkText(field, value string, limit int, fix string) error {
-	return limits.Text(field, value, limit, fix)
-}
-
-func checkScope(sc domain.Scope) error { return limits.Scope(sc) }
 
 func checkEvidenceInput(req RecordRequest) error {
 	return limits.CheckEvidence(limits.Evidence{Content: req.Content, Field: req.Field, Domain: req.Domain,

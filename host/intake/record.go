@@ -12,6 +12,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/store"
 )
@@ -30,14 +31,11 @@ type RecordRequest struct {
 	Provenance string   `json:"provenance,omitempty"`
 	SourceRef  string   `json:"source_ref,omitempty"`
 	Tags       []string `json:"tags,omitempty"`
-	// Anchor is worktree, repo or global. Defaults to the worktree, or to
-	// the repo for research evidence (what was read about the project holds
-	// for all its checkouts). Outside a git checkout it must be given as
-	// global: a write there would be seen from every repository.
+	// Anchor is worktree, repo or global; defaults to the worktree (the repo
+	// for research evidence). Outside git it must be global.
 	Anchor string `json:"anchor,omitempty"`
-	// AllowDuplicate writes a new row even when the same content is on
-	// record at this anchor; the row is marked a duplicate of the first and
-	// never counts twice. Without it the existing row is returned.
+	// AllowDuplicate writes a row marked a duplicate of the first when the
+	// content is on record at this anchor; else the existing row returns.
 	AllowDuplicate bool `json:"allow_duplicate,omitempty"`
 }
 
@@ -53,9 +51,7 @@ type Evidence struct {
 	// DuplicateOf names the original when this row repeats its content
 	// (recorded with AllowDuplicate, or marked when the palace migrated).
 	DuplicateOf string `json:"duplicate_of,omitempty"`
-	// Observed is what the evidence saw of the code its source_ref cites
-	// (the lines' hash, the file, a symbol's definition, and the commit),
-	// which palace checks the cards resting on it against.
+	// Observed is what the evidence saw of the code its source_ref cites.
 	Observed []domain.Observation `json:"observed,omitempty"`
 }
 
@@ -124,10 +120,8 @@ type headCache struct {
 	head string
 }
 
-// observe is what ev saw of the code its source_ref cites in this
-// checkout, when it is anchored to the checkout or its repository (a
-// global row is read from every repository, where the path means
-// nothing).
+// observe is what ev saw of the code its source_ref cites, for rows of the
+// checkout or its repository.
 func (h *Intake) observe(ctx context.Context, heads *headCache, ev domain.Evidence, kind domain.AnchorKind) []domain.Observation {
 	if !h.loc.InGit || kind == domain.AnchorGlobal || ev.SourceRef == "" {
 		return nil
@@ -181,7 +175,7 @@ func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evide
 			prov = "runtime"
 		}
 	}
-	if err := oneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
+	if err := hosterr.OneOf("provenance", domain.Provenance(prov), domain.Provenances); err != nil {
 		return fail(err)
 	}
 	if prov == "human" && h.mode == Agent {
@@ -224,7 +218,7 @@ func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evide
 		Tags:          tags,
 		ContentSHA256: hex.EncodeToString(sum[:]),
 		Actor:         h.actor,
-		ActorType:     h.actorType(),
+		ActorType:     h.gate.ActorType(),
 		CreatedAt:     store.FormatTime(now),
 	}, kind, nil
 }
@@ -235,9 +229,7 @@ const BatchSize = 1000
 
 // BatchResult reports an import.
 type BatchResult struct {
-	// Imported counts the rows written; Existing the lines whose content was
-	// on record already (nothing written, so a re-run import writes nothing
-	// twice).
+	// Imported counts the rows written; Existing the lines on record already.
 	Imported int      `json:"imported"`
 	Existing int      `json:"existing"`
 	Batches  int      `json:"batches"`
@@ -249,10 +241,9 @@ type BatchResult struct {
 // Progress is told how many rows of total are done after each batch.
 type Progress func(done, total int)
 
-// RecordBatch imports JSON Lines from r: one RecordRequest object per line
-// (blank lines skipped); defaults fill fields a line omits. Every line is
-// validated before anything is written, so a malformed line (reported with
-// its line number) writes nothing; then rows commit in batches of BatchSize.
+// RecordBatch imports JSON Lines of RecordRequests from r, defaults filling
+// omitted fields. Every line is validated first (a malformed one writes
+// nothing); rows commit in batches of BatchSize.
 func (h *Intake) RecordBatch(ctx context.Context, r io.Reader, name string, defaults RecordRequest, progress Progress) (BatchResult, error) {
 	type row struct {
 		ev       domain.Evidence

@@ -1,15 +1,7 @@
-// Package mail is the mailbox front end of a palace: it binds the letter
-// engine (mailbox) to one home and one workspace, and gives it the
-// team's palace.mailbox rules — `palace mailbox check/file/distribute/
-// sweep/list`, the pre-commit hook and the LSP's box diagnostics all go
-// through it. It owns which boxes a check reads by default, how a box that
-// cannot be read is reported, and the bridge from mailbox.DenyRules to the
-// policy set (fail closed, stop after repeated failures).
-//
-// It never opens the store, so the hook runs without SQLite; it must not
-// write cards or events, parse letters itself (mailbox's) or evaluate Rego
-// or WebAssembly itself (policies'). What it needs of the palace it gets
-// through Config, so host imports mail and never the other way round.
+// Package mail binds the letter engine (mailbox) to one home and workspace
+// with the team's palace.mailbox rules, for `palace mailbox`, the pre-commit
+// hook and the LSP. It never opens the store, writes cards, parses letters
+// or evaluates policies itself; host imports mail, never the reverse.
 package mail
 
 import (
@@ -45,18 +37,14 @@ type Config struct {
 	// PolicySources are the folders policies load from; Rules looks in
 	// them before paying for a load.
 	PolicySources func() policies.Sources
-	// Checkouts returns the checkouts the palace knows of repositories it
-	// holds memory of (see mailbox.Mailbox.Checkouts), read only when
-	// letters are routed. Optional: nil knows none.
+	// Checkouts lists the checkouts of repositories the palace knows, read
+	// when letters are routed. Optional.
 	Checkouts func(context.Context) []mailbox.RegisteredBox
 }
 
-// Mail is the mailbox face of a palace: the spool, the global
-// box and the box registry of one home, seen from one workspace, with the
-// team's palace.mailbox rules. It never needs the database, so the
-// pre-commit hook and `palace mailbox file` get a Mail without opening
-// SQLite, and without compiling policies unless a team mailbox policy may
-// exist. It is safe for concurrent use.
+// Mail is the mailbox face of a palace seen from one workspace. It never
+// opens the database and compiles policies only when a team mailbox policy
+// may exist. It is safe for concurrent use.
 type Mail struct {
 	home          string
 	loc           anchor.Location
@@ -89,15 +77,10 @@ func (m *Mail) Mailbox() *mailbox.Mailbox { return &mailbox.Mailbox{Home: m.home
 // MaxBoxBytes bounds one box or spool file palace reads.
 const MaxBoxBytes = mailbox.MaxBoxBytes
 
-// Rules returns the team's palace.mailbox rules for Check, and what serves
-// them. Both are nil when the point is served by the unmodified embedded
-// default: it denies nothing, so no letter is evaluated at all. Finding that
-// out costs no compile when no policy file in $PALACE_HOME/policies or
-// <repo>/.palace/policies mentions the mailbox point.
-//
-// Rules never fails: a policy set that does not load yields rules that
-// refuse every letter with the load errors (PM101), because the mailbox
-// fails closed.
+// Rules returns the team's palace.mailbox rules and what serves them; both
+// are nil when the embedded default (denies nothing) serves, found without a
+// compile when no policy file mentions the mailbox. A policy set that does
+// not load yields rules refusing every letter (PM101): fail closed.
 func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) {
 	if !mayServeMailbox(m.policySources()) {
 		return nil, nil
@@ -119,18 +102,14 @@ func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) 
 const maxPolicyFileBytes = 64 << 20
 
 // mayServeMailbox reports whether a team policy file could replace the
-// embedded palace.mailbox: a non-test .rego file that mentions "mailbox", or
-// any .wasm module. It errs towards yes (a comment naming the mailbox costs
-// one policy load, which then settles it); a directory it cannot read also
-// answers yes, so the load reports the problem.
+// embedded palace.mailbox: a non-test .rego file mentioning "mailbox", or a
+// .wasm module. It errs towards yes, also for a directory it cannot read.
 func mayServeMailbox(src policies.Sources) bool {
 	for _, dir := range []string{src.HomeDir, src.RepoDir} {
 		if dir == "" {
 			continue
 		}
-		// Read as the load reads: bounded, and a repository's file only
-		// inside the repository. A file it refuses answers yes, so the
-		// load names the problem.
+		// Read as the load reads: bounded, a repository's file only inside it.
 		read := func(p string) ([]byte, error) { return bounded.ReadFile(p, maxPolicyFileBytes) }
 		if dir == src.RepoDir && src.RepoRoot != "" {
 			read = func(p string) ([]byte, error) { return bounded.ReadFileWithin(src.RepoRoot, p, maxPolicyFileBytes) }
@@ -173,10 +152,9 @@ func mayServeMailbox(src policies.Sources) bool {
 
 // CheckRequest is what `palace mailbox check` checks.
 type CheckRequest struct {
-	// Paths are box files, relative to the workspace directory (--cwd) or
-	// absolute; findings name them as given. Empty: with Staged, every box
-	// whose staged version differs from HEAD; without, the current
-	// checkout's box and the global box, those that exist.
+	// Paths are box files, relative to the workspace directory or absolute.
+	// Empty: with Staged, every box staged differently from HEAD; without,
+	// this checkout's box and the global box, those that exist.
 	Paths []string
 	// Staged checks the index version of each box against HEAD (append-only
 	// history, PM006) instead of the file on disk.
@@ -196,46 +174,38 @@ type CheckReport struct {
 	Policy *policies.Served `json:"policy"`
 }
 
-// Check runs every mailbox check (mailbox.Check) on the requested boxes, with
-// the team's rules and, for the global box, the global-box rule (PM008).
-// Findings are a result, not an error: the error is for a box that cannot be
-// read (KindInvalid: missing file, not staged) or git failing (KindInternal).
+// Check runs every mailbox check on the requested boxes with the team's
+// rules (PM008 for the global box). Findings are a result; the error is for
+// a box that cannot be read (KindInvalid) or git failing (KindInternal).
 func (m *Mail) Check(ctx context.Context, req CheckRequest) (CheckReport, error) {
 	rep := CheckReport{Checked: []string{}, Findings: []mailbox.Finding{}, Staged: req.Staged}
-	dir := m.loc.Dir
-	paths := req.Paths
+	dir, paths := m.loc.Dir, req.Paths
 	if req.Staged && !m.loc.InGit {
 		return rep, hosterr.Invalid("--staged", "--staged checks what git is about to commit, and %s is not inside a git checkout: run it in a checkout or drop --staged", dir)
 	}
 	if len(paths) == 0 {
 		var err error
-		if paths, err = m.defaultBoxes(ctx, req.Staged); err != nil {
+		if paths, err = m.defaultBoxes(ctx, req.Staged); err != nil || len(paths) == 0 {
 			return rep, err
 		}
 	}
-	if len(paths) == 0 {
-		return rep, nil
-	}
-	// Files on disk are checked for links before any is read; --staged
-	// reads the index, which holds a link as a link, never its target.
-	for _, p := range paths {
-		if req.Staged {
-			break
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		if abs[i] = p; !filepath.IsAbs(p) {
+			abs[i] = filepath.Join(dir, p)
 		}
-		abs := p
-		if !filepath.IsAbs(p) {
-			abs = filepath.Join(dir, p)
-		}
-		if err := m.refuseLinkedBox(abs); err != nil {
-			return rep, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+		// Files on disk are checked for links before any is read; the
+		// index holds a link as a link.
+		if !req.Staged {
+			if err := m.refuseLinkedBox(abs[i]); err != nil {
+				return rep, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
+			}
 		}
 	}
 	rules, served := m.Rules(ctx)
 	rep.Policy = served
-	mb := m.Mailbox()
 	if req.Staged {
-		// The index never holds the global box (it lives in $PALACE_HOME),
-		// so Global stays false.
+		// The index never holds the global box, so Global stays false.
 		found, err := mailbox.StagedCheck(ctx, dir, paths, mailbox.CheckOptions{Deny: rules})
 		if errors.Is(err, mailbox.ErrNotStaged) {
 			return rep, &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "check staged box", Err: fmt.Errorf("%w: stage it (git add) or check the file on disk without --staged", err)}
@@ -248,23 +218,16 @@ func (m *Mail) Check(ctx context.Context, req CheckRequest) (CheckReport, error)
 		if err != nil {
 			return rep, hosterr.Internal(err, "check staged boxes")
 		}
-		rep.Checked, rep.Findings = paths, found
+		rep.Checked, rep.Findings = paths, append(rep.Findings, found...)
 	} else {
-		for _, p := range paths {
-			abs := p
-			if !filepath.IsAbs(p) {
-				abs = filepath.Join(dir, p)
-			}
-			found, err := checkBoxFile(ctx, p, abs, mailbox.CheckOptions{Deny: rules, Global: mb.IsGlobalBox(abs)})
+		for i, p := range paths {
+			found, err := checkBoxFile(ctx, p, abs[i], mailbox.CheckOptions{Deny: rules, Global: m.Mailbox().IsGlobalBox(abs[i])})
 			if err != nil {
 				return rep, err
 			}
 			rep.Checked = append(rep.Checked, p)
 			rep.Findings = append(rep.Findings, found...)
 		}
-	}
-	if rep.Findings == nil {
-		rep.Findings = []mailbox.Finding{}
 	}
 	for _, f := range rep.Findings {
 		if f.Severity == mailbox.SeverityError {
@@ -276,9 +239,8 @@ func (m *Mail) Check(ctx context.Context, req CheckRequest) (CheckReport, error)
 	return rep, ctx.Err()
 }
 
-// checkBoxFile checks the box file at abs (named p in findings), streamed:
-// it is never held in memory whole. A file over MaxBoxBytes, or not a
-// regular file, is refused before it is read (KindInvalid).
+// checkBoxFile streams the box at abs (named p); a file over MaxBoxBytes or
+// not regular is refused before it is read (KindInvalid).
 func checkBoxFile(ctx context.Context, p, abs string, opts mailbox.CheckOptions) ([]mailbox.Finding, error) {
 	f, _, err := bounded.Open(abs, MaxBoxBytes)
 	if err != nil {
@@ -310,10 +272,8 @@ func boxReadError(p string, err error) error {
 	return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "FILE", Msg: "read box " + p, Err: err}
 }
 
-// refuseLinkedBox refuses a box to check that lies inside the checkout and
-// is, or is under, a symbolic link: a cloned .palace/inbox.jsonl ->
-// ~/.ssh/id_ed25519 must not feed a file from outside the repository into
-// findings. Distribute writes boxes under the same rule.
+// refuseLinkedBox refuses a box inside the checkout that is, or is under, a
+// symbolic link, so no file from outside the repository feeds findings.
 func (m *Mail) refuseLinkedBox(abs string) error {
 	wt := m.loc.Worktree
 	if !m.loc.InGit || wt == "" {
@@ -374,16 +334,10 @@ func exists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// File files a letter into the spool: every surface that files letters
-// (the CLI, MCP's palace_mailbox_file) comes through here. The letter's
-// agent defaults to the host's actor and its ts to now. A repo given as a
-// relative path ("." or starting with "./" or "../") is first made
-// absolute from the workspace directory, because distribute cannot
-// resolve a relative path later. A letter that is not valid is
-// KindInvalid naming the field; one that trips the secret scanner is
-// KindDenied and writes nothing; a spool that is a symbolic link (or not a
-// regular file) is KindInvalid naming it, and nothing is written; another
-// failed write is KindInternal.
+// File files a letter into the spool. Agent defaults to the actor; a
+// relative repo ("." "./" "../") is made absolute from the workspace
+// directory. Errors: invalid letter or linked spool KindInvalid, a secret
+// KindDenied (nothing written), other failures KindInternal.
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.loc.Dir, r)
@@ -416,9 +370,8 @@ type Distribution struct {
 	Registered string `json:"registered,omitempty"`
 }
 
-// Distribute registers the current checkout's box (if any), then files the
-// spool's letters into their boxes (mailbox.Mailbox.Distribute: idempotent,
-// project letters never in the global box).
+// Distribute registers this checkout's box (if any), then files the spool's
+// letters into their boxes (idempotent).
 func (m *Mail) Distribute(ctx context.Context) (Distribution, error) {
 	var out Distribution
 	mb := m.router(ctx)
@@ -486,10 +439,8 @@ func mailError(err error, what string) error {
 	return hosterr.Internal(err, "%s", what)
 }
 
-// stagedBoxes lists the boxes (".palace/inbox.jsonl" at any depth) whose
-// index version differs from HEAD — added, changed or deleted — relative to
-// the checkout's top level. Before the first commit every staged box counts
-// (git compares with the empty tree then).
+// stagedBoxes lists the .palace/inbox.jsonl files at any depth whose index
+// version differs from HEAD, relative to the checkout's top level.
 func stagedBoxes(ctx context.Context, worktree string) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "git", "-C", worktree, "diff", "--cached", "--name-only", "-z",
 		"--no-renames", "--", ":(glob)**/.palace/inbox.jsonl").Output()
@@ -530,14 +481,11 @@ const maxMailboxFailures = 10
 // failures.
 var errMailboxNotEvaluated = fmt.Errorf("not evaluated: the policy failed on %d letters before it", maxMailboxFailures)
 
-// DenyBatch evaluates every letter, in parallel across the cores (a
-// prepared OPA query is safe for concurrent use; one evaluation per letter
-// is what policies offers). Letters go in windows of growing size, and
-// after a window with maxMailboxFailures failures in total the rest are
-// not evaluated: which letters were evaluated then depends only on their
-// order, never on scheduling, so the findings are deterministic. A letter
-// that misses its deadline is tried once more; one that still fails is
-// named in a *mailbox.BatchError and refused alone.
+// DenyBatch evaluates every letter in parallel, in windows of growing size;
+// after a window that brings the failures to maxMailboxFailures the rest are
+// not evaluated, so which letters ran depends only on their order. A letter
+// that misses its deadline is tried once more; failures are named in a
+// *mailbox.BatchError.
 func (r *teamRules) DenyBatch(ctx context.Context, in []mailbox.DenyInput) ([][]string, error) {
 	out := make([][]string, len(in))
 	errs := make([]error, len(in))
@@ -559,9 +507,7 @@ func (r *teamRules) DenyBatch(ctx context.Context, in []mailbox.DenyInput) ([][]
 				for k := int(next.Add(1) - 1); k < hi; k = int(next.Add(1) - 1) {
 					out[k], errs[k] = r.Deny(ctx, in[k])
 					if errors.Is(errs[k], context.DeadlineExceeded) && ctx.Err() == nil {
-						// One more try: on a busy machine a trivial rule can
-						// miss its deadline by being descheduled; a policy
-						// that is really too slow misses it again.
+						// Once more: a trivial rule can miss its deadline when descheduled.
 						out[k], errs[k] = r.Deny(ctx, in[k])
 					}
 				}

@@ -1,14 +1,7 @@
-// Package research ingests research reports as evidence: it owns the
-// report format (validation with the JSON path at fault), the stable
-// evidence id of a finding, the plan of an ingest, its batched write, the
-// distill suggestions a report's candidate insights become, and the floor
-// research evidence meets at a dao card's gate (Floor).
-//
-// Research is evidence-first and no more: it must not create, promote or
-// review a card, and it writes only evidence rows and their anchors. It
-// checks a finding the way a recorded piece of evidence is checked by
-// asking the lifecycle (Config.PrepareEvidence), and asks palace.research
-// for leave; host imports research and never the other way round.
+// Package research ingests research reports as evidence: the report format,
+// finding ids, the ingest plan and its batched write, distill suggestions,
+// and the research floor at a dao card's gate (Floor). It writes only
+// evidence rows and their anchors, never cards; host imports it.
 package research
 
 import (
@@ -37,19 +30,6 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// Research ingest is evidence-first: a research report (a JSON document
-// with report_id, title, sources, findings and optional
-// candidate_insights) enters the palace as one evidence row per finding,
-// provenance research, with an id derived from the anchor it lands at, the
-// report and the finding, so a second ingest of the same report at the
-// same anchor writes nothing and another repository's ingest writes rows
-// of its own. A finding whose content is on record at that anchor already
-// (another finding of the report, an earlier report, a recorded piece of
-// evidence) is written marked a duplicate of the original, so a gate
-// counts it once. Candidate insights become distill suggestions citing the
-// planned evidence ids; research never creates, promotes or reviews a card
-// by itself.
-
 // MaxReportBytes bounds a research report.
 const MaxReportBytes = 8 << 20
 
@@ -57,9 +37,8 @@ const MaxReportBytes = 8 << 20
 // field is required.
 type Config struct {
 	jobenv.Env
-	// PrepareEvidence checks one finding as `palace record` checks
-	// evidence (sizes, secrets, field and domain) and returns its row; a
-	// KindInvalid error names the record field at fault.
+	// PrepareEvidence checks one finding as `palace record` checks evidence
+	// and returns its row; KindInvalid names the field at fault.
 	PrepareEvidence func(f Finding, k domain.AnchorKind) (domain.Evidence, error)
 	// ResolveAnchorKind validates a requested anchor kind ("" = innermost).
 	ResolveAnchorKind func(field, s string) (domain.AnchorKind, error)
@@ -107,8 +86,7 @@ type Plan struct {
 	// Evidence is one planned row per finding, in report order.
 	Evidence []PlannedEvidence `json:"evidence"`
 	// New counts the rows not yet in the palace; Written those written now,
-	// Duplicates those of them that repeat evidence on record (or in the
-	// report) at the anchor.
+	// Duplicates those that repeat evidence at the anchor.
 	New        int `json:"new"`
 	Written    int `json:"written"`
 	Duplicates int `json:"duplicates"`
@@ -127,9 +105,8 @@ type PlannedEvidence struct {
 	SourceRef string `json:"source_ref"`
 	// Exists is true when a previous ingest wrote it.
 	Exists bool `json:"exists"`
-	// DuplicateOf is the original evidence whose content this finding
-	// repeats at the same anchor: it counts as that original. A plan names
-	// the repeats inside the report; an ingest, every one it wrote.
+	// DuplicateOf is the original evidence this finding repeats at the
+	// anchor (it counts as that original).
 	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
@@ -142,9 +119,8 @@ type Suggestion struct {
 	Command    string      `json:"command"`
 	// Note says what research cannot supply for the tier, when anything.
 	Note string `json:"note,omitempty"`
-	// NearDuplicates are the live cards at the plan's anchor the
-	// suggestion nearly repeats: distill would name them too; filled by
-	// the host.
+	// NearDuplicates are the live cards at the anchor the suggestion nearly
+	// repeats (filled by the host).
 	NearDuplicates []neardup.Card `json:"near_duplicates,omitempty"`
 }
 
@@ -171,12 +147,10 @@ type reportInsight struct {
 
 var reportIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
-// Research validates a report, plans its ingest, or ingests it. Bad input
-// is KindInvalid naming the JSON path at fault (findings[3].source) and
-// writes nothing; a write the palace.research policy refuses is KindMode
-// (the embedded default lets agents validate and plan only). An ingest
-// writes the new rows in batches of BatchSize and says how many it wrote:
-// 0 when the report was ingested before.
+// Research validates, plans or ingests a report. Bad input is KindInvalid
+// naming the JSON path (findings[3].source) and writes nothing; a write
+// palace.research refuses is KindMode. An ingest writes in batches of
+// BatchSize and reports how many rows it wrote.
 func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	switch req.Action {
 	case "validate", "plan", "ingest":
@@ -279,9 +253,8 @@ func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 			if err != nil {
 				return err
 			}
-			// The originals of the batch's contents at the anchor (rows
-			// of earlier batches included), kept current as it goes: the
-			// store's one duplicate mechanism, as `palace record` uses it.
+			// The originals of the batch's contents at the anchor, kept
+			// current across batches.
 			shas := make([]string, len(batch))
 			for i := range batch {
 				batch[i].AnchorID = a.ID
@@ -363,13 +336,8 @@ func evidenceIDs(rows []domain.Evidence) []string {
 }
 
 // researchEvidenceID is the stable evidence id of a report's finding at an
-// anchor: the evidence prefix and 26 Crockford base32 digits, the shape of
-// every other evidence id — 10 from a hash of the anchor and report ids,
-// 16 from a hash of the three. The anchor is part of it because evidence
-// belongs to its anchor: another repository ingesting the same report
-// writes its own rows instead of finding this one's. The rows of one
-// ingest share a prefix, so it writes one region of the primary-key index
-// instead of pages all over it (docs/rationale.md).
+// anchor: the evidence prefix, 10 base32 digits from a hash of anchor and
+// report (one ingest writes one index region), 16 from a hash of all three.
 func researchEvidenceID(anchorID, reportID, findingID string) string {
 	report := sha256.Sum256([]byte("palace research report\x00" + anchorID + "\x00" + reportID))
 	finding := sha256.Sum256([]byte("palace research\x00" + anchorID + "\x00" + reportID + "\x00" + findingID))

@@ -1,14 +1,7 @@
 // Package ruleexport writes a repository's authoritative cards into the
-// rule files agents read by themselves (CLAUDE.md, AGENTS.md, Cursor and
-// Copilot rules…): which cards go out, which are left out and why, and the
-// files written below the checkout without following links. The format of
-// each target is rulefiles'; this package owns choosing the cards and
-// writing, checking or previewing the files.
-//
-// It reads cards, links and contests and writes only rule files: it must
-// not change a card (importing rule files back is the lifecycle's, in
-// host). What it needs of a palace it gets through Config, so host imports
-// ruleexport and never the other way round.
+// rule files agents read (CLAUDE.md, AGENTS.md, Cursor, Copilot...), below
+// the checkout without following links; the formats are rulefiles'. It
+// changes no card; host imports it.
 package ruleexport
 
 import (
@@ -92,17 +85,13 @@ type Result struct {
 	Stale bool `json:"stale"`
 }
 
-// Export writes the repository's governed cards into the rule files of a
-// target: the promoted and canonical cards anchored to this repository
-// (never worktree or global cards, which are not the team's), less the
-// expired and contested ones. Hand-written text around a generated block is
-// kept byte for byte; generated Cursor and Copilot files whose cards are
-// gone are removed. Every file is computed before any is written, so a
-// malformed block (exit 2, naming file and line) writes nothing. The output
-// depends only on the cards, so exporting twice changes nothing. Outside a
-// git checkout, an unknown target, a symbolic link on the way or a file over
-// rulefiles.MaxFileBytes are KindInvalid. Both modes: the files are generated, the
-// cards stay governed.
+// Export writes the repository's promoted and canonical cards (less expired
+// and contested ones) into a target's rule files. Hand-written text around a
+// generated block is kept byte for byte; generated files whose cards are
+// gone are removed. Every file is computed before any is written, and the
+// output depends only on the cards. Outside git, an unknown target, a link
+// on the way, a malformed block or a file over rulefiles.MaxFileBytes is
+// KindInvalid. Both modes.
 func (e *Exporter) Export(ctx context.Context, req Request) (Result, error) {
 	t, ok := rulefiles.ParseTarget(req.Target)
 	if req.Target == "" {
@@ -257,9 +246,7 @@ func contestedByLinks(links []domain.Link) bool {
 	return lastCounter != "" && lastCounter >= lastVerify
 }
 
-// exportCard maps a card to what rendering needs. Its value is static (no
-// request, no telemetry), so an export depends on the cards alone:
-// authority, persistence and evidence.
+// exportCard maps a card to what rendering needs, from the card alone.
 func exportCard(c domain.Card, links []domain.Link) rulefiles.Card {
 	r := domain.CountLinks(links)
 	value := min(r.Verification, 5)*4 + min(r.Supporting, 5)*2 + min(r.Teaching, 5)
@@ -328,10 +315,8 @@ func repoFileError(rel, op string, err error) error {
 	return hosterr.Internal(err, "%s %s", op, rel)
 }
 
-// ownedFiles lists the generated files of target t on disk that keep does
-// not hold: palace's files whose cards are gone. A file is palace's when its
-// name is palace-* in the target's directory and it holds the target's
-// begin marker; anything else there is left alone.
+// ownedFiles lists target t's generated files (palace-* holding its begin
+// marker) that keep does not hold.
 func ownedFiles(root string, t rulefiles.Target, keep map[string]bool) ([]string, error) {
 	dir := rulefiles.OwnedDir(t)
 	if dir == "" {

@@ -65,9 +65,7 @@ type Checker struct {
 	// mu guards the caches below.
 	mu    sync.Mutex
 	files map[string]*fileState
-	// bytes is the text the files hold; past maxCachedBytes the texts
-	// go (results stay, and a file is read again when a new citation of
-	// it needs its lines).
+	// bytes is the text the files hold; past maxCachedBytes the texts go.
 	bytes     int
 	renames   map[string]renameEntry
 	indexPath string
@@ -207,9 +205,8 @@ func (c *Checker) look(rel string, id identity, o domain.Observation) Result {
 	if r, ok := f.results[key]; ok {
 		return r
 	}
-	// A whole file's citation needs only that the file is there, but it
-	// is opened like the others: one read per change, and a path through
-	// a link is no file of the repository.
+	// A whole file's citation is opened too: a path through a link is no
+	// file of the repository.
 	if f.lines == nil && f.readErr == nil {
 		c.read(rel, f)
 	}
@@ -284,9 +281,8 @@ func lookLines(lines []string, rel string, o domain.Observation) Result {
 	return stale(o, rel, ChangeLines, span+" changed")
 }
 
-// renamedTo returns the path git says rel was renamed to between commit
-// and the working tree, "" for none. Answers are kept per commit while
-// the index does not change.
+// renamedTo returns the path git says rel was renamed to since commit, ""
+// for none, kept per commit while the index does not change.
 func (c *Checker) renamedTo(ctx context.Context, commit, rel string) string {
 	c.mu.Lock()
 	if c.indexPath == "" {
@@ -324,11 +320,8 @@ func (c *Checker) renamedTo(ctx context.Context, commit, rel string) string {
 	return m[rel]
 }
 
-// Changed reports whether a file the citations in s name changed (or
-// appeared, or went) since the last call, by identity: one stat per cited
-// file. The first call reports false. A long-running surface calls it to
-// know when the staleness it shows may have moved without the database
-// moving.
+// Changed reports whether a file the citations name changed, appeared or
+// went since the last call (the first reports false), one stat per file.
 func (c *Checker) Changed(ctx context.Context, s *store.Store) (bool, error) {
 	if c.root == "" {
 		return false, nil

@@ -1,21 +1,11 @@
-// Package staleness keeps cards true to the code they cite. Evidence whose
-// source_ref names a file of its repository records what it saw there
-// (Observe): the cited lines' hash, the file's existence, or a symbol's
-// definition, with the commit. When palace serves a card, a Checker looks
-// at the code again: a card whose newest code-citing verification (or,
-// without one, its supporting evidence) saw lines that changed or vanished
-// since is stale. Moved code is followed — lines found elsewhere in the
-// same file, a file git saw renamed — and is not stale.
-//
-// Repository files are hostile input: they are opened relative to the
-// repository root without following a symbolic link (repofs), never
-// read past MaxFileBytes, and a FIFO in their place is refused without
-// blocking. The check is cheap: each file's state is kept by its identity
-// (size, modification time, inode), so a file is read at most once per
-// change, and a pass stats each cited file once.
-//
-// It reads the store and the repository; it writes nothing and must not
+// Package staleness keeps cards true to the code they cite. Evidence citing
+// a repository file records what it saw (Observe); a Checker looks again
+// when a card is served, and a card whose evidence saw lines that changed or
+// vanished is stale (moved lines and renamed files are followed). Files are
+// opened without following links, never read past MaxFileBytes, and kept by
+// identity so each is read once per change. It writes nothing and must not
 // import host or pack.
+
 package staleness
 
 import (

@@ -21,9 +21,8 @@ import (
 
 // CardsCheckRequest asks for the check of card files.
 type CardsCheckRequest struct {
-	// Paths are card files, relative to the host's directory or absolute.
-	// Empty: with Staged every staged card file, else every file in this
-	// checkout's .palace/cards.
+	// Paths are card files, relative to the host's directory or absolute;
+	// empty: every staged card file with Staged, else all of .palace/cards.
 	Paths []string `json:"paths,omitempty"`
 	// Staged checks the version of each file in the index (what is about to
 	// be committed) instead of the working tree.
@@ -39,13 +38,10 @@ type CardsCheckReport struct {
 	Staged   bool               `json:"staged"`
 }
 
-// CheckCards is the pre-commit check of card files: each file's format
-// (cardfile.Decode), secrets, ids declared twice, and whether the status it
-// claims is one the repository's gate policy allows for the evidence the
-// file carries (PC012). It opens no database and creates no palace home;
-// it loads the policies a palace at opts would. A path that cannot be read
-// or is not staged is KindInvalid; git failing is KindInternal. Findings are
-// sorted by path and line.
+// CheckCards is the pre-commit check of card files: format, secrets, ids
+// declared twice, and the claimed status against the gate (PC012). It opens
+// no database. An unreadable or unstaged path is KindInvalid, git failing
+// KindInternal. Findings are sorted by path and line.
 func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsCheckReport, error) {
 	rep := CardsCheckReport{Checked: []string{}, Findings: []cardfile.Finding{}, Staged: req.Staged}
 	if req.Staged && !h.loc.InGit {
@@ -83,11 +79,9 @@ func (h *Team) CheckCards(ctx context.Context, req CardsCheckRequest) (CardsChec
 	return rep, nil
 }
 
-// CheckCardBuffer checks one card file's text as CheckCards checks a file
-// (format, limits, secrets, the status it claims against the gate), for
-// an editor's buffer: path names it (its base must be the card's id and
-// .md), data is what the editor holds. Ids declared by other files are not
-// compared. Findings are in line order.
+// CheckCardBuffer checks an editor's buffer as CheckCards checks a file
+// (path's base must be the card's id and .md), without comparing ids of
+// other files. Findings are in line order.
 func (h *Team) CheckCardBuffer(ctx context.Context, path string, data []byte) []cardfile.Finding {
 	f := &checkFile{id: strings.TrimSuffix(filepath.Base(path), cardfile.Ext), path: path, data: data}
 	fs := decodeChecked([]*checkFile{f})
@@ -96,9 +90,8 @@ func (h *Team) CheckCardBuffer(ctx context.Context, path string, data []byte) []
 	return fs
 }
 
-// gateFindings checks what decoding cannot: an origin_card naming no card
-// file of the directory, and the status each decoded file claims against
-// the repository's gate, with the evidence it carries.
+// gateFindings checks what decoding cannot: a dangling origin_card, and
+// each claimed status against the repository's gate.
 func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.Finding {
 	var out []cardfile.Finding
 	repoID := AnchorID(h.loc.Identity(domain.AnchorRepo))
@@ -118,7 +111,7 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 		fc := f.parsed.Card
 		// A check decides nothing, so a team's policy being edited in the
 		// same change may judge the file (allowLocal).
-		g := h.gateAs(ctx, fromCardFile(fc, repoID, h.stamp()), fileLinks(fc, h.stamp()), nil, string(domain.ActionPromote), fc.Status, fileReviewer(fc), true)
+		g := h.gate.Evaluate(ctx, fromCardFile(fc, repoID, h.gate.Stamp()), fileLinks(fc, h.gate.Stamp()), nil, string(domain.ActionPromote), fc.Status, fileReviewer(fc), true)
 		if !g.Allow {
 			out = append(out, cardfile.Finding{Finding: finding.Finding{Path: f.path, Line: f.parsed.Line("status"), Col: 1,
 				Code: cardfile.CodeGate, Severity: cardfile.SeverityError,
@@ -262,9 +255,8 @@ func stagedCardPaths(ctx context.Context, worktree string) ([]string, error) {
 	return paths, nil
 }
 
-// indexBlobs reads the index version of each path (relative to the
-// worktree) with one git cat-file process. A path not in the index is
-// KindInvalid.
+// indexBlobs reads the index version of each path with one git cat-file;
+// a path not in the index is KindInvalid.
 func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte, error) {
 	if len(paths) == 0 {
 		return nil, nil

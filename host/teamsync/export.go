@@ -17,15 +17,15 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/repofs"
 	"github.com/palacehq/palace/store"
 )
 
-// exportAll writes the planned cards' files into the working tree (never
-// through a link) and notes the file rows to record. A file changed in
-// the working tree by someone else since palace wrote it (and not
-// committed) is not overwritten: that is a finding.
+// exportAll writes the planned cards' files (never through a link) and
+// notes the rows to record; a file someone else changed is a finding.
 func (p *plan) exportAll(ctx context.Context) error {
 	if len(p.export) == 0 {
 		return nil
@@ -48,7 +48,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 	}
 	format := p.git.formatOf(ctx, &p.format)()
 	if err := repofs.MkdirAll(p.h.loc.Worktree, filepath.FromSlash(cardfile.Dir)); err != nil {
-		return classify(err, "create "+cardfile.Dir)
+		return hosterr.Classify(err, "create "+cardfile.Dir)
 	}
 	type written struct {
 		blob    string
@@ -89,7 +89,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 		w := out[i]
 		switch {
 		case w.err != nil:
-			return classify(w.err, "write "+cardfile.Dir+"/"+cardfile.FileName(r.CardID))
+			return hosterr.Classify(w.err, "write "+cardfile.Dir+"/"+cardfile.FileName(r.CardID))
 		case w.skipped != nil:
 			p.rep.Findings = append(p.rep.Findings, *w.skipped)
 			continue
@@ -99,7 +99,7 @@ func (p *plan) exportAll(ctx context.Context) error {
 			held = r.File.Held
 		}
 		p.records = append(p.records, store.CardFile{CardID: r.CardID, AnchorID: p.repoID, Blob: w.blob, Base: p.head[r.CardID].blob,
-			EventSeq: r.EventSeq, Held: held, SyncedAt: p.h.stamp()})
+			EventSeq: r.EventSeq, Held: held, SyncedAt: p.h.gate.Stamp()})
 		p.rep.Exported = append(p.rep.Exported, r.CardID)
 	}
 	return nil
@@ -127,14 +127,13 @@ func (p *plan) record(ctx context.Context) error {
 		return tx.PutCardFiles(ctx, p.records)
 	})
 	if err != nil {
-		return classify(err, "record card files")
+		return hosterr.Classify(err, "record card files")
 	}
 	return nil
 }
 
-// worktree reports the card files git sees untracked or modified in the
-// working tree: sync imports committed files only. A file palace wrote and
-// nobody changed since is counted as pending a commit instead.
+// worktree reports the card files git sees untracked or modified; those
+// palace wrote unchanged count as pending a commit.
 func (p *plan) worktree(ctx context.Context) {
 	exporting := make(map[string]bool, len(p.export))
 	for _, r := range p.export {
@@ -148,10 +147,8 @@ func (p *plan) worktree(ctx context.Context) {
 	p.rep.Pending += pending
 }
 
-// Uncommitted lists the card files git sees untracked or modified in the
-// working tree as PC018 warnings (sync does not read them), but for those
-// palace wrote itself and nobody changed since: they are only not
-// committed yet. Nothing outside git.
+// Uncommitted lists the card files git sees untracked or modified as PC018
+// warnings, but for those palace wrote unchanged. Nothing outside git.
 func (h *Team) Uncommitted(ctx context.Context) ([]cardfile.Finding, error) {
 	if !h.loc.InGit {
 		return nil, nil
@@ -178,10 +175,8 @@ func (h *Team) Uncommitted(ctx context.Context) ([]cardfile.Finding, error) {
 	return fs, nil
 }
 
-// worktreeFindings turns the card files git sees untracked or modified
-// in the working tree (changes) into PC018 warnings, but for those ours
-// says palace wrote (counted as pending a commit) and those skip names.
-// format gives the repository's object format, asked once if needed.
+// worktreeFindings turns changes into PC018 warnings, less those ours says
+// palace wrote (counted pending) and those skip names.
 func (h *Team) worktreeFindings(changes []worktreeChange, format func() string, ours func(id, blob string) bool, skip func(id string) bool) ([]cardfile.Finding, int) {
 	var out []cardfile.Finding
 	pending := 0
@@ -227,10 +222,8 @@ func readWorktreeFile(worktree, rel string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// renderIDs renders the card files of ids. The cards, their citations
-// with the evidence they cite, and their last events are read at the same
-// time on connections of their own, and the files are encoded on every
-// core: rendering all of a repository's cards is an export's work.
+// renderIDs renders the card files of ids, reading on parallel connections
+// and encoding on every core.
 func (h *Team) renderIDs(ctx context.Context, ids []string) (map[string][]byte, error) {
 	var (
 		wg                sync.WaitGroup
@@ -282,10 +275,8 @@ func (h *Team) renderIDs(ctx context.Context, ids []string) (map[string][]byte, 
 	return out, nil
 }
 
-// travelling says which origin cards of cards travel in files too (cards
-// of this repository): a card file names its origin_card only then. A
-// worktree card never leaves its machine, so naming it would make every
-// other palace's import dangle.
+// travelling says which origin cards travel in files too (this
+// repository's): a file names its origin_card only then.
 func (h *Team) travelling(ctx context.Context, cards []domain.Card) (map[string]bool, error) {
 	var ids []string
 	for _, c := range cards {
@@ -302,21 +293,20 @@ func (h *Team) travelling(ctx context.Context, cards []domain.Card) (map[string]
 		return nil, internal(err, "read origin cards")
 	}
 	for id, a := range found {
-		out[id] = h.anchorKindOf(a.AnchorID) == domain.AnchorRepo
+		out[id] = h.loc.KindOf(a.AnchorID) == domain.AnchorRepo
 	}
 	return out, nil
 }
 
-// cardsByIDs reads the cards of ids: one by one for a few (an unknown id
-// is KindInvalid), else every card of this repository, keeping those
-// asked for.
+// cardsByIDs reads the cards of ids: one by one for a few (unknown is
+// KindInvalid), else all of this repository's.
 func (h *Team) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, error) {
 	var cards []domain.Card
 	if len(ids) <= 64 {
 		for _, id := range ids {
 			c, err := h.store.Card(ctx, id)
 			if err != nil {
-				return nil, notFound(err, "card", id)
+				return nil, gatekeep.NotFound(err, "card", id)
 			}
 			cards = append(cards, c)
 		}
@@ -339,9 +329,8 @@ func (h *Team) cardsByIDs(ctx context.Context, ids []string) ([]domain.Card, err
 	return cards, nil
 }
 
-// HeldCards lists the cards of anchorIDs (every anchor when empty) whose
-// committed file's claim the gate refused at import, with the gate's
-// reasons. doctor and audit show them.
+// HeldCards lists the cards of anchorIDs (all when empty) whose file's
+// claim the gate refused at import, with the reasons.
 func (h *Team) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, error) {
 	rows, err := h.store.HeldCardFiles(ctx)
 	if err != nil {
@@ -358,9 +347,8 @@ func (h *Team) HeldCards(ctx context.Context, anchorIDs []string) ([]HeldCard, e
 	return out, nil
 }
 
-// DecodeHeld reads what card_files.held keeps for a held card: the status
-// its file claimed and the gate's reasons (the raw text as the one reason
-// when it is not the JSON sync writes).
+// DecodeHeld reads card_files.held: the claimed status and the reasons
+// (the raw text as the one reason when not JSON).
 func DecodeHeld(held string) (claimed string, reasons []string) {
 	var rec heldRecord
 	if err := json.Unmarshal([]byte(held), &rec); err != nil {
@@ -369,9 +357,8 @@ func DecodeHeld(held string) (claimed string, reasons []string) {
 	return rec.Claimed, rec.Reasons
 }
 
-// CardFile renders card id as the file palace sync writes for it: the
-// same bytes for an unchanged card. Any card of the palace may be rendered
-// (sync writes only this repository's); an unknown id is KindInvalid.
+// CardFile renders card id as palace sync writes it; unknown is
+// KindInvalid.
 func (h *Team) CardFile(ctx context.Context, id string) ([]byte, error) {
 	files, err := h.renderIDs(ctx, []string{id})
 	if err != nil {
@@ -380,10 +367,8 @@ func (h *Team) CardFile(ctx context.Context, id string) ([]byte, error) {
 	return files[id], nil
 }
 
-// AutoExportConfig is the git configuration key that turns on the
-// automatic export of a card's file after a lifecycle change made in the
-// checkout: `git config palace.autoExport true`. Off by default: writing
-// into a checkout is something a team opts into.
+// AutoExportConfig is the git configuration key turning on the export of a
+// card's file after a change (off by default).
 const AutoExportConfig = "palace.autoExport"
 
 // ExportNote reports the automatic export after a lifecycle change: the
@@ -393,11 +378,9 @@ type ExportNote struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// AutoExport writes card id's file after a lifecycle change when the
-// checkout asks for it (AutoExportConfig) and the card is one sync would
-// write (this repository's, authoritative or already shared). A file
-// changed in the working tree by someone else is left alone. Nil when
-// nothing applies.
+// AutoExport writes card id's file after a change when AutoExportConfig is
+// on and sync would write the card, never over someone else's change. Nil
+// when nothing applies.
 func (h *Team) AutoExport(ctx context.Context, id string) *ExportNote {
 	if !h.loc.InGit || !autoExportOn(ctx, h.loc.Worktree) {
 		return nil

@@ -20,9 +20,8 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// git runs git in one worktree. Sync reads card files from git objects
-// only — the committed tree, the upstream default branch and the history
-// that says which commit last changed a file — never from the working tree.
+// git runs git in one worktree; sync reads card files from git objects
+// only, never from the working tree.
 type git struct{ dir string }
 
 // run runs git with args and returns its standard output.
@@ -58,9 +57,8 @@ type treeEntry struct {
 	mode, blob string
 }
 
-// tree lists the card directory of rev: path → entry, every path under
-// cardfile.Dir whatever its kind (a link's mode is 120000, a submodule's
-// 160000). An unknown rev is an error.
+// tree lists every path under cardfile.Dir in rev, whatever its kind; an
+// unknown rev is an error.
 func (g git) tree(ctx context.Context, rev string) (map[string]treeEntry, error) {
 	out, err := g.run(ctx, "ls-tree", "-z", "-r", "--full-tree", rev, "--", cardfile.Dir+"/")
 	if err != nil {
@@ -81,10 +79,8 @@ func (g git) tree(ctx context.Context, rev string) (map[string]treeEntry, error)
 	return m, nil
 }
 
-// upstream is the upstream default branch, the history a team reviews
-// through pull requests: origin's HEAD (set by clone, or by `git remote
-// set-head origin --auto`), else origin/main, else origin/master. "" when
-// the checkout has none of them.
+// upstream is the upstream default branch: origin's HEAD, else origin/main,
+// else origin/master, else "".
 func (g git) upstream(ctx context.Context) string {
 	if out, err := g.run(ctx, "symbolic-ref", "-q", "refs/remotes/origin/HEAD"); err == nil {
 		ref := strings.TrimSpace(string(out))
@@ -123,9 +119,8 @@ type commit struct {
 	time string // the palace's time format
 }
 
-// lastChanges finds, for each of paths, the commit of HEAD's history that
-// last changed it (a merge counts when it differs from its first parent),
-// reading the history of the card directory only as far back as it must.
+// lastChanges finds the commit of HEAD's history that last changed each
+// path (a merge counts when it differs from its first parent).
 func (g git) lastChanges(ctx context.Context, paths map[string]bool) (map[string]commit, error) {
 	out := make(map[string]commit, len(paths))
 	if len(paths) == 0 {
@@ -201,10 +196,8 @@ func (g git) blobs(ctx context.Context) (*blobReader, error) {
 	return &blobReader{cmd: cmd, in: in, out: bufio.NewReaderSize(stdout, 256<<10)}, nil
 }
 
-// read returns the content of each object name, in order, at most
-// cardfile.MaxFileBytes+1 bytes of each (Decode reports the size). A
-// missing object is an error naming it. Names are written from another
-// goroutine, so a long list never blocks on a full pipe.
+// read returns at most cardfile.MaxFileBytes+1 bytes of each object, in
+// order; a missing object is an error naming it.
 func (b *blobReader) read(names []string) ([][]byte, error) {
 	werr := make(chan error, 1)
 	go func() {

@@ -11,7 +11,9 @@ import (
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -73,9 +75,8 @@ func (p *plan) provenance(ctx context.Context, files []committedFile) (provenanc
 	return pv, nil
 }
 
-// reviewed says whether f's content is the team's reviewed history: the
-// commit that last changed it is on the upstream default branch, or the
-// upstream holds the same blob at the same path.
+// reviewed says whether f's last commit is on the upstream default branch,
+// or the upstream holds the same blob at the same path.
 func (pv provenance) reviewed(f committedFile) (commit, bool) {
 	c := pv.changes[f.path]
 	if pv.all {
@@ -88,10 +89,9 @@ func (pv provenance) reviewed(f committedFile) (commit, bool) {
 	return c, ok && e.blob == f.blob
 }
 
-// importAll reads, checks and decides the committed files to import and,
-// unless the sync is dry, writes them in one transaction, chunk by chunk.
-// A file with an error is skipped with its findings; the conflicts are
-// compared with the palace's rendering first.
+// importAll reads, checks and decides the committed files and, unless dry,
+// writes them in one transaction, chunk by chunk; a file with an error is
+// skipped with its findings.
 func (p *plan) importAll(ctx context.Context) error {
 	if len(p.imports)+len(p.conflicts) == 0 {
 		return nil
@@ -161,7 +161,7 @@ func (p *plan) importAll(ctx context.Context) error {
 			for range chunks {
 				// Let the reading side finish.
 			}
-			return classify(err, "import card files")
+			return hosterr.Classify(err, "import card files")
 		}
 		return nil
 	})
@@ -192,7 +192,7 @@ func (p *plan) compare(ctx context.Context, br *blobReader) error {
 		palace := string(rendered[f.id])
 		if palace == string(data[i]) {
 			p.records = append(p.records, store.CardFile{CardID: f.id, AnchorID: p.repoID, Blob: f.blob, Base: f.blob,
-				EventSeq: r.EventSeq, SyncedAt: p.h.stamp()})
+				EventSeq: r.EventSeq, SyncedAt: p.h.gate.Stamp()})
 			p.rep.Unchanged++
 			continue
 		}
@@ -218,7 +218,7 @@ type checker struct {
 }
 
 func newChecker(p *plan, pv provenance) *checker {
-	return &checker{p: p, pv: pv, seen: map[string]domain.Evidence{}, originals: map[string]string{}, now: p.h.stamp()}
+	return &checker{p: p, pv: pv, seen: map[string]domain.Evidence{}, originals: map[string]string{}, now: p.h.gate.Stamp()}
 }
 
 // prepare reads, decodes, checks and decides one chunk of files.
@@ -278,9 +278,8 @@ func (x *incoming) decode() {
 	x.parsed = &parsed
 }
 
-// lookUp reads, for a chunk, what its checks need of the palace: the
-// evidence its files name, the originals of their contents, the cards they
-// update with their open contests, and the origin cards they name.
+// lookUp reads what a chunk's checks need: named evidence, originals of
+// contents, updated cards with their contests, and named origin cards.
 func (ck *checker) lookUp(ctx context.Context, in []*incoming) error {
 	p := ck.p
 	var evIDs, shas, current, origins []string
@@ -352,12 +351,10 @@ func (ck *checker) lookUp(ctx context.Context, in []*incoming) error {
 	return nil
 }
 
-// check verifies the references of a decoded file, in file order: an
-// evidence id held at another anchor, or with another content, and an
-// origin_card that names no card skip the file; redacted evidence is left
-// out (its content cannot be checked against its hash). What the file's
-// evidence claims of itself is capped: its date at the commit's, its human
-// author to an agent unless the commit is reviewed.
+// check verifies a decoded file's references in file order: foreign or
+// mismatched evidence and a dangling origin_card skip the file; redacted
+// evidence is left out. Evidence dates are capped at the commit's, and a
+// human author becomes an agent unless the commit is reviewed.
 func (ck *checker) check(x *incoming) {
 	p, fc := ck.p, x.parsed.Card
 	bad := func(line int, code, format string, args ...any) {
@@ -416,12 +413,12 @@ func (ck *checker) check(x *incoming) {
 // date its evidence after the commit that brought it.
 func capTime(t, limit string) string {
 	if limit == "" {
-		return normDate(t)
+		return gatekeep.NormDate(t)
 	}
 	tt, err := time.Parse(time.RFC3339Nano, t)
 	lt, lerr := time.Parse(time.RFC3339Nano, limit)
 	if lerr != nil {
-		return normDate(t)
+		return gatekeep.NormDate(t)
 	}
 	if err != nil || tt.After(lt) {
 		return limit
@@ -429,13 +426,11 @@ func capTime(t, limit string) string {
 	return store.FormatTime(tt)
 }
 
-// claim is what the file proposes, as the door reads it: its card, its
-// citations with the facts of their evidence as this palace holds or
-// verified them, and where it comes from.
+// claim is what the file proposes, as the door reads it.
 func (ck *checker) claim(x *incoming) authority.FileClaim {
 	p, fc := ck.p, x.parsed.Card
 	c := fromCardFile(fc, p.repoID, ck.now)
-	c.ReviewAfter, c.ExpiresAt = normDate(c.ReviewAfter), normDate(c.ExpiresAt)
+	c.ReviewAfter, c.ExpiresAt = gatekeep.NormDate(c.ReviewAfter), gatekeep.NormDate(c.ExpiresAt)
 	c.CreatedAt = capTime(c.CreatedAt, x.at.time)
 	claimed := make(map[string]domain.ActorType, len(fc.Evidence))
 	for _, e := range fc.Evidence {
@@ -449,10 +444,8 @@ func (ck *checker) claim(x *incoming) authority.FileClaim {
 		if !ok || claimed[ci.Evidence] == "" {
 			continue // redacted: neither imported nor cited
 		}
-		// Who wrote the evidence is the file's word, taken from the reviewed
-		// history only (the row palace keeps was written by an earlier
-		// import, maybe of an unreviewed commit); what it says and when is
-		// the row's.
+		// The author is the file's word from reviewed history only; content
+		// and date are the row's.
 		author := domain.ActorAgent
 		if x.reviewed {
 			author = claimed[ci.Evidence]
@@ -555,7 +548,7 @@ func (p *plan) report(in []*incoming, events []domain.Event) []store.CardFile {
 			}
 		}
 		recs = append(recs, store.CardFile{CardID: x.f.id, AnchorID: p.repoID, Blob: x.f.blob, Base: x.f.blob, EventSeq: seq,
-			Held: heldJSON(fp.Claimed, im.Held()), SyncedAt: p.h.stamp()})
+			Held: heldJSON(fp.Claimed, im.Held()), SyncedAt: p.h.gate.Stamp()})
 	}
 	return recs
 }
@@ -584,9 +577,8 @@ func short(s string) string {
 	return s
 }
 
-// fileReviewer is the reviewer a card file names for its last lifecycle
-// change. A file that names none, or names one without saying human or
-// agent, is not taken as reviewed by a human.
+// fileReviewer is the reviewer a card file names for its last change; one
+// not saying human or agent is not taken as human.
 func fileReviewer(c cardfile.Card) policies.Reviewer {
 	if e := c.LastEvent; e != nil && e.Reviewer.Type != "" {
 		return policies.Reviewer{Name: e.Reviewer.Name, Type: e.Reviewer.Type}
@@ -608,5 +600,5 @@ func heldJSON(claimed string, reasons []string) string {
 	if len(reasons) == 0 {
 		return ""
 	}
-	return string(mustJSON(heldRecord{Claimed: claimed, Reasons: reasons}))
+	return string(gatekeep.EventData(heldRecord{Claimed: claimed, Reasons: reasons}))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/internal/finding"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/repofs"
@@ -23,9 +24,8 @@ import (
 // SyncRequest asks for one sync of this checkout's card files with the
 // palace.
 type SyncRequest struct {
-	// Share lists candidate cards of this repository to write as files
-	// although they are not authoritative (a candidate the team should
-	// review). Authoritative repo cards are written without asking.
+	// Share lists candidate cards of this repository to write as files too
+	// (authoritative repo cards are written without asking).
 	Share []string `json:"share,omitempty"`
 	// Resolve settles conflicts, card id → "file" (take the committed
 	// file) or "palace" (overwrite the file with this palace's card).
@@ -33,10 +33,9 @@ type SyncRequest struct {
 	// DryRun reports what a sync would do, per file with the gate's
 	// answer on each claim, and writes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Rewrite renders the file of every card sync covers again, changed or
-	// not, files removed from the checkout included, and writes each one
-	// whose bytes differ. Committed files that changed are still imported,
-	// or reported as conflicts.
+	// Rewrite renders every covered card's file again, removed ones too,
+	// writing those whose bytes differ; changed committed files are still
+	// imported or reported as conflicts.
 	Rewrite bool `json:"rewrite,omitempty"`
 }
 
@@ -52,14 +51,11 @@ type SyncReport struct {
 	DryRun   bool     `json:"dry_run,omitempty"`
 	Exported []string `json:"exported"`
 	Imported []string `json:"imported"`
-	// Held are committed files whose claim the gate refused: a new card
-	// was imported as a candidate, a card this palace holds kept its
-	// version here.
+	// Held are committed files whose claim the gate refused.
 	Held      []HeldCard     `json:"held"`
 	Conflicts []SyncConflict `json:"conflicts"`
-	// Removed are cards whose file was committed before and is gone from
-	// HEAD: they stay in the palace and are not written again until they
-	// change here.
+	// Removed are cards whose committed file is gone from HEAD: kept, and
+	// not written again until they change here.
 	Removed []string `json:"removed"`
 	// Findings are problems of card files: a file with an error is skipped
 	// (nothing of it is imported), the rest of the sync goes on.
@@ -74,9 +70,8 @@ type SyncReport struct {
 	// Files says, per committed file a sync looks at, what it does with it
 	// (filled on a dry run).
 	Files []FilePlan `json:"files,omitempty"`
-	// NearDuplicates name, per imported card, the live cards at the
-	// repository anchor that were there before the sync and that it nearly
-	// repeats: warnings, filled by the host.
+	// NearDuplicates name, per imported card, the live repository cards it
+	// nearly repeats (warnings, filled by the host).
 	NearDuplicates []SyncNear `json:"near_duplicates,omitempty"`
 }
 
@@ -120,9 +115,9 @@ type HeldCard struct {
 	Reasons []string `json:"reasons"`
 }
 
-// SyncConflict is a card changed both in its committed file and in this
-// palace since the last sync. Nothing is merged: Diff shows what differs,
-// and `palace sync --resolve ID=file|palace` picks one.
+// SyncConflict is a card changed both in its committed file and here since
+// the last sync: nothing is merged; `palace sync --resolve ID=file|palace`
+// picks one.
 type SyncConflict struct {
 	CardID string `json:"card_id"`
 	Path   string `json:"path"`
@@ -138,28 +133,17 @@ type committedFile struct {
 	id, path, blob string
 }
 
-// Sync exports this repository's cards that changed in the palace to
-// <worktree>/.palace/cards/ and imports the card files that changed in
-// the checkout's committed tree (a pull, a checkout, a merge): git is the
-// review, the gate is the judge. Files are read from HEAD's tree, never
-// from the working tree: an untracked or modified file is a finding, not
-// an import (a file palace wrote itself and nobody changed is just not
-// committed yet). A new card keeps its id; a claim of authority, an edit
-// of an authoritative card and a change of its status are decided by the
-// gate through the one door (authority.Door.DecideImport), which learns
-// the commit that last changed the file and whether the upstream default
-// branch contains it. A card changed on both sides is a conflict, reported
-// with a diff and left alone.
-//
-// A file with problems (malformed, a secret, an evidence id held at
-// another anchor, an origin_card naming no card here…) is skipped with a
-// finding; the rest of the sync goes on. Only this repository's cards are
-// written: worktree cards never leave the machine and global cards stay
-// personal. Human mode only.
+// Sync exports this repository's cards changed in the palace to
+// <worktree>/.palace/cards/ and imports the card files changed in HEAD's
+// tree (never the working tree: an uncommitted file is a finding). Claims
+// of authority go to the gate through authority.Door.DecideImport; a card
+// changed on both sides is a conflict, left alone. A file with problems is
+// skipped with a finding and the sync goes on. Worktree and global cards
+// are never written. Human mode only.
 func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	rep := SyncReport{Exported: []string{}, Imported: []string{}, Held: []HeldCard{}, Conflicts: []SyncConflict{},
 		Removed: []string{}, Findings: []cardfile.Finding{}, DryRun: req.DryRun}
-	if err := h.requireHuman("sync"); err != nil {
+	if err := h.gate.RequireHuman("sync"); err != nil {
 		return rep, err
 	}
 	if !h.loc.InGit {
@@ -239,11 +223,9 @@ func (h *Team) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
 	return rep, nil
 }
 
-// syncRows lists the cards a sync looks at. When the last sync of this
-// repository left nothing pending and no card event happened since (mark),
-// the cards are exactly those with a file row, unchanged here: only
-// card_files is read (fast). Otherwise every authoritative or tracked card
-// of the repository is read with its last event.
+// syncRows lists the cards a sync looks at: only the card_files rows when
+// the last sync left nothing pending and no card event happened since
+// mark, else every authoritative or tracked repository card.
 func (h *Team) syncRows(ctx context.Context, repoID string, mark int64, req SyncRequest) ([]store.SyncRow, bool, error) {
 	last, ok, err := h.store.SyncMark(ctx, repoID)
 	if err != nil {
@@ -284,10 +266,10 @@ func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[
 		}
 		c, err := h.store.Card(ctx, id)
 		if err != nil {
-			return notFound(err, "card", id)
+			return gatekeep.NotFound(err, "card", id)
 		}
 		if c.AnchorID != repoID {
-			switch h.anchorKindOf(c.AnchorID) {
+			switch h.loc.KindOf(c.AnchorID) {
 			case domain.AnchorWorktree:
 				return invalid("share", "card %s is anchored to this worktree, and worktree cards never leave the machine: publish it to the repository first (palace publish %s --to repo)", id, id)
 			case domain.AnchorGlobal:
@@ -302,9 +284,7 @@ func (h *Team) share(ctx context.Context, ids []string, repoID string, byID map[
 }
 
 // refuseLinkedCardDir refuses a checkout whose .palace or .palace/cards is
-// a symbolic link: a cloned repository must not make palace write card
-// files outside it. Files in the directory are written without following
-// links (repofs).
+// a symbolic link, so card files are never written outside it.
 func refuseLinkedCardDir(worktree string) error {
 	path := worktree
 	for _, c := range strings.Split(cardfile.Dir, "/") {
@@ -456,11 +436,9 @@ func (p *plan) existing(r *store.SyncRow, f committedFile) {
 	}
 }
 
-// freshIDs looks up the ids of committed files this sync covers no card
-// of. An id held at another anchor (a copy of some card, or a forged id)
-// is a finding and the file is skipped; an id this repository holds
-// without a file row (a candidate never shared) is a conflict unless both
-// sides are equal.
+// freshIDs looks up the ids of committed files no covered card has. An id
+// held at another anchor is a finding (file skipped); one this repository
+// holds without a file row is a conflict unless both sides are equal.
 func (p *plan) freshIDs(ctx context.Context, fresh []committedFile) error {
 	if len(fresh) == 0 {
 		return nil

@@ -26,7 +26,6 @@ import (
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/jobenv"
 	"github.com/palacehq/palace/internal/hosterr"
-	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
@@ -62,16 +61,8 @@ func New(c Config) *Team {
 // GateResult is the gate's answer (see gatekeep.Result).
 type GateResult = gatekeep.Result
 
-func (h *Team) stamp() string                            { return h.gate.Stamp() }
-func (h *Team) requireHuman(op string) error             { return h.gate.RequireHuman(op) }
-func (h *Team) anchorKindOf(id string) domain.AnchorKind { return h.loc.KindOf(id) }
-
 func (h *Team) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
 	return cardview.RefOf(ctx, h.store, h.loc, id)
-}
-
-func (h *Team) gateAs(ctx context.Context, c domain.Card, links []domain.Link, contests []store.Contest, action, target string, reviewer policies.Reviewer, allowLocal bool) GateResult {
-	return h.gate.Evaluate(ctx, c, links, contests, action, target, reviewer, allowLocal)
 }
 
 // The error type, kinds and helpers under the names host uses, so the code
@@ -88,11 +79,6 @@ func invalid(field, format string, args ...any) error {
 func internal(err error, format string, args ...any) error {
 	return hosterr.Internal(err, format, args...)
 }
-
-func notFound(err error, what, id string) error { return gatekeep.NotFound(err, what, id) }
-func classify(err error, op string) error       { return hosterr.Classify(err, op) }
-func mustJSON(v any) []byte                     { return gatekeep.EventData(v) }
-func normDate(s string) string                  { return gatekeep.NormDate(s) }
 
 // AnchorID is the id of the anchor with this identity.
 func AnchorID(identity string) string { return anchor.ID(identity) }

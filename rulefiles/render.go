@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -32,10 +33,8 @@ var Targets = []Target{AgentsMD, ClaudeMD, Cursor, Copilot}
 
 // ParseTarget resolves a target name; ok is false for an unknown one.
 func ParseTarget(s string) (Target, bool) {
-	for _, t := range Targets {
-		if string(t) == s {
-			return t, true
-		}
+	if slices.Contains(Targets, Target(s)) {
+		return Target(s), true
 	}
 	return "", false
 }
@@ -461,10 +460,9 @@ func yamlString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// slug makes a file-name part of a field: lower-case letters, digits and
-// dashes. A field the slug changes gets 6 hex of its hash, so "Go" and "go"
-// do not share a file.
-func slug(s string) string {
+// slugify keeps s's letters and digits, lower-cased, with one dash for each
+// run of anything else, in at most max bytes.
+func slugify(s string, max int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -477,9 +475,17 @@ func slug(s string) string {
 		}
 	}
 	out := strings.TrimRight(b.String(), "-")
-	if len(out) > 40 {
-		out = strings.TrimRight(out[:40], "-")
+	if len(out) > max {
+		out = strings.TrimRight(out[:max], "-")
 	}
+	return out
+}
+
+// slug makes a file-name part of a field: lower-case letters, digits and
+// dashes. A field the slug changes gets 6 hex of its hash, so "Go" and "go"
+// do not share a file.
+func slug(s string) string {
+	out := slugify(s, 40)
 	if out == "" {
 		out = "field"
 	}
@@ -492,21 +498,7 @@ func slug(s string) string {
 // scopeSlug names a path scope in a file name: a readable prefix and 6 hex
 // of the exact globs.
 func scopeSlug(paths []string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(strings.Join(paths, "-")) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if len(out) > 24 {
-		out = strings.TrimRight(out[:24], "-")
-	}
+	out := slugify(strings.Join(paths, "-"), 24)
 	if out != "" {
 		out += "-"
 	}

@@ -167,27 +167,8 @@ func parseLetterWith(line []byte, decode func([]byte) (string, bool)) (Letter, f
 }
 
 func stringField(l *Letter, f int) *string {
-	switch f {
-	case fTS:
-		return &l.TS
-	case fAgent:
-		return &l.Agent
-	case fClass:
-		return &l.Class
-	case fWhat:
-		return &l.What
-	case fRepo:
-		return &l.Repo
-	case fTool:
-		return &l.Tool
-	case fExpected:
-		return &l.Expected
-	case fSnippet:
-		return &l.Snippet
-	case fKind:
-		return &l.Kind
-	}
-	panic("mailbox: not a string field")
+	return [...]*string{fTS: &l.TS, fAgent: &l.Agent, fClass: &l.Class, fWhat: &l.What, fRepo: &l.Repo,
+		fTool: &l.Tool, fExpected: &l.Expected, fSnippet: &l.Snippet, fKind: &l.Kind}[f]
 }
 
 func syntaxIssue(line []byte) issue {

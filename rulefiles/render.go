@@ -246,17 +246,15 @@ func renderGroup(t Target, g *group, budget int) File {
 	if len(g.paths) > 0 {
 		name += "-" + scopeSlug(g.paths)
 	}
-	var path string
+	path := OwnedDir(t) + "/" + name + owned[t][1]
 	switch t {
 	case Cursor:
-		path = ".cursor/rules/" + name + ".mdc"
 		fmt.Fprintf(&fm, "description: %s\n", yamlString(desc))
 		if globs != "" {
 			fmt.Fprintf(&fm, "globs: %s\n", yamlString(globs))
 		}
 		fmt.Fprintf(&fm, "alwaysApply: %t\n", core && len(g.paths) == 0)
 	default:
-		path = ".github/instructions/" + name + ".instructions.md"
 		if globs == "" {
 			globs = "**"
 		}
@@ -510,28 +508,19 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:3])
 }
 
+// owned are the directory and file name suffix of the files a target
+// generates whole.
+var owned = map[Target][2]string{Cursor: {".cursor/rules", ".mdc"}, Copilot: {".github/instructions", ".instructions.md"}}
+
 // OwnedDir is the directory of a target's generated files ("" for the
 // block targets, which own no whole file).
-func OwnedDir(t Target) string {
-	switch t {
-	case Cursor:
-		return ".cursor/rules"
-	case Copilot:
-		return ".github/instructions"
-	}
-	return ""
-}
+func OwnedDir(t Target) string { return owned[t][0] }
 
 // OwnedName says whether a file name in OwnedDir(t) is one palace may
 // generate: palace-*.mdc, palace-*.instructions.md.
 func OwnedName(t Target, name string) bool {
-	switch t {
-	case Cursor:
-		return strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, ".mdc")
-	case Copilot:
-		return strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, ".instructions.md")
-	}
-	return false
+	o, ok := owned[t]
+	return ok && strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, o[1])
 }
 
 // Generated says whether data holds target t's begin marker at column 0.

@@ -289,24 +289,12 @@ func (s Status) Live() bool { return s != StatusDemoted && s != StatusRetired }
 
 // AuthoritativeStatuses lists the statuses Authoritative accepts.
 func AuthoritativeStatuses() []Status {
-	var out []Status
-	for _, s := range Statuses {
-		if s.Authoritative() {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(Statuses), func(s Status) bool { return !s.Authoritative() })
 }
 
 // LiveStatuses lists the statuses Live accepts.
 func LiveStatuses() []Status {
-	var out []Status
-	for _, s := range Statuses {
-		if s.Live() {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(Statuses), func(s Status) bool { return !s.Live() })
 }
 
 // Valid reports whether r is a known role.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -250,25 +251,14 @@ func (l Location) Reconcile(known []string) Location {
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// A user's GIT_DIR would point every lookup at one repository.
-	cmd.Env = append(filterEnv(os.Environ(), "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"), "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE"
+	}), "GIT_OPTIONAL_LOCKS=0")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
-}
-
-func filterEnv(env []string, drop ...string) []string {
-	out := env[:0]
-next:
-	for _, kv := range env {
-		for _, d := range drop {
-			if strings.HasPrefix(kv, d+"=") {
-				continue next
-			}
-		}
-		out = append(out, kv)
-	}
-	return out
 }

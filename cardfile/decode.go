@@ -3,6 +3,7 @@ package cardfile
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,108 +360,74 @@ func (d *decoder) list(v *yaml.Node, key string) []string {
 	return out
 }
 
-var cardKeys = []string{"id", "statement", "tier", "status", "domain", "field", "scope", "triggers", "persistence",
-	"render_pref", "review_after", "expires_at", "origin_card", "created_by", "created_at", "last_event",
-	"citations", "evidence", "content"}
-
-func (d *decoder) card(n *yaml.Node, p *Parsed) {
-	c := &p.Card
-	d.mapping(n, "the card", cardKeys, func(key string, line int, v *yaml.Node) {
-		p.Lines[key] = line
-		switch key {
-		case "scope":
-			d.mapping(v, "scope", []string{"paths", "languages", "fields"}, func(k string, _ int, v *yaml.Node) {
-				l := d.list(v, "scope."+k)
-				switch k {
-				case "paths":
-					c.Scope.Paths = l
-				case "languages":
-					c.Scope.Languages = l
-				default:
-					c.Scope.Fields = l
-				}
-			})
-		case "triggers":
-			d.mapping(v, "triggers", []string{"patterns", "intents", "tool_needs"}, func(k string, _ int, v *yaml.Node) {
-				l := d.list(v, "triggers."+k)
-				switch k {
-				case "patterns":
-					c.Triggers.Patterns = l
-				case "intents":
-					c.Triggers.Intents = l
-				default:
-					c.Triggers.ToolNeeds = l
-				}
-			})
-		case "last_event":
-			c.LastEvent = &Event{}
-			d.event(v, c.LastEvent)
-		case "citations":
-			d.seq(v, key, func(it *yaml.Node) {
-				var ci Citation
-				d.mapping(it, "a citation", []string{"evidence", "role", "source_ref", "sha256", "note"}, func(k string, _ int, v *yaml.Node) {
-					s := d.str(v, "citation "+k)
-					switch k {
-					case "evidence":
-						ci.Evidence = s
-					case "role":
-						ci.Role = s
-					case "source_ref":
-						ci.SourceRef = s
-					case "sha256":
-						ci.SHA256 = s
-					default:
-						ci.Note = s
-					}
-				})
-				c.Citations = append(c.Citations, ci)
-				p.CitationLines = append(p.CitationLines, fileLine(it))
-			})
-		case "evidence":
-			d.seq(v, key, func(it *yaml.Node) {
-				c.Evidence = append(c.Evidence, d.evidence(it))
-				p.EvidenceLines = append(p.EvidenceLines, fileLine(it))
-			})
-		default:
-			s := d.str(v, key)
-			*stringField(c, key) = s
-			if key == "id" {
-				d.id = s
-			}
-		}
-	})
+// mappingNames are how findings name a mapping of each struct type of a
+// card file, and the prefix they put before one of its keys.
+var mappingNames = map[reflect.Type][2]string{
+	reflect.TypeFor[Card]():     {"the card", ""},
+	reflect.TypeFor[Scope]():    {"scope", "scope."},
+	reflect.TypeFor[Triggers](): {"triggers", "triggers."},
+	reflect.TypeFor[Event]():    {"last_event", "last_event."},
+	reflect.TypeFor[Reviewer](): {"last_event.reviewer", "reviewer."},
+	reflect.TypeFor[Citation](): {"a citation", "citation "},
+	reflect.TypeFor[Evidence](): {"an evidence entry", "evidence "},
 }
 
-func stringField(c *Card, key string) *string {
-	switch key {
-	case "id":
-		return &c.ID
-	case "statement":
-		return &c.Statement
-	case "tier":
-		return &c.Tier
-	case "status":
-		return &c.Status
-	case "domain":
-		return &c.Domain
-	case "field":
-		return &c.Field
-	case "persistence":
-		return &c.Persistence
-	case "render_pref":
-		return &c.RenderPref
-	case "review_after":
-		return &c.ReviewAfter
-	case "expires_at":
-		return &c.ExpiresAt
-	case "origin_card":
-		return &c.OriginCard
-	case "created_by":
-		return &c.CreatedBy
-	case "created_at":
-		return &c.CreatedAt
+func (d *decoder) card(n *yaml.Node, p *Parsed) {
+	d.object(n, reflect.ValueOf(&p.Card).Elem(), p)
+}
+
+// object fills the struct v from mapping n, key by key as the struct's
+// yaml tags name them (in field order, which is the file's). At the card's
+// level it records each key's line in p, and each list item's.
+func (d *decoder) object(n *yaml.Node, v reflect.Value, p *Parsed) {
+	t := v.Type()
+	names := mappingNames[t]
+	known := make([]string, t.NumField())
+	for i := range known {
+		known[i], _, _ = strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
 	}
-	return &c.Content
+	top := t == reflect.TypeFor[Card]()
+	d.mapping(n, names[0], known, func(key string, line int, val *yaml.Node) {
+		f := v.Field(slices.Index(known, key))
+		label := names[1] + key
+		if top {
+			p.Lines[key] = line
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(d.str(val, label))
+			if top && key == "id" {
+				d.id = f.String()
+			}
+		case reflect.Bool:
+			s := d.str(val, label)
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				d.add(fileLine(val), CodeValue, "%s must be true or false, not %q", label, s)
+			}
+			f.SetBool(b)
+		case reflect.Struct:
+			d.object(val, f, p)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+			d.object(val, f.Elem(), p)
+		case reflect.Slice:
+			if f.Type().Elem().Kind() == reflect.String {
+				f.Set(reflect.ValueOf(d.list(val, label)))
+				return
+			}
+			d.seq(val, key, func(it *yaml.Node) {
+				e := reflect.New(f.Type().Elem()).Elem()
+				d.object(it, e, p)
+				f.Set(reflect.Append(f, e))
+				if key == "citations" {
+					p.CitationLines = append(p.CitationLines, fileLine(it))
+				} else {
+					p.EvidenceLines = append(p.EvidenceLines, fileLine(it))
+				}
+			})
+		}
+	})
 }
 
 func (d *decoder) seq(v *yaml.Node, key string, fn func(*yaml.Node)) {
@@ -474,75 +441,6 @@ func (d *decoder) seq(v *yaml.Node, key string, fn func(*yaml.Node)) {
 	for _, it := range v.Content {
 		fn(it)
 	}
-}
-
-func (d *decoder) event(v *yaml.Node, e *Event) {
-	d.mapping(v, "last_event", []string{"type", "at", "actor", "reviewer", "policy_hash"}, func(k string, _ int, v *yaml.Node) {
-		switch k {
-		case "reviewer":
-			d.mapping(v, "last_event.reviewer", []string{"name", "type"}, func(k string, _ int, v *yaml.Node) {
-				if k == "name" {
-					e.Reviewer.Name = d.str(v, "reviewer.name")
-				} else {
-					e.Reviewer.Type = d.str(v, "reviewer.type")
-				}
-			})
-		case "type":
-			e.Type = d.str(v, "last_event.type")
-		case "at":
-			e.At = d.str(v, "last_event.at")
-		case "actor":
-			e.Actor = d.str(v, "last_event.actor")
-		default:
-			e.PolicyHash = d.str(v, "last_event.policy_hash")
-		}
-	})
-}
-
-var evidenceKeys = []string{"id", "sha256", "domain", "field", "provenance", "source_ref", "tags", "actor",
-	"actor_type", "created_at", "redacted", "content"}
-
-func (d *decoder) evidence(it *yaml.Node) Evidence {
-	var e Evidence
-	d.mapping(it, "an evidence entry", evidenceKeys, func(k string, _ int, v *yaml.Node) {
-		switch k {
-		case "tags":
-			e.Tags = d.list(v, "evidence tags")
-			return
-		case "redacted":
-			s := d.str(v, "evidence redacted")
-			b, err := strconv.ParseBool(s)
-			if err != nil {
-				d.add(fileLine(v), CodeValue, "evidence redacted must be true or false, not %q", s)
-			}
-			e.Redacted = b
-			return
-		}
-		s := d.str(v, "evidence "+k)
-		switch k {
-		case "id":
-			e.ID = s
-		case "sha256":
-			e.SHA256 = s
-		case "domain":
-			e.Domain = s
-		case "field":
-			e.Field = s
-		case "provenance":
-			e.Provenance = s
-		case "source_ref":
-			e.SourceRef = s
-		case "actor":
-			e.Actor = s
-		case "actor_type":
-			e.ActorType = s
-		case "created_at":
-			e.CreatedAt = s
-		default:
-			e.Content = s
-		}
-	})
-	return e
 }
 
 func (d *decoder) validate(p *Parsed) {
@@ -574,9 +472,9 @@ func (d *decoder) validate(p *Parsed) {
 	require("field", c.Field, "a field name such as general")
 	enum("persistence", c.Persistence, Persistences)
 	enum("render_pref", c.RenderPref, RenderPrefs)
-	for _, k := range []string{"review_after", "expires_at"} {
-		if v := *stringField(c, k); v != "" && !validTime(v) {
-			d.add(line(k), CodeValue, "%s %q is not a date: use YYYY-MM-DD or RFC3339", k, v)
+	for _, kv := range [][2]string{{"review_after", c.ReviewAfter}, {"expires_at", c.ExpiresAt}} {
+		if kv[1] != "" && !validTime(kv[1]) {
+			d.add(line(kv[0]), CodeValue, "%s %q is not a date: use YYYY-MM-DD or RFC3339", kv[0], kv[1])
 		}
 	}
 	// The limits every way a card enters applies (distill, MCP): a file

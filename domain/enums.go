@@ -261,32 +261,8 @@ func ParseTier(s string) (Tier, error) { return Parse("tier", s, Tiers) }
 // ParseStatus parses a status.
 func ParseStatus(s string) (Status, error) { return Parse("status", s, Statuses) }
 
-// ParseDomain parses a domain.
-func ParseDomain(s string) (Domain, error) { return Parse("domain", s, Domains) }
-
-// ParseProvenance parses a provenance.
-func ParseProvenance(s string) (Provenance, error) { return Parse("provenance", s, Provenances) }
-
 // ParseRole parses an evidence role.
 func ParseRole(s string) (Role, error) { return Parse("role", s, Roles) }
-
-// ParsePersistence parses a persistence.
-func ParsePersistence(s string) (Persistence, error) { return Parse("persistence", s, Persistences) }
-
-// ParseRenderPref parses a rendering preference.
-func ParseRenderPref(s string) (RenderPref, error) { return Parse("render_pref", s, RenderPrefs) }
-
-// ParseAnchorKind parses an anchor kind.
-func ParseAnchorKind(s string) (AnchorKind, error) { return Parse("anchor kind", s, AnchorKinds) }
-
-// ParseLane parses a lane.
-func ParseLane(s string) (Lane, error) { return Parse("lane", s, Lanes) }
-
-// ParseSignal parses an adoption signal.
-func ParseSignal(s string) (Signal, error) { return Parse("signal", s, Signals) }
-
-// ParseOutcome parses an injection outcome.
-func ParseOutcome(s string) (Outcome, error) { return Parse("outcome", s, Outcomes) }
 
 // Valid reports whether t is a known tier.
 func (t Tier) Valid() bool { return slices.Contains(Tiers, t) }
@@ -313,24 +289,12 @@ func (s Status) Live() bool { return s != StatusDemoted && s != StatusRetired }
 
 // AuthoritativeStatuses lists the statuses Authoritative accepts.
 func AuthoritativeStatuses() []Status {
-	var out []Status
-	for _, s := range Statuses {
-		if s.Authoritative() {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(Statuses), func(s Status) bool { return !s.Authoritative() })
 }
 
 // LiveStatuses lists the statuses Live accepts.
 func LiveStatuses() []Status {
-	var out []Status
-	for _, s := range Statuses {
-		if s.Live() {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(Statuses), func(s Status) bool { return !s.Live() })
 }
 
 // Valid reports whether r is a known role.
@@ -353,9 +317,3 @@ func (l Lane) Valid() bool { return slices.Contains(Lanes, l) }
 
 // Valid reports whether f is a known render form.
 func (f RenderForm) Valid() bool { return slices.Contains(RenderForms, f) }
-
-// Valid reports whether s is a known adoption signal.
-func (s Signal) Valid() bool { return slices.Contains(Signals, s) }
-
-// Valid reports whether o is a known injection outcome.
-func (o Outcome) Valid() bool { return slices.Contains(Outcomes, o) }

@@ -288,17 +288,13 @@ func (m *Mailbox) readSpool() ([]spoolLetter, []LineProblem, error) {
 // must not send a letter anywhere else.
 func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 	bd := BoxDelivery{Path: t.path, RepoRoot: t.root, Global: t.global}
-	var (
-		f   *os.File
-		err error
-	)
+	root, rel := t.root, boxRel
 	if t.global {
 		// The global box is the home's: the home itself is trusted, a link
 		// in the box's place is not.
-		f, err = repofs.OpenFile(filepath.Dir(t.path), filepath.Base(t.path), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-	} else {
-		f, err = repofs.OpenFile(t.root, boxRel, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		root, rel = filepath.Dir(t.path), filepath.Base(t.path)
 	}
+	f, err := repofs.OpenFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
 		return bd, err // names the path already
 	}

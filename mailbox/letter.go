@@ -162,16 +162,7 @@ func ID(raw []byte) string {
 
 // IsID reports whether s has the form of a letter id: 12 lowercase hex.
 func IsID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return len(s) == 12 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 func trimEOL(b []byte) []byte {

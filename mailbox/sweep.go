@@ -153,10 +153,7 @@ func (s *sweeper) readBox(root, path string) error {
 	if err := checkOpenBox(f, path); err != nil {
 		return err
 	}
-	if err := s.readFrom(f, path, false); err != nil {
-		return fmt.Errorf("read box %s: %w", path, err)
-	}
-	return nil
+	return s.readFrom(f, path, false)
 }
 
 // read adds a file's letters; a missing file has none.
@@ -170,10 +167,7 @@ func (s *sweeper) read(path string, spool bool) error {
 		return err
 	}
 	defer f.Close()
-	if err := s.readFrom(f, path, spool); err != nil {
-		return fmt.Errorf("read box %s: %w", path, err)
-	}
-	return nil
+	return s.readFrom(f, path, spool)
 }
 
 // readFrom adds the letters read from r. In the spool a last line without
@@ -213,7 +207,7 @@ func (s *sweeper) readFrom(r io.Reader, path string, spool bool) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("read box %s: %w", path, err)
 	}
 	s.res.Read = append(s.res.Read, path)
 	return nil

@@ -19,17 +19,11 @@ import (
 // otherwise); it is opened non-blocking first, so a FIFO planted in its
 // place cannot hang palace.
 func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
-	comps, err := split(root, rel)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := openDirs(root, comps[:len(comps)-1], flag&os.O_CREATE != 0)
+	dir, name, path, err := openParent(root, rel, flag&os.O_CREATE != 0)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(dir)
-	name := comps[len(comps)-1]
-	path := filepath.Join(root, filepath.Join(comps...))
 	fd, err := openat(dir, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
 	if err != nil {
 		return nil, refine(dir, name, path, "open", err)
@@ -56,17 +50,11 @@ func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 // be a link (a rename would silently replace the link with a file). An
 // existing file keeps its permissions; a new one gets perm.
 func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
-	comps, err := split(root, rel)
-	if err != nil {
-		return err
-	}
-	dir, err := openDirs(root, comps[:len(comps)-1], false)
+	dir, name, path, err := openParent(root, rel, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	name := comps[len(comps)-1]
-	path := filepath.Join(root, filepath.Join(comps...))
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == unix.ENOENT:
@@ -121,6 +109,17 @@ func MkdirAll(root, rel string) error {
 	}
 	unix.Close(fd)
 	return nil
+}
+
+// openParent opens the directory of rel below root as openDirs does, and
+// returns its descriptor, rel's last component and the whole path.
+func openParent(root, rel string, create bool) (dir int, name, path string, err error) {
+	comps, err := split(root, rel)
+	if err != nil {
+		return -1, "", "", err
+	}
+	dir, err = openDirs(root, comps[:len(comps)-1], create)
+	return dir, comps[len(comps)-1], filepath.Join(root, filepath.Join(comps...)), err
 }
 
 // openDirs opens root (following links: the caller trusts it) and then each
@@ -185,17 +184,11 @@ func openat(dir int, name string, flag int, perm uint32) (int, error) {
 // nor rel itself may be a link (unlinkat removes a link, not its target, but
 // a linked directory would move the removal outside the repository).
 func Remove(root, rel string) error {
-	comps, err := split(root, rel)
-	if err != nil {
-		return err
-	}
-	dir, err := openDirs(root, comps[:len(comps)-1], false)
+	dir, name, path, err := openParent(root, rel, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	name := comps[len(comps)-1]
-	path := filepath.Join(root, filepath.Join(comps...))
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &os.PathError{Op: "remove", Path: path, Err: err}

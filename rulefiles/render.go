@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -32,10 +33,8 @@ var Targets = []Target{AgentsMD, ClaudeMD, Cursor, Copilot}
 
 // ParseTarget resolves a target name; ok is false for an unknown one.
 func ParseTarget(s string) (Target, bool) {
-	for _, t := range Targets {
-		if string(t) == s {
-			return t, true
-		}
+	if slices.Contains(Targets, Target(s)) {
+		return Target(s), true
 	}
 	return "", false
 }
@@ -247,17 +246,15 @@ func renderGroup(t Target, g *group, budget int) File {
 	if len(g.paths) > 0 {
 		name += "-" + scopeSlug(g.paths)
 	}
-	var path string
+	path := OwnedDir(t) + "/" + name + owned[t][1]
 	switch t {
 	case Cursor:
-		path = ".cursor/rules/" + name + ".mdc"
 		fmt.Fprintf(&fm, "description: %s\n", yamlString(desc))
 		if globs != "" {
 			fmt.Fprintf(&fm, "globs: %s\n", yamlString(globs))
 		}
 		fmt.Fprintf(&fm, "alwaysApply: %t\n", core && len(g.paths) == 0)
 	default:
-		path = ".github/instructions/" + name + ".instructions.md"
 		if globs == "" {
 			globs = "**"
 		}
@@ -461,10 +458,9 @@ func yamlString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// slug makes a file-name part of a field: lower-case letters, digits and
-// dashes. A field the slug changes gets 6 hex of its hash, so "Go" and "go"
-// do not share a file.
-func slug(s string) string {
+// slugify keeps s's letters and digits, lower-cased, with one dash for each
+// run of anything else, in at most max bytes.
+func slugify(s string, max int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -477,9 +473,17 @@ func slug(s string) string {
 		}
 	}
 	out := strings.TrimRight(b.String(), "-")
-	if len(out) > 40 {
-		out = strings.TrimRight(out[:40], "-")
+	if len(out) > max {
+		out = strings.TrimRight(out[:max], "-")
 	}
+	return out
+}
+
+// slug makes a file-name part of a field: lower-case letters, digits and
+// dashes. A field the slug changes gets 6 hex of its hash, so "Go" and "go"
+// do not share a file.
+func slug(s string) string {
+	out := slugify(s, 40)
 	if out == "" {
 		out = "field"
 	}
@@ -492,21 +496,7 @@ func slug(s string) string {
 // scopeSlug names a path scope in a file name: a readable prefix and 6 hex
 // of the exact globs.
 func scopeSlug(paths []string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(strings.Join(paths, "-")) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if len(out) > 24 {
-		out = strings.TrimRight(out[:24], "-")
-	}
+	out := slugify(strings.Join(paths, "-"), 24)
 	if out != "" {
 		out += "-"
 	}
@@ -518,28 +508,19 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:3])
 }
 
+// owned are the directory and file name suffix of the files a target
+// generates whole.
+var owned = map[Target][2]string{Cursor: {".cursor/rules", ".mdc"}, Copilot: {".github/instructions", ".instructions.md"}}
+
 // OwnedDir is the directory of a target's generated files ("" for the
 // block targets, which own no whole file).
-func OwnedDir(t Target) string {
-	switch t {
-	case Cursor:
-		return ".cursor/rules"
-	case Copilot:
-		return ".github/instructions"
-	}
-	return ""
-}
+func OwnedDir(t Target) string { return owned[t][0] }
 
 // OwnedName says whether a file name in OwnedDir(t) is one palace may
 // generate: palace-*.mdc, palace-*.instructions.md.
 func OwnedName(t Target, name string) bool {
-	switch t {
-	case Cursor:
-		return strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, ".mdc")
-	case Copilot:
-		return strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, ".instructions.md")
-	}
-	return false
+	o, ok := owned[t]
+	return ok && strings.HasPrefix(name, "palace-") && strings.HasSuffix(name, o[1])
 }
 
 // Generated says whether data holds target t's begin marker at column 0.

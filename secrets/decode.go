@@ -3,6 +3,8 @@ package secrets
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -121,20 +123,10 @@ func decodeLine(line, view []byte, offs []int) ([]byte, []int, bool) {
 // unescape decodes the JSON escape at the start of s, returning the rune
 // and the escape's length, or n == 0 when s does not start with one.
 func unescape(s []byte) (rune, int) {
-	switch s[1] {
-	case '"', '\\', '/':
-		return rune(s[1]), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
-	case 't':
-		return '\t', 2
-	case 'u':
+	if i := strings.IndexByte(`"\/bfnrt`, s[1]); i >= 0 {
+		return rune("\"\\/\b\f\n\r\t"[i]), 2
+	}
+	if s[1] == 'u' {
 		r, ok := hex4(s[2:])
 		if !ok {
 			return 0, 0
@@ -153,23 +145,12 @@ func unescape(s []byte) (rune, int) {
 }
 
 func hex4(s []byte) (rune, bool) {
+	var b [2]byte
 	if len(s) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range s[:4] {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
+	if _, err := hex.Decode(b[:], s[:4]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(b[0])<<8 | rune(b[1]), true
 }

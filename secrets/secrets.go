@@ -48,6 +48,7 @@ import (
 	"bytes"
 	"math"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -232,11 +233,7 @@ func Redact(secret string) string {
 	keep := min(n/5, 4)
 	stars := min(n-2*keep, maxStars)
 	runes := []rune(secret)
-	var b bytes.Buffer
-	b.WriteString(string(runes[:keep]))
-	b.Write(bytes.Repeat([]byte{'*'}, stars))
-	b.WriteString(string(runes[n-keep:]))
-	return b.String()
+	return string(runes[:keep]) + strings.Repeat("*", stars) + string(runes[n-keep:])
 }
 
 // entropy is the Shannon entropy of s in bits per byte.

@@ -48,7 +48,7 @@ func InputFileError(flag, path string, limit int64, err error) error {
 	case errors.Is(err, bounded.ErrTooLarge):
 		return hosterr.Invalid(field, "%s %s is %v: pass a smaller file", flag, path, err)
 	case errors.As(err, &pe):
-		return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: pe.Err}
+		err = pe.Err
 	}
 	return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
 }

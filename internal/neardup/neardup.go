@@ -14,6 +14,7 @@
 package neardup
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -219,11 +220,8 @@ func (x *Index) Near(statement string, skip int) []Match {
 		}
 	}
 	slices.SortFunc(out, func(a, b Match) int {
-		if a.Similarity != b.Similarity {
-			if a.Similarity > b.Similarity {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
+			return c
 		}
 		return a.Entry - b.Entry
 	})

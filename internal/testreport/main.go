@@ -18,8 +18,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -226,12 +228,7 @@ func (r *report) summaryLines() []string {
 		pkg := strings.TrimPrefix(s.pkg, "github.com/palacehq/palace/")
 		byReason[s.reason] = append(byReason[s.reason], pkg+"."+s.test)
 	}
-	reasons := make([]string, 0, len(byReason))
-	for k := range byReason {
-		reasons = append(reasons, k)
-	}
-	sort.Strings(reasons)
-	for _, k := range reasons {
+	for _, k := range slices.Sorted(maps.Keys(byReason)) {
 		tests := byReason[k]
 		sort.Strings(tests)
 		shown := tests

@@ -65,8 +65,6 @@ type Problem struct {
 	Msg string
 }
 
-func (p *Problem) Error() string { return p.Msg }
-
 // Check returns the first way a card's triggers exceed the limits, nil
 // when they are within them: the counts and sizes of the three lists
 // first (nothing is compiled for a card with too many patterns), then each

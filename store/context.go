@@ -104,7 +104,7 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 // CountCandidates counts every card q selects, ignoring Match and Limit.
 func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, error) {
 	if len(q.AnchorIDs) > 0 {
-		sel, _, _, err := s.selection(ctx, q)
+		sel, _, err := s.selection(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("count candidate cards: %w", err)
 		}
@@ -134,9 +134,9 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []do
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
 	}
-	version, err := s.cardVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
 	where, args := candidateWhere("c.", q)
 	order, oargs := rankCase("c.persistence", q.PersistenceOrder)
@@ -225,29 +225,6 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain
 	return out, nil
 }
 
-// CardsByRowIDs reads the cards with these rowids (from CandidateText),
-// keyed by id: one B-tree descent per card where an id costs two (its
-// unique index, then the table).
-func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]domain.Card, error) {
-	version, err := s.cardVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sel := make([]rowCard, len(rowids))
-	for i, rid := range rowids {
-		sel[i].rowid = rid
-	}
-	cards, err := s.cardsAt(ctx, version, sel)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]domain.Card, len(cards))
-	for _, c := range cards {
-		out[c.ID] = c
-	}
-	return out, nil
-}
-
 // MemoryCounts is what exists at a set of anchors.
 type MemoryCounts struct {
 	// CardsByStatus counts cards per status (every status present).
@@ -268,21 +245,22 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
 		args = anySlice(anchorIDs)
 	}
-	// The version and the evidence count in one statement; the card counts
-	// and expiry times from the cache when the cards have not changed.
-	var version memoryVersion
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM card_version), coalesce((SELECT max(rowid) FROM cards), 0),
-		(SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond+`)`, args...).Scan(&version.changes, &version.maxRowID, &out.Evidence); err != nil {
+	// The card counts and expiry times come from the cache when the cards
+	// have not changed.
+	version, err := s.version(ctx)
+	if err != nil {
+		return out, fmt.Errorf("count memory: %w", err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
 	key := strings.Join(anchorIDs, ",") + "|" + strings.Join(domain.Strings(expiredAmong), ",")
-	counts, ok := s.memory.get(version, key)
+	counts, ok := s.memory.Get(version, key)
 	if !ok {
-		var err error
 		if counts, err = s.readMemoryCounts(ctx, cond, args, anchorIDs, expiredAmong); err != nil {
 			return out, err
 		}
-		s.memory.put(version, key, counts)
+		s.memory.Put(version, key, counts)
 	}
 	maps.Copy(out.CardsByStatus, counts.byStatus)
 	if len(expiredAmong) > 0 && now != "" {
@@ -381,11 +359,16 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 // cards read before come from the link cache (see linkCache); the slices
 // are shared with it, so callers must not change them.
 func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
-	version, err := s.linkVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read links: %w", err)
 	}
-	out, cardIDs := s.linkCache.get(version, cardIDs)
+	out := make(map[string][]domain.Link, len(cardIDs))
+	cardIDs = s.links.GetMany(version, cardIDs, func(id string, ls []domain.Link) {
+		if len(ls) > 0 {
+			out[id] = ls
+		}
+	})
 	read := make(map[string][]domain.Link, len(cardIDs))
 	asked := cardIDs
 	for len(cardIDs) > 0 {
@@ -431,7 +414,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 			return nil, fmt.Errorf("read links: %w", err)
 		}
 	}
-	s.linkCache.put(version, asked, read)
+	s.links.PutMany(version, asked, func(id string) []domain.Link { return read[id] })
 	for id, ls := range read {
 		out[id] = ls
 	}

@@ -243,9 +243,20 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 		// readers keep stays true at the new mark, and the cards they
 		// held are read again here, off the requests' path (best effort:
 		// a request that misses reads them itself).
-		if held := s.windows.advance(foldedFrom, last, sums.cards()); len(held) > 0 && !s.closing.Load() {
+		var held []string
+		changed := map[string]bool{}
+		for _, id := range sums.cards() {
+			changed[id] = true
+		}
+		s.windows.Move(foldedFrom, last, func(id string) bool {
+			if changed[id] {
+				held = append(held, id)
+			}
+			return changed[id]
+		})
+		if len(held) > 0 && !s.closing.Load() {
 			if rows, seq, _, stable, err := s.readWindowsOf(ctx, held); err == nil && stable {
-				s.windows.refill(seq, rows, held)
+				s.windows.PutMany(seq, held, func(id string) []windowRow { return rows[id] })
 			}
 		}
 	}

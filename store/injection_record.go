@@ -260,7 +260,7 @@ const windowDays = "30"
 // keeps rowids; see Compact) and the rowid cache answers most of a
 // request's ids.
 func (s *Store) cardRowIDs(ctx context.Context, ids []string) (map[string]int64, error) {
-	names, err := s.rowids.names(ctx, s.db, ids)
+	names, err := s.cardNames(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/cache"
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -53,24 +55,27 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db         *handle
-	path       string
-	refs       refCache
-	texts      textCache
-	cards      cardCache
-	linkCache  linkCache
-	fullLinks  linkCache
-	memory     memoryCache
-	selections selectionCache
-	evidence   evidenceCache
-	rowids     rowidCache
-	citations  citationCache
+	db   *handle
+	path string
+	// The caches of data read, as of the data version (see dataVersion),
+	// and of data that never changes (cache.Forever).
+	cards          versioned[int64, domain.Card]
+	texts          versioned[int64, cardText]
+	memory         versioned[string, memoryCounts]
+	selections     versioned[string, []selectionRow]
+	links          versioned[string, []domain.Link]
+	fullLinks      versioned[string, []domain.Link]
+	evidence       versioned[int64, domain.Evidence]
+	citations      versioned[struct{}, map[string][]CodeCitation]
+	evidenceRowids cache.Memo[string, int64]
+	rowids         cache.Memo[string, int64]
+	refs           cache.Memo[string, string]
 	// closing is set by Close, so the last write does not refill caches.
 	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.
-	windows windowCache
+	windows cache.Map[int64, string, []windowRow]
 	// writeSlot queues this process's write transactions (see Tx): a
 	// channel of one, so a wait can give up with the context or the busy
 	// timeout as SQLite's would.
@@ -110,7 +115,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: newHandle(db), path: path, writeSlot: make(chan struct{}, 1), fullLinks: linkCache{limit: fullLinkCacheMax}}
+	s := newStore(newHandle(db), path)
 	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -320,6 +320,7 @@ type PackPolicy struct {
 // storage failures are KindInternal. Policy failures never fail the request:
 // the embedded defaults decide and Pack.Policy says so.
 func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, error) {
+	ctx = pl.store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, req)
 	if err != nil {
 		return Pack{}, err

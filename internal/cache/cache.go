@@ -73,8 +73,8 @@ func (c *Map[Ver, K, V]) GetMany(ver Ver, keys []K, found func(K, V)) (missing [
 	return missing
 }
 
-// Put keeps v for k, read at ver, unless the map has moved to another
-// version since (a newer read: v may be stale).
+// Put keeps v for k, read at ver, unless the map holds another version
+// (a newer read moved it on: v may be stale).
 func (c *Map[Ver, K, V]) Put(ver Ver, k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,7 +102,9 @@ func (c *Map[Ver, K, V]) max() int {
 }
 
 func (c *Map[Ver, K, V]) put(ver Ver, k K, v V) {
-	if c.m == nil || c.ver != ver {
+	if c.m == nil {
+		c.at(ver)
+	} else if c.ver != ver {
 		return
 	}
 	w := 0

@@ -27,7 +27,7 @@ import (
 const BulkCacheSize = 8 << 20
 
 // WithBulkCache runs fn with this transaction's page cache at
-// BulkCacheSize, then sets it back to CacheSize.
+// BulkCacheSize, then sets it back to cacheSize.
 func (tx *Tx) WithBulkCache(ctx context.Context, fn func() error) error {
 	if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -BulkCacheSize/1024)); err != nil {
 		return fmt.Errorf("set the page cache: %w", err)
@@ -35,7 +35,7 @@ func (tx *Tx) WithBulkCache(ctx context.Context, fn func() error) error {
 	ferr := fn()
 	// The connection goes back to the pool: set it back even when fn
 	// failed or the context ended.
-	if _, err := tx.tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", -CacheSize/1024)); err != nil && ferr == nil {
+	if _, err := tx.tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", -cacheSize/1024)); err != nil && ferr == nil {
 		return fmt.Errorf("set the page cache back: %w", err)
 	}
 	return ferr

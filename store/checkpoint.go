@@ -20,7 +20,7 @@ import (
 // fsyncs after a context request's telemetry, measured as most of a
 // recording request's extra time. So connections do not checkpoint on
 // close; a closing store checkpoints only once the log is past
-// CheckpointPages (checkpointOnClose), a long-running process's commits
+// checkpointPages (checkpointOnClose), a long-running process's commits
 // at wal_autocheckpoint's default of 1000 pages, and `palace maintenance`
 // truncates the log. Durability is WAL's with synchronous=NORMAL either
 // way: a commit is in the log before it returns, a crash loses at most
@@ -29,13 +29,13 @@ import (
 // opens the database when no other has it open reads the whole log to
 // rebuild its index, so the bound is also what that costs at most.
 const (
-	// CheckpointPages is the log length (in pages of 4 KB) past which a
+	// checkpointPages is the log length (in pages of 4 KB) past which a
 	// closing store checkpoints: about fifteen recorded context requests
-	// (four pages each) or one fold of them (see FoldEvery).
-	CheckpointPages = 64
-	// JournalSizeLimit is what a long-running process's log file is cut
+	// (four pages each) or one fold of them (see foldEvery).
+	checkpointPages = 64
+	// journalSizeLimit is what a long-running process's log file is cut
 	// back to when it restarts after a checkpoint.
-	JournalSizeLimit = 4 << 20
+	journalSizeLimit = 4 << 20
 	// walFrameBytes is one page in the log: its 24-byte frame header and
 	// the page (palace keeps SQLite's default page size).
 	walFrameBytes = 24 + 4096
@@ -75,7 +75,7 @@ func noCheckpointOnClose(conn any) error {
 }
 
 // checkpointOnClose bounds the log a closing store leaves behind: past
-// CheckpointPages, or after this store created or migrated the schema (a
+// checkpointPages, or after this store created or migrated the schema (a
 // rare and large write, after which the file alone is a complete
 // database again), it checkpoints the log into the file and truncates it.
 // It does not wait for other processes: while one reads, the checkpoint
@@ -88,7 +88,7 @@ func (s *Store) checkpointOnClose() {
 		return
 	}
 	fi, err := os.Stat(s.path + "-wal")
-	if err != nil || (fi.Size() < CheckpointPages*walFrameBytes && !s.migrated.Load()) {
+	if err != nil || (fi.Size() < checkpointPages*walFrameBytes && !s.migrated.Load()) {
 		return
 	}
 	ctx := context.Background()

@@ -31,20 +31,12 @@ import (
 // other for at most this long.
 const BusyTimeout = 30 * time.Second
 
-// CacheSize and MmapSize size each connection's page cache and the part of
-// the file it reads through a memory map. A context request reads a few
-// hundred pages scattered over the file; through read(2) into SQLite's
-// default 2 MB cache they cost a system call and a copy each, a sixth of a
-// request on the 10k-card benchmark palace. Mapped pages are the kernel's
-// page cache, shared by every process on the file; they show in a process's
-// RSS as file-backed, reclaimable memory (~80 MB of the 10k palace's 154 MB
-// file after a few hundred requests). Measured: the map cut CPU per request
-// by ~25%. The page cache matters where the file is larger than the map
-// (the 100k palace's is 1.7 GB): 32 MB per connection was ~4% faster than 8
-// but held ~35 MB more RSS with the pool's two connections; 16 is between.
+// cacheSize and mmapSize size each connection's page cache and the part of
+// the file it reads through a memory map (mapped pages are the kernel's,
+// shared by every process on the file). Neither leaves the store.
 const (
-	CacheSize = 16 << 20
-	MmapSize  = 256 << 20
+	cacheSize = 16 << 20
+	mmapSize  = 256 << 20
 )
 
 // ErrSchemaTooNew is returned by Open when the file was written by a newer palace.
@@ -97,15 +89,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheSize/1024))
-	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", MmapSize))
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -cacheSize/1024))
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapSize))
 	// Statement journals (a statement with triggers or constraint checks
 	// inside a larger transaction saves the pages it touches, to undo itself
 	// alone) and temporary b-trees stay in memory: in a file they cost a
 	// write(2) per page, a sixth of a 10k-card import, measured.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// Closing connections leave the log (see checkpoint.go).
-	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	if err := registerFunctions(); err != nil {

@@ -37,20 +37,21 @@ type rowCard struct {
 // something other than palace) is left out.
 func (s *Store) cardsAt(ctx context.Context, version dataVersion, rows []rowCard) ([]domain.Card, error) {
 	out := make([]domain.Card, len(rows))
-	at := make(map[int64]int, len(rows))
 	rowids := make([]int64, len(rows))
 	for i, r := range rows {
-		at[r.rowid], rowids[i] = i, r.rowid
+		rowids[i] = r.rowid
 	}
-	s.cards.GetMany(version, rowids, func(rowid int64, c domain.Card) {
-		if i := at[rowid]; rows[i].id == "" || rows[i].id == c.ID {
+	s.cards.GetMany(version, rowids, func(i int, c domain.Card) {
+		if rows[i].id == "" || rows[i].id == c.ID {
 			out[i] = c
 		}
 	})
 	var missing []int64
+	at := map[int64]int{}
 	for i, c := range out {
 		if c.ID == "" {
 			missing = append(missing, rows[i].rowid)
+			at[rows[i].rowid] = i
 		}
 	}
 	if len(missing) == 0 {

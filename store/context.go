@@ -364,9 +364,9 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 		return nil, fmt.Errorf("read links: %w", err)
 	}
 	out := make(map[string][]domain.Link, len(cardIDs))
-	cardIDs = s.links.GetMany(version, cardIDs, func(id string, ls []domain.Link) {
+	cardIDs = s.links.GetMany(version, cardIDs, func(i int, ls []domain.Link) {
 		if len(ls) > 0 {
-			out[id] = ls
+			out[cardIDs[i]] = ls
 		}
 	})
 	read := make(map[string][]domain.Link, len(cardIDs))

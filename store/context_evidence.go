@@ -122,7 +122,7 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
 	got := make(map[int64]domain.Evidence, len(rowids))
-	missing := s.evidence.GetMany(version, rowids, func(r int64, e domain.Evidence) { got[r] = e })
+	missing := s.evidence.GetMany(version, rowids, func(i int, e domain.Evidence) { got[rowids[i]] = e })
 	if len(missing) > 0 {
 		read, err := s.readEvidenceRows(ctx, `rowid IN (`+placeholders(len(missing))+`)`, anySlice(missing))
 		if err != nil {
@@ -215,7 +215,7 @@ func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses 
 // others.
 func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(evidenceIDs))
-	missing := s.refs.GetMany(cache.Forever{}, evidenceIDs, func(id, ref string) { out[id] = ref })
+	missing := s.refs.GetMany(cache.Forever{}, evidenceIDs, func(i int, ref string) { out[evidenceIDs[i]] = ref })
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]

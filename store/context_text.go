@@ -33,24 +33,29 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 		return nil, fmt.Errorf("read candidate texts: %w", err)
 	}
 	out := make([]CandidateText, 0, len(sel))
-	at := make(map[int64]int, len(sel))
-	var rowids []int64
+	rowids := make([]int64, 0, len(sel))
 	for i := range sel {
 		if r := &sel[i]; r.liveAt(q.Now) {
-			at[r.rowid] = len(out)
 			rowids = append(rowids, r.rowid)
 			out = append(out, CandidateText{rowid: r.rowid, ID: r.id, Tier: r.tier, Persistence: r.persistence, AnchorID: r.anchorID})
 		}
 	}
 	var stale []int64 // rowids held with another card's id
-	missing := s.texts.GetMany(version, rowids, func(rowid int64, t cardText) {
-		if o := &out[at[rowid]]; o.ID == t.id {
+	missing := s.texts.GetMany(version, rowids, func(i int, t cardText) {
+		if o := &out[i]; o.ID == t.id {
 			o.Statement, o.Content = t.statement, t.content
 		} else {
-			stale = append(stale, rowid)
+			stale = append(stale, o.rowid)
 		}
 	})
 	missing = append(missing, stale...)
+	var at map[int64]int // rowid → index in out, for the rows read
+	if len(missing) > 0 {
+		at = make(map[int64]int, len(out))
+		for i := range out {
+			at[out[i].rowid] = i
+		}
+	}
 	for rest := missing; len(rest) > 0; {
 		n := min(len(rest), 500)
 		chunk := rest[:n]

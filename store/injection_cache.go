@@ -50,7 +50,7 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 	}
 	s.advanceWindows(ctx, seq)
 	rows := make(map[string][]windowRow, len(cardIDs))
-	missing := s.windows.GetMany(seq, cardIDs, func(id string, rs []windowRow) { rows[id] = rs })
+	missing := s.windows.GetMany(seq, cardIDs, func(i int, rs []windowRow) { rows[cardIDs[i]] = rs })
 	if len(missing) > 0 {
 		got, seq2, recs2, stable, err := s.readWindowsOf(ctx, missing)
 		if err == nil && stable && seq2 != seq {

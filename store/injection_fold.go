@@ -167,7 +167,7 @@ func (s *Store) pendingEvents(ctx context.Context, recs []rawRecord, mark int64,
 // deleted and VACUUM keeps their rowids, so an entry never goes stale.
 func (s *Store) cardNames(ctx context.Context, ids []string) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
-	missing := s.rowids.GetMany(cache.Forever{}, ids, func(id string, rid int64) { out[rid] = id })
+	missing := s.rowids.GetMany(cache.Forever{}, ids, func(i int, rid int64) { out[rid] = ids[i] })
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]

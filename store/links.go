@@ -46,9 +46,9 @@ func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]do
 		return nil, fmt.Errorf("read links: %w", err)
 	}
 	out := make(map[string][]domain.Link, len(cardIDs))
-	missing := s.fullLinks.GetMany(version, cardIDs, func(id string, ls []domain.Link) {
+	missing := s.fullLinks.GetMany(version, cardIDs, func(i int, ls []domain.Link) {
 		if len(ls) > 0 {
-			out[id] = ls
+			out[cardIDs[i]] = ls
 		}
 	})
 	if len(missing) == 0 {

@@ -57,15 +57,15 @@ func (c *Map[Ver, K, V]) Get(ver Ver, k K) (V, bool) {
 	return v, ok
 }
 
-// GetMany calls found with the value of each key of keys the map holds at
-// ver (as Get) and returns the others, in keys' order.
-func (c *Map[Ver, K, V]) GetMany(ver Ver, keys []K, found func(K, V)) (missing []K) {
+// GetMany calls found with the index in keys and the value of each key
+// the map holds at ver (as Get) and returns the others, in keys' order.
+func (c *Map[Ver, K, V]) GetMany(ver Ver, keys []K, found func(i int, v V)) (missing []K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.at(ver)
-	for _, k := range keys {
+	for i, k := range keys {
 		if v, ok := c.m[k]; ok {
-			found(k, v)
+			found(i, v)
 		} else {
 			missing = append(missing, k)
 		}

@@ -70,7 +70,8 @@ func TestGetManyAndMove(t *testing.T) {
 	c.Get(1, "")
 	c.PutMany(1, []string{"a", "b", "c"}, func(k string) int { return int(k[0]) })
 	got := map[string]int{}
-	missing := c.GetMany(1, []string{"a", "x", "c"}, func(k string, v int) { got[k] = v })
+	keys := []string{"a", "x", "c"}
+	missing := c.GetMany(1, keys, func(i int, v int) { got[keys[i]] = v })
 	if len(got) != 2 || len(missing) != 1 || missing[0] != "x" {
 		t.Fatalf("GetMany found %v, missing %v", got, missing)
 	}

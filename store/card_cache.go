@@ -13,17 +13,12 @@ import (
 // id the index gives. The cards it hands out share their scope and trigger
 // lists with the cache: callers copy a list before changing it. texts
 // holds statements and contents by rowid, for rankings that read every
-// visible card's text. memory holds what CountMemory counts per anchor
-// chain: a request names one chain, so a few keys are all a process holds.
+// visible card's text. links holds the link rows LinkRows reads, by card
+// (a card read without links is held with none).
 const (
-	cardCacheMax   = 1 << 13
-	textCacheMax   = 1 << 16
-	memoryCacheMax = 64
-	// linkCacheMax bounds the cards whose link rows are held (~30 links
-	// a card on the 10k benchmark palace); fullLinkCacheMax those whose
-	// full links (notes, times, the evidence's source and original) are.
-	linkCacheMax     = 1 << 12
-	fullLinkCacheMax = 1 << 9
+	cardCacheMax = 1 << 13
+	textCacheMax = 1 << 16
+	linkCacheMax = 1 << 12
 )
 
 // rowCard is a selected card's rowid and id.
@@ -82,12 +77,4 @@ func (s *Store) cardsAt(ctx context.Context, version dataVersion, rows []rowCard
 		out = slices.DeleteFunc(out, func(c domain.Card) bool { return c.ID == "" })
 	}
 	return out, nil
-}
-
-// memoryCounts is what CountMemory keeps of the cards at a set of anchors:
-// cards per status, and the sorted expiry times of those whose expiry
-// counts (the expired count at a given time is a binary search in them).
-type memoryCounts struct {
-	byStatus map[string]int
-	expires  []string
 }

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -245,78 +243,35 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
 		args = anySlice(anchorIDs)
 	}
-	// The card counts and expiry times come from the cache when the cards
-	// have not changed.
-	version, err := s.version(ctx)
-	if err != nil {
-		return out, fmt.Errorf("count memory: %w", err)
-	}
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
-	key := strings.Join(anchorIDs, ",") + "|" + strings.Join(domain.Strings(expiredAmong), ",")
-	counts, ok := s.memory.Get(version, key)
-	if !ok {
-		if counts, err = s.readMemoryCounts(ctx, cond, args, anchorIDs, expiredAmong); err != nil {
-			return out, err
-		}
-		s.memory.Put(version, key, counts)
-	}
-	maps.Copy(out.CardsByStatus, counts.byStatus)
-	if len(expiredAmong) > 0 && now != "" {
-		// expires_at <= now, from the sorted times.
-		out.Expired, _ = slices.BinarySearchFunc(counts.expires, now, func(e, t string) int {
-			if e <= t {
-				return -1
-			}
-			return 1
-		})
-	}
-	return out, nil
-}
-
-// readMemoryCounts counts the cards at the anchors of cond per status and
-// lists the expiry times of those with a status of expiredAmong, sorted.
-func (s *Store) readMemoryCounts(ctx context.Context, cond string, args []any, anchorIDs []string, expiredAmong []domain.Status) (memoryCounts, error) {
-	c := memoryCounts{byStatus: map[string]int{}}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args...)
 	if err != nil {
-		return c, fmt.Errorf("count cards: %w", err)
+		return out, fmt.Errorf("count cards: %w", err)
 	}
 	for rows.Next() {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			rows.Close()
-			return c, fmt.Errorf("count cards: %w", err)
+			return out, fmt.Errorf("count cards: %w", err)
 		}
-		c.byStatus[st] = n
+		out.CardsByStatus[st] = n
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("count cards: %w", err)
+		return out, fmt.Errorf("count cards: %w", err)
 	}
-	if len(expiredAmong) == 0 {
-		return c, nil
+	if len(expiredAmong) == 0 || now == "" {
+		return out, nil
 	}
 	where, wargs := candidateWhere("", CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong})
-	rows, err = s.db.QueryContext(ctx, `SELECT expires_at FROM cards WHERE `+where+` AND expires_at IS NOT NULL ORDER BY expires_at`, wargs...)
-	if err != nil {
-		return c, fmt.Errorf("count expired cards: %w", err)
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE `+where+` AND expires_at IS NOT NULL AND expires_at <= ?`,
+		append(wargs, now)...).Scan(&out.Expired); err != nil {
+		return out, fmt.Errorf("count expired cards: %w", err)
 	}
-	for rows.Next() {
-		var at string
-		if err := rows.Scan(&at); err != nil {
-			rows.Close()
-			return c, fmt.Errorf("count expired cards: %w", err)
-		}
-		c.expires = append(c.expires, at)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("count expired cards: %w", err)
-	}
-	return c, nil
+	return out, nil
 }
 
 // LinkRoleCounts counts the links of each card per role; cards without

@@ -51,17 +51,13 @@ type Store struct {
 	path string
 	// The caches of data read, as of the data version (see dataVersion),
 	// and of data that never changes (cache.Forever).
-	cards          versioned[int64, domain.Card]
-	texts          versioned[int64, cardText]
-	memory         versioned[string, memoryCounts]
-	selections     versioned[string, []selectionRow]
-	links          versioned[string, []domain.Link]
-	fullLinks      versioned[string, []domain.Link]
-	evidence       versioned[int64, domain.Evidence]
-	citations      versioned[struct{}, map[string][]CodeCitation]
-	evidenceRowids cache.Memo[string, int64]
-	rowids         cache.Memo[string, int64]
-	refs           cache.Memo[string, string]
+	cards      versioned[int64, domain.Card]
+	texts      versioned[int64, cardText]
+	selections versioned[string, []selectionRow]
+	links      versioned[string, []domain.Link]
+	citations  versioned[struct{}, map[string][]CodeCitation]
+	rowids     cache.Memo[string, int64]
+	refs       cache.Memo[string, string]
 	// closing is set by Close, so the last write does not refill caches.
 	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).

@@ -79,11 +79,10 @@ func newStore(db *handle, path string) *Store {
 	s := &Store{db: db, path: path, writeSlot: make(chan struct{}, 1)}
 	s.cards.Max = cardCacheMax
 	s.texts.Max = textCacheMax
-	s.memory.Max, s.selections.Max = memoryCacheMax, selectionCacheMax
-	s.links.Max, s.fullLinks.Max = linkCacheMax, fullLinkCacheMax
-	s.evidence.Max, s.evidence.MaxCost, s.evidence.Cost = evidenceCacheMax, evidenceCacheMaxBytes, evidenceBytes
+	s.selections.Max = selectionCacheMax
+	s.links.Max = linkCacheMax
 	s.citations.Max = 1
-	s.evidenceRowids.Max, s.rowids.Max, s.refs.Max = memoMax, memoMax, memoMax
+	s.rowids.Max, s.refs.Max = memoMax, memoMax
 	s.windows.Max = windowCacheMax
 	return s
 }

@@ -14,11 +14,14 @@ import (
 // lists with the cache: callers copy a list before changing it. texts
 // holds statements and contents by rowid, for rankings that read every
 // visible card's text. links holds the link rows LinkRows reads, by card
-// (a card read without links is held with none).
+// (a card read without links is held with none); fullLinks the full links
+// LinksFor returns (notes, times, the evidence's source and original) of
+// the few cards a brief quotes.
 const (
-	cardCacheMax = 1 << 13
-	textCacheMax = 1 << 16
-	linkCacheMax = 1 << 12
+	cardCacheMax     = 1 << 13
+	textCacheMax     = 1 << 16
+	linkCacheMax     = 1 << 12
+	fullLinkCacheMax = 1 << 9
 )
 
 // rowCard is a selected card's rowid and id.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -99,6 +100,10 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		args = append(args, limit)
 	}
 	args = append(args, limit)
+	version, err := s.version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read recent evidence: %w", err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
@@ -116,12 +121,15 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	if len(rowids) == 0 {
-		return []domain.Evidence{}, nil
-	}
-	got, err := s.readEvidenceRows(ctx, `rowid IN (`+placeholders(len(rowids))+`)`, anySlice(rowids))
-	if err != nil {
-		return nil, fmt.Errorf("read recent evidence: %w", err)
+	got := make(map[int64]domain.Evidence, len(rowids))
+	missing := s.evidence.GetMany(version, rowids, func(i int, e domain.Evidence) { got[rowids[i]] = e })
+	if len(missing) > 0 {
+		read, err := s.readEvidenceRows(ctx, `rowid IN (`+placeholders(len(missing))+`)`, anySlice(missing))
+		if err != nil {
+			return nil, fmt.Errorf("read recent evidence: %w", err)
+		}
+		s.keepEvidence(version, read)
+		maps.Copy(got, read)
 	}
 	out := make([]domain.Evidence, 0, len(rowids))
 	for _, r := range rowids {
@@ -136,8 +144,22 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 // Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
 // quotes); absent ids are missing from the map.
 func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
+	version, err := s.version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read evidence texts: %w", err)
+	}
 	out := make(map[string]domain.Evidence, len(ids))
-	for missing := ids; len(missing) > 0; {
+	var missing []string
+	for _, id := range ids {
+		if r, ok := s.evidenceRowids.Get(cache.Forever{}, id); !ok {
+			missing = append(missing, id)
+		} else if e, ok := s.evidence.Get(version, r); ok && e.ID == id {
+			out[id] = e
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]
 		missing = missing[n:]
@@ -145,6 +167,7 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]dom
 		if err != nil {
 			return nil, err
 		}
+		s.keepEvidence(version, read)
 		for _, e := range read {
 			out[e.ID] = e
 		}
@@ -220,24 +243,10 @@ func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[strin
 	return out, nil
 }
 
-// readEvidenceRows reads the evidence rows where selects, keyed by rowid.
-func (s *Store) readEvidenceRows(ctx context.Context, where string, args []any) (map[int64]domain.Evidence, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT rowid, id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read evidence: %w", err)
+// keepEvidence keeps rows read at version in the evidence cache.
+func (s *Store) keepEvidence(version dataVersion, read map[int64]domain.Evidence) {
+	for r, e := range read {
+		s.evidence.Put(version, r, e)
+		s.evidenceRowids.Put(cache.Forever{}, e.ID, r)
 	}
-	defer rows.Close()
-	out := map[int64]domain.Evidence{}
-	for rows.Next() {
-		var r int64
-		var e domain.Evidence
-		if err := rows.Scan(&r, &e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
-		}
-		out[r] = e
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read evidence: %w", err)
-	}
-	return out, nil
 }

@@ -32,9 +32,37 @@ func (tx *Tx) Links(ctx context.Context, cardID string) ([]domain.Link, error) {
 	return m[cardID], err
 }
 
-// LinksFor returns the links of many cards, keyed by card id.
+// LinksFor returns the links of many cards, keyed by card id. The links of
+// a few cards read before come from the full-link cache, as of the data
+// version (a brief reads those of five candidates; a card listing those
+// of many, which bypass it); the slices are shared with it, so callers
+// must not change them.
 func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
-	return linksFor(ctx, s.db, cardIDs)
+	if len(cardIDs) > fullLinkCacheMax {
+		return linksFor(ctx, s.db, cardIDs)
+	}
+	version, err := s.version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read links: %w", err)
+	}
+	out := make(map[string][]domain.Link, len(cardIDs))
+	missing := s.fullLinks.GetMany(version, cardIDs, func(i int, ls []domain.Link) {
+		if len(ls) > 0 {
+			out[cardIDs[i]] = ls
+		}
+	})
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := linksFor(ctx, s.db, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.fullLinks.PutMany(version, missing, func(id string) []domain.Link { return read[id] })
+	for id, ls := range read {
+		out[id] = ls
+	}
+	return out, nil
 }
 
 func linksFor(ctx context.Context, q querier, ids []string) (map[string][]domain.Link, error) {

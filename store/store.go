@@ -55,9 +55,13 @@ type Store struct {
 	texts      versioned[int64, cardText]
 	selections versioned[string, []selectionRow]
 	links      versioned[string, []domain.Link]
+	fullLinks  versioned[string, []domain.Link]
+	evidence   versioned[int64, domain.Evidence]
 	citations  versioned[struct{}, map[string][]CodeCitation]
 	rowids     cache.Memo[string, int64]
-	refs       cache.Memo[string, string]
+	// evidenceRowids maps evidence ids to rowids, which never change.
+	evidenceRowids cache.Memo[string, int64]
+	refs           cache.Memo[string, string]
 	// closing is set by Close, so the last write does not refill caches.
 	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).

@@ -80,9 +80,10 @@ func newStore(db *handle, path string) *Store {
 	s.cards.Max = cardCacheMax
 	s.texts.Max = textCacheMax
 	s.selections.Max = selectionCacheMax
-	s.links.Max = linkCacheMax
+	s.links.Max, s.fullLinks.Max = linkCacheMax, fullLinkCacheMax
+	s.evidence.Max, s.evidence.MaxCost, s.evidence.Cost = evidenceCacheMax, evidenceCacheMaxBytes, evidenceBytes
 	s.citations.Max = 1
-	s.rowids.Max, s.refs.Max = memoMax, memoMax
+	s.rowids.Max, s.refs.Max, s.evidenceRowids.Max = memoMax, memoMax, memoMax
 	s.windows.Max = windowCacheMax
 	return s
 }

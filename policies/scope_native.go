@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // defaultScope is default/scope.rego in Go. It serves the scope point when
@@ -205,14 +207,19 @@ func firstGlob(patterns []string, file string) (string, bool) {
 	return "", false
 }
 
-// compiledGlob compiles p with '/' as the separator; nil when p does not
-// compile.
+// globs holds compiled patterns (nil: the pattern does not compile); a
+// long-running host sees the same card scopes on every request. Bounded,
+// so hostile inputs cannot grow it without bound.
+var globs = cache.Memo[string, *glob.Pattern]{Max: 4096}
+
 func compiledGlob(p string) *glob.Pattern {
-	g, err := glob.Compile(p, '/')
-	if err != nil {
-		return nil
-	}
-	return g
+	return globs.Of(cache.Forever{}, p, func(p string) *glob.Pattern {
+		g, err := glob.Compile(p, '/')
+		if err != nil {
+			return nil
+		}
+		return g
+	})
 }
 
 // gitGlob gives a pattern gitignore's meaning of `**/` (the one Cursor's

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gobwas/glob"
+
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // defaultScope is default/scope.rego in Go. It serves the scope point when
@@ -206,34 +207,19 @@ func firstGlob(patterns []string, file string) (string, bool) {
 	return "", false
 }
 
-// globs caches compiled patterns; a long-running host sees the same card
-// scopes on every request. The cache is reset when it grows past
-// globCacheMax so hostile inputs cannot grow it without bound.
-var globs struct {
-	sync.RWMutex
-	m map[string]*glob.Pattern // nil value: the pattern does not compile
-}
-
-const globCacheMax = 4096
+// globs holds compiled patterns (nil: the pattern does not compile); a
+// long-running host sees the same card scopes on every request. Bounded,
+// so hostile inputs cannot grow it without bound.
+var globs = cache.Memo[string, *glob.Pattern]{Max: 4096}
 
 func compiledGlob(p string) *glob.Pattern {
-	globs.RLock()
-	g, ok := globs.m[p]
-	globs.RUnlock()
-	if ok {
+	return globs.Of(cache.Forever{}, p, func(p string) *glob.Pattern {
+		g, err := glob.Compile(p, '/')
+		if err != nil {
+			return nil
+		}
 		return g
-	}
-	g, err := glob.Compile(p, '/')
-	if err != nil {
-		g = nil
-	}
-	globs.Lock()
-	if globs.m == nil || len(globs.m) >= globCacheMax {
-		globs.m = make(map[string]*glob.Pattern)
-	}
-	globs.m[p] = g
-	globs.Unlock()
-	return g
+	})
 }
 
 // gitGlob gives a pattern gitignore's meaning of `**/` (the one Cursor's

@@ -18,28 +18,6 @@ import (
 // so its rows are then written one at a time to name the row at fault
 // with the same error a single-row write gives.
 
-// BulkCacheSize is the page cache of a transaction that writes many new
-// rows (WithBulkCache), smaller than CacheSize: such a write touches most
-// pages once, so a larger cache only spills them to the log later, and in
-// a new process each cached page is a first-touch page fault
-// (docs/rationale.md).
-const BulkCacheSize = 8 << 20
-
-// WithBulkCache runs fn with this transaction's page cache at
-// BulkCacheSize, then sets it back to CacheSize.
-func (tx *Tx) WithBulkCache(ctx context.Context, fn func() error) error {
-	if _, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -BulkCacheSize/1024)); err != nil {
-		return fmt.Errorf("set the page cache: %w", err)
-	}
-	ferr := fn()
-	// The connection goes back to the pool: set it back even when fn
-	// failed or the context ended.
-	if _, err := tx.tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", -CacheSize/1024)); err != nil && ferr == nil {
-		return fmt.Errorf("set the page cache back: %w", err)
-	}
-	return ferr
-}
-
 // batchArgs bounds the parameters of one multi-row statement (SQLite's
 // historical limit is 999).
 const batchArgs = 999

@@ -89,42 +89,40 @@ func BenchmarkImportRows10k(b *testing.B) {
 		b.StartTimer()
 		cpu.Start()
 		err = s.Tx(ctx, func(tx *store.Tx) error {
-			return tx.WithBulkCache(ctx, func() error {
-				size := 256
-				for start := 0; start < len(r.cards); start += size {
-					if start > 0 {
-						size = 1024
-					}
-					end := min(start+size, len(r.cards))
-					evs := r.evs[2*start : 2*end]
-					ids, shas := make([]string, len(evs)), make([]string, len(evs))
-					for j, e := range evs {
-						ids[j], shas[j] = e.ID, e.ContentSHA256
-					}
-					if _, err := tx.EvidenceByIDs(ctx, ids); err != nil {
-						return err
-					}
-					if _, err := tx.OriginalsByHash(ctx, shas); err != nil {
-						return err
-					}
-					if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
-						return err
-					}
-					if err := tx.InsertCards(ctx, r.cards[start:end]); err != nil {
-						return err
-					}
-					if err := tx.InsertLinks(ctx, r.links[2*start:2*end]); err != nil {
-						return err
-					}
-					if _, err := tx.AppendEvents(ctx, r.events[start:end]); err != nil {
-						return err
-					}
-					if err := tx.PutCardFiles(ctx, r.files[start:end]); err != nil {
-						return err
-					}
+			size := 256
+			for start := 0; start < len(r.cards); start += size {
+				if start > 0 {
+					size = 1024
 				}
-				return nil
-			})
+				end := min(start+size, len(r.cards))
+				evs := r.evs[2*start : 2*end]
+				ids, shas := make([]string, len(evs)), make([]string, len(evs))
+				for j, e := range evs {
+					ids[j], shas[j] = e.ID, e.ContentSHA256
+				}
+				if _, err := tx.EvidenceByIDs(ctx, ids); err != nil {
+					return err
+				}
+				if _, err := tx.OriginalsByHash(ctx, shas); err != nil {
+					return err
+				}
+				if err := tx.InsertEvidenceRows(ctx, evs); err != nil {
+					return err
+				}
+				if err := tx.InsertCards(ctx, r.cards[start:end]); err != nil {
+					return err
+				}
+				if err := tx.InsertLinks(ctx, r.links[2*start:2*end]); err != nil {
+					return err
+				}
+				if _, err := tx.AppendEvents(ctx, r.events[start:end]); err != nil {
+					return err
+				}
+				if err := tx.PutCardFiles(ctx, r.files[start:end]); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		cpu.Stop()
 		n++

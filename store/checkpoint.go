@@ -18,7 +18,7 @@ import (
 // command is a short process that is nearly always the last connection,
 // and would pay that at exit after every write (docs/rationale.md). So
 // connections do not checkpoint on close; a closing store checkpoints only once the log is past
-// CheckpointPages (checkpointOnClose), a long-running process's commits
+// checkpointPages (checkpointOnClose), a long-running process's commits
 // at wal_autocheckpoint's default of 1000 pages, and `palace maintenance`
 // truncates the log. Durability is WAL's with synchronous=NORMAL either
 // way: a commit is in the log before it returns, a crash loses at most
@@ -27,13 +27,13 @@ import (
 // opens the database when no other has it open reads the whole log to
 // rebuild its index, so the bound is also what that costs at most.
 const (
-	// CheckpointPages is the log length (in pages of 4 KB) past which a
+	// checkpointPages is the log length (in pages of 4 KB) past which a
 	// closing store checkpoints: about fifteen recorded context requests
-	// (four pages each) or one fold of them (see FoldEvery).
-	CheckpointPages = 64
-	// JournalSizeLimit is what a long-running process's log file is cut
+	// (four pages each) or one fold of them (see foldEvery).
+	checkpointPages = 64
+	// journalSizeLimit is what a long-running process's log file is cut
 	// back to when it restarts after a checkpoint.
-	JournalSizeLimit = 4 << 20
+	journalSizeLimit = 4 << 20
 	// walFrameBytes is one page in the log: its 24-byte frame header and
 	// the page (palace keeps SQLite's default page size).
 	walFrameBytes = 24 + 4096
@@ -73,7 +73,7 @@ func noCheckpointOnClose(conn any) error {
 }
 
 // checkpointOnClose bounds the log a closing store leaves behind: past
-// CheckpointPages, or after this store created or migrated the schema (a
+// checkpointPages, or after this store created or migrated the schema (a
 // rare and large write, after which the file alone is a complete
 // database again), it checkpoints the log into the file and truncates it.
 // It does not wait for other processes: while one reads, the checkpoint
@@ -86,7 +86,7 @@ func (s *Store) checkpointOnClose() {
 		return
 	}
 	fi, err := os.Stat(s.path + "-wal")
-	if err != nil || (fi.Size() < CheckpointPages*walFrameBytes && !s.migrated.Load()) {
+	if err != nil || (fi.Size() < checkpointPages*walFrameBytes && !s.migrated.Load()) {
 		return
 	}
 	ctx := context.Background()

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -104,7 +102,7 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 // CountCandidates counts every card q selects, ignoring Match and Limit.
 func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, error) {
 	if len(q.AnchorIDs) > 0 {
-		sel, _, _, err := s.selection(ctx, q)
+		sel, _, err := s.selection(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("count candidate cards: %w", err)
 		}
@@ -134,9 +132,9 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []do
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
 	}
-	version, err := s.cardVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
 	where, args := candidateWhere("c.", q)
 	order, oargs := rankCase("c.persistence", q.PersistenceOrder)
@@ -225,29 +223,6 @@ func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain
 	return out, nil
 }
 
-// CardsByRowIDs reads the cards with these rowids (from CandidateText),
-// keyed by id: one B-tree descent per card where an id costs two (its
-// unique index, then the table).
-func (s *Store) CardsByRowIDs(ctx context.Context, rowids []int64) (map[string]domain.Card, error) {
-	version, err := s.cardVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sel := make([]rowCard, len(rowids))
-	for i, rid := range rowids {
-		sel[i].rowid = rid
-	}
-	cards, err := s.cardsAt(ctx, version, sel)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]domain.Card, len(cards))
-	for _, c := range cards {
-		out[c.ID] = c
-	}
-	return out, nil
-}
-
 // MemoryCounts is what exists at a set of anchors.
 type MemoryCounts struct {
 	// CardsByStatus counts cards per status (every status present).
@@ -268,77 +243,35 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
 		args = anySlice(anchorIDs)
 	}
-	// The version and the evidence count in one statement; the card counts
-	// and expiry times from the cache when the cards have not changed.
-	var version memoryVersion
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM card_version), coalesce((SELECT max(rowid) FROM cards), 0),
-		(SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond+`)`, args...).Scan(&version.changes, &version.maxRowID, &out.Evidence); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
-	key := strings.Join(anchorIDs, ",") + "|" + strings.Join(domain.Strings(expiredAmong), ",")
-	counts, ok := s.memory.get(version, key)
-	if !ok {
-		var err error
-		if counts, err = s.readMemoryCounts(ctx, cond, args, anchorIDs, expiredAmong); err != nil {
-			return out, err
-		}
-		s.memory.put(version, key, counts)
-	}
-	maps.Copy(out.CardsByStatus, counts.byStatus)
-	if len(expiredAmong) > 0 && now != "" {
-		// expires_at <= now, from the sorted times.
-		out.Expired, _ = slices.BinarySearchFunc(counts.expires, now, func(e, t string) int {
-			if e <= t {
-				return -1
-			}
-			return 1
-		})
-	}
-	return out, nil
-}
-
-// readMemoryCounts counts the cards at the anchors of cond per status and
-// lists the expiry times of those with a status of expiredAmong, sorted.
-func (s *Store) readMemoryCounts(ctx context.Context, cond string, args []any, anchorIDs []string, expiredAmong []domain.Status) (memoryCounts, error) {
-	c := memoryCounts{byStatus: map[string]int{}}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args...)
 	if err != nil {
-		return c, fmt.Errorf("count cards: %w", err)
+		return out, fmt.Errorf("count cards: %w", err)
 	}
 	for rows.Next() {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			rows.Close()
-			return c, fmt.Errorf("count cards: %w", err)
+			return out, fmt.Errorf("count cards: %w", err)
 		}
-		c.byStatus[st] = n
+		out.CardsByStatus[st] = n
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("count cards: %w", err)
+		return out, fmt.Errorf("count cards: %w", err)
 	}
-	if len(expiredAmong) == 0 {
-		return c, nil
+	if len(expiredAmong) == 0 || now == "" {
+		return out, nil
 	}
 	where, wargs := candidateWhere("", CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong})
-	rows, err = s.db.QueryContext(ctx, `SELECT expires_at FROM cards WHERE `+where+` AND expires_at IS NOT NULL ORDER BY expires_at`, wargs...)
-	if err != nil {
-		return c, fmt.Errorf("count expired cards: %w", err)
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE `+where+` AND expires_at IS NOT NULL AND expires_at <= ?`,
+		append(wargs, now)...).Scan(&out.Expired); err != nil {
+		return out, fmt.Errorf("count expired cards: %w", err)
 	}
-	for rows.Next() {
-		var at string
-		if err := rows.Scan(&at); err != nil {
-			rows.Close()
-			return c, fmt.Errorf("count expired cards: %w", err)
-		}
-		c.expires = append(c.expires, at)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return c, fmt.Errorf("count expired cards: %w", err)
-	}
-	return c, nil
+	return out, nil
 }
 
 // LinkRoleCounts counts the links of each card per role; cards without
@@ -381,11 +314,16 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 // cards read before come from the link cache (see linkCache); the slices
 // are shared with it, so callers must not change them.
 func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
-	version, err := s.linkVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read links: %w", err)
 	}
-	out, cardIDs := s.linkCache.get(version, cardIDs)
+	out := make(map[string][]domain.Link, len(cardIDs))
+	cardIDs = s.links.GetMany(version, cardIDs, func(i int, ls []domain.Link) {
+		if len(ls) > 0 {
+			out[cardIDs[i]] = ls
+		}
+	})
 	read := make(map[string][]domain.Link, len(cardIDs))
 	asked := cardIDs
 	for len(cardIDs) > 0 {
@@ -431,7 +369,7 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 			return nil, fmt.Errorf("read links: %w", err)
 		}
 	}
-	s.linkCache.put(version, asked, read)
+	s.links.PutMany(version, asked, func(id string) []domain.Link { return read[id] })
 	for id, ls := range read {
 		out[id] = ls
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 
 	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // FieldEvidence is a field with evidence and no card of the given statuses.
@@ -100,9 +100,9 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 		args = append(args, limit)
 	}
 	args = append(args, limit)
-	version, err := s.evidenceVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?`, args...)
 	if err != nil {
@@ -121,13 +121,14 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	got, missing := s.evidence.rows(version, rowids)
+	got := make(map[int64]domain.Evidence, len(rowids))
+	missing := s.evidence.GetMany(version, rowids, func(i int, e domain.Evidence) { got[rowids[i]] = e })
 	if len(missing) > 0 {
 		read, err := s.readEvidenceRows(ctx, `rowid IN (`+placeholders(len(missing))+`)`, anySlice(missing))
 		if err != nil {
 			return nil, fmt.Errorf("read recent evidence: %w", err)
 		}
-		s.evidence.put(version, read)
+		s.keepEvidence(version, read)
 		maps.Copy(got, read)
 	}
 	out := make([]domain.Evidence, 0, len(rowids))
@@ -143,11 +144,21 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 // Content, Field, Provenance, SourceRef and AnchorID filled (what a brief
 // quotes); absent ids are missing from the map.
 func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]domain.Evidence, error) {
-	version, err := s.evidenceVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read evidence texts: %w", err)
 	}
-	out, missing := s.evidence.ids(version, ids)
+	out := make(map[string]domain.Evidence, len(ids))
+	var missing []string
+	for _, id := range ids {
+		if r, ok := s.evidenceRowids.Get(cache.Forever{}, id); !ok {
+			missing = append(missing, id)
+		} else if e, ok := s.evidence.Get(version, r); ok && e.ID == id {
+			out[id] = e
+		} else {
+			missing = append(missing, id)
+		}
+	}
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]
@@ -156,7 +167,7 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]dom
 		if err != nil {
 			return nil, err
 		}
-		s.evidence.put(version, read)
+		s.keepEvidence(version, read)
 		for _, e := range read {
 			out[e.ID] = e
 		}
@@ -199,11 +210,12 @@ func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses 
 // SourceRefs returns the source_ref of each evidence id that exists.
 // Evidence is append-only (the schema refuses UPDATE and DELETE), so a
 // source ref never changes once read: the store keeps the ones it has read
-// (see refCache) and asks SQLite only for the others, two B-tree descents
-// each.
+// (a Memo bounded at memoMax ids; evidence that does not exist is not
+// kept, since it may be recorded later) and asks SQLite only for the
+// others.
 func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(evidenceIDs))
-	missing := s.refs.lookup(evidenceIDs, out)
+	missing := s.refs.GetMany(cache.Forever{}, evidenceIDs, func(i int, ref string) { out[evidenceIDs[i]] = ref })
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]
@@ -226,45 +238,15 @@ func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[strin
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read source refs: %w", err)
 		}
-		s.refs.store(found, out)
+		s.refs.PutMany(cache.Forever{}, found, func(id string) string { return out[id] })
 	}
 	return out, nil
 }
 
-// refCache holds source refs by evidence id. It is bounded: when it holds
-// refCacheMax entries it starts over, so a long-running host that cites
-// ever new evidence keeps at most that many.
-type refCache struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-const refCacheMax = 1 << 16
-
-// lookup fills out with the cached refs of ids and returns the ids it does
-// not hold. Evidence that does not exist is never cached: it may be
-// recorded later.
-func (c *refCache) lookup(ids []string, out map[string]string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var missing []string
-	for _, id := range ids {
-		if ref, ok := c.m[id]; ok {
-			out[id] = ref
-		} else {
-			missing = append(missing, id)
-		}
-	}
-	return missing
-}
-
-func (c *refCache) store(ids []string, refs map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m)+len(ids) > refCacheMax {
-		c.m = make(map[string]string, len(ids))
-	}
-	for _, id := range ids {
-		c.m[id] = refs[id]
+// keepEvidence keeps rows read at version in the evidence cache.
+func (s *Store) keepEvidence(version dataVersion, read map[int64]domain.Evidence) {
+	for r, e := range read {
+		s.evidence.Put(version, r, e)
+		s.evidenceRowids.Put(cache.Forever{}, e.ID, r)
 	}
 }

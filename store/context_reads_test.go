@@ -113,8 +113,8 @@ func TestEvidenceTexts(t *testing.T) {
 	}
 }
 
-// TestCardsByRowIDs reads back whole the cards CandidateTexts found.
-func TestCardsByRowIDs(t *testing.T) {
+// TestCardsOf reads back whole the cards CandidateTexts found.
+func TestCardsOf(t *testing.T) {
 	s, _ := open(t)
 	contextSeed(t, s)
 	ctx := context.Background()
@@ -122,17 +122,13 @@ func TestCardsByRowIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rowids []int64
-	for _, x := range texts {
-		rowids = append(rowids, x.RowID)
-	}
-	got, err := s.CardsByRowIDs(ctx, rowids)
+	got, err := s.CardsOf(ctx, texts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, err := s.CardsByIDs(ctx, []string{"kc_1", "kc_2", "kc_7"})
 	if err != nil || len(texts) != 3 || !reflect.DeepEqual(got, want) {
-		t.Errorf("by rowid %v (%v)\nby id    %v", got, err, want)
+		t.Errorf("of texts %v (%v)\nby id    %v", got, err, want)
 	}
 }
 
@@ -176,7 +172,7 @@ func TestCandidateTextsSeeEdits(t *testing.T) {
 // TestCandidateCardsSeeChanges reads cards twice (the second time from the
 // cache), then changes one behind the store's back, as another program
 // could, and through a second handle, as another palace process does: each
-// next read has the change, by the candidate read and by rowid.
+// next read has the change, by the candidate read and by CardsOf.
 func TestCandidateCardsSeeChanges(t *testing.T) {
 	s, path := open(t)
 	contextSeed(t, s)
@@ -186,17 +182,13 @@ func TestCandidateCardsSeeChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rowids []int64
-	for _, x := range texts {
-		rowids = append(rowids, x.RowID)
-	}
 	field := func() (string, string) {
 		t.Helper()
 		cards, err := s.CandidateCards(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byRow, err := s.CardsByRowIDs(ctx, rowids)
+		byRow, err := s.CardsOf(ctx, texts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,5 +473,49 @@ func TestEvidenceReadsSeeChanges(t *testing.T) {
 	}
 	if r, _ := read(); r["ev_9"] != "newest" || len(r) != 8 {
 		t.Errorf("after a new row: %v", r)
+	}
+}
+
+// TestPinReadsOneVersion: reads with a pinned context share the data
+// version the first of them read, so a change committed after it is not
+// seen through the caches until the next request pins again; a context
+// that is not pinned sees it at once.
+func TestPinReadsOneVersion(t *testing.T) {
+	s, _ := open(t)
+	contextSeed(t, s)
+	ctx := context.Background()
+	q := store.CandidateQuery{AnchorIDs: []string{"an_a"}, Statuses: []domain.Status{"promoted", "canonical"}}
+	field := func(ctx context.Context) string {
+		t.Helper()
+		cards, err := s.CandidateCards(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cards {
+			if c.ID == "kc_1" {
+				return c.Field
+			}
+		}
+		t.Fatalf("kc_1 is not among %v", cards)
+		return ""
+	}
+	pinned := s.Pin(ctx)
+	if s.Pin(pinned) != pinned {
+		t.Error("pinning a pinned context made a new one")
+	}
+	first := field(pinned)
+	if err := s.Tx(ctx, func(tx *store.Tx) error {
+		return tx.ExecForTest(ctx, `UPDATE cards SET field = 'edited' WHERE id = 'kc_1'`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := field(pinned); got != first {
+		t.Errorf("a pinned read saw a change committed after its version: %q, want %q", got, first)
+	}
+	if got := field(ctx); got != "edited" {
+		t.Errorf("an unpinned read after the change has %q, want the edited field", got)
+	}
+	if got := field(s.Pin(ctx)); got != "edited" {
+		t.Errorf("a newly pinned read after the change has %q, want the edited field", got)
 	}
 }

@@ -115,3 +115,11 @@ func MigrationFor(fragment string) int {
 	}
 	return -1
 }
+
+// The store's knobs, for tests that check them.
+const (
+	CacheSize       = cacheSize
+	MmapSize        = mmapSize
+	FoldEvery       = foldEvery
+	CheckpointPages = checkpointPages
+)

@@ -143,7 +143,7 @@ func OpenDeferred(ctx context.Context, path string) (*Store, error) {
 		mem.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: newHandle(mem), path: path, writeSlot: make(chan struct{}, 1), fullLinks: linkCache{limit: fullLinkCacheMax}}
+	s := newStore(newHandle(mem), path)
 	s.db.pin = pin
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()

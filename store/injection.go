@@ -52,7 +52,7 @@ type InjectionStats struct {
 // never rolled up. Cards without events are missing from the map. The read
 // is bounded by days and outcomes (injection_daily, injection_window), never
 // by the number of requests, plus the records not folded into them yet
-// (fewer than FoldEvery).
+// (fewer than foldEvery).
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	s.settleQueued()
 	out := make(map[string]InjectionStats, len(cardIDs))

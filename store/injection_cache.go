@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
+	"github.com/palacehq/palace/internal/cache"
 	"time"
 )
 
@@ -49,7 +49,8 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 		return nil, err
 	}
 	s.advanceWindows(ctx, seq)
-	rows, missing := s.windows.get(seq, cardIDs)
+	rows := make(map[string][]windowRow, len(cardIDs))
+	missing := s.windows.GetMany(seq, cardIDs, func(i int, rs []windowRow) { rows[cardIDs[i]] = rs })
 	if len(missing) > 0 {
 		got, seq2, recs2, stable, err := s.readWindowsOf(ctx, missing)
 		if err == nil && stable && seq2 != seq {
@@ -68,7 +69,7 @@ func (s *Store) injectionSummaries(ctx context.Context, cardIDs []string, since 
 			rows[id] = rs
 		}
 		seq, recs = seq2, recs2
-		s.windows.put(seq, got, missing)
+		s.windows.PutMany(seq, missing, func(id string) []windowRow { return got[id] })
 	}
 	sums := newSummaries(len(cardIDs), groups, latest)
 	for _, id := range cardIDs {
@@ -110,70 +111,10 @@ func (w windowRow) countFrom(day, listUntil string) (int, bool) {
 	return 0, false
 }
 
-// windowCache holds cards' running counts as of one fold mark: nothing
-// else writes them, so while the mark stands they are what the database
-// holds. A card read without rows is held with none. Bounded like the
-// text cache: emptied when full.
-type windowCache struct {
-	mu   sync.Mutex
-	seq  int64
-	rows map[string][]windowRow
-}
-
+// The window cache holds cards' running counts as of one fold mark:
+// nothing else writes them, so while the mark stands they are what the
+// database holds. A card read without rows is held with none.
 const windowCacheMax = 1 << 16
-
-// get returns the rows the cache holds for ids at seq, and the ids it
-// does not hold.
-func (c *windowCache) get(seq int64, ids []string) (map[string][]windowRow, []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	have := make(map[string][]windowRow, len(ids))
-	if c.rows == nil || c.seq != seq {
-		return have, ids
-	}
-	var missing []string
-	for _, id := range ids {
-		if rs, ok := c.rows[id]; ok {
-			have[id] = rs
-		} else {
-			missing = append(missing, id)
-		}
-	}
-	return have, missing
-}
-
-// put keeps the rows of ids (read at seq; an id absent from rows has none).
-func (c *windowCache) put(seq int64, rows map[string][]windowRow, ids []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rows == nil || c.seq != seq || len(c.rows)+len(ids) > windowCacheMax {
-		c.rows, c.seq = map[string][]windowRow{}, seq
-	}
-	for _, id := range ids {
-		c.rows[id] = rows[id]
-	}
-}
-
-// advance moves the cache from fold mark from to to, when it is at from,
-// dropping the cards whose running counts that fold changed (it wrote no
-// others), and returns those it held; otherwise it leaves the cache for
-// the next read to empty.
-func (c *windowCache) advance(from, to int64, changed []string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rows == nil || c.seq != from {
-		return nil
-	}
-	var held []string
-	for _, id := range changed {
-		if _, ok := c.rows[id]; ok {
-			held = append(held, id)
-			delete(c.rows, id)
-		}
-	}
-	c.seq = to
-	return held
-}
 
 // advanceWindows moves the cache past folds another process made, from
 // the mark it holds to to, dropping the cards those folds changed: the
@@ -182,7 +123,7 @@ func (c *windowCache) advance(from, to int64, changed []string) []string {
 // too). When a record in between is gone (pruned already), or too many
 // lie between, the cache is left for the read to empty.
 func (s *Store) advanceWindows(ctx context.Context, to int64) {
-	from, ok := s.windows.mark()
+	from, ok := s.windows.Version()
 	if !ok || from >= to || to-from > advanceMax {
 		return
 	}
@@ -204,11 +145,11 @@ func (s *Store) advanceWindows(ctx context.Context, to int64) {
 			}
 		}
 	}
-	s.windows.advanceWhere(from, to, func(id string) bool {
+	s.windows.Move(from, to, func(id string) bool {
 		if named[id] {
 			return true
 		}
-		rid, ok := s.rowids.lookup(id)
+		rid, ok := s.rowids.Get(cache.Forever{}, id)
 		return !ok || rowids[rid]
 	})
 }
@@ -218,42 +159,6 @@ func (s *Store) advanceWindows(ctx context.Context, to int64) {
 // others recorded thousands of requests) reading the cards again is
 // cheaper.
 const advanceMax = 4096
-
-// mark returns the fold mark the cache holds rows at; ok is false when it
-// holds none.
-func (c *windowCache) mark() (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seq, c.rows != nil
-}
-
-// advanceWhere moves the cache from mark from to to, when it is at from,
-// dropping the cards changed reports.
-func (c *windowCache) advanceWhere(from, to int64, changed func(id string) bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rows == nil || c.seq != from {
-		return
-	}
-	for id := range c.rows {
-		if changed(id) {
-			delete(c.rows, id)
-		}
-	}
-	c.seq = to
-}
-
-// refill adds the rows of ids read at seq when the cache is at seq.
-func (c *windowCache) refill(seq int64, rows map[string][]windowRow, ids []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rows == nil || c.seq != seq || len(c.rows)+len(ids) > windowCacheMax {
-		return
-	}
-	for _, id := range ids {
-		c.rows[id] = rows[id]
-	}
-}
 
 // readWindowsOf reads the running counts of ids, in chunks, each with the
 // fold mark and the unfolded records. stable is false when the chunks saw

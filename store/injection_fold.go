@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // queryer is a database or a transaction.
@@ -128,7 +128,7 @@ func (s *Store) unfoldedEvents(ctx context.Context, recs []rawRecord, ids []stri
 	if len(recs) == 0 {
 		return nil
 	}
-	names, err := s.rowids.names(ctx, s.db, ids)
+	names, err := s.cardNames(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -162,36 +162,20 @@ func (s *Store) pendingEvents(ctx context.Context, recs []rawRecord, mark int64,
 	return nil
 }
 
-// rowidCache holds card rowids by id: cards are never deleted and VACUUM
-// keeps their rowids, so an entry never goes stale. Bounded like refCache.
-type rowidCache struct {
-	mu sync.Mutex
-	m  map[string]int64
-}
-
-// names maps the rowids of the cards of ids that exist to their ids,
-// reading only those the cache does not hold.
-func (c *rowidCache) names(ctx context.Context, q queryer, ids []string) (map[int64]string, error) {
+// cardNames maps the rowids of the cards of ids that exist to their ids,
+// reading only those the rowid cache does not hold: cards are never
+// deleted and VACUUM keeps their rowids, so an entry never goes stale.
+func (s *Store) cardNames(ctx context.Context, ids []string) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
-	var missing []string
-	c.mu.Lock()
-	for _, id := range ids {
-		if rid, ok := c.m[id]; ok {
-			out[rid] = id
-		} else {
-			missing = append(missing, id)
-		}
-	}
-	c.mu.Unlock()
+	missing := s.rowids.GetMany(cache.Forever{}, ids, func(i int, rid int64) { out[rid] = ids[i] })
 	for len(missing) > 0 {
 		n := min(len(missing), 500)
 		chunk := missing[:n]
 		missing = missing[n:]
-		rows, err := q.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
+		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read card rowids: %w", err)
 		}
-		found := map[string]int64{}
 		for rows.Next() {
 			var rid int64
 			var id string
@@ -200,46 +184,12 @@ func (c *rowidCache) names(ctx context.Context, q queryer, ids []string) (map[in
 				return nil, fmt.Errorf("read card rowids: %w", err)
 			}
 			out[rid] = id
-			found[id] = rid
+			s.rowids.Put(cache.Forever{}, id, rid)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read card rowids: %w", err)
 		}
-		c.mu.Lock()
-		if c.m == nil || len(c.m)+len(found) > rowidCacheMax {
-			c.m = make(map[string]int64, len(found))
-		}
-		for id, rid := range found {
-			c.m[id] = rid
-		}
-		c.mu.Unlock()
 	}
 	return out, nil
 }
-
-// lookup returns the rowid of card id, if the cache holds it.
-func (c *rowidCache) lookup(id string) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	rid, ok := c.m[id]
-	return rid, ok
-}
-
-// learn keeps the rowids of a selection just read: a recording request
-// encodes its candidates by rowid, and they are the cards it selected.
-func (c *rowidCache) learn(rows []selectionRow) {
-	if len(rows) > rowidCacheMax {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m)+len(rows) > rowidCacheMax {
-		c.m = make(map[string]int64, len(rows))
-	}
-	for i := range rows {
-		c.m[rows[i].id] = rows[i].rowid
-	}
-}
-
-const rowidCacheMax = 1 << 16

@@ -13,10 +13,10 @@ import (
 // checked and coded now (an unknown outcome is ErrBadOutcome, an unknown
 // card ErrNotFound, and nothing is queued), then written in the background
 // with the records queued beside it, in one transaction that also folds
-// them into the rollups when FoldEvery records wait unfolded: as soon as
+// them into the rollups when foldEvery records wait unfolded: as soon as
 // writeAt records are queued, else flushAfter after the first of them, and
 // at FlushRecords and Close. A write whose records cross a multiple of
-// PruneEvery also drops up to PruneStep raw records older than
+// pruneEvery also drops up to pruneStep raw records older than
 // pruneBefore ("" = keep all).
 //
 // The request never waits for the write lock (behind another agent's
@@ -63,14 +63,14 @@ func (s *Store) queueRecord(ctx context.Context, events []InjectionEvent, terms 
 	return r, nil
 }
 
-// PruneEvery and PruneStep pace retention during normal use: a written
-// record whose number is a multiple of PruneEvery also deletes up to
-// PruneStep records older than the window, so a palace in steady use never
+// pruneEvery and pruneStep pace retention during normal use: a written
+// record whose number is a multiple of pruneEvery also deletes up to
+// pruneStep records older than the window, so a palace in steady use never
 // grows its raw telemetry past the window and no single write pays for a
 // large delete.
 const (
-	PruneEvery = 64
-	PruneStep  = 256
+	pruneEvery = 64
+	pruneStep  = 256
 )
 
 // queueMax bounds the records waiting to be written: a request that finds
@@ -190,7 +190,7 @@ func (q *recordQueue) run(s *Store, all bool) {
 }
 
 // writeQueued writes batch (the oldest waiting records) in one
-// transaction that folds the unfolded records when FoldEvery wait, takes
+// transaction that folds the unfolded records when foldEvery wait, takes
 // them off the queue as it commits, then prunes when due.
 func (s *Store) writeQueued(batch []*queuedRecord) error {
 	// Not a request's context: the request has returned.
@@ -241,19 +241,30 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 		// readers keep stays true at the new mark, and the cards they
 		// held are read again here, off the requests' path (best effort:
 		// a request that misses reads them itself).
-		if held := s.windows.advance(foldedFrom, last, sums.cards()); len(held) > 0 && !s.closing.Load() {
+		var held []string
+		changed := map[string]bool{}
+		for _, id := range sums.cards() {
+			changed[id] = true
+		}
+		s.windows.Move(foldedFrom, last, func(id string) bool {
+			if changed[id] {
+				held = append(held, id)
+			}
+			return changed[id]
+		})
+		if len(held) > 0 && !s.closing.Load() {
 			if rows, seq, _, stable, err := s.readWindowsOf(ctx, held); err == nil && stable {
-				s.windows.refill(seq, rows, held)
+				s.windows.PutMany(seq, held, func(id string) []windowRow { return rows[id] })
 			}
 		}
 	}
 	q.mu.Lock()
 	q.waiting = append([]*queuedRecord(nil), q.waiting[len(batch):]...)
 	q.mu.Unlock()
-	if pruneBefore != "" && last/PruneEvery > (first-1)/PruneEvery {
+	if pruneBefore != "" && last/pruneEvery > (first-1)/pruneEvery {
 		// Best effort: a failure loses nothing (the records stay for the
 		// next prune or `palace maintenance`).
-		_, _ = s.PruneTelemetry(ctx, pruneBefore, PruneStep)
+		_, _ = s.PruneTelemetry(ctx, pruneBefore, pruneStep)
 	}
 	q.mu.Lock()
 	q.err = nil

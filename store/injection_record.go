@@ -118,14 +118,14 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 	return seqs, nil
 }
 
-// FoldEvery is how many request records may wait unfolded: the write that
+// foldEvery is how many request records may wait unfolded: the write that
 // reaches it has them all folded into the rollups in its transaction,
 // which runs off the requests' path (see QueueRequest). A
 // request's rollups touch one page of each rollup table per card (their
 // keys start with the card), where the record alone is a few pages; folded
 // together, requests share pages (docs/rationale.md).
-// A reader decodes at most FoldEvery-1 records (~200 bytes each).
-const FoldEvery = 16
+// A reader decodes at most foldEvery-1 records (~200 bytes each).
+const foldEvery = 16
 
 // rollupKey and rollups sum events per card, UTC day and outcome.
 type rollupKey struct{ card, day, outcome string }
@@ -156,7 +156,7 @@ func (r *rollups) add(card, outcome, stamp string) {
 }
 
 // fold brings the rollups up to record last when force is set or
-// FoldEvery records wait: it adds the unfolded records before first (read
+// foldEvery records wait: it adds the unfolded records before first (read
 // back and decoded) to sums, the events of the records first..last this
 // transaction wrote, writes them all, and moves the fold mark to last.
 //
@@ -167,7 +167,7 @@ func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force 
 	if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
 		return -1, fmt.Errorf("read injection fold mark: %w", err)
 	}
-	if !force && last-folded < FoldEvery || folded >= last {
+	if !force && last-folded < foldEvery || folded >= last {
 		return -1, nil // not due, or another fold got there first
 	}
 	pending, err := readRecords(ctx, tx.tx, `SELECT created_at, cards FROM injection_requests WHERE seq > ? AND seq < ? ORDER BY seq`, folded, first)
@@ -258,7 +258,7 @@ const windowDays = "30"
 // keeps rowids; see Compact) and the rowid cache answers most of a
 // request's ids.
 func (s *Store) cardRowIDs(ctx context.Context, ids []string) (map[string]int64, error) {
-	names, err := s.rowids.names(ctx, s.db, ids)
+	names, err := s.cardNames(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

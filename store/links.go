@@ -33,17 +33,24 @@ func (tx *Tx) Links(ctx context.Context, cardID string) ([]domain.Link, error) {
 }
 
 // LinksFor returns the links of many cards, keyed by card id. The links of
-// a few cards read before come from the full-link cache (see linkCache);
-// the slices are shared with it, so callers must not change them.
+// a few cards read before come from the full-link cache, as of the data
+// version (a brief reads those of five candidates; a card listing those
+// of many, which bypass it); the slices are shared with it, so callers
+// must not change them.
 func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
 	if len(cardIDs) > fullLinkCacheMax {
 		return linksFor(ctx, s.db, cardIDs)
 	}
-	version, err := s.linkVersion(ctx)
+	version, err := s.version(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read links: %w", err)
 	}
-	out, missing := s.fullLinks.get(version, cardIDs)
+	out := make(map[string][]domain.Link, len(cardIDs))
+	missing := s.fullLinks.GetMany(version, cardIDs, func(i int, ls []domain.Link) {
+		if len(ls) > 0 {
+			out[cardIDs[i]] = ls
+		}
+	})
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -51,7 +58,7 @@ func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]do
 	if err != nil {
 		return nil, err
 	}
-	s.fullLinks.put(version, missing, read)
+	s.fullLinks.PutMany(version, missing, func(id string) []domain.Link { return read[id] })
 	for id, ls := range read {
 		out[id] = ls
 	}

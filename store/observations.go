@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -73,19 +72,14 @@ type CodeCitation struct {
 
 // CodeCitations returns, for every card with supporting or verification
 // evidence that observed code, those observations, by card id, in
-// evidence order. The whole map is kept in memory under the links'
-// version and the largest observation rowid (observations are
-// append-only), so a context request pays a version read, not a join per
-// candidate: the map holds one entry per code-citing card, which keeps the
-// staleness check inside the context targets (BENCHMARKS.md, "cards that
-// cite code").
+// evidence order. The whole map is kept as of the data version (one
+// entry per code-citing card); callers must not change it.
 func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, error) {
-	var v citationVersion
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT n FROM link_version), coalesce((SELECT max(rowid) FROM card_links), 0),
-		coalesce((SELECT max(rowid) FROM evidence_observations), 0)`).Scan(&v.links, &v.maxLink, &v.maxObservation); err != nil {
-		return nil, fmt.Errorf("read code citations version: %w", err)
+	v, err := s.version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read code citations: %w", err)
 	}
-	if m, ok := s.citations.get(v); ok {
+	if m, ok := s.citations.Get(v, struct{}{}); ok {
 		return m, nil
 	}
 	out := map[string][]CodeCitation{}
@@ -119,27 +113,6 @@ func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, e
 			return nil, fmt.Errorf("read code citations: %w", err)
 		}
 	}
-	s.citations.put(v, out)
+	s.citations.Put(v, struct{}{}, out)
 	return out, nil
-}
-
-type citationVersion struct{ links, maxLink, maxObservation int64 }
-
-// citationCache holds CodeCitations' map as of one version.
-type citationCache struct {
-	mu      sync.Mutex
-	version citationVersion
-	m       map[string][]CodeCitation
-}
-
-func (c *citationCache) get(v citationVersion) (map[string][]CodeCitation, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m, c.m != nil && c.version == v
-}
-
-func (c *citationCache) put(v citationVersion, m map[string][]CodeCitation) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m, c.version = m, v
 }

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/cache"
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -29,16 +31,12 @@ import (
 // other for at most this long.
 const BusyTimeout = 30 * time.Second
 
-// CacheSize and MmapSize size each connection's page cache and the part of
-// the file it reads through a memory map. Reads within the map cost no
-// system call or copy; mapped pages are the kernel's page cache, shared by
-// every process on the file, and count in a process's RSS as file-backed,
-// reclaimable memory. The page cache serves what lies past the map. Each
-// connection holds at most CacheSize of cache; docs/rationale.md has the
-// measurements behind both values.
+// cacheSize and mmapSize size each connection's page cache and the part of
+// the file it reads through a memory map (mapped pages are the kernel's,
+// shared by every process on the file). Neither leaves the store.
 const (
-	CacheSize = 16 << 20
-	MmapSize  = 256 << 20
+	cacheSize = 16 << 20
+	mmapSize  = 256 << 20
 )
 
 // ErrSchemaTooNew is returned by Open when the file was written by a newer palace.
@@ -49,24 +47,27 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open palace database. It is safe for concurrent use.
 type Store struct {
-	db         *handle
-	path       string
-	refs       refCache
-	texts      textCache
-	cards      cardCache
-	linkCache  linkCache
-	fullLinks  linkCache
-	memory     memoryCache
-	selections selectionCache
-	evidence   evidenceCache
-	rowids     rowidCache
-	citations  citationCache
+	db   *handle
+	path string
+	// The caches of data read, as of the data version (see dataVersion),
+	// and of data that never changes (cache.Forever).
+	cards      versioned[int64, domain.Card]
+	texts      versioned[int64, cardText]
+	selections versioned[string, []selectionRow]
+	links      versioned[string, []domain.Link]
+	fullLinks  versioned[string, []domain.Link]
+	evidence   versioned[int64, domain.Evidence]
+	citations  versioned[struct{}, map[string][]CodeCitation]
+	rowids     cache.Memo[string, int64]
+	// evidenceRowids maps evidence ids to rowids, which never change.
+	evidenceRowids cache.Memo[string, int64]
+	refs           cache.Memo[string, string]
 	// closing is set by Close, so the last write does not refill caches.
 	closing atomic.Bool
 	// records queues this process's request records (see QueueRequest).
 	records recordQueue
 	// windows caches cards' running counts as of the fold mark.
-	windows windowCache
+	windows cache.Map[int64, string, []windowRow]
 	// writeSlot queues this process's write transactions (see Tx): a
 	// channel of one, so a wait can give up with the context or the busy
 	// timeout as SQLite's would.
@@ -88,15 +89,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -CacheSize/1024))
-	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", MmapSize))
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -cacheSize/1024))
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapSize))
 	// Statement journals (a statement with triggers or constraint checks
 	// inside a larger transaction saves the pages it touches, to undo itself
 	// alone) and temporary b-trees stay in memory, not a write(2) per page
 	// to a file.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// Closing connections leave the log (see checkpoint.go).
-	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", JournalSizeLimit))
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	if err := registerFunctions(); err != nil {
@@ -106,7 +107,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: newHandle(db), path: path, writeSlot: make(chan struct{}, 1), fullLinks: linkCache{limit: fullLinkCacheMax}}
+	s := newStore(newHandle(db), path)
 	if err := s.migrateRetrying(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

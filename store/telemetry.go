@@ -148,7 +148,7 @@ const pruneBatch = 2000
 // PruneTelemetry deletes raw request records older than before, at most
 // limit of them (0 = all), in transactions of at most pruneBatch rows.
 // Their counts stay in the per-card rollups; records not folded into
-// them yet (see FoldEvery) are kept until they are. A call with nothing to delete costs one index probe. It returns
+// them yet (see foldEvery) are kept until they are. A call with nothing to delete costs one index probe. It returns
 // the number of records deleted.
 func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (int, error) {
 	total := 0

@@ -137,6 +137,7 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Brief{}, err
 	}
+	ctx = pl.store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, ContextRequest{
 		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
 		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,
@@ -368,13 +369,13 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 	for _, id := range ids {
 		picked[id] = true
 	}
-	var rowids []int64
+	var pickedTexts []store.CandidateText
 	for _, t := range texts {
 		if picked[t.ID] {
-			rowids = append(rowids, t.RowID)
+			pickedTexts = append(pickedTexts, t)
 		}
 	}
-	cards, err := pl.store.CardsByRowIDs(ctx, rowids)
+	cards, err := pl.store.CardsOf(ctx, pickedTexts)
 	if err != nil {
 		return nil, internal(err, "brief: read candidates")
 	}

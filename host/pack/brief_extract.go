@@ -3,9 +3,9 @@ package pack
 import (
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 
+	"github.com/palacehq/palace/internal/cache"
 	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
@@ -167,7 +167,7 @@ func cues(texts []sourceText, prefilter bool) []BriefCue {
 		}
 		var lines []cueLine
 		if prefilter {
-			lines = cueMemo.of(s, func(s string) []cueLine {
+			lines = cueMemo.Of(cache.Forever{}, s, func(s string) []cueLine {
 				if !mayHaveCue(s) {
 					return nil
 				}
@@ -216,41 +216,14 @@ func cueLines(s string) []cueLine {
 }
 
 // textMemo remembers a pure function of a text per text, bounded by the
-// texts' count and bytes (emptied when either is full).
-type textMemo[V any] struct {
-	mu    sync.Mutex
-	m     map[string]V
-	bytes int
-}
+// texts' count and bytes.
+type textMemo[V any] = cache.Memo[string, V]
 
-const (
-	textMemoMax      = 1 << 13
-	textMemoMaxBytes = 8 << 20
-)
-
-func (c *textMemo[V]) of(s string, f func(string) V) V {
-	c.mu.Lock()
-	v, ok := c.m[s]
-	c.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = f(s)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= textMemoMax || c.bytes+len(s) > textMemoMaxBytes {
-		c.m, c.bytes = map[string]V{}, 0
-	}
-	if _, ok := c.m[s]; !ok {
-		c.bytes += len(s)
-	}
-	c.m[s] = v
-	return v
-}
+func textBytes[V any](s string, _ V) int { return len(s) }
 
 var (
-	cueMemo      textMemo[[]cueLine]
-	conflictMemo textMemo[bool]
+	cueMemo      = textMemo[[]cueLine]{Max: 1 << 13, Cost: textBytes[[]cueLine], MaxCost: 8 << 20}
+	conflictMemo = textMemo[bool]{Max: 1 << 13, Cost: textBytes[bool], MaxCost: 8 << 20}
 )
 
 // The prefilters: each is true for every text its regexp can match (and
@@ -357,7 +330,7 @@ var conflictWords = []string{"contradict", "doesn't work", "does not work", "wro
 // hasConflictCue is conflictCue.MatchString behind its prefilter,
 // remembered per text.
 func hasConflictCue(s string) bool {
-	return conflictMemo.of(s, func(s string) bool {
+	return conflictMemo.Of(cache.Forever{}, s, func(s string) bool {
 		return mayHaveFolded(s, conflictWords) && conflictCue.MatchString(s)
 	})
 }

@@ -320,6 +320,7 @@ func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, erro
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Pack{}, err
 	}
+	ctx = pl.store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, req)
 	if err != nil {
 		return Pack{}, err

@@ -84,11 +84,11 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		})
 		picked := mergeCandidates(fill, matched)
 		ids := make([]string, len(picked))
-		rowids := make([]int64, len(picked))
+		pickedTexts := make([]store.CandidateText, len(picked))
 		for i, k := range picked {
-			ids[i], rowids[i] = texts[k].ID, texts[k].RowID
+			ids[i], pickedTexts[i] = texts[k].ID, texts[k]
 		}
-		byID, err := pl.store.CardsByRowIDs(ctx, rowids)
+		byID, err := pl.store.CardsOf(ctx, pickedTexts)
 		if err != nil {
 			return internal(err, "read context candidates")
 		}

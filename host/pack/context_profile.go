@@ -1,6 +1,6 @@
 package pack
 
-import "sync"
+import "github.com/palacehq/palace/internal/cache"
 
 // A text's profile is what the relevance model reads of it: how many word
 // parts it has (its length) and how often each term occurs — the stems of
@@ -14,14 +14,9 @@ type textProfile struct {
 	terms map[string]int32
 }
 
-// maxProfiles bounds the profile cache (texts, not cards); it is emptied
-// when full.
-const maxProfiles = 1 << 15
-
-var profiles = struct {
-	sync.Mutex
-	m map[string]*textProfile
-}{m: map[string]*textProfile{}}
+// profiles holds the profiles of the texts ranked, bounded (texts, not
+// cards).
+var profiles = cache.Memo[string, *textProfile]{Max: 1 << 15}
 
 // profileOf tokenizes s into its profile.
 func profileOf(s string) *textProfile {
@@ -44,29 +39,8 @@ func profileOf(s string) *textProfile {
 // does not hold.
 func profilesOf(texts []string) []*textProfile {
 	out := make([]*textProfile, len(texts))
-	var missing []int
-	profiles.Lock()
 	for i, s := range texts {
-		if p, ok := profiles.m[s]; ok {
-			out[i] = p
-		} else {
-			missing = append(missing, i)
-		}
+		out[i] = profiles.Of(cache.Forever{}, s, profileOf)
 	}
-	profiles.Unlock()
-	if len(missing) == 0 {
-		return out
-	}
-	for _, i := range missing {
-		out[i] = profileOf(texts[i])
-	}
-	profiles.Lock()
-	if len(profiles.m)+len(missing) > maxProfiles {
-		profiles.m = map[string]*textProfile{}
-	}
-	for _, i := range missing {
-		profiles.m[texts[i]] = out[i]
-	}
-	profiles.Unlock()
 	return out
 }

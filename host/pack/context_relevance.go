@@ -224,16 +224,8 @@ func (q *relQuery) countProfile(p *textProfile, tf []int) int {
 	return p.parts
 }
 
-// stemBytes is stem of a token buffer; a cached stem costs no allocation.
-func stemBytes(b []byte) string {
-	stemMu.RLock()
-	s, ok := stemCache[string(b)]
-	stemMu.RUnlock()
-	if ok {
-		return s
-	}
-	return stem(string(b))
-}
+// stemBytes is stem of a token buffer.
+func stemBytes(b []byte) string { return stem(string(b)) }
 
 // relScore is one document's ranking.
 type relScore struct {

@@ -2,11 +2,11 @@ package pack
 
 import (
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // Tokens of the relevance model. Text is read the way code is written: a
@@ -41,36 +41,23 @@ func init() {
 	}
 }
 
-// maxStemCache bounds the process-wide stem cache; it is emptied when full.
-const maxStemCache = 1 << 16
-
-var (
-	stemMu    sync.RWMutex
-	stemCache = map[string]string{}
-)
+// stems holds the stems of the words seen, bounded.
+var stems = cache.Memo[string, string]{Max: 1 << 16}
 
 // stem is the Snowball English stem of a lower-cased ASCII word (other
 // words are their own stem), cached for the process.
 func stem(w string) string {
-	stemMu.RLock()
-	s, ok := stemCache[w]
-	stemMu.RUnlock()
-	if ok {
+	if s, ok := stems.Get(cache.Forever{}, w); ok {
 		return s
 	}
-	s = w
+	s := w
 	if isASCIILetters(w) {
 		s = english.Stem(w, true)
 		if s == "" {
 			s = w
 		}
 	}
-	stemMu.Lock()
-	if len(stemCache) >= maxStemCache {
-		stemCache = map[string]string{}
-	}
-	stemCache[strings.Clone(w)] = s
-	stemMu.Unlock()
+	stems.Put(cache.Forever{}, strings.Clone(w), s) // w may be part of a long text
 	return s
 }
 

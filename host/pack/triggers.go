@@ -15,6 +15,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/cache"
 	"github.com/palacehq/palace/internal/trigger"
 	"github.com/palacehq/palace/store"
 )
@@ -414,16 +415,14 @@ func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool)
 // cache serves one set: given another, it starts over. It holds at most
 // maxMatchCacheBytes of line text and is safe for concurrent use.
 type MatchCache struct {
-	// mu guards the fields below.
-	mu    sync.Mutex
-	set   *TriggerSet
-	lines map[string][]lineHit
-	size  int
+	once  sync.Once
+	lines cache.Map[*TriggerSet, string, []lineHit]
 }
 
-// maxMatchCacheBytes bounds the line text a MatchCache keeps; past it the
-// cache starts over.
+// maxMatchCacheBytes bounds the line text a MatchCache keeps.
 const maxMatchCacheBytes = 4 << 20
+
+func lineBytes(line string, _ []lineHit) int { return len(line) + 32 }
 
 // lineHit is one match within a line: pattern index, 0-based byte columns.
 type lineHit struct{ pat, col, end int32 }
@@ -434,11 +433,9 @@ func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []Trig
 		return nil, false
 	}
 	if cache != nil {
-		cache.mu.Lock()
-		defer cache.mu.Unlock()
-		if cache.set != t {
-			cache.set, cache.lines, cache.size = t, map[string][]lineHit{}, 0
-		}
+		cache.once.Do(func() {
+			cache.lines.Max, cache.lines.Cost, cache.lines.MaxCost = 1<<20, lineBytes, maxMatchCacheBytes
+		})
 	}
 	m := matcher{set: t, seen: make([]int32, len(t.patterns)), cardSeen: make([]int32, len(t.cards))}
 	for i := range m.seen {
@@ -464,16 +461,12 @@ func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []Trig
 		var hits []lineHit
 		cached := false
 		if cache != nil {
-			hits, cached = cache.lines[line]
+			hits, cached = cache.lines.Get(t, line)
 		}
 		if !cached {
 			hits = m.line(lineNo, line)
 			if cache != nil {
-				if cache.size+len(line) > maxMatchCacheBytes {
-					cache.lines, cache.size = map[string][]lineHit{}, 0
-				}
-				cache.lines[strings.Clone(line)] = slices.Clone(hits)
-				cache.size += len(line) + 32
+				cache.lines.Put(t, strings.Clone(line), slices.Clone(hits))
 			}
 		}
 		for _, h := range hits {

@@ -150,12 +150,7 @@ func (p *plan) importAll(ctx context.Context) error {
 			// The reading side failed: commit nothing.
 			return context.Cause(gctx)
 		}
-		err := p.h.store.Tx(gctx, func(tx *store.Tx) error {
-			if len(p.imports) < importChunk {
-				return write(tx)
-			}
-			return tx.WithBulkCache(gctx, func() error { return write(tx) })
-		})
+		err := p.h.store.Tx(gctx, write)
 		if err != nil {
 			p.rep.Imported, p.rep.Held = []string{}, []HeldCard{}
 			for range chunks {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,8 +12,6 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/adoption"
 )
-
-func init() { extraCommands = append(extraCommands, newAdoptCmd, newAdoptionCmd) }
 
 func newAdoptCmd(g *globals) *cobra.Command {
 	var req adoption.Request
@@ -50,13 +49,7 @@ writes nothing (exit 0 when ready, 1 otherwise).`,
 				if err != nil {
 					return err
 				}
-				if err := g.output(res, func(w io.Writer) { printAdopt(w, res) }); err != nil {
-					return err
-				}
-				if req.CheckOnly && res.Quality != "ready" {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(res, func(w io.Writer) { printAdopt(w, res) }, !req.CheckOnly || res.Quality == "ready")
 			})
 		},
 	}
@@ -96,42 +89,26 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 		Use:   "adoption stats|review",
 		Short: "Report adoption signals: per card and field, and the misses to distill next",
 	}
-	var f adoption.Filter
+	var f adoption.Filter // one of the two runs
 	stats := &cobra.Command{
 		Use:   "stats [--card ID] [--since D]",
 		Short: "Count used, accepted, rejected, miss… per card and per field (read-only)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				st, err := h.Adoption().Stats(ctx, f)
-				if err != nil {
-					return err
-				}
-				return g.output(st, func(w io.Writer) { printAdoptionStats(w, st) })
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (adoption.Stats, error) {
+			return h.Adoption().Stats(ctx, f)
+		}, printAdoptionStats),
 	}
-	var rf adoption.Filter
 	review := &cobra.Command{
 		Use:   "review [--card ID] [--since D]",
 		Short: "The stats, the misses grouped by field (the queue of knowledge to distill next), cards turned down or contradicted (read-only)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				rev, err := h.Adoption().Review(ctx, rf)
-				if err != nil {
-					return err
-				}
-				return g.output(rev, func(w io.Writer) { printAdoptionReview(w, rev) })
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (adoption.Review, error) {
+			return h.Adoption().Review(ctx, f)
+		}, printAdoptionReview),
 	}
-	for _, c := range []struct {
-		cmd *cobra.Command
-		f   *adoption.Filter
-	}{{stats, &f}, {review, &rf}} {
-		c.cmd.Flags().StringVar(&c.f.CardID, "card", "", "only this card's signals")
-		c.cmd.Flags().StringVar(&c.f.Since, "since", "", "only signals since YYYY-MM-DD, an RFC 3339 time or Nd days ago")
+	for _, c := range []*cobra.Command{stats, review} {
+		c.Flags().StringVar(&f.CardID, "card", "", "only this card's signals")
+		c.Flags().StringVar(&f.Since, "since", "", "only signals since YYYY-MM-DD, an RFC 3339 time or Nd days ago")
 	}
 	cmd.AddCommand(stats, review)
 	return cmd
@@ -179,7 +156,7 @@ func printAdoptionReview(w io.Writer, r adoption.Review) {
 		for _, g := range r.Misses {
 			fmt.Fprintf(w, "  %s (%s)\n", escapeControls(g.Field), plural(g.Count, "miss"))
 			for _, n := range g.Needs {
-				what := firstNonEmptyString(n.Note, n.Query)
+				what := cmp.Or(n.Note, n.Query)
 				extra := ""
 				if len(n.CardIDs) > 0 {
 					extra = " · card " + strings.Join(n.CardIDs, ", ")
@@ -208,13 +185,4 @@ func printAdoptionReview(w io.Writer, r adoption.Review) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Conclusion)
-}
-
-func firstNonEmptyString(xs ...string) string {
-	for _, x := range xs {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

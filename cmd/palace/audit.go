@@ -16,8 +16,6 @@ import (
 	"github.com/palacehq/palace/host/teamsync"
 )
 
-func init() { extraCommands = append(extraCommands, newAuditCmd) }
-
 func newAuditCmd(g *globals) *cobra.Command {
 	var f audit.Filter
 	var cand host.CandidateRequest
@@ -44,21 +42,15 @@ their expiry; --apply-expiry archives (retires) those, each with an event
 
 Act on a row with 'palace audit action ID --action …' (human mode).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				if listCandidates || cand.Apply {
-					rep, err := h.Candidates(ctx, cand)
-					if err != nil {
-						return err
-					}
-					return g.output(rep, func(w io.Writer) { printCandidates(w, rep) })
-				}
-				rep, err := h.Audit(ctx, f)
-				if err != nil {
-					return err
-				}
-				return g.output(rep, func(w io.Writer) { printAudit(w, rep) })
-			})
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if listCandidates || cand.Apply {
+				return showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.CandidateReport, error) {
+					return h.Candidates(ctx, cand)
+				}, printCandidates)(cmd, args)
+			}
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.AuditReport, error) {
+				return h.Audit(ctx, f)
+			}, printAudit)(cmd, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -201,16 +193,12 @@ Widening a card's anchor is not an audit action: use 'palace publish'.`,
 			} else if req.Action == domain.AuditRetrigger && req.Value == "none" {
 				req.Trigger = &domain.Trigger{}
 			}
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.AuditAction(ctx, args[0], req)
-				if err != nil {
-					return err
-				}
-				return g.output(res, func(w io.Writer) {
-					fmt.Fprintf(w, "%s %s: %s\n", res.Action, res.Card.ID, eventChange(res.Event))
-					printCard(w, res.Card)
-				})
-			})
+			return showing(g, func(ctx context.Context, h *host.Host, args []string) (host.AuditActionResult, error) {
+				return h.AuditAction(ctx, args[0], req)
+			}, func(w io.Writer, res host.AuditActionResult) {
+				fmt.Fprintf(w, "%s %s: %s\n", res.Action, res.Card.ID, eventChange(res.Event))
+				printCard(w, res.Card)
+			})(cmd, args)
 		},
 	}
 	fl := cmd.Flags()

@@ -12,8 +12,6 @@ import (
 	"github.com/palacehq/palace/host/pack"
 )
 
-func init() { extraCommands = append(extraCommands, newBriefCmd) }
-
 func newBriefCmd(g *globals) *cobra.Command {
 	var req pack.BriefRequest
 	var daoTian int
@@ -32,14 +30,11 @@ with their commands. Writes nothing.`,
 			if cmd.Flags().Changed("dao-tian-limit") {
 				req.DaoTianLimit = &daoTian
 			}
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (pack.Brief, error) {
 				b, err := h.Pack().Brief(ctx, req)
-				if err != nil {
-					return err
-				}
-				policyNotice(g.stderr, b.Policy)
-				return g.output(b, func(w io.Writer) { printBrief(w, b) })
-			})
+				policyNotice(g.stderr, b.Policy) // a failed brief has none
+				return b, err
+			}, printBrief)(cmd, args)
 		},
 	}
 	f := cmd.Flags()

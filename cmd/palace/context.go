@@ -13,8 +13,6 @@ import (
 	"github.com/palacehq/palace/host/pack"
 )
 
-func init() { extraCommands = append(extraCommands, newContextCmd) }
-
 func newContextCmd(g *globals) *cobra.Command {
 	var req pack.ContextRequest
 	var daoTian int
@@ -46,25 +44,22 @@ trimmed or skipped. Raw records are kept $PALACE_TELEMETRY_DAYS days (30).`,
 			if err := checkBudget(req.Budget); err != nil {
 				return err
 			}
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				pack, err := h.Pack().Context(ctx, req)
-				if err != nil {
-					return err
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (pack.Pack, error) {
+				p, err := h.Pack().Context(ctx, req)
+				policyNotice(g.stderr, p.Policy) // a failed request has none
+				return p, err
+			}, func(w io.Writer, p pack.Pack) {
+				// Piped, the pack is the exact Markdown to inject; on a
+				// terminal a person reads it, escaped.
+				if isTTY(w) {
+					fmt.Fprint(w, escapeControls(p.Rendered))
+				} else {
+					fmt.Fprint(w, p.Rendered)
 				}
-				policyNotice(g.stderr, pack.Policy)
-				return g.output(pack, func(w io.Writer) {
-					// Piped, the pack is the exact Markdown to inject; on a
-					// terminal a person reads it, escaped.
-					if isTTY(w) {
-						fmt.Fprint(w, escapeControls(pack.Rendered))
-					} else {
-						fmt.Fprint(w, pack.Rendered)
-					}
-					if req.Explain {
-						printExplain(w, pack)
-					}
-				})
-			})
+				if req.Explain {
+					printExplain(w, p)
+				}
+			})(cmd, args)
 		},
 	}
 	contextFlags(cmd, &req, &daoTian)

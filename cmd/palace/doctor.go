@@ -76,7 +76,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 				return err
 			}
 			r := host.Doctor(cmd.Context(), opts)
-			if err := g.output(r, func(w io.Writer) {
+			return g.verdict(r, func(w io.Writer) {
 				p := newPainter(w)
 				fmt.Fprintf(w, "palace %s · home %s · mode %s\n", palaceVersion(), r.Home, r.Mode)
 				marks := map[string]string{"ok": p.paint("32", "ok  "), "warn": p.paint("33", "warn"), "fail": p.paint("1;31", "FAIL")}
@@ -91,13 +91,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(w, "       %*s  %s\n", width, "", p.dim("fix: "+c.Fix))
 					}
 				}
-			}); err != nil {
-				return err
-			}
-			if !r.OK() {
-				return exitError{1}
-			}
-			return nil
+			}, r.OK())
 		},
 	}
 }

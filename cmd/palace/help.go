@@ -21,11 +21,8 @@ var commandGroups = []struct {
 	{"admin", "Set up and serve:", []string{"init", "maintenance", "lsp", "mcp", "ui", "completion", "help", "version"}},
 }
 
-// hiddenCommands are for palace's developers (benchmark data), not its users.
-var hiddenCommands = []string{"bench"}
-
-// groupCommands puts the root's commands in their groups and hides the
-// developer commands. A command in no group is listed under "Additional
+// groupCommands puts the root's commands in their groups. A command in no
+// group (but the hidden developer ones) is listed under "Additional
 // Commands", which the help test refuses.
 func groupCommands(root *cobra.Command) {
 	group := map[string]string{}
@@ -39,11 +36,6 @@ func groupCommands(root *cobra.Command) {
 	root.SetCompletionCommandGroupID("admin")
 	for _, c := range root.Commands() {
 		c.GroupID = group[c.Name()]
-		for _, h := range hiddenCommands {
-			if c.Name() == h {
-				c.Hidden = true
-			}
-		}
 	}
 }
 

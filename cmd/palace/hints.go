@@ -11,8 +11,6 @@ import (
 	"github.com/palacehq/palace/host/pack"
 )
 
-func init() { extraCommands = append(extraCommands, newHintsCmd) }
-
 func newHintsCmd(g *globals) *cobra.Command {
 	var language string
 	cmd := &cobra.Command{

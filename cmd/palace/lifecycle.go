@@ -28,13 +28,7 @@ Exit 0 when allowed, 1 when denied. Nothing is written.`,
 				if err != nil {
 					return err
 				}
-				if err := g.output(res, func(w io.Writer) { printGate(w, res) }); err != nil {
-					return err
-				}
-				if !res.Allow {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(res, func(w io.Writer) { printGate(w, res) }, res.Allow)
 			})
 		},
 	}
@@ -79,14 +73,17 @@ func policyFileNote(file, state string) string {
 	return fmt.Sprintf(" (%s, %s)", escapeControls(file), orDash(state))
 }
 
-// changeOutput prints a lifecycle change; a gate denial prints the gate's
-// answer as the result and exits 1.
-func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) error {
-	if err != nil {
-		g.printDenial(err, res.Gate)
-		return err
-	}
-	return g.output(res, func(w io.Writer) {
+// changing is the RunE of a lifecycle change of the card named by the first
+// argument, printed with verb; a gate denial prints the gate's answer as
+// the result and exits 1.
+func (g *globals) changing(verb string, change func(context.Context, *host.Host, string) (host.ChangeResult, error)) func(*cobra.Command, []string) error {
+	return showing(g, func(ctx context.Context, h *host.Host, args []string) (host.ChangeResult, error) {
+		res, err := change(ctx, h, args[0])
+		if err != nil {
+			g.printDenial(err, res.Gate)
+		}
+		return res, err
+	}, func(w io.Writer, res host.ChangeResult) {
 		p := newPainter(w)
 		fmt.Fprintf(w, "%s %s  %s → %s\n", verb, res.Card.ID, p.status(res.Event.FromStatus), p.status(res.Event.ToStatus))
 		if res.Event.Policy != "" {
@@ -135,12 +132,9 @@ func newPromoteCmd(g *globals) *cobra.Command {
 		Use:   "promote CARD_ID --reason R",
 		Short: "Promote a card through the gate (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Promote(ctx, args[0], req)
-				return g.changeOutput(res, err, string(domain.StatusPromoted))
-			})
-		},
+		RunE: g.changing(string(domain.StatusPromoted), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Promote(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "why the card is ready (required)")
@@ -163,12 +157,9 @@ contests close and it returns to the inline lanes; a demoted card may then be
 promoted again. Exit 1 when the gate denies (nothing is written), 2 when the
 card is not contested, 3 in agent mode.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Resolve(ctx, args[0], req)
-				return g.changeOutput(res, err, "resolved")
-			})
-		},
+		RunE: g.changing("resolved", func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Resolve(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "what the newer verification shows (required)")
@@ -184,12 +175,9 @@ func newDemoteCmd(g *globals) *cobra.Command {
 		Use:   "demote CARD_ID --reason R --counterexample EV…",
 		Short: "Demote a card on counterexample evidence (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Demote(ctx, args[0], req)
-				return g.changeOutput(res, err, string(domain.StatusDemoted))
-			})
-		},
+		RunE: g.changing(string(domain.StatusDemoted), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Demote(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "what the counterexample shows (required)")
@@ -204,12 +192,9 @@ func newRetireCmd(g *globals) *cobra.Command {
 		Use:   "retire CARD_ID --reason R",
 		Short: "Retire a card: kept for audit, never served (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Retire(ctx, args[0], reason)
-				return g.changeOutput(res, err, string(domain.StatusRetired))
-			})
-		},
+		RunE: g.changing(string(domain.StatusRetired), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Retire(ctx, id, reason)
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
 	return cmd
@@ -221,20 +206,17 @@ func newPublishCmd(g *globals) *cobra.Command {
 		Use:   "publish CARD_ID --to repo|global --reason R",
 		Short: "Copy a card one anchor outward with provenance (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Publish(ctx, args[0], req)
-				if err != nil {
-					g.printDenial(err, res.Gate)
-					return err
-				}
-				return g.output(res, func(w io.Writer) {
-					fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
-						res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
-					printExportNote(w, res.Export)
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (host.PublishResult, error) {
+			res, err := h.Publish(ctx, args[0], req)
+			if err != nil {
+				g.printDenial(err, res.Gate)
+			}
+			return res, err
+		}, func(w io.Writer, res host.PublishResult) {
+			fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
+				res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
+			printExportNote(w, res.Export)
+		}),
 	}
 	cmd.Flags().StringVar(&req.To, "to", "", "repo or global: one step outward")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why the card holds beyond its anchor (required)")

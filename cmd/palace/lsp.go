@@ -14,8 +14,6 @@ import (
 	"github.com/palacehq/palace/lsp"
 )
 
-func init() { extraCommands = append(extraCommands, newLSPCmd) }
-
 func newLSPCmd(g *globals) *cobra.Command {
 	var logFile string
 	var stdio bool

@@ -9,13 +9,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/mailbox"
 )
-
-func init() { extraCommands = append(extraCommands, newMailboxCmd) }
 
 func newMailboxCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -140,16 +139,11 @@ written in either case.
 	return cmd
 }
 
-// letterFlags are file's flags that describe the letter.
-var letterFlags = []string{"agent", "class", "what", "repo", "tool", "expected", "snippet", "kind", "answers", "external", "ts"}
-
-func letterFlagSet(cmd *cobra.Command) bool {
-	for _, name := range letterFlags {
-		if cmd.Flags().Changed(name) {
-			return true
-		}
-	}
-	return false
+// letterFlagSet says whether a flag of file, each of which describes the
+// letter, was given.
+func letterFlagSet(cmd *cobra.Command) (set bool) {
+	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { set = set || f.Changed })
+	return set
 }
 
 func newMailboxDistributeCmd(g *globals) *cobra.Command {
@@ -266,13 +260,7 @@ this checkout's box and the global box. FILE paths are relative to --cwd.
 				if err != nil {
 					return err
 				}
-				if err := g.output(rep, func(w io.Writer) { printFindings(w, g.stderr, rep) }); err != nil {
-					return err
-				}
-				if rep.Errors > 0 {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(rep, func(w io.Writer) { printFindings(w, g.stderr, rep) }, rep.Errors == 0)
 			})
 		},
 	}
@@ -337,6 +325,6 @@ func printFindings(w, stderr io.Writer, rep mail.CheckReport) {
 		fmt.Fprintln(stderr, "palace: no box to check (this checkout has no .palace/inbox.jsonl and there is no global box)")
 	case len(rep.Findings) > 0:
 		fmt.Fprintf(stderr, "palace mailbox check: %s, %s in %s\n",
-			plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), boxes(len(rep.Checked)))
+			plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), plural(len(rep.Checked), "box"))
 	}
 }

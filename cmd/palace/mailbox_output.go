@@ -185,13 +185,6 @@ func printDistribution(w io.Writer, d mail.Distribution) {
 	}
 }
 
-func boxes(n int) string {
-	if n == 1 {
-		return "1 box"
-	}
-	return fmt.Sprintf("%d boxes", n)
-}
-
 func pluralVerb(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one

@@ -10,8 +10,6 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-func init() { extraCommands = append(extraCommands, newMaintenanceCmd) }
-
 func newMaintenanceCmd(g *globals) *cobra.Command {
 	var vacuum bool
 	var days int
@@ -35,21 +33,17 @@ giving the space back to the filesystem. Human mode only.`,
 			if days < 0 {
 				return usageError{fmt.Sprintf("--keep-days %d is negative: pass a number of days ≥ 1", days)}
 			}
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				r, err := h.Maintenance(ctx, days, vacuum)
-				if err != nil {
-					return err
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.MaintenanceReport, error) {
+				return h.Maintenance(ctx, days, vacuum)
+			}, func(w io.Writer, r host.MaintenanceReport) {
+				fmt.Fprintf(w, "dropped %d request records older than %d days", r.Pruned, r.KeepDays)
+				if r.Vacuumed {
+					fmt.Fprint(w, "; rebuilt the file")
 				}
-				return g.output(r, func(w io.Writer) {
-					fmt.Fprintf(w, "dropped %d request records older than %d days", r.Pruned, r.KeepDays)
-					if r.Vacuumed {
-						fmt.Fprint(w, "; rebuilt the file")
-					}
-					fmt.Fprintf(w, "\ndatabase %.1f MB → %.1f MB (free %.1f MB, WAL %.1f MB); %d request records kept, %d daily rollup rows\n",
-						float64(r.Before.FileBytes+r.Before.WALBytes)/(1<<20), float64(r.After.FileBytes+r.After.WALBytes)/(1<<20),
-						float64(r.After.FreeBytes)/(1<<20), float64(r.After.WALBytes)/(1<<20), r.After.Requests, r.After.DailyRows)
-				})
-			})
+				fmt.Fprintf(w, "\ndatabase %.1f MB → %.1f MB (free %.1f MB, WAL %.1f MB); %d request records kept, %d daily rollup rows\n",
+					float64(r.Before.FileBytes+r.Before.WALBytes)/(1<<20), float64(r.After.FileBytes+r.After.WALBytes)/(1<<20),
+					float64(r.After.FreeBytes)/(1<<20), float64(r.After.WALBytes)/(1<<20), r.After.Requests, r.After.DailyRows)
+			})(cmd, nil)
 		},
 	}
 	f := cmd.Flags()

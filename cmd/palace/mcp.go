@@ -12,8 +12,6 @@ import (
 	palacemcp "github.com/palacehq/palace/mcp"
 )
 
-func init() { extraCommands = append(extraCommands, newMCPCmd) }
-
 func newMCPCmd(g *globals) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{

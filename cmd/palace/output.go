@@ -32,6 +32,14 @@ func (g *globals) output(v any, text func(w io.Writer)) error {
 	return nil
 }
 
+// nonNil makes a nil list an empty one, which JSON prints as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }

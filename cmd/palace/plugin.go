@@ -10,8 +10,6 @@ import (
 	"github.com/palacehq/palace/plugins"
 )
 
-func init() { extraCommands = append(extraCommands, newPluginCmd) }
-
 func newPluginCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
@@ -42,13 +40,7 @@ Exit codes: 0 it would load · 1 it would not · 2 the file cannot be read.`,
 				return err
 			}
 			rep := plugins.Inspect(path, b)
-			if err := g.output(rep, func(w io.Writer) { fmt.Fprint(w, rep.String()) }); err != nil {
-				return err
-			}
-			if !rep.WouldLoad {
-				return exitError{1}
-			}
-			return nil
+			return g.verdict(rep, func(w io.Writer) { fmt.Fprint(w, rep.String()) }, rep.WouldLoad)
 		},
 	}
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/palacehq/palace/policies"
 )
 
-func init() { extraCommands = append(extraCommands, newPolicyCmd) }
-
 func newPolicyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -27,15 +25,10 @@ a later source's package replaces an earlier one's whole.
 Exit codes: 0 ok · 1 a "no" (errors found, a test failed, the gate denied)
 · 2 bad usage or input · 4 internal error.`,
 	}
-	cmd.AddCommand(newPolicyListCmd(g), newPolicyCheckCmd(g), newPolicyEvalCmd(g), newPolicyTestCmd(g), newPolicyFmtCmd(g))
-	for _, add := range extraPolicyCommands {
-		cmd.AddCommand(add(g))
-	}
+	cmd.AddCommand(newPolicyListCmd(g), newPolicyCheckCmd(g), newPolicyEvalCmd(g), newPolicyTestCmd(g), newPolicyFmtCmd(g),
+		newPolicyDefaultsCmd(g), newPolicyNewCmd(g))
 	return cmd
 }
-
-// extraPolicyCommands lets policy subcommands register from their own file.
-var extraPolicyCommands []func(*globals) *cobra.Command
 
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),
@@ -275,13 +268,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 				}
 				return usageError{err.Error()}
 			}
-			if err := g.output(rep, func(w io.Writer) { printTests(w, rep, verbose) }); err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return exitError{1}
-			}
-			return nil
+			return g.verdict(rep, func(w io.Writer) { printTests(w, rep, verbose) }, rep.OK())
 		},
 	}
 	cmd.Flags().StringVar(&run, "run", "", "run only tests whose package.name matches this regular expression")
@@ -385,14 +372,12 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 			if len(errs) > 0 {
 				return g.policyErrors(g.stdout, errs)
 			}
-			if changed == nil {
-				changed = []string{}
-			}
+			changed = nonNil(changed)
 			res := map[string]any{"check": check, "files": len(paths), "unformatted": changed}
 			if !check {
 				res = map[string]any{"check": check, "files": len(paths), "formatted": changed}
 			}
-			if err := g.output(res, func(w io.Writer) {
+			return g.verdict(res, func(w io.Writer) {
 				for _, c := range changed {
 					if check {
 						fmt.Fprintf(w, "%s: not formatted\n", c)
@@ -403,13 +388,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 				if len(changed) == 0 {
 					fmt.Fprintf(w, "ok: %s already formatted\n", plural(len(paths), "file"))
 				}
-			}); err != nil {
-				return err
-			}
-			if check && len(changed) > 0 {
-				return exitError{1}
-			}
-			return nil
+			}, !check || len(changed) == 0)
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "report unformatted files and exit 1 instead of rewriting them")

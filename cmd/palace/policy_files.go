@@ -5,14 +5,11 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/policies"
 	"github.com/spf13/cobra"
 )
-
-func init() {
-	extraPolicyCommands = append(extraPolicyCommands, newPolicyDefaultsCmd, newPolicyNewCmd)
-}
 
 func newPolicyDefaultsCmd(g *globals) *cobra.Command {
 	var out string
@@ -62,7 +59,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 		Short:     "Write a team policy skeleton for POINT (gate, scope, lanes, mailbox, research) with a passing test",
 		Long:      `Write POINT.rego and POINT_test.rego into --out (default .palace/policies of the current directory). The policy starts as the embedded default; its test passes with palace policy test and with stock opa test beside palace policy defaults. Existing files are never overwritten. Nothing is written through a symbolic link inside the checkout (a linked .palace or .palace/policies, or a link in a file's place, even a dangling one): the link is named, the exit code is 2, and nothing is written.`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: pointNames(),
+		ValidArgs: domain.Strings(policies.Points),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := policies.Scaffold(policies.Point(args[0]))
 			if err != nil {
@@ -88,12 +85,4 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder to write into (default .palace/policies)")
 	return cmd
-}
-
-func pointNames() []string {
-	var out []string
-	for _, p := range policies.Points {
-		out = append(out, string(p))
-	}
-	return out
 }

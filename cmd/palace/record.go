@@ -17,20 +17,14 @@ func newInitCmd(g *globals) *cobra.Command {
 		Use:   "init",
 		Short: "Create the palace home and database (idempotent)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Init(ctx)
-				if err != nil {
-					return err
-				}
-				return g.output(res, func(w io.Writer) {
-					fmt.Fprintf(w, "palace home   %s\ndatabase      %s (schema v%d)\npolicies      %s\n", res.Home, res.Database, res.SchemaVersion, res.PolicyDir)
-					if res.Anchor.Kind != "" {
-						fmt.Fprintf(w, "anchor here   %s %s\n", res.Anchor.Kind, res.Anchor.Identity)
-					}
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.InitResult, error) {
+			return h.Init(ctx)
+		}, func(w io.Writer, res host.InitResult) {
+			fmt.Fprintf(w, "palace home   %s\ndatabase      %s (schema v%d)\npolicies      %s\n", res.Home, res.Database, res.SchemaVersion, res.PolicyDir)
+			if res.Anchor.Kind != "" {
+				fmt.Fprintf(w, "anchor here   %s %s\n", res.Anchor.Kind, res.Anchor.Identity)
+			}
+		}),
 	}
 }
 

@@ -11,8 +11,6 @@ import (
 	"github.com/palacehq/palace/host/research"
 )
 
-func init() { extraCommands = append(extraCommands, newResearchCmd) }
-
 const researchContract = `A report is one JSON object:
 
   {"report_id": "rr-2026-11-ssr", "title": "…", "about": "project",
@@ -82,13 +80,9 @@ func (g *globals) research(cmd *cobra.Command, file, action, anchor string) erro
 	if err != nil {
 		return err
 	}
-	return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-		plan, err := h.Research(ctx, research.Request{Report: b, Name: file, Action: action, Anchor: anchor})
-		if err != nil {
-			return err
-		}
-		return g.output(plan, func(w io.Writer) { printResearch(w, plan) })
-	})
+	return showing(g, func(ctx context.Context, h *host.Host, _ []string) (research.Plan, error) {
+		return h.Research(ctx, research.Request{Report: b, Name: file, Action: action, Anchor: anchor})
+	}, printResearch)(cmd, nil)
 }
 
 func printResearch(w io.Writer, p research.Plan) {

@@ -129,22 +129,13 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	pf.StringVar(&g.home, "home", "", "palace home directory (default $PALACE_HOME or ~/.palace)")
 	pf.StringVar(&g.cwd, "cwd", "", "directory whose anchors apply (default the current directory)")
 	pf.StringVar(&g.mode, "mode", "", "human or agent; PALACE_MODE=agent cannot be raised by this flag")
-	root.AddCommand(
-		newInitCmd(g),
-		newRecordCmd(g),
-		newDistillCmd(g),
-		newEvidenceCmd(g),
-		newCardCmd(g),
-		newGateCmd(g),
-		newPromoteCmd(g),
-		newResolveCmd(g),
-		newDemoteCmd(g),
-		newRetireCmd(g),
-		newPublishCmd(g),
-		newDoctorCmd(g),
-		newVersionCmd(g),
-	)
-	for _, add := range extraCommands {
+	for _, add := range []func(*globals) *cobra.Command{
+		newInitCmd, newRecordCmd, newDistillCmd, newEvidenceCmd, newCardCmd, newGateCmd, newPromoteCmd, newResolveCmd,
+		newDemoteCmd, newRetireCmd, newPublishCmd, newDoctorCmd, newVersionCmd, newAdoptCmd, newAdoptionCmd, newAuditCmd,
+		newBenchCmd, newBriefCmd, newContextCmd, newExportCmd, newImportCmd, newHintsCmd, newLSPCmd, newMailboxCmd,
+		newMaintenanceCmd, newMCPCmd, newPluginCmd, newPolicyCmd, newResearchCmd, newSyncCmd, newCardsCmd, newUICmd,
+		newVerifyCmd, newWorkspaceCmd,
+	} {
 		root.AddCommand(add(g))
 	}
 	root.SetVersionTemplate("palace {{.Version}}\n")
@@ -158,9 +149,6 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	markUsageErrors(root)
 	return root
 }
-
-// extraCommands lets each command family register itself from its own file.
-var extraCommands []func(*globals) *cobra.Command
 
 // hostOptions builds host options from the globals.
 func (g *globals) hostOptions() (host.Options, error) {
@@ -189,6 +177,29 @@ func (g *globals) withHost(cmd *cobra.Command, fn func(context.Context, *host.Ho
 	}
 	defer h.Close()
 	return fn(ctx, h)
+}
+
+// showing is a RunE that runs fn on the host with the command's arguments
+// and prints what it returns: as JSON, or with text for the human form.
+func showing[T any](g *globals, fn func(context.Context, *host.Host, []string) (T, error), text func(io.Writer, T)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+			v, err := fn(ctx, h, args)
+			if err != nil {
+				return err
+			}
+			return g.output(v, func(w io.Writer) { text(w, v) })
+		})
+	}
+}
+
+// verdict prints v as output does and then exits 1 unless ok: a "no"
+// (a denial, a failed check) printed as the command's result.
+func (g *globals) verdict(v any, text func(io.Writer), ok bool) error {
+	if err := g.output(v, text); err != nil || ok {
+		return err
+	}
+	return exitError{1}
 }
 
 func (g *globals) json() bool { return g.format == "json" }

@@ -13,8 +13,6 @@ import (
 	"github.com/palacehq/palace/host/teamsync"
 )
 
-func init() { extraCommands = append(extraCommands, newSyncCmd, newCardsCmd) }
-
 func newSyncCmd(g *globals) *cobra.Command {
 	var req teamsync.SyncRequest
 	var resolve []string
@@ -250,20 +248,14 @@ creates no palace home. 'palace cards codes' lists the codes.`,
 			if err != nil {
 				return err
 			}
-			if err := g.output(rep, func(w io.Writer) {
+			return g.verdict(rep, func(w io.Writer) {
 				for _, f := range rep.Findings {
 					fmt.Fprintln(w, escapeControls(f.String()))
 				}
 				if len(rep.Findings) > 0 {
 					fmt.Fprintf(g.stderr, "palace cards check: %s, %s in %s\n", plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), plural(len(rep.Checked), "file"))
 				}
-			}); err != nil {
-				return err
-			}
-			if rep.Errors > 0 {
-				return exitError{1}
-			}
-			return nil
+			}, rep.Errors == 0)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Staged, "staged", false, "check the staged version of each card file (what is being committed)")

@@ -16,8 +16,6 @@ import (
 	"github.com/palacehq/palace/ui"
 )
 
-func init() { extraCommands = append(extraCommands, newUICmd) }
-
 func newUICmd(g *globals) *cobra.Command {
 	var addr string
 	var open bool

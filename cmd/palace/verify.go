@@ -10,8 +10,6 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-func init() { extraCommands = append(extraCommands, newVerifyCmd) }
-
 func newVerifyCmd(g *globals) *cobra.Command {
 	var req host.VerifyRequest
 	cmd := &cobra.Command{
@@ -34,15 +32,9 @@ end of a file, a symbol no longer defined: point it at the code's new place
 with --evidence, or demote it), 2 for bad input (an unknown card, a card or
 evidence citing no file of this checkout, outside git).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Verify(ctx, args[0], req)
-				if err != nil {
-					return err
-				}
-				return g.output(res, func(w io.Writer) { printVerify(w, res) })
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (host.VerifyResult, error) {
+			return h.Verify(ctx, args[0], req)
+		}, printVerify),
 	}
 	f := cmd.Flags()
 	listFlag(f, &req.Evidence, "evidence", "verify against the code this evidence cites")

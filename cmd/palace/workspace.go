@@ -10,8 +10,6 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-func init() { extraCommands = append(extraCommands, newWorkspaceCmd) }
-
 func newWorkspaceCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workspace show|allow-all-repos|deny-all-repos",
@@ -28,15 +26,9 @@ reads what they ask for.`,
 		Use:   "show",
 		Short: "Show what agents may read from this checkout (read-only)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				acc, err := h.WorkspaceAccess(ctx)
-				if err != nil {
-					return err
-				}
-				return g.output(acc, func(w io.Writer) { printWorkspace(w, acc) })
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.WorkspaceAccess, error) {
+			return h.WorkspaceAccess(ctx)
+		}, printWorkspace),
 	}
 	set := func(allowed bool, use, short string) *cobra.Command {
 		var reason string
@@ -44,15 +36,9 @@ reads what they ask for.`,
 			Use:   use + " [--reason R]",
 			Short: short,
 			Args:  cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-					acc, err := h.SetAllRepos(ctx, allowed, reason)
-					if err != nil {
-						return err
-					}
-					return g.output(acc, func(w io.Writer) { printWorkspace(w, acc) })
-				})
-			},
+			RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.WorkspaceAccess, error) {
+				return h.SetAllRepos(ctx, allowed, reason)
+			}, printWorkspace),
 		}
 		c.Flags().StringVar(&reason, "reason", "", "why, in a sentence (kept with the decision)")
 		return c

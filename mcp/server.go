@@ -30,7 +30,6 @@ type Options struct {
 type Server struct {
 	h      *host.Host
 	srv    *sdk.Server
-	tools  []tool
 	log    *slog.Logger
 	hidden map[string]bool
 	res    cardResources
@@ -65,7 +64,6 @@ func New(h *host.Host, opts Options) *Server {
 		if s.hidden[t.def.Name] {
 			continue
 		}
-		s.tools = append(s.tools, t)
 		call := t.call
 		s.srv.AddTool(t.def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return call(ctx, req.Params.Arguments), nil
@@ -95,15 +93,6 @@ func (s *Server) resyncAfterCardChange(next sdk.MethodHandler) sdk.MethodHandler
 		}
 		return res, err
 	}
-}
-
-// ToolNames lists the tools this server offers, in tools/list order.
-func (s *Server) ToolNames() []string {
-	names := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		names[i] = t.def.Name
-	}
-	return names
 }
 
 // Connect serves one session on t (tests use the SDK's in-memory

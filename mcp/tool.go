@@ -25,9 +25,9 @@ type tool struct {
 
 // output is what a tool returns. On success Value becomes the result's
 // structuredContent (it must marshal to a JSON object) and Text the text
-// content a model reads, defaulting to Value's JSON. On failure only
-// Partial is kept: an answer that explains the error (a gate's reasons
-// for a denied promote), shown as JSON after the message.
+// content a model reads, defaulting to Value's JSON; Partial is dropped.
+// On failure only Partial is kept: an answer that explains the error (a
+// gate's reasons for a denied promote), shown as JSON after the message.
 type output struct {
 	Value   any
 	Text    string

@@ -11,6 +11,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -41,6 +42,14 @@ const (
 	ToolPublish     = "palace_publish"
 	ToolResolve     = "palace_resolve"
 	ToolAuditAction = "palace_audit_action"
+	// ToolLink adds evidence to an existing card.
+	ToolLink = "palace_link"
+	// ToolVerify records a verification of a card against the code as it is
+	// now (palace verify).
+	ToolVerify = "palace_verify"
+	// The feedback-loop tools: adoption signals and research reports.
+	ToolFeedback = "palace_feedback"
+	ToolResearch = "palace_research"
 )
 
 // HumanOnlyTools are the tools only a human-mode server offers (a floor no policy lifts:
@@ -49,29 +58,14 @@ const (
 var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolResolve, ToolAuditAction}
 
 // catalogue is every tool; New drops the human-only ones in agent mode.
-// (tools/list orders them by name.) Tool families in files of their own
-// register through extraTools.
+// (tools/list orders them by name.)
 func (s *Server) catalogue() []tool {
-	var ts []tool
-	for _, add := range extraTools {
-		ts = append(ts, add(s)...)
+	return []tool{
+		s.contextTool(), s.briefTool(), s.recordTool(), s.distillTool(), s.gateTool(), s.cardsTool(), s.linkTool(),
+		s.verifyTool(), s.feedbackTool(), s.researchTool(), s.mailboxFileTool(),
+		s.promoteTool(), s.demoteTool(), s.retireTool(), s.publishTool(), s.resolveTool(), s.auditActionTool(),
 	}
-	ts = append(ts,
-		s.recordTool(),
-		s.distillTool(),
-		s.gateTool(),
-		s.cardsTool(),
-		s.promoteTool(),
-		s.demoteTool(),
-		s.retireTool(),
-		s.publishTool(),
-		s.resolveTool(),
-	)
-	return ts
 }
-
-// extraTools lets a tool family register itself from its own file.
-var extraTools []func(*Server) []tool
 
 type recordArgs struct {
 	Content    string   `json:"content" jsonschema:"The evidence itself: what you saw, ran, read or were told (a command and its output, a failing test, a doc passage, a user's correction). Plain text, up to 1 MiB. Never a context pack or brief palace gave you."`
@@ -269,4 +263,97 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// contextArgs mirror the flags of `palace context`.
+type contextArgs struct {
+	Query             string   `json:"query,omitempty" jsonschema:"What you are about to do, in a few words (the task, the error, the API). Ranks the cards by relevance."`
+	File              string   `json:"file,omitempty" jsonschema:"The file you work on, relative to the workspace or absolute. Cards scoped to paths and languages match it."`
+	Language          string   `json:"language,omitempty" jsonschema:"Language id of the work (go, python, typescript…). Defaults to one derived from file."`
+	Field             string   `json:"field,omitempty" jsonschema:"Knowledge field of the task (build, testing, storage…)."`
+	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…; wakes cards with those intents."`
+	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use (git, make, psql…); wakes cards about them."`
+	Instructions      []string `json:"instructions,omitempty" jsonschema:"Transient instructions for this request only (a user's constraint such as 'no markdown in the answer'): rendered first, never stored."`
+	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Absent or 0 means the default, 8000."`
+	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian (universal law) items. Defaults to 1; 0 leaves them out."`
+	IncludeEvidence   bool     `json:"include_evidence,omitempty" jsonschema:"Add up to five raw evidence rows matching the query."`
+	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Let candidate (not yet promoted) cards compete too, labelled as not authoritative."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Also pull cards of every other repository, each labelled with its origin. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
+	Explain           bool     `json:"explain,omitempty" jsonschema:"Add why-lines and salience breakdowns for skipped cards to the structured result."`
+	DryRun            bool     `json:"dry_run,omitempty" jsonschema:"Write nothing: no lane telemetry. Use it to inspect, not when you will act on the pack."`
+	RequestID         string   `json:"request_id,omitempty" jsonschema:"Fix the request id (tests and reproductions). Defaults to a new id."`
+}
+
+func (s *Server) contextTool() tool {
+	return newTool(ToolContext, "Get the context pack",
+		`Get palace's context pack for the task at hand: the authoritative knowledge cards that apply to this worktree, its repository and global memory (never another repository's unless all_repos), for the file and query you give, in lanes under a character budget, each card with its citations.
+
+Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. With no query, file, field, intent or tool (a session start) it returns the memory's wake-up layer: its laws, foundations and most valued cards. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
+		hints{}, nil,
+		func(ctx context.Context, a contextArgs) (output, error) {
+			pack, err := s.h.Pack().Context(ctx, pack.ContextRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, Instructions: a.Instructions, Budget: a.Budget, DaoTianLimit: a.DaoTianLimit, IncludeEvidence: a.IncludeEvidence, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos, Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID, Fetch: pack.FetchByMCPTool})
+			return output{Value: pack, Text: pack.Rendered}, err
+		}).returning(outputOf[pack.Pack]("The pack: rendered Markdown, its items with citations and why each applies, the selection and the budget."))
+}
+
+// briefArgs mirror the flags of `palace brief`.
+type briefArgs struct {
+	Query             string   `json:"query,omitempty" jsonschema:"What you need to know about, in a few words (a subsystem, an error, a decision)."`
+	File              string   `json:"file,omitempty" jsonschema:"The file you work on, relative to the workspace or absolute."`
+	Language          string   `json:"language,omitempty" jsonschema:"Language id of the work. Defaults to one derived from file."`
+	Field             string   `json:"field,omitempty" jsonschema:"Knowledge field to brief (build, testing, storage…)."`
+	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…"`
+	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use."`
+	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian cards. Defaults to 1; 0 leaves them out."`
+	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Brief candidate cards too (never as key facts)."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Include every repository's cards, labelled. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
+}
+
+func (s *Server) briefTool() tool {
+	return newTool(ToolBrief, "Get a cited brief",
+		`Get a deterministic, cited brief of what palace knows about a topic here: a summary, key facts from authoritative cards with the evidence they cite, the cards with their citations, entities (commands, paths, URLs, identifiers) and unresolved items found in that evidence, reasons for doubt (counterexamples, candidates, expiring cards), and next actions with their commands. No LLM is involved: every line comes from recorded evidence or cards.
+
+Call it before a larger piece of work or when palace_context's pack is not enough to decide; it reads more than a pack and writes nothing. Never record the brief back with palace_record.`,
+		hints{readOnly: true}, nil,
+		func(ctx context.Context, a briefArgs) (output, error) {
+			b, err := s.h.Pack().Brief(ctx, pack.BriefRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, DaoTianLimit: a.DaoTianLimit, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos})
+			return output{Value: b}, err
+		}).returning(outputOf[pack.Brief]("The brief: key facts, next actions and what memory exists."))
+}
+
+type linkArgs struct {
+	ID         string `json:"id" jsonschema:"The card id (kc_…) to add evidence to."`
+	Role       string `json:"role" jsonschema:"What the evidence does for the card: supporting (it backs the claim), verification (you re-checked the claim and it held), teaching (a human taught it) or counterexample (it contradicts or limits the claim)."`
+	EvidenceID string `json:"evidence_id" jsonschema:"The evidence id (ev_…) from palace_record. Links point at evidence only, never at cards."`
+	Note       string `json:"note,omitempty" jsonschema:"A short note on why this evidence plays this role."`
+}
+
+func (s *Server) linkTool() tool {
+	return newTool(ToolLink, "Link evidence to a card",
+		`Link recorded evidence to an existing knowledge card in a role. Use it when you verify a candidate card (role verification), find more support for it (supporting), or find a case where it does not hold (counterexample) — then palace_gate tells whether the card now meets its gate.
+
+It never changes a card's status: only a human promotes or demotes. Linking the same evidence in the same role twice changes nothing. Record the evidence first with palace_record.`,
+		hints{idempotent: true}, map[string][]string{"role": domain.Strings(domain.Roles)},
+		func(ctx context.Context, a linkArgs) (output, error) {
+			res, err := s.h.Link(ctx, a.ID, host.LinkRequest{Role: a.Role, EvidenceID: a.EvidenceID, Note: a.Note})
+			return output{Value: res}, err
+		}).returning(outputOf[host.LinkResult]("The link and the card's evidence counts."))
+}
+
+type verifyArgs struct {
+	ID       string   `json:"id" jsonschema:"The card id (kc_…) to verify against the code."`
+	Evidence []string `json:"evidence,omitempty" jsonschema:"Evidence ids (ev_…) whose cited code to verify against instead of the card's own citations: evidence you recorded (palace_record with source_ref path#L10-L24) where the code moved to."`
+	Note     string   `json:"note,omitempty" jsonschema:"What you checked, one line."`
+}
+
+func (s *Server) verifyTool() tool {
+	return newTool(ToolVerify, "Verify a card against the code",
+		`Re-check a card against the code it cites, as that code is now. Use it when a context pack marks a card stale (the code its evidence cites changed): read the code, and when the card still holds, call this. palace records what the code says now as verification evidence and links it, so the card is fresh again; moved lines and renamed files are followed.
+
+It never changes a card's status. When the cited code is gone (a deleted file, removed lines), it fails naming it: record evidence citing where the code is now and pass its id in evidence, or tell the user the card may need demoting.`,
+		hints{idempotent: true}, nil,
+		func(ctx context.Context, a verifyArgs) (output, error) {
+			res, err := s.h.Verify(ctx, a.ID, host.VerifyRequest{Evidence: a.Evidence, Note: a.Note})
+			return output{Value: res}, err
+		}).returning(outputOf[host.VerifyResult]("The verification recorded and the card after it."))
 }

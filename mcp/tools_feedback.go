@@ -9,17 +9,8 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/adoption"
 	"github.com/palacehq/palace/host/research"
+	"github.com/palacehq/palace/mailbox"
 )
-
-// The feedback-loop tools: adoption signals and research reports.
-const (
-	ToolFeedback = "palace_feedback"
-	ToolResearch = "palace_research"
-)
-
-func init() {
-	extraTools = append(extraTools, func(s *Server) []tool { return []tool{s.feedbackTool(), s.researchTool()} })
-}
 
 type feedbackArgs struct {
 	Signal        string `json:"signal" jsonschema:"used: a card from the pack helped and you acted on it. accepted: the user accepted work that followed it. rejected: it did not fit this task (say why in note). rollback: advice from it had to be undone. miss: you needed knowledge the pack did not give (note says what). contradiction: what you saw contradicts the card (evidence_id: the evidence you recorded). neutral: seen, made no difference."`
@@ -41,10 +32,7 @@ Signals are evidence, not authority: they never change a card's status or count 
 		hints{}, map[string][]string{"signal": adoption.Signals},
 		func(ctx context.Context, a feedbackArgs) (output, error) {
 			res, err := s.h.Adoption().Adopt(ctx, adoption.Request{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note, Query: a.Query, Field: a.Field, EvidenceID: a.EvidenceID, AllowWarnings: a.AllowWarnings, CheckOnly: a.CheckOnly})
-			if err != nil {
-				return output{Partial: res}, err
-			}
-			return output{Value: res}, nil
+			return output{Value: res, Partial: res}, err
 		})
 }
 
@@ -83,9 +71,38 @@ Research never creates or promotes a card: distill a suggestion with palace_dist
 				return output{}, invalidArg("report", "report or file is required: the report JSON object, or the path of its file")
 			}
 			plan, err := s.h.Research(ctx, research.Request{Report: b, Name: name, Action: a.Action, Anchor: a.Anchor})
-			if err != nil {
-				return output{Partial: plan}, err
-			}
-			return output{Value: plan}, nil
+			return output{Value: plan, Partial: plan}, err
 		})
+}
+
+// mailboxFileArgs are a letter's fields but ts, which the
+// server stamps.
+type mailboxFileArgs struct {
+	Class    string   `json:"class" jsonschema:"What kind of report: tool_error, missing_doc, wrong_doc, unexpected_behavior, feature_request, question… (a short snake_case word)."`
+	What     string   `json:"what" jsonschema:"What happened, in one or two sentences a maintainer can act on."`
+	Repo     string   `json:"repo,omitempty" jsonschema:"The project the letter is about: a path or a remote such as github.com/org/name. Omit for a letter about no project (it goes to the global box)."`
+	Tool     string   `json:"tool,omitempty" jsonschema:"The tool or command involved."`
+	Expected string   `json:"expected,omitempty" jsonschema:"What you expected instead."`
+	Snippet  string   `json:"snippet,omitempty" jsonschema:"A short excerpt: the error message, the command line. Never a secret."`
+	Kind     string   `json:"kind,omitempty" jsonschema:"triage or receipt closes the letters listed in answers; any other value is a plain reply. Leave it out for a new report."`
+	Answers  []string `json:"answers,omitempty" jsonschema:"Ids (12 hex characters) of the letters this one replies to."`
+	External string   `json:"external,omitempty" jsonschema:"Where the report is tracked outside palace (an issue URL, a ticket id); marks it external."`
+	Agent    string   `json:"agent,omitempty" jsonschema:"Who writes the letter. Defaults to this server's agent name ($PALACE_AGENT)."`
+}
+
+func (s *Server) mailboxFileTool() tool {
+	return newTool(ToolMailboxFile, "File a field report",
+		`File a field report (a letter) in palace's mailbox when something in your environment fails you: a tool that errors, a doc that is missing or wrong, a behaviour that contradicts what you were told. The letter is appended to the spool and later distributed to the named project's box, where humans triage it.
+
+The letter is scanned for secrets first: one that contains a secret is refused and nothing is written. Filing never changes memory (evidence or cards); use palace_record for what you learned. Returns the letter's id.`,
+		hints{}, nil,
+		func(ctx context.Context, a mailboxFileArgs) (output, error) {
+			l := mailbox.Letter{Agent: a.Agent, Class: a.Class, What: a.What, Repo: a.Repo, Tool: a.Tool,
+				Expected: a.Expected, Snippet: a.Snippet, Kind: a.Kind, Answers: a.Answers}
+			if a.External != "" {
+				l.External = mailbox.External{Set: true, Ref: a.External}
+			}
+			filed, err := s.h.Mail().File(ctx, l)
+			return output{Value: filed}, err
+		}).returning(outputOf[mailbox.Filed]("The filed letter's id and where it waits."))
 }

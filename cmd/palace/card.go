@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -216,13 +217,8 @@ func eventData(b json.RawMessage) []string {
 	if json.Unmarshal(b, &m) != nil {
 		return []string{compactJSON(b)}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var lines []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		lines = append(lines, strings.ReplaceAll(k, "_", " ")+": "+dataValue(k, m[k]))
 	}
 	return lines

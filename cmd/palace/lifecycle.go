@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -50,13 +51,8 @@ func printGate(w io.Writer, g gatekeep.Result) {
 		fmt.Fprintf(w, "  - %s\n", escapeControls(r))
 	}
 	if len(g.Missing) > 0 {
-		roles := make([]string, 0, len(g.Missing))
-		for r := range g.Missing {
-			roles = append(roles, r)
-		}
-		sort.Strings(roles)
 		fmt.Fprint(w, "  missing:")
-		for _, r := range roles {
+		for _, r := range slices.Sorted(maps.Keys(g.Missing)) {
 			fmt.Fprintf(w, " %d %s", g.Missing[r], r)
 		}
 		fmt.Fprintln(w)

@@ -142,35 +142,25 @@ func (p painter) dim(s string) string { return p.paint("2", s) }
 // through truncate, paint and printTable); JSON output is escaped by the
 // encoder instead.
 func escapeControls(s string) string {
-	i := 0
-	for i < len(s) {
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if needsEscape(r, size) {
-			break
+			b.WriteString(s[done:i])
+			if size == 1 { // an ASCII control, or a byte that is not UTF-8
+				fmt.Fprintf(&b, "\\x%02x", s[i])
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+			done = i + size
 		}
 		i += size
 	}
-	if i == len(s) {
+	if done == 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case needsEscape(r, size) && r < 0x80:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case needsEscape(r, size):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
+	return b.String() + s[done:]
 }
 
 func needsEscape(r rune, size int) bool {

@@ -1,3 +1,5 @@
+// Command palace is the one binary: its subcommands parse flags and call
+// host. It holds no logic of its own beyond presenting results.
 package main
 
 import (
@@ -49,6 +51,8 @@ func usageHint(cmd *cobra.Command) string {
 }
 
 func (e usageError) Error() string { return e.msg }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // run executes one palace invocation and returns its exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -159,19 +163,14 @@ func (g *globals) hostOptions() (host.Options, error) {
 	return host.Options{Home: g.home, Cwd: g.cwd, Mode: mode, DeferCreate: g.deferCreate}, nil
 }
 
-// open opens the host for one command.
-func (g *globals) open(ctx context.Context) (*host.Host, error) {
-	opts, err := g.hostOptions()
-	if err != nil {
-		return nil, err
-	}
-	return host.Open(ctx, opts)
-}
-
 // withHost opens the host, runs fn, and closes it.
 func (g *globals) withHost(cmd *cobra.Command, fn func(context.Context, *host.Host) error) error {
 	ctx := cmd.Context()
-	h, err := g.open(ctx)
+	opts, err := g.hostOptions()
+	if err != nil {
+		return err
+	}
+	h, err := host.Open(ctx, opts)
 	if err != nil {
 		return err
 	}

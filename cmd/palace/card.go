@@ -95,26 +95,15 @@ func printCard(w io.Writer, c host.Card) {
 	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, escapeControls(c.Anchor.Identity))
 	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, escapeControls(c.Field))
 	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
-	if s := c.Scope.String(); s != "" {
-		fmt.Fprintf(t, "  scope\t%s\n", escapeControls(s))
-	}
-	if s := triggerLine(c.Trigger); s != "" {
-		fmt.Fprintf(t, "  trigger\t%s\n", escapeControls(s))
-	}
+	review := ""
 	if c.ReviewAfter != "" || c.ExpiresAt != "" {
-		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", escapeControls(orDash(c.ReviewAfter)), escapeControls(orDash(c.ExpiresAt)))
+		review = orDash(c.ReviewAfter) + " / " + orDash(c.ExpiresAt)
 	}
-	if c.OriginCard != "" {
-		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
-	}
-	if c.Supersedes != "" {
-		fmt.Fprintf(t, "  supersedes\t%s\n", c.Supersedes)
-	}
-	if len(c.SupersededBy) > 0 {
-		fmt.Fprintf(t, "  superseded by\t%s\n", strings.Join(c.SupersededBy, ", "))
-	}
-	if c.PublishedTo != "" {
-		fmt.Fprintf(t, "  published to\t%s\n", c.PublishedTo)
+	for _, row := range [][2]string{{"scope", c.Scope.String()}, {"trigger", triggerLine(c.Trigger)}, {"review/expiry", review},
+		{"published from", c.OriginCard}, {"supersedes", c.Supersedes}, {"superseded by", strings.Join(c.SupersededBy, ", ")}, {"published to", c.PublishedTo}} {
+		if row[1] != "" {
+			fmt.Fprintf(t, "  %s\t%s\n", row[0], escapeControls(row[1]))
+		}
 	}
 	fmt.Fprintf(t, "  evidence\t%s\n", countsLine(c.Counts))
 	if c.Contest != nil {

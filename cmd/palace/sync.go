@@ -167,13 +167,11 @@ func printSync(w io.Writer, rep teamsync.SyncReport) {
 		fmt.Fprintf(w, "%s\n", p.paint("1;31", "conflict "+c.CardID+" ("+c.Path+"): changed in the committed file and in this palace"))
 		fmt.Fprint(w, indentBlock(c.Diff))
 	}
+	format := "%s: %d exported, %d imported, %d held, %s, %d unchanged\n"
 	if rep.DryRun {
-		fmt.Fprintf(w, "%s (dry run, nothing written): would export %d, import %d, hold %d; %s, %d unchanged\n", rep.Dir,
-			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
-	} else {
-		fmt.Fprintf(w, "%s: %d exported, %d imported, %d held, %s, %d unchanged\n", rep.Dir,
-			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
+		format = "%s (dry run, nothing written): would export %d, import %d, hold %d; %s, %d unchanged\n"
 	}
+	fmt.Fprintf(w, format, rep.Dir, len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
 	if rep.Pending > 0 {
 		fmt.Fprintf(w, "%s written by palace and not committed yet: commit them to share them\n", plural(rep.Pending, "card file"))
 	}

@@ -42,17 +42,30 @@ func (g *globals) policySources(ctx context.Context, dir string) (policies.Sourc
 		return policies.Sources{}, policies.Options{}, err
 	}
 	src, popts, err := host.PolicyConfigFor(ctx, opts)
+	if err != nil || dir == "" {
+		return src, popts, err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+	}
+	return host.PolicyDirSources(dir), popts, nil
+}
+
+// writePolicyFiles writes files into dir (replacing files already there, or
+// never) and prints the paths written, then next when it is not empty.
+func (g *globals) writePolicyFiles(dir string, files map[string][]byte, replace bool, next string) error {
+	written, err := host.WritePolicyFiles(dir, files, replace)
 	if err != nil {
-		return policies.Sources{}, policies.Options{}, err
+		return err
 	}
-	if dir != "" {
-		fi, err := os.Stat(dir)
-		if err != nil || !fi.IsDir() {
-			return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+	return g.output(map[string]any{"dir": dir, "files": written}, func(w io.Writer) {
+		for _, f := range written {
+			fmt.Fprintln(w, f)
 		}
-		src = host.PolicyDirSources(dir)
-	}
-	return src, popts, nil
+		if next != "" {
+			fmt.Fprintf(w, next, written[0], dir)
+		}
+	})
 }
 
 // policyErrors prints located policy errors, one `file:line:col: code:
@@ -462,15 +475,7 @@ naming the link (exit 2), and nothing is written.`,
 			if err != nil {
 				return err
 			}
-			written, err := host.WritePolicyFiles(out, files, true)
-			if err != nil {
-				return err
-			}
-			return g.output(map[string]any{"dir": out, "files": written}, func(w io.Writer) {
-				for _, f := range written {
-					fmt.Fprintln(w, f)
-				}
-			})
+			return g.writePolicyFiles(out, files, true, "")
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder to write into (created if missing)")
@@ -496,16 +501,7 @@ func newPolicyNewCmd(g *globals) *cobra.Command {
 					out = filepath.Join(g.cwd, out)
 				}
 			}
-			written, err := host.WritePolicyFiles(out, files, false)
-			if err != nil {
-				return err
-			}
-			return g.output(map[string]any{"dir": out, "files": written}, func(w io.Writer) {
-				for _, f := range written {
-					fmt.Fprintln(w, f)
-				}
-				fmt.Fprintf(w, "next: edit %s, then palace policy test %s\n", written[0], out)
-			})
+			return g.writePolicyFiles(out, files, false, "next: edit %s, then palace policy test %s\n")
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder to write into (default .palace/policies)")

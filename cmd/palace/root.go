@@ -143,7 +143,9 @@ through gates, and assembles bounded, cited context packs for agents.`,
 		root.AddCommand(add(g))
 	}
 	root.SetVersionTemplate("palace {{.Version}}\n")
-	root.SetUsageTemplate(usageTemplate)
+	// cobra's own usage template, with the flag lists rendered by flagUsages.
+	root.SetUsageTemplate(strings.NewReplacer(".LocalFlags.FlagUsages", "flagUsages .LocalFlags",
+		".InheritedFlags.FlagUsages", "flagUsages .InheritedFlags").Replace(root.UsageTemplate()))
 	root.SetHelpCommand(newHelpCmd(root))
 	// cobra adds its completion command on first use; add it now so the
 	// tree below gets its flags completed too.

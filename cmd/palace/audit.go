@@ -98,7 +98,7 @@ func printAudit(w io.Writer, rep host.AuditReport) {
 	fmt.Fprintln(t, "ID\tTIER\tANCHOR\tLANE\tFORM\tSAL\tA/S/T/V 30d\tSIGNALS 30d\tREVIEW\tSTATEMENT")
 	for _, r := range rep.Rows {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\t%s\n", r.ID, p.tier(r.Tier), r.Anchor.Kind, r.Lane, r.RenderForm, r.Salience,
-			r.Counts30d.Applied, r.Counts30d.Skipped, r.Counts30d.Trimmed, r.Counts30d.Viewed, signalsCell(r.Signals30d), orDash(dateOnly(r.ReviewAfter)), truncate(r.Statement, 50))
+			r.Counts30d.Applied, r.Counts30d.Skipped, r.Counts30d.Trimmed, r.Counts30d.Viewed, signalLine(r.Signals30d, false), orDash(r.ReviewAfter[:min(10, len(r.ReviewAfter))]), truncate(r.Statement, 50))
 	}
 	t.Flush()
 	for _, r := range rep.Rows {
@@ -142,28 +142,6 @@ func printStaleSection(w io.Writer, cards []audit.StaleCard) {
 			fmt.Fprintf(w, "    repair %s: %s\n      %s\n", r.Action, escapeControls(r.Why), p.dim(r.Command))
 		}
 	}
-}
-
-// signalsCell is a card's adoption signals in a table cell: "used 2 ·
-// rejected 1", "-" for none.
-func signalsCell(m map[string]int) string {
-	var parts []string
-	for _, s := range adoption.Signals {
-		if n := m[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", s, n))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " · ")
-}
-
-func dateOnly(s string) string {
-	if len(s) >= 10 {
-		return s[:10]
-	}
-	return s
 }
 
 func newAuditActionCmd(g *globals) *cobra.Command {
@@ -349,13 +327,16 @@ func newAdoptionCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// signalLine is "used 2 · rejected 1 · …" over every signal kind.
-func signalLine(m map[string]int) string {
-	parts := make([]string, 0, len(adoption.Signals))
+// signalLine is "used 2 · rejected 1 · …" over every signal kind (all), or
+// over those given, "-" for none.
+func signalLine(m map[string]int, all bool) string {
+	var parts []string
 	for _, s := range adoption.Signals {
-		parts = append(parts, fmt.Sprintf("%s %d", s, m[s]))
+		if n := m[s]; all || n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s, n))
+		}
 	}
-	return strings.Join(parts, " · ")
+	return orDash(strings.Join(parts, " · "))
 }
 
 func printAdoptionStats(w io.Writer, st adoption.Stats) {
@@ -363,7 +344,7 @@ func printAdoptionStats(w io.Writer, st adoption.Stats) {
 	if st.Since != "" {
 		since = "since " + st.Since
 	}
-	fmt.Fprintf(w, "%s (%s): %s\n", plural(st.Total, "signal"), since, signalLine(st.Signals))
+	fmt.Fprintf(w, "%s (%s): %s\n", plural(st.Total, "signal"), since, signalLine(st.Signals, true))
 	if len(st.Cards) > 0 {
 		fmt.Fprintln(w, "\nby card:")
 		t := newTable(w)
@@ -378,7 +359,7 @@ func printAdoptionStats(w io.Writer, st adoption.Stats) {
 	if len(st.Fields) > 0 {
 		fmt.Fprintln(w, "\nby field:")
 		for _, f := range st.Fields {
-			fmt.Fprintf(w, "  %-20s %s\n", escapeControls(f.Field), signalLine(f.Signals))
+			fmt.Fprintf(w, "  %-20s %s\n", escapeControls(f.Field), signalLine(f.Signals, true))
 		}
 	}
 }

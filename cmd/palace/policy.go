@@ -76,10 +76,7 @@ func (g *globals) policyErrors(w io.Writer, err error) error {
 		return err
 	}
 	if g.json() {
-		if es == nil {
-			es = policies.Errors{}
-		}
-		printJSON(g.stdout, map[string]any{"ok": false, "errors": es})
+		printJSON(g.stdout, map[string]any{"ok": false, "errors": nonNil(es)})
 	} else {
 		for _, e := range es {
 			fmt.Fprintln(w, e.Error())
@@ -217,14 +214,14 @@ the mailbox rules deny the letter.`,
 				fmt.Fprintf(g.stderr, "palace: %v\n", err)
 				return exitError{1}
 			}
+			v := any(out) // text: the output as JSON, the decision's source on stderr
 			if g.json() {
-				if err := printJSON(g.stdout, map[string]any{"point": point, "output": out, "policy": d}); err != nil {
-					return err
-				}
-			} else {
-				if err := printJSON(g.stdout, out); err != nil {
-					return err
-				}
+				v = map[string]any{"point": point, "output": out, "policy": d}
+			}
+			if err := printJSON(g.stdout, v); err != nil {
+				return err
+			}
+			if !g.json() {
 				p := newPainter(g.stderr)
 				fmt.Fprintln(g.stderr, p.dim(fmt.Sprintf("%s · %s · engine %s · %s", point.Package(), orDash(d.Source), orDash(d.Engine), shortHash(d.Hash))))
 				if d.Fallback != "" {

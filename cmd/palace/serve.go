@@ -38,9 +38,14 @@ The server ends cleanly when stdin closes, once it has answered every request
 it read, or on the first SIGINT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := mcpLogger(g.stderr, logLevel)
-			if err != nil {
-				return err
+			// A log to stderr at --log-level, or none.
+			logger := slog.New(slog.DiscardHandler)
+			if logLevel != "" {
+				var l slog.Level
+				if err := l.UnmarshalText([]byte(logLevel)); err != nil {
+					return usageError{fmt.Sprintf("--log-level %q is not valid: use debug, info, warn or error", logLevel)}
+				}
+				logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: l}))
 			}
 			g.defaultMode = host.Agent
 			g.deferCreate = true
@@ -57,18 +62,6 @@ it read, or on the first SIGINT.`,
 	}
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "log to stderr at this level: debug, info, warn or error (default: no log)")
 	return cmd
-}
-
-// mcpLogger logs to stderr at level, or nowhere when level is empty.
-func mcpLogger(stderr io.Writer, level string) (*slog.Logger, error) {
-	if level == "" {
-		return slog.New(slog.DiscardHandler), nil
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageError{fmt.Sprintf("--log-level %q is not valid: use debug, info, warn or error", level)}
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
 func newLSPCmd(g *globals) *cobra.Command {

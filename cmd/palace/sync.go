@@ -84,17 +84,15 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 				if err != nil {
 					return err
 				}
-				code := 0
 				if len(rep.Conflicts) > 0 {
 					fmt.Fprintf(g.stderr, "palace sync: %s left: pick a side with --resolve ID=file or ID=palace\n", plural(len(rep.Conflicts), "conflict"))
-					code = 1
 				}
-				if n := skipped(rep); n > 0 {
+				n := skipped(rep)
+				if n > 0 {
 					fmt.Fprintf(g.stderr, "palace sync: %s skipped: fix them (palace cards check shows them) and sync again\n", plural(n, "card file"))
-					code = 1
 				}
-				if code != 0 {
-					return exitError{code}
+				if len(rep.Conflicts) > 0 || n > 0 {
+					return exitError{1}
 				}
 				return nil
 			})

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,10 +40,7 @@ type Server struct {
 // mode the human-only tools are absent, and calls to them are refused with
 // JSON-RPC error -32602 before any host code runs.
 func New(h *host.Host, opts Options) *Server {
-	version := opts.Version
-	if version == "" {
-		version = "devel"
-	}
+	version := cmp.Or(opts.Version, "devel")
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -64,9 +62,8 @@ func New(h *host.Host, opts Options) *Server {
 		if s.hidden[t.def.Name] {
 			continue
 		}
-		call := t.call
 		s.srv.AddTool(t.def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return call(ctx, req.Params.Arguments), nil
+			return t.call(ctx, req.Params.Arguments), nil
 		})
 	}
 	s.addResources()

@@ -116,11 +116,7 @@ func printCard(w io.Writer, c host.Card) {
 	}
 	t.Flush()
 	for _, l := range c.Links {
-		ref := l.SourceRef
-		if ref == "" {
-			ref = "-"
-		}
-		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(ref))
+		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(orDash(l.SourceRef)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -199,12 +200,7 @@ func runContextHook(cmd *cobra.Command, g *globals, agent string, req pack.Conte
 		if err != nil {
 			return err
 		}
-		if req.Query == "" {
-			req.Query = p.Prompt
-		}
-		if g.cwd == "" {
-			g.cwd = p.Cwd
-		}
+		req.Query, g.cwd = cmp.Or(req.Query, p.Prompt), cmp.Or(g.cwd, p.Cwd)
 		return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
 			pack, err := h.Pack().Context(ctx, req)
 			if err != nil {

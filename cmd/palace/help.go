@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,9 +185,9 @@ func finishTree(g *globals, cmd *cobra.Command) {
 	if cmd.ValidArgsFunction == nil {
 		switch {
 		case strings.HasPrefix(cmd.Use, cmd.Name()+" EVIDENCE_ID"):
-			cmd.ValidArgsFunction = completeFirstArg(g, evidenceIDs)
+			cmd.ValidArgsFunction = completeFirstArg(g, (*host.Host).RecentEvidenceIDs)
 		case strings.HasPrefix(cmd.Use, cmd.Name()+" CARD_ID"):
-			cmd.ValidArgsFunction = completeFirstArg(g, cardIDs)
+			cmd.ValidArgsFunction = completeFirstArg(g, (*host.Host).RecentCardIDs)
 		}
 	}
 	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { completeFlag(g, cmd, f) })
@@ -245,7 +246,7 @@ func completeFlag(g *globals, cmd *cobra.Command, f *pflag.Flag) {
 	switch {
 	case slices.Contains(evidenceFlags, f.Name):
 		fn = func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return completeIDs(g, cmd, evidenceIDs, prefix)
+			return completeIDs(g, cmd, (*host.Host).RecentEvidenceIDs, prefix)
 		}
 	case flagValues(cmd, f.Name) != nil:
 		vals := flagValues(cmd, f.Name)
@@ -258,28 +259,24 @@ func completeFlag(g *globals, cmd *cobra.Command, f *pflag.Flag) {
 	_ = cmd.RegisterFlagCompletionFunc(f.Name, fn)
 }
 
-type idKind int
-
-const (
-	cardIDs idKind = iota
-	evidenceIDs
-)
+// recentIDs is a host's recent card or evidence ids.
+type recentIDs func(h *host.Host, ctx context.Context, prefix string, n int) ([]host.IDHint, error)
 
 // completeLimit bounds the candidates a shell is offered.
 const completeLimit = 50
 
-func completeFirstArg(g *globals, kind idKind) cobra.CompletionFunc {
+func completeFirstArg(g *globals, recent recentIDs) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return completeIDs(g, cmd, kind, prefix)
+		return completeIDs(g, cmd, recent, prefix)
 	}
 }
 
 // completeIDs asks the host for recent ids. A home without a database
 // offers nothing and is left as it is: completing must not create a palace.
-func completeIDs(g *globals, cmd *cobra.Command, kind idKind, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func completeIDs(g *globals, cmd *cobra.Command, recent recentIDs, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	const dir = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	opts, err := g.hostOptions()
 	if err != nil {
@@ -290,12 +287,7 @@ func completeIDs(g *globals, cmd *cobra.Command, kind idKind, prefix string) ([]
 		return nil, dir
 	}
 	defer h.Close()
-	var hints []host.IDHint
-	if kind == cardIDs {
-		hints, err = h.RecentCardIDs(cmd.Context(), prefix, completeLimit)
-	} else {
-		hints, err = h.RecentEvidenceIDs(cmd.Context(), prefix, completeLimit)
-	}
+	hints, err := recent(h, cmd.Context(), prefix, completeLimit)
 	if err != nil {
 		return nil, dir
 	}

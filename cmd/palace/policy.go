@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -308,11 +309,7 @@ func printTests(w io.Writer, rep policies.TestReport, verbose bool) {
 		fmt.Fprintln(w, line)
 		switch r.Outcome {
 		case "fail":
-			at := r.FailedAt
-			if at == "" {
-				at = fmt.Sprintf("%s:%d: the test is undefined", r.File, r.Line)
-			}
-			fmt.Fprintf(w, "  %s\n", at)
+			fmt.Fprintf(w, "  %s\n", cmp.Or(r.FailedAt, fmt.Sprintf("%s:%d: the test is undefined", r.File, r.Line)))
 		case "error":
 			fmt.Fprintf(w, "  %s:%d: %s\n", r.File, r.Line, r.Error)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -64,9 +65,7 @@ per line; every line is validated before anything is written).`,
 						return err
 					}
 					req.Content = string(b)
-					if req.SourceRef == "" {
-						req.SourceRef = file
-					}
+					req.SourceRef = cmp.Or(req.SourceRef, file)
 				case stdin:
 					b, err := io.ReadAll(io.LimitReader(g.stdin, intake.MaxContentBytes+1))
 					if err != nil {

@@ -57,8 +57,6 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 	for prop, vals := range enums {
 		setEnum(schema, name, prop, vals)
 	}
-	destructive := h.destructive
-	openWorld := false
 	def := &sdk.Tool{
 		Name:        name,
 		Title:       title,
@@ -70,9 +68,9 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		Annotations: &sdk.ToolAnnotations{
 			Title:           title,
 			ReadOnlyHint:    h.readOnly,
-			DestructiveHint: &destructive,
+			DestructiveHint: &h.destructive,
 			IdempotentHint:  h.idempotent || h.readOnly,
-			OpenWorldHint:   &openWorld,
+			OpenWorldHint:   new(bool),
 		},
 	}
 	call := func(ctx context.Context, raw json.RawMessage) (res *sdk.CallToolResult) {

@@ -67,7 +67,7 @@ func newHelpCmd(root *cobra.Command) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := root.Find(args)
 			if err != nil || cmd == nil {
-				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(root, args[0]), "unknown command ")}
+				cmd, rest = root, args
 			}
 			if len(rest) > 0 {
 				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(cmd, rest[0]), "unknown command ")}

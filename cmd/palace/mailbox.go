@@ -333,41 +333,31 @@ func printFindings(w, stderr io.Writer, rep mail.CheckReport) {
 	}
 }
 
-// printTable prints rows under a header in columns two spaces apart. paint,
-// when set, colors a cell after it is padded, so escape codes never upset
-// the alignment (text/tabwriter would count them as width).
+// printTable prints rows under a header in columns two spaces apart, each
+// cell escaped (in place). paint, when set, colors a row's cell after it is
+// padded, so escape codes never upset the alignment (text/tabwriter would
+// count them as width).
 func printTable(w io.Writer, header []string, rows [][]string, paint func(col int, cell string) string) {
+	rows = append([][]string{header}, rows...)
 	width := make([]int, len(header))
-	safe := make([][]string, len(rows))
-	for i, r := range rows {
-		safe[i] = make([]string, len(r))
-		for j, c := range r {
-			safe[i][j] = escapeControls(c)
-		}
-	}
-	rows = safe
-	for _, r := range append([][]string{header}, rows...) {
+	for _, r := range rows {
 		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
+			r[i] = escapeControls(c)
+			width[i] = max(width[i], utf8.RuneCountInString(r[i]))
 		}
 	}
-	line := func(r []string, painted bool) {
+	for n, r := range rows {
 		var b strings.Builder
 		for i, c := range r {
-			cell := c
 			if i < len(r)-1 {
-				cell += strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2)
+				c += strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2)
 			}
-			if painted && paint != nil {
-				cell = paint(i, cell)
+			if n > 0 && paint != nil {
+				c = paint(i, c)
 			}
-			b.WriteString(cell)
+			b.WriteString(c)
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(header, false)
-	for _, r := range rows {
-		line(r, true)
 	}
 }
 

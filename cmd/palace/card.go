@@ -54,13 +54,21 @@ func printCardList(w io.Writer, l cardList) {
 		return
 	}
 	p := newPainter(w)
-	rows := [][]cell{{{text: "ID"}, {text: "TIER"}, {text: "STATUS"}, {text: "ANCHOR"}, {text: "FIELD"}, {text: "S/V/T/C"}, {text: "STATEMENT"}}}
-	for _, c := range l.Cards {
+	rows := make([][]string, len(l.Cards))
+	for i, c := range l.Cards {
 		counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts.Supporting, c.Counts.Verification, c.Counts.Teaching, c.Counts.Counterexample)
-		rows = append(rows, []cell{{text: c.ID}, {text: string(c.Tier), code: tierColors[c.Tier]}, {text: string(c.Status), code: statusColors[c.Status]},
-			{text: c.Anchor.Kind}, {text: escapeControls(c.Field)}, {text: counts}, {text: truncate(c.Statement, 60)}})
+		rows[i] = []string{c.ID, string(c.Tier), string(c.Status), c.Anchor.Kind, c.Field, counts, truncate(c.Statement, 60)}
 	}
-	p.table(w, rows)
+	printTable(w, []string{"ID", "TIER", "STATUS", "ANCHOR", "FIELD", "S/V/T/C", "STATEMENT"}, rows, func(col int, cell string) string {
+		text := strings.TrimRight(cell, " ") // the padding is left unpainted
+		switch col {
+		case 1:
+			return p.tier(domain.Tier(text)) + cell[len(text):]
+		case 2:
+			return p.status(domain.Status(text)) + cell[len(text):]
+		}
+		return cell
+	})
 	shown := plural(len(l.Cards), "card")
 	if l.Total > len(l.Cards) {
 		shown = fmt.Sprintf("%d of %s", len(l.Cards), plural(l.Total, "card"))

@@ -64,41 +64,6 @@ func newPainter(w io.Writer) painter {
 	return painter{on: isTTY(w) && os.Getenv("TERM") != "dumb"}
 }
 
-// cell is one table cell: its text and the color it is painted in.
-type cell struct{ text, code string }
-
-// table writes rows in columns two spaces apart. It measures the plain
-// text, not the escape codes a painted cell carries, which is why it is not
-// a tabwriter: tabwriter counts escape bytes as width and misaligns every
-// column after a colored one. The last column is not padded.
-func (p painter) table(w io.Writer, rows [][]cell) {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		b.Reset()
-		for i, c := range r {
-			if c.code != "" {
-				b.WriteString(p.paint(c.code, c.text))
-			} else {
-				b.WriteString(c.text)
-			}
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
-			}
-		}
-		b.WriteByte('\n')
-		io.WriteString(w, b.String())
-	}
-}
-
 // paint colors s; s is escaped first (escapeControls), so a painted value
 // can never carry escape codes of its own.
 func (p painter) paint(code, s string) string {

@@ -104,7 +104,7 @@ exit, 1 when the client exits without shutdown.`,
 				debug.SetGCPercent(lsp.GCPercent)
 			}
 			srv := lsp.New(lsp.Options{Mode: mode, Home: g.home, Log: logw, Version: palaceVersion()})
-			err = srv.Serve(cmd.Context(), stdioConn{r: pollableStdin(g.stdin), w: g.stdout})
+			err = srv.Serve(cmd.Context(), stdioConn{pollableStdin(g.stdin), g.stdout})
 			switch {
 			case err == nil:
 				return nil
@@ -125,14 +125,12 @@ exit, 1 when the client exits without shutdown.`,
 // stdioConn joins stdin and stdout into the stream the server reads and
 // writes. Close closes stdin when it can, which ends a blocked read.
 type stdioConn struct {
-	r io.Reader
-	w io.Writer
+	io.Reader
+	io.Writer
 }
 
-func (c stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 func (c stdioConn) Close() error {
-	if rc, ok := c.r.(io.Closer); ok {
+	if rc, ok := c.Reader.(io.Closer); ok {
 		return rc.Close()
 	}
 	return nil

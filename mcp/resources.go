@@ -69,7 +69,12 @@ func (s *Server) readCard(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 		}
 		return nil, fmt.Errorf("read %s: %w", uri, err)
 	}
-	b, err := marshal(c)
+	return jsonResource(uri, c)
+}
+
+// jsonResource is the contents of resource uri: v as JSON.
+func jsonResource(uri string, v any) (*sdk.ReadResourceResult, error) {
+	b, err := marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", uri, err)
 	}
@@ -95,11 +100,7 @@ func (s *Server) readAuthoritative(ctx context.Context, req *sdk.ReadResourceReq
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", AuthoritativeURI, err)
 	}
-	b, err := marshal(map[string]any{"cards": nonNil(cards)})
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", AuthoritativeURI, err)
-	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: AuthoritativeURI, MIMEType: resourceMIME, Text: string(b)}}}, nil
+	return jsonResource(AuthoritativeURI, map[string]any{"cards": nonNil(cards)})
 }
 
 // SyncResources lists each authoritative card visible from here as a

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,6 @@ type Options struct {
 type Server struct {
 	h      *host.Host
 	srv    *sdk.Server
-	tools  []tool
 	log    *slog.Logger
 	hidden map[string]bool
 	res    cardResources
@@ -40,10 +40,7 @@ type Server struct {
 // mode the human-only tools are absent, and calls to them are refused with
 // JSON-RPC error -32602 before any host code runs.
 func New(h *host.Host, opts Options) *Server {
-	version := opts.Version
-	if version == "" {
-		version = "devel"
-	}
+	version := cmp.Or(opts.Version, "devel")
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -65,10 +62,8 @@ func New(h *host.Host, opts Options) *Server {
 		if s.hidden[t.def.Name] {
 			continue
 		}
-		s.tools = append(s.tools, t)
-		call := t.call
 		s.srv.AddTool(t.def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return call(ctx, req.Params.Arguments), nil
+			return t.call(ctx, req.Params.Arguments), nil
 		})
 	}
 	s.addResources()
@@ -95,15 +90,6 @@ func (s *Server) resyncAfterCardChange(next sdk.MethodHandler) sdk.MethodHandler
 		}
 		return res, err
 	}
-}
-
-// ToolNames lists the tools this server offers, in tools/list order.
-func (s *Server) ToolNames() []string {
-	names := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		names[i] = t.def.Name
-	}
-	return names
 }
 
 // Connect serves one session on t (tests use the SDK's in-memory

@@ -15,6 +15,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/lazyregexp"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // tool is one MCP tool: what tools/list shows and how tools/call runs it.
@@ -25,9 +27,9 @@ type tool struct {
 
 // output is what a tool returns. On success Value becomes the result's
 // structuredContent (it must marshal to a JSON object) and Text the text
-// content a model reads, defaulting to Value's JSON. On failure only
-// Partial is kept: an answer that explains the error (a gate's reasons
-// for a denied promote), shown as JSON after the message.
+// content a model reads, defaulting to Value's JSON; Partial is dropped.
+// On failure only Partial is kept: an answer that explains the error (a
+// gate's reasons for a denied promote), shown as JSON after the message.
 type output struct {
 	Value   any
 	Text    string
@@ -55,8 +57,6 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 	for prop, vals := range enums {
 		setEnum(schema, name, prop, vals)
 	}
-	destructive := h.destructive
-	openWorld := false
 	def := &sdk.Tool{
 		Name:        name,
 		Title:       title,
@@ -68,9 +68,9 @@ func newTool[In any](name, title, desc string, h hints, enums map[string][]strin
 		Annotations: &sdk.ToolAnnotations{
 			Title:           title,
 			ReadOnlyHint:    h.readOnly,
-			DestructiveHint: &destructive,
+			DestructiveHint: &h.destructive,
 			IdempotentHint:  h.idempotent || h.readOnly,
-			OpenWorldHint:   &openWorld,
+			OpenWorldHint:   new(bool),
 		},
 	}
 	call := func(ctx context.Context, raw json.RawMessage) (res *sdk.CallToolResult) {
@@ -377,4 +377,143 @@ func jsonKind(raw []byte) string {
 		return "a boolean"
 	}
 	return "a number"
+}
+
+// The host words its errors for the terminal: flags (--supporting) and
+// commands (`palace record`). An MCP client has tools and arguments
+// instead, so tool errors are reworded with these before they are sent.
+var (
+	// cliPhrases are whole hints that read better rewritten than mapped.
+	cliPhrases = strings.NewReplacer(
+		"pass --content TEXT, --file PATH or text on stdin", "pass the content argument",
+		"at least one --supporting evidence ref is required", "at least one evidence id in argument \"supporting\" is required",
+		"list them with `palace card list --all-repos`", "list them with palace_cards (action list, all_repos true)",
+		"list it with `palace evidence list --all-repos`", "use an id palace_record returned",
+	)
+	cliCommand = lazyregexp.New("`palace ([a-z]+)(?: ([a-z]+))?([^`]*)`")
+	cliFlag    = lazyregexp.New(`(^|[\s(,])--([a-z][a-z-]*)`)
+	// argNames are the MCP argument names of flags whose name differs.
+	argNames = map[string]string{
+		"scope-path": "scope_paths", "scope-lang": "scope_languages", "scope-field": "scope_fields",
+		"trigger-pattern": "trigger_patterns", "intent": "intents", "tool-need": "tool_needs", "tool": "tools",
+		"tag": "tags", "evidence": "evidence_id", "instruction": "instructions",
+	}
+	// commandTools are the tools of the CLI commands hints name.
+	commandTools = map[string]string{
+		"record": ToolRecord, "distill": ToolDistill, "gate": ToolGate, "promote": ToolPromote, "demote": ToolDemote,
+		"retire": ToolRetire, "publish": ToolPublish, "context": ToolContext, "brief": ToolBrief,
+		"card show": ToolCards + " (action get)", "card list": ToolCards + " (action list)", "card events": ToolCards + " (action events)",
+		"card link": ToolLink, "evidence show": "a card id (kc_…) instead", "audit action": ToolAuditAction, "mailbox file": ToolMailboxFile,
+	}
+)
+
+// Reword rewrites a host error message for MCP clients: each `palace
+// COMMAND …` hint names the tool instead, and each --flag its argument.
+func Reword(msg string) string {
+	msg = cliPhrases.Replace(msg)
+	msg = cliCommand.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := cliCommand.FindStringSubmatch(m)
+		if t, ok := commandTools[sub[1]+" "+sub[2]]; ok {
+			return t
+		}
+		if t, ok := commandTools[sub[1]]; ok && sub[1] != "card" && sub[1] != "evidence" {
+			return t
+		}
+		return m
+	})
+	return cliFlag.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := cliFlag.FindStringSubmatch(m)
+		name, ok := argNames[sub[2]]
+		if !ok {
+			name = strings.ReplaceAll(sub[2], "-", "_")
+		}
+		return sub[1] + name
+	})
+}
+
+// outputTypes are the types whose JSON is not what their Go fields say:
+// raw JSON (an event's data and decision) is a free-form object, and a
+// letter's external field is true or the place it is tracked. They are
+// written in the portable form (no type arrays, no bare true) because the
+// inference hands these values out as they are.
+var outputTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage]():  {Type: "object"},
+	reflect.TypeFor[mailbox.External](): {AnyOf: []*jsonschema.Schema{{Type: "boolean"}, {Type: "string"}}},
+}
+
+// outputOf is the output schema of a tool whose structuredContent is the
+// JSON of a T: inferred from T's fields and json tags, as the input schemas
+// are, so a client can validate and use a result without guessing.
+func outputOf[T any](desc string) *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: outputTypes})
+	if err != nil {
+		// A programming error, caught by every test that builds a server.
+		panic(fmt.Sprintf("mcp: output schema of %T: %v", *new(T), err))
+	}
+	portable(s)
+	s.Description = desc
+	return s
+}
+
+// returning sets the tool's output schema.
+func (t tool) returning(s *jsonschema.Schema) tool {
+	t.def.OutputSchema = s
+	return t
+}
+
+// portable rewrites s in place into the JSON Schema that every client
+// reads the same way: a type array (["null", "array"], which a Go slice or
+// pointer infers to, since nil marshals as null) becomes anyOf branches of
+// one type each. Clients that map tool schemas onto a single-type dialect
+// (Gemini's function declarations, the Inspector's --strict check, ajv's
+// strict mode) refuse or drop type arrays; anyOf keeps the same contract.
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	for _, c := range s.Properties {
+		portable(c)
+	}
+	for _, c := range s.Defs {
+		portable(c)
+	}
+	for _, c := range s.PatternProperties {
+		portable(c)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf, s.PrefixItems, s.ItemsArray} {
+		for _, c := range list {
+			portable(c)
+		}
+	}
+	portable(s.Items)
+	portable(s.AdditionalProperties)
+	if len(s.Types) < 2 {
+		return
+	}
+	types := slices.Clone(s.Types)
+	// null first: the branch a reader skips to get at the value's shape.
+	slices.SortStableFunc(types, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == "null":
+			return -1
+		case b == "null":
+			return 1
+		}
+		return 0
+	})
+	shape := *s
+	shape.Types, shape.Description, shape.Title = nil, "", ""
+	branches := make([]*jsonschema.Schema, 0, len(types))
+	for _, t := range types {
+		if t == "null" {
+			branches = append(branches, &jsonschema.Schema{Type: "null"})
+			continue
+		}
+		b := shape
+		b.Type = t
+		branches = append(branches, &b)
+	}
+	*s = jsonschema.Schema{Title: s.Title, Description: s.Description, AnyOf: branches}
 }

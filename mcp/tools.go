@@ -2,15 +2,21 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/host/adoption"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/intake"
+	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/host/research"
+	"github.com/palacehq/palace/mailbox"
 )
 
 // Instructions is what the server tells a client in initialize: the short
@@ -41,6 +47,14 @@ const (
 	ToolPublish     = "palace_publish"
 	ToolResolve     = "palace_resolve"
 	ToolAuditAction = "palace_audit_action"
+	// ToolLink adds evidence to an existing card.
+	ToolLink = "palace_link"
+	// ToolVerify records a verification of a card against the code as it is
+	// now (palace verify).
+	ToolVerify = "palace_verify"
+	// The feedback-loop tools: adoption signals and research reports.
+	ToolFeedback = "palace_feedback"
+	ToolResearch = "palace_research"
 )
 
 // HumanOnlyTools are the tools only a human-mode server offers (a floor no policy lifts:
@@ -49,29 +63,14 @@ const (
 var HumanOnlyTools = []string{ToolPromote, ToolDemote, ToolRetire, ToolPublish, ToolResolve, ToolAuditAction}
 
 // catalogue is every tool; New drops the human-only ones in agent mode.
-// (tools/list orders them by name.) Tool families in files of their own
-// register through extraTools.
+// (tools/list orders them by name.)
 func (s *Server) catalogue() []tool {
-	var ts []tool
-	for _, add := range extraTools {
-		ts = append(ts, add(s)...)
+	return []tool{
+		s.contextTool(), s.briefTool(), s.recordTool(), s.distillTool(), s.gateTool(), s.cardsTool(), s.linkTool(),
+		s.verifyTool(), s.feedbackTool(), s.researchTool(), s.mailboxFileTool(),
+		s.promoteTool(), s.demoteTool(), s.retireTool(), s.publishTool(), s.resolveTool(), s.auditActionTool(),
 	}
-	ts = append(ts,
-		s.recordTool(),
-		s.distillTool(),
-		s.gateTool(),
-		s.cardsTool(),
-		s.promoteTool(),
-		s.demoteTool(),
-		s.retireTool(),
-		s.publishTool(),
-		s.resolveTool(),
-	)
-	return ts
 }
-
-// extraTools lets a tool family register itself from its own file.
-var extraTools []func(*Server) []tool
 
 type recordArgs struct {
 	Content    string   `json:"content" jsonschema:"The evidence itself: what you saw, ran, read or were told (a command and its output, a failing test, a doc passage, a user's correction). Plain text, up to 1 MiB. Never a context pack or brief palace gave you."`
@@ -269,4 +268,192 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// contextArgs mirror the flags of `palace context`.
+type contextArgs struct {
+	Query             string   `json:"query,omitempty" jsonschema:"What you are about to do, in a few words (the task, the error, the API). Ranks the cards by relevance."`
+	File              string   `json:"file,omitempty" jsonschema:"The file you work on, relative to the workspace or absolute. Cards scoped to paths and languages match it."`
+	Language          string   `json:"language,omitempty" jsonschema:"Language id of the work (go, python, typescript…). Defaults to one derived from file."`
+	Field             string   `json:"field,omitempty" jsonschema:"Knowledge field of the task (build, testing, storage…)."`
+	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…; wakes cards with those intents."`
+	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use (git, make, psql…); wakes cards about them."`
+	Instructions      []string `json:"instructions,omitempty" jsonschema:"Transient instructions for this request only (a user's constraint such as 'no markdown in the answer'): rendered first, never stored."`
+	Budget            int      `json:"budget,omitempty" jsonschema:"Size limit of the rendered pack in characters. Absent or 0 means the default, 8000."`
+	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian (universal law) items. Defaults to 1; 0 leaves them out."`
+	IncludeEvidence   bool     `json:"include_evidence,omitempty" jsonschema:"Add up to five raw evidence rows matching the query."`
+	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Let candidate (not yet promoted) cards compete too, labelled as not authoritative."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Also pull cards of every other repository, each labelled with its origin. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
+	Explain           bool     `json:"explain,omitempty" jsonschema:"Add why-lines and salience breakdowns for skipped cards to the structured result."`
+	DryRun            bool     `json:"dry_run,omitempty" jsonschema:"Write nothing: no lane telemetry. Use it to inspect, not when you will act on the pack."`
+	RequestID         string   `json:"request_id,omitempty" jsonschema:"Fix the request id (tests and reproductions). Defaults to a new id."`
+}
+
+func (s *Server) contextTool() tool {
+	return newTool(ToolContext, "Get the context pack",
+		`Get palace's context pack for the task at hand: the authoritative knowledge cards that apply to this worktree, its repository and global memory (never another repository's unless all_repos), for the file and query you give, in lanes under a character budget, each card with its citations.
+
+Call it at the start of every task, and again when you move to a different file or subtask. The text result is the Markdown to read and follow; the structured result adds the ids, citations, why each card applies, and what was trimmed. With no query, file, field, intent or tool (a session start) it returns the memory's wake-up layer: its laws, foundations and most valued cards. An empty pack says what memory exists and why none applied. Never record the pack back with palace_record. Unless dry_run, it logs which cards were shown (lane telemetry), nothing else.`,
+		hints{}, nil,
+		func(ctx context.Context, a contextArgs) (output, error) {
+			pack, err := s.h.Pack().Context(ctx, pack.ContextRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, Instructions: a.Instructions, Budget: a.Budget, DaoTianLimit: a.DaoTianLimit, IncludeEvidence: a.IncludeEvidence, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos, Explain: a.Explain, DryRun: a.DryRun, RequestID: a.RequestID, Fetch: pack.FetchByMCPTool})
+			return output{Value: pack, Text: pack.Rendered}, err
+		}).returning(outputOf[pack.Pack]("The pack: rendered Markdown, its items with citations and why each applies, the selection and the budget."))
+}
+
+// briefArgs mirror the flags of `palace brief`.
+type briefArgs struct {
+	Query             string   `json:"query,omitempty" jsonschema:"What you need to know about, in a few words (a subsystem, an error, a decision)."`
+	File              string   `json:"file,omitempty" jsonschema:"The file you work on, relative to the workspace or absolute."`
+	Language          string   `json:"language,omitempty" jsonschema:"Language id of the work. Defaults to one derived from file."`
+	Field             string   `json:"field,omitempty" jsonschema:"Knowledge field to brief (build, testing, storage…)."`
+	Intents           []string `json:"intents,omitempty" jsonschema:"What you are doing: debug, refactor, test, release, review…"`
+	Tools             []string `json:"tools,omitempty" jsonschema:"Tools you will use."`
+	DaoTianLimit      *int     `json:"dao_tian_limit,omitempty" jsonschema:"At most this many dao_tian cards. Defaults to 1; 0 leaves them out."`
+	IncludeCandidates bool     `json:"include_candidates,omitempty" jsonschema:"Brief candidate cards too (never as key facts)."`
+	AllRepos          bool     `json:"all_repos,omitempty" jsonschema:"Include every repository's cards, labelled. Only when the user asks for cross-project knowledge; in agent mode only where a person allowed it for this checkout (palace workspace allow-all-repos), a tool error otherwise."`
+}
+
+func (s *Server) briefTool() tool {
+	return newTool(ToolBrief, "Get a cited brief",
+		`Get a deterministic, cited brief of what palace knows about a topic here: a summary, key facts from authoritative cards with the evidence they cite, the cards with their citations, entities (commands, paths, URLs, identifiers) and unresolved items found in that evidence, reasons for doubt (counterexamples, candidates, expiring cards), and next actions with their commands. No LLM is involved: every line comes from recorded evidence or cards.
+
+Call it before a larger piece of work or when palace_context's pack is not enough to decide; it reads more than a pack and writes nothing. Never record the brief back with palace_record.`,
+		hints{readOnly: true}, nil,
+		func(ctx context.Context, a briefArgs) (output, error) {
+			b, err := s.h.Pack().Brief(ctx, pack.BriefRequest{Query: a.Query, File: a.File, Language: a.Language, Field: a.Field, Intents: a.Intents, Tools: a.Tools, DaoTianLimit: a.DaoTianLimit, IncludeCandidates: a.IncludeCandidates, AllRepos: a.AllRepos})
+			return output{Value: b}, err
+		}).returning(outputOf[pack.Brief]("The brief: key facts, next actions and what memory exists."))
+}
+
+type linkArgs struct {
+	ID         string `json:"id" jsonschema:"The card id (kc_…) to add evidence to."`
+	Role       string `json:"role" jsonschema:"What the evidence does for the card: supporting (it backs the claim), verification (you re-checked the claim and it held), teaching (a human taught it) or counterexample (it contradicts or limits the claim)."`
+	EvidenceID string `json:"evidence_id" jsonschema:"The evidence id (ev_…) from palace_record. Links point at evidence only, never at cards."`
+	Note       string `json:"note,omitempty" jsonschema:"A short note on why this evidence plays this role."`
+}
+
+func (s *Server) linkTool() tool {
+	return newTool(ToolLink, "Link evidence to a card",
+		`Link recorded evidence to an existing knowledge card in a role. Use it when you verify a candidate card (role verification), find more support for it (supporting), or find a case where it does not hold (counterexample) — then palace_gate tells whether the card now meets its gate.
+
+It never changes a card's status: only a human promotes or demotes. Linking the same evidence in the same role twice changes nothing. Record the evidence first with palace_record.`,
+		hints{idempotent: true}, map[string][]string{"role": domain.Strings(domain.Roles)},
+		func(ctx context.Context, a linkArgs) (output, error) {
+			res, err := s.h.Link(ctx, a.ID, host.LinkRequest{Role: a.Role, EvidenceID: a.EvidenceID, Note: a.Note})
+			return output{Value: res}, err
+		}).returning(outputOf[host.LinkResult]("The link and the card's evidence counts."))
+}
+
+type verifyArgs struct {
+	ID       string   `json:"id" jsonschema:"The card id (kc_…) to verify against the code."`
+	Evidence []string `json:"evidence,omitempty" jsonschema:"Evidence ids (ev_…) whose cited code to verify against instead of the card's own citations: evidence you recorded (palace_record with source_ref path#L10-L24) where the code moved to."`
+	Note     string   `json:"note,omitempty" jsonschema:"What you checked, one line."`
+}
+
+func (s *Server) verifyTool() tool {
+	return newTool(ToolVerify, "Verify a card against the code",
+		`Re-check a card against the code it cites, as that code is now. Use it when a context pack marks a card stale (the code its evidence cites changed): read the code, and when the card still holds, call this. palace records what the code says now as verification evidence and links it, so the card is fresh again; moved lines and renamed files are followed.
+
+It never changes a card's status. When the cited code is gone (a deleted file, removed lines), it fails naming it: record evidence citing where the code is now and pass its id in evidence, or tell the user the card may need demoting.`,
+		hints{idempotent: true}, nil,
+		func(ctx context.Context, a verifyArgs) (output, error) {
+			res, err := s.h.Verify(ctx, a.ID, host.VerifyRequest{Evidence: a.Evidence, Note: a.Note})
+			return output{Value: res}, err
+		}).returning(outputOf[host.VerifyResult]("The verification recorded and the card after it."))
+}
+
+type feedbackArgs struct {
+	Signal        string `json:"signal" jsonschema:"used: a card from the pack helped and you acted on it. accepted: the user accepted work that followed it. rejected: it did not fit this task (say why in note). rollback: advice from it had to be undone. miss: you needed knowledge the pack did not give (note says what). contradiction: what you saw contradicts the card (evidence_id: the evidence you recorded). neutral: seen, made no difference."`
+	CardID        string `json:"card_id,omitempty" jsonschema:"The card (kc_…) the signal is about, from the pack's items. Required except for a miss; for a miss, the card that should have been in the pack, if you found one."`
+	RequestID     string `json:"request_id,omitempty" jsonschema:"The pack's request_id (rq_…): the signal then counts for requests like that one. Always pass it when the signal follows a pack."`
+	Note          string `json:"note,omitempty" jsonschema:"One sentence on what happened: why it was rejected, what you needed, what contradicted it."`
+	Query         string `json:"query,omitempty" jsonschema:"What you asked for or needed, when there is no request_id."`
+	Field         string `json:"field,omitempty" jsonschema:"The topic, for a miss that names no card. Defaults to the card's or the request's field."`
+	EvidenceID    string `json:"evidence_id,omitempty" jsonschema:"For a contradiction: the id (ev_…) of the evidence you recorded with palace_record that contradicts the card."`
+	AllowWarnings bool   `json:"allow_warnings,omitempty" jsonschema:"Record even when the check finds the signal thin (no note, no request). Prefer adding the note."`
+	CheckOnly     bool   `json:"check_only,omitempty" jsonschema:"Only check the signal; write nothing."`
+}
+
+func (s *Server) feedbackTool() tool {
+	return newTool(ToolFeedback, "Say how a card or pack worked",
+		`Tell palace what happened after a context pack, so the memory learns from use. Call it right after you used a card from the pack (used), when one did not fit your task (rejected, with a note), when advice from one had to be undone (rollback), when the user accepted work that followed it (accepted), when what you saw contradicts it (contradiction, with the evidence you recorded), or when you needed knowledge the pack did not give you (miss, with a note saying what). Pass the pack's request_id.
+
+Signals are evidence, not authority: they never change a card's status or count toward a gate. used and accepted make the card rank higher for requests like this one, rejected and rollback lower (never out of the pack's inline lanes when the request is about the card); misses and contradictions go to the humans' review queue, and a contradiction contests the card only with the evidence_id of what you recorded. Name cards and evidence of this checkout only. A signal counts once per card and request (repeating it changes nothing). A signal that says nothing (no note, no request) is refused unless allow_warnings.`,
+		hints{}, map[string][]string{"signal": adoption.Signals},
+		func(ctx context.Context, a feedbackArgs) (output, error) {
+			res, err := s.h.Adoption().Adopt(ctx, adoption.Request{Signal: a.Signal, CardID: a.CardID, RequestID: a.RequestID, Note: a.Note, Query: a.Query, Field: a.Field, EvidenceID: a.EvidenceID, AllowWarnings: a.AllowWarnings, CheckOnly: a.CheckOnly})
+			return output{Value: res, Partial: res}, err
+		})
+}
+
+type researchArgs struct {
+	Action string          `json:"action" jsonschema:"validate: check the report against the contract. plan: what an ingest would write (dry run). ingest: write one evidence row per new finding (allowed in agent mode only when the team's palace.research policy allows it)."`
+	Report json.RawMessage `json:"report,omitempty" jsonschema:"The report as a JSON object: report_id, title, sources [{id, url, title}], findings [{id, content, source, field}], optional candidate_insights [{statement, tier, field, findings}] and about (project or general). Give report or file."`
+	File   string          `json:"file,omitempty" jsonschema:"Path of a report file (JSON), relative to the server's directory. Give report or file."`
+	Anchor string          `json:"anchor,omitempty" jsonschema:"repo (the default), worktree or global (global only for a report whose about is general)."`
+}
+
+func (s *Server) researchTool() tool {
+	return newTool(ToolResearch, "Validate or ingest a research report",
+		`Bring external research into palace as evidence, never as knowledge: each finding of a report becomes one research evidence row citing its source, with a stable id (ingesting the same report again writes nothing). validate checks the report; plan returns the planned evidence ids and the report's candidate insights as palace_distill suggestions citing them, writing nothing; ingest writes. Errors name the JSON path at fault (findings[3].source).
+
+Research never creates or promotes a card: distill a suggestion with palace_distill if it holds, and a human promotes it. By default an agent may validate and plan; ingest is for humans unless the team's palace.research policy allows agents.`,
+		hints{}, map[string][]string{"action": {"validate", "plan", "ingest"}, "anchor": domain.Strings(domain.AnchorKinds)},
+		func(ctx context.Context, a researchArgs) (output, error) {
+			var b []byte
+			name := "report"
+			switch {
+			case len(a.Report) > 0 && a.File != "":
+				return output{}, invalidArg("report", "give report or file, not both")
+			case len(a.Report) > 0:
+				b = a.Report
+			case a.File != "":
+				p := a.File
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(s.h.Location().Dir, p)
+				}
+				var err error
+				if b, err = host.ReadInputFile("file", p, research.MaxReportBytes); err != nil {
+					return output{}, err
+				}
+				name = a.File
+			default:
+				return output{}, invalidArg("report", "report or file is required: the report JSON object, or the path of its file")
+			}
+			plan, err := s.h.Research(ctx, research.Request{Report: b, Name: name, Action: a.Action, Anchor: a.Anchor})
+			return output{Value: plan, Partial: plan}, err
+		})
+}
+
+// mailboxFileArgs are a letter's fields but ts, which the
+// server stamps.
+type mailboxFileArgs struct {
+	Class    string   `json:"class" jsonschema:"What kind of report: tool_error, missing_doc, wrong_doc, unexpected_behavior, feature_request, question… (a short snake_case word)."`
+	What     string   `json:"what" jsonschema:"What happened, in one or two sentences a maintainer can act on."`
+	Repo     string   `json:"repo,omitempty" jsonschema:"The project the letter is about: a path or a remote such as github.com/org/name. Omit for a letter about no project (it goes to the global box)."`
+	Tool     string   `json:"tool,omitempty" jsonschema:"The tool or command involved."`
+	Expected string   `json:"expected,omitempty" jsonschema:"What you expected instead."`
+	Snippet  string   `json:"snippet,omitempty" jsonschema:"A short excerpt: the error message, the command line. Never a secret."`
+	Kind     string   `json:"kind,omitempty" jsonschema:"triage or receipt closes the letters listed in answers; any other value is a plain reply. Leave it out for a new report."`
+	Answers  []string `json:"answers,omitempty" jsonschema:"Ids (12 hex characters) of the letters this one replies to."`
+	External string   `json:"external,omitempty" jsonschema:"Where the report is tracked outside palace (an issue URL, a ticket id); marks it external."`
+	Agent    string   `json:"agent,omitempty" jsonschema:"Who writes the letter. Defaults to this server's agent name ($PALACE_AGENT)."`
+}
+
+func (s *Server) mailboxFileTool() tool {
+	return newTool(ToolMailboxFile, "File a field report",
+		`File a field report (a letter) in palace's mailbox when something in your environment fails you: a tool that errors, a doc that is missing or wrong, a behaviour that contradicts what you were told. The letter is appended to the spool and later distributed to the named project's box, where humans triage it.
+
+The letter is scanned for secrets first: one that contains a secret is refused and nothing is written. Filing never changes memory (evidence or cards); use palace_record for what you learned. Returns the letter's id.`,
+		hints{}, nil,
+		func(ctx context.Context, a mailboxFileArgs) (output, error) {
+			l := mailbox.Letter{Agent: a.Agent, Class: a.Class, What: a.What, Repo: a.Repo, Tool: a.Tool,
+				Expected: a.Expected, Snippet: a.Snippet, Kind: a.Kind, Answers: a.Answers}
+			if a.External != "" {
+				l.External = mailbox.External{Set: true, Ref: a.External}
+			}
+			filed, err := s.h.Mail().File(ctx, l)
+			return output{Value: filed}, err
+		}).returning(outputOf[mailbox.Filed]("The filed letter's id and where it waits."))
 }

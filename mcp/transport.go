@@ -68,6 +68,7 @@ func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		incoming: make(chan jsonrpc.Message),
 		readErr:  make(chan error, 1),
 		closed:   make(chan struct{}),
+		initIDs:  map[any]bool{},
 		owed:     map[any]bool{},
 		asked:    map[any]jsonrpc.ID{},
 		changed:  make(chan struct{}),
@@ -89,23 +90,21 @@ type lineConn struct {
 	writeMu sync.Mutex
 	out     io.Writer
 
-	// initMu guards the session state the transport follows to give the
-	// SDK's uncoded errors a JSON-RPC code: the ids of initialize requests
-	// not yet answered, and whether one was answered with success.
-	initMu      sync.Mutex
+	// mu guards the session state the transport follows. To give the SDK's
+	// uncoded errors a JSON-RPC code: the ids of initialize requests not yet
+	// answered, and whether one was answered with success. For what is owed
+	// when In ends: the ids of the client's calls given to the SDK and not
+	// answered yet, the server's own calls the client has not answered, the
+	// answers made up for those once In ended, and changed, closed and
+	// replaced on every change of them.
+	mu          sync.Mutex
 	initIDs     map[any]bool
 	initialized bool
-
-	// pendMu guards what is owed when In ends: the ids of the client's
-	// calls given to the SDK and not answered yet, the server's own calls
-	// the client has not answered, the answers made up for those once In
-	// ended, and changed, closed and replaced on every change of them.
-	pendMu  sync.Mutex
-	owed    map[any]bool
-	asked   map[any]jsonrpc.ID
-	ended   bool
-	madeUp  []jsonrpc.Message
-	changed chan struct{}
+	owed        map[any]bool
+	asked       map[any]jsonrpc.ID
+	ended       bool
+	madeUp      []jsonrpc.Message
+	changed     chan struct{}
 }
 
 var _ sdk.Connection = (*lineConn)(nil)
@@ -124,7 +123,6 @@ func (c *lineConn) readLoop() {
 			if msg == nil {
 				c.reject(id, code, reason)
 			} else {
-				c.noteInitialize(msg)
 				c.noteRead(msg)
 				select {
 				case c.incoming <- msg:
@@ -141,15 +139,19 @@ func (c *lineConn) readLoop() {
 	}
 }
 
-// noteRead records a call of the client's, which is owed an answer, and
-// an answer to a call of the server's.
+// noteRead records a call of the client's, which is owed an answer (and
+// an initialize, whose answer Write recognizes), and an answer to a call of
+// the server's.
 func (c *lineConn) noteRead(msg jsonrpc.Message) {
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		if m.ID.IsValid() {
 			c.owed[m.ID.Raw()] = true
+			if m.Method == "initialize" {
+				c.initIDs[m.ID.Raw()] = true
+			}
 		}
 	case *jsonrpc.Response:
 		if m.ID.IsValid() {
@@ -161,8 +163,8 @@ func (c *lineConn) noteRead(msg jsonrpc.Message) {
 // noteWritten records an answer to a call of the client's, and a call of
 // the server's: after In ended it can get no answer, so it gets an error.
 func (c *lineConn) noteWritten(msg jsonrpc.Message) {
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
 		if !m.ID.IsValid() || !c.owed[m.ID.Raw()] {
@@ -187,8 +189,8 @@ func (c *lineConn) noteWritten(msg jsonrpc.Message) {
 
 // endInput notes that In has ended and answers the server's open calls.
 func (c *lineConn) endInput() {
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.ended = true
 	for _, id := range c.asked {
 		c.madeUp = append(c.madeUp, inputEnded(id))
@@ -208,19 +210,19 @@ func inputEnded(id jsonrpc.ID) jsonrpc.Message {
 // reader ends.
 func (c *lineConn) drain(ctx context.Context, err error) (jsonrpc.Message, error) {
 	for {
-		c.pendMu.Lock()
+		c.mu.Lock()
 		if len(c.madeUp) > 0 {
 			m := c.madeUp[0]
 			c.madeUp = c.madeUp[1:]
-			c.pendMu.Unlock()
+			c.mu.Unlock()
 			return m, nil
 		}
 		if len(c.owed) == 0 {
-			c.pendMu.Unlock()
+			c.mu.Unlock()
 			return nil, err
 		}
 		changed := c.changed
-		c.pendMu.Unlock()
+		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -330,21 +332,6 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// noteInitialize remembers the id of an initialize request, to recognize
-// its answer in Write.
-func (c *lineConn) noteInitialize(msg jsonrpc.Message) {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "initialize" || !req.ID.IsValid() {
-		return
-	}
-	c.initMu.Lock()
-	defer c.initMu.Unlock()
-	if c.initIDs == nil {
-		c.initIDs = map[any]bool{}
-	}
-	c.initIDs[req.ID.Raw()] = true
-}
-
 // codeErrors gives a JSON-RPC code to an error the SDK returns without one
 // (it would go out as code 0, which no client can classify): -32002 for a
 // request refused because the session is not initialized yet, -32600
@@ -355,8 +342,8 @@ func (c *lineConn) codeErrors(msg jsonrpc.Message) jsonrpc.Message {
 	if !ok || !resp.ID.IsValid() {
 		return msg
 	}
-	c.initMu.Lock()
-	defer c.initMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	isInit := c.initIDs[resp.ID.Raw()]
 	if isInit {
 		delete(c.initIDs, resp.ID.Raw())

@@ -12,10 +12,9 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-func init() { extraCommands = append(extraCommands, newBenchCmd) }
-
 func newBenchCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmark helpers"}
+	// For palace's developers (benchmark data), not its users.
+	cmd := &cobra.Command{Use: "bench", Short: "Benchmark helpers", Hidden: true}
 	cmd.AddCommand(newBenchGenCmd(g))
 	return cmd
 }
@@ -55,7 +54,7 @@ goes to stderr on a terminal. Human mode only; refuses a palace that holds anyth
 			if requests > 0 {
 				spec.Requests, spec.Days = requests, days
 			}
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (benchgen.Stats, error) {
 				var progress func(benchgen.Progress)
 				if isTTY(g.stderr) {
 					last := time.Time{}
@@ -69,19 +68,15 @@ goes to stderr on a terminal. Human mode only; refuses a palace that holds anyth
 						}
 					}
 				}
-				st, err := benchgen.Generate(ctx, h, spec, progress)
-				if err != nil {
-					return err
+				return benchgen.Generate(ctx, h, spec, progress)
+			}, func(w io.Writer, st benchgen.Stats) {
+				fmt.Fprintf(w, "generated %d cards, %d evidence, %d links, %d injection events over %d anchors in %s\n",
+					st.Cards, st.Evidence, st.Links, st.Events, st.Anchors, st.Elapsed)
+				if st.Requests > 0 {
+					fmt.Fprintf(w, "and %d context requests over %d days (%d raw records dropped by the retention)\n", st.Requests, spec.Days, st.Pruned)
 				}
-				return g.output(st, func(w io.Writer) {
-					fmt.Fprintf(w, "generated %d cards, %d evidence, %d links, %d injection events over %d anchors in %s\n",
-						st.Cards, st.Evidence, st.Links, st.Events, st.Anchors, st.Elapsed)
-					if st.Requests > 0 {
-						fmt.Fprintf(w, "and %d context requests over %d days (%d raw records dropped by the retention)\n", st.Requests, spec.Days, st.Pruned)
-					}
-					fmt.Fprintf(w, "repository 0 is %s, worktree 0 is %s\n", st.Repo, st.Worktree)
-				})
-			})
+				fmt.Fprintf(w, "repository 0 is %s, worktree 0 is %s\n", st.Repo, st.Worktree)
+			})(cmd, nil)
 		},
 	}
 	f := cmd.Flags()

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,36 +28,10 @@ func newCardListCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List cards, dao_tian first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				cards, total, err := h.ListCardsTotal(ctx, f)
-				if err != nil {
-					return err
-				}
-				if cards == nil {
-					cards = []host.Card{}
-				}
-				return g.output(map[string]any{"cards": cards, "total": total}, func(w io.Writer) {
-					if len(cards) == 0 {
-						fmt.Fprintln(w, "no cards match; distill one with `palace distill`")
-						return
-					}
-					p := newPainter(w)
-					rows := [][]cell{{{text: "ID"}, {text: "TIER"}, {text: "STATUS"}, {text: "ANCHOR"}, {text: "FIELD"}, {text: "S/V/T/C"}, {text: "STATEMENT"}}}
-					for _, c := range cards {
-						counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts.Supporting, c.Counts.Verification, c.Counts.Teaching, c.Counts.Counterexample)
-						rows = append(rows, []cell{{text: c.ID}, {text: string(c.Tier), code: tierColors[c.Tier]}, {text: string(c.Status), code: statusColors[c.Status]},
-							{text: c.Anchor.Kind}, {text: escapeControls(c.Field)}, {text: counts}, {text: truncate(c.Statement, 60)}})
-					}
-					p.table(w, rows)
-					shown := plural(len(cards), "card")
-					if total > len(cards) {
-						shown = fmt.Sprintf("%d of %s", len(cards), plural(total, "card"))
-					}
-					fmt.Fprintf(w, "%s\n", p.dim(shown+" · S/V/T/C = supporting/verification/teaching/counterexample evidence"))
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (cardList, error) {
+			cards, total, err := h.ListCardsTotal(ctx, f)
+			return cardList{nonNil(cards), total}, err
+		}, printCardList),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Tier, "tier", "", "qi, shu, dao_ren or dao_tian")
@@ -68,21 +43,48 @@ func newCardListCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+type cardList struct {
+	Cards []host.Card `json:"cards"`
+	Total int         `json:"total"`
+}
+
+func printCardList(w io.Writer, l cardList) {
+	if len(l.Cards) == 0 {
+		fmt.Fprintln(w, "no cards match; distill one with `palace distill`")
+		return
+	}
+	p := newPainter(w)
+	rows := make([][]string, len(l.Cards))
+	for i, c := range l.Cards {
+		counts := fmt.Sprintf("%d/%d/%d/%d", c.Counts.Supporting, c.Counts.Verification, c.Counts.Teaching, c.Counts.Counterexample)
+		rows[i] = []string{c.ID, string(c.Tier), string(c.Status), c.Anchor.Kind, c.Field, counts, truncate(c.Statement, 60)}
+	}
+	printTable(w, []string{"ID", "TIER", "STATUS", "ANCHOR", "FIELD", "S/V/T/C", "STATEMENT"}, rows, func(col int, cell string) string {
+		text := strings.TrimRight(cell, " ") // the padding is left unpainted
+		switch col {
+		case 1:
+			return p.tier(domain.Tier(text)) + cell[len(text):]
+		case 2:
+			return p.status(domain.Status(text)) + cell[len(text):]
+		}
+		return cell
+	})
+	shown := plural(len(l.Cards), "card")
+	if l.Total > len(l.Cards) {
+		shown = fmt.Sprintf("%d of %s", len(l.Cards), plural(l.Total, "card"))
+	}
+	fmt.Fprintf(w, "%s\n", p.dim(shown+" · S/V/T/C = supporting/verification/teaching/counterexample evidence"))
+}
+
 func newCardShowCmd(g *globals) *cobra.Command {
 	var allRepos bool
 	cmd := &cobra.Command{
 		Use:   "show CARD_ID",
 		Short: "Show one card with its anchor and evidence links (counts as a view: it warms the card's lane)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				c, err := h.ViewCard(ctx, args[0], allRepos)
-				if err != nil {
-					return err
-				}
-				return g.output(c, func(w io.Writer) { printCard(w, c) })
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (host.Card, error) {
+			return h.ViewCard(ctx, args[0], allRepos)
+		}, printCard),
 	}
 	cmd.Flags().BoolVar(&allRepos, "all-repos", false, "show a card of another repository")
 	return cmd
@@ -101,26 +103,15 @@ func printCard(w io.Writer, c host.Card) {
 	fmt.Fprintf(t, "  anchor\t%s %s\n", c.Anchor.Kind, escapeControls(c.Anchor.Identity))
 	fmt.Fprintf(t, "  domain/field\t%s / %s\n", c.Domain, escapeControls(c.Field))
 	fmt.Fprintf(t, "  persistence\t%s · render %s\n", c.Persistence, c.RenderPref)
-	if s := c.Scope.String(); s != "" {
-		fmt.Fprintf(t, "  scope\t%s\n", escapeControls(s))
-	}
-	if s := triggerLine(c.Trigger); s != "" {
-		fmt.Fprintf(t, "  trigger\t%s\n", escapeControls(s))
-	}
+	review := ""
 	if c.ReviewAfter != "" || c.ExpiresAt != "" {
-		fmt.Fprintf(t, "  review/expiry\t%s / %s\n", escapeControls(orDash(c.ReviewAfter)), escapeControls(orDash(c.ExpiresAt)))
+		review = orDash(c.ReviewAfter) + " / " + orDash(c.ExpiresAt)
 	}
-	if c.OriginCard != "" {
-		fmt.Fprintf(t, "  published from\t%s\n", c.OriginCard)
-	}
-	if c.Supersedes != "" {
-		fmt.Fprintf(t, "  supersedes\t%s\n", c.Supersedes)
-	}
-	if len(c.SupersededBy) > 0 {
-		fmt.Fprintf(t, "  superseded by\t%s\n", strings.Join(c.SupersededBy, ", "))
-	}
-	if c.PublishedTo != "" {
-		fmt.Fprintf(t, "  published to\t%s\n", c.PublishedTo)
+	for _, row := range [][2]string{{"scope", c.Scope.String()}, {"trigger", triggerLine(c.Trigger)}, {"review/expiry", review},
+		{"published from", c.OriginCard}, {"supersedes", c.Supersedes}, {"superseded by", strings.Join(c.SupersededBy, ", ")}, {"published to", c.PublishedTo}} {
+		if row[1] != "" {
+			fmt.Fprintf(t, "  %s\t%s\n", row[0], escapeControls(row[1]))
+		}
 	}
 	fmt.Fprintf(t, "  evidence\t%s\n", countsLine(c.Counts))
 	if c.Contest != nil {
@@ -133,11 +124,7 @@ func printCard(w io.Writer, c host.Card) {
 	}
 	t.Flush()
 	for _, l := range c.Links {
-		ref := l.SourceRef
-		if ref == "" {
-			ref = "-"
-		}
-		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(ref))
+		fmt.Fprintf(w, "    %-14s %s  %s\n", l.Role, l.EvidenceID, p.dim(orDash(l.SourceRef)))
 	}
 }
 
@@ -168,42 +155,38 @@ func newCardEventsCmd(g *globals) *cobra.Command {
 		Use:   "events CARD_ID",
 		Short: "Show a card's append-only audit trail",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				evs, err := h.CardEvents(ctx, args[0], allRepos)
-				if err != nil {
-					return err
-				}
-				if evs == nil {
-					evs = []domain.Event{}
-				}
-				return g.output(map[string]any{"card_id": args[0], "events": evs}, func(w io.Writer) {
-					p := newPainter(w)
-					for _, e := range evs {
-						move := ""
-						if e.FromStatus != "" || e.ToStatus != "" {
-							move = fmt.Sprintf(" %s → %s", orDash(e.FromStatus), orDash(e.ToStatus))
-							if e.FromStatus == e.ToStatus {
-								move = ""
-							}
-						}
-						fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", string(e.Type)), move, escapeControls(e.Actor), e.ActorType)
-						if e.Reason != "" {
-							fmt.Fprintf(w, "   reason: %s\n", escapeControls(e.Reason))
-						}
-						if e.Policy != "" {
-							fmt.Fprintf(w, "   policy: %s %s%s\n", escapeControls(e.Policy), shortHash(e.PolicyHash), escapeControls(reviewerOf(e.Decision)))
-						}
-						for _, l := range eventData(e.Data) {
-							fmt.Fprintf(w, "   %s\n", p.dim(escapeControls(l)))
-						}
-					}
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (cardEvents, error) {
+			evs, err := h.CardEvents(ctx, args[0], allRepos)
+			return cardEvents{args[0], nonNil(evs)}, err
+		}, printCardEvents),
 	}
 	cmd.Flags().BoolVar(&allRepos, "all-repos", false, "show the events of a card of another repository")
 	return cmd
+}
+
+type cardEvents struct {
+	CardID string         `json:"card_id"`
+	Events []domain.Event `json:"events"`
+}
+
+func printCardEvents(w io.Writer, ce cardEvents) {
+	p := newPainter(w)
+	for _, e := range ce.Events {
+		move := ""
+		if e.FromStatus != e.ToStatus {
+			move = fmt.Sprintf(" %s → %s", orDash(e.FromStatus), orDash(e.ToStatus))
+		}
+		fmt.Fprintf(w, "#%d %s  %s%s  by %s (%s)\n", e.Seq, e.CreatedAt, p.paint("1", string(e.Type)), move, escapeControls(e.Actor), e.ActorType)
+		if e.Reason != "" {
+			fmt.Fprintf(w, "   reason: %s\n", escapeControls(e.Reason))
+		}
+		if e.Policy != "" {
+			fmt.Fprintf(w, "   policy: %s %s%s\n", escapeControls(e.Policy), shortHash(e.PolicyHash), escapeControls(reviewerOf(e.Decision)))
+		}
+		for _, l := range eventData(e.Data) {
+			fmt.Fprintf(w, "   %s\n", p.dim(escapeControls(l)))
+		}
+	}
 }
 
 // reviewerOf names the reviewer recorded in a gate decision, if any.
@@ -227,13 +210,8 @@ func eventData(b json.RawMessage) []string {
 	if json.Unmarshal(b, &m) != nil {
 		return []string{compactJSON(b)}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var lines []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		lines = append(lines, strings.ReplaceAll(k, "_", " ")+": "+dataValue(k, m[k]))
 	}
 	return lines
@@ -288,29 +266,31 @@ func newCardLinkCmd(g *globals) *cobra.Command {
 		Short: "Link evidence to a card in a role (never changes status)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Link(ctx, args[0], req)
-				if err != nil {
-					return err
+			id := args[0]
+			return showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.LinkResult, error) {
+				return h.Link(ctx, id, req)
+			}, func(w io.Writer, res host.LinkResult) {
+				if !res.Added {
+					fmt.Fprintf(w, "%s is already linked to %s as %s; nothing changed\n", req.EvidenceID, id, req.Role)
+					return
 				}
-				return g.output(res, func(w io.Writer) {
-					if !res.Added {
-						fmt.Fprintf(w, "%s is already linked to %s as %s; nothing changed\n", req.EvidenceID, args[0], req.Role)
-						return
-					}
-					fmt.Fprintf(w, "linked %s → %s as %s\n  evidence: %s\n", req.EvidenceID, args[0], req.Role, countsLine(res.Card.Counts))
-					printExportNote(w, res.Export)
-					if res.Contest != nil {
-						fmt.Fprintf(w, "  %s is %s and now contested: context shows it as a reference with a warning until a human demotes it or runs `palace resolve %s --verification EV --reason R`\n", args[0], res.Card.Status, args[0])
-					}
-				})
-			})
+				fmt.Fprintf(w, "linked %s → %s as %s\n  evidence: %s\n", req.EvidenceID, id, req.Role, countsLine(res.Card.Counts))
+				printExportNote(w, res.Export)
+				if res.Contest != nil {
+					fmt.Fprintf(w, "  %s is %s and now contested: context shows it as a reference with a warning until a human demotes it or runs `palace resolve %s --verification EV --reason R`\n", id, res.Card.Status, id)
+				}
+			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVar(&req.Role, "role", "", "supporting, verification, counterexample or teaching")
 	cmd.Flags().StringVar(&req.EvidenceID, "evidence", "", "the evidence id")
 	cmd.Flags().StringVar(&req.Note, "note", "", "a note on the link")
 	return cmd
+}
+
+type evidenceList struct {
+	Evidence []intake.Evidence `json:"evidence"`
+	Total    int               `json:"total"`
 }
 
 func newEvidenceCmd(g *globals) *cobra.Command {
@@ -320,26 +300,18 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List evidence, newest first (best match first with --query)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				evs, total, err := h.ListEvidence(ctx, f)
-				if err != nil {
-					return err
-				}
-				if evs == nil {
-					evs = []intake.Evidence{}
-				}
-				return g.output(map[string]any{"evidence": evs, "total": total}, func(w io.Writer) {
-					t := newTable(w)
-					fmt.Fprintln(t, "ID\tANCHOR\tFIELD\tPROVENANCE\tCONTENT")
-					for _, e := range evs {
-						fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, escapeControls(e.Field), e.Provenance, truncate(e.Content, 60))
-					}
-					t.Flush()
-					fmt.Fprintf(w, "%d of %d shown\n", len(evs), total)
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (evidenceList, error) {
+			evs, total, err := h.ListEvidence(ctx, f)
+			return evidenceList{nonNil(evs), total}, err
+		}, func(w io.Writer, l evidenceList) {
+			t := newTable(w)
+			fmt.Fprintln(t, "ID\tANCHOR\tFIELD\tPROVENANCE\tCONTENT")
+			for _, e := range l.Evidence {
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Anchor.Kind, escapeControls(e.Field), e.Provenance, truncate(e.Content, 60))
+			}
+			t.Flush()
+			fmt.Fprintf(w, "%d of %d shown\n", len(l.Evidence), l.Total)
+		}),
 	}
 	list.Flags().StringVar(&f.Query, "query", "", "full-text search: evidence holding every word, best match first")
 	list.Flags().StringVar(&f.Field, "field", "", "field")
@@ -351,30 +323,24 @@ func newEvidenceCmd(g *globals) *cobra.Command {
 		Use:   "show EVIDENCE_ID",
 		Short: "Show one piece of evidence",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				e, err := h.ShowEvidence(ctx, args[0], showAll)
-				if err != nil {
-					return err
-				}
-				return g.output(e, func(w io.Writer) {
-					fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, escapeControls(e.Field), e.Provenance, e.Anchor.Kind, e.CreatedAt)
-					if e.SourceRef != "" {
-						fmt.Fprintf(w, "source: %s\n", escapeControls(e.SourceRef))
-					}
-					if len(e.Tags) > 0 {
-						fmt.Fprintf(w, "tags: %s\n", escapeControls(strings.Join(e.Tags, ", ")))
-					}
-					if e.DuplicateOf != "" {
-						fmt.Fprintf(w, "duplicate of: %s (counted once, as the original)\n", e.DuplicateOf)
-					}
-					if e.Redaction != nil {
-						fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, escapeControls(e.Redaction.Actor), escapeControls(e.Redaction.Reason))
-					}
-					fmt.Fprintf(w, "\n%s\n", escapeControls(strings.TrimRight(e.Content, "\n")))
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (intake.Evidence, error) {
+			return h.ShowEvidence(ctx, args[0], showAll)
+		}, func(w io.Writer, e intake.Evidence) {
+			fmt.Fprintf(w, "%s  %s · %s · %s anchor · %s\n", e.ID, escapeControls(e.Field), e.Provenance, e.Anchor.Kind, e.CreatedAt)
+			if e.SourceRef != "" {
+				fmt.Fprintf(w, "source: %s\n", escapeControls(e.SourceRef))
+			}
+			if len(e.Tags) > 0 {
+				fmt.Fprintf(w, "tags: %s\n", escapeControls(strings.Join(e.Tags, ", ")))
+			}
+			if e.DuplicateOf != "" {
+				fmt.Fprintf(w, "duplicate of: %s (counted once, as the original)\n", e.DuplicateOf)
+			}
+			if e.Redaction != nil {
+				fmt.Fprintf(w, "redacted: %s by %s: %s\n", e.Redaction.CreatedAt, escapeControls(e.Redaction.Actor), escapeControls(e.Redaction.Reason))
+			}
+			fmt.Fprintf(w, "\n%s\n", escapeControls(strings.TrimRight(e.Content, "\n")))
+		}),
 	}
 	show.Flags().BoolVar(&showAll, "all-repos", false, "show evidence of another repository")
 	var reason string
@@ -387,17 +353,11 @@ its id, its other fields and the SHA-256 of the original content; the redaction
 is recorded, shown by 'evidence show', and cannot be undone or repeated.
 Refused in agent mode (exit 3).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				e, err := h.RedactEvidence(ctx, args[0], reason)
-				if err != nil {
-					return err
-				}
-				return g.output(e, func(w io.Writer) {
-					fmt.Fprintf(w, "redacted %s\n%s\n", e.ID, escapeControls(e.Content))
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (intake.Evidence, error) {
+			return h.RedactEvidence(ctx, args[0], reason)
+		}, func(w io.Writer, e intake.Evidence) {
+			fmt.Fprintf(w, "redacted %s\n%s\n", e.ID, escapeControls(e.Content))
+		}),
 	}
 	redact.Flags().StringVar(&reason, "reason", "", "why the content is redacted (required)")
 	cmd.AddCommand(list, show, redact)

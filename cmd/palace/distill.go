@@ -33,23 +33,18 @@ A statement close to one at the same anchor (a near-duplicate) is written but
 named in a warning with the existing card's id: link evidence to that card
 instead when they say the same.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				c, err := h.Distill(ctx, req)
-				if err != nil {
-					return err
-				}
-				nearWarnings(g.stderr, c.NearDuplicates)
-				return g.output(c, func(w io.Writer) {
-					p := newPainter(w)
-					fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
-					fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
-					if c.Status == domain.StatusCandidate {
-						fmt.Fprintf(w, "next: palace gate %s\n", c.ID)
-					}
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, _ []string) (host.Card, error) {
+			c, err := h.Distill(ctx, req)
+			nearWarnings(g.stderr, c.NearDuplicates) // a failed distill has none
+			return c, err
+		}, func(w io.Writer, c host.Card) {
+			p := newPainter(w)
+			fmt.Fprintf(w, "distilled %s  %s %s  %s anchor\n  %s\n", c.ID, p.tier(c.Tier), p.status(c.Status), c.Anchor.Kind, escapeControls(c.Statement))
+			fmt.Fprintf(w, "  evidence: %s\n", countsLine(c.Counts))
+			if c.Status == domain.StatusCandidate {
+				fmt.Fprintf(w, "next: palace gate %s\n", c.ID)
+			}
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Statement, "statement", "", "the short wake-up form (≤ 280 characters)")

@@ -14,8 +14,6 @@ import (
 	"github.com/palacehq/palace/host/ruleexport"
 )
 
-func init() { extraCommands = append(extraCommands, newExportCmd, newImportCmd) }
-
 func newExportCmd(g *globals) *cobra.Command {
 	var req ruleexport.Request
 	cmd := &cobra.Command{
@@ -46,13 +44,7 @@ export changes nothing. --check writes nothing and exits 1 when a file is stale
 				if err != nil {
 					return err
 				}
-				if err := g.output(res, func(w io.Writer) { printExport(w, req, res) }); err != nil {
-					return err
-				}
-				if req.Check && res.Stale {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(res, func(w io.Writer) { printExport(w, req, res) }, !req.Check || !res.Stale)
 			})
 		},
 	}
@@ -129,16 +121,10 @@ exits 2 naming the file and line, and nothing is imported.`,
   palace import .cursor/rules/*.mdc --tier qi
   palace import .github/instructions/go.instructions.md --field go`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (intake.ImportResult, error) {
 			req.Files = args
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.ImportRules(ctx, req)
-				if err != nil {
-					return err
-				}
-				return g.output(res, func(w io.Writer) { printImport(w, res) })
-			})
-		},
+			return h.ImportRules(ctx, req)
+		}, printImport),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Tier, "tier", "", "tier of the candidates (default shu; generated rules keep theirs)")

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/host"
 )
 
 // The root's help lists commands in groups, as git and kubectl do, so a new
@@ -21,11 +26,8 @@ var commandGroups = []struct {
 	{"admin", "Set up and serve:", []string{"init", "maintenance", "lsp", "mcp", "ui", "completion", "help", "version"}},
 }
 
-// hiddenCommands are for palace's developers (benchmark data), not its users.
-var hiddenCommands = []string{"bench"}
-
-// groupCommands puts the root's commands in their groups and hides the
-// developer commands. A command in no group is listed under "Additional
+// groupCommands puts the root's commands in their groups. A command in no
+// group (but the hidden developer ones) is listed under "Additional
 // Commands", which the help test refuses.
 func groupCommands(root *cobra.Command) {
 	group := map[string]string{}
@@ -39,11 +41,6 @@ func groupCommands(root *cobra.Command) {
 	root.SetCompletionCommandGroupID("admin")
 	for _, c := range root.Commands() {
 		c.GroupID = group[c.Name()]
-		for _, h := range hiddenCommands {
-			if c.Name() == h {
-				c.Hidden = true
-			}
-		}
 	}
 }
 
@@ -70,7 +67,7 @@ func newHelpCmd(root *cobra.Command) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := root.Find(args)
 			if err != nil || cmd == nil {
-				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(root, args[0]), "unknown command ")}
+				cmd, rest = root, args
 			}
 			if len(rest) > 0 {
 				return usageError{msg: "unknown help topic " + strings.TrimPrefix(unknownCommand(cmd, rest[0]), "unknown command ")}
@@ -80,39 +77,6 @@ func newHelpCmd(root *cobra.Command) *cobra.Command {
 		},
 	}
 }
-
-// usageTemplate is cobra's default with the flag lists rendered by
-// flagUsages.
-const usageTemplate = `Usage:{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
-  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
-
-Aliases:
-  {{.NameAndAliases}}{{end}}{{if .HasExample}}
-
-Examples:
-{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
-
-Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
-
-{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
-
-Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
-
-Flags:
-{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
-
-Global Flags:
-{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
-
-Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
-  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
-
-Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
-`
 
 func init() { cobra.AddTemplateFunc("flagUsages", flagUsages) }
 
@@ -201,4 +165,135 @@ func argNames(use string) (names []string, required int) {
 		}
 	}
 	return names, required
+}
+
+// finishTree gives every command of the tree what gh, kubectl and opa users
+// expect: a group command given an unknown subcommand fails with exit 2 and
+// a suggestion, ids complete from the palace (most recent first) and
+// enumerated flags complete their values.
+func finishTree(g *globals, cmd *cobra.Command) {
+	// The root already answers an unknown command this way.
+	if cmd.HasParent() && cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageError{unknownCommand(cmd, args[0])}
+		}
+	}
+	if cmd.ValidArgsFunction == nil {
+		switch {
+		case strings.HasPrefix(cmd.Use, cmd.Name()+" EVIDENCE_ID"):
+			cmd.ValidArgsFunction = completeFirstArg(g, (*host.Host).RecentEvidenceIDs)
+		case strings.HasPrefix(cmd.Use, cmd.Name()+" CARD_ID"):
+			cmd.ValidArgsFunction = completeFirstArg(g, (*host.Host).RecentCardIDs)
+		}
+	}
+	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { completeFlag(g, cmd, f) })
+	if !cmd.HasParent() {
+		cmd.PersistentFlags().VisitAll(func(f *pflag.Flag) { completeFlag(g, cmd, f) })
+	}
+	for _, c := range cmd.Commands() {
+		finishTree(g, c)
+	}
+}
+
+// unknownCommand is cobra's own message for the root, for any group.
+func unknownCommand(cmd *cobra.Command, arg string) string {
+	msg := fmt.Sprintf("unknown command %q for %q", arg, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(arg); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return msg
+}
+
+// enumValues are the values of enumerated flags by flag name; flagValues
+// narrows them for the commands that take fewer.
+var enumValues = map[string][]string{
+	"tier":   domain.Strings(domain.Tiers),
+	"status": domain.Strings(domain.Statuses),
+	"anchor": append(slices.Clone(domain.Strings(domain.AnchorKinds)), "all"),
+	"role":   domain.Strings(domain.Roles),
+	"to":     {"repo", "global"},
+	"target": {string(domain.StatusPromoted), string(domain.StatusCanonical)},
+	"format": {"text", "json"},
+}
+
+func flagValues(cmd *cobra.Command, name string) []string {
+	switch cmd.CommandPath() + " --" + name {
+	case "palace demote --target":
+		return []string{string(domain.StatusDemoted), string(domain.StatusRetired)}
+	case "palace distill --status":
+		return []string{string(domain.StatusPromoted), string(domain.StatusCanonical)}
+	case "palace distill --anchor", "palace record --anchor", "palace audit action --anchor":
+		return domain.Strings(domain.AnchorKinds)
+	}
+	return enumValues[name]
+}
+
+// evidenceFlags take evidence ids.
+var evidenceFlags = []string{"evidence", "supporting", "verification", "teaching", "counterexample"}
+
+func completeFlag(g *globals, cmd *cobra.Command, f *pflag.Flag) {
+	if _, ok := cmd.GetFlagCompletionFunc(f.Name); ok {
+		return
+	}
+	var fn cobra.CompletionFunc
+	switch {
+	case slices.Contains(evidenceFlags, f.Name):
+		fn = func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return completeIDs(g, cmd, (*host.Host).RecentEvidenceIDs, prefix)
+		}
+	case flagValues(cmd, f.Name) != nil:
+		vals := flagValues(cmd, f.Name)
+		fn = cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp)
+	default:
+		return
+	}
+	// Registration fails only for an unknown or already registered flag,
+	// which the checks above rule out.
+	_ = cmd.RegisterFlagCompletionFunc(f.Name, fn)
+}
+
+// recentIDs is a host's recent card or evidence ids.
+type recentIDs func(h *host.Host, ctx context.Context, prefix string, n int) ([]host.IDHint, error)
+
+// completeLimit bounds the candidates a shell is offered.
+const completeLimit = 50
+
+func completeFirstArg(g *globals, recent recentIDs) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeIDs(g, cmd, recent, prefix)
+	}
+}
+
+// completeIDs asks the host for recent ids. A home without a database
+// offers nothing and is left as it is: completing must not create a palace.
+func completeIDs(g *globals, cmd *cobra.Command, recent recentIDs, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	const dir = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	opts, err := g.hostOptions()
+	if err != nil {
+		return nil, dir
+	}
+	h, err := host.OpenExisting(cmd.Context(), opts)
+	if err != nil {
+		return nil, dir
+	}
+	defer h.Close()
+	hints, err := recent(h, cmd.Context(), prefix, completeLimit)
+	if err != nil {
+		return nil, dir
+	}
+	out := make([]cobra.Completion, len(hints))
+	for i, hint := range hints {
+		out[i] = cobra.CompletionWithDesc(hint.ID, truncate(hint.Note, 60))
+	}
+	return out, dir
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -28,13 +29,7 @@ Exit 0 when allowed, 1 when denied. Nothing is written.`,
 				if err != nil {
 					return err
 				}
-				if err := g.output(res, func(w io.Writer) { printGate(w, res) }); err != nil {
-					return err
-				}
-				if !res.Allow {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(res, func(w io.Writer) { printGate(w, res) }, res.Allow)
 			})
 		},
 	}
@@ -56,13 +51,8 @@ func printGate(w io.Writer, g gatekeep.Result) {
 		fmt.Fprintf(w, "  - %s\n", escapeControls(r))
 	}
 	if len(g.Missing) > 0 {
-		roles := make([]string, 0, len(g.Missing))
-		for r := range g.Missing {
-			roles = append(roles, r)
-		}
-		sort.Strings(roles)
 		fmt.Fprint(w, "  missing:")
-		for _, r := range roles {
+		for _, r := range slices.Sorted(maps.Keys(g.Missing)) {
 			fmt.Fprintf(w, " %d %s", g.Missing[r], r)
 		}
 		fmt.Fprintln(w)
@@ -79,14 +69,17 @@ func policyFileNote(file, state string) string {
 	return fmt.Sprintf(" (%s, %s)", escapeControls(file), orDash(state))
 }
 
-// changeOutput prints a lifecycle change; a gate denial prints the gate's
-// answer as the result and exits 1.
-func (g *globals) changeOutput(res host.ChangeResult, err error, verb string) error {
-	if err != nil {
-		g.printDenial(err, res.Gate)
-		return err
-	}
-	return g.output(res, func(w io.Writer) {
+// changing is the RunE of a lifecycle change of the card named by the first
+// argument, printed with verb; a gate denial prints the gate's answer as
+// the result and exits 1.
+func (g *globals) changing(verb string, change func(context.Context, *host.Host, string) (host.ChangeResult, error)) func(*cobra.Command, []string) error {
+	return showing(g, func(ctx context.Context, h *host.Host, args []string) (host.ChangeResult, error) {
+		res, err := change(ctx, h, args[0])
+		if err != nil {
+			g.printDenial(err, res.Gate)
+		}
+		return res, err
+	}, func(w io.Writer, res host.ChangeResult) {
 		p := newPainter(w)
 		fmt.Fprintf(w, "%s %s  %s → %s\n", verb, res.Card.ID, p.status(res.Event.FromStatus), p.status(res.Event.ToStatus))
 		if res.Event.Policy != "" {
@@ -135,12 +128,9 @@ func newPromoteCmd(g *globals) *cobra.Command {
 		Use:   "promote CARD_ID --reason R",
 		Short: "Promote a card through the gate (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Promote(ctx, args[0], req)
-				return g.changeOutput(res, err, string(domain.StatusPromoted))
-			})
-		},
+		RunE: g.changing(string(domain.StatusPromoted), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Promote(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "why the card is ready (required)")
@@ -163,12 +153,9 @@ contests close and it returns to the inline lanes; a demoted card may then be
 promoted again. Exit 1 when the gate denies (nothing is written), 2 when the
 card is not contested, 3 in agent mode.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Resolve(ctx, args[0], req)
-				return g.changeOutput(res, err, "resolved")
-			})
-		},
+		RunE: g.changing("resolved", func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Resolve(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "what the newer verification shows (required)")
@@ -184,12 +171,9 @@ func newDemoteCmd(g *globals) *cobra.Command {
 		Use:   "demote CARD_ID --reason R --counterexample EV…",
 		Short: "Demote a card on counterexample evidence (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Demote(ctx, args[0], req)
-				return g.changeOutput(res, err, string(domain.StatusDemoted))
-			})
-		},
+		RunE: g.changing(string(domain.StatusDemoted), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Demote(ctx, id, req)
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Reason, "reason", "", "what the counterexample shows (required)")
@@ -204,12 +188,9 @@ func newRetireCmd(g *globals) *cobra.Command {
 		Use:   "retire CARD_ID --reason R",
 		Short: "Retire a card: kept for audit, never served (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Retire(ctx, args[0], reason)
-				return g.changeOutput(res, err, string(domain.StatusRetired))
-			})
-		},
+		RunE: g.changing(string(domain.StatusRetired), func(ctx context.Context, h *host.Host, id string) (host.ChangeResult, error) {
+			return h.Retire(ctx, id, reason)
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
 	return cmd
@@ -221,24 +202,78 @@ func newPublishCmd(g *globals) *cobra.Command {
 		Use:   "publish CARD_ID --to repo|global --reason R",
 		Short: "Copy a card one anchor outward with provenance (human mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
-				res, err := h.Publish(ctx, args[0], req)
-				if err != nil {
-					g.printDenial(err, res.Gate)
-					return err
-				}
-				return g.output(res, func(w io.Writer) {
-					fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
-						res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
-					printExportNote(w, res.Export)
-				})
-			})
-		},
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (host.PublishResult, error) {
+			res, err := h.Publish(ctx, args[0], req)
+			if err != nil {
+				g.printDenial(err, res.Gate)
+			}
+			return res, err
+		}, func(w io.Writer, res host.PublishResult) {
+			fmt.Fprintf(w, "published %s → %s at the %s anchor (%s)\n  the original stays, stamped published_to %s\n",
+				res.Original.ID, res.Copy.ID, res.Copy.Anchor.Kind, res.Copy.Anchor.Identity, res.Copy.ID)
+			printExportNote(w, res.Export)
+		}),
 	}
 	cmd.Flags().StringVar(&req.To, "to", "", "repo or global: one step outward")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why the card holds beyond its anchor (required)")
 	cmd.Flags().StringVar(&req.Reviewer, "reviewer", "", "reviewer name (default the OS user)")
 	cmd.Flags().BoolVar(&req.AllowLocalPolicy, "allow-local-policy", false, "let an untracked or modified repo gate policy decide (recorded in the events)")
 	return cmd
+}
+
+func newVerifyCmd(g *globals) *cobra.Command {
+	var req host.VerifyRequest
+	cmd := &cobra.Command{
+		Use:   "verify ID [--evidence EV]…",
+		Short: "Verify a card against the code as it is now (records a verification; never promotes)",
+		Long: `Look at the code card ID is checked against — the places its newest
+code-citing verification saw, or, with none, its supporting evidence —
+where it is now (moved lines and files git saw renamed are followed), record
+what it holds as one verification evidence row and link it to the card. A
+stale card is fresh again. A verification is evidence: the card's status
+does not change. Both modes.
+
+--evidence EV verifies against the code EV cites instead: one citation of
+the card, or evidence recorded where the code moved to (palace record
+--source-ref PATH#L10-L24 …).
+
+Exit 0 when the verification is recorded (or was on record for this very
+code), 1 when code the card cites is gone (a deleted file, lines past the
+end of a file, a symbol no longer defined: point it at the code's new place
+with --evidence, or demote it), 2 for bad input (an unknown card, a card or
+evidence citing no file of this checkout, outside git).`,
+		Args: cobra.ExactArgs(1),
+		RunE: showing(g, func(ctx context.Context, h *host.Host, args []string) (host.VerifyResult, error) {
+			return h.Verify(ctx, args[0], req)
+		}, printVerify),
+	}
+	f := cmd.Flags()
+	listFlag(f, &req.Evidence, "evidence", "verify against the code this evidence cites")
+	f.StringVar(&req.Note, "note", "", "what was checked, added to the verification")
+	return cmd
+}
+
+func printVerify(w io.Writer, res host.VerifyResult) {
+	p := newPainter(w)
+	switch {
+	case res.Linked:
+		fmt.Fprintf(w, "verified %s: recorded %s as its verification\n", res.Card.ID, res.Evidence.ID)
+	default:
+		fmt.Fprintf(w, "verified %s: %s is its verification of this code already\n", res.Card.ID, res.Evidence.ID)
+	}
+	for _, c := range res.Checked {
+		line := fmt.Sprintf("  %s  %s", c.State, escapeControls(c.Now))
+		if c.Detail != "" {
+			line += " (" + escapeControls(c.Detail) + " since " + c.EvidenceID + " saw it)"
+		} else if c.SourceRef != c.Now {
+			line += " (cited as " + escapeControls(c.SourceRef) + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	switch {
+	case res.Card.Stale != nil:
+		fmt.Fprintf(w, "  %s\n", p.paint("33", "still stale: "+escapeControls(res.Card.Stale.Reason)))
+	case res.WasStale:
+		fmt.Fprintf(w, "  %s\n", p.dim("it was stale; it is fresh now"))
+	}
 }

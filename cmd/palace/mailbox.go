@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/mail"
 	"github.com/palacehq/palace/mailbox"
 )
-
-func init() { extraCommands = append(extraCommands, newMailboxCmd) }
 
 func newMailboxCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -140,16 +143,11 @@ written in either case.
 	return cmd
 }
 
-// letterFlags are file's flags that describe the letter.
-var letterFlags = []string{"agent", "class", "what", "repo", "tool", "expected", "snippet", "kind", "answers", "external", "ts"}
-
-func letterFlagSet(cmd *cobra.Command) bool {
-	for _, name := range letterFlags {
-		if cmd.Flags().Changed(name) {
-			return true
-		}
-	}
-	return false
+// letterFlagSet says whether a flag of file, each of which describes the
+// letter, was given.
+func letterFlagSet(cmd *cobra.Command) (set bool) {
+	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { set = set || f.Changed })
+	return set
 }
 
 func newMailboxDistributeCmd(g *globals) *cobra.Command {
@@ -266,13 +264,7 @@ this checkout's box and the global box. FILE paths are relative to --cwd.
 				if err != nil {
 					return err
 				}
-				if err := g.output(rep, func(w io.Writer) { printFindings(w, g.stderr, rep) }); err != nil {
-					return err
-				}
-				if rep.Errors > 0 {
-					return exitError{1}
-				}
-				return nil
+				return g.verdict(rep, func(w io.Writer) { printFindings(w, g.stderr, rep) }, rep.Errors == 0)
 			})
 		},
 	}
@@ -337,6 +329,171 @@ func printFindings(w, stderr io.Writer, rep mail.CheckReport) {
 		fmt.Fprintln(stderr, "palace: no box to check (this checkout has no .palace/inbox.jsonl and there is no global box)")
 	case len(rep.Findings) > 0:
 		fmt.Fprintf(stderr, "palace mailbox check: %s, %s in %s\n",
-			plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), boxes(len(rep.Checked)))
+			plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), plural(len(rep.Checked), "box"))
 	}
+}
+
+// printTable prints rows under a header in columns two spaces apart, each
+// cell escaped (in place). paint, when set, colors a row's cell after it is
+// padded, so escape codes never upset the alignment (text/tabwriter would
+// count them as width).
+func printTable(w io.Writer, header []string, rows [][]string, paint func(col int, cell string) string) {
+	rows = append([][]string{header}, rows...)
+	width := make([]int, len(header))
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = escapeControls(c)
+			width[i] = max(width[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	for n, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			if i < len(r)-1 {
+				c += strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2)
+			}
+			if n > 0 && paint != nil {
+				c = paint(i, c)
+			}
+			b.WriteString(c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// fateColors make fates readable at a glance: open letters bright, closed
+// ones dim.
+var fateColors = map[mailbox.Fate]string{
+	mailbox.FateWetInk:    "1;36",
+	mailbox.FateInFlight:  "33",
+	mailbox.FateFiredClay: "2;32",
+	mailbox.FateExternal:  "35",
+}
+
+// printLetters prints a sweep or list: one row per letter, then the counts.
+// seen adds the column naming where each letter was read.
+func printLetters(w, stderr io.Writer, mb *mailbox.Mailbox, res mailbox.SweepResult, seen bool) {
+	p := newPainter(w)
+	header := []string{"ID", "FATE", "DATE", "AGENT", "CLASS", "WHAT"}
+	if seen {
+		header = []string{"ID", "FATE", "DATE", "AGENT", "CLASS", "SEEN IN", "WHAT"}
+	}
+	rows := make([][]string, 0, len(res.Letters))
+	for _, e := range res.Letters {
+		l := e.Letter
+		date := l.TS
+		if t := l.Time(); !t.IsZero() {
+			date = t.UTC().Format("2006-01-02 15:04")
+		}
+		what := l.What
+		if len(l.Answers) > 0 {
+			what = "↳ " + strings.Join(l.Answers, ",") + ": " + what
+		}
+		row := []string{e.ID, string(e.Fate), date, truncate(l.Agent, 16), truncate(l.Class, 16)}
+		if seen {
+			row = append(row, seenIn(mb, e.Sources))
+		}
+		rows = append(rows, append(row, truncate(what, 64)))
+	}
+	if len(rows) > 0 {
+		printTable(w, header, rows, func(col int, cell string) string {
+			if col == 1 {
+				return p.paint(fateColors[mailbox.Fate(strings.TrimSpace(cell))], cell)
+			}
+			if col == 0 {
+				return p.dim(cell)
+			}
+			return cell
+		})
+		fmt.Fprintln(w)
+	}
+	c := res.Counts
+	summary := fmt.Sprintf("%s · %d open (%d wet_ink, %d in_flight) · %d fired_clay · %d external",
+		plural(c.Total, "letter"), c.Open, c.WetInk, c.InFlight, c.FiredClay, c.External)
+	if len(res.Letters) != c.Total {
+		summary += fmt.Sprintf(" · showing %d", len(res.Letters))
+	}
+	fmt.Fprintln(w, summary)
+	for _, u := range res.Unreachable {
+		fmt.Fprintf(w, "%s %s: %s\n", p.paint("33", "unreachable"), escapeControls(u.Path), escapeControls(u.Reason))
+	}
+	if len(res.Invalid) > 0 {
+		paths := map[string]bool{}
+		for _, ip := range res.Invalid {
+			paths[ip.Path] = true
+		}
+		fmt.Fprintf(stderr, "palace: %s skipped; palace mailbox check %s shows why\n",
+			pluralVerb(len(res.Invalid), "line is not a letter and was", "lines are not letters and were"), strings.Join(slices.Sorted(maps.Keys(paths)), " "))
+	}
+}
+
+// seenIn names the places a letter was read: spool, global, or the
+// repository directory of a box.
+func seenIn(mb *mailbox.Mailbox, srcs []mailbox.Source) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		name := filepath.Base(filepath.Dir(filepath.Dir(s.Path)))
+		switch s.Path {
+		case mb.SpoolPath():
+			name = "spool"
+		case mb.GlobalBoxPath():
+			name = "global"
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// openOnly keeps the open letters of a sweep; the counts still cover all.
+func openOnly(res mailbox.SweepResult) mailbox.SweepResult {
+	kept := make([]mailbox.Entry, 0, len(res.Letters))
+	for _, e := range res.Letters {
+		if e.Fate.Open() {
+			kept = append(kept, e)
+		}
+	}
+	res.Letters = kept
+	return res
+}
+
+func printDistribution(w io.Writer, d mail.Distribution) {
+	p := newPainter(w)
+	fmt.Fprintf(w, "delivered %s · %d already in their box · %d pending\n", plural(d.Delivered, "letter"), d.AlreadyPresent, len(d.Pending))
+	if len(d.Boxes) > 0 {
+		rows := make([][]string, len(d.Boxes))
+		for i, b := range d.Boxes {
+			path := b.Path
+			if b.Global {
+				path += " (global)"
+			}
+			rows[i] = []string{path, fmt.Sprint(b.Delivered), fmt.Sprint(b.AlreadyPresent)}
+		}
+		fmt.Fprintln(w)
+		printTable(w, []string{"BOX", "NEW", "ALREADY"}, rows, nil)
+	}
+	if len(d.Pending) > 0 {
+		fmt.Fprintf(w, "\n%s (they stay in the spool until their repository is on this machine):\n", p.paint("33", "pending"))
+		rows := make([][]string, len(d.Pending))
+		for i, pl := range d.Pending {
+			rows[i] = []string{pl.ID, fmt.Sprintf("spool:%d", pl.Line), truncate(pl.Repo, 40), pl.Reason}
+		}
+		printTable(w, []string{"ID", "LINE", "REPO", "REASON"}, rows, nil)
+	}
+	if len(d.Invalid) > 0 {
+		fmt.Fprintf(w, "\n%s (never delivered):\n", p.paint("31", "not deliverable"))
+		for _, ip := range d.Invalid {
+			fmt.Fprintf(w, "%s:%d: %s %s\n", escapeControls(ip.Path), ip.Line, ip.Code, escapeControls(ip.Message))
+		}
+	}
+}
+
+func pluralVerb(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -32,6 +32,14 @@ func (g *globals) output(v any, text func(w io.Writer)) error {
 	return nil
 }
 
+// nonNil makes a nil list an empty one, which JSON prints as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
@@ -54,41 +62,6 @@ func newPainter(w io.Writer) painter {
 		return painter{on: true}
 	}
 	return painter{on: isTTY(w) && os.Getenv("TERM") != "dumb"}
-}
-
-// cell is one table cell: its text and the color it is painted in.
-type cell struct{ text, code string }
-
-// table writes rows in columns two spaces apart. It measures the plain
-// text, not the escape codes a painted cell carries, which is why it is not
-// a tabwriter: tabwriter counts escape bytes as width and misaligns every
-// column after a colored one. The last column is not padded.
-func (p painter) table(w io.Writer, rows [][]cell) {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		b.Reset()
-		for i, c := range r {
-			if c.code != "" {
-				b.WriteString(p.paint(c.code, c.text))
-			} else {
-				b.WriteString(c.text)
-			}
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
-			}
-		}
-		b.WriteByte('\n')
-		io.WriteString(w, b.String())
-	}
 }
 
 // paint colors s; s is escaped first (escapeControls), so a painted value
@@ -134,35 +107,25 @@ func (p painter) dim(s string) string { return p.paint("2", s) }
 // through truncate, paint and printTable); JSON output is escaped by the
 // encoder instead.
 func escapeControls(s string) string {
-	i := 0
-	for i < len(s) {
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if needsEscape(r, size) {
-			break
+			b.WriteString(s[done:i])
+			if size == 1 { // an ASCII control, or a byte that is not UTF-8
+				fmt.Fprintf(&b, "\\x%02x", s[i])
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+			done = i + size
 		}
 		i += size
 	}
-	if i == len(s) {
+	if done == 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case needsEscape(r, size) && r < 0x80:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case needsEscape(r, size):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
+	return b.String() + s[done:]
 }
 
 func needsEscape(r rune, size int) bool {

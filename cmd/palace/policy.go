@@ -1,20 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/plugins"
 	"github.com/palacehq/palace/policies"
 )
-
-func init() { extraCommands = append(extraCommands, newPolicyCmd) }
 
 func newPolicyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -27,15 +29,10 @@ a later source's package replaces an earlier one's whole.
 Exit codes: 0 ok · 1 a "no" (errors found, a test failed, the gate denied)
 · 2 bad usage or input · 4 internal error.`,
 	}
-	cmd.AddCommand(newPolicyListCmd(g), newPolicyCheckCmd(g), newPolicyEvalCmd(g), newPolicyTestCmd(g), newPolicyFmtCmd(g))
-	for _, add := range extraPolicyCommands {
-		cmd.AddCommand(add(g))
-	}
+	cmd.AddCommand(newPolicyListCmd(g), newPolicyCheckCmd(g), newPolicyEvalCmd(g), newPolicyTestCmd(g), newPolicyFmtCmd(g),
+		newPolicyDefaultsCmd(g), newPolicyNewCmd(g))
 	return cmd
 }
-
-// extraPolicyCommands lets policy subcommands register from their own file.
-var extraPolicyCommands []func(*globals) *cobra.Command
 
 // policySources resolves the sources: DIR alone on top of the embedded
 // defaults when given (reproducible in CI, whatever the user's home holds),
@@ -46,17 +43,30 @@ func (g *globals) policySources(ctx context.Context, dir string) (policies.Sourc
 		return policies.Sources{}, policies.Options{}, err
 	}
 	src, popts, err := host.PolicyConfigFor(ctx, opts)
+	if err != nil || dir == "" {
+		return src, popts, err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+	}
+	return host.PolicyDirSources(dir), popts, nil
+}
+
+// writePolicyFiles writes files into dir (replacing files already there, or
+// never) and prints the paths written, then next when it is not empty.
+func (g *globals) writePolicyFiles(dir string, files map[string][]byte, replace bool, next string) error {
+	written, err := host.WritePolicyFiles(dir, files, replace)
 	if err != nil {
-		return policies.Sources{}, policies.Options{}, err
+		return err
 	}
-	if dir != "" {
-		fi, err := os.Stat(dir)
-		if err != nil || !fi.IsDir() {
-			return policies.Sources{}, policies.Options{}, usageError{fmt.Sprintf("policy directory %s does not exist: pass a folder of .rego files", dir)}
+	return g.output(map[string]any{"dir": dir, "files": written}, func(w io.Writer) {
+		for _, f := range written {
+			fmt.Fprintln(w, f)
 		}
-		src = host.PolicyDirSources(dir)
-	}
-	return src, popts, nil
+		if next != "" {
+			fmt.Fprintf(w, next, written[0], dir)
+		}
+	})
 }
 
 // policyErrors prints located policy errors, one `file:line:col: code:
@@ -67,10 +77,7 @@ func (g *globals) policyErrors(w io.Writer, err error) error {
 		return err
 	}
 	if g.json() {
-		if es == nil {
-			es = policies.Errors{}
-		}
-		printJSON(g.stdout, map[string]any{"ok": false, "errors": es})
+		printJSON(g.stdout, map[string]any{"ok": false, "errors": nonNil(es)})
 	} else {
 		for _, e := range es {
 			fmt.Fprintln(w, e.Error())
@@ -208,14 +215,14 @@ the mailbox rules deny the letter.`,
 				fmt.Fprintf(g.stderr, "palace: %v\n", err)
 				return exitError{1}
 			}
+			v := any(out) // text: the output as JSON, the decision's source on stderr
 			if g.json() {
-				if err := printJSON(g.stdout, map[string]any{"point": point, "output": out, "policy": d}); err != nil {
-					return err
-				}
-			} else {
-				if err := printJSON(g.stdout, out); err != nil {
-					return err
-				}
+				v = map[string]any{"point": point, "output": out, "policy": d}
+			}
+			if err := printJSON(g.stdout, v); err != nil {
+				return err
+			}
+			if !g.json() {
 				p := newPainter(g.stderr)
 				fmt.Fprintln(g.stderr, p.dim(fmt.Sprintf("%s · %s · engine %s · %s", point.Package(), orDash(d.Source), orDash(d.Engine), shortHash(d.Hash))))
 				if d.Fallback != "" {
@@ -275,13 +282,7 @@ FAIL or ERROR; a failure names the expression that failed as file:line:col.`,
 				}
 				return usageError{err.Error()}
 			}
-			if err := g.output(rep, func(w io.Writer) { printTests(w, rep, verbose) }); err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return exitError{1}
-			}
-			return nil
+			return g.verdict(rep, func(w io.Writer) { printTests(w, rep, verbose) }, rep.OK())
 		},
 	}
 	cmd.Flags().StringVar(&run, "run", "", "run only tests whose package.name matches this regular expression")
@@ -308,11 +309,7 @@ func printTests(w io.Writer, rep policies.TestReport, verbose bool) {
 		fmt.Fprintln(w, line)
 		switch r.Outcome {
 		case "fail":
-			at := r.FailedAt
-			if at == "" {
-				at = fmt.Sprintf("%s:%d: the test is undefined", r.File, r.Line)
-			}
-			fmt.Fprintf(w, "  %s\n", at)
+			fmt.Fprintf(w, "  %s\n", cmp.Or(r.FailedAt, fmt.Sprintf("%s:%d: the test is undefined", r.File, r.Line)))
 		case "error":
 			fmt.Fprintf(w, "  %s:%d: %s\n", r.File, r.Line, r.Error)
 		}
@@ -385,14 +382,12 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 			if len(errs) > 0 {
 				return g.policyErrors(g.stdout, errs)
 			}
-			if changed == nil {
-				changed = []string{}
-			}
+			changed = nonNil(changed)
 			res := map[string]any{"check": check, "files": len(paths), "unformatted": changed}
 			if !check {
 				res = map[string]any{"check": check, "files": len(paths), "formatted": changed}
 			}
-			if err := g.output(res, func(w io.Writer) {
+			return g.verdict(res, func(w io.Writer) {
 				for _, c := range changed {
 					if check {
 						fmt.Fprintf(w, "%s: not formatted\n", c)
@@ -403,13 +398,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 				if len(changed) == 0 {
 					fmt.Fprintf(w, "ok: %s already formatted\n", plural(len(paths), "file"))
 				}
-			}); err != nil {
-				return err
-			}
-			if check && len(changed) > 0 {
-				return exitError{1}
-			}
-			return nil
+			}, !check || len(changed) == 0)
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "report unformatted files and exit 1 instead of rewriting them")
@@ -452,4 +441,99 @@ func firstArg(args []string) string {
 		return args[0]
 	}
 	return ""
+}
+
+func newPolicyDefaultsCmd(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "defaults --out DIR",
+		Short: "Write the embedded default policies for stock opa (opa test DIR .palace/policies)",
+		Long: `Write the embedded default policies under DIR/palace/default/, in the packages
+team policies import (data.palace.default.gate, …), so stock OPA tooling sees
+what palace does:
+
+  palace policy defaults --out /tmp/palace-defaults
+  opa test /tmp/palace-defaults .palace/policies
+  opa check /tmp/palace-defaults .palace/policies
+
+Files already in DIR are replaced; nothing else is touched. Inside a git
+checkout nothing is written through a symbolic link: a link in a file's
+place, or a linked folder on the way (.palace, .palace/policies), is refused
+naming the link (exit 2), and nothing is written.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageError{"--out is required: the folder to write the default policies into"}
+			}
+			files, err := policies.ExportDefaults()
+			if err != nil {
+				return err
+			}
+			return g.writePolicyFiles(out, files, true, "")
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "folder to write into (created if missing)")
+	return cmd
+}
+
+func newPolicyNewCmd(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:       "new POINT",
+		Short:     "Write a team policy skeleton for POINT (gate, scope, lanes, mailbox, research) with a passing test",
+		Long:      `Write POINT.rego and POINT_test.rego into --out (default .palace/policies of the current directory). The policy starts as the embedded default; its test passes with palace policy test and with stock opa test beside palace policy defaults. Existing files are never overwritten. Nothing is written through a symbolic link inside the checkout (a linked .palace or .palace/policies, or a link in a file's place, even a dangling one): the link is named, the exit code is 2, and nothing is written.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: domain.Strings(policies.Points),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := policies.Scaffold(policies.Point(args[0]))
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if out == "" {
+				out = filepath.Join(".palace", "policies")
+				if g.cwd != "" {
+					out = filepath.Join(g.cwd, out)
+				}
+			}
+			return g.writePolicyFiles(out, files, false, "next: edit %s, then palace policy test %s\n")
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "folder to write into (default .palace/policies)")
+	return cmd
+}
+
+func newPluginCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugin",
+		Short: "Inspect WebAssembly policy plugins",
+		Long: `A .wasm file in $PALACE_HOME/policies/ or <repo>/.palace/policies/ is an Extism
+plugin that serves the decision points it exports (gate, scope, lanes, mailbox, research).
+See plugins/README.md for how to write and build one.`,
+	}
+	cmd.AddCommand(newPluginInspectCmd(g))
+	return cmd
+}
+
+func newPluginInspectCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect FILE.wasm",
+		Short: "Show a module's ABI, exports, imports, size, decision points and whether palace would load it",
+		Long: `Read a WebAssembly module without running it and say what palace would make of
+it: its ABI (Extism or plain wasm), exports, imports, size, the decision points it
+would serve and a verdict. A module that would not load gets every reason, each
+worded as the load error would be.
+
+Exit codes: 0 it would load · 1 it would not · 2 the file cannot be read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			// At most 64 MiB: a Go plugin is ~3 MB; anything far larger is not a policy.
+			b, err := host.ReadInputFile("FILE", path, host.MaxModuleBytes)
+			if err != nil {
+				return err
+			}
+			rep := plugins.Inspect(path, b)
+			return g.verdict(rep, func(w io.Writer) { fmt.Fprint(w, rep.String()) }, rep.WouldLoad)
+		},
+	}
 }

@@ -1,3 +1,5 @@
+// Command palace is the one binary: its subcommands parse flags and call
+// host. It holds no logic of its own beyond presenting results.
 package main
 
 import (
@@ -49,6 +51,8 @@ func usageHint(cmd *cobra.Command) string {
 }
 
 func (e usageError) Error() string { return e.msg }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // run executes one palace invocation and returns its exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -129,26 +133,19 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	pf.StringVar(&g.home, "home", "", "palace home directory (default $PALACE_HOME or ~/.palace)")
 	pf.StringVar(&g.cwd, "cwd", "", "directory whose anchors apply (default the current directory)")
 	pf.StringVar(&g.mode, "mode", "", "human or agent; PALACE_MODE=agent cannot be raised by this flag")
-	root.AddCommand(
-		newInitCmd(g),
-		newRecordCmd(g),
-		newDistillCmd(g),
-		newEvidenceCmd(g),
-		newCardCmd(g),
-		newGateCmd(g),
-		newPromoteCmd(g),
-		newResolveCmd(g),
-		newDemoteCmd(g),
-		newRetireCmd(g),
-		newPublishCmd(g),
-		newDoctorCmd(g),
-		newVersionCmd(g),
-	)
-	for _, add := range extraCommands {
+	for _, add := range []func(*globals) *cobra.Command{
+		newInitCmd, newRecordCmd, newDistillCmd, newEvidenceCmd, newCardCmd, newGateCmd, newPromoteCmd, newResolveCmd,
+		newDemoteCmd, newRetireCmd, newPublishCmd, newDoctorCmd, newVersionCmd, newAdoptCmd, newAdoptionCmd, newAuditCmd,
+		newBenchCmd, newBriefCmd, newContextCmd, newExportCmd, newImportCmd, newHintsCmd, newLSPCmd, newMailboxCmd,
+		newMaintenanceCmd, newMCPCmd, newPluginCmd, newPolicyCmd, newResearchCmd, newSyncCmd, newCardsCmd, newUICmd,
+		newVerifyCmd, newWorkspaceCmd,
+	} {
 		root.AddCommand(add(g))
 	}
 	root.SetVersionTemplate("palace {{.Version}}\n")
-	root.SetUsageTemplate(usageTemplate)
+	// cobra's own usage template, with the flag lists rendered by flagUsages.
+	root.SetUsageTemplate(strings.NewReplacer(".LocalFlags.FlagUsages", "flagUsages .LocalFlags",
+		".InheritedFlags.FlagUsages", "flagUsages .InheritedFlags").Replace(root.UsageTemplate()))
 	root.SetHelpCommand(newHelpCmd(root))
 	// cobra adds its completion command on first use; add it now so the
 	// tree below gets its flags completed too.
@@ -159,9 +156,6 @@ through gates, and assembles bounded, cited context packs for agents.`,
 	return root
 }
 
-// extraCommands lets each command family register itself from its own file.
-var extraCommands []func(*globals) *cobra.Command
-
 // hostOptions builds host options from the globals.
 func (g *globals) hostOptions() (host.Options, error) {
 	mode, err := host.ResolveMode(g.mode, os.Getenv(host.ModeEnv), g.defaultMode)
@@ -171,24 +165,42 @@ func (g *globals) hostOptions() (host.Options, error) {
 	return host.Options{Home: g.home, Cwd: g.cwd, Mode: mode, DeferCreate: g.deferCreate}, nil
 }
 
-// open opens the host for one command.
-func (g *globals) open(ctx context.Context) (*host.Host, error) {
-	opts, err := g.hostOptions()
-	if err != nil {
-		return nil, err
-	}
-	return host.Open(ctx, opts)
-}
-
 // withHost opens the host, runs fn, and closes it.
 func (g *globals) withHost(cmd *cobra.Command, fn func(context.Context, *host.Host) error) error {
 	ctx := cmd.Context()
-	h, err := g.open(ctx)
+	opts, err := g.hostOptions()
+	if err != nil {
+		return err
+	}
+	h, err := host.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	return fn(ctx, h)
+}
+
+// showing is a RunE that runs fn on the host with the command's arguments
+// and prints what it returns: as JSON, or with text for the human form.
+func showing[T any](g *globals, fn func(context.Context, *host.Host, []string) (T, error), text func(io.Writer, T)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return g.withHost(cmd, func(ctx context.Context, h *host.Host) error {
+			v, err := fn(ctx, h, args)
+			if err != nil {
+				return err
+			}
+			return g.output(v, func(w io.Writer) { text(w, v) })
+		})
+	}
+}
+
+// verdict prints v as output does and then exits 1 unless ok: a "no"
+// (a denial, a failed check) printed as the command's result.
+func (g *globals) verdict(v any, text func(io.Writer), ok bool) error {
+	if err := g.output(v, text); err != nil || ok {
+		return err
+	}
+	return exitError{1}
 }
 
 func (g *globals) json() bool { return g.format == "json" }

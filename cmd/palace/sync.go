@@ -13,8 +13,6 @@ import (
 	"github.com/palacehq/palace/host/teamsync"
 )
 
-func init() { extraCommands = append(extraCommands, newSyncCmd, newCardsCmd) }
-
 func newSyncCmd(g *globals) *cobra.Command {
 	var req teamsync.SyncRequest
 	var resolve []string
@@ -86,17 +84,15 @@ each lifecycle change made there (promote, demote, retire, publish, link).`,
 				if err != nil {
 					return err
 				}
-				code := 0
 				if len(rep.Conflicts) > 0 {
 					fmt.Fprintf(g.stderr, "palace sync: %s left: pick a side with --resolve ID=file or ID=palace\n", plural(len(rep.Conflicts), "conflict"))
-					code = 1
 				}
-				if n := skipped(rep); n > 0 {
+				n := skipped(rep)
+				if n > 0 {
 					fmt.Fprintf(g.stderr, "palace sync: %s skipped: fix them (palace cards check shows them) and sync again\n", plural(n, "card file"))
-					code = 1
 				}
-				if code != 0 {
-					return exitError{code}
+				if len(rep.Conflicts) > 0 || n > 0 {
+					return exitError{1}
 				}
 				return nil
 			})
@@ -169,13 +165,11 @@ func printSync(w io.Writer, rep teamsync.SyncReport) {
 		fmt.Fprintf(w, "%s\n", p.paint("1;31", "conflict "+c.CardID+" ("+c.Path+"): changed in the committed file and in this palace"))
 		fmt.Fprint(w, indentBlock(c.Diff))
 	}
+	format := "%s: %d exported, %d imported, %d held, %s, %d unchanged\n"
 	if rep.DryRun {
-		fmt.Fprintf(w, "%s (dry run, nothing written): would export %d, import %d, hold %d; %s, %d unchanged\n", rep.Dir,
-			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
-	} else {
-		fmt.Fprintf(w, "%s: %d exported, %d imported, %d held, %s, %d unchanged\n", rep.Dir,
-			len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
+		format = "%s (dry run, nothing written): would export %d, import %d, hold %d; %s, %d unchanged\n"
 	}
+	fmt.Fprintf(w, format, rep.Dir, len(rep.Exported), len(rep.Imported), len(rep.Held), plural(len(rep.Conflicts), "conflict"), rep.Unchanged)
 	if rep.Pending > 0 {
 		fmt.Fprintf(w, "%s written by palace and not committed yet: commit them to share them\n", plural(rep.Pending, "card file"))
 	}
@@ -250,20 +244,14 @@ creates no palace home. 'palace cards codes' lists the codes.`,
 			if err != nil {
 				return err
 			}
-			if err := g.output(rep, func(w io.Writer) {
+			return g.verdict(rep, func(w io.Writer) {
 				for _, f := range rep.Findings {
 					fmt.Fprintln(w, escapeControls(f.String()))
 				}
 				if len(rep.Findings) > 0 {
 					fmt.Fprintf(g.stderr, "palace cards check: %s, %s in %s\n", plural(rep.Errors, "error"), plural(rep.Warnings, "warning"), plural(len(rep.Checked), "file"))
 				}
-			}); err != nil {
-				return err
-			}
-			if rep.Errors > 0 {
-				return exitError{1}
-			}
-			return nil
+			}, rep.Errors == 0)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Staged, "staged", false, "check the staged version of each card file (what is being committed)")

@@ -346,11 +346,11 @@ func (r *resolver) resolve(repo string) target {
 	if NamesNoProject(repo) {
 		return target{global: true}
 	}
-	if t, ok := r.cache[repo]; ok {
-		return t
+	t, ok := r.cache[repo]
+	if !ok {
+		t = r.resolveUncached(repo)
+		r.cache[repo] = t
 	}
-	t := r.resolveUncached(repo)
-	r.cache[repo] = t
 	return t
 }
 

@@ -183,14 +183,11 @@ func validate(l Letter, cols *fieldCols, skip *[nFields]bool) []issue {
 		idx     int
 		name, v string
 	}{{fTS, "ts", l.TS}, {fAgent, "agent", l.Agent}, {fClass, "class", l.Class}, {fWhat, "what", l.What}} {
-		if cols != nil && cols[f.idx] == 0 {
+		switch blank := strings.TrimSpace(f.v) == ""; {
+		case cols != nil && cols[f.idx] == 0, cols == nil && blank:
 			bad(f.name, "missing required field %q", f.name)
-		} else if strings.TrimSpace(f.v) == "" {
-			if cols == nil {
-				bad(f.name, "missing required field %q", f.name)
-			} else {
-				bad(f.name, "%q is empty", f.name)
-			}
+		case blank:
+			bad(f.name, "%q is empty", f.name)
 		}
 	}
 	if strings.TrimSpace(l.TS) != "" {

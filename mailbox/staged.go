@@ -161,15 +161,9 @@ var errNotRepository = errors.New("not a git repository")
 // Committed returns the box at path as HEAD has it, the base for an editor's
 // unsaved buffer; nil and no error when there is no such blob or checkout.
 func Committed(ctx context.Context, path string) ([]byte, error) {
-	blob, found, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, errNotRepository) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	if !found {
+	blob, _, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
+	if err != nil && ctx.Err() == nil && errors.Is(err, errNotRepository) {
 		return nil, nil
 	}
-	return blob, nil
+	return blob, err
 }

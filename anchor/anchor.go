@@ -1,10 +1,8 @@
-// Package anchor derives palace's persistence anchors from the filesystem and git.
-//
-// It owns the rules of anchoring: the repo anchor is the normalized origin
-// remote (github.com/org/name) or, without one, the main worktree's top-level
-// path; the worktree anchor is the canonical checkout path; outside git only
-// the global anchor exists. It runs git as a subprocess and must not touch the
-// store or any policy.
+// Package anchor derives palace's persistence anchors from the filesystem and
+// git: the repo anchor is the normalized origin remote or, without one, the
+// main worktree's path; the worktree anchor is the canonical checkout path;
+// outside git only the global anchor exists. It runs git and must not touch
+// the store or any policy.
 package anchor
 
 import (
@@ -28,30 +26,21 @@ const GlobalIdentity = "global"
 
 // Location is what a directory resolves to.
 type Location struct {
-	// Dir is the canonical directory that was resolved.
-	Dir string `json:"dir"`
-	// InGit is false outside any git checkout; then only the global anchor exists.
-	InGit bool `json:"in_git"`
-	// Worktree is the canonical top-level path of the checkout (symlinks resolved).
-	Worktree string `json:"worktree,omitempty"`
-	// RepoRoot is the top-level path of the repository's main worktree (or the
-	// bare repository directory): the same for every worktree of one repository.
-	RepoRoot string `json:"repo_root,omitempty"`
-	// Remote is the origin URL as configured, empty without one.
-	Remote string `json:"remote,omitempty"`
-	// RepoIdentity is the normalized remote, or RepoRoot without a remote.
-	RepoIdentity string `json:"repo_identity,omitempty"`
-	// RepoAliases are other identities the palace holds this repository
-	// under: spellings of its remote in another case on a host whose paths
-	// ignore case, recorded before palace folded them (see Reconcile). Their
-	// anchors are visible and changeable from here like the repo anchor;
-	// new rows go to RepoIdentity's.
+	Dir      string `json:"dir"`                // canonical
+	InGit    bool   `json:"in_git"`             // false: only the global anchor exists
+	Worktree string `json:"worktree,omitempty"` // the checkout's canonical top level
+	// RepoRoot is the main worktree's top level (or the bare repository),
+	// the same for every worktree of one repository.
+	RepoRoot     string `json:"repo_root,omitempty"`
+	Remote       string `json:"remote,omitempty"`        // origin as configured
+	RepoIdentity string `json:"repo_identity,omitempty"` // normalized remote, else RepoRoot
+	// RepoAliases are other case spellings the palace holds the repository
+	// under (see Reconcile): visible from here, never written to.
 	RepoAliases []string `json:"repo_aliases,omitempty"`
 }
 
-// Identity returns the stable identity string of the anchor of kind k at this
-// location: "global", "repo:<identity>" or "worktree:<path>". Outside git every
-// kind falls back to the global identity.
+// Identity is the anchor identity of kind k here: "global", "repo:<identity>"
+// or "worktree:<path>"; outside git always "global".
 func (l Location) Identity(k domain.AnchorKind) string {
 	if !l.InGit {
 		return GlobalIdentity
@@ -77,9 +66,8 @@ func (l Location) Innermost() domain.AnchorKind {
 // ErrNoDir is returned when the directory to resolve does not exist.
 var ErrNoDir = errors.New("no such directory")
 
-// Resolve derives the location of dir. A dir that is not inside git resolves
-// to a global-only Location without error; a missing dir is ErrNoDir; git
-// missing from PATH is treated as "not inside git".
+// Resolve derives the location of dir. Outside git, or without git on PATH,
+// it is global-only and no error; a missing dir is ErrNoDir.
 func Resolve(ctx context.Context, dir string) (Location, error) {
 	canon, err := Canonical(dir)
 	if err != nil {
@@ -93,9 +81,7 @@ func Resolve(ctx context.Context, dir string) (Location, error) {
 		canon = filepath.Dir(canon)
 	}
 	loc := Location{Dir: canon}
-	// The remote is asked for beside rev-parse, not after it: every palace
-	// command resolves its anchors, and two git processes at once wait
-	// about as long as one. Outside git its answer is dropped.
+	// The remote is asked beside rev-parse: every command resolves anchors.
 	var (
 		remote    string
 		remoteErr error
@@ -105,8 +91,7 @@ func Resolve(ctx context.Context, dir string) (Location, error) {
 	defer asked.Wait() // never left running past Resolve
 	out, err := git(ctx, canon, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
 	if err != nil {
-		// Not a repository (or no git at all): only the global anchor exists.
-		return loc, nil
+		return loc, nil // not a repository, or no git
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 2 {
@@ -141,8 +126,7 @@ func Resolve(ctx context.Context, dir string) (Location, error) {
 	return loc, nil
 }
 
-// Canonical returns the absolute path of p with symlinks resolved as far as
-// the path exists (a path that does not exist yet keeps its unresolved tail).
+// Canonical returns p absolute, with symlinks resolved as far as it exists.
 func Canonical(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -151,8 +135,6 @@ func Canonical(p string) (string, error) {
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		return resolved, nil
 	}
-	// Resolve the longest existing prefix so a new file under a symlinked
-	// directory still maps to the canonical directory.
 	dir, rest := filepath.Dir(abs), filepath.Base(abs)
 	for dir != filepath.Dir(dir) {
 		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
@@ -164,18 +146,14 @@ func Canonical(p string) (string, error) {
 	return abs, nil
 }
 
-// caseInsensitiveHosts are git hosts whose owner and repository names
-// ignore case (github.com/ACME/X and github.com/acme/x are one repository):
-// their paths are folded to lower case. Elsewhere a path keeps its case,
-// since a self-hosted server may tell the two apart.
+// caseInsensitiveHosts are git hosts whose paths ignore case, folded to lower
+// case; a self-hosted server may tell cases apart, so elsewhere they stay.
 var caseInsensitiveHosts = map[string]bool{"github.com": true, "gitlab.com": true, "bitbucket.org": true}
 
-// NormalizeRemote turns a git remote URL into host/path form:
-// git@github.com:Org/Name.git, https://user@github.com/Org/Name and
-// ssh://git@github.com:22/Org/Name.git all become github.com/org/name. The
-// host is lowercased; the path is lowercased on hosts whose paths ignore
-// case (GitHub, GitLab.com, Bitbucket) and kept elsewhere. Local paths and
-// file:// URLs return "" so the caller falls back to the repository path.
+// NormalizeRemote turns a git remote URL into host/path form
+// (git@github.com:Org/Name.git → github.com/org/name), the host lowercased
+// and the path too on caseInsensitiveHosts. Local paths and file:// URLs
+// return "".
 func NormalizeRemote(raw string) string {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -213,22 +191,17 @@ func NormalizeRemote(raw string) string {
 	return host + "/" + path
 }
 
-// FoldsCase says whether a repository identity (RepoIdentity) is of a host
-// whose paths ignore case, so that a palace may hold the repository under
-// other spellings recorded before they were folded.
+// FoldsCase says whether a RepoIdentity's host ignores case, so the palace
+// may hold it under other spellings.
 func FoldsCase(repoIdentity string) bool {
 	host, _, ok := strings.Cut(repoIdentity, "/")
 	return ok && caseInsensitiveHosts[host]
 }
 
-// Reconcile settles the repository identity against the spellings a palace
-// already holds for it. known are the identities of the palace's repo
-// anchors equal to l.RepoIdentity but for case (without the "repo:"
-// prefix), oldest first. When l.RepoIdentity is among them, or there are
-// none, it stays; otherwise the oldest known spelling becomes the
-// identity, so cards recorded under it keep serving this checkout. Every
-// other known spelling becomes an alias (RepoAliases): visible from here,
-// never written to.
+// Reconcile settles the identity against known, the palace's repo
+// identities equal to it but for case, oldest first: it stays if among them
+// (or known is empty), else the oldest becomes it, so its cards keep
+// serving; the others become RepoAliases.
 func (l Location) Reconcile(known []string) Location {
 	if !l.InGit || len(known) == 0 {
 		return l

@@ -8,18 +8,13 @@ import (
 
 // The states FileState reports.
 const (
-	// FileTracked is a file committed and unchanged since.
-	FileTracked = "tracked"
-	// FileModified is a tracked file with changes not committed (staged or
-	// not), or a new file staged but never committed.
-	FileModified = "modified"
-	// FileUntracked is a file git does not track (ignored files included).
-	FileUntracked = "untracked"
+	FileTracked   = "tracked"   // committed, unchanged since
+	FileModified  = "modified"  // changes not committed, or staged but never committed
+	FileUntracked = "untracked" // not tracked, ignored included
 )
 
-// FileState says how git sees the file at path: FileTracked, FileModified
-// or FileUntracked. A path outside any git checkout is FileUntracked; an
-// error running git is returned as is.
+// FileState says how git sees the file at path; outside any checkout it is
+// FileUntracked. An error running git is returned as is.
 func FileState(ctx context.Context, path string) (string, error) {
 	dir := filepath.Dir(path)
 	if _, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
@@ -28,11 +23,8 @@ func FileState(ctx context.Context, path string) (string, error) {
 	return fileState(ctx, dir, filepath.Base(path))
 }
 
-// FileStateIn says how the repository whose top level is root sees rel, a
-// path below root without symbolic links on its way (both as
-// filepath.EvalSymlinks leaves them): a file of a repository nested in
-// root is not root's (FileUntracked, or an error from git). An error
-// running git is returned as is.
+// FileStateIn says how the repository at root sees rel, a link-free path
+// below it; a file of a nested repository is not root's.
 func FileStateIn(ctx context.Context, root, rel string) (string, error) {
 	return fileState(ctx, root, filepath.ToSlash(rel))
 }

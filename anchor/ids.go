@@ -14,9 +14,8 @@ func ID(identity string) string {
 	return "an_" + hex.EncodeToString(sum[:8])
 }
 
-// ChainIDs are the anchor ids visible from this location, innermost first:
-// worktree, repo (then the repository's aliases, see RepoAliases), global
-// (global only outside git).
+// ChainIDs are the anchor ids visible here, innermost first: worktree, repo,
+// its aliases, global (only global outside git).
 func (l Location) ChainIDs() []string {
 	if !l.InGit {
 		return []string{ID(GlobalIdentity)}
@@ -31,9 +30,8 @@ func (l Location) ChainIDs() []string {
 	return append(ids, ID(GlobalIdentity))
 }
 
-// KindOf says which kind of this location's chain an anchor id is, "" when
-// the anchor is outside it (another repository or worktree). An alias of
-// the repository is of kind repo.
+// KindOf says which kind of this location's chain an anchor id is (an alias
+// is repo), "" outside it.
 func (l Location) KindOf(id string) domain.AnchorKind {
 	for _, k := range []domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal} {
 		if l.InGit || k == domain.AnchorGlobal {

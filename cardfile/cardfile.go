@@ -1,14 +1,11 @@
 // Package cardfile owns the text form of a card that travels with git: one
-// Markdown file per card under <repo>/.palace/cards/, a YAML front matter
-// holding the card's governed fields, its citations and the evidence they
-// cite, and the card's content as the Markdown body.
+// Markdown file per card under <repo>/.palace/cards/, its governed fields,
+// citations and cited evidence in YAML front matter, its content the body.
 //
-// Encode is deterministic (stable key order, LF endings, one trailing
-// newline), so encoding an unchanged card gives the same bytes, and Decode
-// validates a file and reports every problem as a Finding with a line. The
-// package knows nothing of the database, policies or git: it turns bytes into
-// a Card and back, and says what is wrong with the bytes. Whether a card may
-// hold the status it claims is the gate's question, asked by the host.
+// Encode is deterministic (an unchanged card gives the same bytes); Decode
+// reports every problem as a Finding with a line. It knows nothing of the
+// database, policies or git: whether a card may hold its status is the
+// gate's question, asked by the host.
 package cardfile
 
 import (
@@ -29,16 +26,14 @@ const Dir = ".palace/cards"
 // Ext is a card file's extension; the file name is the card id plus Ext.
 const Ext = ".md"
 
-// MaxFileBytes bounds one card file. A card with its evidence is a few
-// kilobytes; evidence is at most 1 MiB each, and a file this size is a
-// mistake (a pasted log, a binary), not a card.
+// MaxFileBytes bounds one card file: a larger one is a pasted log or a
+// binary, not a card.
 const MaxFileBytes = 4 << 20
 
 // MaxStatementChars bounds a statement, as the palace does.
 const MaxStatementChars = 280
 
-// The vocabularies a card file may use: the domain's, as the plain strings
-// a file holds.
+// The vocabularies a card file may use: the domain's, as plain strings.
 var (
 	Tiers        = domain.Strings(domain.Tiers)
 	Statuses     = domain.Strings(domain.Statuses)
@@ -67,16 +62,13 @@ type Card struct {
 	OriginCard  string   `yaml:"origin_card,omitempty"`
 	CreatedBy   string   `yaml:"created_by"`
 	CreatedAt   string   `yaml:"created_at"`
-	// LastEvent is the card's last lifecycle event: what a reviewer of the
-	// file sees as "who let this card have its status, under which policy".
+	// LastEvent says who let the card have its status, under which policy.
 	LastEvent *Event     `yaml:"last_event,omitempty"`
 	Citations []Citation `yaml:"citations"`
-	// Evidence holds every piece of evidence a citation names, so a clone
-	// has what the gate needs.
+	// Evidence holds everything a citation names, so a clone has what the gate needs.
 	Evidence []Evidence `yaml:"evidence"`
-	// Content is the card's longer text. Encode writes it as the Markdown
-	// body; only text the body cannot hold exactly (a carriage return, a
-	// trailing newline) goes into the front matter instead.
+	// Content is the body, or front matter when the body cannot hold it
+	// exactly (a carriage return, a trailing newline).
 	Content string `yaml:"content,omitempty"`
 }
 
@@ -130,8 +122,7 @@ type Evidence struct {
 	Actor      string   `yaml:"actor"`
 	ActorType  string   `yaml:"actor_type"`
 	CreatedAt  string   `yaml:"created_at"`
-	// Redacted is set when the content is the notice that replaced leaked
-	// text; SHA256 stays the hash of the original.
+	// Redacted: Content is the notice that replaced leaked text; SHA256 is the original's.
 	Redacted bool   `yaml:"redacted,omitempty"`
 	Content  string `yaml:"content"`
 }
@@ -139,14 +130,12 @@ type Evidence struct {
 // FileName is the name of card id's file inside Dir.
 func FileName(id string) string { return id + Ext }
 
-// ContentSHA256 is the hash a citation and an evidence entry carry: hex
-// sha256 of the content's bytes.
+// ContentSHA256 is the hex sha256 a citation and an evidence entry carry.
 func ContentSHA256(content string) string {
 	sum := sha256.Sum256([]byte(content))
 	return hex.EncodeToString(sum[:])
 }
 
-// roleRank orders citations in a file.
 func roleRank(r string) int {
 	if i := slices.Index(Roles, r); i >= 0 {
 		return i
@@ -188,20 +177,17 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// bodySafe reports whether content survives the round trip as a Markdown
-// body: Decode drops the one newline Encode adds, and the file has LF
-// endings only.
+// bodySafe reports whether content survives the round trip as the body.
 func bodySafe(content string) bool {
 	return !strings.ContainsRune(content, '\r') && !strings.HasSuffix(content, "\n")
 }
 
-// Encode renders c as a card file: "---", the front matter, "---", then the
-// content as the body. Equal cards give equal bytes. It fails only on a card
-// the YAML encoder cannot represent (it never does for valid UTF-8).
+// Encode renders c as "---", the front matter, "---" and the body; equal
+// cards give equal bytes. It fails only where the YAML encoder does (never
+// for valid UTF-8).
 func Encode(c Card) ([]byte, error) { return encode(c, true) }
 
-// encode is Encode, through the fast front matter writer when fast is set
-// and it handles the card.
+// encode is Encode, through encodeFast when fast is set and it handles c.
 func encode(c Card, fast bool) ([]byte, error) {
 	c = Normalize(c)
 	body := ""

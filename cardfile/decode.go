@@ -17,19 +17,16 @@ import (
 	"github.com/palacehq/palace/internal/trigger"
 )
 
-// Severity of a finding: any error makes a file unusable (not imported, the
-// hook fails); warnings alone do not.
+// Severity of a finding: any error makes a file unusable, warnings do not.
 type Severity = finding.Severity
 
-// The two severities.
 const (
 	SeverityError   = finding.Error
 	SeverityWarning = finding.Warning
 )
 
-// Finding codes. They are stable: hooks, editors and docs key on them.
-// Decode reports PC001–PC010 and PC015; the host adds the codes that need a
-// palace, a policy or the other files of the directory.
+// Finding codes, stable: hooks, editors and docs key on them. Decode reports
+// PC001–PC010 and PC015; the host adds the rest.
 const (
 	CodeFrontMatter  = "PC001"
 	CodeYAML         = "PC002"
@@ -91,20 +88,16 @@ func Codes() []CodeInfo {
 // Finding is one problem in a card file.
 type Finding struct {
 	finding.Finding
-	// CardID is the id the file declares, when it declares one.
-	CardID string `json:"card_id,omitempty"`
+	CardID string `json:"card_id,omitempty"` // as the file declares it
 }
 
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool { return finding.HasErrors(fs) }
 
-// Parsed is a decoded card file with the lines of its parts, so later
-// checks (the gate, duplicates) can point at the right line.
+// Parsed is a decoded card file with the lines of its parts, for later checks.
 type Parsed struct {
-	Card Card
-	// Lines maps a top-level key ("id", "status", …) to its line in the file.
-	Lines map[string]int
-	// CitationLines and EvidenceLines are the lines of each list item.
+	Card          Card
+	Lines         map[string]int // by top-level key
 	CitationLines []int
 	EvidenceLines []int
 }
@@ -124,16 +117,14 @@ var (
 	yamlLineRe   = lazyregexp.New(`line (\d+)`)
 )
 
-// decoder collects the findings of one file.
 type decoder struct {
 	path     string
 	findings []Finding
 	id       string
 }
 
-// maxFindings bounds the findings of one file: past it, a file is broken
-// beyond what a list helps with, and a crafted file could otherwise make
-// millions of them.
+// maxFindings bounds the findings of one file, which a crafted file could
+// otherwise make by the million.
 const maxFindings = 100
 
 func (d *decoder) add(line int, code string, format string, args ...any) {
@@ -151,10 +142,9 @@ func (d *decoder) add(line int, code string, format string, args ...any) {
 		Severity: SeverityError, Message: fmt.Sprintf(format, args...)}})
 }
 
-// Decode parses and validates the card file at path (used in findings and
-// to check the file name; "" skips that check) holding b. The card is
-// usable only when no finding is an error. Decode never panics on any
-// input and reads nothing but b.
+// Decode parses and validates b, the card file at path ("" skips the file
+// name check). The card is usable only without error findings. Decode never
+// panics and reads nothing but b.
 func Decode(path string, b []byte) (Parsed, []Finding) {
 	d := &decoder{path: path}
 	p := d.decode(b)
@@ -226,8 +216,7 @@ func baseName(p string) string {
 	return p
 }
 
-// split cuts b into the front matter (between the first two "---" lines)
-// and the body after it.
+// split cuts b into the front matter between the first two "---" lines and the body.
 func split(b []byte) (fm []byte, body string, ok bool) {
 	if !bytes.HasPrefix(b, []byte("---\n")) {
 		return nil, "", false
@@ -287,8 +276,7 @@ func firstInvalid(b []byte) int {
 
 func lineOf(b []byte, off int) int { return bytes.Count(b[:off], []byte("\n")) + 1 }
 
-// yamlLine finds the line a YAML error names ("yaml: line 3: …"); the YAML
-// library reports its errors as text only.
+// yamlLine finds the line a YAML error's text names ("yaml: line 3: …").
 func yamlLine(err error) int {
 	if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
 		if n, e := strconv.Atoi(m[1]); e == nil {
@@ -306,8 +294,7 @@ func yamlMessage(err error) string {
 	return s
 }
 
-// fileLine turns a front matter line into a file line (the front matter
-// starts on line 2).
+// fileLine turns a front matter line into a file line.
 func fileLine(n *yaml.Node) int { return n.Line + 1 }
 
 // mapping walks a mapping node, reporting unknown and repeated keys, and
@@ -360,8 +347,7 @@ func (d *decoder) list(v *yaml.Node, key string) []string {
 	return out
 }
 
-// mappingNames are how findings name a mapping of each struct type of a
-// card file, and the prefix they put before one of its keys.
+// mappingNames are how findings name each struct type's mapping, and its keys' prefix.
 var mappingNames = map[reflect.Type][2]string{
 	reflect.TypeFor[Card]():     {"the card", ""},
 	reflect.TypeFor[Scope]():    {"scope", "scope."},
@@ -376,9 +362,8 @@ func (d *decoder) card(n *yaml.Node, p *Parsed) {
 	d.object(n, reflect.ValueOf(&p.Card).Elem(), p)
 }
 
-// object fills the struct v from mapping n, key by key as the struct's
-// yaml tags name them (in field order, which is the file's). At the card's
-// level it records each key's line in p, and each list item's.
+// object fills the struct v from mapping n by its yaml tags, recording the
+// lines of the card's keys and list items in p.
 func (d *decoder) object(n *yaml.Node, v reflect.Value, p *Parsed) {
 	t := v.Type()
 	names := mappingNames[t]
@@ -477,9 +462,7 @@ func (d *decoder) validate(p *Parsed) {
 			d.add(line(kv[0]), CodeValue, "%s %q is not a date: use YYYY-MM-DD or RFC3339", kv[0], kv[1])
 		}
 	}
-	// The limits every way a card enters applies (distill, MCP): a file
-	// with thousands of patterns would pass here and exhaust the memory of
-	// every editor that compiles them for hints.
+	// The limits of every other way in: editors compile patterns for hints.
 	if pr := trigger.Check(c.Triggers.Patterns, c.Triggers.Intents, c.Triggers.ToolNeeds); pr != nil {
 		d.add(line("triggers"), CodeValue, "triggers.%s: %s", pr.List, pr.Msg)
 	}

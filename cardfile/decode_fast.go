@@ -5,17 +5,10 @@ import (
 	"strings"
 )
 
-// decodeFast reads front matter fm that is exactly what Encode writes for
-// some card (the keys in their order, two-space indent, flow lists, the
-// scalars encodeFast handles) without the YAML parser, which was most of
-// an import's CPU. It fills p as the YAML path does — the card, the lines
-// of the top-level keys, of each citation and of each evidence entry —
-// and reports false for anything else, which the YAML path then reads.
-//
-// Its reading is checked, not trusted: the card it read must encode back
-// to fm byte for byte. Since encodeFast writes what the YAML encoder
-// writes, and YAML reads back what it wrote, the card is the one the YAML
-// path would have read.
+// decodeFast reads, without the YAML parser, front matter exactly as
+// encodeFast writes it, filling p as the YAML path does; anything else
+// reports false. Its reading is checked, not trusted: the card must encode
+// back to fm byte for byte, so it is the card the YAML path would read.
 func decodeFast(fm []byte) (Parsed, bool) {
 	var p Parsed
 	if len(fm) == 0 || fm[len(fm)-1] != '\n' {
@@ -125,8 +118,7 @@ func decodeFast(fm []byte) (Parsed, bool) {
 	return p, true
 }
 
-// fastReader walks the lines of a front matter; any line that is not the
-// one expected sets failed.
+// fastReader walks the lines of a front matter; any unexpected line sets failed.
 type fastReader struct {
 	lines  []string
 	i      int
@@ -143,8 +135,7 @@ func (r *fastReader) has(indent, key string) bool {
 		l[len(indent)+len(key)] == ':'
 }
 
-// head reads the line indent+key+":" opening a block, and returns its line
-// in the file (the front matter starts on the file's second line).
+// head reads the line indent+key+":" opening a block and returns its file line.
 func (r *fastReader) head(indent, key string) int {
 	if r.failed || r.i >= len(r.lines) || r.lines[r.i] != indent+key+":" {
 		r.failed = true
@@ -190,8 +181,7 @@ func (r *fastReader) emptyList(indent, key string) (int, bool) {
 	return r.i + 1, true
 }
 
-// list reads "indent key: [a, b]" as the YAML path does (a non-nil list).
-// An empty item, which the YAML path drops, fails.
+// list reads "indent key: [a, b]" as a non-nil list; an empty item fails.
 func (r *fastReader) list(indent, key string) []string {
 	if !r.has(indent, key) {
 		r.failed = true
@@ -224,10 +214,8 @@ func (r *fastReader) list(indent, key string) []string {
 	return out
 }
 
-// readScalar reads one scalar at the start of s: double-quoted (with only
-// the escapes encodeFast writes), single-quoted, or plain (to the end of s,
-// or in a flow list to the next ", "). It returns the value and the bytes
-// read.
+// readScalar reads one scalar, quoted as encodeFast quotes or plain (to the
+// end, or in a flow list to ", "), returning it and the bytes read.
 func readScalar(s string, flow bool) (string, int, bool) {
 	if s == "" {
 		return "", 0, false

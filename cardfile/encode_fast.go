@@ -6,16 +6,11 @@ import (
 	"time"
 )
 
-// encodeFast writes the front matter of a normalized card as the YAML
-// encoder does (two-space indent, flow lists, no line wrapping), byte for
-// byte, without reflection or the encoder's event pipeline: encoding was
-// most of an export's CPU. It handles the scalars a card file usually
-// holds — single-line printable ASCII, in the plain, single-quoted or
-// double-quoted style the encoder would pick — and reports false on
-// anything else (a line break, a tab, non-ASCII text, a string that
-// starts like a number but is not a timestamp or a hex digest), and the
-// caller encodes that card with the YAML encoder. A test compares the two
-// on generated cards.
+// encodeFast writes a normalized card's front matter byte for byte as the
+// YAML encoder does, without reflection. It handles single-line printable
+// ASCII scalars, in the style the encoder would pick, and reports false on
+// anything else, which the caller gives the YAML encoder. A test compares
+// the two on generated cards.
 func encodeFast(buf []byte, c *Card) ([]byte, bool) {
 	e := fastEnc{b: buf}
 	e.kv("", "id", c.ID)
@@ -93,9 +88,8 @@ func encodeFast(buf []byte, c *Card) ([]byte, bool) {
 }
 
 type fastEnc struct {
-	b []byte
-	// failed is set by the first scalar the fast path does not handle.
-	failed bool
+	b      []byte
+	failed bool // by the first scalar the fast path does not handle
 }
 
 func (e *fastEnc) key(indent, k string) {
@@ -132,15 +126,13 @@ func (e *fastEnc) list(indent, k string, vs []string) {
 	e.b = append(e.b, "]\n"...)
 }
 
-// scalar writes s in the style the YAML encoder picks for a string in a
-// block mapping (flow false) or a flow sequence (flow true), or sets
-// failed.
+// scalar writes s in the style the YAML encoder picks in a block mapping or
+// a flow sequence, or sets failed.
 func (e *fastEnc) scalar(s string, flow bool) {
 	if e.failed {
 		return
 	}
 	if s == "" {
-		// "" would read back as null.
 		e.b = append(e.b, `""`...)
 		return
 	}
@@ -180,9 +172,8 @@ func (e *fastEnc) scalar(s string, flow bool) {
 	e.b = append(e.b, '\'')
 }
 
-// plainResolvesString reports whether s, written plain, would read back
-// as a string (else the encoder double-quotes it), and known false when
-// the fast path cannot tell.
+// plainResolvesString reports whether s, written plain, reads back as a
+// string (else the encoder double-quotes it); known is false when unsure.
 func plainResolvesString(s string) (plain, known bool) {
 	switch c := s[0]; {
 	case c == '+' || c == '-' || c >= '0' && c <= '9':
@@ -203,8 +194,7 @@ func plainResolvesString(s string) (plain, known bool) {
 	return !resolveWords[s], true
 }
 
-// resolveWords are the plain words YAML reads as something other than a
-// string (booleans, old booleans, nulls, special floats, the merge key).
+// resolveWords are the plain words YAML reads as something other than a string.
 var resolveWords = map[string]bool{}
 
 func init() {
@@ -214,9 +204,8 @@ func init() {
 	}
 }
 
-// isTimestamp reports whether s is a time as palace writes them
-// (2006-01-02T15:04:05.000Z) or a date, valid: YAML reads either as a
-// timestamp.
+// isTimestamp reports whether s is a valid date or a time as palace writes
+// them, which YAML reads as a timestamp.
 func isTimestamp(s string) bool {
 	digits := func(s string) bool {
 		for i := 0; i < len(s); i++ {
@@ -239,9 +228,8 @@ func isTimestamp(s string) bool {
 	return false
 }
 
-// isHexDigest reports whether s is a 64-digit lowercase hex digest with a
-// letter other than e (so no number syntax can read it) and no base
-// prefix.
+// isHexDigest reports whether s is a 64-digit lowercase hex digest no number
+// syntax can read (a letter other than e, no base prefix).
 func isHexDigest(s string) bool {
 	if len(s) != 64 || s[0] == '0' && (s[1] == 'b' || s[1] == 'o' || s[1] == 'x') {
 		return false
@@ -259,9 +247,8 @@ func isHexDigest(s string) bool {
 	return letter
 }
 
-// plainAllowed applies the encoder's analysis of a single-line printable
-// ASCII scalar: no leading or trailing space, and no indicator that would
-// make a plain scalar read differently in its context.
+// plainAllowed applies the encoder's analysis of a printable ASCII scalar:
+// no edge space, no indicator that reads differently in its context.
 func plainAllowed(s string, flow bool) bool {
 	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false

@@ -55,6 +55,5 @@ type Card struct {
 	CreatedAt   string      `json:"created_at"`
 	UpdatedAt   string      `json:"updated_at"`
 
-	// StatementNorm is the normalized statement used for duplicate detection.
-	StatementNorm string `json:"-"`
+	StatementNorm string `json:"-"` // NormalizeStatement(Statement)
 }

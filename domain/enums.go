@@ -95,9 +95,7 @@ const (
 	ActorAgent ActorType = "agent"
 )
 
-// Lane is the visibility the lanes decision gives a card in a context pack:
-// core and scoped are shown inline, ref_only as a reference, inspector_only
-// only to someone inspecting the pack.
+// Lane is the visibility the lanes decision gives a card in a context pack.
 type Lane string
 
 const (
@@ -129,9 +127,7 @@ const (
 	ActionResolve Action = "resolve"
 )
 
-// The governed actions of `palace audit action`, as requests, suggestions
-// and audit events spell them. They are untyped: they travel as plain
-// strings.
+// The governed actions of `palace audit action`, as plain strings.
 const (
 	AuditRescope          = "rescope"
 	AuditRetrigger        = "retrigger"
@@ -163,10 +159,8 @@ const (
 	EventImported    EventType = "imported"
 )
 
-// DecidedBy says who allowed a change to a card. Raising a card to
-// authority, editing an authoritative card, lowering one and closing its
-// contests need the gate or a person; a rule decides the rest (a new
-// candidate, a link, a contest on evidence, a candidate's expiry).
+// DecidedBy says who allowed a change to a card: changes to authority need
+// the gate or a person, a rule decides the rest.
 type DecidedBy string
 
 const (
@@ -203,9 +197,8 @@ const (
 	OutcomeViewed        Outcome = "viewed"
 )
 
-// The valid values of each enumeration, in their canonical order (Tiers by
-// rank). The store's CHECK constraints hold the same lists; a test keeps
-// them in step.
+// The valid values of each enumeration in canonical order (Tiers by rank),
+// kept in step with the store's CHECK constraints by a test.
 var (
 	Tiers        = []Tier{TierDaoTian, TierDaoRen, TierShu, TierQi}
 	Statuses     = []Status{StatusCandidate, StatusPromoted, StatusCanonical, StatusDemoted, StatusRetired}
@@ -225,8 +218,7 @@ var (
 	Outcomes     = []Outcome{OutcomeInlineFull, OutcomeInlineCompact, OutcomeRefOnly, OutcomeTrimmed, OutcomeSkippedCooled, OutcomeViewed, OutcomeSkippedScope}
 )
 
-// InvalidError says a value is not one of its enumeration's; Field names
-// the enumeration as the user wrote it ("tier", "role", …).
+// InvalidError says a value is not one of its enumeration's.
 type InvalidError struct {
 	Field string
 	Value string
@@ -237,8 +229,7 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("%s %q is not valid: use one of %s", e.Field, e.Value, strings.Join(e.Valid, ", "))
 }
 
-// Parse returns s as a value of valid, or an *InvalidError naming field and
-// the values to choose from.
+// Parse returns s as a value of valid, or an *InvalidError.
 func Parse[T ~string](field, s string, valid []T) (T, error) {
 	if v := T(s); slices.Contains(valid, v) {
 		return v, nil
@@ -278,13 +269,11 @@ func (t Tier) Rank() int {
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
 
-// Authoritative is the one place that decides whether a status makes a
-// card authoritative (runtime-eligible by default): promoted and
-// canonical. No query hard-codes the list.
+// Authoritative is the one place deciding whether a status makes a card
+// authoritative (runtime-eligible): no query hard-codes the list.
 func (s Status) Authoritative() bool { return s == StatusPromoted || s == StatusCanonical }
 
-// Live reports whether a card in status s still counts as live knowledge
-// (for the duplicate-statement rule): everything but demoted and retired.
+// Live reports whether a card in status s counts for the duplicate rule.
 func (s Status) Live() bool { return s != StatusDemoted && s != StatusRetired }
 
 // AuthoritativeStatuses lists the statuses Authoritative accepts.

@@ -2,9 +2,8 @@ package domain
 
 import "encoding/json"
 
-// Evidence is what was seen, taught, verified or contradicted, as the store
-// keeps it (one row of its evidence table). It is never deleted, and never
-// updated but for one change: a redaction may replace its content, once.
+// Evidence is what was seen, taught, verified or contradicted. It is never
+// deleted or updated, but a redaction may replace its content once.
 type Evidence struct {
 	ID            string     `json:"id"`
 	Content       string     `json:"content"`
@@ -30,11 +29,9 @@ type Link struct {
 	CreatedAt  string `json:"created_at"`
 	SourceRef  string `json:"source_ref"`
 
-	// Original is the evidence this link counts as: the evidence itself, or
-	// the original it duplicates. Joined in on reads.
-	Original string `json:"-"`
-	// Provenance, ActorType and EvidenceAt are the evidence's, joined in on
-	// reads for the gate.
+	// Original (the evidence, or the original it duplicates), Provenance,
+	// ActorType and EvidenceAt are joined in on reads.
+	Original   string     `json:"-"`
 	Provenance Provenance `json:"-"`
 	ActorType  ActorType  `json:"-"`
 	EvidenceAt string     `json:"-"`
@@ -55,16 +52,12 @@ type Event struct {
 	Policy     string          `json:"policy,omitempty"`
 	PolicyHash string          `json:"policy_hash,omitempty"`
 	Decision   json.RawMessage `json:"decision,omitempty"`
-	// DecidedBy says who allowed the change: the gate, a person, or a
-	// lifecycle rule. Empty only on events written before it was kept.
-	DecidedBy DecidedBy       `json:"decided_by,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	CreatedAt string          `json:"created_at"`
+	DecidedBy  DecidedBy       `json:"decided_by,omitempty"` // empty on the oldest events
+	Data       json.RawMessage `json:"data,omitempty"`
+	CreatedAt  string          `json:"created_at"`
 }
 
-// RoleCounts counts a card's evidence by role. It is the one shape for
-// role counts: the store fills it, the gate reads it, a brief, a card and a
-// hover show it.
+// RoleCounts counts a card's evidence by role, the one shape for role counts.
 type RoleCounts struct {
 	Supporting     int `json:"supporting"`
 	Verification   int `json:"verification"`
@@ -117,13 +110,10 @@ func CountLinks(links []Link) RoleCounts {
 }
 
 // CountRoles counts a card's distinct evidence per role: a duplicate counts
-// as its original, and a piece of evidence linked in more than one role
-// (possible only in palaces from before one role per link was enforced)
-// counts in the role it was linked in first.
+// as its original, evidence linked in several roles in its first.
 func CountRoles(links []Link) RoleCounts { return CountLinks(DistinctLinks(links)) }
 
-// DistinctLinks keeps the first link of each piece of evidence (by
-// Original, the evidence itself when Original is unset), in order.
+// DistinctLinks keeps the first link of each Original (else EvidenceID), in order.
 func DistinctLinks(links []Link) []Link {
 	seen := make(map[string]bool, len(links))
 	out := make([]Link, 0, len(links))

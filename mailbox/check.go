@@ -12,11 +12,9 @@ import (
 	"github.com/palacehq/palace/internal/finding"
 )
 
-// Severity of a finding. Any error fails the hook (exit 1); warnings alone
-// do not (exit 0).
+// Severity of a finding: any error fails the hook, warnings alone do not.
 type Severity = finding.Severity
 
-// The two severities.
 const (
 	SeverityError   = finding.Error
 	SeverityWarning = finding.Warning
@@ -39,12 +37,10 @@ const (
 	CodeUnknownField    = "PM013"
 	CodeBlankLine       = "PM014"
 	CodeNoFinalNewline  = "PM015"
-	// CodePolicyDeny is a palace.mailbox deny message. A message may carry
-	// its own code in PM102–PM199 by starting with it ("PM120: …").
-	CodePolicyDeny = "PM100"
-	// CodePolicyError: the policy failed, so the letter is refused (fail
-	// closed).
-	CodePolicyError = "PM101"
+	// CodePolicyDeny is a palace.mailbox deny message; a message may start
+	// with its own code in PM102–PM199 ("PM120: …").
+	CodePolicyDeny  = "PM100"
+	CodePolicyError = "PM101" // the policy failed: the letter is refused
 )
 
 // CodeInfo documents one finding code.
@@ -78,14 +74,11 @@ var codeTable = []CodeInfo{
 func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 
 // Finding is one problem in a box. Col counts bytes of the line as stored
-// (a BOM on line 1 counts), as the secret scanner does; the LSP converts
-// to UTF-16.
+// (a BOM on line 1 counts); the LSP converts to UTF-16.
 type Finding struct {
 	finding.Finding
-	// LetterID is the id of the line's letter, when it has one.
 	LetterID string `json:"letter_id,omitempty"`
-	// Rule is the secret rule (PM003) or policy message origin, if any.
-	Rule string `json:"rule,omitempty"`
+	Rule     string `json:"rule,omitempty"` // secret rule (PM003) or policy origin
 }
 
 // HasErrors reports whether any finding is an error.
@@ -93,18 +86,14 @@ func HasErrors(fs []Finding) bool { return finding.HasErrors(fs) }
 
 // CheckOptions configures Check. The zero value checks a repo box on its own.
 type CheckOptions struct {
-	// Base is the committed version of the box (HEAD). When non-nil, every
-	// committed line must still be there, unchanged and in place (PM006).
-	// nil — a new file, or no history check — and empty are the same.
+	// Base is the committed box (HEAD): when non-nil, every committed line
+	// must still be there, unchanged and in place (PM006).
 	Base []byte
-	// Global says the file is the global box: letters naming a project are
-	// errors there (PM008), and DenyInput.Box is "global" instead of "repo".
+	// Global: letters naming a project are errors (PM008), DenyInput.Box is "global".
 	Global bool
-	// KnownIDs, when set, also accepts answers to letters outside the file
-	// (from a sweep) before PM007 warns.
+	// KnownIDs also accepts answers to letters outside the file before PM007 warns.
 	KnownIDs func(id string) bool
-	// Deny runs the team's palace.mailbox rules on every valid letter.
-	Deny DenyRules
+	Deny     DenyRules // the team's rules, run on every valid letter
 }
 
 var (
@@ -121,21 +110,16 @@ const (
 	kindLetter
 )
 
-// lineResult is what the parallel phase learns about one line, besides its
-// findings. It is kept small (a 100k-letter box has 100k of them) and
-// holds no reference to the line's bytes, which CheckReader reuses once a
-// chunk is analysed.
+// lineResult is what the parallel phase learns about one line besides its
+// findings: small (one per line) and holding none of the line's bytes,
+// which CheckReader reuses.
 type lineResult struct {
-	// extra holds the letter fields the cross-line checks read; nil when
-	// they need none (no answers, no team rules, not a project letter in
-	// the global box), which is most letters.
+	// extra holds what the cross-line checks read; nil for most letters.
 	extra *lineExtra
-	// n is the line's length in bytes, without its '\n' (a box is at most
-	// a few hundred MiB: host bounds it).
-	n    int32
-	id   letterID
-	kind lineKind
-	crlf bool
+	n     int32 // length without '\n' (boxes are bounded by MaxBoxBytes)
+	id    letterID
+	kind  lineKind
+	crlf  bool
 }
 
 // lineExtra is the part of a letter kept after its line is analysed.
@@ -144,8 +128,7 @@ type lineExtra struct {
 	repo       string // only when it names a project and the box is global
 	colAnswers int
 	colRepo    int
-	// letter is the whole letter, kept only when team rules run.
-	letter *Letter
+	letter     *Letter // only when team rules run
 }
 
 // letterID is a letter id before it is rendered as hex (see ID).
@@ -153,20 +136,16 @@ type letterID [6]byte
 
 func (id letterID) String() string { return hex.EncodeToString(id[:]) }
 
-// lineID is ID without the hex: the sha256 of the line without its
-// trailing '\n' and then '\r'.
+// lineID is ID without the hex.
 func lineID(line []byte) letterID {
 	sum := sha256.Sum256(trimEOL(line))
 	return letterID(sum[:6])
 }
 
 // Check runs every mailbox check on one box's bytes and returns the
-// findings ordered by line, column and code. It is pure over its input (the
-// LSP runs it on unsaved buffers); the only outside call is opts.Deny.
-// Lines are parsed and scanned for secrets in parallel, in chunks of whole
-// lines whose bounds depend only on the content; the result does not
-// depend on the number of cores. It never panics on any input, and its work
-// per byte is bounded (over-long lines are reported, not parsed).
+// findings ordered by line, column and code. It is pure over its input but
+// for opts.Deny, its result does not depend on the number of cores, it never
+// panics, and its work per byte is bounded (over-long lines are not parsed).
 func Check(ctx context.Context, path string, content []byte, opts CheckOptions) []Finding {
 	c := newChecker(path, opts)
 	c.compareBase(content)
@@ -179,18 +158,15 @@ func Check(ctx context.Context, path string, content []byte, opts CheckOptions) 
 }
 
 type checker struct {
-	path string
-	opts CheckOptions
-	// bom is the length of the byte-order mark that starts the box, if any.
-	bom int
-	// chunks hold the results of every line, in order.
-	chunks []chunkResult
-	nlines int
-	size   int
-	// noFinalNewline: the box's last byte is not '\n'.
+	path           string
+	opts           CheckOptions
+	bom            int // length of a leading byte-order mark
+	chunks         []chunkResult
+	nlines         int
+	size           int
 	noFinalNewline bool
 	// baseMatched counts the leading bytes of opts.Base the box repeats
-	// (while baseDiffers is false); it decides the history fast path.
+	// (while !baseDiffers): the history fast path.
 	baseMatched int
 	baseDiffers bool
 }
@@ -199,8 +175,7 @@ func newChecker(path string, opts CheckOptions) *checker {
 	return &checker{path: path, opts: opts}
 }
 
-// finish runs what needs every line (file-level warnings, cross-line and
-// history checks) and sorts the findings.
+// finish runs the file-level, cross-line and history checks and sorts the findings.
 func (c *checker) finish(ctx context.Context) []Finding {
 	var out []Finding
 	for _, ch := range c.chunks {
@@ -243,13 +218,11 @@ func (c *checker) finish(ctx context.Context) []Finding {
 	return out
 }
 
-// result returns line i's result.
 func (c *checker) result(i int) *lineResult {
 	k := sort.Search(len(c.chunks), func(k int) bool { return c.chunks[k].first > i }) - 1
 	return &c.chunks[k].res[i-c.chunks[k].first]
 }
 
-// each calls fn for every line in order.
 func (c *checker) each(fn func(i int, r *lineResult)) {
 	for k := range c.chunks {
 		ch := &c.chunks[k]
@@ -276,9 +249,8 @@ func newFinding(path string, i, col int, code string, sev Severity, msg string) 
 	return Finding{Finding: finding.Finding{Path: path, Line: i + 1, Col: col, Code: code, Severity: sev, Message: msg}}
 }
 
-// lineOf returns line's bytes without BOM (first is line 1 of the box) and
-// '\r', and the number of bytes stripped from its start (to turn offsets
-// into columns).
+// lineOf strips a BOM (first: line 1) and a '\r', returning how many bytes
+// left the start (to turn offsets into columns).
 func lineOf(b []byte, first bool, bomLen int) (line []byte, colBase int, crlf bool) {
 	if first && bomLen > 0 {
 		b, colBase = b[bomLen:], bomLen
@@ -289,9 +261,8 @@ func lineOf(b []byte, first bool, bomLen int) (line []byte, colBase int, crlf bo
 	return b, colBase, crlf
 }
 
-// analyzeLine checks one line (raw, without its '\n') into r and appends
-// its findings to fs. i is the line's index in its chunk: findings carry it
-// as their line until place shifts them to the box's numbering.
+// analyzeLine checks one line (raw, without its '\n') into r and appends its
+// findings, numbered by i within the chunk, to fs.
 func (c *checker) analyzeLine(r *lineResult, fs *[]Finding, raw []byte, i int, firstOfBox bool) {
 	r.n = int32(len(raw))
 	b, colBase, crlf := lineOf(raw, firstOfBox, c.bom)
@@ -331,8 +302,8 @@ func (c *checker) analyzeLine(r *lineResult, fs *[]Finding, raw []byte, i int, f
 	}
 }
 
-// keep copies out of a parsed letter (whose strings may share the line's
-// bytes) what the cross-line checks will read.
+// keep copies out of a letter (whose strings may share the line's bytes)
+// what the cross-line checks read.
 func (c *checker) keep(l *Letter, cols *fieldCols) *lineExtra {
 	projectInGlobal := c.opts.Global && !NamesNoProject(l.Repo)
 	if c.opts.Deny == nil && len(l.Answers) == 0 && !projectInGlobal {

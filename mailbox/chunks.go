@@ -12,16 +12,12 @@ import (
 	"github.com/palacehq/palace/secrets"
 )
 
-// chunkBytes is the least size of a chunk: the lines analysed (and scanned
-// for secrets) together by one goroutine. A chunk ends at the first line end
-// at or past it, so chunk bounds depend only on the content: Check and
-// CheckReader, on any number of cores, see the same chunks and report the
-// same findings. 256 KiB keeps a chunk in a core's cache and a 30 MB box in
-// ~120 pieces for the cores to share.
+// chunkBytes is the least size of a chunk, the lines one goroutine analyses
+// together. A chunk ends at the first line end at or past it, so its bounds,
+// and the findings, depend only on the content, never on the cores.
 const chunkBytes = 256 << 10
 
-// sequentialBytes: a box smaller than this is analysed on the calling
-// goroutine; below it goroutines cost more than they save.
+// sequentialBytes: a smaller box is analysed on the calling goroutine.
 const sequentialBytes = 2 * chunkBytes
 
 // chunkEnd returns the end of the chunk that starts at b[0]: just past the
@@ -38,26 +34,22 @@ func chunkEnd(b []byte) (end int, ok bool) {
 	return chunkBytes + i, true
 }
 
-// chunkResult is the analysis of one chunk: its lines' results and their
-// findings, numbered from 0 until place gives them their lines in the box.
+// chunkResult is one chunk's analysis; findings count lines from 0 until place.
 type chunkResult struct {
 	first    int // index in the box of the chunk's first line
 	res      []lineResult
 	findings []Finding
 }
 
-// analyzeChunk runs the per-line checks and the secret scan over one chunk
-// of whole lines (the last one may lack its '\n' at the end of the box).
-// Findings carry line numbers relative to the chunk: the lines' own, then
-// the secrets (Check sorts them). spans is scratch space, returned for
-// reuse.
+// analyzeChunk runs the per-line checks and one secret scan over a chunk of
+// whole lines (the box's last may lack its '\n'). spans is scratch space,
+// returned for reuse.
 func (c *checker) analyzeChunk(text []byte, firstOfBox bool, spans []span) (chunkResult, []span) {
 	spans = lineSpans(spans[:0], text)
 	cr := chunkResult{res: make([]lineResult, len(spans))}
 	for j, sp := range spans {
 		c.analyzeLine(&cr.res[j], &cr.findings, text[sp.start:sp.end], j, firstOfBox && j == 0)
 	}
-	// One scan per chunk: the scanner's lines are the chunk's lines.
 	scan := text
 	if n := len(scan); n > 0 && scan[n-1] == '\n' {
 		scan = scan[:n-1]
@@ -91,8 +83,7 @@ func lineSpans(spans []span, text []byte) []span {
 	return spans
 }
 
-// place numbers the chunks' lines in box order and moves the findings of
-// the parallel phase to their lines in the box.
+// place numbers the chunks' lines, and their findings, in box order.
 func (c *checker) place(chunks []chunkResult) {
 	c.chunks = chunks[:0]
 	first := 0
@@ -140,16 +131,14 @@ func (c *checker) analyzeBytes(content []byte) {
 	c.place(p.wait())
 }
 
-// chunkJob is one chunk for the pool; buf, when set, goes back to the
-// reader's free list once the chunk is analysed.
+// chunkJob is one chunk for the pool; buf, when set, returns to the free list.
 type chunkJob struct {
 	k    int
 	text []byte
 	buf  []byte
 }
 
-// pool analyses chunks on GOMAXPROCS goroutines and collects their results
-// by chunk number.
+// pool analyses chunks on GOMAXPROCS goroutines, collecting results by chunk number.
 type pool struct {
 	jobs chan chunkJob
 	wg   sync.WaitGroup
@@ -158,8 +147,7 @@ type pool struct {
 	results []chunkResult
 }
 
-// startPool starts the workers; release, when set, takes back each job's
-// buffer.
+// startPool starts the workers; release, when set, takes back each job's buffer.
 func (c *checker) startPool(release func([]byte)) *pool {
 	p := &pool{jobs: make(chan chunkJob)}
 	for range runtime.GOMAXPROCS(0) {
@@ -190,12 +178,10 @@ func (p *pool) wait() []chunkResult {
 	return p.results
 }
 
-// CheckReader is Check over a box read from r: the same findings in the
-// same order, but the box is never held in memory whole. It is read into a
-// few reused buffers of about a chunk each, which the cores analyse while
-// the next ones are read; what stays is a small result per line. A line
-// longer than a buffer grows it to fit (r must be bounded: host reads boxes
-// through a size-limited reader). The error is r's; no findings then.
+// CheckReader is Check over a box read from r, never held whole: a few
+// reused chunk buffers, analysed while the next are read, and a small result
+// per line. A longer line grows its buffer, so r must be bounded. The error
+// is r's; no findings then.
 func CheckReader(ctx context.Context, path string, r io.Reader, opts CheckOptions) ([]Finding, error) {
 	c := newChecker(path, opts)
 	fl := newFreeList(runtime.GOMAXPROCS(0)+2, chunkBytes+2*MaxLineBytes)
@@ -265,9 +251,8 @@ func (c *checker) readChunks(ctx context.Context, r io.Reader, p *pool, fl *free
 	}
 }
 
-// freeList hands out the reader's buffers: at most max of them exist at
-// once (the workers' chunks, the one being filled and one waiting), so
-// memory stays a few chunks whatever the size of the box.
+// freeList hands out the reader's buffers, at most max at once, so memory
+// stays a few chunks whatever the size of the box.
 type freeList struct {
 	size int
 	free chan []byte
@@ -282,8 +267,7 @@ func newFreeList(max, size int) *freeList {
 	return fl
 }
 
-// get returns a buffer of at least atLeast bytes, waiting for one to be
-// put back when max are out.
+// get returns a buffer of at least atLeast bytes, waiting while max are out.
 func (fl *freeList) get(atLeast int) []byte {
 	var b []byte
 	select {
@@ -303,9 +287,8 @@ func (fl *freeList) get(atLeast int) []byte {
 
 func (fl *freeList) put(b []byte) { fl.free <- b[:cap(b)] }
 
-// compareBase follows whether the box starts with opts.Base, chunk by
-// chunk: the usual commit only appends, and then the history check has
-// nothing to compare line by line.
+// compareBase follows, chunk by chunk, whether the box starts with
+// opts.Base: the usual commit only appends, leaving history nothing to do.
 func (c *checker) compareBase(chunk []byte) {
 	base, off := c.opts.Base, c.size
 	if base == nil || c.baseDiffers || off >= len(base) {

@@ -6,10 +6,8 @@ import (
 	"fmt"
 )
 
-// crossLine runs the checks that need the whole file: duplicate ids (PM005),
-// unknown answers (PM007), project letters in the global box (PM008) and
-// the team's deny rules (PM100/PM101). It runs after the parallel phase, in
-// line order, so its output is deterministic.
+// crossLine runs, in line order, the checks that need the whole file:
+// PM005, PM007, PM008 and the team's rules (PM100/PM101).
 func (c *checker) crossLine(ctx context.Context, opts CheckOptions) []Finding {
 	var out []Finding
 	first := make(map[letterID]int, c.nlines)

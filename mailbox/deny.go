@@ -8,35 +8,25 @@ import (
 	"strings"
 )
 
-// DenyInput is the input of the palace.mailbox decision point for one
-// letter: {box, path, line, letter}, plus the letter's id.
+// DenyInput is the palace.mailbox input for one letter (policies/README.md).
 type DenyInput struct {
-	// Box is "project" (a repository's box) or "global", as palace.mailbox
-	// documents it (policies/README.md).
-	Box string `json:"box"`
-	// Path is the box file as given to Check.
-	Path string `json:"path"`
-	// Line is the letter's 1-based line.
-	Line   int    `json:"line"`
+	Box    string `json:"box"`  // "project" or "global"
+	Path   string `json:"path"` // as given to Check
+	Line   int    `json:"line"` // 1-based
 	ID     string `json:"id"`
 	Letter Letter `json:"letter"`
 }
 
-// DenyRules is the team's palace.mailbox policy as the mailbox sees it;
-// host implements it with the policy engine, so this package never touches
-// one. Deny returns the deny messages for one letter (conftest style: none
-// means allowed). An error is reported as PM101 on that letter: the check
-// fails closed.
+// DenyRules is the team's palace.mailbox policy, implemented by host so this
+// package never touches the engine. Deny returns one letter's deny messages
+// (none: allowed); an error is PM101 on that letter (fail closed).
 type DenyRules interface {
 	Deny(ctx context.Context, in DenyInput) ([]string, error)
 }
 
-// BatchDenyRules is an optional interface (found by type assertion): Check
-// then makes one call for the whole box instead of one per letter, which
-// matters for a 100k-letter box. out[i] holds the messages for in[i]. An
-// error refuses every letter of the batch (PM101), except a *BatchError of
-// the batch's length: then only the letters it names are refused and the
-// others' results stand.
+// BatchDenyRules lets Check make one call for the whole box; out[i] answers
+// in[i]. An error refuses every letter (PM101), except a *BatchError of the
+// batch's length, which refuses only the letters it names.
 type BatchDenyRules interface {
 	DenyRules
 	DenyBatch(ctx context.Context, in []DenyInput) ([][]string, error)
@@ -44,8 +34,6 @@ type BatchDenyRules interface {
 
 // BatchError reports the letters of a DenyBatch call that could not be
 // evaluated: Errs[i] is in[i]'s error, nil for a letter whose result stands.
-// It lets one letter that trips a policy (a deadline, an undefined decision)
-// be refused alone instead of failing the whole box.
 type BatchError struct {
 	Errs []error
 }
@@ -65,9 +53,8 @@ func (e *BatchError) Error() string {
 	return fmt.Sprintf("%d of %d letters failed, first: %v", n, len(e.Errs), first)
 }
 
-// maxPolicyFailures stops calling a failing policy: after this many errors
-// the remaining letters get one PM101 together instead of each waiting out
-// a broken policy's timeout.
+// maxPolicyFailures: past this many policy errors the remaining letters
+// share one PM101 instead of each waiting out a broken policy's timeout.
 const maxPolicyFailures = 10
 
 // ownCode matches a policy message that carries its own code.
@@ -99,10 +86,8 @@ func (c *checker) denyFindings(ctx context.Context, opts CheckOptions, letters [
 			out = append(out, f)
 		}
 	}
-	// refused reports letters the policy could not decide, fail closed: the
-	// first maxPolicyFailures each get their error, then one finding names
-	// how many more were refused, so a broken policy yields a readable
-	// report rather than one line per letter of a 100k-letter box.
+	// The first maxPolicyFailures refusals get their error, then one finding
+	// counts the rest.
 	refused, summarized := 0, false
 	refuse := func(i int, err error, more int) {
 		if summarized {
@@ -149,8 +134,6 @@ func (c *checker) denyFindings(ctx context.Context, opts CheckOptions, letters [
 	failures := 0
 	for k, i := range letters {
 		if failures >= maxPolicyFailures {
-			// Stop calling a policy that keeps failing: each call may wait
-			// out its deadline.
 			refuse(i, fmt.Errorf("not evaluated after %d failures", failures), len(letters)-k-1)
 			break
 		}

@@ -19,25 +19,19 @@ import (
 
 // DistributeReport says what Distribute did.
 type DistributeReport struct {
-	// Delivered counts letters appended to a box by this run.
-	Delivered int `json:"delivered"`
-	// AlreadyPresent counts spool letters whose id was already in their box.
-	AlreadyPresent int `json:"already_present"`
+	Delivered      int `json:"delivered"`       // appended by this run
+	AlreadyPresent int `json:"already_present"` // id already in its box
 	// Boxes lists every box a spool letter resolved to, sorted by path.
-	Boxes []BoxDelivery `json:"boxes"`
-	// Pending lists letters left in the spool, with why.
+	Boxes   []BoxDelivery   `json:"boxes"`
 	Pending []PendingLetter `json:"pending"`
-	// Invalid lists spool lines that are not deliverable letters (broken,
-	// or with a secret); they stay in the spool and are never delivered.
+	// Invalid lists spool lines that are broken or hold a secret: never delivered.
 	Invalid []LineProblem `json:"invalid"`
-	// Refused lists boxes palace will not write: one that is, or lies
-	// under, a symbolic link inside its repository, or is not a regular
-	// file. Nothing was written for them; their letters stay pending.
+	// Refused lists boxes that are, or lie under, a symbolic link, or are
+	// not regular files: nothing is written there; their letters stay pending.
 	Refused []RefusedBox `json:"refused"`
 }
 
-// RefusedBox is a box Distribute would not write, and why (the message names
-// the link and the fix).
+// RefusedBox is a box Distribute would not write; Reason names the link and the fix.
 type RefusedBox struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
@@ -54,11 +48,9 @@ type BoxDelivery struct {
 
 // PendingLetter is a spool letter that could not be delivered yet.
 type PendingLetter struct {
-	ID string `json:"id"`
-	// Line is its line in the spool.
-	Line int `json:"line"`
-	// Repo is the letter's repo field as written.
-	Repo   string `json:"repo"`
+	ID     string `json:"id"`
+	Line   int    `json:"line"` // in the spool
+	Repo   string `json:"repo"` // as written
 	Reason string `json:"reason"`
 }
 
@@ -80,26 +72,19 @@ type spoolLetter struct {
 // Distribute files the spool's letters into the boxes of the repositories
 // they name, and letters naming no project into the global box.
 //
-//   - repo is normalized: "~" expands to UserHome, a trailing annotation
-//     such as " (worktree feature-x)" is dropped, a worktree (or any path
-//     inside a checkout) resolves to its repository's main worktree, whose
-//     .palace/inbox.jsonl is the box; a remote (github.com/org/name, an
-//     https or scp-style URL) resolves to a registered checkout of it, or
-//     to one of Checkouts that is still a checkout of it (which is then
-//     registered).
-//   - A letter whose repository is not on this machine (missing path, not a
-//     repository, bare, unknown remote) stays pending — never the global
-//     box — and is listed with the reason.
-//   - It is idempotent: a letter whose id is already in its box is not
-//     appended again; lines already in a box (from git: ids the spool never
-//     saw) are never touched. New letters go in one O_APPEND write per box,
-//     copied byte for byte so their ids do not change.
-//   - The spool is append-only and is not modified.
+//   - repo is normalized: "~" expands to UserHome, a trailing " (…)" is
+//     dropped, a path inside a checkout resolves to its main worktree's box;
+//     a remote resolves to a registered checkout, or to one of Checkouts that
+//     still is one (which is then registered).
+//   - A letter whose repository is not on this machine stays pending, never
+//     in the global box, with the reason.
+//   - It is idempotent: ids already in a box are not appended again, and
+//     existing lines are never touched. New letters go byte for byte in one
+//     O_APPEND write per box; the spool is not modified.
 //
-// A spool line still being written (no final '\n') is left for the next
-// run. Runs are serialised by a lock in Home. The error is for the spool or
-// registry; a box that cannot be written leaves its letters pending, and a
-// box behind a symbolic link is also listed in Refused.
+// A spool line without its final '\n' waits for the next run. Runs are
+// serialised by a lock in Home. The error is for the spool or registry; an
+// unwritable box leaves its letters pending.
 func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 	rep := DistributeReport{Boxes: []BoxDelivery{}, Pending: []PendingLetter{}, Invalid: []LineProblem{}, Refused: []RefusedBox{}}
 	unlock, err := m.lock()
@@ -168,8 +153,7 @@ func (m *Mailbox) Distribute(ctx context.Context) (DistributeReport, error) {
 	return rep, nil
 }
 
-// route resolves each letter's box: letters grouped by box path, each
-// box's target, and the letters no box takes, with why.
+// route groups letters by box path, with each box's target and the letters no box takes.
 func (m *Mailbox) route(ctx context.Context, registered []RegisteredBox, letters []spoolLetter) (map[string][]spoolLetter, map[string]target, []PendingLetter) {
 	res := &resolver{ctx: ctx, userHome: m.userHome(), registered: registered, known: m.Checkouts, cache: map[string]target{}}
 	groups := map[string][]spoolLetter{}
@@ -190,11 +174,9 @@ func (m *Mailbox) route(ctx context.Context, registered []RegisteredBox, letters
 	return groups, targets, pending
 }
 
-// Waiting says which letters of the spool are not in their box yet:
-// those Distribute would deliver now, and those it would leave pending
-// (no checkout of their repository is known here), with why. It writes
-// nothing and takes no lock. The error is for the spool or the registry;
-// a box that cannot be read counts its letters as deliverable.
+// Waiting says which spool letters Distribute would deliver now and which
+// it would leave pending, writing nothing and taking no lock. A box that
+// cannot be read counts its letters as deliverable.
 func (m *Mailbox) Waiting(ctx context.Context) (WaitingReport, error) {
 	rep := WaitingReport{Pending: []PendingLetter{}}
 	registered, err := m.Boxes()
@@ -228,13 +210,9 @@ func (m *Mailbox) Waiting(ctx context.Context) (WaitingReport, error) {
 
 // WaitingReport is what Waiting found.
 type WaitingReport struct {
-	// Deliverable counts letters `palace mailbox distribute` would deliver
-	// now.
-	Deliverable int `json:"deliverable"`
-	// Pending are letters whose repository has no known checkout here.
-	Pending []PendingLetter `json:"pending"`
-	// Invalid counts spool lines that are not deliverable letters.
-	Invalid int `json:"invalid"`
+	Deliverable int             `json:"deliverable"`
+	Pending     []PendingLetter `json:"pending"` // no known checkout here
+	Invalid     int             `json:"invalid"` // spool lines that are no deliverable letter
 }
 
 // readSpool returns the spool's deliverable letters (first of each id, in
@@ -269,8 +247,7 @@ func (m *Mailbox) readSpool() ([]spoolLetter, []LineProblem, error) {
 			invalid = append(invalid, LineProblem{Path: path, Line: bl.n, Code: le.Code, Message: le.Msg})
 			return nil
 		}
-		// The spool may have been appended to by hand: a letter with a
-		// secret must not travel into a box that is committed.
+		// The spool may be edited by hand: a secret must not reach a committed box.
 		if found := secrets.Scan(bl.b); len(found) > 0 {
 			invalid = append(invalid, LineProblem{Path: path, Line: bl.n, Code: CodeSecret,
 				Message: fmt.Sprintf("secret (%s): %s; not delivered", found[0].Rule, found[0].Redacted)})
@@ -283,15 +260,13 @@ func (m *Mailbox) readSpool() ([]spoolLetter, []LineProblem, error) {
 }
 
 // deliver appends the letters not yet in the box, in one write. A repo box
-// is opened below its repository root without following links (package
-// repofs): a cloned repository's .palace/ is untrusted, and a link there
-// must not send a letter anywhere else.
+// is opened below its root without following links: a cloned .palace/ is
+// untrusted.
 func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 	bd := BoxDelivery{Path: t.path, RepoRoot: t.root, Global: t.global}
 	root, rel := t.root, boxRel
 	if t.global {
-		// The global box is the home's: the home itself is trusted, a link
-		// in the box's place is not.
+		// The home is trusted; a link in the box's place is not.
 		root, rel = filepath.Dir(t.path), filepath.Base(t.path)
 	}
 	f, err := repofs.OpenFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
@@ -302,8 +277,7 @@ func deliver(t target, letters []spoolLetter) (BoxDelivery, error) {
 		return bd, fmt.Errorf("write box %s: %w", t.path, err)
 	}
 	defer f.Close()
-	// Held from reading the ids to the write: a distribute run from
-	// another palace home may be delivering to the same box.
+	// Held from reading ids to the write: another palace home may deliver here too.
 	unlock, err := flock(f)
 	if err != nil {
 		return bd, fmt.Errorf("lock box %s: %w", t.path, err)
@@ -364,23 +338,19 @@ type resolver struct {
 	ctx        context.Context
 	userHome   string
 	registered []RegisteredBox
-	// known are checkouts the palace knows beside the registry
-	// (Mailbox.Checkouts).
-	known []RegisteredBox
-	// cache: many letters name the same repo, and resolving one costs two
-	// git subprocesses.
-	cache map[string]target
+	known      []RegisteredBox   // Mailbox.Checkouts
+	cache      map[string]target // resolving costs two git subprocesses
 }
 
 func (r *resolver) resolve(repo string) target {
 	if NamesNoProject(repo) {
 		return target{global: true}
 	}
-	if t, ok := r.cache[repo]; ok {
-		return t
+	t, ok := r.cache[repo]
+	if !ok {
+		t = r.resolveUncached(repo)
+		r.cache[repo] = t
 	}
-	t := r.resolveUncached(repo)
-	r.cache[repo] = t
 	return t
 }
 
@@ -406,8 +376,7 @@ func (r *resolver) resolveUncached(repo string) target {
 	for _, b := range r.registered {
 		if strings.EqualFold(b.RepoIdentity, identity) {
 			if st, err := os.Stat(b.RepoRoot); err == nil && st.IsDir() {
-				// The box is always BoxPath of the root, whatever a hand-edited
-				// registry says: deliver opens it below the root.
+				// BoxPath of the root, whatever a hand-edited registry says.
 				return target{path: BoxPath(b.RepoRoot), root: b.RepoRoot, identity: b.RepoIdentity}
 			}
 		}
@@ -416,9 +385,7 @@ func (r *resolver) resolveUncached(repo string) target {
 		if !strings.EqualFold(b.RepoIdentity, identity) {
 			continue
 		}
-		// The palace saw a checkout of this remote there once: it must
-		// still be one (a directory is reused, a remote changes) before a
-		// letter is written into it.
+		// A directory seen once as this remote's checkout must still be one.
 		loc, err := anchor.Resolve(r.ctx, b.RepoRoot)
 		if err != nil || !strings.EqualFold(loc.RepoIdentity, identity) {
 			continue
@@ -432,19 +399,13 @@ func (r *resolver) resolveUncached(repo string) target {
 
 var annotation = regexp.MustCompile(`\s*\([^()]*\)\s*$`)
 
-// noProjectWords are repo values that name no single project: a letter
-// about every project ("all") or none goes to the global box, where a
-// person sees it, instead of waiting in the spool for a repository that
-// does not exist.
+// noProjectWords name no single project: such letters go to the global box.
 var noProjectWords = map[string]bool{"all": true, "global": true, "none": true, "n/a": true, "-": true, "*": true}
 
-// NamesNoProject reports whether a letter's repo field names no project, so
-// that distribute files it into the global box (and check accepts it
-// there). That is the case when, after trailing "(annotations)" are
-// dropped, nothing is left — "", "(research task, no repo)" — or one of the
-// words all, global, none, n/a, "-" or "*" in any case ("All (every
-// repo)"). Anything else names a project: a path, a remote, or a bare name
-// such as "palace", which stays pending rather than land in the global box.
+// NamesNoProject reports whether a letter's repo field names no project (so
+// it belongs in the global box): after trailing "(annotations)" are dropped,
+// nothing is left, or one of all, global, none, n/a, "-" or "*" in any case.
+// A bare name such as "palace" names a project and stays pending.
 func NamesNoProject(repo string) bool {
 	s := stripAnnotations(repo)
 	return s == "" || noProjectWords[strings.ToLower(s)]
@@ -463,9 +424,8 @@ func stripAnnotations(repo string) string {
 	}
 }
 
-// normalizeRepo turns a letter's repo field into a local path or a remote
-// identity, or says why it can be neither. The field names a project
-// (NamesNoProject is false).
+// normalizeRepo turns a project's repo field into a local path or a remote
+// identity, or says why it can be neither.
 func normalizeRepo(repo, userHome string) (path, identity, reason string) {
 	s := strings.TrimPrefix(stripAnnotations(repo), "file://")
 	switch {

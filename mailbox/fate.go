@@ -4,37 +4,22 @@ package mailbox
 // stored.
 type Fate string
 
-// The four fates. Open letters are wet_ink and in_flight.
+// The four fates, in Fates' order of precedence.
 const (
-	// FateWetInk: nobody has answered it.
-	FateWetInk Fate = "wet_ink"
-	// FateInFlight: answered, but only by letters that do not close it.
-	FateInFlight Fate = "in_flight"
-	// FateFiredClay: closed by a triage or receipt letter listing it in
-	// answers. A triage or receipt letter is itself fired_clay: it is the
-	// closing word of a thread, not a report waiting for someone.
+	// FateFiredClay: answered by a closing (triage or receipt) letter, or
+	// one itself, the last word of a thread.
 	FateFiredClay Fate = "fired_clay"
-	// FateExternal: tracked outside palace ("external": true or a reference).
-	FateExternal Fate = "external"
+	FateExternal  Fate = "external"  // tracked outside palace
+	FateInFlight  Fate = "in_flight" // answered, not closed
+	FateWetInk    Fate = "wet_ink"   // nobody has answered it
 )
 
 // Open reports whether a letter with this fate still needs attention.
 func (f Fate) Open() bool { return f == FateWetInk || f == FateInFlight }
 
-// Fates derives the fate of every letter in letters (keyed by id). Only
-// letters in the map count as replies: an answer naming an id outside it is
-// ignored (Check warns about it, PM007).
-//
-// Precedence, first match wins:
-//
-//  1. fired_clay — a closing letter (kind triage or receipt) in the map
-//     answers it, or it is a closing letter itself;
-//  2. external — its "external" field is true or a reference;
-//  3. in_flight — some other letter in the map answers it;
-//  4. wet_ink.
-//
-// Closing beats external because a receipt is the last word on a letter
-// wherever it was tracked.
+// Fates derives the fate of every letter (keyed by id); only letters in the
+// map count as replies. Closing beats external: a receipt is the last word
+// wherever a letter was tracked.
 func Fates(letters map[string]Letter) map[string]Fate {
 	closed := map[string]bool{}
 	answered := map[string]bool{}
@@ -69,8 +54,7 @@ type Counts struct {
 	InFlight  int `json:"in_flight"`
 	FiredClay int `json:"fired_clay"`
 	External  int `json:"external"`
-	// Open is WetInk + InFlight.
-	Open int `json:"open"`
+	Open      int `json:"open"` // WetInk + InFlight
 }
 
 // Count tallies fates.

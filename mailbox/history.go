@@ -5,12 +5,10 @@ import (
 	"fmt"
 )
 
-// maxHistoryFindings caps PM006: a truncated box would otherwise yield one
-// finding per lost line; past the cap one summary says how many more.
+// maxHistoryFindings caps PM006; past it one summary counts the rest.
 const maxHistoryFindings = 50
 
-// lineIDs returns the id of every line of a box's bytes, with the same
-// conventions as Check (BOM ignored, '\r' ignored; blank lines count).
+// lineIDs returns the id of every line, blank ones too, as Check sees them.
 func lineIDs(content []byte) []letterID {
 	content = bytes.TrimPrefix(content, bom)
 	spans := lineSpans(nil, content)
@@ -21,16 +19,10 @@ func lineIDs(content []byte) []letterID {
 	return ids
 }
 
-// historyFindings compares the box with its committed version: every
-// committed line must still be at its place, byte for byte (up to the '\r'
-// and BOM conventions). Boxes are append-only because letters are cited by
-// id: a rewritten line is a new letter and orphans every answer to the old
-// one.
+// historyFindings requires every committed line still in its place, byte
+// for byte: letters are cited by id, so a rewritten line orphans its answers.
 func historyFindings(c *checker, base []byte) []Finding {
-	// The usual commit only appends: the committed bytes, up to a final
-	// newline, are a prefix of the new ones, so every committed line is
-	// still in place. One memcmp (compareBase, as the box was read) then
-	// spares hashing the base again.
+	// Base a prefix of the box (the usual append-only commit): nothing moved.
 	prefix := !c.baseDiffers && c.baseMatched == len(base)
 	if n := len(base); n == 0 || (prefix && (base[n-1] == '\n' || n == c.size)) {
 		return nil

@@ -10,32 +10,27 @@ import (
 	"time"
 )
 
-// MaxLineBytes is the longest letter line palace writes or accepts: 64 KiB.
-// A letter is a report, not an attachment; the cap also bounds the work per
-// line, so a 10 MB line is one clear finding (PM010), never a hang.
+// MaxLineBytes is the longest letter line palace writes or accepts. A letter
+// is a report, not an attachment; the cap also bounds the work per line.
 const MaxLineBytes = 64 << 10
 
 // Letter is one field report. Fields marshal in this order.
 type Letter struct {
-	// TS is when the letter was written, RFC3339. Required.
-	TS string `json:"ts"`
-	// Agent names who wrote it. Required.
+	// TS (RFC3339), Agent, Class (tool_error, missing_doc, …) and What are
+	// required.
+	TS    string `json:"ts"`
 	Agent string `json:"agent"`
-	// Class is what kind of report it is (tool_error, missing_doc, …). Required.
 	Class string `json:"class"`
-	// What says what happened. Required.
-	What string `json:"what"`
-	// Repo names the project the letter is about: a path (~, worktree paths
-	// and a trailing "(annotation)" are fine) or a remote such as
-	// github.com/org/name. Empty means no project: the global box.
+	What  string `json:"what"`
+	// Repo is a path (~, worktrees and a trailing "(annotation)" are fine)
+	// or a remote such as github.com/org/name; empty means the global box.
 	Repo     string `json:"repo,omitempty"`
 	Tool     string `json:"tool,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	Snippet  string `json:"snippet,omitempty"`
 	// Kind "triage" or "receipt" closes the letters listed in Answers.
-	Kind string `json:"kind,omitempty"`
-	// Answers lists the ids of the letters this one replies to.
-	Answers []string `json:"answers,omitempty"`
+	Kind    string   `json:"kind,omitempty"`
+	Answers []string `json:"answers,omitempty"` // ids of the letters it replies to
 	// External marks a letter whose fate is tracked outside palace.
 	External External `json:"external,omitzero"`
 }
@@ -55,9 +50,8 @@ func (l Letter) Time() time.Time {
 	return t
 }
 
-// External is the letter's "external" field: JSON true or a non-empty string
-// (where it is tracked: an issue URL, a ticket id). false, "" and null are
-// the zero value and are omitted when marshalling.
+// External is the letter's "external" field: true or where it is tracked
+// (an issue URL, a ticket id). false, "" and null are the omitted zero value.
 type External struct {
 	Set bool
 	Ref string
@@ -95,24 +89,17 @@ func (e *External) UnmarshalJSON(b []byte) error {
 
 // LetterError says why a line is not a valid letter.
 type LetterError struct {
-	// Code is the finding code (PM001 invalid JSON, PM002 field, PM009
-	// invalid UTF-8, PM010 over-long line).
-	Code string
-	// Field names the field at fault; empty when the whole line is.
-	Field string
-	// Col is the 1-based byte column in the line, 0 when unknown.
-	Col int
-	// Msg says what is wrong, naming the field.
-	Msg string
+	Code  string // PM001, PM002, PM009 or PM010
+	Field string // empty when the whole line is at fault
+	Col   int    // 1-based byte column, 0 when unknown
+	Msg   string
 }
 
 func (e *LetterError) Error() string { return "letter: " + e.Msg }
 
-// ParseLine decodes and validates one line of a box or the spool. A trailing
-// "\n" or "\r\n" is ignored. The error is a *LetterError naming the first
-// problem, e.g. `letter: missing required field "agent"`. Unknown fields are
-// accepted (Check warns about them, PM013) so that letters written by a
-// newer palace stay valid.
+// ParseLine decodes and validates one line of a box or the spool, ignoring
+// a trailing "\n" or "\r\n". The error is a *LetterError naming the first
+// problem. Unknown fields are accepted, so a newer palace's letters stay valid.
 func ParseLine(raw []byte) (Letter, error) {
 	l, _, issues := parseLetter(trimEOL(raw))
 	for _, is := range issues {
@@ -123,9 +110,8 @@ func ParseLine(raw []byte) (Letter, error) {
 	return l, nil
 }
 
-// ParseDraft decodes a letter handed to `palace mailbox file` as JSON on
-// stdin: like ParseLine (the JSON may span lines), except that ts may be
-// missing, because File stamps it.
+// ParseDraft is ParseLine for a letter given to `palace mailbox file`: the
+// JSON may span lines and ts may be missing (File stamps it).
 func ParseDraft(raw []byte) (Letter, error) {
 	l, cols, issues := parseLetter(bytes.TrimSpace(raw))
 	for _, is := range issues {
@@ -151,10 +137,8 @@ func (l Letter) Validate() error {
 }
 
 // ID is the letter id of a line: the first 12 hex characters of the sha256
-// of its bytes. A trailing "\n" and then a trailing "\r" are not part of the
-// line, so a box checked out with CRLF line endings keeps its ids. A
-// byte-order mark is part of the bytes; readers strip it from the start of a
-// file before splitting lines.
+// of its bytes without a trailing "\n" and then "\r" (so CRLF checkouts keep
+// their ids). A byte-order mark counts; readers strip it from a file's start.
 func ID(raw []byte) string {
 	sum := sha256.Sum256(trimEOL(raw))
 	return hex.EncodeToString(sum[:6])
@@ -170,8 +154,7 @@ func trimEOL(b []byte) []byte {
 	return bytes.TrimSuffix(b, []byte{'\r'})
 }
 
-// marshalLine renders l as one line, "\n"-terminated, without escaping
-// <, > and & (letters are read by people more than by browsers).
+// marshalLine renders l as one "\n"-terminated line, without escaping <, > and &.
 func marshalLine(l Letter) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -200,14 +183,11 @@ func validate(l Letter, cols *fieldCols, skip *[nFields]bool) []issue {
 		idx     int
 		name, v string
 	}{{fTS, "ts", l.TS}, {fAgent, "agent", l.Agent}, {fClass, "class", l.Class}, {fWhat, "what", l.What}} {
-		if cols != nil && cols[f.idx] == 0 {
+		switch blank := strings.TrimSpace(f.v) == ""; {
+		case cols != nil && cols[f.idx] == 0, cols == nil && blank:
 			bad(f.name, "missing required field %q", f.name)
-		} else if strings.TrimSpace(f.v) == "" {
-			if cols == nil {
-				bad(f.name, "missing required field %q", f.name)
-			} else {
-				bad(f.name, "%q is empty", f.name)
-			}
+		case blank:
+			bad(f.name, "%q is empty", f.name)
 		}
 	}
 	if strings.TrimSpace(l.TS) != "" {
@@ -223,8 +203,7 @@ func validate(l Letter, cols *fieldCols, skip *[nFields]bool) []issue {
 	return out
 }
 
-// quoteShort quotes a user value for a message, cut to 24 runes: enough to
-// recognise, too short to echo a pasted secret in full.
+// quoteShort quotes a user value cut to 24 runes: too short to echo a pasted secret.
 func quoteShort(s string) string {
 	r := []rune(s)
 	if len(r) > 24 {

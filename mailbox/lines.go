@@ -14,22 +14,14 @@ import (
 
 // boxLine is one line read from a spool or box file.
 type boxLine struct {
-	// n is the 1-based line number.
-	n int
-	// b is the line without '\n', '\r' and (on line 1) BOM; nil when tooLong.
-	b []byte
-	// complete is false for a last line with no '\n': in the spool that is a
-	// letter still being written (readers do not take the inode lock that
-	// O_APPEND writers hold), so it is left for the next run.
-	complete bool
-	// tooLong marks a line over MaxLineBytes; its bytes were skipped
-	// without being held in memory.
-	tooLong bool
+	n        int    // 1-based
+	b        []byte // without '\n', '\r' and (line 1) BOM; nil when tooLong
+	complete bool   // false for a last line with no '\n'
+	tooLong  bool   // over MaxLineBytes: skipped, never held
 }
 
-// eachLine streams the lines of r. Memory stays bounded by MaxLineBytes
-// whatever the input (a 10 MB line is skipped, not buffered). fn's b is
-// only valid during the call.
+// eachLine streams the lines of r in memory bounded by MaxLineBytes; fn's b
+// is only valid during the call.
 func eachLine(r io.Reader, fn func(boxLine) error) error {
 	br := bufio.NewReaderSize(r, MaxLineBytes+2)
 	for n := 1; ; n++ {
@@ -64,8 +56,7 @@ func eachLine(r io.Reader, fn func(boxLine) error) error {
 	}
 }
 
-// readFileLines is eachLine over a file (openBox's checks first); a
-// missing file has no lines.
+// readFileLines is eachLine over a file opened by openBox; a missing file has no lines.
 func readFileLines(path string, fn func(boxLine) error) error {
 	f, err := openBox(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -81,11 +72,9 @@ func readFileLines(path string, fn func(boxLine) error) error {
 	return nil
 }
 
-// openBox opens a box or the spool for reading. It must be a regular file
-// (checked before opening, so a FIFO never blocks the open) of at most
-// MaxBoxBytes: a reader keeps what it reads (letters, ids), so a larger
-// file is refused with an *fs.PathError around a *bounded.SizeError
-// instead of being read. A missing file is an error matching
+// openBox opens a box or the spool for reading: a regular file (checked
+// before opening, so a FIFO never blocks) of at most MaxBoxBytes, else an
+// *fs.PathError around a *bounded.SizeError. A missing file matches
 // fs.ErrNotExist.
 func openBox(path string) (*os.File, error) {
 	st, err := os.Stat(path)
@@ -106,8 +95,8 @@ func openBox(path string) (*os.File, error) {
 	return f, nil
 }
 
-// checkOpenBox applies openBox's rules to a file already open (it may have
-// been replaced, or have grown, since a Stat of its path).
+// checkOpenBox applies openBox's rules to an open file, which may have
+// changed since its path was checked.
 func checkOpenBox(f *os.File, path string) error {
 	st, err := f.Stat()
 	if err != nil {

@@ -4,11 +4,7 @@ package mailbox
 
 import "os"
 
-// lockFile is a no-op where flock(2) does not exist: two concurrent
-// `palace mailbox distribute` runs could then both append a letter, which
-// the next check reports as a duplicate (PM005).
+// lockFile and flock are no-ops without flock(2): concurrent runs may then
+// append a letter twice (PM005) or a blank line (PM014), never lose one.
 func lockFile(string) (func(), error) { return func() {}, nil }
-
-// flock is a no-op there too: two writers repairing the same unterminated
-// last line at once leave a blank line (PM014), nothing is lost.
-func flock(*os.File) (func(), error) { return func() {}, nil }
+func flock(*os.File) (func(), error)  { return func() {}, nil }

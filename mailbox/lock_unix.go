@@ -11,10 +11,9 @@ import (
 	"github.com/palacehq/palace/repofs"
 )
 
-// lockFile takes an exclusive advisory lock on path (created if missing),
-// serialising distribute and registry updates across processes. A link in
-// the lock's place is refused rather than followed: creating the lock must
-// not create a file wherever a dangling link points.
+// lockFile takes an exclusive advisory lock on path (created if missing), to
+// serialise distribute and registry updates. A link in its place is refused:
+// a dangling link must not create a file where it points.
 func lockFile(path string) (unlock func(), err error) {
 	f, err := repofs.OpenFile(filepath.Dir(path), filepath.Base(path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -31,10 +30,8 @@ func lockFile(path string) (unlock func(), err error) {
 	}, nil
 }
 
-// flock takes an exclusive advisory lock on an open file. Appends to the
-// spool and to a box take it on the file itself, held only around the
-// check of the last byte and the write, so two writers cannot both repair
-// an unterminated last line.
+// flock takes an exclusive advisory lock on an open file; appends hold it
+// around the last-byte check and the write, so only one repairs a last line.
 func flock(f *os.File) (unlock func(), err error) {
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)

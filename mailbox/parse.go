@@ -36,8 +36,7 @@ const (
 
 var fieldNames = [nFields]string{"ts", "agent", "class", "what", "repo", "tool", "expected", "snippet", "kind", "answers", "external"}
 
-// fieldCols holds each present field's 1-based column (0 = absent). An
-// array, not a map: Check parses 100k lines and this is per line.
+// fieldCols holds each present field's 1-based column (0 = absent).
 type fieldCols [nFields]int
 
 func fieldIndex(name string) int {
@@ -50,20 +49,15 @@ func fieldIndex(name string) int {
 }
 
 // parseLetter decodes one line (no line ending, no BOM) and returns every
-// problem it finds: errors make the line not a letter, warnings do not.
-//
-// encoding/json alone is not enough here: it matches keys
-// case-insensitively ("AGENT" would fill Agent), keeps the last of duplicate
-// keys and reports no positions. So the line is validated with json.Valid,
-// then its top-level members are walked by hand (exact names, duplicates,
-// columns), and only values are decoded.
+// problem: errors make the line not a letter, warnings do not. Members are
+// walked by hand because encoding/json matches keys case-insensitively,
+// keeps the last duplicate and reports no positions.
 func parseLetter(line []byte) (Letter, fieldCols, []issue) {
 	return parseLetterWith(line, decodeString)
 }
 
-// parseLetterView is parseLetter for Check: a string value without escapes
-// shares line's bytes instead of being copied, so the letter is only valid
-// while line is (Check copies out what it keeps).
+// parseLetterView is parseLetter whose unescaped strings share line's
+// bytes: the letter is valid only while line is.
 func parseLetterView(line []byte) (Letter, fieldCols, []issue) {
 	return parseLetterWith(line, decodeStringView)
 }
@@ -204,9 +198,8 @@ func decodeString(v []byte) (string, bool) {
 	return s, true
 }
 
-// decodeStringView is decodeString, except that a string without escapes
-// is returned as a view of v's bytes, not a copy: valid only while v is
-// unchanged.
+// decodeStringView is decodeString returning an unescaped string as a view
+// of v's bytes, valid only while v is unchanged.
 func decodeStringView(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
@@ -221,10 +214,8 @@ func decodeStringView(v []byte) (string, bool) {
 	return decodeString(v)
 }
 
-// forEachMember walks the members of the object at b[start] ('{'), which
-// must be valid JSON, calling fn with each raw key token, its offset and
-// the raw value and its offset. It is defensive anyway: on any surprise it
-// stops.
+// forEachMember calls fn with each raw key and value, and their offsets, of
+// the valid JSON object at b[start]; on any surprise it stops.
 func forEachMember(b []byte, start int, fn func(key []byte, keyOff int, val []byte, valOff int)) {
 	i := start + 1
 	for {

@@ -15,11 +15,9 @@ import (
 
 // RegisteredBox is a repository box palace knows about, so Sweep can find it.
 type RegisteredBox struct {
-	// Path is the box file, <RepoRoot>/.palace/inbox.jsonl.
-	Path     string `json:"path"`
+	Path     string `json:"path"` // <RepoRoot>/.palace/inbox.jsonl
 	RepoRoot string `json:"repo_root"`
-	// RepoIdentity is the repo anchor identity (normalized origin remote, or
-	// RepoRoot), so letters naming a remote find a local checkout.
+	// RepoIdentity lets letters naming a remote find a local checkout.
 	RepoIdentity string `json:"repo_identity,omitempty"`
 	AddedAt      string `json:"added_at"`
 }
@@ -119,8 +117,7 @@ func (m *Mailbox) addBoxes(add []RegisteredBox) error {
 	return writeAtomic(m.RegistryPath(), buf.Bytes())
 }
 
-// writeAtomic replaces path with b so readers see the old file or the new
-// one, never a partial one.
+// writeAtomic replaces path with b; readers never see a partial file.
 func writeAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -147,8 +144,6 @@ func writeAtomic(path string, b []byte) error {
 // box — the main worktree's root — or why there is none.
 func boxRoot(loc anchor.Location) (root, reason string) {
 	if !loc.InGit {
-		// anchor reports a bare repository as outside git too: it has no
-		// worktree either way.
 		return "", "not inside a git checkout (a bare repository has no worktree to hold a box)"
 	}
 	if _, err := os.Stat(filepath.Join(loc.RepoRoot, ".git")); err != nil {

@@ -18,18 +18,12 @@ import (
 // Mailbox is the spool, the global box and the box registry under one
 // palace home. The zero value of each optional field means its default.
 type Mailbox struct {
-	// Home is $PALACE_HOME. Required.
-	Home string
-	// UserHome expands a leading "~" in a letter's repo. Defaults to
-	// os.UserHomeDir().
-	UserHome string
-	// Now stamps letters filed without a ts. Defaults to time.Now.
-	Now func() time.Time
-	// Checkouts are checkouts the palace knows beside the registry (the
-	// repositories it holds memory of, with their paths). A letter naming
-	// one's remote is delivered there by Distribute once the directory is
-	// checked to be a checkout of that remote still; it is then
-	// registered. Optional.
+	Home     string           // $PALACE_HOME; required
+	UserHome string           // expands "~" in a letter's repo; default os.UserHomeDir()
+	Now      func() time.Time // stamps letters filed without a ts; default time.Now
+	// Checkouts are checkouts known beside the registry. Distribute delivers
+	// a letter naming one's remote there once the directory is checked to
+	// still be one, and registers it.
 	Checkouts []RegisteredBox
 }
 
@@ -53,8 +47,7 @@ func (m *Mailbox) RegistryPath() string { return filepath.Join(m.Home, RegistryF
 // BoxPath is the box of a repository: <repoRoot>/.palace/inbox.jsonl.
 func BoxPath(repoRoot string) string { return filepath.Join(repoRoot, ".palace", "inbox.jsonl") }
 
-// IsGlobalBox reports whether path is the global box of this home, so the
-// CLI can set CheckOptions.Global.
+// IsGlobalBox reports whether path is the global box of this home.
 func (m *Mailbox) IsGlobalBox(path string) bool {
 	a, err1 := filepath.Abs(path)
 	b, err2 := filepath.Abs(m.GlobalBoxPath())
@@ -71,8 +64,8 @@ func (m *Mailbox) now() time.Time {
 // ErrSecret is matched (errors.Is) by a *SecretError.
 var ErrSecret = errors.New("letter contains a secret")
 
-// SecretError refuses a letter that trips the secret scanner. It carries the
-// findings (redacted) and, for each, the field it was found in.
+// SecretError refuses a letter that trips the secret scanner: the redacted
+// findings and the field of each.
 type SecretError struct {
 	Findings []secrets.Finding
 	Fields   []string
@@ -99,31 +92,18 @@ type Filed struct {
 	ID     string `json:"id"`
 	Spool  string `json:"spool"`
 	Letter Letter `json:"letter"`
-	// Repaired is the number of the spool line that had no final newline
-	// (a crash, a hand edit): it was ended, kept as it is, and this letter
-	// went on the next line. 0 when the spool was fine.
+	// Repaired is the spool line that had no final newline and was ended
+	// as it was before this letter; 0 when the spool was fine.
 	Repaired int `json:"repaired,omitempty"`
 }
 
-// File appends a letter to the spool. A letter without a ts is stamped now
-// (UTC, milliseconds). In order: the letter is validated (*LetterError,
-// PM002), rendered as one line (at most MaxLineBytes, PM010), scanned for
-// secrets (*SecretError), and only then written — with a single write(2) on
-// an O_APPEND descriptor, under a lock on the spool, so concurrent writers,
-// threads or processes, never interleave or lose a line. A refused letter
-// writes nothing. The spool and Home are created (0600, 0700) if missing.
-//
-// A spool whose last line has no '\n' is repaired by the same write: the
-// letter is preceded by a '\n', so the broken line stays as it was (check
-// and distribute report it) and the letter starts on a line of its own.
-//
-// # Notes
-//
-// O_APPEND writes are atomic with respect to each other on local
-// filesystems; on NFS they are not, so keep $PALACE_HOME local. A writer
-// that appends without palace (echo >> spool) does not take the lock; its
-// line is only at risk if it is still being written at the moment palace
-// finds it unterminated.
+// File appends a letter to the spool, stamping a missing ts now (UTC,
+// milliseconds). The letter is validated (*LetterError), bounded to
+// MaxLineBytes (PM010) and scanned for secrets (*SecretError) before one
+// O_APPEND write under a lock on the spool, so concurrent writers never
+// interleave; a refused letter writes nothing. Home and the spool are
+// created (0700, 0600) if missing. A last line without '\n' is ended first
+// and kept as it was.
 func (m *Mailbox) File(ctx context.Context, l Letter) (Filed, error) {
 	if err := ctx.Err(); err != nil {
 		return Filed{}, err
@@ -148,9 +128,8 @@ func (m *Mailbox) File(ctx context.Context, l Letter) (Filed, error) {
 	if err := os.MkdirAll(m.Home, 0o700); err != nil {
 		return Filed{}, fmt.Errorf("file letter: %w", err)
 	}
-	// The home is the user's, but the spool is written by every agent that
-	// files a letter: a link planted in its place (field-reports.jsonl ->
-	// ~/.bashrc) must not make palace append there.
+	// Every agent writes the spool: a link planted in its place
+	// (-> ~/.bashrc) must not make palace append there.
 	f, err := repofs.OpenFile(m.Home, SpoolFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if errors.Is(err, repofs.ErrLink) || errors.Is(err, repofs.ErrNotRegular) {
 		return Filed{}, err // names the path already
@@ -180,15 +159,10 @@ func fieldsAt(line []byte, found []secrets.Finding) []string {
 	return out
 }
 
-// appendLines appends b ('\n'-terminated lines) to f, an O_APPEND file
-// open for reading too, with one write under the file's lock. If the file's
-// last line has no '\n', the write starts with one, so that line is kept as
-// it is and b's first line is not glued to it; the number of that line is
-// returned (0 if nothing needed repair).
-//
-// A short write (disk full) is an error; b's last line is then torn, which
-// readers see as an invalid last line, never as a merged one, and the next
-// append repairs.
+// appendLines appends b ('\n'-terminated lines) to f, an O_APPEND file also
+// open for reading, in one write under the file's lock. An unterminated
+// last line is ended first; its number is returned (0 if none). A short
+// write is an error and leaves a torn last line, which the next append ends.
 func appendLines(f *os.File, b []byte) (repaired int, err error) {
 	unlock, err := flock(f)
 	if err != nil {
@@ -215,9 +189,8 @@ func appendLocked(f *os.File, b []byte) (repaired int, err error) {
 	return repaired, err
 }
 
-// endsWithNewline reports whether f is empty or ends with '\n'; when it
-// does not, lines is the number of its last line (counting is a read of
-// the file, done only then).
+// endsWithNewline reports whether f is empty or ends with '\n'; if not,
+// lines is the number of its last line.
 func endsWithNewline(f *os.File) (ends bool, lines int, err error) {
 	st, err := f.Stat()
 	if err != nil {

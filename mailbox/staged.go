@@ -14,39 +14,30 @@ import (
 	"github.com/palacehq/palace/internal/bounded"
 )
 
-// MaxBoxBytes bounds one box palace reads: a box holds short letters (at
-// most MaxLineBytes each), and 256 MiB is about a million of them. Readers
-// refuse a larger box (a *bounded.SizeError) instead of reading it.
+// MaxBoxBytes bounds one box palace reads (about a million letters); a larger
+// box is refused with a *bounded.SizeError, never read.
 const MaxBoxBytes = 256 << 20
 
 // ErrNotStaged is returned by StagedCheck for a path that is neither in the
 // index nor in HEAD.
 var ErrNotStaged = errors.New("not in the index")
 
-// StagedCheck checks what is about to be committed: for each path it reads
-// the staged blob (`git cat-file blob :path`, the exact bytes, no textconv)
-// and the HEAD blob (`HEAD:path`; absent for a new file or before the first
-// commit) and runs
-// Check with the HEAD bytes as opts.Base, so rewritten history is caught
-// (PM006). The working tree is not read: unstaged edits are not what is
-// committed. A box deleted from the index but present in HEAD is one PM006.
+// StagedCheck checks what is about to be committed: each path's staged blob
+// (exact bytes, no textconv), streamed through Check with the HEAD blob as
+// opts.Base, so rewritten history is caught (PM006). The working tree is not
+// read. A box deleted from the index but present in HEAD is one PM006.
 //
-// paths are relative to repoDir (as pre-commit passes them; repoDir may be a
-// subdirectory of the checkout) or absolute.
-// git runs with the caller's environment, so inside a hook it sees the index
-// git is committing (GIT_INDEX_FILE), also for `git commit -a` and partial
-// commits. Findings carry the paths as given. An error means git could not
-// be run, a path is not tracked (ErrNotStaged), or a blob is over
-// MaxBoxBytes (an *fs.PathError naming the path, around a
-// *bounded.SizeError); a staged blob is streamed, never held whole.
+// paths are absolute or relative to repoDir. git runs with the caller's
+// environment, so inside a hook it sees the index being committed
+// (GIT_INDEX_FILE). An error means git could not run, a path is not tracked
+// (ErrNotStaged), or a blob is over MaxBoxBytes (an *fs.PathError around a
+// *bounded.SizeError).
 func StagedCheck(ctx context.Context, repoDir string, paths []string, opts CheckOptions) ([]Finding, error) {
 	var out []Finding
 	for _, p := range paths {
 		rel := p
 		if filepath.IsAbs(p) {
-			// "../" is fine when repoDir is a subdirectory of the checkout;
-			// a path outside the repository is one git does not know
-			// (ErrNotStaged).
+			// "../" is fine below the checkout; outside it git reports ErrNotStaged.
 			r, err := filepath.Rel(repoDir, p)
 			if err != nil {
 				return nil, fmt.Errorf("staged check %s: relative to %s: %w", p, repoDir, err)
@@ -54,9 +45,7 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 			rel = r
 		}
 		spec := "./" + filepath.ToSlash(rel)
-		// The staged blob is streamed into the check, never held whole; the
-		// check compares it with the HEAD blob as it reads, so that one is
-		// read first, while git starts on the other.
+		// The check compares with HEAD as it streams, so HEAD is read first.
 		staged, err := startBlob(ctx, repoDir, ":"+spec)
 		if err != nil {
 			return nil, fmt.Errorf("staged check %s: %w", p, err)
@@ -100,8 +89,7 @@ func StagedCheck(ctx context.Context, repoDir string, paths []string, opts Check
 	return out, nil
 }
 
-// blobStream is a running `git cat-file blob`, read through r, which
-// fails past MaxBoxBytes.
+// blobStream is a running `git cat-file blob`; r fails past MaxBoxBytes.
 type blobStream struct {
 	ctx    context.Context
 	cmd    *exec.Cmd
@@ -125,13 +113,11 @@ func startBlob(ctx context.Context, dir, rev string) (*blobStream, error) {
 	return bs, nil
 }
 
-// finish waits for git once its output is read. found is false when git
-// says the blob does not exist (exit status 128); err is for git not
-// running at all or dir not being a repository.
+// finish waits for git once its output is read. found is false when the
+// blob does not exist; err is for git not running or dir not being a
+// repository (errNotRepository, told only on stderr).
 func (bs *blobStream) finish() (found bool, err error) {
 	err = bs.cmd.Wait()
-	// git says "not a git repository" only on stderr; that text is read
-	// here, once, and becomes errNotRepository for the callers to match.
 	notRepo := strings.Contains(bs.stderr.String(), "not a git repository")
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && bs.ctx.Err() == nil && !notRepo {
@@ -152,10 +138,8 @@ func (bs *blobStream) abort() {
 	_ = bs.cmd.Wait()
 }
 
-// gitShow returns the blob named by rev, at most MaxBoxBytes (a larger one
-// is a *bounded.SizeError); found is false when git says it does not exist
-// (exit status 128), and err is for git not running at all or dir not being
-// a repository.
+// gitShow returns the blob named by rev, at most MaxBoxBytes (else a
+// *bounded.SizeError); found and err are as for blobStream.finish.
 func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err error) {
 	bs, err := startBlob(ctx, dir, rev)
 	if err != nil {
@@ -172,24 +156,14 @@ func gitShow(ctx context.Context, dir, rev string) (blob []byte, found bool, err
 	return blob, true, nil
 }
 
-// errNotRepository is git refusing because the directory is not in a
-// checkout.
 var errNotRepository = errors.New("not a git repository")
 
-// Committed returns the box at path as HEAD has it: the base an editor's
-// unsaved buffer is checked against for append-only history. It returns nil
-// and no error when the file is not in HEAD, there is no HEAD yet, or the
-// directory is not a git checkout.
+// Committed returns the box at path as HEAD has it, the base for an editor's
+// unsaved buffer; nil and no error when there is no such blob or checkout.
 func Committed(ctx context.Context, path string) ([]byte, error) {
-	blob, found, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, errNotRepository) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	if !found {
+	blob, _, err := gitShow(ctx, filepath.Dir(path), "HEAD:./"+filepath.Base(path))
+	if err != nil && ctx.Err() == nil && errors.Is(err, errNotRepository) {
 		return nil, nil
 	}
-	return blob, nil
+	return blob, err
 }

@@ -21,12 +21,10 @@ type Source struct {
 
 // Entry is one letter with its derived fate.
 type Entry struct {
-	ID     string `json:"id"`
-	Fate   Fate   `json:"fate"`
-	Letter Letter `json:"letter"`
-	// Sources lists every place the letter was seen (spool, boxes), in
-	// reading order.
-	Sources []Source `json:"sources"`
+	ID      string   `json:"id"`
+	Fate    Fate     `json:"fate"`
+	Letter  Letter   `json:"letter"`
+	Sources []Source `json:"sources"` // every place it was seen, in reading order
 }
 
 // Unreachable is a registered box that could not be read.
@@ -37,21 +35,16 @@ type Unreachable struct {
 
 // SweepResult is the letters of a sweep or list, each once.
 type SweepResult struct {
-	// Letters are ordered by ts, then id.
-	Letters []Entry `json:"letters"`
-	// Counts cover every letter read, also when Letters is filtered.
-	Counts Counts `json:"counts"`
-	// Read lists the files read, in order.
-	Read        []string      `json:"read"`
+	Letters     []Entry       `json:"letters"` // by ts, then id
+	Counts      Counts        `json:"counts"`  // every letter read, also when Letters is filtered
+	Read        []string      `json:"read"`    // files, in order
 	Unreachable []Unreachable `json:"unreachable"`
-	// Invalid lists lines that are not letters (Check says more).
-	Invalid []LineProblem `json:"invalid"`
+	Invalid     []LineProblem `json:"invalid"`
 }
 
-// Sweep reads the spool, the global box and every registered box, and
-// returns each letter once (deduplicated by id) with its fate. A registered
-// box whose repository is gone or whose file cannot be read is named in
-// Unreachable; a registered box whose file does not exist yet is empty.
+// Sweep returns each letter of the spool, the global box and every
+// registered box once, with its fate. A box that is gone or unreadable is
+// named in Unreachable; a missing box file is empty.
 func (m *Mailbox) Sweep(ctx context.Context) (SweepResult, error) {
 	boxes, err := m.Boxes()
 	if err != nil {
@@ -81,15 +74,13 @@ func (m *Mailbox) Sweep(ctx context.Context) (SweepResult, error) {
 
 // ListOptions selects what List returns.
 type ListOptions struct {
-	// Box lists one box file; empty lists everything Sweep sees.
-	Box string
-	// Open keeps only wet_ink and in_flight letters (Counts still cover all).
-	Open bool
+	Box  string // one box file; empty: everything Sweep sees
+	Open bool   // only open letters (Counts still cover all)
 }
 
-// List returns letters with fates and counts. Fates are derived within what
-// is read: for one box, replies in other boxes do not count. A Box that does
-// not exist is an error wrapping os.ErrNotExist.
+// List returns letters with fates and counts, derived within what is read
+// (for one box, replies elsewhere do not count). A missing Box is an error
+// wrapping os.ErrNotExist.
 func (m *Mailbox) List(ctx context.Context, opts ListOptions) (SweepResult, error) {
 	if opts.Box == "" {
 		res, err := m.Sweep(ctx)
@@ -134,9 +125,8 @@ func newSweeper() *sweeper {
 	}
 }
 
-// readBox adds the letters of a repository's box, opened below root
-// without following links: a box that is a link (into ~/.ssh, say) is
-// refused, not read into the sweep.
+// readBox adds the letters of a repository's box, opened below root without
+// following links.
 func (s *sweeper) readBox(root, path string) error {
 	f, err := repofs.OpenFile(root, boxRel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -170,9 +160,8 @@ func (s *sweeper) read(path string, spool bool) error {
 	return s.readFrom(f, path, spool)
 }
 
-// readFrom adds the letters read from r. In the spool a last line without
-// '\n' is a letter still being written and is skipped; in a box it is a
-// letter.
+// readFrom adds the letters read from r; a spool's unterminated last line
+// is still being written and is skipped.
 func (s *sweeper) readFrom(r io.Reader, path string, spool bool) error {
 	err := eachLine(r, func(bl boxLine) error {
 		problem := func(code, msg string) {

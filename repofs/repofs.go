@@ -1,17 +1,11 @@
-// Package repofs owns how palace writes inside a repository: every file it
-// creates or appends to under a checkout (a mailbox box, a formatted policy)
-// is opened relative to the repository root, one path component at a time,
-// without following symbolic links. A repository's files travel with every
-// clone, so a link there is untrusted: `.palace -> /home/you/.ssh` or
-// `.palace/inbox.jsonl -> ~/.bashrc` would otherwise make palace write
-// outside the repository. A link anywhere below the root is refused with a
-// *LinkError naming it; nothing is created or written.
+// Package repofs owns how palace writes inside a repository: every file is
+// opened from the repository root one component at a time without following
+// symbolic links. A clone's links are untrusted (`.palace -> ~/.ssh`), so a
+// link below the root is refused with a *LinkError and nothing is written.
 //
-// The root itself is trusted (the caller resolved it, with git), and so is
-// every directory above it: only the components of rel are checked. On
-// unix the walk uses openat(2) with O_NOFOLLOW per component, so a link
-// swapped in while palace runs is refused too; elsewhere each component is
-// checked with Lstat first, which leaves a race window.
+// The root and the directories above it are trusted; only rel's components
+// are checked. On unix openat(2) with O_NOFOLLOW also refuses a link swapped
+// in meanwhile; elsewhere an Lstat first leaves a race window.
 package repofs
 
 import (
@@ -28,11 +22,8 @@ var ErrLink = errors.New("symbolic link inside the repository")
 // LinkError refuses a path inside a repository that is, or passes through,
 // a symbolic link.
 type LinkError struct {
-	// Path is the link, absolute (root joined with the components up to it).
-	Path string
-	// Target is what the link points to, as stored in it; empty if it could
-	// not be read.
-	Target string
+	Path   string // the link, absolute
+	Target string // as stored in the link; empty if unreadable
 }
 
 func (e *LinkError) Error() string {
@@ -48,8 +39,7 @@ func (e *LinkError) Error() string {
 func (e *LinkError) Is(target error) bool { return target == ErrLink }
 
 // ErrNotRegular is matched (errors.Is) by the error for a path that exists
-// but is not a regular file (a FIFO would block the open, a device is not a
-// box).
+// but is not a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
 // split cleans rel and returns its components. rel must be relative and
@@ -65,18 +55,14 @@ func split(root, rel string) ([]string, error) {
 	return strings.Split(c, string(filepath.Separator)), nil
 }
 
-// CheckoutRoot returns the root palace writes below when it writes at dir:
-// the nearest of dir (made absolute, not resolved) and its ancestors that
-// holds a .git entry. ok is false when no ancestor is a checkout; the
-// caller then trusts dir as the user gave it.
+// CheckoutRoot returns the root palace writes below at dir: the nearest of
+// dir (absolute, unresolved) and its ancestors holding a .git entry; ok is
+// false when there is none, and the caller trusts dir as given.
 //
-// A checkout reached through a symbolic link (~/proj -> /data/proj) is a
-// root only when no checkout lies above the link: a cloned repository can
-// ship `.palace -> ~/work/other`, and the other repository's .git behind
-// the link must not make palace treat the link as a checkout of its own
-// and write through it; the repository above is the root instead, and the
-// link is refused below it. The search is lexical, so the links a user
-// keeps above a checkout (~/src -> /data/src) stay theirs.
+// A checkout reached through a symbolic link is a root only with no
+// checkout above it: a clone's `.palace -> ~/work/other` must not pass as a
+// checkout of its own. The search is lexical, so a user's links above a
+// checkout stay theirs.
 func CheckoutRoot(dir string) (root string, ok bool) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

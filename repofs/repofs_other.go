@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 )
 
-// OpenFile opens rel below root like os.OpenFile, refusing a symbolic link
-// in any of rel's components (*LinkError). Without openat(2) the components
-// are checked with Lstat before the open, so a link swapped in between is
-// not caught. With os.O_CREATE, missing directories are created.
+// OpenFile is the unix OpenFile with each component checked by Lstat before
+// the open, so a link swapped in between is not caught.
 func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 	path, err := check(root, rel, flag&os.O_CREATE != 0)
 	if err != nil {
@@ -62,11 +60,9 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
-// MkdirAll creates the directory rel below root and any missing parents,
-// refusing a symbolic link among rel's components (*LinkError). Without
-// openat(2) each component is checked with Lstat first.
+// MkdirAll creates the directory rel below root and missing parents,
+// refusing a link among rel's components (*LinkError).
 func MkdirAll(root, rel string) error {
-	// The components of rel are the parents of a file below it.
 	_, err := check(root, filepath.Join(rel, "x"), true)
 	return err
 }

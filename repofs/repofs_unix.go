@@ -12,12 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenFile opens rel (a path below root) like os.OpenFile, without following
-// a symbolic link in any of rel's components: a link is a *LinkError. With
-// os.O_CREATE, missing directories on the way are created (0755 before the
-// umask). The file must be a regular file (errors.Is ErrNotRegular
-// otherwise); it is opened non-blocking first, so a FIFO planted in its
-// place cannot hang palace.
+// OpenFile opens rel below root like os.OpenFile, refusing a link in any
+// component (*LinkError); with os.O_CREATE missing directories are made
+// (0755). It must be a regular file (else ErrNotRegular), opened
+// non-blocking first so a planted FIFO cannot hang palace.
 func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 	dir, name, path, err := openParent(root, rel, flag&os.O_CREATE != 0)
 	if err != nil {
@@ -44,11 +42,9 @@ func OpenFile(root, rel string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// WriteFileAtomic replaces rel below root with b through a temporary file in
-// the same directory and a rename, so a reader (a policy watcher) sees the
-// old file or the new one. Neither a directory on the way nor rel itself may
-// be a link (a rename would silently replace the link with a file). An
-// existing file keeps its permissions; a new one gets perm.
+// WriteFileAtomic replaces rel below root with b by a rename, so a reader
+// sees the old file or the new one. No component, rel included, may be a
+// link. An existing file keeps its permissions; a new one gets perm.
 func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	dir, name, path, err := openParent(root, rel, false)
 	if err != nil {
@@ -95,9 +91,8 @@ func WriteFileAtomic(root, rel string, b []byte, perm os.FileMode) error {
 	return nil
 }
 
-// MkdirAll creates the directory rel below root and any missing parents
-// (0755 before the umask), refusing a symbolic link among rel's components
-// (*LinkError) and an existing component that is not a directory.
+// MkdirAll creates the directory rel below root and missing parents (0755),
+// refusing a link (*LinkError) or non-directory among rel's components.
 func MkdirAll(root, rel string) error {
 	comps, err := split(root, rel)
 	if err != nil {
@@ -111,8 +106,8 @@ func MkdirAll(root, rel string) error {
 	return nil
 }
 
-// openParent opens the directory of rel below root as openDirs does, and
-// returns its descriptor, rel's last component and the whole path.
+// openParent opens rel's directory as openDirs does, returning it, rel's
+// last component and the whole path.
 func openParent(root, rel string, create bool) (dir int, name, path string, err error) {
 	comps, err := split(root, rel)
 	if err != nil {
@@ -122,9 +117,8 @@ func openParent(root, rel string, create bool) (dir int, name, path string, err 
 	return dir, comps[len(comps)-1], filepath.Join(root, filepath.Join(comps...)), err
 }
 
-// openDirs opens root (following links: the caller trusts it) and then each
-// of comps without following links, creating missing ones when create is
-// set. It returns the last directory's descriptor.
+// openDirs opens the trusted root, then each of comps without following
+// links (made when missing and create is set), returning the last.
 func openDirs(root string, comps []string, create bool) (int, error) {
 	fd, err := openat(unix.AT_FDCWD, root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -150,9 +144,8 @@ func openDirs(root string, comps []string, create bool) (int, error) {
 	return fd, nil
 }
 
-// refine turns a failed open of name in dir into a *LinkError when name is
-// a link (O_NOFOLLOW reports ELOOP, ENOTDIR or, on some systems, EMLINK, so
-// the entry itself is looked at), else into a *os.PathError.
+// refine turns a failed open into a *LinkError when name is a link (errno
+// varies by system, so the entry is looked at), else an *os.PathError.
 func refine(dir int, name, path, op string, err error) error {
 	var st unix.Stat_t
 	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
@@ -180,9 +173,8 @@ func openat(dir int, name string, flag int, perm uint32) (int, error) {
 	}
 }
 
-// Remove deletes the file rel below root; neither a directory on the way
-// nor rel itself may be a link (unlinkat removes a link, not its target, but
-// a linked directory would move the removal outside the repository).
+// Remove deletes the regular file rel below root; no component may be a
+// link, or the removal could land outside the repository.
 func Remove(root, rel string) error {
 	dir, name, path, err := openParent(root, rel, false)
 	if err != nil {

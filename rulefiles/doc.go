@@ -1,44 +1,31 @@
 // Package rulefiles owns the formats of the rule files coding agents read on
-// every request — AGENTS.md, CLAUDE.md, Cursor's .cursor/rules/*.mdc, and
-// GitHub Copilot's .github/copilot-instructions.md and
-// .github/instructions/*.instructions.md — in both directions: Render turns
-// governed cards into those files (a marked, generated block inside
-// AGENTS.md, CLAUDE.md and copilot-instructions.md, so hand-written text
-// around it is kept; whole generated files for Cursor and Copilot), under a
-// character budget per file; Parse reads any of them (or a plain Markdown
-// list) back into rules with their line numbers and declared scope.
-//
-// It is pure: no file system, no store, no policy. host reads and writes the
-// files (through repofs) and turns rules into evidence and candidate cards.
+// every request (AGENTS.md, CLAUDE.md, Cursor's .cursor/rules/*.mdc, Copilot's
+// .github/copilot-instructions.md and .github/instructions/*.instructions.md)
+// both ways: Render turns governed cards into them under a budget per file,
+// as a marked block inside hand-written files or as whole generated files;
+// Parse reads any of them, or a Markdown list, back into rules. It is pure:
+// no file system, no store, no policy.
 //
 // # Generated blocks
 //
-// Everything palace writes sits between a line `<!-- palace:begin TARGET -->`
-// and a line `<!-- palace:end -->`, both at column 0. Each rule inside is
-// one list item ending in an annotation that cites the card:
+// Everything palace writes sits between the lines `<!-- palace:begin TARGET -->`
+// and `<!-- palace:end -->`, at column 0. Each rule is one list item ending
+// in an annotation that cites the card, which Parse reads back:
 //
 //   - Statement. (`kc_…` · shu · canonical · paths `store/**` · languages go)
 //
-// so an agent can ask palace for the card, and Parse can read the rule back
-// with its tier and scope. A reference line (`- ref `kc_…`: …`) points at a
-// card without stating it and is never read back as a rule.
+// A reference line (`- ref `kc_…`: …`) is never read back as a rule.
 //
 // # Globs
 //
-// Card path scopes, Cursor `globs` and Copilot `applyTo` share one meaning
-// here, the one palace's scope policy applies and Copilot documents: a
-// pattern is matched against the slash-separated path relative to the
-// repository root; `*` and `?` stay inside one path segment; `**` spans any
-// number of segments, and `**/` also matches none, so `**/*.go` matches a
-// root-level main.go as well as store/db.go; a pattern without a slash is
-// therefore root-level only (`*.go` matches main.go, not store/db.go);
-// `dir/**` matches everything below dir; `{a,b}` is an alternation. Cursor
-// and Copilot read a comma-separated list, so Render expands alternations
-// before joining (a comma inside braces would split the list) and writes
-// the list as a quoted YAML string; an unscoped card gets Copilot's `**`
-// and no Cursor `globs` at all.
+// Card path scopes, Cursor `globs` and Copilot `applyTo` match the
+// slash-separated path from the repository root: `*` and `?` stay in one
+// segment, `**` spans any number and `**/` also none (`**/*.go` matches
+// main.go and store/db.go, `*.go` only main.go), `{a,b}` is an alternation.
+// Render expands alternations before joining a comma-separated list, written
+// as a quoted YAML string; an unscoped card gets Copilot's `**` and no
+// Cursor `globs`.
 package rulefiles
 
-// MaxFileBytes is the largest rule file palace reads, to export into it or
-// import from it: 1 MiB, far above what an agent reads on each request.
+// MaxFileBytes is the largest rule file palace reads or exports into.
 const MaxFileBytes = 1 << 20

@@ -18,11 +18,9 @@ func expandAll(patterns []string) []string {
 	return out
 }
 
-// Expand rewrites a glob's {a,b} alternations as separate patterns
-// ("{cmd,host}/**" → "cmd/**", "host/**"), nested ones included, so a
-// comma-separated list (Cursor globs, Copilot applyTo) keeps each pattern
-// whole. A backslash escapes the next character; a pattern whose braces do
-// not balance is returned unchanged.
+// Expand rewrites a glob's {a,b} alternations, nested ones too, as separate
+// patterns ("{cmd,host}/**" → "cmd/**", "host/**"). A backslash escapes the
+// next character; unbalanced braces leave the pattern unchanged.
 func Expand(p string) []string {
 	open := -1
 	depth := 0
@@ -74,8 +72,7 @@ func splitTop(s string) []string {
 	return append(parts, s[start:])
 }
 
-// splitList splits a comma-separated glob list as Cursor and Copilot write
-// it: commas inside braces do not split, blanks around each pattern go.
+// splitList splits a comma-separated glob list, not at commas inside braces.
 func splitList(s string) []string {
 	var out []string
 	for _, p := range splitTop(s) {

@@ -29,7 +29,7 @@ func Merge(name string, existing []byte, block string) ([]byte, error) {
 		l := strings.TrimRight(text[off:lineEnd], "\r\n")
 		t := strings.TrimSpace(l)
 		switch {
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		case isFence(t):
 			if fence == "" {
 				fenceLine = ln
 			}
@@ -54,8 +54,7 @@ func Merge(name string, existing []byte, block string) ([]byte, error) {
 	case start >= 0:
 		return []byte(text[:start] + block + text[end:]), nil
 	case fence != "":
-		// An appended block would sit inside the open fence, unseen by the
-		// next export, which would append another.
+		// A block appended inside the fence would go unseen by the next export.
 		return nil, &ParseError{File: name, Line: fenceLine, Msg: "this code fence is never closed, so palace's block cannot be placed after it: close the fence, then export again"}
 	}
 	sep := "\n"

@@ -18,14 +18,12 @@ type Kind string
 
 // The kinds Parse reads.
 const (
-	KindAgentsMD Kind = "agents-md"
-	KindClaudeMD Kind = "claude-md"
-	KindCursor   Kind = "cursor"
-	KindCopilot  Kind = "copilot"
-	// KindCopilotRepo is .github/copilot-instructions.md (repository-wide).
-	KindCopilotRepo Kind = "copilot-instructions"
-	// KindMarkdown is any other Markdown file: its list items are rules.
-	KindMarkdown Kind = "markdown"
+	KindAgentsMD    Kind = "agents-md"
+	KindClaudeMD    Kind = "claude-md"
+	KindCursor      Kind = "cursor"
+	KindCopilot     Kind = "copilot"
+	KindCopilotRepo Kind = "copilot-instructions" // .github/copilot-instructions.md
+	KindMarkdown    Kind = "markdown"             // any other: its list items are rules
 )
 
 // KindOf decides the kind of a file from its name; ok is false for a name
@@ -52,29 +50,22 @@ func KindOf(name string) (Kind, bool) {
 
 // Rule is one rule read from a file.
 type Rule struct {
-	// Line is the 1-based line the rule starts on.
-	Line int
-	// Statement is the rule's short form: its first line, carried across
-	// continuation lines until its sentence ends, or its first sentence
-	// when that is over MaxStatementRunes.
+	Line int // 1-based, where it starts
+	// Statement is the first sentence, carried across wrapped lines, at
+	// most MaxStatementRunes.
 	Statement string
-	// Content is the whole rule when it says more than Statement.
-	Content string
-	// Text is the rule as written, list marker and indentation removed:
-	// what becomes evidence.
-	Text string
-	// Paths is the rule's path scope: the file's (globs, applyTo, the
-	// directory of a nested AGENTS.md) or a generated rule's own.
+	Content   string // the whole rule, when it says more than Statement
+	Text      string // as written, list marker and indentation removed
+	// Paths is the file's scope (globs, applyTo, a nested AGENTS.md's
+	// directory) or a generated rule's own.
 	Paths     []string
 	Languages []string
 	Fields    []string
-	// Field, Tier and CardID come from a generated rule's heading and
-	// annotation; empty for hand-written rules.
-	Field  string
-	Tier   string
-	CardID string
-	// Generated marks a rule read from a palace block.
-	Generated bool
+	// Field, Tier and CardID are a generated rule's; empty for hand-written ones.
+	Field     string
+	Tier      string
+	CardID    string
+	Generated bool // read from a palace block
 }
 
 // Block is a generated palace block found in a file.
@@ -82,28 +73,23 @@ type Block struct {
 	Target string `json:"target"`
 	Start  int    `json:"start_line"`
 	End    int    `json:"end_line"`
-	// Rules counts its rule items (reference lines excluded).
-	Rules int `json:"rules"`
+	Rules  int    `json:"rules"` // rule items, reference lines excluded
 }
 
 // Doc is a parsed rule file.
 type Doc struct {
-	Kind Kind
-	// Paths is the scope the file declares; nil means everywhere.
-	Paths []string
+	Kind  Kind
+	Paths []string // the declared scope; nil means everywhere
 	Rules []Rule
-	// Generated lists the palace blocks found; their rules are in Rules
-	// only with ParseOptions.IncludeGenerated.
+	// Generated lists the palace blocks; their rules are in Rules only with
+	// ParseOptions.IncludeGenerated.
 	Generated []Block
-	// Refs counts generated reference lines, never rules.
-	Refs int
+	Refs      int // generated reference lines
 }
 
 // ParseOptions tune Parse.
 type ParseOptions struct {
-	// IncludeGenerated reads the rules of palace blocks too (moving cards
-	// into a palace that does not have them); by default they are skipped.
-	IncludeGenerated bool
+	IncludeGenerated bool // read the rules of palace blocks too
 }
 
 // MaxStatementRunes is the longest statement Parse produces (a card's limit).
@@ -125,10 +111,10 @@ var (
 	backtickRe = lazyregexp.New("`([^`]*)`")
 )
 
-// Parse reads the rules of the file name (slash-separated, relative to the
-// repository root when it is inside one) holding data. Binary data, invalid
-// UTF-8, merge conflict markers, an unclosed front matter or palace block,
-// and a malformed front matter line or glob are *ParseError with the line.
+// Parse reads the rules of data, the file name (slash-separated, relative to
+// the repository root). Binary data, invalid UTF-8, conflict markers, an
+// unclosed front matter or block, a malformed front matter line or glob are
+// a *ParseError with the line.
 func Parse(name string, data []byte, o ParseOptions) (Doc, error) {
 	kind, ok := KindOf(name)
 	if !ok {
@@ -189,8 +175,7 @@ func checkBytes(name string, data []byte) error {
 
 func lineAt(data []byte, off int) int { return bytes.Count(data[:off], []byte("\n")) + 1 }
 
-// checkConflicts refuses a file with merge conflict markers: importing one
-// side of an unresolved merge would record half of each.
+// checkConflicts refuses merge conflict markers: an import would record half of each side.
 func checkConflicts(name string, lines []string) error {
 	for i, l := range lines {
 		for _, p := range []string{"<<<<<<<", ">>>>>>>"} {
@@ -202,10 +187,9 @@ func checkConflicts(name string, lines []string) error {
 	return nil
 }
 
-// frontMatter is the lenient YAML subset rule files use: `key: value`,
-// `key: [a, b]`, and `key:` followed by `- item` lines. Cursor writes
-// unquoted globs such as `globs: **/*.ts`, which a strict YAML parser
-// rejects (a leading * is an alias), so this reads values as text.
+// frontMatter is the lenient YAML subset rule files use (`key: value`,
+// `key: [a, b]`, `- item` lines), read as text: Cursor's unquoted
+// `globs: **/*.ts` is no valid YAML.
 type frontMatter struct {
 	values map[string][]string
 	lines  map[string]int
@@ -313,8 +297,7 @@ type scanner struct {
 	doc  *Doc
 	opts ParseOptions
 
-	// rule is the list item being read; para the paragraph.
-	rule  *pending
+	rule  *pending // the list item being read
 	para  *pending
 	paras []*pending
 	items int
@@ -360,14 +343,8 @@ func (s *scanner) scan(lines []string, from int) error {
 			continue
 		}
 		skip := s.inBlock && !s.opts.IncludeGenerated
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if fence != "" || isFence(t) {
 			fence = nextFence(fence, t)
-			if !skip {
-				s.continueRule(l, true)
-			}
-			continue
-		}
-		if fence != "" {
 			if !skip {
 				s.continueRule(l, true)
 			}
@@ -529,11 +506,8 @@ func (s *scanner) readAnnotation(r *Rule, head string) string {
 	return head[:i]
 }
 
-// sentenceHead is a rule's first line, carried on through its continuation
-// lines until the sentence it starts ends: a rule wrapped in the middle of
-// a sentence ("- Run the migrations before\n  starting the server.") keeps
-// the whole sentence, never the half on its first line. A blank line, a
-// nested list item or a code fence ends it too.
+// sentenceHead is a rule's first line carried through its continuation lines
+// to the end of its sentence, a blank line, a nested item or a code fence.
 func sentenceHead(lines []string) string {
 	head := strings.TrimSpace(lines[0])
 	for _, l := range lines[1:] {
@@ -541,7 +515,7 @@ func sentenceHead(lines []string) string {
 			break
 		}
 		t := strings.TrimSpace(l)
-		if t == "" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || listMarker(t) {
+		if t == "" || isFence(t) || listMarker(t) {
 			break
 		}
 		first := len(head)

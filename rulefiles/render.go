@@ -17,10 +17,8 @@ type Target string
 
 // The targets palace exports to.
 const (
-	// AgentsMD is a generated block in AGENTS.md at the repository root.
-	AgentsMD Target = "agents-md"
-	// ClaudeMD is a generated block in CLAUDE.md at the repository root.
-	ClaudeMD Target = "claude-md"
+	AgentsMD Target = "agents-md" // a block in the root AGENTS.md
+	ClaudeMD Target = "claude-md" // a block in the root CLAUDE.md
 	// Cursor is one .cursor/rules/palace-<field>[-<scope>].mdc per field and path scope.
 	Cursor Target = "cursor"
 	// Copilot is one .github/instructions/palace-<field>[-<scope>].instructions.md
@@ -39,16 +37,12 @@ func ParseTarget(s string) (Target, bool) {
 	return "", false
 }
 
-// Default budgets, in characters (runes) per file: these files are read on
-// every request, so they stay a small fraction of a context window.
+// Default budgets in runes per file: read on every request, these files stay
+// a small fraction of a context window.
 const (
-	// BlockBudget bounds the generated block of AGENTS.md and CLAUDE.md.
-	BlockBudget = 8000
-	// FileBudget bounds each Cursor and Copilot file.
-	FileBudget = 4000
-	// CopilotBlockBudget bounds the block in .github/copilot-instructions.md,
-	// which Copilot reads on every request next to the path-specific files.
-	CopilotBlockBudget = 1500
+	BlockBudget        = 8000 // the block of AGENTS.md and CLAUDE.md
+	FileBudget         = 4000 // each Cursor and Copilot file
+	CopilotBlockBudget = 1500 // the block in .github/copilot-instructions.md
 )
 
 // Card is what rendering needs of a governed card. host fills it.
@@ -59,19 +53,16 @@ type Card struct {
 	Tier      string
 	Status    string
 	Field     string
-	// RenderPref is the card's render preference: inline_full asks for the
-	// content, ref_preferred for a reference line, auto and inline_compact
-	// for the statement.
+	// RenderPref: inline_full asks for the content, ref_preferred for a
+	// reference line, auto and inline_compact for the statement.
 	RenderPref string
 	Paths      []string
 	Languages  []string
 	Fields     []string
-	// Core marks a card every request should carry (foundational, or a
-	// universal law): it is rendered in full, and a Cursor file holding an
-	// unscoped core card is always applied.
-	Core bool
-	// Value orders cards of one tier: higher first.
-	Value int
+	// Core marks a card every request carries: rendered in full, and a
+	// Cursor file holding it unscoped is always applied.
+	Core  bool
+	Value int // orders cards of one tier, higher first
 }
 
 // Form is how much of a card a file carries.
@@ -82,8 +73,7 @@ const (
 	FormFull    Form = "full"
 	FormCompact Form = "compact"
 	FormRef     Form = "ref"
-	// FormOmitted cards are only counted in the closing line.
-	FormOmitted Form = "omitted"
+	FormOmitted Form = "omitted" // only counted in the closing line
 )
 
 // Placed is one card's form in a file.
@@ -94,24 +84,19 @@ type Placed struct {
 
 // File is one rendered file.
 type File struct {
-	// Path is slash-separated and relative to the repository root.
-	Path string
-	// Block is set when palace owns only the marked block of the file:
-	// Content is the block, which Merge puts into the existing text.
-	Block bool
-	// Content is the whole file, or the block; LF line endings, one
-	// trailing newline.
-	Content string
+	Path string // slash-separated, from the repository root
+	// Block: palace owns only the marked block, Content, which Merge places.
+	Block   bool
+	Content string // LF line endings, one trailing newline
 	Cards   []Placed
-	// Used and Budget are in runes, of Content.
-	Used, Budget int
+	Used    int // runes of Content
+	Budget  int
 }
 
 // Options tune Render.
 type Options struct {
-	// Budget overrides the per-file budget (runes); 0 keeps the target's
-	// default (BlockBudget or FileBudget; the Copilot block keeps
-	// CopilotBlockBudget).
+	// Budget overrides the per-file budget in runes; the Copilot block keeps
+	// CopilotBlockBudget.
 	Budget int
 }
 
@@ -129,9 +114,8 @@ func generatedNote(t Target) string {
 
 const howToAsk = "Ids are palace cards: `palace card show ID` gives the full card and its evidence, `palace context \"TASK\"` what applies to a task."
 
-// Render renders cards for target t. Cards are ordered by tier (dao_tian
-// first), core before others, then by Value and id; the output is a
-// function of its input only (byte-identical for the same cards).
+// Render renders cards for target t, ordered by tier, core first, then by
+// Value and id; the same cards give the same bytes.
 func Render(t Target, cards []Card, o Options) []File {
 	sorted := sortCards(cards)
 	switch t {
@@ -201,8 +185,7 @@ func rank(tier string) int {
 	return len(tierRank)
 }
 
-// group is the cards of one generated Cursor or Copilot file: one field
-// and one exact set of path globs, so the file's globs are every card's own.
+// group is the cards of one generated file: one field, one exact set of globs.
 type group struct {
 	field string
 	paths []string
@@ -273,17 +256,15 @@ func renderGroup(t Target, g *group, budget int) File {
 
 // docLayout is the frame of one rendered document.
 type docLayout struct {
-	// head precedes the begin marker (front matter).
-	head  string
-	title string
-	intro string
-	// compactOnly renders no content (the Copilot block).
-	compactOnly bool
+	head        string // front matter, before the begin marker
+	title       string
+	intro       string
+	compactOnly bool // no content (the Copilot block)
 }
 
-// renderDoc packs cards under budget: each card in its preferred form if
-// it fits, else the next smaller one, else only counted; never a card cut
-// mid-text, never over budget (unless the frame alone is).
+// renderDoc packs cards under budget, each in the largest form that fits or
+// only counted: never a card cut mid-text, never over budget (unless the
+// frame alone is).
 func renderDoc(t Target, cards []Card, budget int, l docLayout) File {
 	frame := l.head + beginMarker(t) + "\n" + generatedNote(t) + "\n\n" + l.title + "\n\n" + l.intro + "\n"
 	tail := "\n" + endMarker + "\n"
@@ -305,19 +286,14 @@ func renderDoc(t Target, cards []Card, budget int, l docLayout) File {
 		if !seenField[c.Field] {
 			heading = "\n### " + oneLine(c.Field) + "\n\n"
 		}
-		// The closing line is needed unless this is the last card and
-		// none was left out before it.
-		res := reserve
+		res := reserve // for the closing line, unless none can be left out
 		if i == len(cards)-1 && omitted == 0 {
 			res = 0
 		}
 		placed := false
 		for _, form := range forms(c, l.compactOnly) {
 			text := renderItem(c, form)
-			cost := runes(text)
-			if heading != "" {
-				cost += runes(heading)
-			}
+			cost := runes(text) + runes(heading)
 			if used+cost+res <= budget {
 				slots = append(slots, slot{c, form, text})
 				used += cost
@@ -374,8 +350,8 @@ func forms(c Card, compactOnly bool) []Form {
 	return []Form{FormCompact, FormRef}
 }
 
-// renderItem is one list item. Content lines are indented two spaces so
-// that none can start at column 0 (where markers and headings live).
+// renderItem is one list item; content lines are indented so none starts at
+// column 0, where markers and headings live.
 func renderItem(c Card, form Form) string {
 	if form == FormRef {
 		return fmt.Sprintf("- ref `%s`: %s\n", c.ID, truncate(oneLine(c.Statement), 72))
@@ -397,9 +373,7 @@ func renderItem(c Card, form Form) string {
 		b.WriteString("  " + l + "\n")
 	}
 	if fence != "" {
-		// An unclosed code fence would swallow the end marker for every
-		// Markdown reader, palace's own included: close it.
-		b.WriteString("  " + fence + "\n")
+		b.WriteString("  " + fence + "\n") // an open fence would swallow the end marker
 	}
 	return b.String()
 }
@@ -446,8 +420,8 @@ func truncate(s string, n int) string {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
-// yamlString writes s as a YAML double-quoted scalar (JSON's string syntax
-// is a subset of it), so globs starting with * are not read as aliases.
+// yamlString writes s as a YAML double-quoted scalar (JSON syntax), so a glob
+// starting with * is no alias.
 func yamlString(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -479,9 +453,8 @@ func slugify(s string, max int) string {
 	return out
 }
 
-// slug makes a file-name part of a field: lower-case letters, digits and
-// dashes. A field the slug changes gets 6 hex of its hash, so "Go" and "go"
-// do not share a file.
+// slug makes a file-name part of a field; one the slug changes gets 6 hex of
+// its hash, so "Go" and "go" do not share a file.
 func slug(s string) string {
 	out := slugify(s, 40)
 	if out == "" {
@@ -508,8 +481,7 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:3])
 }
 
-// owned are the directory and file name suffix of the files a target
-// generates whole.
+// owned are the directory and name suffix of a target's whole generated files.
 var owned = map[Target][2]string{Cursor: {".cursor/rules", ".mdc"}, Copilot: {".github/instructions", ".instructions.md"}}
 
 // OwnedDir is the directory of a target's generated files ("" for the
@@ -529,11 +501,13 @@ func Generated(t Target, data []byte) bool {
 	return bytes.HasPrefix(data, m) || bytes.Contains(data, append([]byte("\n"), m...))
 }
 
-// nextFence is the code-fence state after a line (trimmed): "" outside a
-// fence, else the fence's opening characters (``` or ~~~).
+func isFence(t string) bool { return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") }
+
+// nextFence is the code-fence state after a trimmed line: "" outside a
+// fence, else its opening ``` or ~~~.
 func nextFence(fence, t string) string {
 	switch {
-	case !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~"):
+	case !isFence(t):
 		return fence
 	case fence == "":
 		return t[:3]

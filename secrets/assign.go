@@ -5,28 +5,21 @@ import (
 	"strings"
 )
 
-// The assignment rules (generic-secret, aws-secret-access-key) look for
-// `NAME <op> VALUE` where NAME says it holds a secret and VALUE looks random.
-// They are written by hand rather than as one big regexp: the shapes to
-// accept are many (env files, YAML, JSON — also JSON inside a JSON string,
-// where quotes arrive as \" — code, URLs' query strings), and the reasons to
-// reject (a hash named *_sha256, a UUID, ${VAR}, <redacted>) are clearer as
-// code than as regexp alternations.
+// The assignment rules find `NAME <op> VALUE` where NAME says it holds a
+// secret and VALUE looks random, written by hand: the shapes to accept and
+// the reasons to reject are clearer as code than as one regexp.
 
-// assignKeywords trigger the matcher; each is found case-insensitively and
-// must sit inside the NAME.
+// assignKeywords trigger the matcher and must sit inside the NAME.
 var assignKeywords = []string{"pass", "pwd", "secret", "token", "cred", "key"}
 
 const (
 	maxName  = 64
 	maxValue = 256
-	// minValue: shorter values are too weak a signal to refuse a letter on.
-	minValue = 8
+	minValue = 8 // shorter is too weak a signal to refuse a letter on
 	// minEntropy (bits per byte) separates random values from words and
-	// version strings; log2(8) = 3 is the most an 8-byte value can reach.
-	minEntropy = 3.0
-	// awsSecretEntropy: a real 40-byte AWS secret scores ~4.5–5.
-	awsSecretEntropy = 4.0
+	// versions; an 8-byte value reaches at most 3.
+	minEntropy       = 3.0
+	awsSecretEntropy = 4.0 // a real AWS secret scores above 4.5
 )
 
 // Set by build, which owns the order of initialisation.
@@ -80,10 +73,8 @@ func matchAssignment(text []byte, start int, e *kwEntry) (hit, bool) {
 	return hit{rule: genericRule, start: i, end: j}, true
 }
 
-// skipOperator accepts, after a name: an optional closing quote (also the
-// escaped \" of JSON inside a string), up to three blanks, one of
-// := => == = :, up to three blanks and an optional opening quote. It returns
-// where the value starts.
+// skipOperator skips, after a name, an optional quote (also \"), up to three
+// blanks, one of := => == = :, blanks and a quote, returning where the value starts.
 func skipOperator(text []byte, i int) (int, bool) {
 	skipQuote := func() {
 		if i+1 < len(text) && text[i] == '\\' && text[i+1] == '"' {
@@ -117,9 +108,7 @@ func skipOperator(text []byte, i int) (int, bool) {
 	return i, true
 }
 
-// nameWords splits an identifier into lowercase words at separators and
-// camelCase boundaries: "clientSecret" → client secret, "APIKey" → api key,
-// "DB_PASSWORD" → db password.
+// nameWords splits an identifier into lowercase words: "APIKey" → api key.
 func nameWords(name []byte) []string {
 	var words []string
 	var cur []byte

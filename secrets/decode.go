@@ -9,17 +9,10 @@ import (
 	"unicode/utf8"
 )
 
-// scanDecoded scans, for each line of text that has a backslash or a
-// non-ASCII byte, the line as a JSON string decoder would read it with
-// invisible format characters (Unicode category Cf: zero-width space and
-// joiners, word joiner, BOM, bidi controls, soft hyphen, tag characters)
-// taken out. Hits are mapped back to the bytes of text they came from, so
-// lines, columns and the allow pragma work as for a raw hit; the redacted
-// form shows the decoded secret.
-//
-// Decoding applies anywhere on the line, not only inside well-formed JSON
-// strings: a letter whose JSON is broken is still read, and decoding can
-// only add findings to those of the raw text.
+// scanDecoded scans each line holding a backslash or a non-ASCII byte again,
+// JSON escapes decoded anywhere on it and format characters (Unicode Cf)
+// dropped. Hits map back to the bytes they came from; the redacted form
+// shows the decoded secret. Decoding only adds findings.
 func scanDecoded(text []byte, hits []hit) []hit {
 	if bytes.IndexByte(text, '\\') < 0 && !hasNonASCII(text) {
 		return hits
@@ -59,8 +52,7 @@ func scanDecoded(text []byte, hits []hit) []hit {
 	return hits
 }
 
-// hasNonASCII looks at eight bytes at a time: it runs over every line
-// without a backslash.
+// hasNonASCII looks at eight bytes at a time: it runs over every line.
 func hasNonASCII(b []byte) bool {
 	for len(b) >= 8 {
 		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
@@ -76,11 +68,9 @@ func hasNonASCII(b []byte) bool {
 	return false
 }
 
-// decodeLine appends to view the line with JSON escapes decoded (\" \\ \/
-// \b \f \n \r \t \uXXXX, surrogate pairs included) and Cf runes dropped,
-// and to offs, per byte of view, the offset in line of what produced it. An
-// escape that is not valid JSON stays as it is. changed is false when view
-// is the line unchanged.
+// decodeLine appends to view the line with valid JSON escapes decoded and Cf
+// runes dropped, and to offs, per byte of view, the offset in line it came
+// from. changed is false when view is the line as it was.
 func decodeLine(line, view []byte, offs []int) ([]byte, []int, bool) {
 	changed := false
 	emit := func(b []byte, at int) {

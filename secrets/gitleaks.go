@@ -11,34 +11,20 @@ import (
 
 //go:generate go run -C gen . -out ../gitleaks_rules.go
 
-// The community rules (gitleaks_rules.go) are regexes, each with keywords.
-// Scanning keeps palace's one automaton pass: a keyword occurrence marks a
-// window around it (its line, or at most glBefore/glAfter bytes either side
-// on a very long line), windows of one rule that touch are merged, and the
-// rule's regex runs on each merged window once. A rule whose keywords never
-// occur costs nothing, and a common keyword (gitleaks' Twilio rule is keyed
-// on "sk") costs one regex run per line it occurs on, not per occurrence.
-// Regexes are compiled on first use, so a command that scans nothing does
-// not pay for compiling two hundred of them.
-
+// A community rule's keyword occurrence marks a window (its line, cut to
+// glBefore/glAfter bytes), touching windows of one rule merge, and the
+// rule's regex, compiled on first use, runs once per merged window.
 const (
-	// glBefore covers the name gitleaks' assignment-shaped rules accept
-	// before their keyword ([\w.-]{0,50} plus separators).
-	glBefore = 256
-	// glAfter covers the longest tokens (service-account JWTs of a few
-	// hundred bytes) with room to spare.
-	glAfter = 2048
+	glBefore = 256  // the names assignment-shaped rules accept before a keyword
+	glAfter  = 2048 // the longest tokens, with room to spare
 )
 
 // glRule is one rule taken from gitleaks' configuration.
 type glRule struct {
 	id, desc, regex string
 	keywords        []string
-	// entropy, when not zero, is the Shannon entropy the secret must
-	// exceed (gitleaks drops a finding whose entropy is <= it).
-	entropy float64
-	// secretGroup is the capture group holding the secret; 0 means the
-	// first non-empty group, or the whole match when there is none.
+	entropy         float64 // when not zero, the secret's must exceed it
+	// secretGroup holds the secret; 0: the first non-empty group, else the match.
 	secretGroup int
 	allow       []glAllow
 
@@ -134,10 +120,8 @@ func matchGitleaks(text []byte, pos []glPos, hits []hit) []hit {
 	return hits
 }
 
-// groupByRule orders occurrences by rule with a counting sort. They arrive
-// in text order and stay in it within each rule, so windows can be merged
-// in one sweep; a comparison sort would cost O(n log n) on a text that is
-// one long run of a keyword.
+// groupByRule orders occurrences by rule, stably (a counting sort), so each
+// rule's windows merge in one sweep.
 func groupByRule(pos []glPos) []glPos {
 	counts := make([]int, len(gitleaksRules)+1)
 	for _, p := range pos {
@@ -172,8 +156,7 @@ func window(text []byte, p glPos) (int, int) {
 
 func (r *glRule) scan(text []byte, ws, we int, hits []hit) []hit {
 	win := text[ws:we]
-	// A window cut in the middle of a line must not let a regex's `$`
-	// accept a token cut short at the cut.
+	// A `$` must not accept a token cut short by a window's cut.
 	hardEnd := we < len(text) && text[we] != '\n'
 	for _, m := range r.compiled().FindAllSubmatchIndex(win, -1) {
 		if hardEnd && m[1] == len(win) {
@@ -210,10 +193,8 @@ func (r *glRule) scan(text []byte, ws, we int, hits []hit) []hit {
 	return hits
 }
 
-// allowed applies the global and the rule's allowlists. The line an
-// allowlist may target is the window, which is the line or, on a very long
-// line, the part of it around the keyword: reading the whole line for each
-// match would make a long line of matches quadratic.
+// allowed applies the global and the rule's allowlists; a "line" target is
+// the window, so a long line of matches stays linear.
 func (r *glRule) allowed(secret, match, line []byte) bool {
 	if gitleaksAllow.allows(secret, match, line) {
 		return true
@@ -226,8 +207,8 @@ func (r *glRule) allowed(secret, match, line []byte) bool {
 	return false
 }
 
-// glEntropy is gitleaks' Shannon entropy: symbols are runes, the length is
-// in bytes, so thresholds carry over exactly.
+// glEntropy is gitleaks' entropy (runes over a length in bytes), so its
+// thresholds carry over exactly.
 func glEntropy(s []byte) float64 {
 	if len(s) == 0 {
 		return 0

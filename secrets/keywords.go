@@ -6,30 +6,19 @@ import (
 	"sync"
 )
 
-// keywordSet finds every occurrence of a set of keywords in one pass over
-// the text (an Aho–Corasick automaton compiled to a DFA). Matching is ASCII
-// case-insensitive; rules that need exact case re-check the bytes themselves.
-//
-// Why not bytes.Index per keyword: the rule set has ~40 keywords, and 40
-// passes over a 30 MB box cost more than the whole scan budget. One DFA pass
-// is a table lookup per byte.
+// keywordSet finds every occurrence of its keywords, ASCII
+// case-insensitively, in one pass: an Aho–Corasick automaton compiled to a
+// DFA, one table lookup per byte. Rules that need exact case re-check.
 type keywordSet struct {
-	// class maps a byte to its column in delta: every byte that occurs in a
-	// keyword (after folding) gets its own class, all others share class 0.
+	// class maps a byte to its column in delta; bytes in no keyword share 0.
 	class  [256]uint8
 	nclass int
-	// delta is the full DFA transition table, nstates × nclass. Entries are
-	// row offsets (state × nclass), not state numbers, so the hot loop does
-	// no multiplication.
-	delta []uint32
-	// accept[row offset] is true where some keyword ends; checked per byte
-	// instead of out, whose slice header is three words to load.
-	accept []bool
-	// out lists, per state, the keywords that end there (including those
-	// reached through failure links); nil for most states.
-	out [][]int
-	// words are the folded keywords, indexed as in out.
-	words []string
+	// delta is the DFA, nstates × nclass, holding row offsets (state ×
+	// nclass) so the hot loop does no multiplication.
+	delta  []uint32
+	accept []bool   // by row offset: some keyword ends here
+	out    [][]int  // per state, the keywords ending there
+	words  []string // folded, indexed as in out
 }
 
 func fold(b byte) byte {
@@ -63,10 +52,8 @@ func newKeywordSet(words []string) *keywordSet {
 	}
 	ks.nclass = int(next)
 
-	// The trie, then the DFA, in one flat table of nstates × nclass entries
-	// (none: no edge yet), which finally becomes delta in place. Every
-	// palace process that scans builds it, so it is allocated once, at its
-	// exact size: the states are the distinct prefixes of the keywords.
+	// The trie, then the DFA, in one flat table allocated once at its exact
+	// size (the states are the keywords' distinct prefixes).
 	const none = ^uint32(0)
 	nc := ks.nclass
 	nstates := countPrefixes(ks.words) + 1
@@ -89,8 +76,7 @@ func newKeywordSet(words []string) *keywordSet {
 		ks.out[s] = append(ks.out[s], wi)
 	}
 
-	// Breadth-first: failure links, then fill missing edges so the table is
-	// a complete DFA.
+	// Breadth-first: failure links, and missing edges filled to a complete DFA.
 	fail := make([]uint32, nstates)
 	queue := make([]uint32, 0, nstates)
 	for c := 0; c < nc; c++ {
@@ -126,8 +112,7 @@ func newKeywordSet(words []string) *keywordSet {
 	return ks
 }
 
-// countPrefixes counts the distinct non-empty prefixes of words: the
-// states of their trie besides the root.
+// countPrefixes counts the distinct non-empty prefixes of words.
 func countPrefixes(words []string) int {
 	sorted := slices.Clone(words)
 	slices.Sort(sorted)
@@ -143,16 +128,11 @@ func countPrefixes(words []string) int {
 	return n
 }
 
-// each calls fn(keyword index, start offset) for every keyword occurrence,
-// in order of the occurrence's end.
-//
-// A text of more than a few KiB is walked as two halves at once, split
-// after a '\n': each step of the automaton waits for the table load of the
-// step before, so two independent walks interleaved take little more time
-// than one. No keyword holds a '\n', so after one the automaton is back at
-// its start and the second half's walk is exactly the single walk's. The
-// second half's occurrences are held back until the first half's are
-// reported, to keep the order.
+// each calls fn(keyword index, start offset) for every occurrence, in order
+// of its end. A longer text is walked as two interleaved halves split after
+// a '\n' (where the automaton is back at its start, no keyword holding one),
+// hiding each step's table-load latency; the second half's occurrences are
+// held back to keep the order.
 func (ks *keywordSet) each(text []byte, fn func(word, start int)) {
 	mid := -1
 	if len(text) >= 4<<10 && ks.class['\n'] == 0 {
@@ -195,8 +175,7 @@ func (ks *keywordSet) each(text []byte, fn func(word, start int)) {
 
 type kwHit struct{ word, start int }
 
-// laterPool keeps the held-back occurrences' buffers: a chunk of letters
-// has tens of thousands of them (short keywords such as "sk" are common).
+// laterPool keeps the buffers of held-back occurrences, which are many.
 var laterPool = sync.Pool{New: func() any { return new([]kwHit) }}
 
 // walk runs the automaton over text from row, reporting occurrences with

@@ -7,24 +7,18 @@ import (
 	"sync"
 )
 
-// rule is one detector. match is called at every occurrence of one of the
-// rule's keywords (found case-insensitively) and looks only at a bounded
-// window after (and, for assignments, around) it.
+// rule is one detector. match runs at each occurrence of its keywords and
+// reads only a bounded window around it.
 type rule struct {
 	id, desc string
-	// generic marks the assignment rule: it yields to a specific rule that
-	// matches the same text.
-	generic bool
-	// keywords trigger match; tokens have one spec per prefix.
+	generic  bool // an assignment rule: yields to a specific one on the same text
 	keywords []string
-	tokens   []tokenSpec
+	tokens   []tokenSpec // one per prefix
 	match    func(text []byte, start int, e *kwEntry) (hit, bool)
-	// gl, for a rule from the community set, is its regex rule; match is
-	// then nil and the rule runs in matchGitleaks.
-	gl   *glRule
-	glIx int
-	// order is the rule's place in ruleTable: palace's own rules come
-	// first and win a tie with a community rule on the same secret.
+	gl       *glRule // a community rule, run by matchGitleaks; match is nil
+	glIx     int
+	// order is the place in ruleTable: palace's own rules come first and
+	// win a tie with a community rule.
 	order int
 }
 
@@ -35,17 +29,15 @@ type kwEntry struct {
 	spec *tokenSpec
 }
 
-// tokenSpec is a provider token: a fixed, case-sensitive prefix followed by a
-// run of body characters whose length lies in [min, max], with word
-// boundaries on both sides and a minimum entropy of the body so that
+// tokenSpec is a provider token: a case-sensitive prefix and a body of
+// [min, max] characters between word boundaries, with an entropy floor so
 // placeholders such as ghp_XXXX… do not trip it.
 type tokenSpec struct {
 	prefix     string
 	body       func(byte) bool
 	min, max   int
 	minEntropy float64
-	// valid, when set, is a final check on the body.
-	valid func(body []byte) bool
+	valid      func(body []byte) bool // an optional final check
 }
 
 var (
@@ -54,10 +46,8 @@ var (
 	keywords     *keywordSet
 )
 
-// build makes the rule table and the keyword automaton. It runs on first
-// use, not at program start: with the community rules the automaton takes a
-// few milliseconds to build, which a palace command that scans nothing
-// should not pay.
+// build makes the rule table and the keyword automaton on first use, so a
+// command that scans nothing does not pay for them.
 var build = sync.OnceFunc(func() {
 	ruleTable = []*rule{
 		tokenRule("aws-access-key-id", "AWS access key ID",
@@ -208,9 +198,8 @@ func matchToken(r *rule, text []byte, start int, s *tokenSpec) (hit, bool) {
 	return hit{rule: r, start: start, end: j}, true
 }
 
-// matchPrivateKey finds "-----BEGIN … PRIVATE KEY-----" followed, within a
-// few lines, by key material (a run of 40+ base64 characters). A header with
-// "..." as its body, as in documentation, does not trip it.
+// matchPrivateKey finds "-----BEGIN … PRIVATE KEY-----" followed closely by
+// key material (40+ base64 characters), so a documentation "..." does not trip it.
 func matchPrivateKey(text []byte, start int, e *kwEntry) (hit, bool) {
 	const lead = "-----BEGIN"
 	if !bytes.HasPrefix(text[start:], []byte(lead)) {
@@ -249,9 +238,8 @@ func matchPrivateKey(text []byte, start int, e *kwEntry) (hit, bool) {
 	return hit{}, false
 }
 
-// matchJWT finds header.payload[.signature] where both parts are base64url
-// JSON objects and the header names an algorithm or a type. Decoding the
-// header is what keeps "eyJ"-prefixed base64 data from tripping it.
+// matchJWT finds header.payload[.signature] whose decoded header is JSON
+// naming an algorithm or a type, so other "eyJ" base64 does not trip it.
 func matchJWT(text []byte, start int, e *kwEntry) (hit, bool) {
 	if !bytes.HasPrefix(text[start:], []byte("eyJ")) || (start > 0 && (isWord(text[start-1]) || text[start-1] == '-' || text[start-1] == '.')) {
 		return hit{}, false

@@ -1,47 +1,20 @@
-// Package secrets is palace's one secret scanner: a curated rule set that
-// finds credentials in text before it is stored or committed.
+// Package secrets is palace's one secret scanner, used by `palace mailbox
+// file` and `check` (PM003) and the promotion floor. It owns the rules, the
+// redaction and the allow pragma; it is pure over bytes and must not touch
+// the filesystem, the store or any policy.
 //
-// It is used by `palace mailbox file` (a letter with a secret is refused),
-// `palace mailbox check` (finding PM003) and the promotion floor (a card whose
-// statement or content trips the scanner cannot become authoritative). It owns
-// the rules, the redaction of what it found and the allow pragma; it is pure
-// over bytes and must not touch the filesystem, the store or any policy.
-//
-// # Rules
-//
-// palace's own rules recognise provider tokens by their fixed prefixes (AWS
-// key ids, GitHub, GitLab, Slack, Stripe, Google API keys), private key
-// blocks by their PEM header, JSON Web Tokens by their decoded header, and
-// anything else only when a high-entropy value is assigned to a name that
-// says it is a secret (password, secret, token, api_key, …). Around them,
-// some two hundred community rules (OpenAI, Anthropic, Hugging Face, npm,
-// PyPI, Twilio, SendGrid, …) are generated from gitleaks' default
+// palace's own rules find provider tokens by prefix, PEM private keys, JWTs
+// by their decoded header, and high-entropy values assigned to secret names.
+// Some two hundred community rules are generated from gitleaks' default
 // configuration at a pinned version (gitleaks_rules.go, `go generate`; MIT,
-// see NOTICE), with their keywords, entropy thresholds and allowlists. Where
-// both find the same secret, palace's rule reports it. See [Rules].
+// see NOTICE); where both find a secret, palace's rule reports it. Lines with
+// escapes or invisible format characters are also read decoded.
 //
-// # Decoding
-//
-// Every line with a backslash or a non-ASCII byte is also read decoded: JSON
-// escapes resolved and invisible format characters (zero-width, BOM, bidi
-// controls) dropped, so \u0041KIA… or a key split by U+200B is still found.
-//
-// # Speed
-//
-// One pass of a keyword automaton (like gitleaks' keywords) finds the few
-// places where a rule can match; rules then look only at a bounded window
-// around each keyword (a community rule's regex runs once per line its
-// keywords occur on), so the cost is linear in the text.
-//
-// # Notes
-//
-//   - A line that contains [AllowPragma] is exempt, for deliberate test
-//     fixtures. For a multi-line match (a PEM block) the line where the match
-//     starts decides.
-//   - Lines and columns are 1-based; columns count bytes, not runes or UTF-16
-//     units (as Go's go/token does). Lines end at '\n'; a '\r' before it is
-//     part of the line.
-//   - The scanner never returns the secret itself, only a redacted form.
+// One keyword-automaton pass finds where a rule can match, and rules read
+// only a bounded window there, so cost is linear in the text. A line holding
+// [AllowPragma] is exempt (a multi-line match: its first line). Lines and
+// byte columns are 1-based; a '\r' before '\n' is part of the line. Findings
+// never carry the secret, only a redacted form.
 package secrets
 
 import (
@@ -52,34 +25,23 @@ import (
 	"unicode/utf8"
 )
 
-// AllowPragma exempts the line it appears on from scanning, for a deliberate
-// fixture such as a test key.
+// AllowPragma exempts the line it appears on, for a deliberate fixture.
 const AllowPragma = "palace:allow-secret"
 
 // Finding is one secret found in a text.
 type Finding struct {
-	// Rule is the stable id of the rule that matched, e.g. "aws-access-key-id".
-	Rule string `json:"rule"`
-	// Description says in words what was found.
+	Rule        string `json:"rule"` // stable id, e.g. "aws-access-key-id"
 	Description string `json:"description"`
-	// Offset is the byte offset of the secret in the scanned text.
-	Offset int `json:"offset"`
-	// Length is the secret's length in bytes.
-	Length int `json:"length"`
-	// Line is the 1-based line of Offset.
-	Line int `json:"line"`
-	// Column is the 1-based byte column of Offset within Line.
-	Column int `json:"column"`
-	// Redacted is the secret with all but a short prefix and suffix masked,
-	// safe to print: AKIA************MPLE.
-	Redacted string `json:"redacted"`
+	Offset      int    `json:"offset"` // bytes into the scanned text
+	Length      int    `json:"length"` // bytes
+	Line        int    `json:"line"`
+	Column      int    `json:"column"`
+	Redacted    string `json:"redacted"` // safe to print: AKIA************MPLE
 }
 
 // Rule describes one rule of the scanner.
 type Rule struct {
-	// ID is stable across releases; tools and docs may key on it.
-	ID string `json:"id"`
-	// Description says what the rule finds.
+	ID          string `json:"id"` // stable across releases
 	Description string `json:"description"`
 }
 
@@ -94,12 +56,8 @@ func Rules() []Rule {
 }
 
 // Scan returns the secrets in text, ordered by offset; nil when there are
-// none. It never panics and runs in time linear in len(text).
-//
-// Besides the text as it is, Scan reads each line that holds escapes or
-// invisible characters a second time, decoded (see [decodeLine]), so a key
-// written as \u0041KIA… in a JSON string or split by a zero-width space is
-// still found; such a finding spans the secret as written in text.
+// none. It never panics and runs in time linear in len(text). A secret found
+// only decoded (\u0041KIA…, a zero-width split) spans its bytes as written.
 func Scan(text []byte) []Finding {
 	build()
 	hits := scanHits(text, nil)
@@ -130,18 +88,16 @@ func scanHits(text []byte, hits []hit) []hit {
 // ScanString is Scan over a string.
 func ScanString(s string) []Finding { return Scan([]byte(s)) }
 
-// hit is a raw match before line/column and pragma handling. start/end span
-// the secret itself; show, when set, replaces the redacted secret (used to
-// keep a PEM header readable).
+// hit is a raw match; show, when set, replaces the redacted secret (a PEM
+// header stays readable).
 type hit struct {
 	rule       *rule
 	start, end int
 	show       string
 }
 
-// resolveOverlaps sorts hits and drops any hit that overlaps an earlier kept
-// one, preferring specific rules over the generic assignment rule at the
-// same start so a JWT assigned to `token =` is reported once, as a JWT.
+// resolveOverlaps sorts hits and drops any overlapping an earlier kept one;
+// at one start a specific rule beats the generic assignment rule.
 func resolveOverlaps(hits []hit) []hit {
 	sort.SliceStable(hits, func(i, j int) bool {
 		a, b := hits[i], hits[j]
@@ -168,9 +124,8 @@ func resolveOverlaps(hits []hit) []hit {
 	return kept
 }
 
-// locate turns sorted hits into findings with lines and columns, dropping
-// hits on lines that carry the allow pragma. It walks the text once, so many
-// hits on one long line stay linear.
+// locate turns sorted hits into findings, dropping those on pragma lines, in
+// one walk of the text.
 func locate(text []byte, hits []hit) []Finding {
 	out := make([]Finding, 0, len(hits))
 	line, lineStart, pos := 1, 0, 0
@@ -183,8 +138,6 @@ func locate(text []byte, hits []hit) []Finding {
 		}
 		pos = h.start
 		if checked != lineStart {
-			// Once per line, not per hit: a 10 MB line with many hits
-			// must not be searched once for each.
 			lineEnd := bytes.IndexByte(text[lineStart:], '\n')
 			if lineEnd < 0 {
 				lineEnd = len(text)
@@ -224,10 +177,9 @@ var (
 // maxStars caps the mask so a long secret (a PEM body) renders short.
 const maxStars = 16
 
-// Redact masks a secret for display: a 20-character AWS key id becomes
-// AKIA************MPLE. It keeps at most 4 runes at each end and never more
-// than a fifth of the secret on either side; secrets under 5 runes are fully
-// masked. The mask is as long as what it hides, capped at 16 stars.
+// Redact masks a secret for display (AKIA************MPLE): it keeps at most
+// 4 runes, and a fifth of the secret, at each end, and masks the rest with
+// as many stars, at most 16.
 func Redact(secret string) string {
 	n := utf8.RuneCountInString(secret)
 	keep := min(n/5, 4)

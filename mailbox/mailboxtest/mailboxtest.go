@@ -1,6 +1,4 @@
-// Package mailboxtest builds mailbox fixtures for palace's tests and
-// benchmarks. It is test support only: nothing in palace imports it outside
-// _test files.
+// Package mailboxtest builds mailbox fixtures; only _test files import it.
 package mailboxtest
 
 import (
@@ -10,10 +8,9 @@ import (
 	"github.com/palacehq/palace/mailbox"
 )
 
-// Box returns a clean, realistic box of n letters (~300 bytes each): prose
-// that mentions tokens and passwords, so the secret scanner's keyword
-// prefilter fires without a finding; repos with worktree annotations; and
-// every tenth letter a triage answering an earlier one.
+// Box returns a clean box of n letters of about 300 bytes whose prose wakes
+// the secret scanner's keyword prefilter without a finding; every tenth
+// letter is a triage answering an earlier one.
 func Box(n int) []byte {
 	var b bytes.Buffer
 	ids := make([]string, 0, n)

@@ -1,9 +1,6 @@
-// Package secretstest builds fake credentials of twenty kinds for tests and
-// benchmarks of the secret scanner, the mailbox hook and evidence intake.
-//
-// The values are made at run time from a seeded generator, in the shape each
-// provider uses, so the repository holds no literal credential for its own
-// hook, other scanners or push protection to trip on. None of them is real.
+// Package secretstest builds fake credentials of twenty kinds for tests. They
+// are generated at run time, so the repository holds no literal credential
+// for scanners or push protection to trip on.
 package secretstest
 
 import (
@@ -14,19 +11,13 @@ import (
 
 // Fixture is one fake credential as it would appear in a text.
 type Fixture struct {
-	// Kind names the credential, e.g. "openai".
-	Kind string
-	// Rule is the id of the palace rule expected to find it.
-	Rule string
-	// Text is the credential in context (an assignment, a header, …), as
-	// one line; it contains Secret.
-	Text string
-	// Secret is the credential itself.
+	Kind   string // e.g. "openai"
+	Rule   string // the rule expected to find it
+	Text   string // one line of context containing Secret
 	Secret string
 }
 
-// Character sets the fixtures draw from, for tests that make more values of
-// the same shapes with Gen.
+// Character sets for Gen.
 const (
 	Upper     = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	Lower     = "abcdefghijklmnopqrstuvwxyz"
@@ -38,8 +29,7 @@ const (
 	Base64URL = Alnum + "-_"
 )
 
-// Gen returns n characters drawn from charset by a generator seeded with
-// seed: the same seed always gives the same string.
+// Gen returns n characters of charset, the same for the same seed.
 func Gen(seed uint64, charset string, n int) string {
 	r := rand.New(rand.NewPCG(seed, seed*31+7))
 	b := make([]byte, n)
@@ -49,8 +39,7 @@ func Gen(seed uint64, charset string, n int) string {
 	return string(b)
 }
 
-// Fixtures returns the twenty kinds, each made from variant so that
-// different variants give different values of the same shape.
+// Fixtures returns the twenty kinds; each variant gives other values.
 func Fixtures(variant uint64) []Fixture {
 	s := variant * 1000
 	g := func(k uint64, cs string, n int) string { return Gen(s+k, cs, n) }
@@ -59,8 +48,7 @@ func Fixtures(variant uint64) []Fixture {
 		enc.EncodeToString([]byte(`{"sub":"`+g(40, Digits, 10)+`","name":"svc"}`)) + "." + g(41, Base64URL, 43)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\\n" + g(42, Base64, 64) + "\\n" + g(43, Base64, 64) + "\\n-----END RSA PRIVATE KEY-----"
 	openai := "sk-proj-" + g(1, Alnum+"_-", 74) + "T3BlbkFJ" + g(2, Alnum+"_-", 74)
-	// A leading or trailing '-' or '_' would fall outside the word boundary
-	// the rule needs; keep the ends alphanumeric.
+	// Ends stay alphanumeric, inside the rule's word boundaries.
 	openai = "sk-proj-" + g(3, Alnum, 1) + openai[9:len(openai)-1] + g(4, Alnum, 1)
 	fx := []Fixture{
 		{Kind: "openai", Rule: "openai-api-key", Secret: openai},

@@ -83,16 +83,9 @@ type validator struct {
 	mod wasmModule // the types, imports, functions and exports read
 }
 
-// validate checks the binary b section by section; memoryPages is the cap a
-// memory may declare. The error names the section, its offset in the file
-// and what is wrong.
-func validate(b []byte, memoryPages uint32) error {
-	_, err := validateModule(b, memoryPages)
-	return err
-}
-
-// validateModule is validate, also returning what the sections declared
-// (validator.mod: the module's types, imports, functions and exports).
+// validateModule checks the binary b section by section; memoryPages is the
+// cap a memory may declare. The error names the section, its offset in the
+// file and what is wrong. It returns what the sections declared (mod).
 func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	if len(b) > maxModuleBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)

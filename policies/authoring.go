@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -243,15 +242,6 @@ func Format(path string, src []byte) ([]byte, error) {
 	return out, nil
 }
 
-// Formatted reports whether src is already formatted.
-func Formatted(path string, src []byte) (bool, error) {
-	out, err := Format(path, src)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(out, src), nil
-}
-
 // PolicyFiles lists the .rego files under dir as the loader sees them:
 // sorted, hidden folders and files skipped. A missing dir has none.
-func PolicyFiles(dir string) ([]string, error) { return policyFiles(dir) }
+func PolicyFiles(dir string) ([]string, error) { return sourceFiles(dir, false) }

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -9,6 +10,9 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 )
+
+// ErrNotServed is returned when no policy of the set serves a point.
+var ErrNotServed = errors.New("no policy serves this decision point")
 
 // Decider is one engine serving decision points: OPA evaluating a Rego
 // package, or a WebAssembly module run by the plugins package. A Set sends

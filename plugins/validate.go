@@ -199,18 +199,29 @@ func (r *reader) count(what string, minBytes, limit int) (uint32, error) {
 	return n, nil
 }
 
-func (v *validator) typeSection(r *reader) error {
-	n, err := r.count("types", 3, maxTypes)
+// vector reads a count (see count) and then each entry, naming the entry and
+// its index in an error.
+func (r *reader) vector(what, entry string, minBytes, limit int, each func(i uint32) error) (uint32, error) {
+	n, err := r.count(what, minBytes, limit)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range n {
+		if err := each(i); err != nil {
+			return 0, fmt.Errorf("%s %d: %w", entry, i, err)
+		}
+	}
+	return n, nil
+}
+
+func (v *validator) typeSection(r *reader) (err error) {
+	v.types, err = r.vector("types", "type", 3, maxTypes, func(uint32) error {
 		form, err := r.byte()
 		if err != nil {
-			return fmt.Errorf("type %d: %w", i, err)
+			return err
 		}
 		if form != 0x60 {
-			return fmt.Errorf("type %d: form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", i, form)
+			return fmt.Errorf("form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", form)
 		}
 		var t funcType
 		for _, list := range []struct {
@@ -219,20 +230,20 @@ func (v *validator) typeSection(r *reader) error {
 		}{{"parameters", &t.params}, {"results", &t.results}} {
 			k, err := r.count(list.what, 1, maxTypeArity)
 			if err != nil {
-				return fmt.Errorf("type %d: %w", i, err)
+				return err
 			}
 			start := r.off
 			for range k {
 				if err := r.valueType(); err != nil {
-					return fmt.Errorf("type %d: %w", i, err)
+					return err
 				}
 			}
 			*list.dst = r.b[start:r.off]
 		}
 		v.mod.types = append(v.mod.types, t)
-	}
-	v.types = n
-	return nil
+		return nil
+	})
+	return err
 }
 
 func (r *reader) valueType() error {
@@ -315,16 +326,8 @@ func (v *validator) memory(r *reader) error {
 }
 
 func (v *validator) importSection(r *reader) error {
-	n, err := r.count("imports", 4, maxImports)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.importEntry(r); err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("imports", "import", 4, maxImports, func(uint32) error { return v.importEntry(r) })
+	return err
 }
 
 func (v *validator) importEntry(r *reader) error {
@@ -388,19 +391,16 @@ func (r *reader) mutability() error {
 }
 
 func (v *validator) functionSection(r *reader) error {
-	n, err := r.count("functions", 1, maxFunctions-int(v.funcs))
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("functions", "function", 1, maxFunctions-int(v.funcs), func(uint32) error {
 		t, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("function %d: %w", i, err)
-		}
-		if t >= v.types {
-			return fmt.Errorf("function %d: type %d does not exist (%d types)", i, t, v.types)
+		if err == nil && t >= v.types {
+			err = fmt.Errorf("type %d does not exist (%d types)", t, v.types)
 		}
 		v.mod.funcTypes = append(v.mod.funcTypes, t)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	v.definedFuncs = n
 	v.funcs += n
@@ -408,16 +408,8 @@ func (v *validator) functionSection(r *reader) error {
 }
 
 func (v *validator) tableSection(r *reader) error {
-	n, err := r.count("tables", 3, maxTables)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.table(r); err != nil {
-			return fmt.Errorf("table %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("tables", "table", 3, maxTables, func(uint32) error { return v.table(r) })
+	return err
 }
 
 func (v *validator) memorySection(r *reader) error {
@@ -434,23 +426,17 @@ func (v *validator) memorySection(r *reader) error {
 }
 
 func (v *validator) globalSection(r *reader) error {
-	n, err := r.count("globals", 4, maxGlobals-int(v.globals))
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("globals", "global", 4, maxGlobals-int(v.globals), func(uint32) error {
 		if err := r.valueType(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
+			return err
 		}
 		if err := r.mutability(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
+			return err
 		}
-		if err := r.constExpr(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
-		}
-	}
+		return r.constExpr()
+	})
 	v.globals += n
-	return nil
+	return err
 }
 
 // constExpr reads a constant expression: one constant instruction and end,

@@ -10,16 +10,8 @@ import (
 // calls.
 
 func (v *validator) elementSection(r *reader) error {
-	n, err := r.count("element segments", 3, maxElemSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.elementSegment(r); err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("element segments", "segment", 3, maxElemSegments, func(uint32) error { return v.elementSegment(r) })
+	return err
 }
 
 // elementSegment reads one of the eight segment encodings of WebAssembly

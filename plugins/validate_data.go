@@ -9,14 +9,10 @@ import (
 // cap applied to a module that passed it.
 
 func (v *validator) dataSection(r *reader) error {
-	n, err := r.count("data segments", 2, maxDataSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("data segments", "segment", 2, maxDataSegments, func(uint32) error {
 		flags, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
+			return err
 		}
 		switch flags {
 		case 0:
@@ -30,18 +26,19 @@ func (v *validator) dataSection(r *reader) error {
 			err = fmt.Errorf("flags %d (want 0, 1 or 2)", flags)
 		}
 		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
+			return err
 		}
 		size, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("segment %d: size: %w", i, err)
+			return fmt.Errorf("size: %w", err)
 		}
 		if _, err := r.bytes(uint64(size)); err != nil {
-			return fmt.Errorf("segment %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
+			return fmt.Errorf("declares %d bytes but only %d remain", size, len(r.b)-r.off)
 		}
-	}
+		return nil
+	})
 	v.dataSegments = n
-	return nil
+	return err
 }
 
 // custom checks a custom section's name and, for the "name" section, which

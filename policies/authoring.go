@@ -192,7 +192,6 @@ func failedAt(trace []*topdown.Event) string {
 // under test still comes from a source no higher than the test's own.
 func compileTests(files []File, sources []string) (map[string]*ast.Module, error) {
 	eff := effective(files)
-	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	servedFrom := map[string]int{}
 	for _, f := range eff {
 		if f.Kind == KindConfig {
@@ -202,12 +201,12 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 			// A module's points count as served: a team gate.wasm retires
 			// the embedded gate's tests as a team gate.rego would.
 			for _, p := range f.Points {
-				servedFrom[p.Package()] = rank[f.Source]
+				servedFrom[p.Package()] = sourceRank[f.Source]
 			}
 			continue
 		}
 		if !f.Test {
-			servedFrom[f.Package] = rank[f.Source]
+			servedFrom[f.Package] = sourceRank[f.Source]
 		}
 	}
 	modules := map[string]*ast.Module{}
@@ -219,7 +218,7 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 			if sources != nil && !slices.Contains(sources, f.Source) {
 				continue
 			}
-			if r, ok := servedFrom[strings.TrimSuffix(f.Package, "_test")]; ok && r > rank[f.Source] {
+			if r, ok := servedFrom[strings.TrimSuffix(f.Package, "_test")]; ok && r > sourceRank[f.Source] {
 				continue
 			}
 		}

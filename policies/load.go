@@ -464,17 +464,19 @@ func parseFile(source, path string, content []byte) (File, error) {
 	}, nil
 }
 
+// sourceRank orders the sources: a later one overrides.
+var sourceRank = map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
+
 // effective applies package-level override: for every package, only the
 // files of the last source that declares it survive. A .wasm module counts
 // as declaring the package of each point it exports; it survives when at
 // least one of its points does, with Points set to those.
 func effective(files []File) []File {
-	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	winner := map[string]int{}
 	for _, f := range files {
 		for _, pkg := range f.packages() {
-			if r, ok := winner[pkg]; !ok || rank[f.Source] > r {
-				winner[pkg] = rank[f.Source]
+			if r, ok := winner[pkg]; !ok || sourceRank[f.Source] > r {
+				winner[pkg] = sourceRank[f.Source]
 			}
 		}
 	}
@@ -485,14 +487,14 @@ func effective(files []File) []File {
 			continue
 		}
 		if f.Kind != KindWasm {
-			if rank[f.Source] == winner[f.Package] {
+			if sourceRank[f.Source] == winner[f.Package] {
 				out = append(out, f)
 			}
 			continue
 		}
 		f.Points = nil
 		for _, p := range f.exports {
-			if rank[f.Source] == winner[p.Package()] {
+			if sourceRank[f.Source] == winner[p.Package()] {
 				f.Points = append(f.Points, p)
 			}
 		}

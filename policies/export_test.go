@@ -19,9 +19,7 @@ func CallsInFlight(s *Set) int {
 	if s.life == nil {
 		return 0
 	}
-	s.life.mu.Lock()
-	defer s.life.mu.Unlock()
-	return s.life.calls
+	return int(s.life.calls.Load())
 }
 
 // ModuleOf returns the module serving p, or nil when no module does.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -82,59 +83,40 @@ func (s *Set) Close() error {
 	return nil
 }
 
-// lifetime counts the decisions in progress on a set's modules.
+// lifetime tracks the decisions in progress on a set's modules: each holds
+// mu for reading, so close, taking it for writing, waits for them.
 type lifetime struct {
-	mu       sync.Mutex
-	calls    int
-	closed   bool
-	idle     chan struct{} // closed when calls drops to 0 after close
+	mu       sync.RWMutex
+	calls    atomic.Int32
+	closed   atomic.Bool
 	releases []func()
 }
 
 func (l *lifetime) enter() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	l.mu.RLock()
+	if l.closed.Load() {
+		l.mu.RUnlock()
 		return false
 	}
-	l.calls++
+	l.calls.Add(1)
 	return true
 }
 
 func (l *lifetime) exit() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls--
-	if l.closed && l.calls == 0 && l.idle != nil {
-		close(l.idle)
-		l.idle = nil
-	}
+	l.calls.Add(-1)
+	l.mu.RUnlock()
 }
 
-func (l *lifetime) isClosed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closed
-}
+func (l *lifetime) isClosed() bool { return l.closed.Load() }
 
 func (l *lifetime) close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if l.closed.Swap(true) {
 		return
 	}
-	l.closed = true
-	var idle chan struct{}
-	if l.calls > 0 {
-		idle = make(chan struct{})
-		l.idle = idle
-	}
+	l.mu.Lock()
 	releases := l.releases
 	l.releases = nil
 	l.mu.Unlock()
-	if idle != nil {
-		<-idle
-	}
 	for _, r := range releases {
 		r()
 	}

@@ -5,26 +5,13 @@ import (
 	"fmt"
 )
 
-// palace's own pass over a module binary, before wazero sees it.
-//
-// A .wasm policy arrives with a repository clone, so its bytes are hostile
-// until proven otherwise. wazero's decoder trusts the counts a binary
-// declares: it allocates a slice of the declared length before reading a
-// single entry (see README.md, "wazero allocates from untrusted counts"),
-// and an out-of-memory in the Go runtime is fatal, not a panic that recover
-// could catch. So validate walks every section the way wazero's decoder
-// will, with each count and length checked against the bytes that remain
-// in its section and against fixed limits, and refuses anything that would
-// make the decoder, the compiler or an instantiation allocate more than a
-// module of that size honestly needs. It does not validate code (wazero
-// does, once the sizes are known to be sane): in a function body it checks
-// the local declarations and steps over each instruction, counting the
-// branches that make compiling slow and refusing opcodes outside
-// WebAssembly 2.0.
-//
-// The limits are far above what a real plugin uses (a Go guest has a few
-// thousand functions and types, a dozen globals, one table and one memory)
-// and far below what would hurt the host.
+// palace's own pass over a hostile module binary, before wazero's decoder
+// allocates from the counts it declares (README.md, "wazero allocates from
+// untrusted counts"): every count and length is checked against the bytes
+// that remain and against the limits below, far above what a real plugin
+// uses. Code is left to wazero, except that each function body's locals
+// are checked and its instructions stepped over, counting branches and
+// refusing opcodes outside WebAssembly 2.0.
 const (
 	maxModuleBytes   = 64 << 20
 	maxTypes         = 100_000
@@ -42,9 +29,7 @@ const (
 	maxNameEntries   = 1_000_000
 	maxFunctionBytes = 8 << 20 // one function body
 	// maxBranches bounds the blocks, loops, ifs and conditional branches of
-	// one function: wazero's compiler takes time that grows with their
-	// square (3,000 in one function took 0.4 s to compile, 10,000 took 2 s,
-	// 30,000 took 18 s). The largest function of a Go guest has about 1,000.
+	// one function, whose compile time grows with their square.
 	maxBranches = 5_000
 )
 
@@ -72,9 +57,9 @@ type validator struct {
 	dataSegments                     uint32
 	dataCount                        *uint32
 	start                            *uint32
-	// calls holds, per defined function, the functions its body calls and
-	// whether it calls through a table; filled only for a module with a
-	// start function (see startRecursion).
+	// per defined function, for a module with a start function
+	// (startRecursion): the functions its body calls, and whether it calls
+	// through a table.
 	calls          [][]uint32
 	callsTable     []bool
 	exportNames    map[string]struct{}
@@ -182,9 +167,7 @@ func (v *validator) section(id byte, r *reader) error {
 }
 
 // count reads a vector length and checks it against limit and against the
-// bytes left in r, given that each entry takes at least minBytes. This is
-// the check wazero's decoder lacks: a count is never trusted beyond what
-// the bytes that follow could hold.
+// bytes left in r, given that each entry takes at least minBytes.
 func (r *reader) count(what string, minBytes, limit int) (uint32, error) {
 	n, err := r.u32()
 	if err != nil {

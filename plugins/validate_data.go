@@ -113,13 +113,9 @@ func (r *reader) nameMap() error {
 	return nil
 }
 
-// capTables returns wasm with every table's maximum size lowered to
-// maxTableEntries (added where the module declares none). Nothing else
-// bounds table.grow: wazero allocates whatever a grow asks for below 2^32
-// entries, 8 bytes each. A grow past the cap fails the way the instruction
-// is specified to fail (it returns -1), so a module that never grows a
-// table that far runs unchanged. Go guests declare a table without a
-// maximum and never grow it. wasm must have passed validate.
+// capTables returns wasm, which passed validate, with every table's maximum
+// lowered to maxTableEntries (added where none is declared): a table.grow
+// past it returns -1.
 func capTables(wasm []byte) []byte {
 	r := &reader{b: wasm, off: 8}
 	for r.off < len(wasm) {

@@ -6,10 +6,8 @@ import (
 	"github.com/palacehq/palace/domain"
 )
 
-// defaultLanes is default/lanes.rego in Go. It serves the lanes point when the
-// active set's lanes package is the unmodified embedded one, and it is the
-// fallback when a team's lanes policy fails. TestNativeMatchesRego proves
-// the two identical over generated inputs; change both together.
+// defaultLanes is default/lanes.rego in Go, also the fallback when a team's
+// lanes policy fails. TestNativeMatchesRego holds the two identical.
 func defaultLanes(in LanesInput) LanesOutput {
 	cfg := in.Config.withDefaults()
 	out := make(LanesOutput, len(in.Cards))
@@ -193,10 +191,8 @@ func renderForm(lane domain.Lane, pref string) domain.RenderForm {
 func adoptedPoints(c Counts30d) int { return min(24, 12*(c.Used+c.Accepted+c.Miss)) }
 
 // rejectedPoints cools a card that requests like this one rejected or rolled
-// back, whatever its relevance; but a card the request is about (relevance ≥
-// onTopic) is cooled at most down to signalFloor from pre, the salience of
-// every other term: a signal is evidence, and it may lower the card's rank,
-// never push it out of every inline lane.
+// back; a card the request is about (relevance ≥ onTopic) is cooled at most
+// down to signalFloor from pre, the salience of every other term.
 func rejectedPoints(c Counts30d, pre int, relevance float64) int {
 	n := min(60, 30*(c.Rejected+c.Rollback))
 	if relevance >= onTopic {

@@ -9,10 +9,8 @@ import (
 	"github.com/gobwas/glob"
 )
 
-// defaultScope is default/scope.rego in Go. It serves the scope point when
-// the active set's scope package is the unmodified embedded one, and it is
-// the fallback when a team's scope policy fails. TestNativeMatchesRego
-// proves the two identical over generated inputs; change both together.
+// defaultScope is default/scope.rego in Go, also the fallback when a team's
+// scope policy fails. TestNativeMatchesRego holds the two identical.
 func defaultScope(in ScopeInput) ScopeOutput {
 	x := in.Context
 	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field, wake: x.Wake}
@@ -127,9 +125,8 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		miss = true
 		why = append(why, fmt.Sprintf("field %s is not one of the scope fields %s", r.field, all))
 	}
-	// The base lifts the location of an unscoped card, and of a scoped card
-	// the request confirmed (a scope matched, none missed), to its anchor's
-	// base.
+	// An unscoped card, or a scoped one the request confirmed, gets its
+	// anchor's base.
 	base := unscopedFit
 	if c.Anchor == "global" {
 		base = globalFit
@@ -193,10 +190,9 @@ func intersect(have, want []string) []string {
 	return out
 }
 
-// firstGlob returns the first pattern matching file the way OPA's
-// glob.match(gitglob(pattern), ["/"], file) does: same library, same
-// separators. A pattern that does not compile matches nothing, as a builtin
-// error makes the Rego expression undefined.
+// firstGlob returns the first pattern matching file as OPA's
+// glob.match(gitglob(pattern), ["/"], file) does; a pattern that does not
+// compile matches nothing.
 func firstGlob(patterns []string, file string) (string, bool) {
 	for _, p := range patterns {
 		if g := compiledGlob(gitGlob(p)); g != nil && g.Match(file) {
@@ -206,9 +202,7 @@ func firstGlob(patterns []string, file string) (string, bool) {
 	return "", false
 }
 
-// globs caches compiled patterns; a long-running host sees the same card
-// scopes on every request. The cache is reset when it grows past
-// globCacheMax so hostile inputs cannot grow it without bound.
+// globs caches compiled patterns, reset past globCacheMax entries.
 var globs struct {
 	sync.RWMutex
 	m map[string]*glob.Pattern // nil value: the pattern does not compile
@@ -236,12 +230,9 @@ func compiledGlob(p string) *glob.Pattern {
 	return g
 }
 
-// gitGlob gives a pattern gitignore's meaning of `**/` (the one Cursor's
-// globs and Copilot's applyTo use): a leading `**/` or a `/**/` matches zero
-// or more directories, so `**/*.go` also matches a root-level main.go and
-// `a/**/b` matches a/b. The glob library's `**` alone needs at least the
-// slashes around it, so each such `**/` becomes the alternation `{**/,}`.
-// It is gitglob(p) of default/scope.rego; change both together.
+// gitGlob gives a pattern gitignore's meaning of `**/` (zero or more
+// directories) by rewriting each to `{**/,}`, as gitglob(p) of
+// default/scope.rego does.
 func gitGlob(p string) string {
 	p = strings.ReplaceAll(p, "/**/", "/{**/,}")
 	if strings.HasPrefix(p, "**/") {

@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/tetratelabs/wazero"
 )
 
 // The disk cache is wazero's compilation cache, one directory per module:
@@ -64,11 +62,6 @@ func openDiskCache(base, version, hash string) diskCache {
 // intact returns true. It may be called once.
 func (d diskCache) intact() bool {
 	return d.sealed && <-d.sealChecked
-}
-
-// compilationCache opens wazero's cache on the directory.
-func (d diskCache) compilationCache() (wazero.CompilationCache, error) {
-	return wazero.NewCompilationCacheWithDir(d.dir)
 }
 
 // rewritten returns the rewritten module kept in a sealed entry (not yet

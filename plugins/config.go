@@ -81,30 +81,20 @@ func (c Config) WithVersion(v string) Config {
 
 // settings is a Config with defaults applied and values checked.
 type settings struct {
+	Config
 	memoryPages uint32
-	deadline    time.Duration
-	outputLimit int
-	poolSize    int
-	cacheDir    string
-	version     string
 }
 
 func (c Config) settings() (settings, error) {
-	s := settings{
-		deadline:    c.deadline,
-		outputLimit: c.outputLimit,
-		poolSize:    c.poolSize,
-		cacheDir:    c.cacheDir,
-		version:     sanitizeVersion(c.version),
+	s := settings{Config: c}
+	s.version = sanitizeVersion(c.version)
+	if s.memoryLimit == 0 {
+		s.memoryLimit = DefaultMemoryLimit
 	}
-	mem := c.memoryLimit
-	if mem == 0 {
-		mem = DefaultMemoryLimit
+	if s.memoryLimit > maxPageBytes {
+		return s, fmt.Errorf("memory limit %d bytes: over the 4 GiB a wasm32 memory can address", s.memoryLimit)
 	}
-	if mem > maxPageBytes {
-		return s, fmt.Errorf("memory limit %d bytes: over the 4 GiB a wasm32 memory can address", mem)
-	}
-	s.memoryPages = uint32((mem + pageSize - 1) / pageSize)
+	s.memoryPages = uint32((s.memoryLimit + pageSize - 1) / pageSize)
 	switch {
 	case s.deadline < 0:
 		return s, fmt.Errorf("deadline %v: must not be negative", s.deadline)

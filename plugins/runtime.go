@@ -148,7 +148,7 @@ func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (
 	if !fromCache {
 		code, interruptible = rewrite(wasm)
 	}
-	cache, err := d.compilationCache()
+	cache, err := wazero.NewCompilationCacheWithDir(d.dir)
 	var compiled *extism.CompiledPlugin
 	if err == nil {
 		compiled, err = r.compileWith(ctx, code, cache, interruptible)

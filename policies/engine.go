@@ -41,12 +41,9 @@ var embedded = sync.OnceValue(func() map[Point]string {
 	return out
 })
 
-// embeddedHash is the hash the embedded default of p has in every set.
-func embeddedHash(p Point) string { return embedded()[p] }
-
 // engineFor picks the engine for a point served by Rego files.
 func engineFor(sv Served) string {
-	if native[sv.Point] && sv.Hash == embeddedHash(sv.Point) {
+	if native[sv.Point] && sv.Hash == embedded()[sv.Point] {
 		return EngineGo
 	}
 	return EngineRego
@@ -58,7 +55,7 @@ func rawTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t.Value, ni
 // fallback turns a failed evaluation into the embedded default's decision,
 // with Error and Fallback saying what failed.
 func (s *Set) fallback(p Point, err error) Decision {
-	d := Decision{Point: p, Source: SourceEmbedded, Hash: embeddedHash(p), SetHash: s.hash, Engine: EngineGo}
+	d := Decision{Point: p, Source: SourceEmbedded, Hash: embedded()[p], SetHash: s.hash, Engine: EngineGo}
 	d.Error = err.Error()
 	d.Fallback = fmt.Sprintf("policy %s failed, the embedded default decided: %v", s.who(p), err)
 	return d

@@ -146,15 +146,18 @@ func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
 	if d.Engine == EngineGo {
 		return defaultGate(in), d
 	}
-	out, err := s.gate(ctx, in)
-	if err != nil {
-		d.Error = err.Error()
-		return GateOutput{
-			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
-			Missing: map[string]int{},
-		}, d
+	v, err := s.decide(ctx, Gate, in)
+	if err == nil {
+		var out GateOutput
+		if out, err = decodeGate(v); err == nil {
+			return out, d
+		}
 	}
-	return out, d
+	d.Error = err.Error()
+	return GateOutput{
+		Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
+		Missing: map[string]int{},
+	}, d
 }
 
 func (s *Set) decision(p Point) Decision {
@@ -166,14 +169,6 @@ func (s *Set) decision(p Point) Decision {
 		}
 	}
 	return d
-}
-
-func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
-	v, err := s.decide(ctx, Gate, in)
-	if err != nil {
-		return GateOutput{}, err
-	}
-	return decodeGate(v)
 }
 
 // decodeGate checks the output's shape strictly: a policy that answers

@@ -1,10 +1,6 @@
 package policies
 
-import (
-	"context"
-
-	"github.com/open-policy-agent/opa/v1/ast"
-)
+import "context"
 
 // ScopeContext is what the request says about where the agent works.
 type ScopeContext struct {
@@ -90,23 +86,12 @@ func (s *Set) Scope(ctx context.Context, in ScopeInput) (ScopeOutput, Decision) 
 	if d.Engine == EngineGo {
 		return defaultScope(in), d
 	}
-	out, err := s.scopeRego(ctx, in)
-	if err != nil {
-		return defaultScope(in), s.fallback(Scope, err)
-	}
-	return out, d
-}
-
-func (s *Set) scopeRego(ctx context.Context, in ScopeInput) (ScopeOutput, error) {
 	v, err := s.decide(ctx, Scope, in)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var out ScopeOutput
+		if out, err = decodeBatch(Scope, v, len(in.Cards), func(i int) string { return in.Cards[i].ID }, decodeScopeResult); err == nil {
+			return out, d
+		}
 	}
-	return decodeScope(v, in.Cards)
-}
-
-// decodeScope checks the output's shape strictly and that every card of the
-// batch has a result.
-func decodeScope(v ast.Value, cards []ScopeCard) (ScopeOutput, error) {
-	return decodeBatch(Scope, v, len(cards), func(i int) string { return cards[i].ID }, decodeScopeResult)
+	return defaultScope(in), s.fallback(Scope, err)
 }

@@ -18,8 +18,7 @@ type ScopeContext struct {
 	// Anchors are the anchor ids the request may see; the host has already
 	// dropped cards of other anchors before the policy runs.
 	Anchors []string `json:"anchors"`
-	// Wake is set when the request names no task at all (see
-	// LanesInput.Wake): a scope the request cannot confirm earns no points.
+	// Wake: the request names no task; an unconfirmed scope earns nothing.
 	Wake bool `json:"wake"`
 }
 
@@ -77,10 +76,8 @@ type ScopeResult struct {
 // ScopeOutput maps card id to its result; every input card has one.
 type ScopeOutput map[string]ScopeResult
 
-// Scope evaluates palace.scope over a batch. It never fails: when the
-// serving policy errors, exceeds its deadline or returns a malformed
-// output, the embedded default decides instead and Decision.Fallback says
-// why.
+// Scope evaluates palace.scope over a batch. When the serving policy fails,
+// the embedded default decides and Decision.Fallback says why.
 func (s *Set) Scope(ctx context.Context, in ScopeInput) (ScopeOutput, Decision) {
 	d := s.decision(Scope)
 	if d.Engine == EngineGo {

@@ -3,7 +3,6 @@ package plugins
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -67,15 +66,12 @@ func (d diskCache) intact() bool {
 // rewritten returns the rewritten module kept in a sealed entry (not yet
 // known to be intact; see intact); ok is false when the entry is cold or
 // holds none (the module could not be rewritten).
-func (d diskCache) rewritten() (code []byte, interruptible, ok bool) {
+func (d diskCache) rewritten() (code []byte, ok bool) {
 	if !d.sealed {
-		return nil, false, false
+		return nil, false
 	}
 	b, err := os.ReadFile(filepath.Join(d.dir, rewrittenFile))
-	if err != nil {
-		return nil, false, false
-	}
-	return b, true, true
+	return b, err == nil
 }
 
 // keepRewritten stores the rewritten module before the entry is sealed.
@@ -149,23 +145,14 @@ func sumDir(dir string) ([]fileSum, error) {
 }
 
 func checksum(path string, buf []byte) (fileSum, error) {
-	var s fileSum
 	f, err := os.Open(path)
 	if err != nil {
-		return s, err
+		return fileSum{}, err
 	}
 	defer f.Close()
-	for {
-		n, err := f.Read(buf)
-		s.crc = crc32.Update(s.crc, castagnoli, buf[:n])
-		s.size += int64(n)
-		if errors.Is(err, io.EOF) {
-			return s, nil
-		}
-		if err != nil {
-			return s, err
-		}
-	}
+	h := crc32.New(castagnoli)
+	n, err := io.CopyBuffer(h, f, buf)
+	return fileSum{crc: h.Sum32(), size: n}, err
 }
 
 // verifySeal reports whether dir holds exactly the files its seal lists,

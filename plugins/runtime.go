@@ -144,8 +144,8 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (_ *ext
 // compileCached compiles through the cache entry d, sealing a new one; ok is
 // false, with d deleted, when that failed or d was not intact.
 func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (_ *extism.CompiledPlugin, _ wazero.CompilationCache, interruptible, ok bool) {
-	code, interruptible, fromCache := d.rewritten()
-	if !fromCache {
+	code, interruptible := d.rewritten()
+	if !interruptible {
 		code, interruptible = rewrite(wasm)
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(d.dir)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Stopping a guest at its deadline, more cheaply than wazero's
@@ -31,18 +32,9 @@ const yieldEvery = 1000
 //	end
 func interruptCheck(counter, yield uint32) []byte {
 	n := uleb(uint64(counter))
-	b := append([]byte{0x23}, n...)
-	b = append(b, 0x41, 0x01, 0x6b, 0x24)
-	b = append(b, n...)
-	b = append(b, 0x23)
-	b = append(b, n...)
-	b = append(b, 0x45, 0x04, 0x40, 0x41)
-	b = append(b, sleb(yieldEvery)...)
-	b = append(b, 0x24)
-	b = append(b, n...)
-	b = append(b, 0x10)
-	b = append(b, uleb(uint64(yield))...)
-	return append(b, 0x1a, 0x0b)
+	return slices.Concat([]byte{0x23}, n, []byte{0x41, 0x01, 0x6b, 0x24}, n, []byte{0x23}, n,
+		[]byte{0x45, 0x04, 0x40, 0x41}, sleb(yieldEvery), []byte{0x24}, n,
+		[]byte{0x10}, uleb(uint64(yield)), []byte{0x1a, 0x0b})
 }
 
 type rawSection struct {

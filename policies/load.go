@@ -530,18 +530,14 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	wasmLoaded := make(chan error, 1)
 	go func() { wasmLoaded <- s.loadWasm(ctx, opts) }()
 	embeddedOnly := true
+	regoFiles := map[Point][]File{} // every point a Rego file serves, with its files
 	for _, f := range runtime {
-		if f.Kind == KindRego {
-			embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
+		if f.Kind != KindRego {
+			continue
 		}
-	}
-	// Every point a Rego file serves, with its files.
-	regoFiles := map[Point][]File{}
-	for _, p := range Points {
-		for _, f := range runtime {
-			if f.Kind == KindRego && f.Package == p.Package() {
-				regoFiles[p] = append(regoFiles[p], f)
-			}
+		embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
+		if p, err := ParsePoint(f.Package); err == nil && f.Package == p.Package() {
+			regoFiles[p] = append(regoFiles[p], f)
 		}
 	}
 	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {

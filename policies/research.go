@@ -8,8 +8,7 @@ import (
 )
 
 // ResearchInput is the input of palace.research: may a research report be
-// handled as asked? Validating and planning are dry runs (they write
-// nothing); an ingest writes one evidence row per finding.
+// handled as asked?
 type ResearchInput struct {
 	// Action is validate, plan or ingest.
 	Action string `json:"action"`

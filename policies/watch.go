@@ -295,12 +295,7 @@ func (w *Watcher) relevant(ev fsnotify.Event) bool {
 
 // hidden reports whether any element of the relative path starts with a dot.
 func hidden(rel string) bool {
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if strings.HasPrefix(part, ".") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(rel, ".") || strings.Contains(rel, string(filepath.Separator)+".")
 }
 
 // sync watches each existing source and its non-hidden subfolders, or a

@@ -165,10 +165,9 @@ var capabilities = func() *ast.Capabilities {
 	return c
 }()
 
-// Load reads the three sources, applies package-level override, compiles the
-// result and prepares one query per served decision point. Any parse or
-// compile error fails the whole load with Errors located at file:line:col;
-// the caller keeps serving its previous set.
+// Load reads the three sources, applies package-level override and compiles
+// the result. Any parse or compile error fails the whole load with Errors
+// located at file:line:col.
 func Load(ctx context.Context, src Sources, opts Options) (*Set, error) {
 	snap, err := readSnapshot(src)
 	if err != nil {
@@ -311,9 +310,8 @@ var embeddedFiles = sync.OnceValue(func() []File {
 })
 
 // referencedDefaults reports which palace.default.<point> packages the
-// set's own (non-embedded) Rego modules refer to, or all when one refers to
-// them in a way that cannot be read without evaluating it: a dynamic key, or
-// data, data.palace or data.palace.default whole.
+// set's non-embedded Rego modules refer to, or all when one cannot tell
+// (a dynamic key, or data, data.palace or data.palace.default whole).
 func referencedDefaults(runtime []File) (pkgs map[string]bool, all bool) {
 	pkgs = map[string]bool{}
 	path := []string{"palace", "default"}

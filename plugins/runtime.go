@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -17,13 +18,11 @@ import (
 
 // Runtime loads plugins under one Config. It is safe for concurrent use.
 type Runtime struct {
-	s settings
-	// entryLocks serialises loads of the same module bytes through the disk
-	// cache, so that one Load never deletes an entry another is writing.
-	entryLocks sync.Map // module hash -> *sync.Mutex
+	s          settings
+	entryLocks sync.Map // module hash -> *sync.Mutex serialising its disk cache entry
 
-	mu      sync.Mutex // guards the fields below
-	closed  bool
+	mu      sync.Mutex  // guards the fields below
+	closed  atomic.Bool // set under mu
 	modules map[*Module]struct{}
 }
 
@@ -63,7 +62,7 @@ func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, 
 }
 
 func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, error) {
-	if r.isClosed() {
+	if r.closed.Load() {
 		return nil, ErrClosed
 	}
 	shape, err := validateModule(wasm, r.s.memoryPages)
@@ -105,7 +104,7 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	}
 
 	r.mu.Lock()
-	if r.closed {
+	if r.closed.Load() {
 		// Close ran while we compiled; it could not see this module.
 		r.mu.Unlock()
 		m.Close(context.WithoutCancel(ctx))
@@ -228,7 +227,7 @@ var compileBudget = 20 * time.Second
 // Loads fail with ErrClosed. It is safe to call more than once.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
-	r.closed = true
+	r.closed.Store(true)
 	mods := make([]*Module, 0, len(r.modules))
 	for m := range r.modules {
 		mods = append(mods, m)
@@ -239,12 +238,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		errs = append(errs, m.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-func (r *Runtime) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
 }
 
 func (r *Runtime) forget(m *Module) {

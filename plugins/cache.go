@@ -3,15 +3,12 @@ package plugins
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/tetratelabs/wazero"
 )
 
 // The disk cache is wazero's compilation cache, one directory per module:
@@ -19,29 +16,18 @@ import (
 //	<cacheDir>/<version>/<sha256 of the module>-<rewrite>/wazero-<v>-<arch>-<os>/<key>
 //	<cacheDir>/<version>/<sha256 of the module>-<rewrite>/SEAL
 //
-// <rewrite> names how palace rewrites a module before compiling it (capped
-// tables, deadline checks): a rewrite that changes must change it, so no
-// build ever reads an entry compiled from another rewrite's output.
+// <rewrite> names palace's rewrite of a module (capped tables, deadline
+// checks) and changes with it.
 //
-// wazero checks a CRC over the machine code of an entry but not the function
-// offsets or lengths around it, and a corrupt entry makes compilation fail
-// rather than fall back. So palace seals each directory after a successful
-// compile, listing every file with its size and CRC-32C, and trusts only a
-// directory whose files match the seal exactly: anything else (bit rot,
-// truncation, a crash mid-write, a stray file) is deleted and rebuilt. One
-// directory per module keeps that deletion from touching any other module.
-//
-// CRC-32C, not SHA-256: the seal guards against accidents, not an attacker
-// (who could as well edit the policies the cache serves), and it is checked
-// on every cold start, where hashing ~10 MB with SHA-256 cost more than the
-// rest of the cache hit.
+// A successful compile seals its directory, listing every file with its
+// size and CRC-32C (against accidents, not attackers); a directory whose
+// files do not match the seal exactly is deleted and rebuilt.
 
 const (
 	sealFile   = "SEAL"
 	sealHeader = "palace compilation cache seal v1: crc32c size path"
-	// rewrittenFile holds the module as rewritten with palace's deadline
-	// checks (interrupt.go). Its name carries the rewrite's version: a
-	// rewrite that changes must change it, so no build reads another's.
+	// rewrittenFile holds the rewritten module; its name carries the
+	// rewrite's version.
 	rewrittenFile = "module.interrupt-v1.wasm"
 	// rewriteID is the <rewrite> of the layout above.
 	rewriteID = "rw2"
@@ -51,17 +37,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // diskCache is the cache directory of one module.
 type diskCache struct {
-	dir string
-	// sealed: the directory held a seal when opened. Whether the entry
-	// matches it is known only once sealChecked delivers.
-	sealed      bool
+	dir         string
+	sealed      bool // held a seal when opened; sealChecked says if it matches
 	sealChecked <-chan bool
 }
 
-// openDiskCache returns the module's cache directory. An entry with a seal
-// is checked against it in the background, while the caller compiles
-// through it (checking ~10 MB costs a few milliseconds of the cold start a
-// cache exists to shorten); anything else is deleted, to start empty.
+// openDiskCache returns the module's cache directory. A sealed entry is
+// checked in the background while the caller compiles through it; anything
+// else is deleted, to start empty.
 func openDiskCache(base, version, hash string) diskCache {
 	dir := filepath.Join(base, version, hash+"-"+rewriteID)
 	if _, err := os.Lstat(filepath.Join(dir, sealFile)); err == nil {
@@ -69,9 +52,6 @@ func openDiskCache(base, version, hash string) diskCache {
 		go func() { checked <- verifySeal(dir) }()
 		return diskCache{dir: dir, sealed: true, sealChecked: checked}
 	}
-	// Absent or unsealed (a crash mid-write): start empty. An error here
-	// surfaces when wazero tries to use the directory, and Load then
-	// compiles without it.
 	_ = os.RemoveAll(dir)
 	return diskCache{dir: dir}
 }
@@ -83,27 +63,18 @@ func (d diskCache) intact() bool {
 	return d.sealed && <-d.sealChecked
 }
 
-// compilationCache opens wazero's cache on the directory.
-func (d diskCache) compilationCache() (wazero.CompilationCache, error) {
-	return wazero.NewCompilationCacheWithDir(d.dir)
-}
-
 // rewritten returns the rewritten module kept in a sealed entry (not yet
 // known to be intact; see intact); ok is false when the entry is cold or
 // holds none (the module could not be rewritten).
-func (d diskCache) rewritten() (code []byte, interruptible, ok bool) {
+func (d diskCache) rewritten() (code []byte, ok bool) {
 	if !d.sealed {
-		return nil, false, false
+		return nil, false
 	}
 	b, err := os.ReadFile(filepath.Join(d.dir, rewrittenFile))
-	if err != nil {
-		return nil, false, false
-	}
-	return b, true, true
+	return b, err == nil
 }
 
 // keepRewritten stores the rewritten module before the entry is sealed.
-// Best effort, as the rest of the cache.
 func (d diskCache) keepRewritten(code []byte) {
 	_ = os.WriteFile(filepath.Join(d.dir, rewrittenFile), code, 0o644)
 }
@@ -111,8 +82,7 @@ func (d diskCache) keepRewritten(code []byte) {
 // discard deletes the directory; used when compiling through it failed.
 func (d diskCache) discard() { _ = os.RemoveAll(d.dir) }
 
-// seal records the files wazero wrote. Best effort: a cache that cannot be
-// sealed is simply rebuilt next time.
+// seal records the files wazero wrote; an unsealed entry is rebuilt.
 func (d diskCache) seal() {
 	sums, err := sumDir(d.dir)
 	if err != nil || len(sums) == 0 {
@@ -175,23 +145,14 @@ func sumDir(dir string) ([]fileSum, error) {
 }
 
 func checksum(path string, buf []byte) (fileSum, error) {
-	var s fileSum
 	f, err := os.Open(path)
 	if err != nil {
-		return s, err
+		return fileSum{}, err
 	}
 	defer f.Close()
-	for {
-		n, err := f.Read(buf)
-		s.crc = crc32.Update(s.crc, castagnoli, buf[:n])
-		s.size += int64(n)
-		if errors.Is(err, io.EOF) {
-			return s, nil
-		}
-		if err != nil {
-			return s, err
-		}
-	}
+	h := crc32.New(castagnoli)
+	n, err := io.CopyBuffer(h, f, buf)
+	return fileSum{crc: h.Sum32(), size: n}, err
 }
 
 // verifySeal reports whether dir holds exactly the files its seal lists,

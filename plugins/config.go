@@ -19,14 +19,9 @@ const (
 	maxPageBytes = uint64(maxPages) * pageSize
 )
 
-// Config tells NewRuntime how to run plugins. The zero value is valid and
-// means every default.
-//
-// # Notes
-//
-//   - Config is immutable: each With method returns a copy with one change and
-//     never fails. Invalid values are reported once, by NewRuntime.
-//   - None of these limits can be raised or lowered by a module.
+// Config tells NewRuntime how to run plugins; the zero value means every
+// default. Each With method returns a changed copy; NewRuntime reports
+// invalid values. No module can change these limits.
 type Config struct {
 	memoryLimit uint64
 	deadline    time.Duration
@@ -36,69 +31,49 @@ type Config struct {
 	version     string
 }
 
-// WithMemoryLimit caps each linear memory of a plugin instance at bytes,
-// rounded up to whole 64 KiB pages. Defaults to 64 MiB (DefaultMemoryLimit);
-// 0 means the default; more than 4 GiB is an error in NewRuntime.
-//
-// The cap applies to the guest's memory and, separately, to the Extism
-// kernel's memory that holds the call's input and output. A module whose
-// declared minimum or maximum memory exceeds the cap fails to Load; a
-// guest that grows past it sees memory.grow fail, which Go and Rust guests
-// turn into a fatal error, so the call fails.
+// WithMemoryLimit caps each linear memory of a plugin instance (the guest's
+// and the Extism kernel's) at bytes, rounded up to 64 KiB pages. Defaults
+// to DefaultMemoryLimit (also for 0); over 4 GiB is an error. A module
+// declaring more fails to Load; growing past it fails memory.grow.
 func (c Config) WithMemoryLimit(bytes uint64) Config {
 	c.memoryLimit = bytes
 	return c
 }
 
-// WithDeadline bounds each Call's guest execution, including a fresh
-// instance's runtime start-up (a Go guest's runtime initialises on its first
-// call, ~2 ms). Defaults to 100 ms (DefaultDeadline); 0 means the default;
-// negative is an error in NewRuntime. An instance that reaches the deadline is
-// closed and never reused.
+// WithDeadline bounds each Call's guest execution, a fresh instance's
+// start-up included; an instance reaching it is discarded. Defaults to
+// DefaultDeadline (also for 0); negative is an error.
 func (c Config) WithDeadline(d time.Duration) Config {
 	c.deadline = d
 	return c
 }
 
 // WithOutputLimit caps the output of one call at n bytes; a call writing more
-// fails. Defaults to 1 MiB (DefaultOutputLimit); 0 means the default;
-// negative is an error in NewRuntime.
+// fails. Defaults to DefaultOutputLimit (also for 0); negative is an error.
 func (c Config) WithOutputLimit(n int) Config {
 	c.outputLimit = n
 	return c
 }
 
-// WithPoolSize bounds how many instances of one module exist, and so how many
-// calls to one module run at once; further calls wait for a free instance.
-// Defaults to GOMAXPROCS at NewRuntime; 0 means the default; negative is an
-// error in NewRuntime.
+// WithPoolSize bounds the instances, and so the concurrent calls, of one
+// module; further calls wait. Defaults to GOMAXPROCS (also for 0); negative
+// is an error.
 func (c Config) WithPoolSize(n int) Config {
 	c.poolSize = n
 	return c
 }
 
-// WithCacheDir keeps compiled modules on disk under dir so that a later
-// process loads a module in milliseconds instead of compiling it again (about
-// a second for a Go guest). palace passes $PALACE_HOME/cache/wazero.
-// Defaults to "", which means no disk cache.
-//
-// # Notes
-//
-//   - Entries live in dir/<version>/<sha256 of the module>-<rewrite>/ with a SEAL
-//     file; an entry whose files do not match it (corrupt, truncated, left
-//     over by a crash) is deleted and rebuilt, never used.
-//   - The cache is an optimisation only: if dir cannot be written, Load
-//     compiles in memory and succeeds anyway.
+// WithCacheDir keeps compiled modules on disk under dir, in sealed entries;
+// an entry not matching its seal is rebuilt, never used. If dir cannot be
+// written, Load compiles in memory. Defaults to "": no disk cache.
 func (c Config) WithCacheDir(dir string) Config {
 	c.cacheDir = dir
 	return c
 }
 
-// WithVersion names the palace build in the disk cache's layout, so that a new
-// palace version never reads an entry an older one wrote (wazero keys its
-// entries by its own version and the module bytes, but not by how palace
-// configures the runtime). Defaults to "unversioned". Characters outside
-// [A-Za-z0-9._-] are replaced by '_'.
+// WithVersion names the palace build in the disk cache's layout, so no
+// build reads another's entries. Defaults to "unversioned"; characters
+// outside [A-Za-z0-9._-] become '_'.
 func (c Config) WithVersion(v string) Config {
 	c.version = v
 	return c
@@ -106,30 +81,20 @@ func (c Config) WithVersion(v string) Config {
 
 // settings is a Config with defaults applied and values checked.
 type settings struct {
+	Config
 	memoryPages uint32
-	deadline    time.Duration
-	outputLimit int
-	poolSize    int
-	cacheDir    string
-	version     string
 }
 
 func (c Config) settings() (settings, error) {
-	s := settings{
-		deadline:    c.deadline,
-		outputLimit: c.outputLimit,
-		poolSize:    c.poolSize,
-		cacheDir:    c.cacheDir,
-		version:     sanitizeVersion(c.version),
+	s := settings{Config: c}
+	s.version = sanitizeVersion(c.version)
+	if s.memoryLimit == 0 {
+		s.memoryLimit = DefaultMemoryLimit
 	}
-	mem := c.memoryLimit
-	if mem == 0 {
-		mem = DefaultMemoryLimit
+	if s.memoryLimit > maxPageBytes {
+		return s, fmt.Errorf("memory limit %d bytes: over the 4 GiB a wasm32 memory can address", s.memoryLimit)
 	}
-	if mem > maxPageBytes {
-		return s, fmt.Errorf("memory limit %d bytes: over the 4 GiB a wasm32 memory can address", mem)
-	}
-	s.memoryPages = uint32((mem + pageSize - 1) / pageSize)
+	s.memoryPages = uint32((s.memoryLimit + pageSize - 1) / pageSize)
 	switch {
 	case s.deadline < 0:
 		return s, fmt.Errorf("deadline %v: must not be negative", s.deadline)

@@ -23,3 +23,8 @@ func SetCompileBudget(d time.Duration) (restore func()) {
 	compileBudget = d
 	return func() { compileBudget = old }
 }
+
+func validate(b []byte, memoryPages uint32) error {
+	_, err := validateModule(b, memoryPages)
+	return err
+}

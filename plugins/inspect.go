@@ -34,16 +34,11 @@ type Report struct {
 	Problems []string `json:"problems"` // every reason it would not load
 }
 
-// Inspect reads the binary wasm, named name in the report, and says what
-// Load would make of it: its ABI, exports, imports, size, the decision points
-// it serves and whether the sandbox accepts it. It never fails; a binary it
-// cannot read gets ABIUnknown and a "would not load" verdict. It applies
-// every check Load makes before compiling, including the walk over every
-// section with its counts, sizes and limits (memory against the default
-// cap), so a module Load refuses is never reported as loadable. Inspect does
-// not compile or run the code, so a module whose function bodies are invalid,
-// or whose start function runs past the deadline, can still get "would
-// load" here and then fail Load.
+// Inspect says what Load would make of the binary wasm (named name) without
+// compiling or running it. It never fails; an unreadable binary gets
+// ABIUnknown. It applies every check Load makes before compiling (memory
+// against the default cap), so only invalid code or a start function
+// overrunning the deadline can pass here and fail Load.
 func Inspect(name string, wasm []byte) Report {
 	sum := sha256.Sum256(wasm)
 	r := Report{
@@ -56,8 +51,6 @@ func Inspect(name string, wasm []byte) Report {
 		Imports:        []string{},
 		Problems:       []string{},
 	}
-	// Load's own checks, in Load's order, with the default memory cap
-	// palace runs plugins under.
 	v, err := validateModule(wasm, uint32(DefaultMemoryLimit/pageSize))
 	if err != nil {
 		r.Problems = append(r.Problems, "not a valid WebAssembly module: "+err.Error())

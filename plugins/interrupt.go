@@ -4,37 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 )
 
-// Stopping a guest at its deadline.
+// Stopping a guest at its deadline, more cheaply than wazero's
+// WithCloseOnContextDone (README.md): at the top of every function
+// and loop body a new mutable global counts down, and every yieldEvery-th
+// check calls WASI sched_yield, which the host (Osyield) turns into a stop
+// once the call's context is done. The call into Go also lets the garbage
+// collector preempt a looping guest.
 //
-// wazero can stop a running guest only if the guest's compiled code checks
-// for it. Its own way, WithCloseOnContextDone, compiles a call out to Go at
-// every loop header (wazero#2466), about 25 ns each; Go's wasm backend sends
-// nearly every jump through a loop header, so a Go guest ran 4-5 times
-// slower under it. palace does the same job with a cheaper check that it
-// adds to the module before compiling: at the top of every function and of
-// every loop body, a counter (a new mutable global) is decremented, and
-// every yieldEvery-th time the guest calls WASI sched_yield, which the host
-// implements (Osyield) by stopping the guest if its call's context is done.
-// A guest can only run forever by looping or recursing, and both pass a
-// check. The call into Go matters as much as the check: machine code that
-// never returns to Go cannot be preempted, so without it a looping guest
-// would stall the Go garbage collector's stop-the-world, and with it the
-// whole process, including the timer meant to stop the guest.
-//
-// Only modules that already import wasi_snapshot_preview1.sched_yield (as
-// every Go guest does) are rewritten: adding an import would renumber every
-// function. The rewrite also needs to step over every instruction, so it
-// knows the instruction set wazero accepts by default (WebAssembly 2.0:
-// MVP, sign extension, saturating conversions, bulk memory, reference
-// types, multi-value, SIMD). Any other module is compiled with
-// WithCloseOnContextDone instead: slower, just as stoppable.
+// Only modules that already import wasi_snapshot_preview1.sched_yield are
+// rewritten (adding an import would renumber every function), and only
+// WebAssembly 2.0 instructions are stepped over. Any other module is
+// compiled with WithCloseOnContextDone instead.
 
-// yieldEvery is how many checks pass between two calls to the host: a
-// call costs ~0.1 µs, so this keeps the check's share of a guest's time
-// small while a stop (or a garbage collection) waits at most a few
-// microseconds of guest work.
+// yieldEvery is how many checks pass between two calls to the host.
 const yieldEvery = 1000
 
 // interruptCheck is the code inserted at each check point:
@@ -47,18 +32,9 @@ const yieldEvery = 1000
 //	end
 func interruptCheck(counter, yield uint32) []byte {
 	n := uleb(uint64(counter))
-	b := append([]byte{0x23}, n...)
-	b = append(b, 0x41, 0x01, 0x6b, 0x24)
-	b = append(b, n...)
-	b = append(b, 0x23)
-	b = append(b, n...)
-	b = append(b, 0x45, 0x04, 0x40, 0x41)
-	b = append(b, sleb(yieldEvery)...)
-	b = append(b, 0x24)
-	b = append(b, n...)
-	b = append(b, 0x10)
-	b = append(b, uleb(uint64(yield))...)
-	return append(b, 0x1a, 0x0b)
+	return slices.Concat([]byte{0x23}, n, []byte{0x41, 0x01, 0x6b, 0x24}, n, []byte{0x23}, n,
+		[]byte{0x45, 0x04, 0x40, 0x41}, sleb(yieldEvery), []byte{0x24}, n,
+		[]byte{0x10}, uleb(uint64(yield)), []byte{0x1a, 0x0b})
 }
 
 type rawSection struct {
@@ -152,11 +128,8 @@ func scanImports(secs []rawSection) (globals, yield uint32, err error) {
 					globals++
 				case kindFunc:
 					if imp.module == wasiNamespace && imp.name == "sched_yield" {
-						// The check calls it as () -> i32 and drops the
-						// result. A module declaring it otherwise cannot
-						// link with WASI anyway; left alone, it fails with
-						// wazero's link error rather than a validation
-						// error of palace's making.
+						// The check calls it as () -> i32; any other
+						// signature is left to wazero's link error.
 						if int(imp.typeIndex) >= len(m.types) || !returnsI32Only(m.types[imp.typeIndex]) {
 							return 0, 0, errors.New("the module imports sched_yield with another signature")
 						}

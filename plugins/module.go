@@ -25,21 +25,15 @@ type Module struct {
 	compiled *extism.CompiledPlugin
 	cache    wazero.CompilationCache // nil without a disk cache
 	rt       *Runtime
-	// interruptible: the module was rewritten with checks that call the
-	// host's Osyield (interrupt.go), which stops the guest once its call's
-	// context is done; else it was compiled with wazero's
-	// WithCloseOnContextDone.
+	// interruptible: rewritten with checks calling Osyield (interrupt.go);
+	// else compiled with WithCloseOnContextDone.
 	interruptible bool
-	// hasStart: the module declares a start function, which wazero runs
-	// whenever an instance is created.
-	hasStart bool
+	hasStart      bool // declares a start function, run per instantiation
 
-	// pool holds Config's pool size of slots; a slot is an idle instance
-	// or nil, meaning "instantiate on demand". Taking a slot is the right
-	// to run one call, so instances are never shared.
-	pool chan *instance
-	// done is closed when Close starts; waiting calls then give up.
-	done      chan struct{}
+	// pool holds one slot per instance: idle or nil (instantiate on
+	// demand). Taking a slot is the right to run one call.
+	pool      chan *instance
+	done      chan struct{} // closed when Close starts
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -47,8 +41,7 @@ type Module struct {
 // Name returns the name given to Load.
 func (m *Module) Name() string { return m.name }
 
-// Hash returns the lowercase hex SHA-256 of the module's bytes, which is what
-// an audit event stamps as the policy's hash.
+// Hash returns the lowercase hex SHA-256 of the module's bytes.
 func (m *Module) Hash() string { return m.hash }
 
 // Points returns the decision points the module serves, in DecisionPoints
@@ -59,16 +52,14 @@ func (m *Module) Points() []string { return slices.Clone(m.points) }
 func (m *Module) Serves(point string) bool { return slices.Contains(m.points, point) }
 
 // Call runs the decision point with its JSON input and returns the JSON the
-// plugin wrote, unparsed. It waits for a free instance while ctx allows, then
-// runs the guest under Config's deadline (or ctx's, if earlier).
+// plugin wrote. It waits for a free instance while ctx allows, then runs the
+// guest under Config's deadline (or ctx's, if earlier).
 //
-// It fails, with the plugin and point named, when the module does not serve
-// the point (ErrNotServed), the guest runs past the deadline (ErrDeadline),
-// traps, exits, returns a non-zero status or sets an Extism error (the
-// guest's message and the start of its stderr are quoted), writes no output,
-// or writes more than the output limit (ErrOutputTooLarge). After any failure
-// the instance is discarded and the next call gets a fresh one, so the Module
-// keeps serving.
+// It fails, naming the plugin and point, when the point is not served
+// (ErrNotServed), the guest runs past the deadline (ErrDeadline), traps,
+// exits, returns non-zero or sets an Extism error (its message and stderr's
+// start quoted), writes no output, or writes too much (ErrOutputTooLarge).
+// A failed call's instance is discarded.
 func (m *Module) Call(ctx context.Context, point string, input []byte) ([]byte, error) {
 	out, err := m.call(ctx, point, input)
 	if err != nil {
@@ -120,18 +111,14 @@ func (m *Module) call(ctx context.Context, point string, input []byte) (_ []byte
 	defer cancel()
 	rc, out, err := inst.run(callCtx, point, input)
 	if errors.Is(err, errInstanceClosed) && !fresh {
-		// The guest ended its own instance in an earlier call that still
-		// succeeded (WASI proc_exit(0)); the SDK refused before running any
-		// guest code, so running the call on a fresh instance is safe.
+		// An earlier call ended the instance (proc_exit(0)); no guest code ran.
 		inst.close()
 		if inst, err = m.instantiate(ctx); err != nil {
 			return nil, err
 		}
 		rc, out, err = inst.run(callCtx, point, input)
 	}
-	// wazero closes a module whose context ends while it runs, and may do so
-	// just after a call that returned in time: such an instance is not
-	// reused even when the call succeeded.
+	// wazero may close an instance whose context ended, even after success.
 	keep = callCtx.Err() == nil
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -182,34 +169,24 @@ func (m *Module) release(ctx context.Context) error {
 	return err
 }
 
-// errInstanceClosed is a call refused because the instance's main module is
-// closed. The Extism go-sdk reports that only as fmt.Errorf("module is
-// closed") (CallWithContext, v1.7.1) and does not expose the module to ask;
-// run, the one place that calls the SDK, turns that message into this error
-// so everything else matches with errors.Is.
+// errInstanceClosed is a call refused because the instance is closed; run
+// maps the go-sdk's bare extismClosedMessage to it.
 var errInstanceClosed = errors.New("plugin instance is closed")
 
-// extismClosedMessage is the go-sdk's message for errInstanceClosed.
 const extismClosedMessage = "module is closed"
 
-// instance is one instantiation of the module: its own memories, its own
-// Extism kernel state, its own stderr.
+// instance is one instantiation of the module.
 type instance struct {
-	plugin *extism.Plugin
-	stderr *headBuffer
-	// callCtx is the context of the call in progress, which the guest's
-	// checks test through Osyield. Only the goroutine running the call
-	// touches it.
-	callCtx context.Context
+	plugin  *extism.Plugin
+	stderr  *headBuffer
+	callCtx context.Context // the call in progress, tested by Osyield
 }
 
-// errInterrupted stops a guest from inside its Osyield check; wazero turns
-// the panic into the call's error.
+// errInterrupted stops a guest from inside its Osyield check.
 var errInterrupted = errors.New("stopped at the deadline")
 
-// wasiOutputEnv makes the Extism SDK connect a plugin's stdout and stderr to
-// the process's own. palace's LSP and MCP servers speak JSON-RPC on stdout,
-// so a plugin must never write there.
+// wasiOutputEnv makes the Extism SDK connect a plugin's stdout to palace's,
+// where the LSP and MCP servers speak JSON-RPC; refused.
 const wasiOutputEnv = "EXTISM_ENABLE_WASI_OUTPUT"
 
 func (m *Module) instantiate(ctx context.Context) (*instance, error) {
@@ -218,10 +195,8 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	}
 	stderr := &headBuffer{}
 	inst := &instance{stderr: stderr}
-	// A fresh wazero ModuleConfig is the sandbox: no mounts, environment,
-	// arguments or stdin; stdout discarded; clocks and random source are
-	// deterministic fakes; no exported start function (Extism runs the
-	// guest's runtime initialiser on the first call, under the deadline).
+	// A fresh ModuleConfig is the sandbox: no mounts, environment,
+	// arguments or stdin; stdout discarded; fake clocks and randomness.
 	mc := wazero.NewModuleConfig().WithStderr(stderr)
 	if m.interruptible {
 		mc = mc.WithOsyield(func() {
@@ -230,13 +205,8 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 			}
 		})
 	}
-	// Instantiating runs the module's start function, if it declares one
-	// (the binary's start section, which wazero runs whatever the module
-	// config says). It gets a call's deadline and is stopped the way a call
-	// is: by the inserted checks, which test callCtx, or by wazero closing
-	// the module when the context ends. Without a start function no guest
-	// code runs here, only host work bounded by the module's validated
-	// size, which a deadline would only make fail on a busy machine.
+	// A start function runs under a call's deadline; without one no guest
+	// code runs here.
 	startCtx, cancel := ctx, context.CancelFunc(func() {})
 	if m.hasStart {
 		startCtx, cancel = context.WithTimeout(ctx, m.s.deadline)
@@ -245,9 +215,7 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	inst.callCtx = startCtx
 	p, err := m.compiled.Instance(startCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	inst.callCtx = nil
-	if err == nil && startCtx.Err() != nil {
-		// The start function returned as the context ended; wazero may
-		// have closed the instance under it.
+	if err == nil && startCtx.Err() != nil { // wazero may have closed it
 		_ = p.Close(context.WithoutCancel(ctx))
 	}
 	switch {
@@ -280,8 +248,7 @@ func (i *instance) run(ctx context.Context, point string, input []byte) (rc uint
 }
 
 // explain turns a failed call into one line: what happened, then the first
-// line the guest wrote to stderr (a Go guest prints "panic: …" or "fatal
-// error: out of memory" there before exiting).
+// line the guest wrote to stderr.
 func (i *instance) explain(err error) error {
 	var exit *sys.ExitError
 	msg := firstLine(err.Error(), 300)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -17,19 +18,16 @@ import (
 
 // Runtime loads plugins under one Config. It is safe for concurrent use.
 type Runtime struct {
-	s settings
-	// entryLocks serialises loads of the same module bytes through the disk
-	// cache, so that one Load never deletes an entry another is writing.
-	entryLocks sync.Map // module hash -> *sync.Mutex
+	s          settings
+	entryLocks sync.Map // module hash -> *sync.Mutex serialising its disk cache entry
 
-	mu      sync.Mutex // guards the fields below
-	closed  bool
+	mu      sync.Mutex  // guards the fields below
+	closed  atomic.Bool // set under mu
 	modules map[*Module]struct{}
 }
 
 // NewRuntime checks cfg and returns a Runtime. It fails only on an invalid
-// Config (a negative limit, a memory cap over 4 GiB) or a cancelled ctx; an
-// unusable cache directory is not an error here (see Config.WithCacheDir).
+// Config or a cancelled ctx.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("new plugin runtime: %w", err)
@@ -42,28 +40,19 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 // Load checks, compiles and instantiates the module wasm, naming it name in
-// every message (the file name, e.g. "team.wasm"). The bytes are not retained.
+// every message. The bytes are not retained.
 //
-// A module that is not WebAssembly, imports anything outside extism:host/env
-// and wasi_snapshot_preview1, exports none of the decision points, or exports
-// one with the wrong signature is refused before compilation with an error
-// matching ErrRefused that names the offending import or export, e.g.
+// A module is refused before compilation, with ErrRefused and the offending
+// section, import or export named, when it is not WebAssembly, a section
+// declares more than it holds or than palace's limits allow, it imports
+// anything outside extism:host/env and wasi_snapshot_preview1, or it
+// exports no decision point or one with the wrong signature, e.g.
 //
 //	load plugin team.wasm: imports env.evil_fn: only extism:host/env and wasi_snapshot_preview1 are allowed
 //
-// Before anything is compiled, every section of the binary is checked
-// against the bytes that remain and against fixed limits (functions, types,
-// globals, tables, element and data segments, locals, memory): a module
-// declaring more than it holds, or more than a plugin needs, is refused
-// with ErrRefused and the section named.
-//
-// Compiling a Go guest takes about a second; with Config.WithCacheDir a later
-// process loads it from disk in milliseconds. Load creates one instance
-// before returning, so a module that cannot be instantiated (a declared
-// memory over the cap, a link error) fails here and not on its first call.
-// The only guest code that can run during Load is the module's start
-// function, which runs under Config's deadline like a call: a start function
-// still running then is stopped and Load fails with ErrDeadline.
+// Load creates one instance, so a module that cannot be instantiated fails
+// here. Its start function, the only guest code Load runs, is bounded by
+// Config's deadline (ErrDeadline).
 func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, error) {
 	m, err := r.load(ctx, name, wasm)
 	if err != nil {
@@ -73,11 +62,9 @@ func (r *Runtime) Load(ctx context.Context, name string, wasm []byte) (*Module, 
 }
 
 func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, error) {
-	if r.isClosed() {
+	if r.closed.Load() {
 		return nil, ErrClosed
 	}
-	// wazero never sees a module palace has not walked itself: its decoder
-	// allocates from counts the binary declares (validate.go).
 	shape, err := validateModule(wasm, r.s.memoryPages)
 	if err != nil {
 		return nil, refusal{"not a valid WebAssembly module: " + err.Error()}
@@ -117,7 +104,7 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	}
 
 	r.mu.Lock()
-	if r.closed {
+	if r.closed.Load() {
 		// Close ran while we compiled; it could not see this module.
 		r.mu.Unlock()
 		m.Close(context.WithoutCancel(ctx))
@@ -128,17 +115,10 @@ func (r *Runtime) load(ctx context.Context, name string, wasm []byte) (*Module, 
 	return m, nil
 }
 
-// compile builds the Extism plugin, through the module's disk cache when one
-// is configured. A cache entry that turns out not to match its seal is
-// thrown away, with whatever was compiled from it, and rebuilt; a cache that
-// fails in any other way is deleted and the module is compiled in memory
-// instead: the cache may make Load faster, never fail it or change what
-// runs.
-//
-// The guest is stopped at its deadline by checks rewritten into the module
-// when it can be rewritten (interrupt.go; interruptible), else by wazero's
-// slower WithCloseOnContextDone. The rewritten bytes are kept in the cache
-// entry too, so a warm load does not rewrite the module again.
+// compile builds the Extism plugin, through the disk cache when configured.
+// An entry not matching its seal is rebuilt; a failing cache is deleted and
+// the module compiled in memory: the cache never fails Load or changes what
+// runs. interruptible says the module carries palace's deadline checks.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (_ *extism.CompiledPlugin, _ wazero.CompilationCache, interruptible bool, _ error) {
 	if r.s.cacheDir != "" {
 		mu, _ := r.entryLocks.LoadOrStore(hash, new(sync.Mutex))
@@ -160,15 +140,14 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, hash string) (_ *ext
 	return compiled, nil, interruptible, err
 }
 
-// compileCached compiles through the cache entry d, sealing it when it was
-// new; ok is false, with the entry deleted, when that failed or d was not
-// intact.
+// compileCached compiles through the cache entry d, sealing a new one; ok is
+// false, with d deleted, when that failed or d was not intact.
 func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (_ *extism.CompiledPlugin, _ wazero.CompilationCache, interruptible, ok bool) {
-	code, interruptible, fromCache := d.rewritten()
-	if !fromCache {
+	code, interruptible := d.rewritten()
+	if !interruptible {
 		code, interruptible = rewrite(wasm)
 	}
-	cache, err := d.compilationCache()
+	cache, err := wazero.NewCompilationCacheWithDir(d.dir)
 	var compiled *extism.CompiledPlugin
 	if err == nil {
 		compiled, err = r.compileWith(ctx, code, cache, interruptible)
@@ -195,9 +174,8 @@ func (r *Runtime) compileCached(ctx context.Context, wasm []byte, d diskCache) (
 	return compiled, cache, interruptible, true
 }
 
-// rewrite returns the module with its tables capped (capTables) and
-// palace's deadline checks added and true, or with its tables capped only
-// and false when the checks cannot be added.
+// rewrite caps the module's tables and adds the deadline checks when it can
+// (true).
 func rewrite(wasm []byte) ([]byte, bool) {
 	wasm = capTables(wasm)
 	if code, err := instrument(wasm); err == nil {
@@ -207,16 +185,13 @@ func rewrite(wasm []byte) ([]byte, bool) {
 }
 
 func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.CompilationCache, interruptible bool) (_ *extism.CompiledPlugin, err error) {
-	// wazero reads a cache entry before palace knows it is intact; a
-	// damaged one must fail the compile, not the process.
+	// A damaged cache entry must fail the compile, not the process.
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("compile panicked: %v", p)
 		}
 	}()
 	rc := wazero.NewRuntimeConfig().
-		// Without one of the two ways to stop it, a guest in an infinite
-		// loop would ignore the deadline and hold its goroutine forever.
 		WithCloseOnContextDone(!interruptible).
 		WithMemoryLimitPages(r.s.memoryPages)
 	if cache != nil {
@@ -226,19 +201,15 @@ func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.Com
 		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
 		Memory: &extism.ManifestMemory{
 			MaxPages: r.s.memoryPages,
-			// Zero disables Extism vars (var_set traps) and caps HTTP
-			// bodies, though with no allowed hosts no request is made.
+			// Zero disables Extism vars and HTTP bodies.
 			MaxVarBytes:          0,
 			MaxHttpResponseBytes: 0,
 		},
-		// AllowedHosts, AllowedPaths and Config stay empty: that is the
-		// sandbox. Timeout stays 0 because Module.Call sets its own deadline
-		// and needs to tell it apart from the caller's cancellation.
+		// Empty AllowedHosts, AllowedPaths and Config are the sandbox;
+		// Module.Call sets the deadline.
 	}
-	// Compiling a module wazero has not cached spreads its functions over
-	// every core: a Go guest takes about a second on one. At least two
-	// workers, because only then does wazero stop between functions when
-	// ctx ends, which is how compileBudget holds.
+	// At least two workers: only then does wazero stop between functions
+	// when ctx ends, which is how compileBudget holds.
 	ctx, cancel := context.WithTimeout(ctx, compileBudget)
 	defer cancel()
 	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)))
@@ -249,17 +220,14 @@ func (r *Runtime) compileWith(ctx context.Context, wasm []byte, cache wazero.Com
 	return p, err
 }
 
-// compileBudget bounds the compilation of one module. A Go guest compiles
-// in well under a second on two cores; validate bounds each function's
-// cost, and this bounds how many such functions a module can make palace
-// compile.
+// compileBudget bounds the compilation of one module.
 var compileBudget = 20 * time.Second
 
 // Close closes every Module loaded by r (see Module.Close) and makes later
 // Loads fail with ErrClosed. It is safe to call more than once.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
-	r.closed = true
+	r.closed.Store(true)
 	mods := make([]*Module, 0, len(r.modules))
 	for m := range r.modules {
 		mods = append(mods, m)
@@ -270,12 +238,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		errs = append(errs, m.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-func (r *Runtime) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
 }
 
 func (r *Runtime) forget(m *Module) {

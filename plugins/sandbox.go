@@ -6,28 +6,18 @@ import (
 	"strings"
 )
 
-// The import namespaces a plugin may use. Everything else is refused at load,
-// before any compilation: a module can only reach what it imports, so the
-// import list is the sandbox's outer wall.
+// The import namespaces a plugin may use; everything else is refused at
+// load. WASI reaches nothing outside the guest: nothing is mounted or given.
 const (
-	// kernelNamespace is the Extism kernel: input, output, memory blocks,
-	// errors, logging, vars, config and (disabled here) HTTP.
 	kernelNamespace = "extism:host/env"
-	// userNamespace is where Extism hosts put their own host functions.
-	// palace provides none, so an import from it could never link; it is
-	// refused by name so the author learns why.
-	userNamespace = "extism:host/user"
-	// wasiNamespace is WASI preview 1, which Go, Rust and C guests need for
-	// their runtimes. No directory is mounted, no environment, arguments,
-	// sockets or stdin are given, so it reaches nothing outside the guest.
-	wasiNamespace = "wasi_snapshot_preview1"
+	userNamespace   = "extism:host/user" // palace provides no host functions; refused by name
+	wasiNamespace   = "wasi_snapshot_preview1"
 )
 
 const allowedNamespaces = "only " + kernelNamespace + " and " + wasiNamespace + " are allowed"
 
-// kernelFuncs are the functions of the Extism kernel as the go-sdk v1.7.1
-// defines them (host.go, instantiateEnvModule). TestKernelImportsLink proves
-// each one links.
+// kernelFuncs are the functions of the Extism kernel in go-sdk v1.7.1;
+// TestKernelImportsLink proves each one links.
 var kernelFuncs = setOf(
 	"alloc", "free", "length", "length_unsafe", "memory_bytes",
 	"load_u8", "load_u64", "store_u8", "store_u64",
@@ -87,8 +77,7 @@ func importProblem(imp wasmImport) string {
 }
 
 // pointsAndProblems returns the decision points m serves, in DecisionPoints
-// order, and every reason it cannot be loaded, imports first. The same rules
-// back Load (which reports the first problem) and Inspect (which lists all).
+// order, and every reason it cannot be loaded (Load reports the first).
 func pointsAndProblems(m *wasmModule) (points, problems []string) {
 	for _, imp := range m.imports {
 		if p := importProblem(imp); p != "" {
@@ -129,8 +118,7 @@ func extismSignature(t funcType) bool {
 	return len(t.results) == 0 || (len(t.results) == 1 && t.results[0] == 0x7f)
 }
 
-// refusal is a load error found by inspecting the binary. It matches
-// ErrRefused with errors.Is while reading exactly as its message.
+// refusal is a load error that matches ErrRefused and reads as msg.
 type refusal struct{ msg string }
 
 func (e refusal) Error() string        { return e.msg }

@@ -5,26 +5,13 @@ import (
 	"fmt"
 )
 
-// palace's own pass over a module binary, before wazero sees it.
-//
-// A .wasm policy arrives with a repository clone, so its bytes are hostile
-// until proven otherwise. wazero's decoder trusts the counts a binary
-// declares: it allocates a slice of the declared length before reading a
-// single entry (see README.md, "wazero allocates from untrusted counts"),
-// and an out-of-memory in the Go runtime is fatal, not a panic that recover
-// could catch. So validate walks every section the way wazero's decoder
-// will, with each count and length checked against the bytes that remain
-// in its section and against fixed limits, and refuses anything that would
-// make the decoder, the compiler or an instantiation allocate more than a
-// module of that size honestly needs. It does not validate code (wazero
-// does, once the sizes are known to be sane): in a function body it checks
-// the local declarations and steps over each instruction, counting the
-// branches that make compiling slow and refusing opcodes outside
-// WebAssembly 2.0.
-//
-// The limits are far above what a real plugin uses (a Go guest has a few
-// thousand functions and types, a dozen globals, one table and one memory)
-// and far below what would hurt the host.
+// palace's own pass over a hostile module binary, before wazero's decoder
+// allocates from the counts it declares (README.md, "wazero allocates from
+// untrusted counts"): every count and length is checked against the bytes
+// that remain and against the limits below, far above what a real plugin
+// uses. Code is left to wazero, except that each function body's locals
+// are checked and its instructions stepped over, counting branches and
+// refusing opcodes outside WebAssembly 2.0.
 const (
 	maxModuleBytes   = 64 << 20
 	maxTypes         = 100_000
@@ -42,9 +29,7 @@ const (
 	maxNameEntries   = 1_000_000
 	maxFunctionBytes = 8 << 20 // one function body
 	// maxBranches bounds the blocks, loops, ifs and conditional branches of
-	// one function: wazero's compiler takes time that grows with their
-	// square (3,000 in one function took 0.4 s to compile, 10,000 took 2 s,
-	// 30,000 took 18 s). The largest function of a Go guest has about 1,000.
+	// one function, whose compile time grows with their square.
 	maxBranches = 5_000
 )
 
@@ -72,9 +57,9 @@ type validator struct {
 	dataSegments                     uint32
 	dataCount                        *uint32
 	start                            *uint32
-	// calls holds, per defined function, the functions its body calls and
-	// whether it calls through a table; filled only for a module with a
-	// start function (see startRecursion).
+	// per defined function, for a module with a start function
+	// (startRecursion): the functions its body calls, and whether it calls
+	// through a table.
 	calls          [][]uint32
 	callsTable     []bool
 	exportNames    map[string]struct{}
@@ -83,16 +68,9 @@ type validator struct {
 	mod wasmModule // the types, imports, functions and exports read
 }
 
-// validate checks the binary b section by section; memoryPages is the cap a
-// memory may declare. The error names the section, its offset in the file
-// and what is wrong.
-func validate(b []byte, memoryPages uint32) error {
-	_, err := validateModule(b, memoryPages)
-	return err
-}
-
-// validateModule is validate, also returning what the sections declared
-// (validator.mod: the module's types, imports, functions and exports).
+// validateModule checks the binary b section by section; memoryPages is the
+// cap a memory may declare. The error names the section, its offset in the
+// file and what is wrong. It returns what the sections declared (mod).
 func validateModule(b []byte, memoryPages uint32) (*validator, error) {
 	if len(b) > maxModuleBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB limit for a module", len(b), maxModuleBytes>>20)
@@ -189,9 +167,7 @@ func (v *validator) section(id byte, r *reader) error {
 }
 
 // count reads a vector length and checks it against limit and against the
-// bytes left in r, given that each entry takes at least minBytes. This is
-// the check wazero's decoder lacks: a count is never trusted beyond what
-// the bytes that follow could hold.
+// bytes left in r, given that each entry takes at least minBytes.
 func (r *reader) count(what string, minBytes, limit int) (uint32, error) {
 	n, err := r.u32()
 	if err != nil {
@@ -206,18 +182,29 @@ func (r *reader) count(what string, minBytes, limit int) (uint32, error) {
 	return n, nil
 }
 
-func (v *validator) typeSection(r *reader) error {
-	n, err := r.count("types", 3, maxTypes)
+// vector reads a count (see count) and then each entry, naming the entry and
+// its index in an error.
+func (r *reader) vector(what, entry string, minBytes, limit int, each func(i uint32) error) (uint32, error) {
+	n, err := r.count(what, minBytes, limit)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range n {
+		if err := each(i); err != nil {
+			return 0, fmt.Errorf("%s %d: %w", entry, i, err)
+		}
+	}
+	return n, nil
+}
+
+func (v *validator) typeSection(r *reader) (err error) {
+	v.types, err = r.vector("types", "type", 3, maxTypes, func(uint32) error {
 		form, err := r.byte()
 		if err != nil {
-			return fmt.Errorf("type %d: %w", i, err)
+			return err
 		}
 		if form != 0x60 {
-			return fmt.Errorf("type %d: form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", i, form)
+			return fmt.Errorf("form 0x%02x is not a function type (only WebAssembly 2.0 types are supported)", form)
 		}
 		var t funcType
 		for _, list := range []struct {
@@ -226,20 +213,20 @@ func (v *validator) typeSection(r *reader) error {
 		}{{"parameters", &t.params}, {"results", &t.results}} {
 			k, err := r.count(list.what, 1, maxTypeArity)
 			if err != nil {
-				return fmt.Errorf("type %d: %w", i, err)
+				return err
 			}
 			start := r.off
 			for range k {
 				if err := r.valueType(); err != nil {
-					return fmt.Errorf("type %d: %w", i, err)
+					return err
 				}
 			}
 			*list.dst = r.b[start:r.off]
 		}
 		v.mod.types = append(v.mod.types, t)
-	}
-	v.types = n
-	return nil
+		return nil
+	})
+	return err
 }
 
 func (r *reader) valueType() error {
@@ -322,16 +309,8 @@ func (v *validator) memory(r *reader) error {
 }
 
 func (v *validator) importSection(r *reader) error {
-	n, err := r.count("imports", 4, maxImports)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.importEntry(r); err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("imports", "import", 4, maxImports, func(uint32) error { return v.importEntry(r) })
+	return err
 }
 
 func (v *validator) importEntry(r *reader) error {
@@ -395,19 +374,16 @@ func (r *reader) mutability() error {
 }
 
 func (v *validator) functionSection(r *reader) error {
-	n, err := r.count("functions", 1, maxFunctions-int(v.funcs))
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("functions", "function", 1, maxFunctions-int(v.funcs), func(uint32) error {
 		t, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("function %d: %w", i, err)
-		}
-		if t >= v.types {
-			return fmt.Errorf("function %d: type %d does not exist (%d types)", i, t, v.types)
+		if err == nil && t >= v.types {
+			err = fmt.Errorf("type %d does not exist (%d types)", t, v.types)
 		}
 		v.mod.funcTypes = append(v.mod.funcTypes, t)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	v.definedFuncs = n
 	v.funcs += n
@@ -415,16 +391,8 @@ func (v *validator) functionSection(r *reader) error {
 }
 
 func (v *validator) tableSection(r *reader) error {
-	n, err := r.count("tables", 3, maxTables)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.table(r); err != nil {
-			return fmt.Errorf("table %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("tables", "table", 3, maxTables, func(uint32) error { return v.table(r) })
+	return err
 }
 
 func (v *validator) memorySection(r *reader) error {
@@ -441,23 +409,17 @@ func (v *validator) memorySection(r *reader) error {
 }
 
 func (v *validator) globalSection(r *reader) error {
-	n, err := r.count("globals", 4, maxGlobals-int(v.globals))
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("globals", "global", 4, maxGlobals-int(v.globals), func(uint32) error {
 		if err := r.valueType(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
+			return err
 		}
 		if err := r.mutability(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
+			return err
 		}
-		if err := r.constExpr(); err != nil {
-			return fmt.Errorf("global %d: %w", i, err)
-		}
-	}
+		return r.constExpr()
+	})
 	v.globals += n
-	return nil
+	return err
 }
 
 // constExpr reads a constant expression: one constant instruction and end,

@@ -10,16 +10,8 @@ import (
 // calls.
 
 func (v *validator) elementSection(r *reader) error {
-	n, err := r.count("element segments", 3, maxElemSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if err := v.elementSegment(r); err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
-		}
-	}
-	return nil
+	_, err := r.vector("element segments", "segment", 3, maxElemSegments, func(uint32) error { return v.elementSegment(r) })
+	return err
 }
 
 // elementSegment reads one of the eight segment encodings of WebAssembly
@@ -117,10 +109,9 @@ func (v *validator) codeSection(r *reader) error {
 	return nil
 }
 
-// functionBody checks a body's local declarations (wazero allocates one slot
-// per declared local before it reads any instruction) and counts its
-// branches, stepping over every instruction. With withCalls it also returns
-// the functions the body calls and whether it calls through a table.
+// functionBody checks a body's local declarations and counts its branches,
+// stepping over every instruction. With withCalls it also returns the
+// functions the body calls and whether it calls through a table.
 func functionBody(body []byte, withCalls bool) (calls []uint32, table bool, err error) {
 	r := &reader{b: body}
 	groups, err := r.count("local declarations", 2, maxLocals)
@@ -172,14 +163,9 @@ func functionBody(body []byte, withCalls bool) (calls []uint32, table bool, err 
 }
 
 // startRecursion refuses a start function that can recurse or call through
-// a table. A start function runs while the module is instantiated, under
-// the call deadline; wazero stops a guest that overruns it only at loop
-// headers (and palace's inserted checks need the guest's sched_yield
-// import), so a start function that recurses without looping would run
-// until wazero's call stack ceiling traps it, seconds later. Without
-// recursion or indirect calls its running time is bounded by its loops,
-// which are checked. Real guests (Go, Rust, TinyGo with the Extism PDKs)
-// declare no start section and are not affected.
+// a table: the deadline stops a guest only at loops and function entries
+// with checks, so such a start function could run until the call stack
+// ceiling traps it.
 func (v *validator) startRecursion() error {
 	if v.start == nil {
 		return nil

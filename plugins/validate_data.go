@@ -9,14 +9,10 @@ import (
 // cap applied to a module that passed it.
 
 func (v *validator) dataSection(r *reader) error {
-	n, err := r.count("data segments", 2, maxDataSegments)
-	if err != nil {
-		return err
-	}
-	for i := range n {
+	n, err := r.vector("data segments", "segment", 2, maxDataSegments, func(uint32) error {
 		flags, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
+			return err
 		}
 		switch flags {
 		case 0:
@@ -30,18 +26,19 @@ func (v *validator) dataSection(r *reader) error {
 			err = fmt.Errorf("flags %d (want 0, 1 or 2)", flags)
 		}
 		if err != nil {
-			return fmt.Errorf("segment %d: %w", i, err)
+			return err
 		}
 		size, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("segment %d: size: %w", i, err)
+			return fmt.Errorf("size: %w", err)
 		}
 		if _, err := r.bytes(uint64(size)); err != nil {
-			return fmt.Errorf("segment %d: declares %d bytes but only %d remain", i, size, len(r.b)-r.off)
+			return fmt.Errorf("declares %d bytes but only %d remain", size, len(r.b)-r.off)
 		}
-	}
+		return nil
+	})
 	v.dataSegments = n
-	return nil
+	return err
 }
 
 // custom checks a custom section's name and, for the "name" section, which
@@ -116,13 +113,9 @@ func (r *reader) nameMap() error {
 	return nil
 }
 
-// capTables returns wasm with every table's maximum size lowered to
-// maxTableEntries (added where the module declares none). Nothing else
-// bounds table.grow: wazero allocates whatever a grow asks for below 2^32
-// entries, 8 bytes each. A grow past the cap fails the way the instruction
-// is specified to fail (it returns -1), so a module that never grows a
-// table that far runs unchanged. Go guests declare a table without a
-// maximum and never grow it. wasm must have passed validate.
+// capTables returns wasm, which passed validate, with every table's maximum
+// lowered to maxTableEntries (added where none is declared): a table.grow
+// past it returns -1.
 func capTables(wasm []byte) []byte {
 	r := &reader{b: wasm, off: 8}
 	for r.off < len(wasm) {

@@ -3,13 +3,9 @@ package plugins
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
-
-// This file holds the byte reader of a WebAssembly binary and what the
-// sandbox and Inspect need of one: imports, exports and the function
-// signatures behind them, which validate records as it walks the sections
-// (validate.go). Full validation of the code is left to wazero at Load.
 
 // externKind is the kind byte of an import or export descriptor.
 type externKind byte
@@ -23,17 +19,8 @@ const (
 )
 
 func (k externKind) String() string {
-	switch k {
-	case kindFunc:
-		return "function"
-	case kindTable:
-		return "table"
-	case kindMemory:
-		return "memory"
-	case kindGlobal:
-		return "global"
-	case kindTag:
-		return "tag"
+	if k <= kindTag {
+		return [...]string{"function", "table", "memory", "global", "tag"}[k]
 	}
 	return fmt.Sprintf("kind 0x%02x", byte(k))
 }
@@ -56,14 +43,10 @@ type funcType struct {
 
 // wasmModule is what validateModule learned about a binary.
 type wasmModule struct {
-	imports []wasmImport
-	exports []wasmExport
-	// types is nil when the type section uses encodings this reader does not
-	// know (e.g. GC proposal recursive types); signatures are then unknown.
-	types []funcType
-	// funcTypes holds the type index of every function in the function
-	// index space: imported functions first, then defined ones.
-	funcTypes []uint32
+	imports   []wasmImport
+	exports   []wasmExport
+	types     []funcType // nil: signatures unknown
+	funcTypes []uint32   // the type of each function, imported ones first
 }
 
 // signature returns the type of the function at index, or false when the
@@ -149,36 +132,15 @@ func (r *reader) name() (string, error) {
 	return string(b), nil
 }
 
-func valueTypeName(v byte) string {
-	switch v {
-	case 0x7f:
-		return "i32"
-	case 0x7e:
-		return "i64"
-	case 0x7d:
-		return "f32"
-	case 0x7c:
-		return "f64"
-	case 0x7b:
-		return "v128"
-	case 0x70:
-		return "funcref"
-	case 0x6f:
-		return "externref"
-	}
-	return ""
-}
+var valueTypeNames = map[byte]string{0x7f: "i32", 0x7e: "i64", 0x7d: "f32", 0x7c: "f64", 0x7b: "v128", 0x70: "funcref", 0x6f: "externref"}
 
 func (t funcType) String() string {
 	list := func(vs []byte) string {
-		s := "("
+		names := make([]string, len(vs))
 		for i, v := range vs {
-			if i > 0 {
-				s += ", "
-			}
-			s += valueTypeName(v)
+			names[i] = valueTypeNames[v]
 		}
-		return s + ")"
+		return "(" + strings.Join(names, ", ") + ")"
 	}
 	return list(t.params) + " -> " + list(t.results)
 }

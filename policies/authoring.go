@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -15,9 +14,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
 )
-
-// This file holds what `palace policy check | test | fmt` need, so that no
-// package but this one imports OPA.
 
 // Check loads src as Load does and also compiles every *_test.rego file
 // that would run against it, so a broken test is found before CI runs it.
@@ -55,22 +51,15 @@ type TestOptions struct {
 
 // TestResult is one Rego test's outcome.
 type TestResult struct {
-	// Package is the test's package without "data.", e.g. "palace.gate_test".
-	Package string `json:"package"`
-	Name    string `json:"name"`
-	// File, Line locate the test rule.
-	File string `json:"file"`
-	Line int    `json:"line"`
-	// Outcome is "pass", "fail", "error" or "skip".
-	Outcome string `json:"outcome"`
-	// FailedAt is the expression that failed, "file:line:col: expr", when
-	// the test failed on an assertion.
-	FailedAt string `json:"failed_at,omitempty"`
-	// Error is the evaluation error, for outcome "error".
-	Error    string        `json:"error,omitempty"`
+	Package  string        `json:"package"` // without "data.", e.g. "palace.gate_test"
+	Name     string        `json:"name"`
+	File     string        `json:"file"`
+	Line     int           `json:"line"`
+	Outcome  string        `json:"outcome"`             // pass, fail, error or skip
+	FailedAt string        `json:"failed_at,omitempty"` // "file:line:col: expr" of a failed assertion
+	Error    string        `json:"error,omitempty"`     // for outcome error
 	Duration time.Duration `json:"duration_ns"`
-	// Output is what print() wrote.
-	Output string `json:"output,omitempty"`
+	Output   string        `json:"output,omitempty"` // what print() wrote
 }
 
 // TestReport is the outcome of one RunTests.
@@ -85,12 +74,10 @@ type TestReport struct {
 // OK reports whether every test that ran passed (skips allowed).
 func (r TestReport) OK() bool { return r.Fail == 0 && r.Errors == 0 }
 
-// RunTests runs the *_test.rego files of src like `opa test`: the policies
-// under test are the set Load would build (package override included), so
-// a team's tests exercise the team's policies on top of the defaults. An
-// embedded default's tests run only while that default still serves: a
-// team that replaces palace.gate does not inherit palace.gate_test. Parse
-// and compile errors fail the run with located Errors.
+// RunTests runs the *_test.rego files of src like `opa test`, against the
+// set Load would build. An embedded default's tests run only while that
+// default still serves. Parse and compile errors fail the run with located
+// Errors.
 func RunTests(ctx context.Context, src Sources, opts TestOptions) (TestReport, error) {
 	snap, err := readSnapshot(src)
 	if err != nil {
@@ -193,22 +180,19 @@ func failedAt(trace []*topdown.Event) string {
 // under test still comes from a source no higher than the test's own.
 func compileTests(files []File, sources []string) (map[string]*ast.Module, error) {
 	eff := effective(files)
-	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	servedFrom := map[string]int{}
 	for _, f := range eff {
 		if f.Kind == KindConfig {
 			continue
 		}
-		if f.Kind == KindWasm {
-			// A module's points count as served: a team gate.wasm retires
-			// the embedded gate's tests as a team gate.rego would.
+		if f.Kind == KindWasm { // a module's points count as served
 			for _, p := range f.Points {
-				servedFrom[p.Package()] = rank[f.Source]
+				servedFrom[p.Package()] = sourceRank[f.Source]
 			}
 			continue
 		}
 		if !f.Test {
-			servedFrom[f.Package] = rank[f.Source]
+			servedFrom[f.Package] = sourceRank[f.Source]
 		}
 	}
 	modules := map[string]*ast.Module{}
@@ -220,7 +204,7 @@ func compileTests(files []File, sources []string) (map[string]*ast.Module, error
 			if sources != nil && !slices.Contains(sources, f.Source) {
 				continue
 			}
-			if r, ok := servedFrom[strings.TrimSuffix(f.Package, "_test")]; ok && r > rank[f.Source] {
+			if r, ok := servedFrom[strings.TrimSuffix(f.Package, "_test")]; ok && r > sourceRank[f.Source] {
 				continue
 			}
 		}
@@ -243,15 +227,6 @@ func Format(path string, src []byte) ([]byte, error) {
 	return out, nil
 }
 
-// Formatted reports whether src is already formatted.
-func Formatted(path string, src []byte) (bool, error) {
-	out, err := Format(path, src)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(out, src), nil
-}
-
 // PolicyFiles lists the .rego files under dir as the loader sees them:
 // sorted, hidden folders and files skipped. A missing dir has none.
-func PolicyFiles(dir string) ([]string, error) { return policyFiles(dir) }
+func PolicyFiles(dir string) ([]string, error) { return sourceFiles(dir, false) }

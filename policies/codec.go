@@ -45,9 +45,7 @@ func wasmInput(p Point, in any) ([]byte, error) {
 	return b, nil
 }
 
-// inputSizes holds, per point, the size of its last JSON input and an
-// eighth more: the buffer of the next one, so that a batch is written
-// without growing it.
+// inputSizes holds, per point, the buffer size for its next JSON input.
 var inputSizes = func() map[Point]*atomic.Int64 {
 	m := make(map[Point]*atomic.Int64, len(Points))
 	for _, p := range Points {

@@ -46,6 +46,9 @@ func appendInput(b []byte, in any) (_ []byte, ok bool) {
 	return b, false
 }
 
+// Below, valueT is the OPA value of type T and appendT appends its JSON to b;
+// a nil list is [].
+
 // The member names of the inputs, as OPA terms.
 var (
 	keyAccepted                    = ast.StringTerm("accepted")
@@ -137,7 +140,6 @@ var (
 	keyWake                        = ast.StringTerm("wake")
 )
 
-// valueGateInput is the OPA value of GateInput.
 func valueGateInput(x GateInput) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyAction, ast.InternedTerm(x.Action)),
@@ -154,7 +156,6 @@ func valueGateInput(x GateInput) *ast.Term {
 	))
 }
 
-// appendGateInput appends the JSON of GateInput to b.
 func appendGateInput(b []byte, x GateInput) []byte {
 	b = appendString(append(b, `{"action":`...), x.Action)
 	b = appendString(append(b, `,"target":`...), x.Target)
@@ -170,7 +171,6 @@ func appendGateInput(b []byte, x GateInput) []byte {
 	return append(b, '}')
 }
 
-// valueGateCard is the OPA value of GateCard.
 func valueGateCard(x GateCard) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyId, ast.InternedTerm(x.ID)),
@@ -185,7 +185,6 @@ func valueGateCard(x GateCard) *ast.Term {
 	))
 }
 
-// appendGateCard appends the JSON of GateCard to b.
 func appendGateCard(b []byte, x GateCard) []byte {
 	b = appendString(append(b, `{"id":`...), x.ID)
 	b = appendString(append(b, `,"tier":`...), x.Tier)
@@ -199,7 +198,6 @@ func appendGateCard(b []byte, x GateCard) []byte {
 	return append(b, '}')
 }
 
-// valueCardScope is the OPA value of CardScope.
 func valueCardScope(x CardScope) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyPaths, valueListString(x.Paths)),
@@ -208,7 +206,6 @@ func valueCardScope(x CardScope) *ast.Term {
 	))
 }
 
-// appendCardScope appends the JSON of CardScope to b.
 func appendCardScope(b []byte, x CardScope) []byte {
 	b = appendListString(append(b, `{"paths":`...), x.Paths)
 	b = appendListString(append(b, `,"languages":`...), x.Languages)
@@ -216,7 +213,6 @@ func appendCardScope(b []byte, x CardScope) []byte {
 	return append(b, '}')
 }
 
-// valueListString is a list as an OPA array; nil is [].
 func valueListString(xs []string) *ast.Term {
 	ts := make([]*ast.Term, len(xs))
 	for i, x := range xs {
@@ -225,7 +221,6 @@ func valueListString(xs []string) *ast.Term {
 	return ast.ArrayTerm(ts...)
 }
 
-// appendListString appends a list as a JSON array to b; nil is [].
 func appendListString(b []byte, xs []string) []byte {
 	b = append(b, '[')
 	for i, x := range xs {
@@ -237,7 +232,6 @@ func appendListString(b []byte, xs []string) []byte {
 	return append(b, ']')
 }
 
-// valueDomainRoleCounts is the OPA value of domain.RoleCounts.
 func valueDomainRoleCounts(x domain.RoleCounts) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keySupporting, ast.InternedTerm(x.Supporting)),
@@ -247,7 +241,6 @@ func valueDomainRoleCounts(x domain.RoleCounts) *ast.Term {
 	))
 }
 
-// appendDomainRoleCounts appends the JSON of domain.RoleCounts to b.
 func appendDomainRoleCounts(b []byte, x domain.RoleCounts) []byte {
 	b = strconv.AppendInt(append(b, `{"supporting":`...), int64(x.Supporting), 10)
 	b = strconv.AppendInt(append(b, `,"verification":`...), int64(x.Verification), 10)
@@ -256,7 +249,6 @@ func appendDomainRoleCounts(b []byte, x domain.RoleCounts) []byte {
 	return append(b, '}')
 }
 
-// valueSourceRefs is the OPA value of SourceRefs.
 func valueSourceRefs(x SourceRefs) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keySupporting, valueListString(x.Supporting)),
@@ -266,7 +258,6 @@ func valueSourceRefs(x SourceRefs) *ast.Term {
 	))
 }
 
-// appendSourceRefs appends the JSON of SourceRefs to b.
 func appendSourceRefs(b []byte, x SourceRefs) []byte {
 	b = appendListString(append(b, `{"supporting":`...), x.Supporting)
 	b = appendListString(append(b, `,"verification":`...), x.Verification)
@@ -275,7 +266,6 @@ func appendSourceRefs(b []byte, x SourceRefs) []byte {
 	return append(b, '}')
 }
 
-// valueRoleTimes is the OPA value of RoleTimes.
 func valueRoleTimes(x RoleTimes) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keySupporting, ast.InternedTerm(x.Supporting)),
@@ -285,7 +275,6 @@ func valueRoleTimes(x RoleTimes) *ast.Term {
 	))
 }
 
-// appendRoleTimes appends the JSON of RoleTimes to b.
 func appendRoleTimes(b []byte, x RoleTimes) []byte {
 	b = appendString(append(b, `{"supporting":`...), x.Supporting)
 	b = appendString(append(b, `,"verification":`...), x.Verification)
@@ -294,7 +283,6 @@ func appendRoleTimes(b []byte, x RoleTimes) []byte {
 	return append(b, '}')
 }
 
-// valueGateContest is the OPA value of GateContest.
 func valueGateContest(x GateContest) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyContested, ast.InternedTerm(x.Contested)),
@@ -303,7 +291,6 @@ func valueGateContest(x GateContest) *ast.Term {
 	))
 }
 
-// appendGateContest appends the JSON of GateContest to b.
 func appendGateContest(b []byte, x GateContest) []byte {
 	b = strconv.AppendBool(append(b, `{"contested":`...), x.Contested)
 	b = appendString(append(b, `,"since":`...), x.Since)
@@ -311,7 +298,6 @@ func appendGateContest(b []byte, x GateContest) []byte {
 	return append(b, '}')
 }
 
-// valueReviewer is the OPA value of Reviewer.
 func valueReviewer(x Reviewer) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyName, ast.InternedTerm(x.Name)),
@@ -319,14 +305,12 @@ func valueReviewer(x Reviewer) *ast.Term {
 	))
 }
 
-// appendReviewer appends the JSON of Reviewer to b.
 func appendReviewer(b []byte, x Reviewer) []byte {
 	b = appendString(append(b, `{"name":`...), x.Name)
 	b = appendString(append(b, `,"type":`...), x.Type)
 	return append(b, '}')
 }
 
-// valueGateSource is the OPA value of GateSource.
 func valueGateSource(x GateSource) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyChannel, ast.InternedTerm(x.Channel)),
@@ -337,7 +321,6 @@ func valueGateSource(x GateSource) *ast.Term {
 	))
 }
 
-// appendGateSource appends the JSON of GateSource to b.
 func appendGateSource(b []byte, x GateSource) []byte {
 	b = appendString(append(b, `{"channel":`...), x.Channel)
 	b = appendString(append(b, `,"path":`...), x.Path)
@@ -347,7 +330,6 @@ func appendGateSource(b []byte, x GateSource) []byte {
 	return append(b, '}')
 }
 
-// valueScopeInput is the OPA value of ScopeInput.
 func valueScopeInput(x ScopeInput) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyContext, valueScopeContext(x.Context)),
@@ -355,14 +337,12 @@ func valueScopeInput(x ScopeInput) *ast.Term {
 	))
 }
 
-// appendScopeInput appends the JSON of ScopeInput to b.
 func appendScopeInput(b []byte, x ScopeInput) []byte {
 	b = appendScopeContext(append(b, `{"context":`...), x.Context)
 	b = appendListScopeCard(append(b, `,"cards":`...), x.Cards)
 	return append(b, '}')
 }
 
-// valueScopeContext is the OPA value of ScopeContext.
 func valueScopeContext(x ScopeContext) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyFile, ast.InternedTerm(x.File)),
@@ -376,7 +356,6 @@ func valueScopeContext(x ScopeContext) *ast.Term {
 	))
 }
 
-// appendScopeContext appends the JSON of ScopeContext to b.
 func appendScopeContext(b []byte, x ScopeContext) []byte {
 	b = appendString(append(b, `{"file":`...), x.File)
 	b = appendString(append(b, `,"language":`...), x.Language)
@@ -389,7 +368,6 @@ func appendScopeContext(b []byte, x ScopeContext) []byte {
 	return append(b, '}')
 }
 
-// valueListScopeCard is a list as an OPA array; nil is [].
 func valueListScopeCard(xs []ScopeCard) *ast.Term {
 	ts := make([]*ast.Term, len(xs))
 	for i, x := range xs {
@@ -398,7 +376,6 @@ func valueListScopeCard(xs []ScopeCard) *ast.Term {
 	return ast.ArrayTerm(ts...)
 }
 
-// appendListScopeCard appends a list as a JSON array to b; nil is [].
 func appendListScopeCard(b []byte, xs []ScopeCard) []byte {
 	b = append(b, '[')
 	for i, x := range xs {
@@ -410,7 +387,6 @@ func appendListScopeCard(b []byte, xs []ScopeCard) []byte {
 	return append(b, ']')
 }
 
-// valueScopeCard is the OPA value of ScopeCard.
 func valueScopeCard(x ScopeCard) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyId, ast.InternedTerm(x.ID)),
@@ -427,7 +403,6 @@ func valueScopeCard(x ScopeCard) *ast.Term {
 	))
 }
 
-// appendScopeCard appends the JSON of ScopeCard to b.
 func appendScopeCard(b []byte, x ScopeCard) []byte {
 	b = appendString(append(b, `{"id":`...), x.ID)
 	b = appendString(append(b, `,"tier":`...), x.Tier)
@@ -443,7 +418,6 @@ func appendScopeCard(b []byte, x ScopeCard) []byte {
 	return append(b, '}')
 }
 
-// valueCardTrigger is the OPA value of CardTrigger.
 func valueCardTrigger(x CardTrigger) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyPatterns, valueListString(x.Patterns)),
@@ -452,7 +426,6 @@ func valueCardTrigger(x CardTrigger) *ast.Term {
 	))
 }
 
-// appendCardTrigger appends the JSON of CardTrigger to b.
 func appendCardTrigger(b []byte, x CardTrigger) []byte {
 	b = appendListString(append(b, `{"patterns":`...), x.Patterns)
 	b = appendListString(append(b, `,"intents":`...), x.Intents)
@@ -460,7 +433,6 @@ func appendCardTrigger(b []byte, x CardTrigger) []byte {
 	return append(b, '}')
 }
 
-// valueLanesInput is the OPA value of LanesInput.
 func valueLanesInput(x LanesInput) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyCards, valueListLanesCard(x.Cards)),
@@ -469,7 +441,6 @@ func valueLanesInput(x LanesInput) *ast.Term {
 	))
 }
 
-// appendLanesInput appends the JSON of LanesInput to b.
 func appendLanesInput(b []byte, x LanesInput) []byte {
 	b = appendListLanesCard(append(b, `{"cards":`...), x.Cards)
 	b = appendLanesConfig(append(b, `,"config":`...), x.Config)
@@ -477,7 +448,6 @@ func appendLanesInput(b []byte, x LanesInput) []byte {
 	return append(b, '}')
 }
 
-// valueListLanesCard is a list as an OPA array; nil is [].
 func valueListLanesCard(xs []LanesCard) *ast.Term {
 	ts := make([]*ast.Term, len(xs))
 	for i, x := range xs {
@@ -486,7 +456,6 @@ func valueListLanesCard(xs []LanesCard) *ast.Term {
 	return ast.ArrayTerm(ts...)
 }
 
-// appendListLanesCard appends a list as a JSON array to b; nil is [].
 func appendListLanesCard(b []byte, xs []LanesCard) []byte {
 	b = append(b, '[')
 	for i, x := range xs {
@@ -498,7 +467,6 @@ func appendListLanesCard(b []byte, xs []LanesCard) []byte {
 	return append(b, ']')
 }
 
-// valueLanesCard is the OPA value of LanesCard.
 func valueLanesCard(x LanesCard) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyCard, valueLanesCardInfo(x.Card)),
@@ -510,7 +478,6 @@ func valueLanesCard(x LanesCard) *ast.Term {
 	))
 }
 
-// appendLanesCard appends the JSON of LanesCard to b.
 func appendLanesCard(b []byte, x LanesCard) []byte {
 	b = appendLanesCardInfo(append(b, `{"card":`...), x.Card)
 	b = strconv.AppendInt(append(b, `,"scope_fit":`...), int64(x.ScopeFit), 10)
@@ -521,7 +488,6 @@ func appendLanesCard(b []byte, x LanesCard) []byte {
 	return append(b, '}')
 }
 
-// valueLanesCardInfo is the OPA value of LanesCardInfo.
 func valueLanesCardInfo(x LanesCardInfo) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyId, ast.InternedTerm(x.ID)),
@@ -534,7 +500,6 @@ func valueLanesCardInfo(x LanesCardInfo) *ast.Term {
 	))
 }
 
-// appendLanesCardInfo appends the JSON of LanesCardInfo to b.
 func appendLanesCardInfo(b []byte, x LanesCardInfo) []byte {
 	b = appendString(append(b, `{"id":`...), x.ID)
 	b = appendString(append(b, `,"tier":`...), x.Tier)
@@ -546,7 +511,6 @@ func appendLanesCardInfo(b []byte, x LanesCardInfo) []byte {
 	return append(b, '}')
 }
 
-// valueCounts30d is the OPA value of Counts30d.
 func valueCounts30d(x Counts30d) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyApplied, ast.InternedTerm(x.Applied)),
@@ -562,7 +526,6 @@ func valueCounts30d(x Counts30d) *ast.Term {
 	))
 }
 
-// appendCounts30d appends the JSON of Counts30d to b.
 func appendCounts30d(b []byte, x Counts30d) []byte {
 	b = strconv.AppendInt(append(b, `{"applied":`...), int64(x.Applied), 10)
 	b = strconv.AppendInt(append(b, `,"skipped":`...), int64(x.Skipped), 10)
@@ -577,7 +540,6 @@ func appendCounts30d(b []byte, x Counts30d) []byte {
 	return append(b, '}')
 }
 
-// valueLanesConfig is the OPA value of LanesConfig.
 func valueLanesConfig(x LanesConfig) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyInactivityGraceDays, ast.InternedTerm(x.InactivityGraceDays)),
@@ -593,7 +555,6 @@ func valueLanesConfig(x LanesConfig) *ast.Term {
 	))
 }
 
-// appendLanesConfig appends the JSON of LanesConfig to b.
 func appendLanesConfig(b []byte, x LanesConfig) []byte {
 	b = strconv.AppendInt(append(b, `{"inactivity_grace_days":`...), int64(x.InactivityGraceDays), 10)
 	b = strconv.AppendInt(append(b, `,"inactivity_step_days":`...), int64(x.InactivityStepDays), 10)
@@ -608,7 +569,6 @@ func appendLanesConfig(b []byte, x LanesConfig) []byte {
 	return append(b, '}')
 }
 
-// valueMailboxInput is the OPA value of MailboxInput.
 func valueMailboxInput(x MailboxInput) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyBox, ast.InternedTerm(x.Box)),
@@ -618,7 +578,6 @@ func valueMailboxInput(x MailboxInput) *ast.Term {
 	))
 }
 
-// appendMailboxInput appends the JSON of MailboxInput to b.
 func appendMailboxInput(b []byte, x MailboxInput) []byte {
 	b = appendString(append(b, `{"box":`...), x.Box)
 	b = appendString(append(b, `,"path":`...), x.Path)
@@ -627,7 +586,6 @@ func appendMailboxInput(b []byte, x MailboxInput) []byte {
 	return append(b, '}')
 }
 
-// valueResearchInput is the OPA value of ResearchInput.
 func valueResearchInput(x ResearchInput) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyAction, ast.InternedTerm(x.Action)),
@@ -639,7 +597,6 @@ func valueResearchInput(x ResearchInput) *ast.Term {
 	))
 }
 
-// appendResearchInput appends the JSON of ResearchInput to b.
 func appendResearchInput(b []byte, x ResearchInput) []byte {
 	b = appendString(append(b, `{"action":`...), x.Action)
 	b = strconv.AppendBool(append(b, `,"dry_run":`...), x.DryRun)
@@ -650,7 +607,6 @@ func appendResearchInput(b []byte, x ResearchInput) []byte {
 	return append(b, '}')
 }
 
-// valueResearchReport is the OPA value of ResearchReport.
 func valueResearchReport(x ResearchReport) *ast.Term {
 	return ast.NewTerm(ast.NewObject(
 		ast.Item(keyReportId, ast.InternedTerm(x.ReportID)),
@@ -661,7 +617,6 @@ func valueResearchReport(x ResearchReport) *ast.Term {
 	))
 }
 
-// appendResearchReport appends the JSON of ResearchReport to b.
 func appendResearchReport(b []byte, x ResearchReport) []byte {
 	b = appendString(append(b, `{"report_id":`...), x.ReportID)
 	b = appendString(append(b, `,"title":`...), x.Title)

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -10,19 +11,17 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 )
 
-// Decider is one engine serving decision points: OPA evaluating a Rego
-// package, or a WebAssembly module run by the plugins package. A Set sends
-// each point to one Decider; converting the typed input, checking the
-// output's shape strictly and failing closed or falling back are the Set's
-// job, so every engine is held to the same contract and a team can move a
-// point from Rego to WASM (or back) without palace noticing the difference.
+// ErrNotServed is returned when no policy of the set serves a point.
+var ErrNotServed = errors.New("no policy serves this decision point")
+
+// Decider is one engine serving decision points (OPA or a WebAssembly
+// module); shape checks, failing closed and fallback are the Set's, the
+// same for every engine.
 //
-// Decide evaluates point p on in — the point's typed input (GateInput,
-// ScopeInput, LanesInput or MailboxInput) or, for Rego, a pre-built
-// ast.Value — under ctx and the engine's deadline, and returns the decision
-// as an OPA value, not yet shape-checked. An error means the policy failed:
-// it errored, ran past its deadline, was undefined for the input or wrote
-// something that is not JSON.
+// Decide evaluates point p on in (the point's typed input or, for Rego, an
+// ast.Value) under ctx and the engine's deadline and returns the decision,
+// not yet shape-checked. An error means the policy failed: it errored, ran
+// past its deadline, was undefined for the input or wrote no JSON.
 type Decider interface {
 	Decide(ctx context.Context, p Point, in any) (ast.Value, error)
 }
@@ -40,9 +39,7 @@ func (s *Set) decide(ctx context.Context, p Point, in any) (ast.Value, error) {
 		return nil, fmt.Errorf("evaluate %s: %w", p.Package(), ErrNotServed)
 	}
 	v, err := e.Decide(ctx, p, in)
-	// The set's cleanup closes its modules once the set is unreachable; a
-	// call in progress keeps it reachable until here.
-	runtime.KeepAlive(s)
+	runtime.KeepAlive(s) // the set's cleanup closes its modules
 	return v, err
 }
 

@@ -8,11 +8,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// The generated decoders read an output object (the whole output, or one
-// card's result at its id) with fields, which names point, path and field
-// in any shape error, so a team sees "palace.lanes returned a malformed
-// decision: field kc_1.lane must be …".
-
 // decodeBatch reads a batch point's output, an object of card id → result,
 // with one result for each of the n cards (id(i) is the i-th card's id).
 func decodeBatch[R any](p Point, v ast.Value, n int, id func(int) string, one func(Point, string, ast.Object) (R, error)) (map[string]R, error) {

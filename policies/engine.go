@@ -12,13 +12,10 @@ import (
 const (
 	// EngineRego evaluates the point's Rego package with OPA.
 	EngineRego = "rego"
-	// EngineGo runs palace's Go implementation of an embedded default. It is
-	// chosen only when the point's package is byte-for-byte the embedded one
-	// (same per-point hash); differential tests prove it gives the same
-	// answers as the Rego it stands for.
+	// EngineGo runs palace's Go implementation of an embedded default, only
+	// while the point's package is byte-for-byte the embedded one.
 	EngineGo = "go"
-	// EngineWasm runs a WebAssembly module (an Extism plugin) from a policy
-	// folder through the plugins package. Modules always run as written.
+	// EngineWasm runs a WebAssembly module from a policy folder.
 	EngineWasm = "wasm"
 )
 
@@ -44,25 +41,21 @@ var embedded = sync.OnceValue(func() map[Point]string {
 	return out
 })
 
-// embeddedHash is the hash the embedded default of p has in every set.
-func embeddedHash(p Point) string { return embedded()[p] }
-
 // engineFor picks the engine for a point served by Rego files.
 func engineFor(sv Served) string {
-	if native[sv.Point] && sv.Hash == embeddedHash(sv.Point) {
+	if native[sv.Point] && sv.Hash == embedded()[sv.Point] {
 		return EngineGo
 	}
 	return EngineRego
 }
 
-// rawTerm keeps OPA's result as an ast.Value: decoding it straight into Go
-// types skips the conversion to maps and json.Numbers.
+// rawTerm keeps OPA's result as an ast.Value.
 func rawTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t.Value, nil }
 
 // fallback turns a failed evaluation into the embedded default's decision,
 // with Error and Fallback saying what failed.
 func (s *Set) fallback(p Point, err error) Decision {
-	d := Decision{Point: p, Source: SourceEmbedded, Hash: embeddedHash(p), SetHash: s.hash, Engine: EngineGo}
+	d := Decision{Point: p, Source: SourceEmbedded, Hash: embedded()[p], SetHash: s.hash, Engine: EngineGo}
 	d.Error = err.Error()
 	d.Fallback = fmt.Sprintf("policy %s failed, the embedded default decided: %v", s.who(p), err)
 	return d
@@ -76,10 +69,8 @@ func (s *Set) who(p Point) string {
 	return p.Package()
 }
 
-// Intern the enum values palace sends on every evaluation and the member
-// names the decoders look up, so building an input allocates only for free
-// text (ids, statements, paths); the inputs' member names are generated
-// terms (codec_gen.go). OPA asks that this happen at init time only.
+// Intern the enum values palace sends and the member names the decoders
+// look up (OPA allows this at init time only).
 func init() {
 	ast.InternStringTerm(
 		"promote", "publish", "promoted", "canonical", "candidate", "demoted", "retired", "repo", "global",

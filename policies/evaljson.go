@@ -24,12 +24,10 @@ func (e *InputError) Error() string {
 func (e *InputError) Unwrap() error { return e.Err }
 
 // EvalJSON decodes a JSON input for point p strictly (an unknown field is
-// an InputError naming it, since palace would never send it), evaluates it
-// exactly as palace would — same engine, same fallback, same fail-closed
-// rules — and returns the typed output: GateOutput, ScopeOutput,
-// LanesOutput, or the sorted deny messages ([]string) for mailbox. Only the
-// mailbox point returns an evaluation error (it fails closed); the others
-// report failures in Decision.
+// an InputError naming it), evaluates it exactly as palace would, and
+// returns the typed output (for mailbox, the sorted deny messages). Only
+// mailbox returns an evaluation error; the others report failures in
+// Decision.
 func (s *Set) EvalJSON(ctx context.Context, p Point, input []byte) (any, Decision, error) {
 	switch p {
 	case Gate:

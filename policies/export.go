@@ -20,13 +20,10 @@ var (
 	defaultImport  = lazyregexp.New(`(?m)^import data\.palace\.([a-z_]+)[ \t]*$`)
 )
 
-// ExportDefaults returns the embedded default policies and their tests as
-// stock `opa test` and `opa check` need them beside a team's policies: each
-// policy under the package palace.default.<point> that team policies import,
-// each test under palace.default.<point>_test importing it there, keyed by a
-// slash-separated file name (palace/default/<point>.rego and
-// <point>_test.rego), formatted as `opa fmt` writes them. Inside palace the
-// same modules are aliased there when they load.
+// ExportDefaults returns the embedded defaults and their tests as stock
+// `opa test` needs them beside a team's policies: under palace.default.<point>
+// (and <point>_test), keyed palace/default/<point>.rego and
+// <point>_test.rego, formatted as `opa fmt` writes them.
 func ExportDefaults() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := fs.WalkDir(defaultFS, "default", func(p string, d fs.DirEntry, err error) error {
@@ -49,8 +46,6 @@ func ExportDefaults() (map[string][]byte, error) {
 		}
 		b = defaultPackage.ReplaceAll(b, []byte("package palace.default.$1"))
 		name := "palace/default/" + path.Base(p)
-		// Stock tooling checks formatting too (opa fmt --list in CI): the
-		// export is what opa fmt writes, whatever the layout of the source.
 		f, err := format.SourceWithOpts(name, append([]byte(header), b...), format.Opts{RegoVersion: ast.RegoV1})
 		if err != nil {
 			return fmt.Errorf("format exported %s: %w", p, err)

@@ -20,35 +20,24 @@ type GateInput struct {
 	// Mode is "human" or "agent".
 	Mode string   `json:"mode"`
 	Card GateCard `json:"card"`
-	// Counts are what the gate counts, per role: distinct evidence (a
-	// duplicate counts as its original, a piece of evidence in one role
-	// only); teaching counts rows of human provenance only; counterexample
-	// counts only counterexamples no newer verification outweighs.
-	Counts domain.RoleCounts `json:"counts"`
-	// AllCounts are the distinct evidence per role before the provenance
-	// and outweighing rules, for policies that want more (or less).
+	// Counts are the distinct evidence per role that the gate counts:
+	// teaching of human provenance only, counterexamples no newer
+	// verification outweighs. AllCounts are before those rules.
+	Counts    domain.RoleCounts `json:"counts"`
 	AllCounts domain.RoleCounts `json:"all_counts"`
-	// SourceRefs are the distinct, non-empty source_refs of the card's
-	// evidence per role (sorted), so a policy can demand independent
-	// sources. Every role is present, empty when it has none.
+	// SourceRefs are the distinct source_refs per role, sorted.
 	SourceRefs SourceRefs `json:"source_refs"`
-	// Newest is when the newest evidence of each role was recorded
-	// (RFC3339 UTC with milliseconds, "" for none): such strings compare in
-	// time order.
-	Newest RoleTimes `json:"newest"`
-	// Contest says whether the card is contested and since when.
+	// Newest is each role's newest evidence time (RFC3339 UTC with
+	// milliseconds, "" for none), comparable as strings.
+	Newest   RoleTimes   `json:"newest"`
 	Contest  GateContest `json:"contest"`
 	Reviewer Reviewer    `json:"reviewer"`
-	// Source says where the change comes from.
-	Source GateSource `json:"source"`
+	Source   GateSource  `json:"source"`
 }
 
-// GateSource says where a change to a card comes from: "local" (asked
-// for here: the command line, an editor, an agent, the review desk) or
-// "card_file" (a card file palace sync imports from git). A file's claims
-// are claims: Reviewed says whether the commit that last changed the file
-// is contained in the upstream default branch (Upstream), the history a
-// team reviews through pull requests.
+// GateSource says where a change to a card comes from: "local" or
+// "card_file" (imported from git by palace sync); Reviewed says whether the
+// commit that last changed the file is in the upstream default branch.
 type GateSource struct {
 	Channel  string `json:"channel"`
 	Path     string `json:"path"`
@@ -90,17 +79,15 @@ type GateContest struct {
 
 // GateCard is the part of a card the gate sees.
 type GateCard struct {
-	ID          string `json:"id"`
-	Tier        string `json:"tier"`
-	Status      string `json:"status"`
-	Domain      string `json:"domain"`
-	Field       string `json:"field"`
-	Anchor      string `json:"anchor"`
-	Statement   string `json:"statement"`
-	Persistence string `json:"persistence"`
-	// Scope is where the card applies, so a team gate can ask more of cards
-	// about sensitive paths. Empty lists when the card is unscoped.
-	Scope CardScope `json:"scope"`
+	ID          string    `json:"id"`
+	Tier        string    `json:"tier"`
+	Status      string    `json:"status"`
+	Domain      string    `json:"domain"`
+	Field       string    `json:"field"`
+	Anchor      string    `json:"anchor"`
+	Statement   string    `json:"statement"`
+	Persistence string    `json:"persistence"`
+	Scope       CardScope `json:"scope"` // empty lists when unscoped
 }
 
 // Reviewer is who asks for the change: Type is "human" or "agent".
@@ -123,38 +110,35 @@ type Decision struct {
 	Hash    string `json:"hash,omitempty"`
 	SetHash string `json:"set_hash,omitempty"`
 	Engine  string `json:"engine,omitempty"`
-	// File is the policy file that decided, for a point served from the
-	// home or repo source ("" for the embedded defaults).
-	File string `json:"file,omitempty"`
-	// FileState is how git sees File, set by the host: tracked (as
-	// committed), modified, untracked, or home for the palace home's own
-	// policies; "" for the embedded defaults.
+	// File is the home or repo policy file that decided; FileState, set by
+	// the host, is tracked, modified, untracked or home.
+	File      string `json:"file,omitempty"`
 	FileState string `json:"file_state,omitempty"`
-	// Error is set when the policy failed and the result is a fallback
-	// (gate: a deny).
-	Error string `json:"error,omitempty"`
-	// Fallback is set when the serving policy failed and the embedded
-	// default decided instead (scope, lanes); it names the policy and why.
+	// Error is set when the policy failed (gate: a deny); Fallback when
+	// the embedded default decided instead, naming the policy and why.
+	Error    string `json:"error,omitempty"`
 	Fallback string `json:"policy_fallback,omitempty"`
 }
 
-// Gate evaluates palace.gate. It never returns an error: a missing policy,
-// an evaluation error, a deadline or a malformed output is a deny whose
-// reason names the policy and the problem (fail closed), with Decision.Error set.
+// Gate evaluates palace.gate. It fails closed: any failure is a deny whose
+// reason names the policy and the problem, with Decision.Error set.
 func (s *Set) Gate(ctx context.Context, in GateInput) (GateOutput, Decision) {
 	d := s.decision(Gate)
 	if d.Engine == EngineGo {
 		return defaultGate(in), d
 	}
-	out, err := s.gate(ctx, in)
-	if err != nil {
-		d.Error = err.Error()
-		return GateOutput{
-			Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
-			Missing: map[string]int{},
-		}, d
+	v, err := s.decide(ctx, Gate, in)
+	if err == nil {
+		var out GateOutput
+		if out, err = decodeGate(v); err == nil {
+			return out, d
+		}
 	}
-	return out, d
+	d.Error = err.Error()
+	return GateOutput{
+		Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Gate), err)},
+		Missing: map[string]int{},
+	}, d
 }
 
 func (s *Set) decision(p Point) Decision {
@@ -166,14 +150,6 @@ func (s *Set) decision(p Point) Decision {
 		}
 	}
 	return d
-}
-
-func (s *Set) gate(ctx context.Context, in GateInput) (GateOutput, error) {
-	v, err := s.decide(ctx, Gate, in)
-	if err != nil {
-		return GateOutput{}, err
-	}
-	return decodeGate(v)
 }
 
 // decodeGate checks the output's shape strictly: a policy that answers

@@ -19,10 +19,8 @@ var promoteRules = map[string]map[string]gateRule{
 	"qi":       {"promoted": {1, 1, 0, false}, "canonical": {2, 2, 0, true}},
 }
 
-// defaultGate is default/gate.rego in Go. It serves the gate only when the
-// active set's gate package is the unmodified embedded one;
-// TestNativeMatchesRego proves the two identical over generated inputs.
-// Change both together (and examples/plugins/gate-go).
+// defaultGate is default/gate.rego in Go; TestNativeMatchesRego holds the
+// two identical (change examples/plugins/gate-go with them).
 func defaultGate(in GateInput) GateOutput {
 	deny := func(reasons ...string) GateOutput {
 		slices.Sort(reasons)

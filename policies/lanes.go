@@ -22,15 +22,13 @@ type LanesCardInfo struct {
 }
 
 // Counts30d are a card's injection outcomes over the last 30 days and the
-// adoption signals of the same window from requests like the current one
-// (a signal that names no request counts for every request).
+// explicit adoption signals (Miss: needed and not given) of the same window
+// from requests like the current one (or naming none).
 type Counts30d struct {
-	Applied int `json:"applied"`
-	Skipped int `json:"skipped"`
-	Trimmed int `json:"trimmed"`
-	Viewed  int `json:"viewed"`
-	// Used, Accepted, Rejected, Rollback, Miss and Contradiction count
-	// explicit adoption signals (Miss: the card was needed and not given).
+	Applied       int `json:"applied"`
+	Skipped       int `json:"skipped"`
+	Trimmed       int `json:"trimmed"`
+	Viewed        int `json:"viewed"`
 	Used          int `json:"used,omitempty"`
 	Accepted      int `json:"accepted,omitempty"`
 	Rejected      int `json:"rejected,omitempty"`
@@ -51,33 +49,20 @@ type LanesCard struct {
 	AgeDays   int       `json:"age_days"`
 }
 
-// LanesConfig tunes cooling and the lanes' sizes. A zero field means its
-// default. The cooling fields are the policy's; the limits are enforced by
-// the host after the policy has laned every card (a lane's overflow, least
-// valuable first, moves down a lane).
+// LanesConfig tunes cooling and the lanes' sizes; lanesSettings gives each
+// field's default (used for a zero field), range and meaning. The host
+// enforces the limits after the policy has laned every card (a lane's
+// overflow, least valuable first, moves down a lane).
 type LanesConfig struct {
-	// InactivityGraceDays defaults to 30.
-	InactivityGraceDays int `json:"inactivity_grace_days"`
-	// InactivityStepDays defaults to 7.
-	InactivityStepDays int `json:"inactivity_step_days"`
-	// InactivityMax defaults to 10.
-	InactivityMax int `json:"inactivity_max"`
-	// SkipCoolingThreshold30d (6) and TrimCoolingThreshold30d (4) are the
-	// 30-day skip and trim counts, net of applications, from which cooling
-	// costs salience.
-	SkipCoolingThreshold30d int `json:"skip_cooling_threshold_30d"`
-	TrimCoolingThreshold30d int `json:"trim_cooling_threshold_30d"`
-	// CoreInlineLimit (6), ScopedInlineLimit (8) and RefOnlyLimit (24) cap
-	// the items of each lane.
-	CoreInlineLimit   int `json:"core_inline_limit"`
-	ScopedInlineLimit int `json:"scoped_inline_limit"`
-	RefOnlyLimit      int `json:"ref_only_limit"`
-	// CompactCharLimit (0: none) caps the statement of a compact line, cut
-	// at a word boundary with an ellipsis; the card's id stays on the line
-	// so the whole text is one fetch away.
-	CompactCharLimit int `json:"compact_char_limit"`
-	// FoundationalInlineCharLimit (180) caps the full text of a
-	// foundational card rendered in full; a longer one renders compact.
+	InactivityGraceDays         int `json:"inactivity_grace_days"`
+	InactivityStepDays          int `json:"inactivity_step_days"`
+	InactivityMax               int `json:"inactivity_max"`
+	SkipCoolingThreshold30d     int `json:"skip_cooling_threshold_30d"`
+	TrimCoolingThreshold30d     int `json:"trim_cooling_threshold_30d"`
+	CoreInlineLimit             int `json:"core_inline_limit"`
+	ScopedInlineLimit           int `json:"scoped_inline_limit"`
+	RefOnlyLimit                int `json:"ref_only_limit"`
+	CompactCharLimit            int `json:"compact_char_limit"` // 0: none; cut at a word, id kept
 	FoundationalInlineCharLimit int `json:"foundational_inline_char_limit"`
 }
 
@@ -101,10 +86,8 @@ func (c LanesConfig) withDefaults() LanesConfig {
 type LanesInput struct {
 	Cards  []LanesCard `json:"cards"`
 	Config LanesConfig `json:"config"`
-	// Wake is set when the request names no task — no query, file,
-	// language, field, intent or tool (a session start): relevance then
-	// ranks nothing, and the default lanes wake the foundational layer by
-	// each card's standing.
+	// Wake is set when the request names no task (a session start): the
+	// default lanes then rank cards by standing, not relevance.
 	Wake bool `json:"wake"`
 }
 
@@ -129,10 +112,8 @@ var (
 	renderForms = domain.RenderForms
 )
 
-// Lanes evaluates palace.lanes over a batch. It never fails: when the
-// serving policy errors, exceeds its deadline or returns a malformed
-// output, the embedded default decides instead and Decision.Fallback says
-// why.
+// Lanes evaluates palace.lanes over a batch. When the serving policy fails,
+// the embedded default decides and Decision.Fallback says why.
 func (s *Set) Lanes(ctx context.Context, in LanesInput) (LanesOutput, Decision) {
 	in.Config = in.Config.withDefaults()
 	d := s.decision(Lanes)

@@ -3,12 +3,8 @@ package policies
 import "github.com/valyala/fastjson"
 
 // decodeLanesJSON decodes a .wasm module's lanes answer straight from its
-// JSON, for the answers decodeLanes would accept as they are: every card's
-// result an object with each field once, whole numbers written as
-// integers, known lanes and render forms. Anything else (ok false) goes
-// through the OPA value and decodeLanes, which accepts or rejects it with
-// the same messages as a Rego answer. Building that value costs a 200-card
-// answer about a millisecond, more than the module took to decide.
+// JSON when decodeLanes would accept it as written; anything else (ok false)
+// goes through decodeLanes and its messages.
 func decodeLanesJSON(v *fastjson.Value, cards []LanesCard) (_ LanesOutput, ok bool) {
 	obj, err := v.Object()
 	if err != nil {

@@ -6,10 +6,8 @@ import (
 	"github.com/palacehq/palace/domain"
 )
 
-// defaultLanes is default/lanes.rego in Go. It serves the lanes point when the
-// active set's lanes package is the unmodified embedded one, and it is the
-// fallback when a team's lanes policy fails. TestNativeMatchesRego proves
-// the two identical over generated inputs; change both together.
+// defaultLanes is default/lanes.rego in Go, also the fallback when a team's
+// lanes policy fails. TestNativeMatchesRego holds the two identical.
 func defaultLanes(in LanesInput) LanesOutput {
 	cfg := in.Config.withDefaults()
 	out := make(LanesOutput, len(in.Cards))
@@ -34,20 +32,9 @@ func defaultLanes(in LanesInput) LanesOutput {
 			"viewed":        min(c.Counts30d.Viewed, 5),
 			"skipped":       -cooling(c.Counts30d.Skipped-applied, cfg.SkipCoolingThreshold30d, 15, rel),
 			"trimmed":       -cooling(c.Counts30d.Trimmed-applied, cfg.TrimCoolingThreshold30d, 10, rel),
-			"inactivity":    -min(cfg.InactivityMax, max(0, floorDiv(c.AgeDays-cfg.InactivityGraceDays, cfg.InactivityStepDays))),
+			"inactivity":    -inactivity(c.AgeDays, cfg),
 		}
-		if n := adoptedPoints(c.Counts30d); n != 0 {
-			b["adopted"] = n
-		}
-		sum := 0
-		for _, v := range b {
-			sum += v
-		}
-		if n := rejectedPoints(c.Counts30d, sum, rel); n != 0 {
-			b["rejected"] = n
-			sum += n
-		}
-		salience := min(100, max(0, sum))
+		salience := total(b, c.Counts30d, rel)
 		lane := laneOf(salience, c.Card.Persistence, rel, c.ScopeFit)
 		out[c.Card.ID] = LaneResult{Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
 	}
@@ -63,20 +50,9 @@ func wakeLanes(c LanesCard, cfg LanesConfig) LaneResult {
 		"status":      wakeStatus[c.Card.Status],
 		"persistence": persistenceBonus(c.Card.Persistence),
 		"viewed":      min(c.Counts30d.Viewed, 5),
-		"inactivity":  -min(cfg.InactivityMax, max(0, floorDiv(c.AgeDays-cfg.InactivityGraceDays, cfg.InactivityStepDays))),
+		"inactivity":  -inactivity(c.AgeDays, cfg),
 	}
-	if n := adoptedPoints(c.Counts30d); n != 0 {
-		b["adopted"] = n
-	}
-	sum := 0
-	for _, v := range b {
-		sum += v
-	}
-	if n := rejectedPoints(c.Counts30d, sum, 0); n != 0 {
-		b["rejected"] = n
-		sum += n
-	}
-	salience := min(100, max(0, sum))
+	salience := total(b, c.Counts30d, 0)
 	var lane domain.Lane
 	switch {
 	case c.Card.Tier == string(domain.TierDaoTian), standingCard(c.Card.Persistence):
@@ -87,6 +63,27 @@ func wakeLanes(c LanesCard, cfg LanesConfig) LaneResult {
 		lane = domain.LaneInspectorOnly
 	}
 	return LaneResult{Salience: salience, Breakdown: b, Lane: lane, RenderForm: renderForm(lane, c.Card.RenderPref)}
+}
+
+// total adds the adoption signals' terms to the breakdown b and returns the
+// salience: the sum of b, clamped to 0..100.
+func total(b map[string]int, c Counts30d, relevance float64) int {
+	if n := adoptedPoints(c); n != 0 {
+		b["adopted"] = n
+	}
+	sum := 0
+	for _, v := range b {
+		sum += v
+	}
+	if n := rejectedPoints(c, sum, relevance); n != 0 {
+		b["rejected"] = n
+		sum += n
+	}
+	return min(100, max(0, sum))
+}
+
+func inactivity(ageDays int, cfg LanesConfig) int {
+	return min(cfg.InactivityMax, max(0, floorDiv(ageDays-cfg.InactivityGraceDays, cfg.InactivityStepDays)))
 }
 
 // The wake-up terms and thresholds of default/lanes.rego.
@@ -193,10 +190,8 @@ func renderForm(lane domain.Lane, pref string) domain.RenderForm {
 func adoptedPoints(c Counts30d) int { return min(24, 12*(c.Used+c.Accepted+c.Miss)) }
 
 // rejectedPoints cools a card that requests like this one rejected or rolled
-// back, whatever its relevance; but a card the request is about (relevance ≥
-// onTopic) is cooled at most down to signalFloor from pre, the salience of
-// every other term: a signal is evidence, and it may lower the card's rank,
-// never push it out of every inline lane.
+// back; a card the request is about (relevance ≥ onTopic) is cooled at most
+// down to signalFloor from pre, the salience of every other term.
 func rejectedPoints(c Counts30d, pre int, relevance float64) int {
 	n := min(60, 30*(c.Rejected+c.Rollback))
 	if relevance >= onTopic {

@@ -35,12 +35,9 @@ type Sources struct {
 	HomeDir string
 	// RepoDir is <worktree>/.palace/policies.
 	RepoDir string
-	// RepoRoot is the checkout RepoDir belongs to. When set, a file of
-	// RepoDir (lanes.json included) is read only if it resolves to a file
-	// inside RepoRoot: a symbolic link (or a linked .palace) that leads out
-	// of the repository fails the load with a located load_error naming it.
-	// A link that stays inside is followed. Empty: no such check (a folder
-	// the caller named outside any checkout).
+	// RepoRoot, when set, confines RepoDir's files (lanes.json included):
+	// one resolving outside it fails the load with a located load_error.
+	// Empty: no such check.
 	RepoRoot string
 }
 
@@ -51,20 +48,14 @@ const DefaultTimeout = 100 * time.Millisecond
 type Options struct {
 	// Timeout bounds each evaluation. Defaults to DefaultTimeout.
 	Timeout time.Duration
-	// RegoOnly evaluates every point with OPA, even an unmodified embedded
-	// default that palace would otherwise serve with its Go engine. For
-	// differential tests and for cross-checking (`palace policy eval
-	// --engine rego`). It does not affect .wasm modules, which always run as
-	// written. Defaults to false.
+	// RegoOnly evaluates every Rego point with OPA, even an unmodified
+	// embedded default the Go engine would serve. .wasm modules are
+	// unaffected. Defaults to false.
 	RegoOnly bool
-	// CacheDir keeps the compiled form of .wasm policy modules on disk so a
-	// new process loads a module in milliseconds instead of compiling it
-	// (about a second for a Go guest); palace passes
-	// $PALACE_HOME/cache/wazero. Defaults to "": compile in memory on every
-	// load. A cache that cannot be written only costs time.
+	// CacheDir keeps compiled .wasm modules on disk (plugins.Config's
+	// WithCacheDir). Defaults to "": compile in memory on every load.
 	CacheDir string
-	// Version names the palace build in the cache's layout, so that a new
-	// palace never reads an entry an older one wrote. Defaults to
+	// Version names the palace build in the cache's layout. Defaults to
 	// "unversioned".
 	Version string
 }
@@ -92,11 +83,9 @@ type File struct {
 
 	content []byte
 	module  *ast.Module
-	// parsed, set for the embedded defaults instead of module, parses the
-	// module at its first use (see Module).
-	parsed  func() *ast.Module
-	lanes   lanesOverlay // the settings of a lanes configuration file
-	exports []Point      // every point a .wasm module exports
+	parsed  func() *ast.Module // for embedded defaults: parses at first use
+	lanes   lanesOverlay       // the settings of a lanes configuration file
+	exports []Point            // every point a .wasm module exports
 }
 
 // Module is f's parsed Rego module (nil for a .wasm module or a lanes
@@ -134,18 +123,14 @@ type Served struct {
 // use. A set that serves a point from a .wasm module holds that module open
 // until the set is closed (see Close) or, failing that, garbage collected.
 type Set struct {
-	hash   string
-	files  []File
-	served map[Point]Served
-	// prepared holds each Rego point's prepared query; see preparedFor.
-	prepared func() (map[Point]rego.PreparedEvalQuery, error)
-	// engines serve each point not left to the Go engine: *regoEngine or
-	// *wasmEngine.
-	engines map[Point]Decider
-	timeout time.Duration
-	// lanes is the lanes configuration: defaults and lanes.json settings.
-	lanes LanesConfig
-	life  *lifetime // nil when the set holds no .wasm module
+	hash     string
+	files    []File
+	served   map[Point]Served
+	prepared func() (map[Point]rego.PreparedEvalQuery, error) // see preparedFor
+	engines  map[Point]Decider
+	timeout  time.Duration
+	lanes    LanesConfig // defaults and lanes.json settings
+	life     *lifetime   // nil when the set holds no .wasm module
 }
 
 // Hash is the content hash of every runtime file of the set (sha256 hex).
@@ -180,10 +165,9 @@ var capabilities = func() *ast.Capabilities {
 	return c
 }()
 
-// Load reads the three sources, applies package-level override, compiles the
-// result and prepares one query per served decision point. Any parse or
-// compile error fails the whole load with Errors located at file:line:col;
-// the caller keeps serving its previous set.
+// Load reads the three sources, applies package-level override and compiles
+// the result. Any parse or compile error fails the whole load with Errors
+// located at file:line:col.
 func Load(ctx context.Context, src Sources, opts Options) (*Set, error) {
 	snap, err := readSnapshot(src)
 	if err != nil {
@@ -204,17 +188,14 @@ type rawFile struct {
 	content      []byte
 }
 
-// snapshot is the on-disk policy files of the home and repo sources at one
-// moment. Its fingerprint lets a watcher skip a reload when an event did not
-// change what would be compiled (editor backup files, a save of the same
-// bytes, a directory touched).
+// snapshot is the home and repo policy files at one moment; a watcher skips
+// a reload when the fingerprint did not change.
 type snapshot struct {
 	files       []rawFile
 	fingerprint string
 }
 
-// maxPolicyFileBytes bounds one policy file (.rego or .wasm) read from a
-// policy folder; a Go-built plugin is ~3 MB.
+// maxPolicyFileBytes bounds one policy file read from a policy folder.
 const maxPolicyFileBytes = 64 << 20
 
 func readSnapshot(src Sources) (snapshot, error) {
@@ -226,8 +207,6 @@ func readSnapshot(src Sources) (snapshot, error) {
 			return snapshot{}, err
 		}
 		for _, p := range paths {
-			// A repository's policy folder is untrusted: a FIFO or a link to
-			// /dev/zero must be refused, not read until memory runs out.
 			var b []byte
 			if s.name == SourceRepo && src.RepoRoot != "" {
 				b, err = bounded.ReadFileWithin(src.RepoRoot, p, maxPolicyFileBytes)
@@ -291,12 +270,9 @@ func defaultAlias(pkg string) string {
 	return "palace.default." + strings.TrimPrefix(pkg, "palace.")
 }
 
-// embeddedFiles are the embedded defaults, each parsed once at its first
-// use: a short command that only asks the Go engine never parses them
-// (parsing was a sixth of a cold `palace gate`). Their packages are read
-// from the package line, which TestEmbeddedPackagesMatchTheirModules holds
-// to the parser. The compiler copies modules, so sharing them between sets
-// is safe.
+// embeddedFiles are the embedded defaults, each parsed at its first use,
+// their packages read from the package line. Sets share the modules (the
+// compiler copies them).
 var embeddedFiles = sync.OnceValue(func() []File {
 	var files []File
 	err := fs.WalkDir(defaultFS, "default", func(path string, d fs.DirEntry, err error) error {
@@ -317,9 +293,8 @@ var embeddedFiles = sync.OnceValue(func() []File {
 		f.parsed = sync.OnceValue(func() *ast.Module { return mustParseEmbedded(path, b, "") })
 		files = append(files, f)
 		if !f.Test {
-			// The same module again as palace.default.<point>: a team
-			// policy replaces palace.<point> whole, and can still build on
-			// the default by importing data.palace.default.<point>.
+			// The same module again as palace.default.<point>, importable
+			// by a team policy that replaces palace.<point>.
 			a := f
 			a.Path = path + "#" + defaultAlias(pkg)
 			a.Package = defaultAlias(pkg)
@@ -335,9 +310,8 @@ var embeddedFiles = sync.OnceValue(func() []File {
 })
 
 // referencedDefaults reports which palace.default.<point> packages the
-// set's own (non-embedded) Rego modules refer to, or all when one refers to
-// them in a way that cannot be read without evaluating it: a dynamic key, or
-// data, data.palace or data.palace.default whole.
+// set's non-embedded Rego modules refer to, or all when one cannot tell
+// (a dynamic key, or data, data.palace or data.palace.default whole).
 func referencedDefaults(runtime []File) (pkgs map[string]bool, all bool) {
 	pkgs = map[string]bool{}
 	path := []string{"palace", "default"}
@@ -411,10 +385,6 @@ func packageLine(b []byte) string {
 	return ""
 }
 
-// policyFiles lists the .rego files under dir, sorted, skipping hidden
-// directories and editor temp files. A missing dir has none.
-func policyFiles(dir string) ([]string, error) { return sourceFiles(dir, false) }
-
 // sourceFiles lists the .rego files under dir and, with wasm, the .wasm
 // modules too, sorted, skipping hidden directories and editor temp files.
 func sourceFiles(dir string, wasm bool) ([]string, error) {
@@ -424,9 +394,8 @@ func sourceFiles(dir string, wasm bool) ([]string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	// A folder that is itself a link is listed through it (WalkDir would
-	// see a single non-directory entry): its files keep their paths under
-	// dir, and whether a repository's may be read is the reader's check.
+	// A linked folder is listed through the link; its files keep their
+	// paths under dir.
 	walk := dir
 	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 		if r, err := filepath.EvalSymlinks(dir); err == nil {
@@ -493,17 +462,19 @@ func parseFile(source, path string, content []byte) (File, error) {
 	}, nil
 }
 
+// sourceRank orders the sources: a later one overrides.
+var sourceRank = map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
+
 // effective applies package-level override: for every package, only the
 // files of the last source that declares it survive. A .wasm module counts
 // as declaring the package of each point it exports; it survives when at
 // least one of its points does, with Points set to those.
 func effective(files []File) []File {
-	rank := map[string]int{SourceEmbedded: 0, SourceHome: 1, SourceRepo: 2}
 	winner := map[string]int{}
 	for _, f := range files {
 		for _, pkg := range f.packages() {
-			if r, ok := winner[pkg]; !ok || rank[f.Source] > r {
-				winner[pkg] = rank[f.Source]
+			if r, ok := winner[pkg]; !ok || sourceRank[f.Source] > r {
+				winner[pkg] = sourceRank[f.Source]
 			}
 		}
 	}
@@ -514,14 +485,14 @@ func effective(files []File) []File {
 			continue
 		}
 		if f.Kind != KindWasm {
-			if rank[f.Source] == winner[f.Package] {
+			if sourceRank[f.Source] == winner[f.Package] {
 				out = append(out, f)
 			}
 			continue
 		}
 		f.Points = nil
 		for _, p := range f.exports {
-			if rank[f.Source] == winner[p.Package()] {
+			if sourceRank[f.Source] == winner[p.Package()] {
 				f.Points = append(f.Points, p)
 			}
 		}
@@ -552,25 +523,19 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
-	// Loading a .wasm module (tens of milliseconds even from the disk
-	// cache) and compiling the Rego (as long) do not depend on each other:
-	// on a cold start they run side by side. loadWasm touches s only until
-	// it returns, and nothing below reads s before that.
+	// .wasm modules load while the Rego compiles; nothing below reads s
+	// before loadWasm returns.
 	wasmLoaded := make(chan error, 1)
 	go func() { wasmLoaded <- s.loadWasm(ctx, opts) }()
 	embeddedOnly := true
+	regoFiles := map[Point][]File{} // every point a Rego file serves, with its files
 	for _, f := range runtime {
-		if f.Kind == KindRego {
-			embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
+		if f.Kind != KindRego {
+			continue
 		}
-	}
-	// Every point a Rego file serves, with its files.
-	regoFiles := map[Point][]File{}
-	for _, p := range Points {
-		for _, f := range runtime {
-			if f.Kind == KindRego && f.Package == p.Package() {
-				regoFiles[p] = append(regoFiles[p], f)
-			}
+		embeddedOnly = embeddedOnly && f.Source == SourceEmbedded
+		if p, err := ParsePoint(f.Package); err == nil && f.Package == p.Package() {
+			regoFiles[p] = append(regoFiles[p], f)
 		}
 	}
 	prepare := func(ctx context.Context) (map[Point]rego.PreparedEvalQuery, error) {
@@ -580,9 +545,7 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 			if f.Kind != KindRego {
 				continue
 			}
-			// A palace.default alias no team module can reach is never
-			// evaluated, so it is not compiled: a reload pays only for the
-			// aliases its team modules use.
+			// A palace.default alias no team module reaches is not compiled.
 			if f.Source == SourceEmbedded && strings.HasPrefix(f.Package, "palace.default.") && !allAliases && !aliases[f.Package] {
 				continue
 			}
@@ -608,17 +571,13 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 		return out, nil
 	}
 	if embeddedOnly {
-		// The embedded defaults compile (a test holds them to it), and the
-		// Go engine decides their points: compiling their Rego at load was
-		// a third of a short command's CPU (`palace gate` in a fresh
-		// process), for a query such a command never runs. The first
-		// Rego evaluation compiles them.
+		// The Go engine decides the embedded defaults; their Rego compiles
+		// at its first evaluation.
 		s.prepared = sync.OnceValues(func() (map[Point]rego.PreparedEvalQuery, error) {
 			return prepare(context.Background())
 		})
 	} else {
-		// A team's policies compile now, so a broken one is refused with
-		// its errors when the set loads.
+		// A team's policies compile now: a broken one fails the load.
 		prepared, err := prepare(ctx)
 		if err != nil {
 			<-wasmLoaded
@@ -633,8 +592,7 @@ func compile(ctx context.Context, all []File, opts Options) (*Set, error) {
 	setHash := sha256.New()
 	for _, f := range runtime {
 		if f.Kind == KindWasm {
-			// A module's bytes and the points it serves in this set: moving
-			// gate.wasm's lanes export under a repo lanes.rego changes the set.
+			// The points it serves are part of the set's identity.
 			fmt.Fprintf(setHash, "wasm:%v\x00%s\x00%s\x00", f.Points, filepath.Base(f.Path), f.SHA256)
 			continue
 		}
@@ -674,10 +632,8 @@ func (s *Set) preparedFor(p Point) (rego.PreparedEvalQuery, error) {
 	return pq, nil
 }
 
-// conflicts refuses a source that serves one decision point twice: a .wasm
-// module exporting a point whose package a .rego file of the same source
-// declares, or two .wasm modules exporting the same point. Which one should
-// win would be a guess, so the set does not load until one is removed.
+// conflicts refuses a source that serves one decision point twice (a .wasm
+// export and a .rego package, or two .wasm exports).
 func conflicts(files []File) error {
 	type key struct {
 		source string

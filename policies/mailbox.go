@@ -21,10 +21,7 @@ type MailboxInput struct {
 }
 
 // Mailbox evaluates palace.mailbox for one letter and returns its deny
-// messages, sorted (none: the letter passes the team's rules). It fails
-// closed: a policy error, a deadline or a malformed output is returned as an
-// error that the caller reports as an error finding on that line; Decision
-// says which policy was asked.
+// messages, sorted. It fails closed: any policy failure is an error.
 func (s *Set) Mailbox(ctx context.Context, in MailboxInput) ([]string, Decision, error) {
 	d := s.decision(Mailbox)
 	if d.Engine == EngineGo {

@@ -1,28 +1,22 @@
 // Package policies owns palace's decision points and the engines behind them.
 //
 // A decision point (gate, scope, lanes, mailbox, research) is a Rego package
-// `palace.<point>` with a `decision` rule (mailbox: a conftest-style `deny`
-// set). Sets of policies load from three sources in order — the embedded
-// defaults, $PALACE_HOME/policies/ and <repo>/.palace/policies/ — and a later
-// source's package replaces an earlier one's whole; the embedded defaults stay
-// importable as `palace.default.<point>`. Every loaded set has a content hash
-// that lifecycle events record. A Watcher keeps a long-running process's set
-// current as the files change. A `.wasm` file in a source is a WebAssembly
-// module (an Extism plugin) serving the points it exports, with the same
-// precedence: a later source's module or package replaces an earlier one's
-// point, and one source may not serve a point both ways.
+// `palace.<point>` with a `decision` rule (mailbox: a `deny` set), or a
+// `.wasm` module's export of that name. Policies load from the embedded
+// defaults, $PALACE_HOME/policies/ and <repo>/.palace/policies/, in that
+// order; a later source's package or module replaces an earlier one's point
+// (the defaults stay importable as `palace.default.<point>`), and one source
+// may not serve a point both ways. Every set has a content hash; a Watcher
+// keeps a long-running process's set current.
 //
-// Each point is served through a Decider by OPA ("rego") or a module
-// ("wasm"), or, when the point's package is the unmodified embedded
-// default, by a Go implementation proven identical by differential tests
-// ("go"). Gate and mailbox fail closed; scope and lanes fall back to the
-// embedded default and say so. Outputs are shape-checked strictly, whatever
-// the engine. README.md documents every input and output.
+// Each point is served by OPA ("rego"), a module ("wasm") or, for an
+// unmodified embedded default, a Go implementation proven identical by
+// differential tests ("go"). Gate, mailbox and research fail closed; scope
+// and lanes fall back to the embedded default and say so. Outputs are
+// shape-checked strictly. README.md documents every input and output.
 //
-// This package is the only one that imports OPA; it runs modules through
-// the plugins package and never touches wazero or Extism itself. It knows nothing of the
-// store, of cards' lifecycle or of the CLI; callers pass typed inputs in and
-// get typed outputs back.
+// This is the only package that imports OPA; it runs modules through the
+// plugins package and knows nothing of the store or the CLI.
 package policies
 
 import (

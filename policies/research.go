@@ -8,8 +8,7 @@ import (
 )
 
 // ResearchInput is the input of palace.research: may a research report be
-// handled as asked? Validating and planning are dry runs (they write
-// nothing); an ingest writes one evidence row per finding.
+// handled as asked?
 type ResearchInput struct {
 	// Action is validate, plan or ingest.
 	Action string `json:"action"`
@@ -47,18 +46,13 @@ func (s *Set) Research(ctx context.Context, in ResearchInput) (ResearchOutput, D
 	v, err := s.decide(ctx, Research, in)
 	if err == nil {
 		var out ResearchOutput
-		if out, err = decodeResearch(v); err == nil {
+		obj, ok := v.(ast.Object)
+		if !ok {
+			err = shapeErr(Research, "", "an object {allow, reasons}", v)
+		} else if out, err = decodeResearchOutput(Research, "", obj); err == nil {
 			return out, d
 		}
 	}
 	d.Error = err.Error()
 	return ResearchOutput{Reasons: []string{fmt.Sprintf("policy %s failed, denying: %v", s.who(Research), err)}}, d
-}
-
-func decodeResearch(v ast.Value) (ResearchOutput, error) {
-	obj, ok := v.(ast.Object)
-	if !ok {
-		return ResearchOutput{}, shapeErr(Research, "", "an object {allow, reasons}", v)
-	}
-	return decodeResearchOutput(Research, "", obj)
 }

@@ -1,10 +1,6 @@
 package policies
 
-import (
-	"context"
-
-	"github.com/open-policy-agent/opa/v1/ast"
-)
+import "context"
 
 // ScopeContext is what the request says about where the agent works.
 type ScopeContext struct {
@@ -22,8 +18,7 @@ type ScopeContext struct {
 	// Anchors are the anchor ids the request may see; the host has already
 	// dropped cards of other anchors before the policy runs.
 	Anchors []string `json:"anchors"`
-	// Wake is set when the request names no task at all (see
-	// LanesInput.Wake): a scope the request cannot confirm earns no points.
+	// Wake: the request names no task; an unconfirmed scope earns nothing.
 	Wake bool `json:"wake"`
 }
 
@@ -81,32 +76,19 @@ type ScopeResult struct {
 // ScopeOutput maps card id to its result; every input card has one.
 type ScopeOutput map[string]ScopeResult
 
-// Scope evaluates palace.scope over a batch. It never fails: when the
-// serving policy errors, exceeds its deadline or returns a malformed
-// output, the embedded default decides instead and Decision.Fallback says
-// why.
+// Scope evaluates palace.scope over a batch. When the serving policy fails,
+// the embedded default decides and Decision.Fallback says why.
 func (s *Set) Scope(ctx context.Context, in ScopeInput) (ScopeOutput, Decision) {
 	d := s.decision(Scope)
 	if d.Engine == EngineGo {
 		return defaultScope(in), d
 	}
-	out, err := s.scopeRego(ctx, in)
-	if err != nil {
-		return defaultScope(in), s.fallback(Scope, err)
-	}
-	return out, d
-}
-
-func (s *Set) scopeRego(ctx context.Context, in ScopeInput) (ScopeOutput, error) {
 	v, err := s.decide(ctx, Scope, in)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var out ScopeOutput
+		if out, err = decodeBatch(Scope, v, len(in.Cards), func(i int) string { return in.Cards[i].ID }, decodeScopeResult); err == nil {
+			return out, d
+		}
 	}
-	return decodeScope(v, in.Cards)
-}
-
-// decodeScope checks the output's shape strictly and that every card of the
-// batch has a result.
-func decodeScope(v ast.Value, cards []ScopeCard) (ScopeOutput, error) {
-	return decodeBatch(Scope, v, len(cards), func(i int) string { return cards[i].ID }, decodeScopeResult)
+	return defaultScope(in), s.fallback(Scope, err)
 }

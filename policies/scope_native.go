@@ -10,10 +10,8 @@ import (
 	"github.com/palacehq/palace/internal/cache"
 )
 
-// defaultScope is default/scope.rego in Go. It serves the scope point when
-// the active set's scope package is the unmodified embedded one, and it is
-// the fallback when a team's scope policy fails. TestNativeMatchesRego
-// proves the two identical over generated inputs; change both together.
+// defaultScope is default/scope.rego in Go, also the fallback when a team's
+// scope policy fails. TestNativeMatchesRego holds the two identical.
 func defaultScope(in ScopeInput) ScopeOutput {
 	x := in.Context
 	req := scopeRequest{file: x.File, language: strings.ToLower(x.Language), field: x.Field, wake: x.Wake}
@@ -128,9 +126,8 @@ func (r scopeRequest) result(c ScopeCard, x ScopeContext) ScopeResult {
 		miss = true
 		why = append(why, fmt.Sprintf("field %s is not one of the scope fields %s", r.field, all))
 	}
-	// The base lifts the location of an unscoped card, and of a scoped card
-	// the request confirmed (a scope matched, none missed), to its anchor's
-	// base.
+	// An unscoped card, or a scoped one the request confirmed, gets its
+	// anchor's base.
 	base := unscopedFit
 	if c.Anchor == "global" {
 		base = globalFit
@@ -194,10 +191,9 @@ func intersect(have, want []string) []string {
 	return out
 }
 
-// firstGlob returns the first pattern matching file the way OPA's
-// glob.match(gitglob(pattern), ["/"], file) does: same library, same
-// separators. A pattern that does not compile matches nothing, as a builtin
-// error makes the Rego expression undefined.
+// firstGlob returns the first pattern matching file as OPA's
+// glob.match(gitglob(pattern), ["/"], file) does; a pattern that does not
+// compile matches nothing.
 func firstGlob(patterns []string, file string) (string, bool) {
 	for _, p := range patterns {
 		if g := compiledGlob(gitGlob(p)); g != nil && g.Match(file) {
@@ -222,12 +218,9 @@ func compiledGlob(p string) *glob.Pattern {
 	})
 }
 
-// gitGlob gives a pattern gitignore's meaning of `**/` (the one Cursor's
-// globs and Copilot's applyTo use): a leading `**/` or a `/**/` matches zero
-// or more directories, so `**/*.go` also matches a root-level main.go and
-// `a/**/b` matches a/b. The glob library's `**` alone needs at least the
-// slashes around it, so each such `**/` becomes the alternation `{**/,}`.
-// It is gitglob(p) of default/scope.rego; change both together.
+// gitGlob gives a pattern gitignore's meaning of `**/` (zero or more
+// directories) by rewriting each to `{**/,}`, as gitglob(p) of
+// default/scope.rego does.
 func gitGlob(p string) string {
 	p = strings.ReplaceAll(p, "/**/", "/{**/,}")
 	if strings.HasPrefix(p, "**/") {

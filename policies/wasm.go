@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -16,14 +17,12 @@ import (
 	"github.com/palacehq/palace/plugins"
 )
 
-// ErrSetClosed is returned (wrapped) by a decision that a closed Set was
-// asked for when the point is served by a .wasm module: gate then denies,
-// scope and lanes fall back, mailbox fails, as for any failing policy.
+// ErrSetClosed is returned (wrapped) by a decision a closed Set serves with
+// a .wasm module.
 var ErrSetClosed = errors.New("policy set closed: ask for the current set")
 
-// parseWasm reads a .wasm policy file: it must be a module the plugins
-// sandbox would load, and it serves the points it exports. Nothing is
-// compiled here; that happens once the set knows which points it serves.
+// parseWasm reads a .wasm policy file the plugins sandbox would load,
+// without compiling it.
 func parseWasm(source, path string, content []byte) (File, error) {
 	rep := plugins.Inspect(filepath.Base(path), content)
 	if !rep.WouldLoad {
@@ -42,9 +41,8 @@ func parseWasm(source, path string, content []byte) (File, error) {
 	return f, nil
 }
 
-// loadWasm loads the set's .wasm modules, each once, and serves their
-// points. A module that fails to load fails the set with an error located
-// at its file; modules already loaded are released.
+// loadWasm loads the set's .wasm modules and serves their points. A module
+// that fails to load fails the set with an error located at its file.
 func (s *Set) loadWasm(ctx context.Context, opts Options) error {
 	var host *wasmHost
 	for _, f := range s.files {
@@ -73,16 +71,11 @@ func (s *Set) loadWasm(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// Close releases the .wasm modules the set holds, once every decision in
-// progress on it has returned; it never interrupts one. Later decisions on
-// points the set serves with WASM fail with ErrSetClosed (gate denies,
-// scope and lanes fall back, mailbox fails); Rego and Go points keep
-// working. A set that is never closed releases its modules when it is
-// garbage collected. Safe to call more than once and concurrently.
-//
-// A Watcher closes the sets it replaces itself, after a grace period
-// (WatchOptions.Grace); a caller that loads sets with Load and replaces
-// them should Close the old one when no caller can still be holding it.
+// Close releases the set's .wasm modules once every decision in progress on
+// it has returned. Later decisions on its WASM points fail with
+// ErrSetClosed; Rego and Go points keep working. An unclosed set releases
+// its modules when garbage collected. Safe to call more than once and
+// concurrently.
 func (s *Set) Close() error {
 	if s.life != nil {
 		s.life.close()
@@ -90,60 +83,40 @@ func (s *Set) Close() error {
 	return nil
 }
 
-// lifetime counts the decisions in progress on a set's modules, so Close
-// can wait for them.
+// lifetime tracks the decisions in progress on a set's modules: each holds
+// mu for reading, so close, taking it for writing, waits for them.
 type lifetime struct {
-	mu       sync.Mutex
-	calls    int
-	closed   bool
-	idle     chan struct{} // closed when calls drops to 0 after close
+	mu       sync.RWMutex
+	calls    atomic.Int32
+	closed   atomic.Bool
 	releases []func()
 }
 
 func (l *lifetime) enter() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	l.mu.RLock()
+	if l.closed.Load() {
+		l.mu.RUnlock()
 		return false
 	}
-	l.calls++
+	l.calls.Add(1)
 	return true
 }
 
 func (l *lifetime) exit() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls--
-	if l.closed && l.calls == 0 && l.idle != nil {
-		close(l.idle)
-		l.idle = nil
-	}
+	l.calls.Add(-1)
+	l.mu.RUnlock()
 }
 
-func (l *lifetime) isClosed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closed
-}
+func (l *lifetime) isClosed() bool { return l.closed.Load() }
 
 func (l *lifetime) close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if l.closed.Swap(true) {
 		return
 	}
-	l.closed = true
-	var idle chan struct{}
-	if l.calls > 0 {
-		idle = make(chan struct{})
-		l.idle = idle
-	}
+	l.mu.Lock()
 	releases := l.releases
 	l.releases = nil
 	l.mu.Unlock()
-	if idle != nil {
-		<-idle
-	}
 	for _, r := range releases {
 		r()
 	}
@@ -161,13 +134,11 @@ func (e *wasmEngine) Decide(ctx context.Context, p Point, in any) (ast.Value, er
 	if err != nil {
 		return nil, err
 	}
-	// The value Rego would have produced, so both engines go through the
-	// same shape checks.
 	return parseOutput(p, out, func(v *fastjson.Value) (ast.Value, error) { return astOf(v), nil })
 }
 
-// lanes is Decide for the lanes point, decoding the module's answer
-// without building an OPA value when it can (decodeLanesJSON).
+// lanes is Decide for the lanes point, decoding without an OPA value when
+// it can.
 func (e *wasmEngine) lanes(ctx context.Context, in LanesInput) (LanesOutput, error) {
 	out, err := e.answer(ctx, Lanes, in)
 	if err != nil {
@@ -190,13 +161,10 @@ func (e *wasmEngine) answer(ctx context.Context, p Point, in any) ([]byte, error
 	return e.call(ctx, p, input)
 }
 
-// parsers are reused fastjson parsers: decoding a module's output straight
-// into an OPA value this way costs a fifth of encoding/json followed by
-// ast.InterfaceToValue.
-var parsers sync.Pool
+var parsers sync.Pool // of *fastjson.Parser
 
-// parseOutput parses a module's JSON output for p with a pooled parser and
-// hands it to decode; the parsed value is valid only during decode.
+// parseOutput parses a module's JSON output for p and hands it to decode;
+// the parsed value is valid only during decode.
 func parseOutput[T any](p Point, out []byte, decode func(*fastjson.Value) (T, error)) (T, error) {
 	parser, _ := parsers.Get().(*fastjson.Parser)
 	if parser == nil {
@@ -258,10 +226,8 @@ func (e *wasmEngine) call(ctx context.Context, p Point, input []byte) ([]byte, e
 	return out, nil
 }
 
-// wasmHost is the plugins runtime of one configuration (cache directory,
-// version, deadline) and the modules loaded through it, shared by every set
-// of this process: a reload that changes only a .rego file reuses the
-// already running modules instead of loading them again.
+// wasmHost is the plugins runtime of one configuration and the modules
+// loaded through it, shared by every set of the process.
 type wasmHost struct {
 	rt *plugins.Runtime
 
@@ -269,8 +235,7 @@ type wasmHost struct {
 	mods map[moduleKey]*sharedModule
 }
 
-// moduleKey names a module by its file and its bytes: the same bytes under
-// another name are loaded apart, so each call error names the right file.
+// moduleKey names a module by its file and its bytes.
 type moduleKey struct{ path, sha string }
 
 type sharedModule struct {
@@ -301,9 +266,7 @@ func wasmHostFor(opts Options, deadline time.Duration) *wasmHost {
 	}
 	cfg := plugins.Config{}.WithCacheDir(opts.CacheDir).WithVersion(opts.Version).WithDeadline(deadline)
 	rt, err := plugins.NewRuntime(context.Background(), cfg)
-	if err != nil {
-		// Only an invalid Config fails, and this one is built from checked
-		// values: a negative deadline never reaches here.
+	if err != nil { // only an invalid Config fails
 		panic(fmt.Sprintf("palace: plugin runtime: %v", err))
 	}
 	h := &wasmHost{rt: rt, mods: map[moduleKey]*sharedModule{}}
@@ -312,8 +275,7 @@ func wasmHostFor(opts Options, deadline time.Duration) *wasmHost {
 }
 
 // acquire returns f's module, loading it unless a set already holds it,
-// and the function that gives it back; the last give-back closes it (after
-// the calls in progress on it).
+// and the function that gives it back; the last give-back closes it.
 func (h *wasmHost) acquire(ctx context.Context, f File) (*plugins.Module, func(), error) {
 	k := moduleKey{f.Path, f.SHA256}
 	h.mu.Lock()

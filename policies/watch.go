@@ -16,15 +16,11 @@ import (
 )
 
 // DefaultDebounce is how long the policy folders must stay quiet before a
-// Watcher reloads, unless WatchOptions.Debounce says otherwise. Editors save
-// in several steps (temp file + rename, truncate + write, delete + create);
-// the quiet period turns each save into one reload.
+// Watcher reloads, so that one multi-step editor save is one reload.
 const DefaultDebounce = 75 * time.Millisecond
 
 // DefaultGrace is how long a Watcher keeps a replaced set open before it
-// closes the set's .wasm modules, unless WatchOptions.Grace says otherwise.
-// A caller that took the old set just before the swap has this long to
-// start its decision; decisions already running are always waited for.
+// closes the set's .wasm modules; running decisions are always waited for.
 const DefaultGrace = 10 * time.Second
 
 // WatchOptions tune a Watcher. The zero value is valid.
@@ -37,43 +33,37 @@ type WatchOptions struct {
 	Grace time.Duration
 }
 
-// Watcher keeps the policy set of a long-running process (LSP, MCP) current.
-// It watches the home and repo sources with fsnotify — including a source
-// folder that does not exist yet, such as a .palace/policies about to be
-// created — and after each burst of changes reads the files, compiles them
-// off to the side and swaps the new set in atomically. A set that fails to
-// compile never replaces the serving one: subscribers get its located
-// errors and the last good set keeps serving, as long as every file it was
-// built from is still there. When one of them was deleted, the last good
-// set is withdrawn instead (Current returns no set, and the errors): a
-// deleted policy never keeps deciding. A burst that leaves the files as
-// they were (a backup file, the same bytes saved again) reloads nothing.
+// Watcher keeps the policy set of a long-running process current: after
+// each burst of changes to the home and repo sources (even ones not created
+// yet) it compiles the files and swaps the new set in atomically. A set that
+// fails to compile never replaces the serving one, which keeps serving while
+// every file it was built from exists; once one was deleted it is withdrawn
+// (Current returns no set, and the errors). A burst that leaves the files as
+// they were reloads nothing.
 //
-// All methods are safe for concurrent use. The watcher's goroutine ends when
-// the context given to Watch ends; Done is closed then.
+// All methods are safe for concurrent use. The watcher stops, closing Done,
+// when Watch's context ends.
 type Watcher struct {
-	src      Sources
-	opts     WatchOptions
-	fsw      *fsnotify.Watcher
-	done     chan struct{}
-	cur      atomic.Pointer[Set]
-	watching map[string]bool // directories under watch; loop goroutine only
-	print    string          // fingerprint of the last snapshot compiled; loop goroutine only
-	retired  []*retired      // replaced sets not closed yet; loop goroutine only
+	src  Sources
+	opts WatchOptions
+	fsw  *fsnotify.Watcher
+	done chan struct{}
+	cur  atomic.Pointer[Set]
+	// loop goroutine only:
+	watching map[string]bool // directories under watch
+	print    string          // fingerprint of the last snapshot compiled
+	retired  []*retired      // replaced sets not closed yet
 
-	// mu guards subscribers, the next subscription id and the last error.
-	mu      sync.Mutex
+	mu      sync.Mutex // guards subs, nextSub, lastErr
 	subs    map[int]func(*Set, error)
 	nextSub int
 	lastErr error
 }
 
 // Watch loads the policy set from src and keeps it current until ctx ends.
-// onChange (may be nil) is subscribed before the first load, so it sees
-// that load's outcome too. A first load that fails is not an error of
-// Watch: Current returns its errors until a good set loads, and callers
-// fail as they would without a set (gate closed, scope and lanes on the
-// embedded defaults). Watch fails only when the watcher cannot start.
+// onChange (may be nil) is subscribed before the first load. A failed first
+// load is reported by Current, not Watch, which fails only when the watcher
+// cannot start.
 func Watch(ctx context.Context, src Sources, opts WatchOptions, onChange func(*Set, error)) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
@@ -104,10 +94,10 @@ func (w *Watcher) Current() (*Set, error) {
 	return w.cur.Load(), w.lastErr
 }
 
-// Subscribe calls fn after every reload attempt that found changed files:
-// with the new set and nil, or with the still-serving set (nil when none
-// is) and the errors (Errors, located) of the set that failed. fn runs on the watcher's
-// goroutine, in order; it must not block for long. cancel unsubscribes.
+// Subscribe calls fn after every reload attempt that found changed files,
+// with the new set and nil or the serving set (maybe nil) and the located
+// Errors. fn runs on the watcher's goroutine, in order, and must not block
+// for long.
 func (w *Watcher) Subscribe(fn func(*Set, error)) (cancel func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -127,9 +117,7 @@ func (w *Watcher) Done() <-chan struct{} { return w.done }
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
 	defer w.fsw.Close()
-	// Sets replaced while the watcher ran are closed now rather than after
-	// their grace: the process is stopping. The serving set stays open for
-	// whoever still holds it.
+	// Retired sets close now; the serving set stays open.
 	defer func() {
 		for _, r := range w.retired {
 			if r.timer.Stop() {
@@ -203,9 +191,7 @@ type retired struct {
 	timer *time.Timer
 }
 
-// retire closes a replaced set's modules after the grace period. A timer,
-// not a goroutine: nothing runs until it fires, and run closes what is
-// still pending when the watcher stops.
+// retire closes a replaced set's modules after the grace period.
 func (w *Watcher) retire(old *Set) {
 	kept := w.retired[:0]
 	for _, r := range w.retired {
@@ -217,13 +203,8 @@ func (w *Watcher) retire(old *Set) {
 }
 
 // fail records a reload that did not produce a set. The serving set stays
-// only while every file it was built from is still on disk (snap, when the
-// files could be read): a file being edited into shape keeps its last good
-// version serving, but a deleted file's decisions must not outlive it. A
-// set missing a file is withdrawn, and until a set loads again Current
-// returns no set and the errors, as before the first good load: the gate
-// and mailbox points fail closed, scope and lanes use the embedded
-// defaults.
+// only while every file it was built from is still in snap (when read);
+// otherwise it is withdrawn.
 func (w *Watcher) fail(err error, snap *snapshot) {
 	w.mu.Lock()
 	cur := w.cur.Load()
@@ -279,9 +260,8 @@ func (w *Watcher) dirs() []string {
 	return out
 }
 
-// relevant reports whether ev may change the set: a .rego or .wasm file (not hidden)
-// inside a source, a directory coming or going there, or a step on the way
-// to a source that does not exist yet.
+// relevant reports whether ev may change the set: a non-hidden policy file
+// or directory in a source, or an ancestor of a source.
 func (w *Watcher) relevant(ev fsnotify.Event) bool {
 	if ev.Op == fsnotify.Chmod {
 		return false
@@ -313,20 +293,13 @@ func (w *Watcher) relevant(ev fsnotify.Event) bool {
 	return false
 }
 
-// hidden reports whether any element of the relative path starts with a dot:
-// editor swap files and hidden folders never hold policies.
+// hidden reports whether any element of the relative path starts with a dot.
 func hidden(rel string) bool {
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if strings.HasPrefix(part, ".") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(rel, ".") || strings.Contains(rel, string(filepath.Separator)+".")
 }
 
-// sync makes the watch list match the sources as they are now: each
-// existing source and its non-hidden subfolders, or, for a source that
-// does not exist, its nearest existing ancestor.
+// sync watches each existing source and its non-hidden subfolders, or a
+// missing source's nearest existing ancestor.
 func (w *Watcher) sync() {
 	want := map[string]bool{}
 	for _, d := range w.dirs() {

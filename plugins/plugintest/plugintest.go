@@ -1,12 +1,7 @@
-// Package plugintest builds palace's example and test plugins for tests.
-//
-// Building a Go guest takes seconds and compiling it with wazero about one
-// more, so both are done once per source version and kept across test runs
-// under the system's temporary directory: guests in
+// Package plugintest builds palace's example and test plugins for tests,
+// once per source version: guests are kept under the temporary directory in
 // palace-test-guests/<hash of the sources, toolchain and flags>/, compiled
-// code in the disk cache CacheDir returns. A changed source gets a new
-// directory, so a test never runs a stale guest. It is for tests only and
-// imports nothing of palace.
+// code in CacheDir.
 package plugintest
 
 import (
@@ -25,9 +20,7 @@ import (
 	"testing"
 )
 
-// Guests are the plugins Guest can build: the two examples, which answer
-// what palace's embedded Rego gate and lanes answer, and the test guests of
-// plugins/testdata/guests.
+// Guests are the plugins Guest can build: the examples and the test guests.
 var Guests = map[string]struct{ Module, Pkg string }{
 	"gate":     {"examples/plugins/gate-go", "."},
 	"lanes":    {"examples/plugins/lanes-go", "."},
@@ -38,8 +31,7 @@ var Guests = map[string]struct{ Module, Pkg string }{
 }
 
 // BuildFlags are the go build flags of every guest, as
-// examples/plugins/Makefile uses them: a stripped module decodes and
-// validates faster on every cold load.
+// examples/plugins/Makefile uses them.
 var BuildFlags = []string{"-buildmode=c-shared", "-trimpath", "-ldflags=-s -w"}
 
 var (
@@ -108,8 +100,7 @@ func build(name string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
 	}
-	// Build beside the target and rename: test binaries of other packages
-	// may build the same guest at the same time.
+	// Build beside the target and rename: other test binaries may race.
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	src := Guests[name]
 	args := append([]string{"build"}, BuildFlags...)

@@ -73,14 +73,12 @@ func (g *gen) encoders(t *typ) error {
 				return fmt.Errorf("%s.%s: an input map must be map[string]any", t.expr, f.goName)
 			}
 		}
-		g.p("\n// value%s is the OPA value of %s.\n", t.fn, t.expr)
-		g.p("func value%s(x %s) *ast.Term {\n\treturn ast.NewTerm(ast.NewObject(\n", t.fn, t.expr)
+		g.p("\nfunc value%s(x %s) *ast.Term {\n\treturn ast.NewTerm(ast.NewObject(\n", t.fn, t.expr)
 		for _, f := range t.fields {
 			g.p("\t\tast.Item(%s, %s),\n", g.key(f.json), g.valueExpr(f.t, "x."+f.goName))
 		}
 		g.p("\t))\n}\n")
-		g.p("\n// append%s appends the JSON of %s to b.\n", t.fn, t.expr)
-		g.p("func append%s(b []byte, x %s) []byte {\n", t.fn, t.expr)
+		g.p("\nfunc append%s(b []byte, x %s) []byte {\n", t.fn, t.expr)
 		if len(t.fields) == 0 {
 			g.p("\treturn append(b, \"{}\"...)\n}\n")
 			return nil
@@ -105,11 +103,9 @@ func (g *gen) encoders(t *typ) error {
 		}
 		g.done["enc list "+fn] = true
 		g.use(t.elem)
-		g.p("\n// valueList%s is a list as an OPA array; nil is [].\n", fn)
-		g.p("func valueList%s(xs %s) *ast.Term {\n\tts := make([]*ast.Term, len(xs))\n", fn, t.expr)
+		g.p("\nfunc valueList%s(xs %s) *ast.Term {\n\tts := make([]*ast.Term, len(xs))\n", fn, t.expr)
 		g.p("\tfor i, x := range xs {\n\t\tts[i] = %s\n\t}\n\treturn ast.ArrayTerm(ts...)\n}\n", g.valueExpr(t.elem, "x"))
-		g.p("\n// appendList%s appends a list as a JSON array to b; nil is [].\n", fn)
-		g.p("func appendList%s(b []byte, xs %s) []byte {\n\tb = append(b, '[')\n", fn, t.expr)
+		g.p("\nfunc appendList%s(b []byte, xs %s) []byte {\n\tb = append(b, '[')\n", fn, t.expr)
 		g.p("\tfor i, x := range xs {\n\t\tif i > 0 {\n\t\t\tb = append(b, ',')\n\t\t}\n")
 		g.p("\t\tb = %s\n\t}\n\treturn append(b, ']')\n}\n", g.appendExpr(t.elem, "x"))
 		return g.encoders(t.elem)
@@ -286,7 +282,8 @@ func (g *gen) file() ([]byte, error) {
 		names = append(names, j)
 	}
 	sort.Strings(names)
-	b.WriteString("\n// The member names of the inputs, as OPA terms.\nvar (\n")
+	b.WriteString("\n// Below, valueT is the OPA value of type T and appendT appends its JSON to b;\n")
+	b.WriteString("// a nil list is [].\n\n// The member names of the inputs, as OPA terms.\nvar (\n")
 	for _, j := range names {
 		fmt.Fprintf(&b, "\t%s = ast.StringTerm(%q)\n", g.keys[j], j)
 	}

@@ -1,16 +1,14 @@
-// Command gen writes the policies package's codecs, codec_gen.go, from
-// the decision points' Go types: for each point's input type, the OPA
-// value a Rego policy reads and the JSON a .wasm module reads; for each
-// output type, the strict decoder of an OPA value (and, for jsonOutputs,
-// of a module's JSON). `go generate` in the policies folder runs it:
+// Command gen writes the policies package's codecs, codec_gen.go, from the
+// decision points' Go types: for each input type its OPA value and JSON,
+// for each output type a strict decoder of an OPA value (and, for
+// jsonOutputs, of a module's JSON). `go generate` runs it:
 //
 //	go run ./internal/gen [-dir .] [-out codec_gen.go]
 //
-// It reads the Go source with go/parser only, so it runs even when the
-// generated file is missing or stale. Encoders write every field in
-// declaration order under its json name (omitempty is ignored: a policy
-// always sees every field), nil lists as [] and a nil map[string]any as {}.
-// Decoders honour a `policy` struct tag on output fields:
+// It parses the source with go/parser only, so a missing or stale generated
+// file does not stop it. Encoders write every field (omitempty is ignored),
+// nil lists as [] and a nil map[string]any as {}. Decoders honour a
+// `policy` struct tag on output fields:
 //
 //	policy:"lo..hi"       a whole number within lo..hi
 //	policy:"enum=NAME"    one of the package-level list NAME
@@ -116,14 +114,12 @@ var basics = map[string]kind{"string": kString, "bool": kBool, "int": kInt, "flo
 
 // typ is a resolved Go type.
 type typ struct {
-	kind kind
-	expr string // how the policies package spells it: GateCard, domain.RoleCounts, domain.Lane
-	fn   string // the suffix of its codec functions: GateCard, DomainRoleCounts
-	pkg  string // the import path expr needs, "" for none
-	// named is set for a defined type over a basic type, which OPA's and
-	// strconv's functions take converted.
-	named  bool
-	elem   *typ // of a slice or map (maps have string keys)
+	kind   kind
+	expr   string // how the policies package spells it: GateCard, domain.RoleCounts, domain.Lane
+	fn     string // the suffix of its codec functions: GateCard, DomainRoleCounts
+	pkg    string // the import path expr needs, "" for none
+	named  bool   // a defined type over a basic type, converted for OPA and strconv
+	elem   *typ   // of a slice or map (maps have string keys)
 	fields []field
 }
 

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -24,14 +24,15 @@ type handler struct {
 }
 
 // call adapts a typed request handler; params decode with the protocol's
-// union-aware decoder.
+// union-aware decoder, and a host error becomes its JSON-RPC error.
 func call[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
 	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 		var p P
 		if err := decodeParams(raw, &p); err != nil {
 			return nil, err
 		}
-		return fn(s, ctx, &p)
+		res, err := fn(s, ctx, &p)
+		return res, rpcError(err)
 	}}
 }
 
@@ -88,12 +89,11 @@ var methods = map[string]handler{
 func rawCall[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
 	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 		var p P
-		if len(raw) > 0 && string(raw) != "null" {
-			if err := strictDecode(raw, &p); err != nil {
-				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
-			}
+		if err := decodeArg(raw, &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
 		}
-		return fn(s, ctx, &p)
+		res, err := fn(s, ctx, &p)
+		return res, rpcError(err)
 	}}
 }
 
@@ -151,9 +151,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}
 	id := req.ID()
 	cctx, cancel := context.WithCancel(conn)
-	s.cancels.add(id, cancel)
+	s.cancels.Store(id, cancel)
 	defer func() {
-		s.cancels.remove(id)
+		s.cancels.Delete(id)
 		cancel()
 	}()
 	if !h.inOrder {
@@ -190,40 +190,6 @@ func (s *Server) reportPanic(what string, r any) {
 	}
 }
 
-// cancelTable maps in-flight call ids to their cancel functions. It is our
-// own bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
-// decoding fails the connection on ids it cannot parse.
-type cancelTable struct {
-	// mu guards m.
-	mu sync.Mutex
-	m  map[jsonrpc2.ID]context.CancelFunc
-}
-
-func (t *cancelTable) init() { t.m = map[jsonrpc2.ID]context.CancelFunc{} }
-
-func (t *cancelTable) add(id jsonrpc2.ID, c context.CancelFunc) {
-	t.mu.Lock()
-	t.m[id] = c
-	t.mu.Unlock()
-}
-
-func (t *cancelTable) remove(id jsonrpc2.ID) {
-	t.mu.Lock()
-	delete(t.m, id)
-	t.mu.Unlock()
-}
-
-// cancel cancels id; an id that is not in flight (done already) is ignored.
-func (t *cancelTable) cancel(id jsonrpc2.ID) bool {
-	t.mu.Lock()
-	c, ok := t.m[id]
-	t.mu.Unlock()
-	if ok {
-		c()
-	}
-	return ok
-}
-
 // canceller handles $/cancelRequest on the read loop, ahead of everything
 // queued after it, as a jsonrpc2.Preempter.
 type canceller struct{ s *Server }
@@ -237,8 +203,8 @@ func (c canceller) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error
 	id, err := cancelID(req.Params())
 	if err != nil {
 		c.s.log.Printf("ignoring $/cancelRequest: %v", err)
-	} else {
-		c.s.cancels.cancel(id)
+	} else if cancel, ok := c.s.cancels.Load(id); ok {
+		cancel.(context.CancelFunc)()
 	}
 	return struct{}{}, nil
 }
@@ -298,19 +264,25 @@ func (lspCodec) Unmarshal(data []byte, v any) error {
 	return protocol.Unmarshal(data, v)
 }
 
-// jsonResult encodes v as the CLI's --format json would.
-func jsonResult(v any) (jsonrpc2.RawMessage, error) {
+// jsonResult encodes v as the CLI's --format json would, unless err.
+func jsonResult(v any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "encode result: %v", err)
 	}
-	return b, nil
+	return jsonrpc2.RawMessage(b), nil
 }
 
-// strictDecode decodes JSON into v, refusing unknown fields so a typo in a
-// client's params is an error that names it.
-func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+// decodeArg decodes JSON into v, refusing unknown fields so a typo in a
+// client's params is an error that names it; absent or null leaves v zero.
+func decodeArg(raw []byte, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }

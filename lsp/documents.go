@@ -215,18 +215,16 @@ func (s *Server) document(u uri.URI) (*document, error) {
 }
 
 // sourceDocument is the common start of the source-file features (hover,
-// code lens, inlay hints): the open document and its workspace. ok is false,
-// with no error, when the feature is switched off in the settings or the
-// document is not a source file (a box or a policy file).
+// code lens, inlay hints): the open document and its workspace, synced. ok
+// is false, with no error, when the feature is switched off in the settings
+// or the document is not a source file (a box or a policy file).
 func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d *document, ws *workspace, ok bool, err error) {
-	if d, err = s.document(u); err != nil {
+	if d, err = s.document(u); err != nil || !enabled {
 		return nil, nil, false, err
 	}
-	if !enabled {
-		return nil, nil, false, nil
+	if ws, err = s.workspaceFor(ctx, d.path); err != nil || d.kind(ws.h.Home()) != kindSource {
+		return nil, nil, false, err
 	}
-	if ws, err = s.workspaceFor(ctx, d.path); err != nil {
-		return nil, nil, false, rpcError(err)
-	}
-	return d, ws, d.kind(ws.h.Home()) == kindSource, nil
+	_, err = ws.sync(ctx)
+	return d, ws, err == nil, err
 }

@@ -17,24 +17,17 @@ import (
 	"github.com/palacehq/palace/host/staleness"
 )
 
-func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
-	if !ok || err != nil {
-		return nil, err
-	}
-	h, err := s.sourceHover(ctx, ws, d, p.Position)
-	return h, rpcError(err)
-}
-
-// sourceHover shows, first, the cards triggered at the cursor — trigger
+// hover shows, first, the cards triggered at the cursor — trigger
 // patterns matching this line, intent tags and tool needs equal to the word
 // — then the cards that apply to the file by the scope and lanes policies,
 // grouped by tier, and the reference-only ones as a count. host composes
 // the view (EditorViews.Hover); this renders it.
-func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, pos protocol.Position) (*protocol.Hover, error) {
-	if _, err := ws.sync(ctx); err != nil {
+func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
+	if !ok {
 		return nil, err
 	}
+	pos := p.Position
 	line := int(pos.Line)
 	text := d.line(line)
 	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(pos.Character)))

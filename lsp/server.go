@@ -79,7 +79,10 @@ type Server struct {
 	refreshing   bool
 	refreshAgain bool
 
-	cancels cancelTable
+	// cancels maps in-flight call ids to their cancel functions: our own
+	// bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
+	// decoding fails the connection on ids it cannot parse.
+	cancels sync.Map
 	docs    documents
 	diags   diagnosticsQueue
 
@@ -114,7 +117,6 @@ func New(opts Options) *Server {
 		settings: defaultSettings(),
 	}
 	s.docs.init()
-	s.cancels.init()
 	return s
 }
 

@@ -262,7 +262,10 @@ func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
 // check`, with the team's deny rules and history against HEAD — on a box's
 // bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	base := ws.committedBox(ctx, d.path)
+	base, err := ws.h.Mail().CommittedBox(ctx, d.path)
+	if err != nil {
+		s.log.Printf("%v; checking without history", err)
+	}
 	return findingDiagnostics(d, ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base}), "")
 }
 

@@ -154,11 +154,7 @@ func (ws *workspace) watchBox(ctx context.Context) {
 					watching = fsw.Add(dotPalace) == nil
 					ws.s.diags.scheduleBox(box)
 				}
-			case box:
-				ws.forgetBox(box)
-				ws.s.diags.scheduleBox(box)
-			case filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
-				ws.forgetBox(box)
+			case box, filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
 				ws.s.diags.scheduleBox(box)
 			}
 		case err, ok := <-fsw.Errors:

@@ -44,22 +44,17 @@ type workspace struct {
 	triggers   *pack.TriggerSet
 	triggerGen uint64
 	hintCache  map[uri.URI]hintsEntry
+	// matchCaches keep each open document's line matches across edits.
+	matchCaches map[uri.URI]*pack.MatchCache
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
 	policyErrs map[string][]finding.Finding
-	// matchCaches keep each open document's line matches across edits.
-	matchCaches map[uri.URI]*pack.MatchCache
-	// boxBase caches each box's committed version (HEAD) for the history
-	// check; forgetBox drops an entry when the box or HEAD may have moved.
-	boxBase map[string][]byte
 }
 
 type hintsEntry struct {
 	version int32
 	gen     uint64
 	hints   pack.Hints
-	// inlay are the document's inlay hints, built on first request.
-	inlay []protocol.InlayHint
 }
 
 // workspaceFor returns the workspace a document belongs to: the innermost
@@ -117,7 +112,7 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 		h.Close()
 		return nil, err
 	}
-	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version, views: h.EditorViews()}
+	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version, views: h.EditorViews(), matchCaches: map[uri.URI]*pack.MatchCache{}}
 	ws.reset()
 
 	s.mu.Lock()
@@ -219,16 +214,10 @@ func (ws *workspace) sync(ctx context.Context) (uint64, error) {
 // triggerSet, hints and inlayHints (and the views) serve the current generation
 // without looking for changes: a request calls sync once first.
 func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
-	ws.mu.Lock()
-	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
-	ws.mu.Unlock()
-	if set != nil && setGen == gen {
-		return set, gen, nil
-	}
 	ws.compileMu.Lock()
 	defer ws.compileMu.Unlock()
 	ws.mu.Lock()
-	set, setGen, gen = ws.triggers, ws.triggerGen, ws.gen
+	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
 	ws.mu.Unlock()
 	if set != nil && setGen == gen {
 		return set, gen, nil
@@ -260,58 +249,28 @@ func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error)
 	if err != nil {
 		return pack.Hints{}, err
 	}
-	e, err := cachedIn(ws, &ws.hintCache, d.uri, func(e hintsEntry) bool { return e.version == d.version && e.gen == gen }, func() (hintsEntry, error) {
-		ws.mu.Lock()
-		if ws.matchCaches == nil {
-			ws.matchCaches = map[uri.URI]*pack.MatchCache{}
-		}
-		cache := ws.matchCaches[d.uri]
-		if cache == nil {
-			cache = &pack.MatchCache{}
-			ws.matchCaches[d.uri] = cache
-		}
-		ws.mu.Unlock()
-		res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
-		return hintsEntry{version: d.version, gen: gen, hints: res}, err
-	})
-	return e.hints, err
-}
-
-// inlayHints returns every inlay hint of d, built once per document
-// version and generation (build makes them from the matches).
-func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(pack.Hints) ([]protocol.InlayHint, error)) ([]protocol.InlayHint, error) {
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
 	ws.mu.Lock()
 	e, ok := ws.hintCache[d.uri]
+	cache := ws.matchCaches[d.uri]
+	if cache == nil {
+		cache = &pack.MatchCache{}
+		ws.matchCaches[d.uri] = cache
+	}
 	ws.mu.Unlock()
-	if ok && e.version == d.version && e.inlay != nil {
-		return e.inlay, nil
+	if ok && e.version == d.version && e.gen == gen {
+		return e.hints, nil
 	}
-	inlay, err := build(hints)
+	res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 	if err != nil {
-		return nil, err
+		return pack.Hints{}, err
 	}
+	// A value computed from the old data must not outlive its generation.
 	ws.mu.Lock()
-	if e, ok := ws.hintCache[d.uri]; ok && e.version == d.version && e.gen == ws.gen {
-		e.inlay = inlay
-		ws.hintCache[d.uri] = e
+	if ws.gen == gen {
+		ws.hintCache[d.uri] = hintsEntry{version: d.version, gen: gen, hints: res}
 	}
 	ws.mu.Unlock()
-	return inlay, nil
-}
-
-// committedBox returns the box's HEAD version, read once and cached until
-// forgetBox. A failure to read it skips the history check.
-func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
-	base, err := cachedIn(ws, &ws.boxBase, path, nil, func() ([]byte, error) { return ws.h.Mail().CommittedBox(ctx, path) })
-	if err != nil {
-		ws.s.log.Printf("%v; checking without history", err)
-		return nil
-	}
-	return base
+	return res, nil
 }
 
 // forgetDocument drops what is cached for a closed document.
@@ -319,13 +278,6 @@ func (ws *workspace) forgetDocument(u uri.URI) {
 	ws.mu.Lock()
 	delete(ws.matchCaches, u)
 	delete(ws.hintCache, u)
-	ws.mu.Unlock()
-}
-
-// forgetBox drops the cached HEAD version of a box.
-func (ws *workspace) forgetBox(path string) {
-	ws.mu.Lock()
-	delete(ws.boxBase, path)
 	ws.mu.Unlock()
 }
 

@@ -128,11 +128,7 @@ func New(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	s.bg, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	capped, err := newCappedStream(rwc)
-	if err != nil {
-		return err
-	}
-	stream, err := newTolerantStream(capped, func(err error) {
+	stream, err := newStream(rwc, func(err error) {
 		s.log.Printf("rejected a malformed frame: %v", err)
 	})
 	if err != nil {

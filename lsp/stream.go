@@ -40,18 +40,20 @@ const (
 // stream has them.
 type stream struct {
 	jsonrpc2.Stream
-	out  interface{ WriteFrame(context.Context, []byte) (int64, error) }
+	out  frameWriter
 	in   *bufio.Reader
 	rbuf []byte
 	// onBad is told about each rejected frame (for the log).
 	onBad func(err error)
 }
 
+type frameWriter interface {
+	WriteFrame(ctx context.Context, data []byte) (int64, error)
+}
+
 func newStream(rwc io.ReadWriteCloser, onBad func(error)) (*stream, error) {
 	inner := jsonrpc2.NewHeaderStream(rwc)
-	out, ok := inner.(interface {
-		WriteFrame(context.Context, []byte) (int64, error)
-	})
+	out, ok := inner.(frameWriter)
 	if !ok {
 		return nil, errors.New("lsp: the jsonrpc2 stream has no raw frame access")
 	}

@@ -205,12 +205,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
 		Err     string
 	}{In: in, Asked: q.Has("q") || q.Has("file"), Default: pack.DefaultBudget}
 	if data.Asked {
-		req := pack.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates}
-		for _, it := range strings.Split(in.Intents, ",") {
-			if it = strings.TrimSpace(it); it != "" {
-				req.Intents = append(req.Intents, it)
-			}
-		}
+		req := pack.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates, Intents: split(in.Intents, ",")}
 		p, err := s.h.Pack().Context(r.Context(), req)
 		if err != nil {
 			if host.KindOf(err) == host.KindInternal {

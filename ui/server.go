@@ -119,14 +119,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /mailbox", s.mailbox)
 	mux.HandleFunc("GET /api/complete", s.complete)
 	mux.HandleFunc("GET /events", s.events)
-	mux.HandleFunc("POST /card/{id}/promote", s.promote)
-	mux.HandleFunc("POST /card/{id}/retire", s.retire)
-	mux.HandleFunc("POST /card/{id}/resolve", s.resolve)
-	mux.HandleFunc("POST /card/{id}/demote", s.demote)
-	mux.HandleFunc("POST /card/{id}/link", s.link)
-	mux.HandleFunc("POST /card/{id}/rescope", s.rescope)
-	mux.HandleFunc("POST /card/{id}/retrigger", s.retrigger)
-	mux.HandleFunc("POST /card/{id}/action", s.auditAction)
+	for name := range changes {
+		mux.HandleFunc("POST /card/{id}/"+name, s.change(name))
+	}
 	return s.guard(mux)
 }
 

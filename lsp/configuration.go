@@ -19,7 +19,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChan
 		return
 	}
 	s.warn(notes)
-	s.refreshAll()
+	s.changed(nil)
 }
 
 func (s *Server) didChangeWorkspaceFolders(ctx context.Context, p *protocol.DidChangeWorkspaceFoldersParams) {
@@ -33,5 +33,5 @@ func (s *Server) didChangeWorkspaceFolders(ctx context.Context, p *protocol.DidC
 		}
 	}
 	s.mu.Unlock()
-	s.refreshAll()
+	s.changed(nil)
 }

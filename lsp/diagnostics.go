@@ -64,9 +64,6 @@ func (q *diagnosticsQueue) schedule(u uri.URI) {
 	time.AfterFunc(q.s.opts.Debounce, func() { q.s.goBackground(q.flush) })
 }
 
-// scheduleBox marks a box file, open or not.
-func (q *diagnosticsQueue) scheduleBox(path string) { q.schedule(uri.File(path)) }
-
 func (q *diagnosticsQueue) flush(ctx context.Context) {
 	q.mu.Lock()
 	batch := q.pending
@@ -108,7 +105,7 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 	} else {
 		path := fsPath(u)
 		ws, err := s.workspaceFor(ctx, path)
-		if err != nil || kindOfPath(path, ws.h.Home()) != kindBox {
+		if err != nil || kindOf(path, ws.h.Home()) != kindBox {
 			return
 		}
 		content, err := bounded.ReadFile(path, host.MaxBoxBytes)
@@ -156,9 +153,6 @@ func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, dia
 	q.s.notify(protocol.MethodTextDocumentPublishDiagnostics, p)
 }
 
-// clear drops the diagnostics of a closed document.
-func (q *diagnosticsQueue) clear(u uri.URI) { q.publish(u, 0, false, nil) }
-
 // waitPasses blocks until n passes have finished (tests).
 func (q *diagnosticsQueue) waitPasses(n uint64) {
 	q.mu.Lock()
@@ -174,13 +168,19 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 	if err != nil {
 		return nil, err
 	}
-	switch d.kind(ws.h.Home()) {
+	switch kindOf(d.path, ws.h.Home()) {
 	case kindBox:
 		return s.boxDiagnostics(ctx, ws, d), nil
 	case kindPolicy:
-		return s.policyDiagnostics(ws, d), nil
+		// The located errors of the last failed policy reload that fall in d.
+		ws.mu.Lock()
+		errs := ws.policyErrs[d.path]
+		ws.mu.Unlock()
+		return policyDiagnostics(d, errs), nil
 	case kindCard:
-		return s.cardDiagnostics(ctx, ws, d), nil
+		// The check of `palace cards check` — format, limits, secrets, the
+		// status the file claims against the gate — on the buffer.
+		return findingDiagnostics(d, ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text)), ""), nil
 	default:
 		if !s.currentSettings().Hints.Diagnostics {
 			return nil, nil
@@ -192,7 +192,7 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 // triggerDiagnostics turns trigger matches into Information (dao tiers) and
 // Hint (shu, qi) diagnostics whose code is the card id.
 func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *document) ([]protocol.Diagnostic, error) {
-	if _, err := ws.sync(ctx); err != nil {
+	if err := ws.sync(ctx); err != nil {
 		return nil, err
 	}
 	hints, err := ws.hints(ctx, d)
@@ -269,23 +269,7 @@ func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document)
 	return findingDiagnostics(d, ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base}), "")
 }
 
-// cardDiagnostics runs the check of `palace cards check` — format,
-// limits, secrets, the status the file claims against the gate — on a
-// card file's buffer.
-func (s *Server) cardDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	return findingDiagnostics(d, ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text)), "")
-}
-
-// policyDiagnostics shows the located errors of the last failed policy
-// reload that fall in d.
-func (s *Server) policyDiagnostics(ws *workspace, d *document) []protocol.Diagnostic {
-	ws.mu.Lock()
-	errs := ws.policyErrs[d.path]
-	ws.mu.Unlock()
-	return policyDiags(d, errs)
-}
-
-func policyDiags(d *document, errs []finding.Finding) []protocol.Diagnostic {
+func policyDiagnostics(d *document, errs []finding.Finding) []protocol.Diagnostic {
 	return findingDiagnostics(d, errs, " (the last good policy set keeps serving)")
 }
 
@@ -345,7 +329,7 @@ func (s *Server) publishPolicyErrors(old, cur map[string][]finding.Finding) {
 			content, _ := bounded.ReadFile(f, host.MaxModuleBytes)
 			d = newDocument(uri.File(f), "rego", 0, string(content))
 		}
-		s.diags.publish(d.uri, d.version, isOpen, policyDiags(d, cur[f]))
+		s.diags.publish(d.uri, d.version, isOpen, policyDiagnostics(d, cur[f]))
 	}
 	if errs := cur[""]; len(errs) > 0 {
 		s.logMessage(protocol.MessageTypeError, "policy errors without a file: %v", errs)

@@ -58,12 +58,8 @@ func newDocument(u uri.URI, lang string, version int32, text string) *document {
 	return d
 }
 
-// kind classifies the document by its path (home is the palace home).
-func (d *document) kind(home string) docKind {
-	return kindOfPath(d.path, home)
-}
-
-func kindOfPath(path, home string) docKind {
+// kindOf classifies a document by its path (home is the palace home).
+func kindOf(path, home string) docKind {
 	if path == "" {
 		return kindSource
 	}
@@ -222,9 +218,9 @@ func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d
 	if d, err = s.document(u); err != nil || !enabled {
 		return nil, nil, false, err
 	}
-	if ws, err = s.workspaceFor(ctx, d.path); err != nil || d.kind(ws.h.Home()) != kindSource {
+	if ws, err = s.workspaceFor(ctx, d.path); err != nil || kindOf(d.path, ws.h.Home()) != kindSource {
 		return nil, nil, false, err
 	}
-	_, err = ws.sync(ctx)
+	err = ws.sync(ctx)
 	return d, ws, err == nil, err
 }

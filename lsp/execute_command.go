@@ -153,7 +153,7 @@ func commandNames(m host.Mode) []string {
 
 func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (any, error) {
 	i := slices.IndexFunc(commands, func(c cmdEntry) bool { return c.name == p.Command })
-	if i >= 0 && commands[i].human && s.mode() != host.Human {
+	if i >= 0 && commands[i].human && s.opts.Mode != host.Human {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is refused in agent mode: only a human may %s (the mode is fixed by --mode/%s=agent)",
 			p.Command, strings.TrimPrefix(p.Command, "palace."), host.ModeEnv)
 	}
@@ -166,7 +166,7 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object, got %d arguments", p.Command, len(p.Arguments))
 	}
 	if i < 0 {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.mode()), ", "))
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.opts.Mode), ", "))
 	}
 	return commands[i].run(s, ctx, p.Command, arg)
 }
@@ -183,7 +183,7 @@ func (s *Server) withHost(ctx context.Context, u uri.URI, fn func(*host.Host) (a
 		return nil, err
 	}
 	// The change is ours: move the caches on now rather than at the next poll.
-	if _, err := ws.sync(ctx); err != nil {
+	if err := ws.sync(ctx); err != nil {
 		s.log.Printf("sync after command: %v", err)
 	}
 	return jsonResult(res, nil)

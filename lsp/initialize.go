@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -62,7 +63,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	yes := true
 	sync := protocol.TextDocumentSyncKindIncremental
 	res := &protocol.InitializeResult{
-		ServerInfo: protocol.ServerInfo{Name: "palace", Version: protocol.NewOptional(s.version())},
+		ServerInfo: protocol.ServerInfo{Name: "palace", Version: protocol.NewOptional(cmp.Or(s.opts.Version, "dev"))},
 		Capabilities: protocol.ServerCapabilities{
 			PositionEncoding: protocol.PositionEncodingKindUTF16,
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{
@@ -71,20 +72,13 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 			HoverProvider:          protocol.Boolean(true),
 			CodeLensProvider:       &protocol.CodeLensOptions{},
 			InlayHintProvider:      protocol.Boolean(true),
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames(s.mode())},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames(s.opts.Mode)},
 			Workspace: &protocol.WorkspaceOptions{WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 				Supported: &yes, ChangeNotifications: protocol.Boolean(true),
 			}},
 		},
 	}
 	return res, nil
-}
-
-func (s *Server) version() string {
-	if s.opts.Version != "" {
-		return s.opts.Version
-	}
-	return "dev"
 }
 
 // initialized opens the workspace folders so their watchers run before any

@@ -229,9 +229,6 @@ func (s *Server) warn(notes []string) {
 	})
 }
 
-// mode is the session's fixed mode.
-func (s *Server) mode() host.Mode { return s.opts.Mode }
-
 func (s *Server) currentSettings() Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()

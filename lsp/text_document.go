@@ -54,9 +54,9 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 		return
 	}
 	ws.forgetDocument(u)
-	switch d.kind(ws.h.Home()) {
+	switch kindOf(d.path, ws.h.Home()) {
 	case kindSource, kindCard:
-		s.diags.clear(u)
+		s.diags.publish(u, 0, false, nil)
 	case kindBox:
 		// The box on disk still has its findings.
 		s.diags.schedule(u)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/internal/finding"
@@ -51,7 +52,7 @@ func (ws *workspace) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := ws.sync(ctx); err != nil && ctx.Err() == nil {
+			if err := ws.sync(ctx); err != nil && ctx.Err() == nil {
 				ws.s.log.Printf("poll %s: %v", ws.root, err)
 			}
 			if tick%codePollTicks == 0 {
@@ -139,7 +140,7 @@ func (ws *workspace) watchBox(ctx context.Context) {
 	// A commit moves HEAD: the history check needs the new base.
 	gitDir := filepath.Join(loc.Worktree, ".git")
 	_ = fsw.Add(gitDir)
-	ws.s.diags.scheduleBox(box)
+	ws.s.diags.schedule(uri.File(box))
 	for {
 		select {
 		case <-ctx.Done():
@@ -152,10 +153,10 @@ func (ws *workspace) watchBox(ctx context.Context) {
 			case dotPalace:
 				if !watching && ev.Has(fsnotify.Create) {
 					watching = fsw.Add(dotPalace) == nil
-					ws.s.diags.scheduleBox(box)
+					ws.s.diags.schedule(uri.File(box))
 				}
 			case box, filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
-				ws.s.diags.scheduleBox(box)
+				ws.s.diags.schedule(uri.File(box))
 			}
 		case err, ok := <-fsw.Errors:
 			if !ok {

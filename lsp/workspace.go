@@ -64,7 +64,7 @@ func (s *Server) workspaceFor(ctx context.Context, path string) (*workspace, err
 	s.mu.Lock()
 	best := ""
 	for _, f := range s.folders {
-		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
+		if within(path, f) && len(f) > len(best) {
 			best = f
 		}
 	}
@@ -97,7 +97,7 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 			home = filepath.Join(u, home[2:])
 		}
 	}
-	h, err := host.Open(ctx, host.Options{Home: home, Cwd: dir, Mode: s.mode(), Actor: s.opts.Actor})
+	h, err := host.Open(ctx, host.Options{Home: home, Cwd: dir, Mode: s.opts.Mode, Actor: s.opts.Actor})
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +146,7 @@ func (s *Server) closeWorkspaces() {
 	spaces := s.spaces
 	s.spaces = map[string]*workspace{}
 	s.mu.Unlock()
-	closeSpaces(spaces)
-}
-
-// closeSpaces closes each workspace of spaces once (folders of one checkout
-// share one).
-func closeSpaces(spaces map[string]*workspace) {
+	// Folders of one checkout share a workspace: close each once.
 	seen := map[*workspace]bool{}
 	for _, ws := range spaces {
 		if !seen[ws] {
@@ -178,40 +173,30 @@ func (ws *workspace) reset() {
 	ws.hintCache = map[uri.URI]hintsEntry{}
 }
 
-// fresh checks the database's data_version and, when another connection
-// committed since the last look, starts a new generation. It reports the
-// current generation and whether it just moved.
-func (ws *workspace) fresh(ctx context.Context) (uint64, bool, error) {
+// sync checks the database's data_version and, when another connection
+// committed since the last look, starts a new generation and lets every
+// open document know (diagnostics, code lens and inlay hint refresh).
+func (ws *workspace) sync(ctx context.Context) error {
 	v, err := ws.probe.Version(ctx)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if v == ws.version {
-		return ws.gen, false, nil
+	moved := v != ws.version
+	if moved {
+		ws.version = v
+		ws.reset()
 	}
-	ws.version = v
-	ws.reset()
-	return ws.gen, true, nil
-}
-
-// sync brings the caches up to date and, when they moved, lets every open
-// document know (diagnostics, code lens and inlay hint refresh).
-func (ws *workspace) sync(ctx context.Context) (uint64, error) {
-	gen, moved, err := ws.fresh(ctx)
-	if err != nil {
-		return 0, err
-	}
+	ws.mu.Unlock()
 	if moved {
 		ws.s.changed(ws)
 	}
-	return gen, nil
+	return nil
 }
 
 // triggerSet returns the compiled trigger patterns of this generation.
 //
-// triggerSet, hints and inlayHints (and the views) serve the current generation
+// triggerSet and hints (and the views) serve the current generation
 // without looking for changes: a request calls sync once first.
 func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
 	ws.compileMu.Lock()
@@ -290,26 +275,19 @@ func (ws *workspace) invalidate() {
 	ws.s.changed(ws)
 }
 
-// owns reports whether the workspace serves path.
-func (ws *workspace) owns(path string) bool {
-	return path == ws.root || strings.HasPrefix(path, ws.root+string(filepath.Separator))
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// changed reacts to new data or policies in ws: recompute the diagnostics of
-// its open documents and ask the client to refresh lenses and hints.
+// changed reacts to new data or policies in ws (nil: everything, as when
+// settings or folders changed): recompute the diagnostics of its open
+// documents and ask the client to refresh lenses and hints.
 func (s *Server) changed(ws *workspace) {
 	for _, d := range s.docs.all() {
-		if ws.owns(d.path) {
+		if ws == nil || within(d.path, ws.root) {
 			s.diags.schedule(d.uri)
 		}
-	}
-	s.refreshClient()
-}
-
-// refreshAll recomputes everything (settings or folders changed).
-func (s *Server) refreshAll() {
-	for _, d := range s.docs.all() {
-		s.diags.schedule(d.uri)
 	}
 	s.refreshClient()
 }

@@ -44,14 +44,12 @@ func inOrder(h handler) handler {
 
 // notification adapts a typed notification handler.
 func notification[P any](fn func(*Server, context.Context, *P)) handler {
-	return handler{notification: true, fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
-		var p P
-		if err := decodeParams(raw, &p); err != nil {
-			return nil, err
-		}
-		fn(s, ctx, &p)
+	h := call(func(s *Server, ctx context.Context, p *P) (any, error) {
+		fn(s, ctx, p)
 		return nil, nil
-	}}
+	})
+	h.notification = true
+	return h
 }
 
 func decodeParams(raw jsonrpc2.RawMessage, p any) error {

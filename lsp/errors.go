@@ -48,20 +48,10 @@ func rpcError(err error) error {
 			Kind    string   `json:"kind"`
 			Field   string   `json:"field,omitempty"`
 			Reasons []string `json:"reasons,omitempty"`
-		}{kindName(he.Kind), he.Field, he.Reasons})
+		}{kindNames[he.Kind], he.Field, he.Reasons})
 		out.Data = data
 	}
 	return out
 }
 
-func kindName(k host.Kind) string {
-	switch k {
-	case host.KindInvalid:
-		return "invalid"
-	case host.KindDenied:
-		return "denied"
-	case host.KindMode:
-		return "mode"
-	}
-	return "internal"
-}
+var kindNames = map[host.Kind]string{host.KindInternal: "internal", host.KindInvalid: "invalid", host.KindDenied: "denied", host.KindMode: "mode"}

@@ -79,9 +79,7 @@ func hoverMarkdown(v host.HoverView) string {
 		}
 	}
 	if len(v.Applies) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		fmt.Fprintf(&b, "**palace · applies to %s**\n", mdText(v.File))
 		for _, g := range v.Applies {
 			fmt.Fprintf(&b, "\n*%s*\n", g.Tier)
@@ -92,9 +90,7 @@ func hoverMarkdown(v host.HoverView) string {
 		}
 	}
 	if len(v.Flagged) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		b.WriteString("**palace · needs a person** (shown as references)\n\n")
 		for _, c := range v.Flagged {
 			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(c), c.AnchorKind, c.ID)
@@ -102,9 +98,7 @@ func hoverMarkdown(v host.HoverView) string {
 		}
 	}
 	if v.Refs+v.Trimmed+v.Cooled > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		var parts []string
 		if v.Refs > 0 {
 			parts = append(parts, plural(v.Refs, "more card")+" as references")
@@ -118,6 +112,13 @@ func hoverMarkdown(v host.HoverView) string {
 		fmt.Fprintf(&b, "_%s: run `palace context --file %s --explain` or the palace.context command to see them._\n", strings.Join(parts, ", "), v.File)
 	}
 	return b.String()
+}
+
+// para starts a paragraph after what b holds.
+func para(b *strings.Builder) {
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
 }
 
 // stateText is a card's status as an editor names it: "promoted", or

@@ -19,12 +19,6 @@ import (
 	"github.com/palacehq/palace/mailbox"
 )
 
-// The mailbox's types, under short names.
-type (
-	mailEntry = mailbox.Entry
-	mailSweep = mailbox.SweepResult
-)
-
 // queuePage is how many candidates the review queue shows at a time.
 const queuePage = 20
 
@@ -249,13 +243,13 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	check, checkErr := m.Check(ctx, mail.CheckRequest{})
 	letters := slices.Clone(sw.Letters)
 	slices.Reverse(letters) // newest first
-	open := slices.DeleteFunc(slices.Clone(letters), func(e mailEntry) bool { return !e.Fate.Open() })
+	open := slices.DeleteFunc(slices.Clone(letters), func(e mailbox.Entry) bool { return !e.Fate.Open() })
 	page := pageNumber(r)
 	from := min(len(letters), (page-1)*mailboxPage)
 	data := struct {
-		Sweep    mailSweep
-		Open     []mailEntry
-		Letters  []mailEntry
+		Sweep    mailbox.SweepResult
+		Open     []mailbox.Entry
+		Letters  []mailbox.Entry
 		Pager    pager
 		Check    mail.CheckReport
 		CheckErr string

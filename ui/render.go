@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -170,22 +171,15 @@ var funcs = template.FuncMap{
 // newline or tab — terminal escapes among them — are shown as \xNN
 // escapes, and invalid UTF-8 as U+FFFD. html/template escapes the rest.
 func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			ok = false
-			break
-		}
-	}
-	if ok {
+	control := func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 }
+	if utf8.ValidString(s) && strings.IndexFunc(s, control) < 0 {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
+		if control(r) {
 			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
+		} else {
 			b.WriteRune(r)
 		}
 	}
@@ -254,14 +248,7 @@ func breakdownText(b map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // jsonText shows a stored JSON value compactly ("" for empty ones).
 func jsonText(raw []byte) string {

@@ -18,15 +18,11 @@ import (
 // whose command returns the file's context pack. host counts
 // (EditorViews.Lens); this renders.
 func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
 	if !ok {
 		return nil, err
 	}
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	v, err := ws.views.Lens(ctx, host.LensRequest{File: d.path, Language: d.lang, Budget: s.currentSettings().Budget, Matches: hints.Matches})
+	v, err := ws.views.Lens(ctx, host.LensRequest{File: d.path, Language: d.lang, Budget: s.currentSettings().Budget, Matches: matches})
 	if err != nil {
 		return nil, err
 	}

@@ -192,15 +192,12 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 // triggerDiagnostics turns trigger matches into Information (dao tiers) and
 // Hint (shu, qi) diagnostics whose code is the card id.
 func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *document) ([]protocol.Diagnostic, error) {
-	if err := ws.sync(ctx); err != nil {
-		return nil, err
-	}
-	hints, err := ws.hints(ctx, d)
+	matches, err := ws.matches(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]protocol.Diagnostic, 0, len(hints.Matches))
-	for _, m := range hints.Matches {
+	out := make([]protocol.Diagnostic, 0, len(matches))
+	for _, m := range matches {
 		sev := protocol.DiagnosticSeverityHint
 		if m.Card.Tier == domain.TierDaoTian || m.Card.Tier == domain.TierDaoRen {
 			sev = protocol.DiagnosticSeverityInformation

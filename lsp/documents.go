@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // docKind says which palace feature a document gets.
@@ -114,10 +115,7 @@ func (d *document) position(line, byteCol int) protocol.Position {
 }
 
 // lineEnd is the position at the end of line i.
-func (d *document) lineEnd(i int) protocol.Position {
-	l := d.line(i)
-	return protocol.Position{Line: uint32(i), Character: uint32(byteToUTF16(l, len(l)))}
-}
+func (d *document) lineEnd(i int) protocol.Position { return d.position(i, len(d.line(i))) }
 
 // utf16ToByte returns the byte offset in s of UTF-16 offset u (clamped).
 func utf16ToByte(s string, u int) int {
@@ -211,16 +209,17 @@ func (s *Server) document(u uri.URI) (*document, error) {
 }
 
 // sourceDocument is the common start of the source-file features (hover,
-// code lens, inlay hints): the open document and its workspace, synced. ok
-// is false, with no error, when the feature is switched off in the settings
-// or the document is not a source file (a box or a policy file).
-func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d *document, ws *workspace, ok bool, err error) {
+// code lens, inlay hints): the open document, its workspace, synced, and
+// its trigger matches. ok is false, with no error, when the feature is
+// switched off in the settings or the document is not a source file (a box
+// or a policy file).
+func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d *document, ws *workspace, ms []pack.TriggerMatch, ok bool, err error) {
 	if d, err = s.document(u); err != nil || !enabled {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	if ws, err = s.workspaceFor(ctx, d.path); err != nil || kindOf(d.path, ws.h.Home()) != kindSource {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	err = ws.sync(ctx)
-	return d, ws, err == nil, err
+	ms, err = ws.matches(ctx, d)
+	return d, ws, ms, err == nil, err
 }

@@ -23,20 +23,14 @@ import (
 // grouped by tier, and the reference-only ones as a count. host composes
 // the view (EditorViews.Hover); this renders it.
 func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
 	if !ok {
 		return nil, err
 	}
-	pos := p.Position
-	line := int(pos.Line)
+	line := int(p.Position.Line)
 	text := d.line(line)
-	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(pos.Character)))
+	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(p.Position.Character)))
 	word := text[wordStart:wordEnd]
-
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
 	var set *pack.TriggerSet
 	if word != "" {
 		if set, _, err = ws.triggerSet(ctx); err != nil {
@@ -45,7 +39,7 @@ func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	}
 	view, err := ws.views.Hover(ctx, host.HoverRequest{
 		File: d.path, Language: d.lang, Budget: s.currentSettings().Budget,
-		Line: line + 1, Word: word, Matches: hints.Matches, Triggers: set,
+		Line: line + 1, Word: word, Matches: matches, Triggers: set,
 	})
 	if err != nil {
 		return nil, err

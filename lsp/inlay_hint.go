@@ -19,17 +19,13 @@ const maxHintLabel = 60
 // card's trigger pattern matches; the tooltip has the full statement, the
 // citations and the card id.
 func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.InlayHints)
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.InlayHints)
 	if !ok {
-		return nil, err
-	}
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
 		return nil, err
 	}
 	out := []protocol.InlayHint{}
 	yes := true
-	for _, m := range hints.Matches {
+	for _, m := range matches {
 		if line := uint32(m.Line - 1); line < p.Range.Start.Line || line > p.Range.End.Line {
 			continue
 		}

@@ -196,8 +196,8 @@ func (ws *workspace) sync(ctx context.Context) error {
 
 // triggerSet returns the compiled trigger patterns of this generation.
 //
-// triggerSet and hints (and the views) serve the current generation
-// without looking for changes: a request calls sync once first.
+// triggerSet (and the views) serve the current generation without looking
+// for changes: a request calls sync once first.
 func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
 	ws.compileMu.Lock()
 	defer ws.compileMu.Unlock()
@@ -227,12 +227,15 @@ func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, 
 	return next, gen, nil
 }
 
-// hints returns the trigger matches of d, computed once per document
-// version and generation.
-func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error) {
+// matches brings ws up to date (sync) and returns the trigger matches of
+// d, computed once per document version and generation.
+func (ws *workspace) matches(ctx context.Context, d *document) ([]pack.TriggerMatch, error) {
+	if err := ws.sync(ctx); err != nil {
+		return nil, err
+	}
 	set, gen, err := ws.triggerSet(ctx)
 	if err != nil {
-		return pack.Hints{}, err
+		return nil, err
 	}
 	ws.mu.Lock()
 	e, ok := ws.hintCache[d.uri]
@@ -243,11 +246,11 @@ func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error)
 	}
 	ws.mu.Unlock()
 	if ok && e.version == d.version && e.gen == gen {
-		return e.hints, nil
+		return e.hints.Matches, nil
 	}
 	res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 	if err != nil {
-		return pack.Hints{}, err
+		return nil, err
 	}
 	// A value computed from the old data must not outlive its generation.
 	ws.mu.Lock()
@@ -255,7 +258,7 @@ func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error)
 		ws.hintCache[d.uri] = hintsEntry{version: d.version, gen: gen, hints: res}
 	}
 	ws.mu.Unlock()
-	return res, nil
+	return res.Matches, nil
 }
 
 // forgetDocument drops what is cached for a closed document.

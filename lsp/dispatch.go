@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -211,30 +210,27 @@ func (c canceller) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error
 // or a string.
 func cancelID(raw jsonrpc2.RawMessage) (jsonrpc2.ID, error) {
 	var p struct {
-		ID json.RawMessage `json:"id"`
+		ID any `json:"id"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
 		return jsonrpc2.ID{}, fmt.Errorf("params: %w", err)
 	}
-	v := strings.TrimSpace(string(p.ID))
-	switch {
-	case v == "":
+	switch id := p.ID.(type) {
+	case nil:
 		return jsonrpc2.ID{}, errors.New("no id")
-	case v[0] == '"':
-		var str string
-		if err := json.Unmarshal(p.ID, &str); err != nil {
-			return jsonrpc2.ID{}, fmt.Errorf("id %s: %w", v, err)
+	case string:
+		return jsonrpc2.NewStringID(id), nil
+	case json.Number:
+		if n, err := id.Int64(); err == nil {
+			return jsonrpc2.NewNumberID(n), nil
 		}
-		return jsonrpc2.NewStringID(str), nil
+		if f, err := id.Float64(); err == nil && f == float64(int64(f)) {
+			return jsonrpc2.NewNumberID(int64(f)), nil
+		}
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return jsonrpc2.NewNumberID(n), nil
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f != float64(int64(f)) {
-		return jsonrpc2.ID{}, fmt.Errorf("id %s is neither an integer nor a string", v)
-	}
-	return jsonrpc2.NewNumberID(int64(f)), nil
+	return jsonrpc2.ID{}, fmt.Errorf("id %v is neither an integer nor a string", p.ID)
 }
 
 // lspCodec marshals protocol payloads with the protocol's union-aware

@@ -11,9 +11,10 @@ import (
 
 // clientCaps is what palace uses of the client's capabilities.
 type clientCaps struct {
-	codeLensRefresh  bool
-	inlayHintRefresh bool
-	markdown         bool
+	// refresh are the refresh requests it takes (workspace/codeLens/refresh,
+	// workspace/inlayHint/refresh).
+	refresh  []string
+	markdown bool
 }
 
 func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
@@ -24,8 +25,12 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	}
 	var caps clientCaps
 	if w := p.Capabilities.Workspace; w != nil {
-		caps.codeLensRefresh = w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport
-		caps.inlayHintRefresh = w.InlayHint != nil && w.InlayHint.RefreshSupport != nil && *w.InlayHint.RefreshSupport
+		if w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport {
+			caps.refresh = append(caps.refresh, protocol.MethodWorkspaceCodeLensRefresh)
+		}
+		if w.InlayHint != nil && w.InlayHint.RefreshSupport != nil && *w.InlayHint.RefreshSupport {
+			caps.refresh = append(caps.refresh, protocol.MethodWorkspaceInlayHintRefresh)
+		}
 	}
 	caps.markdown = true
 	if td := p.Capabilities.TextDocument; td != nil && td.Hover != nil && len(td.Hover.ContentFormat) > 0 {

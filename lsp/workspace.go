@@ -118,20 +118,18 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 	s.mu.Lock()
 	// Another request may have opened it meanwhile; keep the first, and
 	// share a host between folders of the same checkout.
-	if other, ok := s.spaces[dir]; ok {
+	other := s.spaces[dir]
+	for _, o := range s.spaces {
+		if loc := o.h.Location(); other == nil && loc.InGit && loc.Worktree == h.Location().Worktree && o.h.Home() == h.Home() {
+			other = o
+		}
+	}
+	if other != nil {
+		s.spaces[dir] = other
 		s.mu.Unlock()
 		probe.Close()
 		h.Close()
 		return other, nil
-	}
-	for _, other := range s.spaces {
-		if loc := other.h.Location(); loc.InGit && loc.Worktree == h.Location().Worktree && other.h.Home() == h.Home() {
-			s.spaces[dir] = other
-			s.mu.Unlock()
-			probe.Close()
-			h.Close()
-			return other, nil
-		}
 	}
 	s.spaces[dir] = ws
 	s.mu.Unlock()
@@ -300,8 +298,8 @@ func (s *Server) changed(ws *workspace) {
 // Bursts coalesce: one refresh is in flight at a time, and a change during
 // it sends one more.
 func (s *Server) refreshClient() {
-	caps := s.clientCapabilities()
-	if !caps.codeLensRefresh && !caps.inlayHintRefresh {
+	methods := s.clientCapabilities().refresh
+	if len(methods) == 0 {
 		return
 	}
 	s.refreshMu.Lock()
@@ -313,16 +311,10 @@ func (s *Server) refreshClient() {
 	s.refreshing = true
 	s.goBackground(func(ctx context.Context) {
 		for {
-			for _, r := range []struct {
-				on     bool
-				method string
-			}{{caps.codeLensRefresh, protocol.MethodWorkspaceCodeLensRefresh}, {caps.inlayHintRefresh, protocol.MethodWorkspaceInlayHintRefresh}} {
-				if !r.on {
-					continue
-				}
+			for _, m := range methods {
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				if _, err := s.conn.Call(cctx, r.method, nil, nil); err != nil && ctx.Err() == nil {
-					s.log.Printf("%s: %v", r.method, err)
+				if _, err := s.conn.Call(cctx, m, nil, nil); err != nil && ctx.Err() == nil {
+					s.log.Printf("%s: %v", m, err)
 				}
 				cancel()
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -92,7 +93,7 @@ func (q *diagnosticsQueue) flush(ctx context.Context) {
 
 func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 	s := q.s
-	d, open := s.docs.get(u)
+	d, open := s.openDoc(u)
 	var version int32
 	var diags []protocol.Diagnostic
 	if open {
@@ -306,15 +307,11 @@ func findingDiagnostics[F finding.Placed](d *document, fs []F, suffix string) []
 // publishPolicyErrors publishes the policy errors of every file that had or
 // has some, open in the editor or not.
 func (s *Server) publishPolicyErrors(old, cur map[string][]finding.Finding) {
-	files := map[string]bool{}
-	for f := range old {
-		files[f] = true
-	}
-	for f := range cur {
-		files[f] = true
-	}
+	files := map[string][]finding.Finding{}
+	maps.Copy(files, old)
+	maps.Copy(files, cur)
 	open := map[string]*document{}
-	for _, d := range s.docs.all() {
+	for _, d := range s.openDocs() {
 		open[d.path] = d
 	}
 	for f := range files {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
@@ -161,47 +160,28 @@ func (d *document) apply(c protocol.TextDocumentContentChangeEvent, version int3
 	return nil, fmt.Errorf("unknown content change %T", c)
 }
 
-// documents are the open buffers by URI.
-type documents struct {
-	// mu guards m.
-	mu sync.RWMutex
-	m  map[uri.URI]*document
-}
-
-func (ds *documents) init() { ds.m = map[uri.URI]*document{} }
-
-func (ds *documents) get(u uri.URI) (*document, bool) {
-	ds.mu.RLock()
-	defer ds.mu.RUnlock()
-	d, ok := ds.m[u]
-	return d, ok
-}
-
-func (ds *documents) set(d *document) {
-	ds.mu.Lock()
-	ds.m[d.uri] = d
-	ds.mu.Unlock()
-}
-
-func (ds *documents) remove(u uri.URI) {
-	ds.mu.Lock()
-	delete(ds.m, u)
-	ds.mu.Unlock()
-}
-
-func (ds *documents) all() []*document {
-	ds.mu.RLock()
-	defer ds.mu.RUnlock()
-	out := make([]*document, 0, len(ds.m))
-	for _, d := range ds.m {
-		out = append(out, d)
+// openDoc returns the open document of u.
+func (s *Server) openDoc(u uri.URI) (*document, bool) {
+	d, ok := s.docs.Load(u)
+	if !ok {
+		return nil, false
 	}
+	return d.(*document), true
+}
+
+// openDocs returns every open document.
+func (s *Server) openDocs() []*document {
+	var out []*document
+	s.docs.Range(func(_, d any) bool {
+		out = append(out, d.(*document))
+		return true
+	})
 	return out
 }
 
 // document finds an open document for a request on it.
 func (s *Server) document(u uri.URI) (*document, error) {
-	d, ok := s.docs.get(u)
+	d, ok := s.openDoc(u)
 	if !ok {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not open: send textDocument/didOpen first", u)
 	}

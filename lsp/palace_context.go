@@ -58,7 +58,7 @@ func (s *Server) palaceBrief(ctx context.Context, p *briefParams) (any, error) {
 func (s *Server) aboutDocument(u uri.URI, file, lang *string) {
 	if path := fsPath(u); path != "" && *file == "" {
 		*file = path
-		if d, ok := s.docs.get(u); ok && *lang == "" {
+		if d, ok := s.openDoc(u); ok && *lang == "" {
 			*lang = d.lang
 		}
 	}

@@ -83,8 +83,9 @@ type Server struct {
 	// bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
 	// decoding fails the connection on ids it cannot parse.
 	cancels sync.Map
-	docs    documents
-	diags   diagnosticsQueue
+	// docs are the open documents by URI.
+	docs  sync.Map
+	diags diagnosticsQueue
 
 	// mu guards the session state below.
 	mu       sync.Mutex
@@ -116,7 +117,6 @@ func New(opts Options) *Server {
 		spaces:   map[string]*workspace{},
 		settings: defaultSettings(),
 	}
-	s.docs.init()
 	return s
 }
 

@@ -8,7 +8,7 @@ import (
 
 func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) {
 	td := p.TextDocument
-	s.docs.set(newDocument(td.URI, string(td.LanguageID), td.Version, td.Text))
+	s.docs.Store(td.URI, newDocument(td.URI, string(td.LanguageID), td.Version, td.Text))
 	s.diags.schedule(td.URI)
 }
 
@@ -24,7 +24,7 @@ func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 			return
 		}
 	}
-	s.docs.set(d)
+	s.docs.Store(d.uri, d)
 	s.diags.schedule(d.uri)
 }
 
@@ -44,11 +44,11 @@ func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentPar
 
 func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) {
 	u := p.TextDocument.URI
-	d, ok := s.docs.get(u)
-	s.docs.remove(u)
+	v, ok := s.docs.LoadAndDelete(u)
 	if !ok {
 		return
 	}
+	d := v.(*document)
 	ws, err := s.workspaceFor(ctx, d.path)
 	if err != nil {
 		return

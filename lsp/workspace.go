@@ -285,7 +285,7 @@ func within(path, dir string) bool {
 // settings or folders changed): recompute the diagnostics of its open
 // documents and ask the client to refresh lenses and hints.
 func (s *Server) changed(ws *workspace) {
-	for _, d := range s.docs.all() {
+	for _, d := range s.openDocs() {
 		if ws == nil || within(d.path, ws.root) {
 			s.diags.schedule(d.uri)
 		}

@@ -110,28 +110,26 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	s.mu.Lock()
 	state := s.state
 	s.mu.Unlock()
+	// A refused call gets its error; a refused notification is dropped.
+	var refused error
 	switch {
-	case state == stateNew && method != protocol.MethodInitialize:
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize: the server is not initialized yet", method)
-		}
-		return nil, nil
-	case state == stateShutdown:
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown: only exit is accepted now", method)
-		}
-		return nil, nil
 	case state == stateInitialized && method == protocol.MethodInitialize:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent")
-	}
-	if !known || h.notification == isCall {
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
-		}
-		if !strings.HasPrefix(method, "$/") {
+	case state == stateNew && method != protocol.MethodInitialize:
+		refused = jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize: the server is not initialized yet", method)
+	case state == stateShutdown:
+		refused = jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown: only exit is accepted now", method)
+	case !known || h.notification == isCall:
+		refused = jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
+		if !isCall && !strings.HasPrefix(method, "$/") {
 			s.log.Printf("ignoring unknown notification %s", method)
 		}
-		return nil, nil
+	}
+	if refused != nil {
+		if !isCall {
+			return nil, nil
+		}
+		return nil, refused
 	}
 	// The request's own context is pooled by jsonrpc2 and recycled when the
 	// handler returns; a context derived from it (context.WithCancel starts

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,12 +99,8 @@ type Server struct {
 
 // New returns a server; it does nothing until Serve.
 func New(opts Options) *Server {
-	if opts.Mode == "" {
-		opts.Mode = host.Human
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
+	opts.Mode = cmp.Or(opts.Mode, host.Human)
+	opts.Log = cmp.Or[io.Writer](opts.Log, io.Discard)
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,10 +72,7 @@ func New(ctx context.Context, h *host.Host, addr net.Addr, opts Options) (*Serve
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	p, err := loadPages()
 	if err != nil {
 		return nil, err

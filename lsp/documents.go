@@ -123,11 +123,7 @@ func utf16ToByte(s string, u int) int {
 		if n >= u {
 			return i
 		}
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+		n += utf16.RuneLen(r)
 	}
 	return len(s)
 }

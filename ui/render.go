@@ -35,20 +35,16 @@ func assetServer() http.Handler {
 	return http.FileServerFS(sub)
 }
 
-// pages are the parsed templates, one set per page, each with the layout.
-type pages struct {
-	set map[string]*template.Template
-}
-
 // pageNames are the templates under templates/ besides the layout.
 var pageNames = []string{"queue", "attention", "inspect", "card", "mailbox", "error"}
 
-func loadPages() (*pages, error) {
+// loadPages parses the templates, one set per page, each with the layout.
+func loadPages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse the desk's layout: %w", err)
 	}
-	p := &pages{set: map[string]*template.Template{}}
+	p := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t, err := base.Clone()
 		if err == nil {
@@ -57,7 +53,7 @@ func loadPages() (*pages, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse the desk's %s page: %w", name, err)
 		}
-		p.set[name] = t
+		p[name] = t
 	}
 	return p, nil
 }
@@ -65,14 +61,10 @@ func loadPages() (*pages, error) {
 // view is what every page's template gets: the page's own data in Data,
 // and what the layout shows.
 type view struct {
-	Title   string
-	Nav     string
-	Human   bool
-	CSRF    string
-	Actor   string
-	Where   string
-	Version string
-	Flash   *flash
+	Title, Nav, CSRF, Actor, Where, Version string
+
+	Human bool
+	Flash *flash
 	// Return is the page's own address, where a form's change comes back.
 	Return string
 	// DataVersion is the database's data version the page was rendered at:
@@ -102,7 +94,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name, 
 		}
 	}
 	var buf bytes.Buffer
-	if err := s.pages.set[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
+	if err := s.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
 		s.log.Error("render", "page", name, "err", err)
 		plainError(w, http.StatusInternalServerError, "the page could not be rendered")
 		return
@@ -192,8 +184,7 @@ func excerpt(n int, s string) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	rs := []rune(s)[:n]
-	cut := string(rs)
+	cut := string([]rune(s)[:n])
 	if i := strings.LastIndexAny(cut, " \n\t"); i > n/2 {
 		cut = cut[:i]
 	}

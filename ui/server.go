@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,7 +42,7 @@ type Server struct {
 	hosts map[string]bool
 	opts  Options
 	log   *slog.Logger
-	pages *pages
+	pages map[string]*template.Template
 	live  *live
 	kept  auditKept
 

@@ -35,11 +35,9 @@ type diagnosticsQueue struct {
 	mu      sync.Mutex
 	pending map[uri.URI]bool
 	armed   bool
-	// last is what was last published for each URI (the document version
-	// and the diagnostics, encoded): a pass that finds the same again
-	// sends nothing, so one change is published once however many passes
-	// it schedules (an edit, then the data generation it moved). A URI
-	// never published counts as published empty.
+	// last is what was last published for each URI, encoded: a pass that
+	// finds the same sends nothing, so one change is published once however
+	// many passes it schedules. A URI never published counts as empty.
 	last map[uri.URI]string
 	// passes counts finished passes (tests and benchmarks wait on it).
 	passes uint64
@@ -273,9 +271,8 @@ func policyDiagnostics(d *document, errs []finding.Finding) []protocol.Diagnosti
 
 // findingDiagnostics is the one conversion of findings — a box's, a card
 // file's, a policy file's — to diagnostics: the range runs from the column
-// to EndCol, or to the end of the line (at least one character), a warning
-// is Warning and anything else Error, the code is the finding's, the
-// source palace; suffix is added to every message.
+// to EndCol or the line's end (at least one character); suffix ends every
+// message.
 func findingDiagnostics[F finding.Placed](d *document, fs []F, suffix string) []protocol.Diagnostic {
 	out := make([]protocol.Diagnostic, 0, len(fs))
 	for _, p := range fs {

@@ -24,15 +24,12 @@ const (
 )
 
 // commands are the commands of workspace/executeCommand, in the order they
-// are advertised. Each takes one argument, an object with the JSON names of
-// the CLI flags (host's request types), plus "uri" for the document it is
-// about. Those marked human are the lifecycle changes only a person
-// decides: agent mode neither advertises nor runs them, as on the command
-// line and over MCP (linking evidence and verifying a card are evidence,
-// open to both modes there too). palace.auditAction is `palace audit
-// action` (id, action and the action's fields: value, scope, anchor,
-// reason); palace.openCard answers {"url": …}, the card's page on the
-// `palace ui` running for this palace home, for the editor to open.
+// are advertised. Each takes one argument object with the JSON names of the
+// CLI flags, plus "uri" for the document it is about. Those marked human
+// are the lifecycle changes only a person decides: agent mode neither
+// advertises nor runs them, as on the command line and over MCP.
+// palace.openCard answers {"url": …}, the card's page on the `palace ui`
+// running for this palace home.
 var commands = []cmdEntry{
 	{cmdContext, false, decoded((*Server).palaceContext)},
 	{"palace.brief", false, decoded((*Server).palaceBrief)},
@@ -106,7 +103,6 @@ type cmdEntry struct {
 	run   command
 }
 
-// docArg and cardArg are the fields every command argument may carry.
 type docArg struct {
 	URI uri.URI `json:"uri,omitempty"`
 }

@@ -8,12 +8,10 @@ import (
 	"github.com/palacehq/palace/host/pack"
 )
 
-// palace's own requests, palace/context and palace/brief (and the commands
-// of the same names): their params mirror the flags of `palace context` and
-// `palace brief` (host's request types' JSON names) plus "uri", the
-// document the request is about (it sets file and language and picks the
-// workspace). Each answers exactly what the command prints with --format
-// json for the same request. A context pack is not a dry run unless asked:
+// palace's own requests (and commands) palace/context and palace/brief take
+// the flags of `palace context` and `palace brief` (host's JSON names) plus
+// "uri", the document the request is about, and answer what the command
+// prints with --format json. A context pack is not a dry run unless asked:
 // a pack the person requests is an injection like any other.
 const (
 	methodContext = "palace/context"

@@ -69,8 +69,7 @@ type Server struct {
 	// bg is the session's context: background work ends with it.
 	bg     context.Context
 	cancel context.CancelFunc
-	// bgMu guards stopped and the adds to wg: nothing starts once the
-	// session has begun waiting for its goroutines.
+	// bgMu guards stopped and the adds to wg.
 	bgMu    sync.Mutex
 	stopped bool
 	wg      sync.WaitGroup
@@ -209,11 +208,9 @@ func (s *Server) logMessage(typ protocol.MessageType, format string, args ...any
 	s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: "palace: " + msg})
 }
 
-// warn tells the user each note about the settings: in the editor's
-// message area (window/showMessage), where a setting the server ignores is
-// seen, and in the log. The messages go out in the background: warn runs
-// in a notification handler, on the connection's read loop, and a write
-// there could wait on a client that is itself waiting to write.
+// warn tells the user each note about the settings (window/showMessage and
+// the log), in the background: a write on the read loop could wait on a
+// client that is itself waiting to write.
 func (s *Server) warn(notes []string) {
 	if len(notes) == 0 {
 		return

@@ -13,31 +13,23 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// Limits of the LSP framing palace reads. jsonrpc2's header stream
-// allocates a body of whatever Content-Length says (up to 1 GiB) and reads
-// header lines of any length, so a client (or anything writing to the
-// server's stdin) could make the server allocate a gigabyte per message.
+// Limits of the LSP framing palace reads: jsonrpc2's own header stream
+// allocates whatever Content-Length says (up to 1 GiB). maxFrameBytes is
+// far above any request palace serves (a didOpen of a large source file is
+// a few MiB).
 const (
-	// maxFrameBytes bounds one message body: far above any request palace
-	// serves (a didOpen of a large source file is a few MiB).
-	maxFrameBytes = 64 << 20
-	// maxHeaderLineBytes and maxHeaderBytes bound a frame's header block.
+	maxFrameBytes      = 64 << 20
 	maxHeaderLineBytes = 4 << 10
 	maxHeaderBytes     = 64 << 10
 )
 
-// stream is the LSP header framing with bounded reads, tolerant of bad
-// frames. It parses the header block itself and reads a body only within
-// maxFrameBytes, skipping (never buffering) an oversized one. A frame that
-// is over the limit, not JSON, or not a JSON-RPC message is answered with
-// an invalid-request (-32600) or parse (-32700) error carrying a null id,
-// and the stream reads on: jsonrpc2 v1 would otherwise end the connection
-// on the first malformed frame, and one bad byte from an editor must not
-// kill the server. Framing errors (a bad Content-Length header) still end
-// it, since after one the stream cannot find the next message. Writes go
-// through jsonrpc2's header stream, whose reading side is never used; the
-// connection reads and writes raw frames (ReadFrame, WriteFrame) when a
-// stream has them.
+// stream is the LSP header framing with bounded reads: an oversized body
+// is skipped, never buffered. A frame over the limit, not JSON, or not a
+// JSON-RPC message is answered with an invalid-request (-32600) or parse
+// (-32700) error with a null id and the stream reads on, where jsonrpc2
+// would end the connection: one bad byte from an editor must not kill the
+// server. A bad header block still ends it (the next frame cannot be
+// found). Writes go through jsonrpc2's header stream.
 type stream struct {
 	jsonrpc2.Stream
 	out  frameWriter
@@ -76,8 +68,7 @@ func (s *stream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
 }
 
 // ReadFrame returns the next well-formed frame's body (valid until the next
-// read), answering the malformed ones before it. A malformed header block
-// is jsonrpc2.ErrInvalidHeader.
+// read), answering the malformed ones before it.
 func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -109,9 +100,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 				return body, int64(headerLen) + length, nil
 			}
 		}
-		if s.onBad != nil {
-			s.onBad(bad)
-		}
+		s.onBad(bad)
 		resp, err := json.Marshal(struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      *int            `json:"id"`

@@ -27,8 +27,7 @@ type workspace struct {
 	root  string
 	h     *host.Host
 	probe *host.ChangeProbe
-	// views composes hover and code lens (and caches the packs and cards
-	// they are made of); reset empties it with the other caches.
+	// views composes hover and code lens, with caches reset empties.
 	views *host.EditorViews
 	// stop ends the workspace's watchers; done closes when they have.
 	stop context.CancelFunc
@@ -192,10 +191,8 @@ func (ws *workspace) sync(ctx context.Context) error {
 	return nil
 }
 
-// triggerSet returns the compiled trigger patterns of this generation.
-//
-// triggerSet (and the views) serve the current generation without looking
-// for changes: a request calls sync once first.
+// triggerSet returns the compiled trigger patterns of this generation (a
+// request has called sync first).
 func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
 	ws.compileMu.Lock()
 	defer ws.compileMu.Unlock()

@@ -7,12 +7,10 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
-// The signal chart: one column per day of the window, the signals of use
-// (used, accepted) above the axis, the signals against the card (rejected,
-// rollback, contradiction) below it, the rest (miss, neutral) as a dot on
-// the axis. Drawn as SVG on the server — no script, no inline style — with
-// a title on every bar and a table beside it, so it reads without color
-// and without sight.
+// The signal chart: one column per day, the signals of use above the axis,
+// those against the card below it, the rest as a dot on the axis. SVG drawn
+// on the server, with a title on every bar and a table beside it, so it
+// reads without color and without sight.
 const (
 	chartDays  = 90
 	barWidth   = 6

@@ -56,9 +56,8 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}{q, newPager(r, page, queuePage, q.Total)})
 }
 
-// attentionSection is one list of the Needs-attention page. The page is a
-// list of sections, each rendered by its ID, so a new kind of attention
-// (say, cards whose cited code changed) is one more section.
+// attentionSection is one list of the Needs-attention page, rendered by its
+// ID.
 type attentionSection struct {
 	ID, Title, Help string
 	Count           int
@@ -77,9 +76,8 @@ type conflictView struct {
 }
 
 // auditKept is the audit the Needs-attention page read last, with the
-// database version and the minute it was read at: the whole audit takes
-// longer than the page's 100 ms at 100k cards (BENCHMARKS.md, "The
-// reviewer's desk"), and nothing it reports changes while neither does.
+// database version and the minute it was read at: the whole audit is over
+// the page's target at 100k cards, and it changes with neither.
 type auditKept struct {
 	mu      sync.Mutex
 	version int64

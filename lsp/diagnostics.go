@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,12 +72,7 @@ func (q *diagnosticsQueue) flush(ctx context.Context) {
 
 	q.runMu.Lock()
 	defer q.runMu.Unlock()
-	us := make([]uri.URI, 0, len(batch))
-	for u := range batch {
-		us = append(us, u)
-	}
-	sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
-	for _, u := range us {
+	for _, u := range slices.Sorted(maps.Keys(batch)) {
 		if ctx.Err() != nil {
 			return
 		}

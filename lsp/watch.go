@@ -26,18 +26,14 @@ func (ws *workspace) start() {
 	if _, err := ws.h.CitedCodeChanged(ctx); err != nil {
 		ws.s.log.Printf("look at cited code in %s: %v", ws.root, err)
 	}
-	ws.run(ctx, ws.poll)
-	ws.run(ctx, ws.watchPolicies)
-	ws.run(ctx, ws.watchBox)
-}
-
-func (ws *workspace) run(ctx context.Context, fn func(context.Context)) {
-	ws.done.Add(1)
-	go func() {
-		defer ws.done.Done()
-		defer ws.s.recoverBackground()
-		fn(ctx)
-	}()
+	for _, fn := range []func(context.Context){ws.poll, ws.watchPolicies, ws.watchBox} {
+		ws.done.Add(1)
+		go func() {
+			defer ws.done.Done()
+			defer ws.s.recoverBackground()
+			fn(ctx)
+		}()
+	}
 }
 
 // poll notices commits by other processes: one PRAGMA data_version per

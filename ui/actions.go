@@ -95,7 +95,7 @@ func (s *Server) change(name string) http.HandlerFunc {
 			return
 		}
 		to := returnTo(r, id)
-		if key := s.setFlash(msg, false); key != "" {
+		if key := s.setFlash(msg); key != "" {
 			sep := "?"
 			if strings.Contains(to, "?") {
 				sep = "&"

@@ -64,7 +64,7 @@ type view struct {
 	Title, Nav, CSRF, Actor, Where, Version string
 
 	Human bool
-	Flash *flash
+	Flash string
 	// Return is the page's own address, where a form's change comes back.
 	Return string
 	// DataVersion is the database's data version the page was rendered at:
@@ -89,9 +89,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name, 
 		v.Where = loc.Dir + " (outside git: global anchor only)"
 	}
 	if key := r.URL.Query().Get("flash"); key != "" {
-		if f, ok := s.takeFlash(key); ok {
-			v.Flash = &f
-		}
+		v.Flash = s.takeFlash(key)
 	}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {

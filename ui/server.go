@@ -49,12 +49,7 @@ type Server struct {
 	// flashMu guards flashes: the message of a change, shown once on the
 	// page the change redirects to.
 	flashMu sync.Mutex
-	flashes map[string]flash
-}
-
-type flash struct {
-	Msg string
-	Bad bool
+	flashes map[string]string
 }
 
 // New returns the desk of h for a server reached at addr (the listener's
@@ -89,7 +84,7 @@ func New(ctx context.Context, h *host.Host, addr net.Addr, opts Options) (*Serve
 	}
 	return &Server{
 		h: h, human: h.Mode() == host.Human, base: base, token: token, csrf: csrfFor(token),
-		hosts: allowedHosts(addr), opts: opts, log: log, pages: p, live: lv, flashes: map[string]flash{},
+		hosts: allowedHosts(addr), opts: opts, log: log, pages: p, live: lv, flashes: map[string]string{},
 	}, nil
 }
 
@@ -155,7 +150,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Close() error { return s.live.close() }
 
 // setFlash keeps a message for the next page and returns its key.
-func (s *Server) setFlash(msg string, bad bool) string {
+func (s *Server) setFlash(msg string) string {
 	key, err := newToken()
 	if err != nil {
 		return ""
@@ -167,15 +162,15 @@ func (s *Server) setFlash(msg string, bad bool) string {
 	if len(s.flashes) > 64 {
 		clear(s.flashes)
 	}
-	s.flashes[key] = flash{Msg: msg, Bad: bad}
+	s.flashes[key] = msg
 	return key
 }
 
 // takeFlash returns and forgets the message of key.
-func (s *Server) takeFlash(key string) (flash, bool) {
+func (s *Server) takeFlash(key string) string {
 	s.flashMu.Lock()
 	defer s.flashMu.Unlock()
-	f, ok := s.flashes[key]
+	f := s.flashes[key]
 	delete(s.flashes, key)
-	return f, ok
+	return f
 }

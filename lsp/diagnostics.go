@@ -117,10 +117,7 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 // publish sends the diagnostics of u unless they are what was last sent
 // for it (an empty list for a URI never published counts as sent).
 func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, diags []protocol.Diagnostic) {
-	p := &protocol.PublishDiagnosticsParams{URI: u, Diagnostics: diags}
-	if diags == nil {
-		p.Diagnostics = []protocol.Diagnostic{}
-	}
+	p := &protocol.PublishDiagnosticsParams{URI: u, Diagnostics: append([]protocol.Diagnostic{}, diags...)}
 	if versioned {
 		p.Version = protocol.NewOptional(version)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -188,22 +187,13 @@ func (s *Server) withHost(ctx context.Context, u uri.URI, fn func(*host.Host) (a
 // commandWorkspace picks the workspace of u, else of the first folder, else
 // of the current directory.
 func (s *Server) commandWorkspace(ctx context.Context, u uri.URI) (*workspace, error) {
-	if path := fsPath(u); path != "" {
-		return s.workspaceFor(ctx, path)
-	}
+	path := fsPath(u)
 	s.mu.Lock()
-	var dir string
-	if len(s.folders) > 0 {
-		dir = s.folders[0]
+	if path == "" && len(s.folders) > 0 {
+		path = s.folders[0]
 	}
 	s.mu.Unlock()
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("find a workspace: %w", err)
-		}
-	}
-	return s.workspaceAt(ctx, dir)
+	return s.workspaceFor(ctx, path)
 }
 
 // recordParams is palace.record's argument: host.RecordRequest plus the

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/palacehq/palace/host"
@@ -83,14 +84,11 @@ func newSignalChart(days []host.SignalDay, now time.Time) signalChart {
 }
 
 func countsText(m map[string]int) string {
-	out := ""
+	var parts []string
 	for _, k := range sortedKeys(m) {
-		if out != "" {
-			out += ", "
-		}
-		out += fmt.Sprintf("%s %d", k, m[k])
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 // packDay is one day of a card's pack outcomes, for the card page.

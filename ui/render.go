@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -189,15 +190,7 @@ func excerpt(n int, s string) string {
 	return cut + " …"
 }
 
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	if h == "" {
-		return "–"
-	}
-	return h
-}
+func shortHash(h string) string { return cmp.Or(h[:min(12, len(h))], "–") }
 
 func scopeText(s domain.Scope) string {
 	if d := s.String(); d != "" {

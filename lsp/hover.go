@@ -68,7 +68,7 @@ func hoverMarkdown(v host.HoverView) string {
 			if c.Pattern == "" {
 				why = "`" + c.Tag + "` is one of its intents or tool needs"
 			}
-			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID, why)
+			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, countsText(c.Counts), c.ID, why)
 			warnings(&b, c)
 		}
 	}
@@ -78,7 +78,7 @@ func hoverMarkdown(v host.HoverView) string {
 		for _, g := range v.Applies {
 			fmt.Fprintf(&b, "\n*%s*\n", g.Tier)
 			for _, c := range g.Cards {
-				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID)
+				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, countsText(c.Counts), c.ID)
 				warnings(&b, c)
 			}
 		}
@@ -87,7 +87,7 @@ func hoverMarkdown(v host.HoverView) string {
 		para(&b)
 		b.WriteString("**palace · needs a person** (shown as references)\n\n")
 		for _, c := range v.Flagged {
-			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(c), c.AnchorKind, c.ID)
+			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, c.ID)
 			warnings(&b, c)
 		}
 	}
@@ -116,16 +116,16 @@ func para(b *strings.Builder) {
 }
 
 // stateText is a card's status as an editor names it: "promoted", or
-// "promoted · contested · stale" when a warning holds.
-func stateText(c host.HoverCard) string {
-	s := string(c.Status)
-	if c.Contest != nil {
-		s += " · **contested**"
+// "promoted · contested · stale" when a warning holds, each warning
+// between the marks em.
+func stateText(status string, contested, stale bool, em string) string {
+	if contested {
+		status += " · " + em + "contested" + em
 	}
-	if c.Stale != nil {
-		s += " · **stale**"
+	if stale {
+		status += " · " + em + "stale" + em
 	}
-	return s
+	return status
 }
 
 // warnings writes the warning lines of a contested or stale card under

@@ -52,14 +52,7 @@ func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]
 
 func hintTooltip(m pack.TriggerMatch, c host.Card) string {
 	var b strings.Builder
-	state := string(c.Status)
-	if m.Contest != nil {
-		state += " · contested"
-	}
-	if m.Stale != nil {
-		state += " · stale"
-	}
-	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, state, c.Anchor.Kind)
+	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, stateText(string(c.Status), m.Contest != nil, m.Stale != nil, ""), c.Anchor.Kind)
 	if m.Contest != nil {
 		fmt.Fprintf(&b, "**Contested** (%s): do not apply it until a human demotes or resolves it.\n\n", contestMarkdown(m.Contest))
 	}

@@ -148,18 +148,14 @@ func (s *Server) closeWorkspaces() {
 	for _, ws := range spaces {
 		if !seen[ws] {
 			seen[ws] = true
-			ws.close()
+			if ws.stop != nil {
+				ws.stop()
+			}
+			ws.done.Wait()
+			ws.probe.Close()
+			ws.h.Close()
 		}
 	}
-}
-
-func (ws *workspace) close() {
-	if ws.stop != nil {
-		ws.stop()
-	}
-	ws.done.Wait()
-	ws.probe.Close()
-	ws.h.Close()
 }
 
 // reset drops every cache and moves to a new generation. Callers hold mu

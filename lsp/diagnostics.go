@@ -144,15 +144,6 @@ func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, dia
 	q.s.notify(protocol.MethodTextDocumentPublishDiagnostics, p)
 }
 
-// waitPasses blocks until n passes have finished (tests).
-func (q *diagnosticsQueue) waitPasses(n uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.passes < n {
-		q.cond.Wait()
-	}
-}
-
 // diagnose computes one open document's diagnostics by its kind.
 func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnostic, error) {
 	ws, err := s.workspaceFor(ctx, d.path)

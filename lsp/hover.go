@@ -221,6 +221,4 @@ func plural(n int, word string) string {
 
 // mdText escapes the Markdown characters that would change how a statement
 // renders.
-func mdText(s string) string { return mdEscaper.Replace(s) }
-
-var mdEscaper = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ")
+var mdText = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ").Replace

@@ -12,11 +12,9 @@ import (
 )
 
 // codeLens is one lens on the first line — `palace · dao 1 · shu 2 · qi
-// 3`, every card the editor shows for this file (the pack's, inline or as
-// references, and those its lines trigger), each once, by tier (dao =
-// dao_tian + dao_ren), and how many of them are contested or stale —
-// whose command returns the file's context pack. host counts
-// (EditorViews.Lens); this renders.
+// 3`, every card the editor shows for this file, each once, by tier (dao =
+// dao_tian + dao_ren), and how many are contested or stale — whose command
+// returns the file's context pack. host counts (EditorViews.Lens).
 func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
 	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
 	if !ok {

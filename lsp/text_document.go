@@ -29,9 +29,7 @@ func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 }
 
 func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) {
-	// Buffers are checked on every change already; a save of a policy file
-	// reaches the policies watcher through the file system. A saved file
-	// may be code a card cites: look now rather than at the next poll.
+	// A saved file may be code a card cites: look now, not at the next poll.
 	s.diags.schedule(p.TextDocument.URI)
 	if path := fsPath(p.TextDocument.URI); path != "" {
 		s.goBackground(func(ctx context.Context) {

@@ -18,10 +18,9 @@ import (
 )
 
 // workspace is one host — a palace bound to a directory's anchors — with
-// the caches that keep hover, code lens and inlay hints within a few
-// milliseconds. Every cache is keyed by a generation that moves when the
-// database changes (data_version, any process) or the policy set is
-// swapped; nothing cached outlives its generation.
+// the caches of hover, code lens and inlay hints, all of one generation:
+// it moves when the database changes (data_version, any process) or the
+// policy set is swapped, and nothing cached outlives it.
 type workspace struct {
 	s     *Server
 	root  string

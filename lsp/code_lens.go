@@ -11,30 +11,16 @@ import (
 	"github.com/palacehq/palace/host"
 )
 
+// codeLens is one lens on the first line — `palace · dao 1 · shu 2 · qi
+// 3`, every card the editor shows for this file, each once, by tier (dao =
+// dao_tian + dao_ren), and how many are contested or stale — whose command
+// returns the file's context pack. host counts (EditorViews.Lens).
 func (s *Server) codeLens(ctx context.Context, p *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
-	if !ok || err != nil {
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.CodeLens)
+	if !ok {
 		return nil, err
 	}
-	lens, err := s.sourceLens(ctx, ws, d)
-	return lens, rpcError(err)
-}
-
-// sourceLens is one lens on the first line — `palace · dao 1 · shu 2 · qi
-// 3`, every card the editor shows for this file (the pack's, inline or as
-// references, and those its lines trigger), each once, by tier (dao =
-// dao_tian + dao_ren), and how many of them are contested or stale —
-// whose command returns the file's context pack. host counts
-// (EditorViews.Lens); this renders.
-func (s *Server) sourceLens(ctx context.Context, ws *workspace, d *document) ([]protocol.CodeLens, error) {
-	if _, err := ws.sync(ctx); err != nil {
-		return nil, err
-	}
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	v, err := ws.views.Lens(ctx, host.LensRequest{File: d.path, Language: d.lang, Budget: s.currentSettings().Budget, Matches: hints.Matches})
+	v, err := ws.views.Lens(ctx, host.LensRequest{File: d.path, Language: d.lang, Budget: s.currentSettings().Budget, Matches: matches})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,11 +35,9 @@ type diagnosticsQueue struct {
 	mu      sync.Mutex
 	pending map[uri.URI]bool
 	armed   bool
-	// last is what was last published for each URI (the document version
-	// and the diagnostics, encoded): a pass that finds the same again
-	// sends nothing, so one change is published once however many passes
-	// it schedules (an edit, then the data generation it moved). A URI
-	// never published counts as published empty.
+	// last is what was last published for each URI, encoded: a pass that
+	// finds the same sends nothing, so one change is published once however
+	// many passes it schedules. A URI never published counts as empty.
 	last map[uri.URI]string
 	// passes counts finished passes (tests and benchmarks wait on it).
 	passes uint64
@@ -64,9 +63,6 @@ func (q *diagnosticsQueue) schedule(u uri.URI) {
 	time.AfterFunc(q.s.opts.Debounce, func() { q.s.goBackground(q.flush) })
 }
 
-// scheduleBox marks a box file, open or not.
-func (q *diagnosticsQueue) scheduleBox(path string) { q.schedule(uri.File(path)) }
-
 func (q *diagnosticsQueue) flush(ctx context.Context) {
 	q.mu.Lock()
 	batch := q.pending
@@ -76,12 +72,7 @@ func (q *diagnosticsQueue) flush(ctx context.Context) {
 
 	q.runMu.Lock()
 	defer q.runMu.Unlock()
-	us := make([]uri.URI, 0, len(batch))
-	for u := range batch {
-		us = append(us, u)
-	}
-	sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
-	for _, u := range us {
+	for _, u := range slices.Sorted(maps.Keys(batch)) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -95,7 +86,7 @@ func (q *diagnosticsQueue) flush(ctx context.Context) {
 
 func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 	s := q.s
-	d, open := s.docs.get(u)
+	d, open := s.openDoc(u)
 	var version int32
 	var diags []protocol.Diagnostic
 	if open {
@@ -108,7 +99,7 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 	} else {
 		path := fsPath(u)
 		ws, err := s.workspaceFor(ctx, path)
-		if err != nil || kindOfPath(path, ws.h.Home()) != kindBox {
+		if err != nil || kindOf(path, ws.h.Home()) != kindBox {
 			return
 		}
 		content, err := bounded.ReadFile(path, host.MaxBoxBytes)
@@ -126,10 +117,7 @@ func (q *diagnosticsQueue) publishOne(ctx context.Context, u uri.URI) {
 // publish sends the diagnostics of u unless they are what was last sent
 // for it (an empty list for a URI never published counts as sent).
 func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, diags []protocol.Diagnostic) {
-	p := &protocol.PublishDiagnosticsParams{URI: u, Diagnostics: diags}
-	if diags == nil {
-		p.Diagnostics = []protocol.Diagnostic{}
-	}
+	p := &protocol.PublishDiagnosticsParams{URI: u, Diagnostics: append([]protocol.Diagnostic{}, diags...)}
 	if versioned {
 		p.Version = protocol.NewOptional(version)
 	}
@@ -156,31 +144,25 @@ func (q *diagnosticsQueue) publish(u uri.URI, version int32, versioned bool, dia
 	q.s.notify(protocol.MethodTextDocumentPublishDiagnostics, p)
 }
 
-// clear drops the diagnostics of a closed document.
-func (q *diagnosticsQueue) clear(u uri.URI) { q.publish(u, 0, false, nil) }
-
-// waitPasses blocks until n passes have finished (tests).
-func (q *diagnosticsQueue) waitPasses(n uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.passes < n {
-		q.cond.Wait()
-	}
-}
-
 // diagnose computes one open document's diagnostics by its kind.
 func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnostic, error) {
 	ws, err := s.workspaceFor(ctx, d.path)
 	if err != nil {
 		return nil, err
 	}
-	switch d.kind(ws.h.Home()) {
+	switch kindOf(d.path, ws.h.Home()) {
 	case kindBox:
 		return s.boxDiagnostics(ctx, ws, d), nil
 	case kindPolicy:
-		return s.policyDiagnostics(ws, d), nil
+		// The located errors of the last failed policy reload that fall in d.
+		ws.mu.Lock()
+		errs := ws.policyErrs[d.path]
+		ws.mu.Unlock()
+		return policyDiagnostics(d, errs), nil
 	case kindCard:
-		return s.cardDiagnostics(ctx, ws, d), nil
+		// The check of `palace cards check` — format, limits, secrets, the
+		// status the file claims against the gate — on the buffer.
+		return findingDiagnostics(d, ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text)), ""), nil
 	default:
 		if !s.currentSettings().Hints.Diagnostics {
 			return nil, nil
@@ -192,15 +174,12 @@ func (s *Server) diagnose(ctx context.Context, d *document) ([]protocol.Diagnost
 // triggerDiagnostics turns trigger matches into Information (dao tiers) and
 // Hint (shu, qi) diagnostics whose code is the card id.
 func (s *Server) triggerDiagnostics(ctx context.Context, ws *workspace, d *document) ([]protocol.Diagnostic, error) {
-	if _, err := ws.sync(ctx); err != nil {
-		return nil, err
-	}
-	hints, err := ws.hints(ctx, d)
+	matches, err := ws.matches(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]protocol.Diagnostic, 0, len(hints.Matches))
-	for _, m := range hints.Matches {
+	out := make([]protocol.Diagnostic, 0, len(matches))
+	for _, m := range matches {
 		sev := protocol.DiagnosticSeverityHint
 		if m.Card.Tier == domain.TierDaoTian || m.Card.Tier == domain.TierDaoRen {
 			sev = protocol.DiagnosticSeverityInformation
@@ -262,35 +241,21 @@ func staleLinesDiagnostic(d *document, l host.StaleLines) protocol.Diagnostic {
 // check`, with the team's deny rules and history against HEAD — on a box's
 // bytes.
 func (s *Server) boxDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	base := ws.committedBox(ctx, d.path)
+	base, err := ws.h.Mail().CommittedBox(ctx, d.path)
+	if err != nil {
+		s.log.Printf("%v; checking without history", err)
+	}
 	return findingDiagnostics(d, ws.h.Mail().CheckBox(ctx, mail.BoxCheckRequest{Path: d.path, Content: []byte(d.text), Base: base}), "")
 }
 
-// cardDiagnostics runs the check of `palace cards check` — format,
-// limits, secrets, the status the file claims against the gate — on a
-// card file's buffer.
-func (s *Server) cardDiagnostics(ctx context.Context, ws *workspace, d *document) []protocol.Diagnostic {
-	return findingDiagnostics(d, ws.h.Team().CheckCardBuffer(ctx, d.path, []byte(d.text)), "")
-}
-
-// policyDiagnostics shows the located errors of the last failed policy
-// reload that fall in d.
-func (s *Server) policyDiagnostics(ws *workspace, d *document) []protocol.Diagnostic {
-	ws.mu.Lock()
-	errs := ws.policyErrs[d.path]
-	ws.mu.Unlock()
-	return policyDiags(d, errs)
-}
-
-func policyDiags(d *document, errs []finding.Finding) []protocol.Diagnostic {
+func policyDiagnostics(d *document, errs []finding.Finding) []protocol.Diagnostic {
 	return findingDiagnostics(d, errs, " (the last good policy set keeps serving)")
 }
 
 // findingDiagnostics is the one conversion of findings — a box's, a card
 // file's, a policy file's — to diagnostics: the range runs from the column
-// to EndCol, or to the end of the line (at least one character), a warning
-// is Warning and anything else Error, the code is the finding's, the
-// source palace; suffix is added to every message.
+// to EndCol or the line's end (at least one character); suffix ends every
+// message.
 func findingDiagnostics[F finding.Placed](d *document, fs []F, suffix string) []protocol.Diagnostic {
 	out := make([]protocol.Diagnostic, 0, len(fs))
 	for _, p := range fs {
@@ -322,15 +287,11 @@ func findingDiagnostics[F finding.Placed](d *document, fs []F, suffix string) []
 // publishPolicyErrors publishes the policy errors of every file that had or
 // has some, open in the editor or not.
 func (s *Server) publishPolicyErrors(old, cur map[string][]finding.Finding) {
-	files := map[string]bool{}
-	for f := range old {
-		files[f] = true
-	}
-	for f := range cur {
-		files[f] = true
-	}
+	files := map[string][]finding.Finding{}
+	maps.Copy(files, old)
+	maps.Copy(files, cur)
 	open := map[string]*document{}
-	for _, d := range s.docs.all() {
+	for _, d := range s.openDocs() {
 		open[d.path] = d
 	}
 	for f := range files {
@@ -342,7 +303,7 @@ func (s *Server) publishPolicyErrors(old, cur map[string][]finding.Finding) {
 			content, _ := bounded.ReadFile(f, host.MaxModuleBytes)
 			d = newDocument(uri.File(f), "rego", 0, string(content))
 		}
-		s.diags.publish(d.uri, d.version, isOpen, policyDiags(d, cur[f]))
+		s.diags.publish(d.uri, d.version, isOpen, policyDiagnostics(d, cur[f]))
 	}
 	if errs := cur[""]; len(errs) > 0 {
 		s.logMessage(protocol.MessageTypeError, "policy errors without a file: %v", errs)

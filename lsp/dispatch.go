@@ -1,17 +1,18 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/palacehq/palace/host"
 )
 
 // handler serves one method. Notifications run in wire order on the read
@@ -24,14 +25,15 @@ type handler struct {
 }
 
 // call adapts a typed request handler; params decode with the protocol's
-// union-aware decoder.
+// union-aware decoder, and a host error becomes its JSON-RPC error.
 func call[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
 	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 		var p P
 		if err := decodeParams(raw, &p); err != nil {
 			return nil, err
 		}
-		return fn(s, ctx, &p)
+		res, err := fn(s, ctx, &p)
+		return res, rpcError(err)
 	}}
 }
 
@@ -43,14 +45,12 @@ func inOrder(h handler) handler {
 
 // notification adapts a typed notification handler.
 func notification[P any](fn func(*Server, context.Context, *P)) handler {
-	return handler{notification: true, fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
-		var p P
-		if err := decodeParams(raw, &p); err != nil {
-			return nil, err
-		}
-		fn(s, ctx, &p)
+	h := call(func(s *Server, ctx context.Context, p *P) (any, error) {
+		fn(s, ctx, p)
 		return nil, nil
-	}}
+	})
+	h.notification = true
+	return h
 }
 
 func decodeParams(raw jsonrpc2.RawMessage, p any) error {
@@ -88,12 +88,11 @@ var methods = map[string]handler{
 func rawCall[P, R any](fn func(*Server, context.Context, *P) (R, error)) handler {
 	return handler{fn: func(s *Server, ctx context.Context, raw jsonrpc2.RawMessage) (any, error) {
 		var p P
-		if len(raw) > 0 && string(raw) != "null" {
-			if err := strictDecode(raw, &p); err != nil {
-				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
-			}
+		if err := decodeArg(raw, &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
 		}
-		return fn(s, ctx, &p)
+		res, err := fn(s, ctx, &p)
+		return res, rpcError(err)
 	}}
 }
 
@@ -113,28 +112,26 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	s.mu.Lock()
 	state := s.state
 	s.mu.Unlock()
+	// A refused call gets its error; a refused notification is dropped.
+	var refused error
 	switch {
-	case state == stateNew && method != protocol.MethodInitialize:
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize: the server is not initialized yet", method)
-		}
-		return nil, nil
-	case state == stateShutdown:
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown: only exit is accepted now", method)
-		}
-		return nil, nil
 	case state == stateInitialized && method == protocol.MethodInitialize:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already sent")
-	}
-	if !known || h.notification == isCall {
-		if isCall {
-			return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
-		}
-		if !strings.HasPrefix(method, "$/") {
+	case state == stateNew && method != protocol.MethodInitialize:
+		refused = jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize: the server is not initialized yet", method)
+	case state == stateShutdown:
+		refused = jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown: only exit is accepted now", method)
+	case !known || h.notification == isCall:
+		refused = jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
+		if !isCall && !strings.HasPrefix(method, "$/") {
 			s.log.Printf("ignoring unknown notification %s", method)
 		}
-		return nil, nil
+	}
+	if refused != nil {
+		if !isCall {
+			return nil, nil
+		}
+		return nil, refused
 	}
 	// The request's own context is pooled by jsonrpc2 and recycled when the
 	// handler returns; a context derived from it (context.WithCancel starts
@@ -151,9 +148,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}
 	id := req.ID()
 	cctx, cancel := context.WithCancel(conn)
-	s.cancels.add(id, cancel)
+	s.cancels.Store(id, cancel)
 	defer func() {
-		s.cancels.remove(id)
+		s.cancels.Delete(id)
 		cancel()
 	}()
 	if !h.inOrder {
@@ -190,40 +187,6 @@ func (s *Server) reportPanic(what string, r any) {
 	}
 }
 
-// cancelTable maps in-flight call ids to their cancel functions. It is our
-// own bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
-// decoding fails the connection on ids it cannot parse.
-type cancelTable struct {
-	// mu guards m.
-	mu sync.Mutex
-	m  map[jsonrpc2.ID]context.CancelFunc
-}
-
-func (t *cancelTable) init() { t.m = map[jsonrpc2.ID]context.CancelFunc{} }
-
-func (t *cancelTable) add(id jsonrpc2.ID, c context.CancelFunc) {
-	t.mu.Lock()
-	t.m[id] = c
-	t.mu.Unlock()
-}
-
-func (t *cancelTable) remove(id jsonrpc2.ID) {
-	t.mu.Lock()
-	delete(t.m, id)
-	t.mu.Unlock()
-}
-
-// cancel cancels id; an id that is not in flight (done already) is ignored.
-func (t *cancelTable) cancel(id jsonrpc2.ID) bool {
-	t.mu.Lock()
-	c, ok := t.m[id]
-	t.mu.Unlock()
-	if ok {
-		c()
-	}
-	return ok
-}
-
 // canceller handles $/cancelRequest on the read loop, ahead of everything
 // queued after it, as a jsonrpc2.Preempter.
 type canceller struct{ s *Server }
@@ -237,8 +200,8 @@ func (c canceller) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error
 	id, err := cancelID(req.Params())
 	if err != nil {
 		c.s.log.Printf("ignoring $/cancelRequest: %v", err)
-	} else {
-		c.s.cancels.cancel(id)
+	} else if cancel, ok := c.s.cancels.Load(id); ok {
+		cancel.(context.CancelFunc)()
 	}
 	return struct{}{}, nil
 }
@@ -247,30 +210,27 @@ func (c canceller) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error
 // or a string.
 func cancelID(raw jsonrpc2.RawMessage) (jsonrpc2.ID, error) {
 	var p struct {
-		ID json.RawMessage `json:"id"`
+		ID any `json:"id"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
 		return jsonrpc2.ID{}, fmt.Errorf("params: %w", err)
 	}
-	v := strings.TrimSpace(string(p.ID))
-	switch {
-	case v == "":
+	switch id := p.ID.(type) {
+	case nil:
 		return jsonrpc2.ID{}, errors.New("no id")
-	case v[0] == '"':
-		var str string
-		if err := json.Unmarshal(p.ID, &str); err != nil {
-			return jsonrpc2.ID{}, fmt.Errorf("id %s: %w", v, err)
+	case string:
+		return jsonrpc2.NewStringID(id), nil
+	case json.Number:
+		if n, err := id.Int64(); err == nil {
+			return jsonrpc2.NewNumberID(n), nil
 		}
-		return jsonrpc2.NewStringID(str), nil
+		if f, err := id.Float64(); err == nil && f == float64(int64(f)) {
+			return jsonrpc2.NewNumberID(int64(f)), nil
+		}
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return jsonrpc2.NewNumberID(n), nil
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f != float64(int64(f)) {
-		return jsonrpc2.ID{}, fmt.Errorf("id %s is neither an integer nor a string", v)
-	}
-	return jsonrpc2.NewNumberID(int64(f)), nil
+	return jsonrpc2.ID{}, fmt.Errorf("id %v is neither an integer nor a string", p.ID)
 }
 
 // lspCodec marshals protocol payloads with the protocol's union-aware
@@ -298,19 +258,70 @@ func (lspCodec) Unmarshal(data []byte, v any) error {
 	return protocol.Unmarshal(data, v)
 }
 
-// jsonResult encodes v as the CLI's --format json would.
-func jsonResult(v any) (jsonrpc2.RawMessage, error) {
+// jsonResult encodes v as the CLI's --format json would, unless err.
+func jsonResult(v any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "encode result: %v", err)
 	}
-	return b, nil
+	return jsonrpc2.RawMessage(b), nil
 }
 
-// strictDecode decodes JSON into v, refusing unknown fields so a typo in a
-// client's params is an error that names it.
-func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+// decodeArg decodes JSON into v, refusing unknown fields so a typo in a
+// client's params is an error that names it; absent or null leaves v zero.
+func decodeArg(raw []byte, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }
+
+// codeRequestFailed is LSP's RequestFailed: the request was valid but the
+// server said no (a gate denied it).
+const codeRequestFailed jsonrpc2.Code = -32803
+
+// rpcError maps a host error onto a JSON-RPC error, one kind to one code, as
+// the CLI maps kinds to exit codes: bad input and a mode refusal are
+// InvalidParams (as MCP does), a denial is RequestFailed with the reasons
+// as data, anything else is InternalError.
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rpc *jsonrpc2.Error
+	if errors.As(err, &rpc) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return protocol.ErrRequestCancelled
+	}
+	var he *host.Error
+	if !errors.As(err, &he) {
+		return jsonrpc2.Errorf(jsonrpc2.InternalError, "%v", err)
+	}
+	out := &jsonrpc2.Error{Message: he.Error()}
+	switch he.Kind {
+	case host.KindInvalid, host.KindMode:
+		out.Code = jsonrpc2.InvalidParams
+	case host.KindDenied:
+		out.Code = codeRequestFailed
+	default:
+		out.Code = jsonrpc2.InternalError
+	}
+	if len(he.Reasons) > 0 || he.Field != "" {
+		data, _ := json.Marshal(struct {
+			Kind    string   `json:"kind"`
+			Field   string   `json:"field,omitempty"`
+			Reasons []string `json:"reasons,omitempty"`
+		}{kindNames[he.Kind], he.Field, he.Reasons})
+		out.Data = data
+	}
+	return out
+}
+
+var kindNames = map[host.Kind]string{host.KindInternal: "internal", host.KindInvalid: "invalid", host.KindDenied: "denied", host.KindMode: "mode"}

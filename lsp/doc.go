@@ -9,15 +9,9 @@
 // makes changes by other processes (CLI, MCP) visible without a restart.
 //
 // It is a thin adapter over host: every answer comes from the same host
-// call the CLI makes (Context, Brief, Hints, Record, Distill, Gate,
-// Promote, Demote, Retire, Publish, Resolve, Link, AuditAction, Verify,
-// CheckBox, CheckCardFile, StaleLinesIn), so editor and terminal agree. lsp must
-// not speak SQL (store's), evaluate Rego or WASM (policies'), or decide a
-// lifecycle rule (host's); it renders what host answers. It never writes to
-// stdout except JSON-RPC frames.
-//
-// One file per LSP method or feature, each handler of the same short shape:
-// find the document, switch on its kind, call the feature, return. Every
-// request runs under recover: a panic becomes an InternalError response and
-// a window/logMessage, never a dead server.
+// call the CLI makes, so editor and terminal agree. lsp must not speak SQL
+// (store's), evaluate Rego or WASM (policies'), or decide a lifecycle rule
+// (host's); it renders what host answers. It never writes to stdout except
+// JSON-RPC frames. Every request runs under recover: a panic becomes an
+// InternalError response and a window/logMessage, never a dead server.
 package lsp

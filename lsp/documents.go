@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
@@ -13,6 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/cardfile"
+	"github.com/palacehq/palace/host/pack"
 )
 
 // docKind says which palace feature a document gets.
@@ -58,12 +58,8 @@ func newDocument(u uri.URI, lang string, version int32, text string) *document {
 	return d
 }
 
-// kind classifies the document by its path (home is the palace home).
-func (d *document) kind(home string) docKind {
-	return kindOfPath(d.path, home)
-}
-
-func kindOfPath(path, home string) docKind {
+// kindOf classifies a document by its path (home is the palace home).
+func kindOf(path, home string) docKind {
 	if path == "" {
 		return kindSource
 	}
@@ -118,10 +114,7 @@ func (d *document) position(line, byteCol int) protocol.Position {
 }
 
 // lineEnd is the position at the end of line i.
-func (d *document) lineEnd(i int) protocol.Position {
-	l := d.line(i)
-	return protocol.Position{Line: uint32(i), Character: uint32(byteToUTF16(l, len(l)))}
-}
+func (d *document) lineEnd(i int) protocol.Position { return d.position(i, len(d.line(i))) }
 
 // utf16ToByte returns the byte offset in s of UTF-16 offset u (clamped).
 func utf16ToByte(s string, u int) int {
@@ -130,11 +123,7 @@ func utf16ToByte(s string, u int) int {
 		if n >= u {
 			return i
 		}
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+		n += utf16.RuneLen(r)
 	}
 	return len(s)
 }
@@ -167,47 +156,28 @@ func (d *document) apply(c protocol.TextDocumentContentChangeEvent, version int3
 	return nil, fmt.Errorf("unknown content change %T", c)
 }
 
-// documents are the open buffers by URI.
-type documents struct {
-	// mu guards m.
-	mu sync.RWMutex
-	m  map[uri.URI]*document
-}
-
-func (ds *documents) init() { ds.m = map[uri.URI]*document{} }
-
-func (ds *documents) get(u uri.URI) (*document, bool) {
-	ds.mu.RLock()
-	defer ds.mu.RUnlock()
-	d, ok := ds.m[u]
-	return d, ok
-}
-
-func (ds *documents) set(d *document) {
-	ds.mu.Lock()
-	ds.m[d.uri] = d
-	ds.mu.Unlock()
-}
-
-func (ds *documents) remove(u uri.URI) {
-	ds.mu.Lock()
-	delete(ds.m, u)
-	ds.mu.Unlock()
-}
-
-func (ds *documents) all() []*document {
-	ds.mu.RLock()
-	defer ds.mu.RUnlock()
-	out := make([]*document, 0, len(ds.m))
-	for _, d := range ds.m {
-		out = append(out, d)
+// openDoc returns the open document of u.
+func (s *Server) openDoc(u uri.URI) (*document, bool) {
+	d, ok := s.docs.Load(u)
+	if !ok {
+		return nil, false
 	}
+	return d.(*document), true
+}
+
+// openDocs returns every open document.
+func (s *Server) openDocs() []*document {
+	var out []*document
+	s.docs.Range(func(_, d any) bool {
+		out = append(out, d.(*document))
+		return true
+	})
 	return out
 }
 
 // document finds an open document for a request on it.
 func (s *Server) document(u uri.URI) (*document, error) {
-	d, ok := s.docs.get(u)
+	d, ok := s.openDoc(u)
 	if !ok {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not open: send textDocument/didOpen first", u)
 	}
@@ -215,18 +185,17 @@ func (s *Server) document(u uri.URI) (*document, error) {
 }
 
 // sourceDocument is the common start of the source-file features (hover,
-// code lens, inlay hints): the open document and its workspace. ok is false,
-// with no error, when the feature is switched off in the settings or the
-// document is not a source file (a box or a policy file).
-func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d *document, ws *workspace, ok bool, err error) {
-	if d, err = s.document(u); err != nil {
-		return nil, nil, false, err
+// code lens, inlay hints): the open document, its workspace, synced, and
+// its trigger matches. ok is false, with no error, when the feature is
+// switched off in the settings or the document is not a source file (a box
+// or a policy file).
+func (s *Server) sourceDocument(ctx context.Context, u uri.URI, enabled bool) (d *document, ws *workspace, ms []pack.TriggerMatch, ok bool, err error) {
+	if d, err = s.document(u); err != nil || !enabled {
+		return nil, nil, nil, false, err
 	}
-	if !enabled {
-		return nil, nil, false, nil
+	if ws, err = s.workspaceFor(ctx, d.path); err != nil || kindOf(d.path, ws.h.Home()) != kindSource {
+		return nil, nil, nil, false, err
 	}
-	if ws, err = s.workspaceFor(ctx, d.path); err != nil {
-		return nil, nil, false, rpcError(err)
-	}
-	return d, ws, d.kind(ws.h.Home()) == kindSource, nil
+	ms, err = ws.matches(ctx, d)
+	return d, ws, ms, err == nil, err
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -17,47 +17,138 @@ import (
 	"github.com/palacehq/palace/ui"
 )
 
-// The commands of workspace/executeCommand. Each takes one argument, an
-// object with the JSON names of the CLI flags (host's request types), plus
-// "uri" for the document it is about.
 const (
-	cmdContext = "palace.context"
-	cmdBrief   = "palace.brief"
-	cmdRecord  = "palace.record"
-	cmdDistill = "palace.distill"
-	cmdGate    = "palace.gate"
-	cmdPromote = "palace.promote"
-	cmdDemote  = "palace.demote"
-	cmdRetire  = "palace.retire"
-	cmdPublish = "palace.publish"
-	cmdResolve = "palace.resolve"
-	cmdLink    = "palace.link"
-	cmdVerify  = "palace.verify"
-	// cmdAuditAction is `palace audit action`: argument id, action and
-	// the action's fields (value, scope, anchor, reason).
-	cmdAuditAction = "palace.auditAction"
-	// cmdOpenCard answers {"url": …}, the card's page on the `palace ui`
-	// running for this palace home, for the editor to open in a browser.
+	cmdContext  = "palace.context"
 	cmdOpenCard = "palace.openCard"
 )
 
-// humanOnly are the commands agent mode neither advertises nor runs: the
-// lifecycle changes only a person decides, as on the command line and
-// over MCP. Linking evidence and verifying a card are evidence, open to
-// both modes there too.
-var humanOnly = map[string]bool{cmdPromote: true, cmdDemote: true, cmdRetire: true, cmdPublish: true, cmdResolve: true, cmdAuditAction: true}
+// commands are the commands of workspace/executeCommand, in the order they
+// are advertised. Each takes one argument object with the JSON names of the
+// CLI flags, plus "uri" for the document it is about. Those marked human
+// are the lifecycle changes only a person decides: agent mode neither
+// advertises nor runs them, as on the command line and over MCP.
+// palace.openCard answers {"url": …}, the card's page on the `palace ui`
+// running for this palace home.
+var commands = []cmdEntry{
+	{cmdContext, false, decoded((*Server).palaceContext)},
+	{"palace.brief", false, decoded((*Server).palaceBrief)},
+	{"palace.record", false, decoded((*Server).record)},
+	{"palace.distill", false, onHost(func(ctx context.Context, h *host.Host, a struct {
+		docArg
+		intake.DistillRequest
+	}) (any, error) {
+		return h.Distill(ctx, a.DistillRequest)
+	})},
+	{"palace.gate", false, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.GateRequest
+	}) (any, error) {
+		return h.Gate(ctx, a.ID, a.GateRequest)
+	})},
+	{"palace.link", false, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.LinkRequest
+	}) (any, error) {
+		return h.Link(ctx, a.ID, a.LinkRequest)
+	})},
+	{"palace.verify", false, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.VerifyRequest
+	}) (any, error) {
+		return h.Verify(ctx, a.ID, a.VerifyRequest)
+	})},
+	{cmdOpenCard, false, decoded((*Server).openCard)},
+	{"palace.promote", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.PromoteRequest
+	}) (any, error) {
+		return h.Promote(ctx, a.ID, a.PromoteRequest)
+	})},
+	{"palace.demote", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.DemoteRequest
+	}) (any, error) {
+		return h.Demote(ctx, a.ID, a.DemoteRequest)
+	})},
+	{"palace.retire", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		Reason string `json:"reason"`
+	}) (any, error) {
+		return h.Retire(ctx, a.ID, a.Reason)
+	})},
+	{"palace.publish", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.PublishRequest
+	}) (any, error) {
+		return h.Publish(ctx, a.ID, a.PublishRequest)
+	})},
+	{"palace.resolve", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.ResolveRequest
+	}) (any, error) {
+		return h.Resolve(ctx, a.ID, a.ResolveRequest)
+	})},
+	{"palace.auditAction", true, onHost(func(ctx context.Context, h *host.Host, a struct {
+		cardArg
+		host.AuditActionRequest
+	}) (any, error) {
+		return h.AuditAction(ctx, a.ID, a.AuditActionRequest)
+	})},
+}
+
+type cmdEntry struct {
+	name  string
+	human bool
+	run   command
+}
+
+type docArg struct {
+	URI uri.URI `json:"uri,omitempty"`
+}
+
+type cardArg struct {
+	docArg
+	ID string `json:"id"`
+}
+
+func (a docArg) doc() uri.URI { return a.URI }
+
+// command runs one command on its argument (nil when none was sent).
+type command func(s *Server, ctx context.Context, name string, arg json.RawMessage) (any, error)
+
+// decoded adapts fn to a strictly decoded argument.
+func decoded[A, R any](fn func(*Server, context.Context, *A) (R, error)) command {
+	return func(s *Server, ctx context.Context, name string, arg json.RawMessage) (any, error) {
+		var a A
+		if err := decodeArg(arg, &a); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: %v", name, err)
+		}
+		return fn(s, ctx, &a)
+	}
+}
+
+// onHost adapts a command that is one host call, made on the host of the
+// argument's document (see withHost).
+func onHost[A interface{ doc() uri.URI }](fn func(context.Context, *host.Host, A) (any, error)) command {
+	return decoded(func(s *Server, ctx context.Context, a *A) (any, error) {
+		return s.withHost(ctx, (*a).doc(), func(h *host.Host) (any, error) { return fn(ctx, h, *a) })
+	})
+}
 
 // commandNames lists the commands advertised in mode m.
 func commandNames(m host.Mode) []string {
-	out := []string{cmdContext, cmdBrief, cmdRecord, cmdDistill, cmdGate, cmdLink, cmdVerify, cmdOpenCard}
-	if m == host.Human {
-		out = append(out, cmdPromote, cmdDemote, cmdRetire, cmdPublish, cmdResolve, cmdAuditAction)
+	var out []string
+	for _, c := range commands {
+		if !c.human || m == host.Human {
+			out = append(out, c.name)
+		}
 	}
 	return out
 }
 
 func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (any, error) {
-	if humanOnly[p.Command] && s.mode() != host.Human {
+	i := slices.IndexFunc(commands, func(c cmdEntry) bool { return c.name == p.Command })
+	if i >= 0 && commands[i].human && s.opts.Mode != host.Human {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is refused in agent mode: only a human may %s (the mode is fixed by --mode/%s=agent)",
 			p.Command, strings.TrimPrefix(p.Command, "palace."), host.ModeEnv)
 	}
@@ -69,144 +160,10 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	default:
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object, got %d arguments", p.Command, len(p.Arguments))
 	}
-	decode := func(v any) error {
-		if len(arg) == 0 || string(arg) == "null" {
-			return nil
-		}
-		if err := strictDecode(arg, v); err != nil {
-			return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: %v", p.Command, err)
-		}
-		return nil
+	if i < 0 {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.opts.Mode), ", "))
 	}
-	switch p.Command {
-	case cmdContext:
-		var a contextParams
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.palaceContext(ctx, &a)
-	case cmdBrief:
-		var a briefParams
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.palaceBrief(ctx, &a)
-	case cmdRecord:
-		var a recordParams
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.record(ctx, &a)
-	case cmdDistill:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			intake.DistillRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Distill(ctx, a.DistillRequest) })
-	case cmdGate:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.GateRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Gate(ctx, a.ID, a.GateRequest) })
-	case cmdPromote:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.PromoteRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Promote(ctx, a.ID, a.PromoteRequest) })
-	case cmdDemote:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.DemoteRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Demote(ctx, a.ID, a.DemoteRequest) })
-	case cmdRetire:
-		var a struct {
-			URI    uri.URI `json:"uri,omitempty"`
-			ID     string  `json:"id"`
-			Reason string  `json:"reason"`
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Retire(ctx, a.ID, a.Reason) })
-	case cmdPublish:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.PublishRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Publish(ctx, a.ID, a.PublishRequest) })
-	case cmdResolve:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.ResolveRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Resolve(ctx, a.ID, a.ResolveRequest) })
-	case cmdLink:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.LinkRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Link(ctx, a.ID, a.LinkRequest) })
-	case cmdVerify:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.VerifyRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.Verify(ctx, a.ID, a.VerifyRequest) })
-	case cmdAuditAction:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-			host.AuditActionRequest
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.withHost(ctx, a.URI, func(h *host.Host) (any, error) { return h.AuditAction(ctx, a.ID, a.AuditActionRequest) })
-	case cmdOpenCard:
-		var a struct {
-			URI uri.URI `json:"uri,omitempty"`
-			ID  string  `json:"id"`
-		}
-		if err := decode(&a); err != nil {
-			return nil, err
-		}
-		return s.openCard(ctx, a.URI, a.ID)
-	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: use one of %s", p.Command, strings.Join(commandNames(s.mode()), ", "))
+	return commands[i].run(s, ctx, p.Command, arg)
 }
 
 // withHost runs fn on the host of the document u (or of the first
@@ -214,39 +171,29 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 func (s *Server) withHost(ctx context.Context, u uri.URI, fn func(*host.Host) (any, error)) (any, error) {
 	ws, err := s.commandWorkspace(ctx, u)
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, err
 	}
 	res, err := fn(ws.h)
 	if err != nil {
-		// A gate denial still has an answer worth showing: send it as data.
-		return nil, rpcError(err)
+		return nil, err
 	}
 	// The change is ours: move the caches on now rather than at the next poll.
-	if _, err := ws.sync(ctx); err != nil {
+	if err := ws.sync(ctx); err != nil {
 		s.log.Printf("sync after command: %v", err)
 	}
-	return jsonResult(res)
+	return jsonResult(res, nil)
 }
 
 // commandWorkspace picks the workspace of u, else of the first folder, else
 // of the current directory.
 func (s *Server) commandWorkspace(ctx context.Context, u uri.URI) (*workspace, error) {
-	if path := fsPath(u); path != "" {
-		return s.workspaceFor(ctx, path)
-	}
+	path := fsPath(u)
 	s.mu.Lock()
-	var dir string
-	if len(s.folders) > 0 {
-		dir = s.folders[0]
+	if path == "" && len(s.folders) > 0 {
+		path = s.folders[0]
 	}
 	s.mu.Unlock()
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("find a workspace: %w", err)
-		}
-	}
-	return s.workspaceAt(ctx, dir)
+	return s.workspaceFor(ctx, path)
 }
 
 // recordParams is palace.record's argument: host.RecordRequest plus the
@@ -304,18 +251,18 @@ func (s *Server) relPath(ctx context.Context, path string) string {
 	return path
 }
 
-// openCard finds card id (visible from the document's workspace) and the
+// openCard finds the card (visible from the document's workspace) and the
 // desk running for that workspace's palace home, and returns the card
 // page's address.
-func (s *Server) openCard(ctx context.Context, u uri.URI, id string) (any, error) {
-	ws, err := s.commandWorkspace(ctx, u)
+func (s *Server) openCard(ctx context.Context, a *cardArg) (any, error) {
+	ws, err := s.commandWorkspace(ctx, a.URI)
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, err
 	}
-	if _, err := ws.h.ReadCard(ctx, id, false); err != nil {
-		return nil, rpcError(err)
+	if _, err := ws.h.ReadCard(ctx, a.ID, false); err != nil {
+		return nil, err
 	}
-	link, err := ui.CardURL(ws.h.Home(), id)
+	link, err := ui.CardURL(ws.h.Home(), a.ID)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s: %v", cmdOpenCard, err)
 	}

@@ -18,7 +18,13 @@ func SetTestMethod(s *Server, method string, fn func(ctx context.Context, params
 }
 
 // WaitDiagnostics blocks until n diagnostics passes have finished.
-func WaitDiagnostics(s *Server, n uint64) { s.diags.waitPasses(n) }
+func WaitDiagnostics(s *Server, n uint64) {
+	s.diags.mu.Lock()
+	defer s.diags.mu.Unlock()
+	for s.diags.passes < n {
+		s.diags.cond.Wait()
+	}
+}
 
 // DiagnosticsPasses counts finished diagnostics passes.
 func DiagnosticsPasses(s *Server) uint64 {

@@ -17,33 +17,20 @@ import (
 	"github.com/palacehq/palace/host/staleness"
 )
 
-func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
-	if !ok || err != nil {
-		return nil, err
-	}
-	h, err := s.sourceHover(ctx, ws, d, p.Position)
-	return h, rpcError(err)
-}
-
-// sourceHover shows, first, the cards triggered at the cursor — trigger
+// hover shows, first, the cards triggered at the cursor — trigger
 // patterns matching this line, intent tags and tool needs equal to the word
 // — then the cards that apply to the file by the scope and lanes policies,
 // grouped by tier, and the reference-only ones as a count. host composes
 // the view (EditorViews.Hover); this renders it.
-func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, pos protocol.Position) (*protocol.Hover, error) {
-	if _, err := ws.sync(ctx); err != nil {
+func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.Hover)
+	if !ok {
 		return nil, err
 	}
-	line := int(pos.Line)
+	line := int(p.Position.Line)
 	text := d.line(line)
-	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(pos.Character)))
+	wordStart, wordEnd := wordAt(text, utf16ToByte(text, int(p.Position.Character)))
 	word := text[wordStart:wordEnd]
-
-	hints, err := ws.hints(ctx, d)
-	if err != nil {
-		return nil, err
-	}
 	var set *pack.TriggerSet
 	if word != "" {
 		if set, _, err = ws.triggerSet(ctx); err != nil {
@@ -52,7 +39,7 @@ func (s *Server) sourceHover(ctx context.Context, ws *workspace, d *document, po
 	}
 	view, err := ws.views.Hover(ctx, host.HoverRequest{
 		File: d.path, Language: d.lang, Budget: s.currentSettings().Budget,
-		Line: line + 1, Word: word, Matches: hints.Matches, Triggers: set,
+		Line: line + 1, Word: word, Matches: matches, Triggers: set,
 	})
 	if err != nil {
 		return nil, err
@@ -81,37 +68,31 @@ func hoverMarkdown(v host.HoverView) string {
 			if c.Pattern == "" {
 				why = "`" + c.Tag + "` is one of its intents or tool needs"
 			}
-			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID, why)
+			fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`  \n  _%s_\n", mdText(c.Label()), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, countsText(c.Counts), c.ID, why)
 			warnings(&b, c)
 		}
 	}
 	if len(v.Applies) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		fmt.Fprintf(&b, "**palace · applies to %s**\n", mdText(v.File))
 		for _, g := range v.Applies {
 			fmt.Fprintf(&b, "\n*%s*\n", g.Tier)
 			for _, c := range g.Cards {
-				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), stateText(c), c.AnchorKind, countsText(c.Counts), c.ID)
+				fmt.Fprintf(&b, "- %s — %s · %s · %s · `%s`\n", mdText(c.Statement), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, countsText(c.Counts), c.ID)
 				warnings(&b, c)
 			}
 		}
 	}
 	if len(v.Flagged) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		b.WriteString("**palace · needs a person** (shown as references)\n\n")
 		for _, c := range v.Flagged {
-			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(c), c.AnchorKind, c.ID)
+			fmt.Fprintf(&b, "- %s — %s · %s · `%s`\n", mdText(c.Label()), stateText(string(c.Status), c.Contest != nil, c.Stale != nil, "**"), c.AnchorKind, c.ID)
 			warnings(&b, c)
 		}
 	}
 	if v.Refs+v.Trimmed+v.Cooled > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
+		para(&b)
 		var parts []string
 		if v.Refs > 0 {
 			parts = append(parts, plural(v.Refs, "more card")+" as references")
@@ -127,17 +108,24 @@ func hoverMarkdown(v host.HoverView) string {
 	return b.String()
 }
 
+// para starts a paragraph after what b holds.
+func para(b *strings.Builder) {
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+}
+
 // stateText is a card's status as an editor names it: "promoted", or
-// "promoted · contested · stale" when a warning holds.
-func stateText(c host.HoverCard) string {
-	s := string(c.Status)
-	if c.Contest != nil {
-		s += " · **contested**"
+// "promoted · contested · stale" when a warning holds, each warning
+// between the marks em.
+func stateText(status string, contested, stale bool, em string) string {
+	if contested {
+		status += " · " + em + "contested" + em
 	}
-	if c.Stale != nil {
-		s += " · **stale**"
+	if stale {
+		status += " · " + em + "stale" + em
 	}
-	return s
+	return status
 }
 
 // warnings writes the warning lines of a contested or stale card under
@@ -233,6 +221,4 @@ func plural(n int, word string) string {
 
 // mdText escapes the Markdown characters that would change how a statement
 // renders.
-func mdText(s string) string { return mdEscaper.Replace(s) }
-
-var mdEscaper = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ")
+var mdText = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "<", "&lt;", "\n", " ").Replace

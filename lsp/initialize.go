@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -10,9 +11,10 @@ import (
 
 // clientCaps is what palace uses of the client's capabilities.
 type clientCaps struct {
-	codeLensRefresh  bool
-	inlayHintRefresh bool
-	markdown         bool
+	// refresh are the refresh requests it takes (workspace/codeLens/refresh,
+	// workspace/inlayHint/refresh).
+	refresh  []string
+	markdown bool
 }
 
 func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
@@ -23,8 +25,12 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	}
 	var caps clientCaps
 	if w := p.Capabilities.Workspace; w != nil {
-		caps.codeLensRefresh = w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport
-		caps.inlayHintRefresh = w.InlayHint != nil && w.InlayHint.RefreshSupport != nil && *w.InlayHint.RefreshSupport
+		if w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport {
+			caps.refresh = append(caps.refresh, protocol.MethodWorkspaceCodeLensRefresh)
+		}
+		if w.InlayHint != nil && w.InlayHint.RefreshSupport != nil && *w.InlayHint.RefreshSupport {
+			caps.refresh = append(caps.refresh, protocol.MethodWorkspaceInlayHintRefresh)
+		}
 	}
 	caps.markdown = true
 	if td := p.Capabilities.TextDocument; td != nil && td.Hover != nil && len(td.Hover.ContentFormat) > 0 {
@@ -62,7 +68,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	yes := true
 	sync := protocol.TextDocumentSyncKindIncremental
 	res := &protocol.InitializeResult{
-		ServerInfo: protocol.ServerInfo{Name: "palace", Version: protocol.NewOptional(s.version())},
+		ServerInfo: protocol.ServerInfo{Name: "palace", Version: protocol.NewOptional(cmp.Or(s.opts.Version, "dev"))},
 		Capabilities: protocol.ServerCapabilities{
 			PositionEncoding: protocol.PositionEncodingKindUTF16,
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{
@@ -71,20 +77,13 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 			HoverProvider:          protocol.Boolean(true),
 			CodeLensProvider:       &protocol.CodeLensOptions{},
 			InlayHintProvider:      protocol.Boolean(true),
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames(s.mode())},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames(s.opts.Mode)},
 			Workspace: &protocol.WorkspaceOptions{WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 				Supported: &yes, ChangeNotifications: protocol.Boolean(true),
 			}},
 		},
 	}
 	return res, nil
-}
-
-func (s *Server) version() string {
-	if s.opts.Version != "" {
-		return s.opts.Version
-	}
-	return "dev"
 }
 
 // initialized opens the workspace folders so their watchers run before any
@@ -115,4 +114,33 @@ func fsPath(u uri.URI) string {
 		return ""
 	}
 	return u.FsPath()
+}
+
+func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) {
+	s.mu.Lock()
+	next, notes, err := applySettings(s.settings, p.Settings)
+	if err == nil {
+		s.settings = next
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.logMessage(protocol.MessageTypeError, "%v; keeping the previous settings", err)
+		return
+	}
+	s.warn(notes)
+	s.changed(nil)
+}
+
+func (s *Server) didChangeWorkspaceFolders(ctx context.Context, p *protocol.DidChangeWorkspaceFoldersParams) {
+	s.mu.Lock()
+	for _, f := range p.Event.Removed {
+		s.folders = slices.DeleteFunc(s.folders, func(x string) bool { return x == fsPath(f.URI) })
+	}
+	for _, f := range p.Event.Added {
+		if path := fsPath(f.URI); path != "" && !slices.Contains(s.folders, path) {
+			s.folders = append(s.folders, path)
+		}
+	}
+	s.mu.Unlock()
+	s.changed(nil)
 }

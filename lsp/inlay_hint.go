@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -16,65 +15,44 @@ import (
 // maxHintLabel is the longest statement an inlay hint label shows (runes).
 const maxHintLabel = 60
 
-func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
-	d, ws, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.InlayHints)
-	if !ok || err != nil {
-		return nil, err
-	}
-	hints, err := s.sourceInlayHints(ctx, ws, d, p.Range)
-	return hints, rpcError(err)
-}
-
-// sourceInlayHints puts `‹qi› statement` at the end of each line in r that a
+// inlayHint puts `‹qi› statement` at the end of each line in r that a
 // card's trigger pattern matches; the tooltip has the full statement, the
 // citations and the card id.
-func (s *Server) sourceInlayHints(ctx context.Context, ws *workspace, d *document, r protocol.Range) ([]protocol.InlayHint, error) {
-	if _, err := ws.sync(ctx); err != nil {
+func (s *Server) inlayHint(ctx context.Context, p *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
+	d, ws, matches, ok, err := s.sourceDocument(ctx, p.TextDocument.URI, s.currentSettings().Hints.InlayHints)
+	if !ok {
 		return nil, err
 	}
-	all, err := ws.inlayHints(ctx, d, func(hints pack.Hints) ([]protocol.InlayHint, error) {
-		out := make([]protocol.InlayHint, 0, len(hints.Matches))
-		yes := true
-		for _, m := range hints.Matches {
-			c, err := ws.views.Card(ctx, m.Card.ID)
-			if err != nil {
-				return nil, err
-			}
-			label := m.Card.Label()
-			if m.Stale != nil {
-				label = "stale " + label
-			}
-			if m.Contest != nil {
-				label = "contested " + label
-			}
-			out = append(out, protocol.InlayHint{
-				Position:    d.lineEnd(m.Line - 1),
-				Label:       protocol.String(shorten(label, maxHintLabel)),
-				Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
-				PaddingLeft: &yes,
-			})
+	out := []protocol.InlayHint{}
+	yes := true
+	for _, m := range matches {
+		if line := uint32(m.Line - 1); line < p.Range.Start.Line || line > p.Range.End.Line {
+			continue
 		}
-		return out, nil
-	})
-	if err != nil {
-		return nil, err
+		c, err := ws.views.Card(ctx, m.Card.ID)
+		if err != nil {
+			return nil, err
+		}
+		label := m.Card.Label()
+		if m.Stale != nil {
+			label = "stale " + label
+		}
+		if m.Contest != nil {
+			label = "contested " + label
+		}
+		out = append(out, protocol.InlayHint{
+			Position:    d.lineEnd(m.Line - 1),
+			Label:       protocol.String(shorten(label, maxHintLabel)),
+			Tooltip:     &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: hintTooltip(m, c)},
+			PaddingLeft: &yes,
+		})
 	}
-	// all is sorted by line: cut out the requested range.
-	lo := sort.Search(len(all), func(i int) bool { return all[i].Position.Line >= r.Start.Line })
-	hi := sort.Search(len(all), func(i int) bool { return all[i].Position.Line > r.End.Line })
-	return all[lo:hi], nil
+	return out, nil
 }
 
 func hintTooltip(m pack.TriggerMatch, c host.Card) string {
 	var b strings.Builder
-	state := string(c.Status)
-	if m.Contest != nil {
-		state += " · contested"
-	}
-	if m.Stale != nil {
-		state += " · stale"
-	}
-	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, state, c.Anchor.Kind)
+	fmt.Fprintf(&b, "**%s** ‹%s› %s · %s\n\n", mdText(c.Statement), c.Tier, stateText(string(c.Status), m.Contest != nil, m.Stale != nil, ""), c.Anchor.Kind)
 	if m.Contest != nil {
 		fmt.Fprintf(&b, "**Contested** (%s): do not apply it until a human demotes or resolves it.\n\n", contestMarkdown(m.Contest))
 	}

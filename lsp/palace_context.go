@@ -8,50 +8,56 @@ import (
 	"github.com/palacehq/palace/host/pack"
 )
 
-// palace/context's params mirror the flags of `palace context`
-// (host.ContextRequest's JSON names) plus "uri", the document the request
-// is about (it sets file and picks the workspace).
+// palace's own requests (and commands) palace/context and palace/brief take
+// the flags of `palace context` and `palace brief` (host's JSON names) plus
+// "uri", the document the request is about, and answer what the command
+// prints with --format json. A context pack is not a dry run unless asked:
+// a pack the person requests is an injection like any other.
 const (
 	methodContext = "palace/context"
+	methodBrief   = "palace/brief"
 )
 
-// contextParams are the params of palace/context and the palace.context
-// command.
 type contextParams struct {
 	URI uri.URI `json:"uri,omitempty"`
 	pack.ContextRequest
 }
 
-// palaceContext returns the context pack, exactly as `palace context
-// --format json` prints it for the same request. It is not a dry run
-// unless asked: a pack the person requests is an injection like any other.
-func (s *Server) palaceContext(ctx context.Context, p *contextParams) (any, error) {
-	req, ws, err := s.contextRequest(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	pack, err := ws.h.Pack().Context(ctx, req)
-	if err != nil {
-		return nil, rpcError(err)
-	}
-	return jsonResult(pack)
+type briefParams struct {
+	URI uri.URI `json:"uri,omitempty"`
+	pack.BriefRequest
 }
 
-// contextRequest fills the request from the document and the settings.
-func (s *Server) contextRequest(ctx context.Context, p *contextParams) (pack.ContextRequest, *workspace, error) {
+func (s *Server) palaceContext(ctx context.Context, p *contextParams) (any, error) {
 	req := p.ContextRequest
-	if path := fsPath(p.URI); path != "" && req.File == "" {
-		req.File = path
-		if d, ok := s.docs.get(p.URI); ok && req.Language == "" {
-			req.Language = d.lang
-		}
-	}
+	s.aboutDocument(p.URI, &req.File, &req.Language)
 	if req.Budget == 0 {
 		req.Budget = s.currentSettings().Budget
 	}
 	ws, err := s.commandWorkspace(ctx, p.URI)
 	if err != nil {
-		return req, nil, rpcError(err)
+		return nil, err
 	}
-	return req, ws, nil
+	return jsonResult(ws.h.Pack().Context(ctx, req))
+}
+
+func (s *Server) palaceBrief(ctx context.Context, p *briefParams) (any, error) {
+	req := p.BriefRequest
+	s.aboutDocument(p.URI, &req.File, &req.Language)
+	ws, err := s.commandWorkspace(ctx, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(ws.h.Pack().Brief(ctx, req))
+}
+
+// aboutDocument sets an unset file to u's path, and an unset language to
+// the open document's.
+func (s *Server) aboutDocument(u uri.URI, file, lang *string) {
+	if path := fsPath(u); path != "" && *file == "" {
+		*file = path
+		if d, ok := s.openDoc(u); ok && *lang == "" {
+			*lang = d.lang
+		}
+	}
 }

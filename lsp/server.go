@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,8 +69,7 @@ type Server struct {
 	// bg is the session's context: background work ends with it.
 	bg     context.Context
 	cancel context.CancelFunc
-	// bgMu guards stopped and the adds to wg: nothing starts once the
-	// session has begun waiting for its goroutines.
+	// bgMu guards stopped and the adds to wg.
 	bgMu    sync.Mutex
 	stopped bool
 	wg      sync.WaitGroup
@@ -79,9 +79,13 @@ type Server struct {
 	refreshing   bool
 	refreshAgain bool
 
-	cancels cancelTable
-	docs    documents
-	diags   diagnosticsQueue
+	// cancels maps in-flight call ids to their cancel functions: our own
+	// bookkeeping rather than protocol.CancelHandler, whose $/cancelRequest
+	// decoding fails the connection on ids it cannot parse.
+	cancels sync.Map
+	// docs are the open documents by URI.
+	docs  sync.Map
+	diags diagnosticsQueue
 
 	// mu guards the session state below.
 	mu       sync.Mutex
@@ -94,12 +98,8 @@ type Server struct {
 
 // New returns a server; it does nothing until Serve.
 func New(opts Options) *Server {
-	if opts.Mode == "" {
-		opts.Mode = host.Human
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
+	opts.Mode = cmp.Or(opts.Mode, host.Human)
+	opts.Log = cmp.Or[io.Writer](opts.Log, io.Discard)
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}
@@ -113,8 +113,6 @@ func New(opts Options) *Server {
 		spaces:   map[string]*workspace{},
 		settings: defaultSettings(),
 	}
-	s.docs.init()
-	s.cancels.init()
 	return s
 }
 
@@ -126,11 +124,7 @@ func New(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	s.bg, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	capped, err := newCappedStream(rwc)
-	if err != nil {
-		return err
-	}
-	stream, err := newTolerantStream(capped, func(err error) {
+	stream, err := newStream(rwc, func(err error) {
 		s.log.Printf("rejected a malformed frame: %v", err)
 	})
 	if err != nil {
@@ -214,11 +208,9 @@ func (s *Server) logMessage(typ protocol.MessageType, format string, args ...any
 	s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: "palace: " + msg})
 }
 
-// warn tells the user each note about the settings: in the editor's
-// message area (window/showMessage), where a setting the server ignores is
-// seen, and in the log. The messages go out in the background: warn runs
-// in a notification handler, on the connection's read loop, and a write
-// there could wait on a client that is itself waiting to write.
+// warn tells the user each note about the settings (window/showMessage and
+// the log), in the background: a write on the read loop could wait on a
+// client that is itself waiting to write.
 func (s *Server) warn(notes []string) {
 	if len(notes) == 0 {
 		return
@@ -230,9 +222,6 @@ func (s *Server) warn(notes []string) {
 		}
 	})
 }
-
-// mode is the session's fixed mode.
-func (s *Server) mode() host.Mode { return s.opts.Mode }
 
 func (s *Server) currentSettings() Settings {
 	s.mu.Lock()

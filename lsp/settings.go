@@ -38,21 +38,6 @@ func defaultSettings() Settings {
 	return Settings{Hints: HintSettings{Hover: true, CodeLens: true, InlayHints: true, Diagnostics: true}}
 }
 
-// settingsPatch is Settings with every field optional.
-type settingsPatch struct {
-	Home   *string `json:"home"`
-	Budget *int    `json:"budget"`
-	Hints  *struct {
-		Hover       *bool `json:"hover"`
-		CodeLens    *bool `json:"codeLens"`
-		InlayHints  *bool `json:"inlayHints"`
-		Diagnostics *bool `json:"diagnostics"`
-	} `json:"hints"`
-	Mode *string `json:"mode"`
-	// Palace is the same object nested under "palace".
-	Palace *json.RawMessage `json:"palace"`
-}
-
 // applySettings returns cur with the patch in raw applied. Unknown keys are
 // ignored (clients send whole sections); a wrongly typed value is an error
 // naming it. notes lists what the caller should tell the user.
@@ -61,36 +46,29 @@ func applySettings(cur Settings, raw []byte) (next Settings, notes []string, err
 	if len(raw) == 0 || string(raw) == "null" {
 		return cur, nil, nil
 	}
-	var p settingsPatch
+	// Decoding onto cur keeps every field the patch leaves out.
+	p := struct {
+		Settings
+		Home *string `json:"home"`
+		Mode *string `json:"mode"`
+		// Palace is the same object nested under "palace".
+		Palace *json.RawMessage `json:"palace"`
+	}{Settings: cur}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return cur, nil, fmt.Errorf("read palace settings: %w", err)
 	}
 	if p.Palace != nil {
 		return applySettings(cur, *p.Palace)
 	}
-	next = cur
+	if p.Budget < 0 {
+		return cur, nil, fmt.Errorf("read palace settings: budget %d is negative: use a size in characters, or 0 for the default", p.Budget)
+	}
 	if p.Home != nil && *p.Home != "" {
 		notes = append(notes, fmt.Sprintf("the home setting %q is ignored: a workspace's settings must not choose the palace your editor reads and writes; "+
 			"set palace.home in your user settings (the VS Code extension passes it to the server as --home), or start palace lsp with --home DIR or PALACE_HOME", *p.Home))
 	}
-	if p.Budget != nil {
-		if *p.Budget < 0 {
-			return cur, nil, fmt.Errorf("read palace settings: budget %d is negative: use a size in characters, or 0 for the default", *p.Budget)
-		}
-		next.Budget = *p.Budget
-	}
-	if h := p.Hints; h != nil {
-		for _, f := range []struct {
-			v   *bool
-			dst *bool
-		}{{h.Hover, &next.Hints.Hover}, {h.CodeLens, &next.Hints.CodeLens}, {h.InlayHints, &next.Hints.InlayHints}, {h.Diagnostics, &next.Hints.Diagnostics}} {
-			if f.v != nil {
-				*f.dst = *f.v
-			}
-		}
-	}
 	if p.Mode != nil {
 		notes = append(notes, fmt.Sprintf("the mode setting %q is ignored: the mode is fixed when palace lsp starts (--mode or PALACE_MODE)", *p.Mode))
 	}
-	return next, notes, nil
+	return p.Settings, notes, nil
 }

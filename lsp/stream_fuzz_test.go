@@ -58,11 +58,7 @@ func FuzzHeaderFraming(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		conn := &pipe{r: bytes.NewReader(data)}
 		var bad int
-		capped, err := newCappedStream(conn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := newTolerantStream(capped, func(error) { bad++ })
+		s, err := newStream(conn, func(error) { bad++ })
 		if err != nil {
 			t.Fatal(err)
 		}

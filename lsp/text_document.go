@@ -8,7 +8,7 @@ import (
 
 func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) {
 	td := p.TextDocument
-	s.docs.set(newDocument(td.URI, string(td.LanguageID), td.Version, td.Text))
+	s.docs.Store(td.URI, newDocument(td.URI, string(td.LanguageID), td.Version, td.Text))
 	s.diags.schedule(td.URI)
 }
 
@@ -24,14 +24,12 @@ func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 			return
 		}
 	}
-	s.docs.set(d)
+	s.docs.Store(d.uri, d)
 	s.diags.schedule(d.uri)
 }
 
 func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) {
-	// Buffers are checked on every change already; a save of a policy file
-	// reaches the policies watcher through the file system. A saved file
-	// may be code a card cites: look now rather than at the next poll.
+	// A saved file may be code a card cites: look now, not at the next poll.
 	s.diags.schedule(p.TextDocument.URI)
 	if path := fsPath(p.TextDocument.URI); path != "" {
 		s.goBackground(func(ctx context.Context) {
@@ -44,19 +42,19 @@ func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentPar
 
 func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) {
 	u := p.TextDocument.URI
-	d, ok := s.docs.get(u)
-	s.docs.remove(u)
+	v, ok := s.docs.LoadAndDelete(u)
 	if !ok {
 		return
 	}
+	d := v.(*document)
 	ws, err := s.workspaceFor(ctx, d.path)
 	if err != nil {
 		return
 	}
 	ws.forgetDocument(u)
-	switch d.kind(ws.h.Home()) {
+	switch kindOf(d.path, ws.h.Home()) {
 	case kindSource, kindCard:
-		s.diags.clear(u)
+		s.diags.publish(u, 0, false, nil)
 	case kindBox:
 		// The box on disk still has its findings.
 		s.diags.schedule(u)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/internal/finding"
@@ -25,18 +26,14 @@ func (ws *workspace) start() {
 	if _, err := ws.h.CitedCodeChanged(ctx); err != nil {
 		ws.s.log.Printf("look at cited code in %s: %v", ws.root, err)
 	}
-	ws.run(ctx, ws.poll)
-	ws.run(ctx, ws.watchPolicies)
-	ws.run(ctx, ws.watchBox)
-}
-
-func (ws *workspace) run(ctx context.Context, fn func(context.Context)) {
-	ws.done.Add(1)
-	go func() {
-		defer ws.done.Done()
-		defer ws.s.recoverBackground()
-		fn(ctx)
-	}()
+	for _, fn := range []func(context.Context){ws.poll, ws.watchPolicies, ws.watchBox} {
+		ws.done.Add(1)
+		go func() {
+			defer ws.done.Done()
+			defer ws.s.recoverBackground()
+			fn(ctx)
+		}()
+	}
 }
 
 // poll notices commits by other processes: one PRAGMA data_version per
@@ -51,7 +48,7 @@ func (ws *workspace) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := ws.sync(ctx); err != nil && ctx.Err() == nil {
+			if err := ws.sync(ctx); err != nil && ctx.Err() == nil {
 				ws.s.log.Printf("poll %s: %v", ws.root, err)
 			}
 			if tick%codePollTicks == 0 {
@@ -139,7 +136,7 @@ func (ws *workspace) watchBox(ctx context.Context) {
 	// A commit moves HEAD: the history check needs the new base.
 	gitDir := filepath.Join(loc.Worktree, ".git")
 	_ = fsw.Add(gitDir)
-	ws.s.diags.scheduleBox(box)
+	ws.s.diags.schedule(uri.File(box))
 	for {
 		select {
 		case <-ctx.Done():
@@ -152,14 +149,10 @@ func (ws *workspace) watchBox(ctx context.Context) {
 			case dotPalace:
 				if !watching && ev.Has(fsnotify.Create) {
 					watching = fsw.Add(dotPalace) == nil
-					ws.s.diags.scheduleBox(box)
+					ws.s.diags.schedule(uri.File(box))
 				}
-			case box:
-				ws.forgetBox(box)
-				ws.s.diags.scheduleBox(box)
-			case filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
-				ws.forgetBox(box)
-				ws.s.diags.scheduleBox(box)
+			case box, filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"):
+				ws.s.diags.schedule(uri.File(box))
 			}
 		case err, ok := <-fsw.Errors:
 			if !ok {

@@ -18,17 +18,15 @@ import (
 )
 
 // workspace is one host — a palace bound to a directory's anchors — with
-// the caches that keep hover, code lens and inlay hints within a few
-// milliseconds. Every cache is keyed by a generation that moves when the
-// database changes (data_version, any process) or the policy set is
-// swapped; nothing cached outlives its generation.
+// the caches of hover, code lens and inlay hints, all of one generation:
+// it moves when the database changes (data_version, any process) or the
+// policy set is swapped, and nothing cached outlives it.
 type workspace struct {
 	s     *Server
 	root  string
 	h     *host.Host
 	probe *host.ChangeProbe
-	// views composes hover and code lens (and caches the packs and cards
-	// they are made of); reset empties it with the other caches.
+	// views composes hover and code lens, with caches reset empties.
 	views *host.EditorViews
 	// stop ends the workspace's watchers; done closes when they have.
 	stop context.CancelFunc
@@ -44,22 +42,17 @@ type workspace struct {
 	triggers   *pack.TriggerSet
 	triggerGen uint64
 	hintCache  map[uri.URI]hintsEntry
+	// matchCaches keep each open document's line matches across edits.
+	matchCaches map[uri.URI]*pack.MatchCache
 	// policyErrs are the located errors of the last policy reload that
 	// failed, by file; nil after a good one.
 	policyErrs map[string][]finding.Finding
-	// matchCaches keep each open document's line matches across edits.
-	matchCaches map[uri.URI]*pack.MatchCache
-	// boxBase caches each box's committed version (HEAD) for the history
-	// check; forgetBox drops an entry when the box or HEAD may have moved.
-	boxBase map[string][]byte
 }
 
 type hintsEntry struct {
 	version int32
 	gen     uint64
 	hints   pack.Hints
-	// inlay are the document's inlay hints, built on first request.
-	inlay []protocol.InlayHint
 }
 
 // workspaceFor returns the workspace a document belongs to: the innermost
@@ -69,7 +62,7 @@ func (s *Server) workspaceFor(ctx context.Context, path string) (*workspace, err
 	s.mu.Lock()
 	best := ""
 	for _, f := range s.folders {
-		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
+		if within(path, f) && len(f) > len(best) {
 			best = f
 		}
 	}
@@ -102,7 +95,7 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 			home = filepath.Join(u, home[2:])
 		}
 	}
-	h, err := host.Open(ctx, host.Options{Home: home, Cwd: dir, Mode: s.mode(), Actor: s.opts.Actor})
+	h, err := host.Open(ctx, host.Options{Home: home, Cwd: dir, Mode: s.opts.Mode, Actor: s.opts.Actor})
 	if err != nil {
 		return nil, err
 	}
@@ -117,26 +110,24 @@ func (s *Server) workspaceAt(ctx context.Context, dir string) (*workspace, error
 		h.Close()
 		return nil, err
 	}
-	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version, views: h.EditorViews()}
+	ws := &workspace{s: s, root: dir, h: h, probe: probe, version: version, views: h.EditorViews(), matchCaches: map[uri.URI]*pack.MatchCache{}}
 	ws.reset()
 
 	s.mu.Lock()
 	// Another request may have opened it meanwhile; keep the first, and
 	// share a host between folders of the same checkout.
-	if other, ok := s.spaces[dir]; ok {
+	other := s.spaces[dir]
+	for _, o := range s.spaces {
+		if loc := o.h.Location(); other == nil && loc.InGit && loc.Worktree == h.Location().Worktree && o.h.Home() == h.Home() {
+			other = o
+		}
+	}
+	if other != nil {
+		s.spaces[dir] = other
 		s.mu.Unlock()
 		probe.Close()
 		h.Close()
 		return other, nil
-	}
-	for _, other := range s.spaces {
-		if loc := other.h.Location(); loc.InGit && loc.Worktree == h.Location().Worktree && other.h.Home() == h.Home() {
-			s.spaces[dir] = other
-			s.mu.Unlock()
-			probe.Close()
-			h.Close()
-			return other, nil
-		}
 	}
 	s.spaces[dir] = ws
 	s.mu.Unlock()
@@ -151,28 +142,19 @@ func (s *Server) closeWorkspaces() {
 	spaces := s.spaces
 	s.spaces = map[string]*workspace{}
 	s.mu.Unlock()
-	closeSpaces(spaces)
-}
-
-// closeSpaces closes each workspace of spaces once (folders of one checkout
-// share one).
-func closeSpaces(spaces map[string]*workspace) {
+	// Folders of one checkout share a workspace: close each once.
 	seen := map[*workspace]bool{}
 	for _, ws := range spaces {
 		if !seen[ws] {
 			seen[ws] = true
-			ws.close()
+			if ws.stop != nil {
+				ws.stop()
+			}
+			ws.done.Wait()
+			ws.probe.Close()
+			ws.h.Close()
 		}
 	}
-}
-
-func (ws *workspace) close() {
-	if ws.stop != nil {
-		ws.stop()
-	}
-	ws.done.Wait()
-	ws.probe.Close()
-	ws.h.Close()
 }
 
 // reset drops every cache and moves to a new generation. Callers hold mu
@@ -183,52 +165,34 @@ func (ws *workspace) reset() {
 	ws.hintCache = map[uri.URI]hintsEntry{}
 }
 
-// fresh checks the database's data_version and, when another connection
-// committed since the last look, starts a new generation. It reports the
-// current generation and whether it just moved.
-func (ws *workspace) fresh(ctx context.Context) (uint64, bool, error) {
+// sync checks the database's data_version and, when another connection
+// committed since the last look, starts a new generation and lets every
+// open document know (diagnostics, code lens and inlay hint refresh).
+func (ws *workspace) sync(ctx context.Context) error {
 	v, err := ws.probe.Version(ctx)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if v == ws.version {
-		return ws.gen, false, nil
+	moved := v != ws.version
+	if moved {
+		ws.version = v
+		ws.reset()
 	}
-	ws.version = v
-	ws.reset()
-	return ws.gen, true, nil
-}
-
-// sync brings the caches up to date and, when they moved, lets every open
-// document know (diagnostics, code lens and inlay hint refresh).
-func (ws *workspace) sync(ctx context.Context) (uint64, error) {
-	gen, moved, err := ws.fresh(ctx)
-	if err != nil {
-		return 0, err
-	}
+	ws.mu.Unlock()
 	if moved {
 		ws.s.changed(ws)
 	}
-	return gen, nil
+	return nil
 }
 
-// triggerSet returns the compiled trigger patterns of this generation.
-//
-// triggerSet, hints and inlayHints (and the views) serve the current generation
-// without looking for changes: a request calls sync once first.
+// triggerSet returns the compiled trigger patterns of this generation (a
+// request has called sync first).
 func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, error) {
-	ws.mu.Lock()
-	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
-	ws.mu.Unlock()
-	if set != nil && setGen == gen {
-		return set, gen, nil
-	}
 	ws.compileMu.Lock()
 	defer ws.compileMu.Unlock()
 	ws.mu.Lock()
-	set, setGen, gen = ws.triggers, ws.triggerGen, ws.gen
+	set, setGen, gen := ws.triggers, ws.triggerGen, ws.gen
 	ws.mu.Unlock()
 	if set != nil && setGen == gen {
 		return set, gen, nil
@@ -253,65 +217,38 @@ func (ws *workspace) triggerSet(ctx context.Context) (*pack.TriggerSet, uint64, 
 	return next, gen, nil
 }
 
-// hints returns the trigger matches of d, computed once per document
-// version and generation.
-func (ws *workspace) hints(ctx context.Context, d *document) (pack.Hints, error) {
-	set, gen, err := ws.triggerSet(ctx)
-	if err != nil {
-		return pack.Hints{}, err
+// matches brings ws up to date (sync) and returns the trigger matches of
+// d, computed once per document version and generation.
+func (ws *workspace) matches(ctx context.Context, d *document) ([]pack.TriggerMatch, error) {
+	if err := ws.sync(ctx); err != nil {
+		return nil, err
 	}
-	e, err := cachedIn(ws, &ws.hintCache, d.uri, func(e hintsEntry) bool { return e.version == d.version && e.gen == gen }, func() (hintsEntry, error) {
-		ws.mu.Lock()
-		if ws.matchCaches == nil {
-			ws.matchCaches = map[uri.URI]*pack.MatchCache{}
-		}
-		cache := ws.matchCaches[d.uri]
-		if cache == nil {
-			cache = &pack.MatchCache{}
-			ws.matchCaches[d.uri] = cache
-		}
-		ws.mu.Unlock()
-		res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
-		return hintsEntry{version: d.version, gen: gen, hints: res}, err
-	})
-	return e.hints, err
-}
-
-// inlayHints returns every inlay hint of d, built once per document
-// version and generation (build makes them from the matches).
-func (ws *workspace) inlayHints(ctx context.Context, d *document, build func(pack.Hints) ([]protocol.InlayHint, error)) ([]protocol.InlayHint, error) {
-	hints, err := ws.hints(ctx, d)
+	set, gen, err := ws.triggerSet(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ws.mu.Lock()
 	e, ok := ws.hintCache[d.uri]
-	ws.mu.Unlock()
-	if ok && e.version == d.version && e.inlay != nil {
-		return e.inlay, nil
+	cache := ws.matchCaches[d.uri]
+	if cache == nil {
+		cache = &pack.MatchCache{}
+		ws.matchCaches[d.uri] = cache
 	}
-	inlay, err := build(hints)
+	ws.mu.Unlock()
+	if ok && e.version == d.version && e.gen == gen {
+		return e.hints.Matches, nil
+	}
+	res, err := ws.h.Pack().Hints(ctx, set, pack.HintsRequest{File: d.path, Text: d.text, Language: d.lang, Cache: cache})
 	if err != nil {
 		return nil, err
 	}
+	// A value computed from the old data must not outlive its generation.
 	ws.mu.Lock()
-	if e, ok := ws.hintCache[d.uri]; ok && e.version == d.version && e.gen == ws.gen {
-		e.inlay = inlay
-		ws.hintCache[d.uri] = e
+	if ws.gen == gen {
+		ws.hintCache[d.uri] = hintsEntry{version: d.version, gen: gen, hints: res}
 	}
 	ws.mu.Unlock()
-	return inlay, nil
-}
-
-// committedBox returns the box's HEAD version, read once and cached until
-// forgetBox. A failure to read it skips the history check.
-func (ws *workspace) committedBox(ctx context.Context, path string) []byte {
-	base, err := cachedIn(ws, &ws.boxBase, path, nil, func() ([]byte, error) { return ws.h.Mail().CommittedBox(ctx, path) })
-	if err != nil {
-		ws.s.log.Printf("%v; checking without history", err)
-		return nil
-	}
-	return base
+	return res.Matches, nil
 }
 
 // forgetDocument drops what is cached for a closed document.
@@ -319,13 +256,6 @@ func (ws *workspace) forgetDocument(u uri.URI) {
 	ws.mu.Lock()
 	delete(ws.matchCaches, u)
 	delete(ws.hintCache, u)
-	ws.mu.Unlock()
-}
-
-// forgetBox drops the cached HEAD version of a box.
-func (ws *workspace) forgetBox(path string) {
-	ws.mu.Lock()
-	delete(ws.boxBase, path)
 	ws.mu.Unlock()
 }
 
@@ -338,26 +268,19 @@ func (ws *workspace) invalidate() {
 	ws.s.changed(ws)
 }
 
-// owns reports whether the workspace serves path.
-func (ws *workspace) owns(path string) bool {
-	return path == ws.root || strings.HasPrefix(path, ws.root+string(filepath.Separator))
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// changed reacts to new data or policies in ws: recompute the diagnostics of
-// its open documents and ask the client to refresh lenses and hints.
+// changed reacts to new data or policies in ws (nil: everything, as when
+// settings or folders changed): recompute the diagnostics of its open
+// documents and ask the client to refresh lenses and hints.
 func (s *Server) changed(ws *workspace) {
-	for _, d := range s.docs.all() {
-		if ws.owns(d.path) {
+	for _, d := range s.openDocs() {
+		if ws == nil || within(d.path, ws.root) {
 			s.diags.schedule(d.uri)
 		}
-	}
-	s.refreshClient()
-}
-
-// refreshAll recomputes everything (settings or folders changed).
-func (s *Server) refreshAll() {
-	for _, d := range s.docs.all() {
-		s.diags.schedule(d.uri)
 	}
 	s.refreshClient()
 }
@@ -367,8 +290,8 @@ func (s *Server) refreshAll() {
 // Bursts coalesce: one refresh is in flight at a time, and a change during
 // it sends one more.
 func (s *Server) refreshClient() {
-	caps := s.clientCapabilities()
-	if !caps.codeLensRefresh && !caps.inlayHintRefresh {
+	methods := s.clientCapabilities().refresh
+	if len(methods) == 0 {
 		return
 	}
 	s.refreshMu.Lock()
@@ -380,16 +303,10 @@ func (s *Server) refreshClient() {
 	s.refreshing = true
 	s.goBackground(func(ctx context.Context) {
 		for {
-			for _, r := range []struct {
-				on     bool
-				method string
-			}{{caps.codeLensRefresh, protocol.MethodWorkspaceCodeLensRefresh}, {caps.inlayHintRefresh, protocol.MethodWorkspaceInlayHintRefresh}} {
-				if !r.on {
-					continue
-				}
+			for _, m := range methods {
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				if _, err := s.conn.Call(cctx, r.method, nil, nil); err != nil && ctx.Err() == nil {
-					s.log.Printf("%s: %v", r.method, err)
+				if _, err := s.conn.Call(cctx, m, nil, nil); err != nil && ctx.Err() == nil {
+					s.log.Printf("%s: %v", m, err)
 				}
 				cancel()
 			}

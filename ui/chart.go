@@ -2,17 +2,16 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/palacehq/palace/host"
 )
 
-// The signal chart: one column per day of the window, the signals of use
-// (used, accepted) above the axis, the signals against the card (rejected,
-// rollback, contradiction) below it, the rest (miss, neutral) as a dot on
-// the axis. Drawn as SVG on the server — no script, no inline style — with
-// a title on every bar and a table beside it, so it reads without color
-// and without sight.
+// The signal chart: one column per day, the signals of use above the axis,
+// those against the card below it, the rest as a dot on the axis. SVG drawn
+// on the server, with a title on every bar and a table beside it, so it
+// reads without color and without sight.
 const (
 	chartDays  = 90
 	barWidth   = 6
@@ -85,14 +84,11 @@ func newSignalChart(days []host.SignalDay, now time.Time) signalChart {
 }
 
 func countsText(m map[string]int) string {
-	out := ""
+	var parts []string
 	for _, k := range sortedKeys(m) {
-		if out != "" {
-			out += ", "
-		}
-		out += fmt.Sprintf("%s %d", k, m[k])
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 // packDay is one day of a card's pack outcomes, for the card page.

@@ -18,11 +18,10 @@ type live struct {
 	probe *host.ChangeProbe
 	poll  time.Duration
 
-	// mu guards subs, version and running.
+	// mu guards subs, version and stop, which ends the poller while one runs.
 	mu      sync.Mutex
 	subs    map[chan int64]struct{}
 	version int64
-	running bool
 	stop    context.CancelFunc
 }
 
@@ -45,21 +44,27 @@ func (l *live) subscribe() (<-chan int64, func()) {
 	ch := make(chan int64, 1)
 	l.mu.Lock()
 	l.subs[ch] = struct{}{}
-	if !l.running {
-		l.running = true
-		ctx, cancel := context.WithCancel(context.Background())
-		l.stop = cancel
+	if l.stop == nil {
+		var ctx context.Context
+		ctx, l.stop = context.WithCancel(context.Background())
 		go l.run(ctx)
 	}
 	l.mu.Unlock()
 	return ch, func() {
 		l.mu.Lock()
 		delete(l.subs, ch)
-		if len(l.subs) == 0 && l.running {
-			l.running = false
-			l.stop()
+		if len(l.subs) == 0 {
+			l.halt()
 		}
 		l.mu.Unlock()
+	}
+}
+
+// halt stops the poller, if one runs. Callers hold mu.
+func (l *live) halt() {
+	if l.stop != nil {
+		l.stop()
+		l.stop = nil
 	}
 }
 
@@ -93,10 +98,7 @@ func (l *live) run(ctx context.Context) {
 
 func (l *live) close() error {
 	l.mu.Lock()
-	if l.running {
-		l.running = false
-		l.stop()
-	}
+	l.halt()
 	l.mu.Unlock()
 	return l.probe.Close()
 }

@@ -19,12 +19,6 @@ import (
 	"github.com/palacehq/palace/mailbox"
 )
 
-// The mailbox's types, under short names.
-type (
-	mailEntry = mailbox.Entry
-	mailSweep = mailbox.SweepResult
-)
-
 // queuePage is how many candidates the review queue shows at a time.
 const queuePage = 20
 
@@ -62,9 +56,8 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}{q, newPager(r, page, queuePage, q.Total)})
 }
 
-// attentionSection is one list of the Needs-attention page. The page is a
-// list of sections, each rendered by its ID, so a new kind of attention
-// (say, cards whose cited code changed) is one more section.
+// attentionSection is one list of the Needs-attention page, rendered by its
+// ID.
 type attentionSection struct {
 	ID, Title, Help string
 	Count           int
@@ -83,9 +76,8 @@ type conflictView struct {
 }
 
 // auditKept is the audit the Needs-attention page read last, with the
-// database version and the minute it was read at: the whole audit takes
-// longer than the page's 100 ms at 100k cards (BENCHMARKS.md, "The
-// reviewer's desk"), and nothing it reports changes while neither does.
+// database version and the minute it was read at: the whole audit is over
+// the page's target at 100k cards, and it changes with neither.
 type auditKept struct {
 	mu      sync.Mutex
 	version int64
@@ -205,12 +197,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
 		Err     string
 	}{In: in, Asked: q.Has("q") || q.Has("file"), Default: pack.DefaultBudget}
 	if data.Asked {
-		req := pack.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates}
-		for _, it := range strings.Split(in.Intents, ",") {
-			if it = strings.TrimSpace(it); it != "" {
-				req.Intents = append(req.Intents, it)
-			}
-		}
+		req := pack.ContextRequest{Query: in.Query, File: in.File, Budget: in.Budget, Explain: true, DryRun: true, IncludeCandidates: in.Candidates, Intents: split(in.Intents, ",")}
 		p, err := s.h.Pack().Context(r.Context(), req)
 		if err != nil {
 			if host.KindOf(err) == host.KindInternal {
@@ -254,13 +241,13 @@ func (s *Server) mailbox(w http.ResponseWriter, r *http.Request) {
 	check, checkErr := m.Check(ctx, mail.CheckRequest{})
 	letters := slices.Clone(sw.Letters)
 	slices.Reverse(letters) // newest first
-	open := slices.DeleteFunc(slices.Clone(letters), func(e mailEntry) bool { return !e.Fate.Open() })
+	open := slices.DeleteFunc(slices.Clone(letters), func(e mailbox.Entry) bool { return !e.Fate.Open() })
 	page := pageNumber(r)
 	from := min(len(letters), (page-1)*mailboxPage)
 	data := struct {
-		Sweep    mailSweep
-		Open     []mailEntry
-		Letters  []mailEntry
+		Sweep    mailbox.SweepResult
+		Open     []mailbox.Entry
+		Letters  []mailbox.Entry
 		Pager    pager
 		Check    mail.CheckReport
 		CheckErr string
@@ -298,4 +285,24 @@ func returnTo(r *http.Request, id string) string {
 	q.Del("flash")
 	u.RawQuery = q.Encode()
 	return u.RequestURI()
+}
+
+// diffLine is one line of a conflict's diff: Op is ' ' (both), '-' (only
+// in the file), '+' (only in this palace) or '@' (a hunk header).
+type diffLine struct {
+	Op   string
+	Text string
+}
+
+// diffLines splits a sync conflict's unified diff into lines to render,
+// leaving out the two file-name lines.
+func diffLines(unified string) []diffLine {
+	var out []diffLine
+	for i, l := range strings.Split(strings.TrimSuffix(unified, "\n"), "\n") {
+		if i < 2 && (strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ")) || l == "" {
+			continue
+		}
+		out = append(out, diffLine{Op: l[:1], Text: l[1:]})
+	}
+	return out
 }

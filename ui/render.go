@@ -2,11 +2,13 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,20 +36,16 @@ func assetServer() http.Handler {
 	return http.FileServerFS(sub)
 }
 
-// pages are the parsed templates, one set per page, each with the layout.
-type pages struct {
-	set map[string]*template.Template
-}
-
 // pageNames are the templates under templates/ besides the layout.
 var pageNames = []string{"queue", "attention", "inspect", "card", "mailbox", "error"}
 
-func loadPages() (*pages, error) {
+// loadPages parses the templates, one set per page, each with the layout.
+func loadPages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse the desk's layout: %w", err)
 	}
-	p := &pages{set: map[string]*template.Template{}}
+	p := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t, err := base.Clone()
 		if err == nil {
@@ -56,7 +54,7 @@ func loadPages() (*pages, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse the desk's %s page: %w", name, err)
 		}
-		p.set[name] = t
+		p[name] = t
 	}
 	return p, nil
 }
@@ -64,14 +62,10 @@ func loadPages() (*pages, error) {
 // view is what every page's template gets: the page's own data in Data,
 // and what the layout shows.
 type view struct {
-	Title   string
-	Nav     string
-	Human   bool
-	CSRF    string
-	Actor   string
-	Where   string
-	Version string
-	Flash   *flash
+	Title, Nav, CSRF, Actor, Where, Version string
+
+	Human bool
+	Flash string
 	// Return is the page's own address, where a form's change comes back.
 	Return string
 	// DataVersion is the database's data version the page was rendered at:
@@ -96,12 +90,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name, 
 		v.Where = loc.Dir + " (outside git: global anchor only)"
 	}
 	if key := r.URL.Query().Get("flash"); key != "" {
-		if f, ok := s.takeFlash(key); ok {
-			v.Flash = &f
-		}
+		v.Flash = s.takeFlash(key)
 	}
 	var buf bytes.Buffer
-	if err := s.pages.set[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
+	if err := s.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
 		s.log.Error("render", "page", name, "err", err)
 		plainError(w, http.StatusInternalServerError, "the page could not be rendered")
 		return
@@ -170,22 +162,15 @@ var funcs = template.FuncMap{
 // newline or tab — terminal escapes among them — are shown as \xNN
 // escapes, and invalid UTF-8 as U+FFFD. html/template escapes the rest.
 func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			ok = false
-			break
-		}
-	}
-	if ok {
+	control := func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 }
+	if utf8.ValidString(s) && strings.IndexFunc(s, control) < 0 {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
+		if control(r) {
 			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
+		} else {
 			b.WriteRune(r)
 		}
 	}
@@ -198,23 +183,14 @@ func excerpt(n int, s string) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	rs := []rune(s)[:n]
-	cut := string(rs)
+	cut := string([]rune(s)[:n])
 	if i := strings.LastIndexAny(cut, " \n\t"); i > n/2 {
 		cut = cut[:i]
 	}
 	return cut + " …"
 }
 
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	if h == "" {
-		return "–"
-	}
-	return h
-}
+func shortHash(h string) string { return cmp.Or(h[:min(12, len(h))], "–") }
 
 func scopeText(s domain.Scope) string {
 	if d := s.String(); d != "" {
@@ -254,14 +230,7 @@ func breakdownText(b map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // jsonText shows a stored JSON value compactly ("" for empty ones).
 func jsonText(raw []byte) string {

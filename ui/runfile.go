@@ -29,16 +29,13 @@ type runFile struct {
 // that removes the file again unless another desk has replaced it since.
 func (s *Server) WriteRunFile(home string) (remove func(), err error) {
 	f := runFile{URL: s.URL("/"), PID: os.Getpid(), Mode: string(s.h.Mode()), Worktree: s.h.Location().Worktree}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return func() {}, fmt.Errorf("write %s: %w", RunFileName, err)
-	}
+	b, _ := json.Marshal(f) // strings and a number
 	path := filepath.Join(home, RunFileName)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return func() {}, fmt.Errorf("write %s: %w", path, err)
+	err = os.WriteFile(path+".tmp", b, 0o600)
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err != nil {
 		return func() {}, fmt.Errorf("write %s: %w", path, err)
 	}
 	return func() {
@@ -61,11 +58,11 @@ func CardURL(home, id string) (string, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNotRunning
 	}
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", RunFileName, err)
-	}
 	var f runFile
-	if err := json.Unmarshal(raw, &f); err != nil {
+	if err == nil {
+		err = json.Unmarshal(raw, &f)
+	}
+	if err != nil {
 		return "", fmt.Errorf("read %s: %w", RunFileName, err)
 	}
 	u, err := url.Parse(f.URL)

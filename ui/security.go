@@ -87,14 +87,7 @@ func allowedHosts(addr net.Addr) map[string]bool {
 // interface and is not loopback.
 func IsLoopback(addr string) bool {
 	h, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (h == "localhost" || net.ParseIP(h).IsLoopback())
 }
 
 // guard is the security check every request passes before any handler:

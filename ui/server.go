@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -40,19 +42,14 @@ type Server struct {
 	hosts map[string]bool
 	opts  Options
 	log   *slog.Logger
-	pages *pages
+	pages map[string]*template.Template
 	live  *live
 	kept  auditKept
 
 	// flashMu guards flashes: the message of a change, shown once on the
 	// page the change redirects to.
 	flashMu sync.Mutex
-	flashes map[string]flash
-}
-
-type flash struct {
-	Msg string
-	Bad bool
+	flashes map[string]string
 }
 
 // New returns the desk of h for a server reached at addr (the listener's
@@ -71,10 +68,7 @@ func New(ctx context.Context, h *host.Host, addr net.Addr, opts Options) (*Serve
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
@@ -90,7 +84,7 @@ func New(ctx context.Context, h *host.Host, addr net.Addr, opts Options) (*Serve
 	}
 	return &Server{
 		h: h, human: h.Mode() == host.Human, base: base, token: token, csrf: csrfFor(token),
-		hosts: allowedHosts(addr), opts: opts, log: log, pages: p, live: lv, flashes: map[string]flash{},
+		hosts: allowedHosts(addr), opts: opts, log: log, pages: p, live: lv, flashes: map[string]string{},
 	}, nil
 }
 
@@ -119,14 +113,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /mailbox", s.mailbox)
 	mux.HandleFunc("GET /api/complete", s.complete)
 	mux.HandleFunc("GET /events", s.events)
-	mux.HandleFunc("POST /card/{id}/promote", s.promote)
-	mux.HandleFunc("POST /card/{id}/retire", s.retire)
-	mux.HandleFunc("POST /card/{id}/resolve", s.resolve)
-	mux.HandleFunc("POST /card/{id}/demote", s.demote)
-	mux.HandleFunc("POST /card/{id}/link", s.link)
-	mux.HandleFunc("POST /card/{id}/rescope", s.rescope)
-	mux.HandleFunc("POST /card/{id}/retrigger", s.retrigger)
-	mux.HandleFunc("POST /card/{id}/action", s.auditAction)
+	for name := range changes {
+		mux.HandleFunc("POST /card/{id}/"+name, s.change(name))
+	}
 	return s.guard(mux)
 }
 
@@ -161,7 +150,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Close() error { return s.live.close() }
 
 // setFlash keeps a message for the next page and returns its key.
-func (s *Server) setFlash(msg string, bad bool) string {
+func (s *Server) setFlash(msg string) string {
 	key, err := newToken()
 	if err != nil {
 		return ""
@@ -173,15 +162,15 @@ func (s *Server) setFlash(msg string, bad bool) string {
 	if len(s.flashes) > 64 {
 		clear(s.flashes)
 	}
-	s.flashes[key] = flash{Msg: msg, Bad: bad}
+	s.flashes[key] = msg
 	return key
 }
 
 // takeFlash returns and forgets the message of key.
-func (s *Server) takeFlash(key string) (flash, bool) {
+func (s *Server) takeFlash(key string) string {
 	s.flashMu.Lock()
 	defer s.flashMu.Unlock()
-	f, ok := s.flashes[key]
+	f := s.flashes[key]
 	delete(s.flashes, key)
-	return f, ok
+	return f
 }

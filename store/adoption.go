@@ -178,7 +178,7 @@ func (tx *Tx) recordRequestTerms(ctx context.Context, r RequestTerms) error {
 // RequestTermsOf reads a request's signature; ErrNotFound if it was never
 // recorded (a dry run) or was pruned.
 func (s *Store) RequestTermsOf(ctx context.Context, requestID string) (RequestTerms, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	r := RequestTerms{RequestID: requestID}
 	err := s.db.QueryRowContext(ctx, `SELECT query, terms, created_at FROM request_terms WHERE request_id = ?`, requestID).
 		Scan(&r.Query, &r.Terms, &r.CreatedAt)

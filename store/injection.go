@@ -54,7 +54,7 @@ type InjectionStats struct {
 // by the number of requests, plus the records not folded into them yet
 // (fewer than foldEvery).
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	out := make(map[string]InjectionStats, len(cardIDs))
 	for len(cardIDs) > 0 {
 		n := min(len(cardIDs), 500)

@@ -31,9 +31,7 @@ import (
 // other for at most this long.
 const BusyTimeout = 30 * time.Second
 
-// cacheSize and mmapSize size each connection's page cache and the part of
-// the file it reads through a memory map (mapped pages are the kernel's,
-// shared by every process on the file). Neither leaves the store.
+// cacheSize and mmapSize size each connection's page cache and memory map.
 const (
 	cacheSize = 16 << 20
 	mmapSize  = 256 << 20
@@ -49,8 +47,7 @@ var ErrNotFound = errors.New("not found")
 type Store struct {
 	db   *handle
 	path string
-	// The caches of data read, as of the data version (see dataVersion),
-	// and of data that never changes (cache.Forever).
+	// Caches of data read, as of the data version (see dataVersion).
 	cards      versioned[int64, domain.Card]
 	texts      versioned[int64, cardText]
 	selections versioned[string, []selectionRow]
@@ -91,10 +88,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -cacheSize/1024))
 	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapSize))
-	// Statement journals (a statement with triggers or constraint checks
-	// inside a larger transaction saves the pages it touches, to undo itself
-	// alone) and temporary b-trees stay in memory, not a write(2) per page
-	// to a file.
+	// Statement journals and temporary b-trees stay in memory.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// Closing connections leave the log (see checkpoint.go).
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
@@ -115,11 +109,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// migrateRetrying runs migrate, retrying while SQLite answers SQLITE_BUSY.
-// A database file that another connection (or process) is creating at this
-// moment answers BUSY at once, without the busy handler, until its first
-// pages and its switch to WAL are written; that window is short, so retry
-// for up to BusyTimeout.
+// migrateRetrying runs migrate, retrying for up to BusyTimeout while SQLite
+// answers SQLITE_BUSY: a file another process is creating answers BUSY at
+// once, without the busy handler, until its WAL switch is written.
 func (s *Store) migrateRetrying(ctx context.Context) error {
 	deadline := time.Now().Add(BusyTimeout)
 	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
@@ -239,10 +231,8 @@ type Tx struct {
 // rolls back otherwise (also on panic), so a change, its links and its event
 // land together or not at all.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
-	// Writers of one process queue here rather than in SQLite's busy
-	// handler, which polls by sleeping (up to tens of ms a retry): a
-	// write behind the queued records' write starts as soon as that
-	// commits. Other processes still meet the busy handler.
+	// Writers of one process queue here, not in SQLite's busy handler, which
+	// polls by sleeping; other processes still meet the busy handler.
 	wait := time.NewTimer(BusyTimeout)
 	select {
 	case s.writeSlot <- struct{}{}:

@@ -37,7 +37,7 @@ func (s *Store) EachInjectionRequest(ctx context.Context, since string, fn func(
 // loadRequests reads the records a WHERE clause selects and names their
 // cards.
 func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]InjectionRequest, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards, scope_skipped FROM injection_requests `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (s *Store) cardIDsOf(ctx context.Context, names map[int64]string) error {
 // CountInjectionRequests counts kept request records, optionally of one
 // request id ("" = all).
 func (s *Store) CountInjectionRequests(ctx context.Context, requestID string) (int, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	q, args := `SELECT count(*) FROM injection_requests`, []any(nil)
 	if requestID != "" {
 		q, args = q+` WHERE request_id = ?`, []any{requestID}
@@ -203,7 +203,7 @@ type TelemetryStats struct {
 
 // Telemetry reads TelemetryStats.
 func (s *Store) Telemetry(ctx context.Context) (TelemetryStats, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var st TelemetryStats
 	var pageSize, pages, free int64
 	for _, p := range []struct {
@@ -240,7 +240,7 @@ func (s *Store) Telemetry(ctx context.Context) (TelemetryStats, error) {
 // Before the checkpoint it lets SQLite refresh its query statistics
 // (PRAGMA optimize).
 func (s *Store) Compact(ctx context.Context, vacuum bool) error {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	if vacuum {
 		if _, err := s.db.ExecContext(ctx, "VACUUM"); err != nil {
 			return fmt.Errorf("vacuum %s: %w", s.path, err)

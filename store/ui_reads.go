@@ -21,7 +21,7 @@ type OutcomeDay struct {
 // range of injection_daily's primary key. Rows still queued in this
 // process are written first, so the caller sees its own requests.
 func (s *Store) CardOutcomeDays(ctx context.Context, id, since string) ([]OutcomeDay, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	rows, err := s.db.QueryContext(ctx, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, id, since)
 	if err != nil {
 		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
@@ -57,7 +57,7 @@ type CardRequest struct {
 // are not found (the per-day counts of CardOutcomeDays still hold them).
 // An unknown id is ErrNotFound.
 func (s *Store) CardRequests(ctx context.Context, id string, limit, scan int) ([]CardRequest, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var rowid int64
 	if err := s.db.QueryRowContext(ctx, `SELECT rowid FROM cards WHERE id = ?`, id).Scan(&rowid); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

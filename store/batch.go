@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -203,25 +205,17 @@ func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 // lastEventSeqs reads the last event seq of each card (absent: none yet).
 func (tx *Tx) lastEventSeqs(ctx context.Context, ids []string) (map[string]int, error) {
 	out := make(map[string]int, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := tx.tx.QueryContext(ctx, `SELECT card_id, max(seq) FROM card_events WHERE card_id IN (`+placeholders(n)+`) GROUP BY card_id`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("next event seqs: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, tx.tx, `SELECT card_id, max(seq) FROM card_events WHERE card_id IN (`+placeholders(len(chunk))+`) GROUP BY card_id`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id string
 			var seq int
 			if err := rows.Scan(&id, &seq); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("next event seqs: %w", err)
+				return err
 			}
 			out[id] = seq
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("next event seqs: %w", err)
 		}
 	}

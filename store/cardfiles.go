@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -127,10 +128,7 @@ func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
 // not a bare link: what a card file shows as its last lifecycle event.
 func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]domain.Event, error) {
 	out := make(map[string]domain.Event, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
 			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk)...)
 		if err != nil {
@@ -172,25 +170,17 @@ type CardAnchor struct {
 // CardAnchors returns the anchor and status of each of ids that exists.
 func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardAnchor, error) {
 	out := map[string]CardAnchor{}
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT id, anchor_id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card anchors: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, s.db, `SELECT id, anchor_id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id string
 			var a CardAnchor
 			if err := rows.Scan(&id, &a.AnchorID, (*string)(&a.Status)); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card anchors: %w", err)
+				return err
 			}
 			out[id] = a
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read card anchors: %w", err)
 		}
 	}

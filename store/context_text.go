@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/palacehq/palace/domain"
@@ -60,23 +61,18 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 		n := min(len(rest), 500)
 		chunk := rest[:n]
 		rest = rest[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, statement, content FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read candidate texts: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT rowid, statement, content FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var rowid int64
 			var stmt, content string
 			if err := rows.Scan(&rowid, &stmt, &content); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read candidate texts: %w", err)
+				return err
 			}
 			if k, ok := at[rowid]; ok {
 				out[k].Statement, out[k].Content = stmt, content
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read candidate texts: %w", err)
 		}
 	}

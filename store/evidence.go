@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -225,10 +226,7 @@ func nonNil(xs []string) []string {
 // column only: an import checks thousands of ids with it.
 func (s *Store) EvidenceHashes(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		rows, err := s.db.QueryContext(ctx, `SELECT id, content_sha256 FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read evidence hashes: %w", err)

@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"github.com/palacehq/palace/domain"
 	"strings"
+
+	"github.com/palacehq/palace/domain"
 )
 
 // ExecForTest runs raw SQL inside a transaction, for tests that prove the

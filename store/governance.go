@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -157,10 +158,7 @@ func openContests(ctx context.Context, q querier, ids []string) (map[string][]Co
 	if ids == nil {
 		return out, read("", nil)
 	}
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		if err := read(` AND c.card_id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)); err != nil {
 			return nil, err
 		}
@@ -216,33 +214,25 @@ func (s *Store) OriginalsByHash(ctx context.Context, shas []string) (map[string]
 
 func originalsByHash(ctx context.Context, q querier, shas []string) (map[string]string, error) {
 	out := map[string]string{}
-	for len(shas) > 0 {
-		n := min(len(shas), 500)
-		chunk := shas[:n]
-		shas = shas[n:]
+	for chunk := range slices.Chunk(shas, 500) {
 		prefixes := make([]any, len(chunk))
 		for i, s := range chunk {
 			prefixes[i] = s[:min(16, len(s))]
 		}
-		rows, err := q.QueryContext(ctx, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
+		err := queryEach(ctx, q, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
 			WHERE substr(e.content_sha256, 1, 16) IN (`+placeholders(len(chunk))+`)
 			AND NOT EXISTS (SELECT 1 FROM evidence_duplicates d WHERE d.evidence_id = e.id)
-			ORDER BY e.rowid`, prefixes...)
-		if err != nil {
-			return nil, fmt.Errorf("look up evidence by hash: %w", err)
-		}
-		for rows.Next() {
+			ORDER BY e.rowid`, prefixes, func(rows *sql.Rows) error {
 			var id, anchor, sha string
 			if err := rows.Scan(&id, &anchor, &sha); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("look up evidence by hash: %w", err)
+				return err
 			}
 			if _, ok := out[anchor+"|"+sha]; !ok {
 				out[anchor+"|"+sha] = id
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("look up evidence by hash: %w", err)
 		}
 	}

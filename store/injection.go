@@ -56,10 +56,7 @@ type InjectionStats struct {
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
 	_ = s.FlushRecords() // a failure stays queued for Close to report
 	out := make(map[string]InjectionStats, len(cardIDs))
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 500)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
+	for chunk := range slices.Chunk(cardIDs, 500) {
 		args := anySlice(chunk)
 		query := `SELECT 0, card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
 			AND outcome IN ('inline_full', 'inline_compact') ` + unfoldedRecords
@@ -148,10 +145,7 @@ type InjectionSummary struct {
 func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string, queued []*queuedRecord) (*summaries, error) {
 	sums := newSummaries(len(cardIDs), groups, latest)
 	day := since[:min(len(since), 10)]
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 400)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
+	for chunk := range slices.Chunk(cardIDs, 400) {
 		// Days in [since, base) are added to n, days in [base, since)
 		// taken from it. A running count whose newest event is older than
 		// since counts nothing in the window, whatever its base: without
@@ -168,7 +162,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 				WHERE d.card_id = w.card_id AND d.day >= min(?1, w.base) AND d.day < max(?1, w.base) AND d.outcome = w.outcome), 0) END,
 				CASE WHEN w.base <> ?1 AND substr(w.last_at, 1, 10) >= ?1 AND `+fromList+` THEN r.days END
 			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
-			WHERE w.card_id IN (`+placeholders(n)+`)
+			WHERE w.card_id IN (`+placeholders(len(chunk))+`)
 			UNION ALL SELECT 1, '', '', created_at, seq, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)
 			UNION ALL SELECT 2, '', '', '', seq, NULL FROM injection_fold`,
 			append([]any{day}, anySlice(chunk)...)...)

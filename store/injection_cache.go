@@ -3,8 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/internal/cache"
 	"time"
+
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // InjectionSummaries returns, per card of cardIDs, the number of events of

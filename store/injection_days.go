@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -75,23 +76,18 @@ func (tx *Tx) writeRecentDays(ctx context.Context, sums *rollups) error {
 		for _, p := range chunk {
 			args = append(args, p.card, p.outcome)
 		}
-		rows, err := tx.tx.QueryContext(ctx, `SELECT card_id, outcome, days FROM injection_recent
-			WHERE days IS NOT NULL AND (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("read recent injection days: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, tx.tx, `SELECT card_id, outcome, days FROM injection_recent
+			WHERE days IS NOT NULL AND (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, args, func(rows *sql.Rows) error {
 			var p pair
 			var days string
 			if err := rows.Scan(&p.card, &p.outcome, &days); err != nil {
-				rows.Close()
-				return fmt.Errorf("read recent injection days: %w", err)
+				return err
 			}
 			m := lists[p]
 			eachDay(days, func(d string, c int) { m[d] += c })
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("read recent injection days: %w", err)
 		}
 	}

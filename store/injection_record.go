@@ -195,10 +195,8 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 	order := sums.order
 	// Oldest day first: a later day's move of base must see the earlier days.
 	slices.SortStableFunc(order, func(a, b rollupKey) int { return strings.Compare(a.day, b.day) })
-	for len(order) > 0 {
-		n := min(len(order), 200)
-		chunk := order[:n]
-		order = order[n:]
+	for chunk := range slices.Chunk(order, 200) {
+		n := len(chunk)
 		daily := make([]any, 0, 5*n)
 		window := make([]any, 0, 6*n)
 		for _, k := range chunk {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -67,10 +68,7 @@ func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]do
 
 func linksFor(ctx context.Context, q querier, ids []string) (map[string][]domain.Link, error) {
 	out := make(map[string][]domain.Link, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		rows, err := q.QueryContext(ctx, `SELECT l.card_id, l.evidence_id, l.role, l.note, l.created_at, e.source_ref,
 			COALESCE(d.original_id, l.evidence_id), e.provenance, e.actor_type, e.created_at
 			FROM card_links l JOIN evidence e ON e.id = l.evidence_id

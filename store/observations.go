@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -25,10 +27,7 @@ func (tx *Tx) InsertObservations(ctx context.Context, obs []domain.Observation) 
 // their order.
 func (s *Store) Observations(ctx context.Context, evidenceIDs []string) (map[string][]domain.Observation, error) {
 	out := map[string][]domain.Observation{}
-	for len(evidenceIDs) > 0 {
-		n := min(len(evidenceIDs), 500)
-		chunk := evidenceIDs[:n]
-		evidenceIDs = evidenceIDs[n:]
+	for chunk := range slices.Chunk(evidenceIDs, 500) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+observationCols+` FROM evidence_observations
 			WHERE evidence_id IN (`+placeholders(len(chunk))+`) ORDER BY evidence_id, n`, anySlice(chunk)...)
 		if err != nil {
@@ -89,27 +88,23 @@ func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, e
 		// evidence by id), so the query grows with code-citing cards:
 		// SQLite's own plan walks every link of the palace in card order
 		// to spare a sort.
-		rows, err := s.db.QueryContext(ctx, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
+		err := queryEach(ctx, s.db, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
 			o.evidence_id, o.n, o.kind, o.path, o.line_start, o.line_end, o.symbol, o.lines_sha256, o.git_commit, o.observed_at
 			FROM evidence_observations o
 			CROSS JOIN card_links l ON l.evidence_id = o.evidence_id AND l.role IN ('supporting', 'verification')
 			CROSS JOIN evidence e ON e.id = o.evidence_id
-			ORDER BY l.card_id, e.rowid, o.n`)
-		if err != nil {
-			return nil, fmt.Errorf("read code citations: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+			ORDER BY l.card_id, e.rowid, o.n`, nil, func(rows *sql.Rows) error {
 			var card string
 			var c CodeCitation
 			o := &c.Observation
 			if err := rows.Scan(&card, (*string)(&c.Role), &c.EvidenceAt, &c.EvidenceSeq, &c.SourceRef,
 				&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt); err != nil {
-				return nil, fmt.Errorf("read code citations: %w", err)
+				return err
 			}
 			out[card] = append(out[card], c)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read code citations: %w", err)
 		}
 	}

@@ -52,22 +52,18 @@ func (s *Store) selection(ctx context.Context, q CandidateQuery) (_ []selectionR
 	all := q
 	all.Now = ""
 	where, args := candidateWhere("c.", all)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id, c.expires_at FROM cards c WHERE `+where, args...)
-	if err != nil {
-		return nil, version, fmt.Errorf("read candidate selection: %w", err)
-	}
-	defer rows.Close()
 	var out []selectionRow
-	for rows.Next() {
+	err = queryEach(ctx, s.db, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id, c.expires_at FROM cards c WHERE `+where, args, func(rows *sql.Rows) error {
 		var r selectionRow
 		var expires sql.NullString
 		if err := rows.Scan(&r.rowid, &r.id, (*string)(&r.tier), (*string)(&r.persistence), &r.anchorID, &expires); err != nil {
-			return nil, version, fmt.Errorf("read candidate selection: %w", err)
+			return err
 		}
 		r.expiresAt, r.expires = expires.String, expires.Valid
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, version, fmt.Errorf("read candidate selection: %w", err)
 	}
 	if cacheable {

@@ -336,6 +336,22 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// queryEach runs query and calls fn for each row, closing the rows after. It
+// returns the first error of the query, of fn or of the iteration, unwrapped.
+func queryEach(ctx context.Context, q querier, query string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // TimeFormat is how every timestamp is stored: RFC3339 UTC with milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 

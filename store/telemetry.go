@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // InjectionRequests returns the recorded requests named requestID, oldest
@@ -101,25 +102,17 @@ func (s *Store) cardIDsOf(ctx context.Context, names map[int64]string) error {
 	for r := range names {
 		all = append(all, r)
 	}
-	for len(all) > 0 {
-		n := min(len(all), 500)
-		chunk := all[:n]
-		all = all[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return fmt.Errorf("read card ids: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(all, 500) {
+		err := queryEach(ctx, s.db, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var r int64
 			var id string
 			if err := rows.Scan(&r, &id); err != nil {
-				rows.Close()
-				return fmt.Errorf("read card ids: %w", err)
+				return err
 			}
 			names[r] = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("read card ids: %w", err)
 		}
 	}

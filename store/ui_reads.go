@@ -22,20 +22,16 @@ type OutcomeDay struct {
 // process are written first, so the caller sees its own requests.
 func (s *Store) CardOutcomeDays(ctx context.Context, id, since string) ([]OutcomeDay, error) {
 	_ = s.FlushRecords() // a failure stays queued for Close to report
-	rows, err := s.db.QueryContext(ctx, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, id, since)
-	if err != nil {
-		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
-	}
-	defer rows.Close()
 	var out []OutcomeDay
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, []any{id, since}, func(rows *sql.Rows) error {
 		var d OutcomeDay
 		if err := rows.Scan(&d.Day, &d.Outcome, &d.N); err != nil {
-			return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
+			return err
 		}
 		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
 	}
 	return out, nil

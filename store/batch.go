@@ -118,15 +118,12 @@ func (tx *Tx) MarkDuplicates(ctx context.Context, ds []Duplicate) error {
 		})
 }
 
-// InsertCards adds cards, as InsertCard does one.
+// insertCards adds cards, as insertCard does one.
 func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 	type enc struct{ scope, trig string }
 	encs := make([]enc, len(cs))
 	for i, c := range cs {
-		scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-		if err != nil {
-			return fmt.Errorf("insert card %s: %w", c.ID, err)
-		}
+		scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 		encs[i] = enc{scope, trig}
 	}
 	if err := tx.markCardsUnindexed(ctx); err != nil {

@@ -55,33 +55,32 @@ type SyncRow struct {
 // already have a file, with their last event seq, ordered by id.
 func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain.Status) ([]SyncRow, error) {
 	args := append([]any{anchorID}, strArgs(statuses)...)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
+	var out []SyncRow
+	err := queryEach(ctx, s.db, `SELECT c.id, c.status,
 		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
 		f.card_id IS NOT NULL, COALESCE(f.blob,''), COALESCE(f.base,''), COALESCE(f.event_seq,0),
 		COALESCE(f.held,''), COALESCE(f.synced_at,'')
 		FROM cards c LEFT JOIN card_files f ON f.card_id = c.id
 		WHERE c.anchor_id = ? AND (c.status IN (`+placeholders(len(statuses))+`) OR f.card_id IS NOT NULL)
-		ORDER BY c.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list cards to sync: %w", err)
-	}
-	defer rows.Close()
-	var out []SyncRow
-	for rows.Next() {
+		ORDER BY c.id`, args, func(rows *sql.Rows) error {
 		var r SyncRow
 		var has bool
 		var f CardFile
 		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.Blob, &f.Base, &f.EventSeq,
 			&f.Held, &f.SyncedAt); err != nil {
-			return nil, fmt.Errorf("list cards to sync: %w", err)
+			return err
 		}
 		if has {
 			f.CardID, f.AnchorID = r.CardID, anchorID
 			r.File = &f
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cards to sync: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // PutCardFile inserts or replaces the file row of f.CardID.
@@ -108,20 +107,19 @@ func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
 // HeldCardFiles lists the file rows whose claim of authority is held back,
 // by card id.
 func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE held != '' ORDER BY card_id`)
+	var out []CardFile
+	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE held != '' ORDER BY card_id`, nil, func(rows *sql.Rows) error {
+		f, err := scanCardFile(rows)
+		if err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list held card files: %w", err)
 	}
-	defer rows.Close()
-	var out []CardFile
-	for rows.Next() {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list held card files: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LastLifecycleEvents returns, per card id, the card's last event that is
@@ -189,20 +187,19 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 
 // CardFiles lists the file rows of anchorID, by card id.
 func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
+	var out []CardFile
+	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE anchor_id = ? ORDER BY card_id`, []any{anchorID}, func(rows *sql.Rows) error {
+		f, err := scanCardFile(rows)
+		if err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list card files: %w", err)
 	}
-	defer rows.Close()
-	var out []CardFile
-	for rows.Next() {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list card files: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // EventMark is the rowid of the newest card event (0 without events): it

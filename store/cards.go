@@ -26,12 +26,9 @@ func prefixCols(p string) string {
 		`origin_card,''), COALESCE(` + p + `published_to,''), ` + p + `created_by, ` + p + `created_at, ` + p + `updated_at`
 }
 
-// InsertCard adds a card.
+// insertCard adds a card.
 func (tx *Tx) insertCard(ctx context.Context, c domain.Card) error {
-	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-	if err != nil {
-		return fmt.Errorf("insert card: %w", err)
-	}
+	scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 	res, err := tx.exec(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
 		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
 		created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -61,18 +58,25 @@ func (tx *Tx) Card(ctx context.Context, id string) (domain.Card, error) {
 }
 
 func cardByID(ctx context.Context, q querier, id string) (domain.Card, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
+	c, ok, err := firstCard(ctx, q, "read card "+id, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("card %s: %w", id, ErrNotFound)
+	}
+	return c, err
+}
+
+// firstCard reads the first card query selects; ok is false when there is
+// none. A failed query is wrapped with what.
+func firstCard(ctx context.Context, q querier, what, query string, args ...any) (domain.Card, bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return domain.Card{}, fmt.Errorf("read card %s: %w", id, err)
+		return domain.Card{}, false, fmt.Errorf("%s: %w", what, err)
 	}
 	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
-		return domain.Card{}, err
+	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil || len(out) == 0 {
+		return domain.Card{}, false, err
 	}
-	if len(out) == 0 {
-		return domain.Card{}, fmt.Errorf("card %s: %w", id, ErrNotFound)
-	}
-	return out[0], nil
+	return out[0], true, nil
 }
 
 // CardFilter selects cards for ListCards. Empty fields match all.
@@ -128,23 +132,12 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, err
 // statement whose status is one of statuses; ok is false when there is none.
 func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []domain.Status) (domain.Card, bool, error) {
 	args := append([]any{anchorID, norm}, strArgs(statuses)...)
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+cardCols+` FROM cards
+	return firstCard(ctx, tx.tx, "find card by statement", `SELECT `+cardCols+` FROM cards
 		WHERE anchor_id = ? AND statement_norm = ? AND status IN (`+placeholders(len(statuses))+`)
 		ORDER BY created_at, id LIMIT 1`, args...)
-	if err != nil {
-		return domain.Card{}, false, fmt.Errorf("find card by statement: %w", err)
-	}
-	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
-		return domain.Card{}, false, err
-	}
-	if len(out) == 0 {
-		return domain.Card{}, false, nil
-	}
-	return out[0], true, nil
 }
 
-// SetCardStatus moves card id from status from to status to. It fails with
+// setCardStatus moves card id from status from to status to. It fails with
 // ErrConflict when the card is no longer in status from.
 func (tx *Tx) setCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, string(to), now, id, string(from))
@@ -154,7 +147,7 @@ func (tx *Tx) setCardStatus(ctx context.Context, id string, from, to domain.Stat
 	return oneRow(res, "card "+id+" is no longer "+string(from))
 }
 
-// SetPublishedTo stamps card id as published to the card copy.
+// setPublishedTo stamps card id as published to the card copy.
 func (tx *Tx) setPublishedTo(ctx context.Context, id, copyID, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET published_to = ?, updated_at = ? WHERE id = ? AND published_to IS NULL`, copyID, now, id)
 	if err != nil {
@@ -167,10 +160,7 @@ func (tx *Tx) setPublishedTo(ctx context.Context, id, copyID, now string) error 
 // content, tier, domain, field, scope, trigger, persistence, render
 // preference, dates and origin. Identity, anchor, status and creation stay.
 func (tx *Tx) updateCard(ctx context.Context, c domain.Card, now string) error {
-	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", c.ID, err)
-	}
+	scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 	// The update trigger takes the old text out of the index: the row must
 	// be in it.
 	if err := tx.indexCards(ctx); err != nil {
@@ -198,7 +188,7 @@ type CardAttrs struct {
 	ExpiresAt   *string // "" clears
 }
 
-// UpdateCardAttrs changes the given attributes of card id.
+// updateCardAttrs changes the given attributes of card id.
 func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now string) error {
 	sets := []string{"updated_at = ?"}
 	args := []any{now}
@@ -298,9 +288,9 @@ var (
 	triggerKeys = []string{"patterns", "intents", "tool_needs"}
 )
 
-func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string, error) {
+func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string) {
 	return string(appendLists(nil, scopeKeys, s.Paths, s.Languages, s.Fields)),
-		string(appendLists(nil, triggerKeys, t.Patterns, t.Intents, t.ToolNeeds)), nil
+		string(appendLists(nil, triggerKeys, t.Patterns, t.Intents, t.ToolNeeds))
 }
 
 // normScope and normTrigger make empty lists [] rather than null so the JSON

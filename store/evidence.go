@@ -62,11 +62,7 @@ func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]domai
 
 func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]domain.Evidence, error) {
 	out := make(map[string]domain.Evidence, len(ids))
-	for len(ids) > 0 {
-		// Stay far below SQLite's bound-parameter limit.
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		rows, err := q.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read evidence: %w", err)
@@ -222,27 +218,17 @@ func nonNil(xs []string) []string {
 }
 
 // EvidenceHashes reads the content hashes of the rows with these ids;
-// absent ids are missing from the map. It reads the primary key and one
-// column only: an import checks thousands of ids with it.
+// absent ids are missing from the map.
 func (s *Store) EvidenceHashes(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
-		rows, err := s.db.QueryContext(ctx, `SELECT id, content_sha256 FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read evidence hashes: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id, content_sha256 FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id, sum string
-			if err := rows.Scan(&id, &sum); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read evidence hashes: %w", err)
-			}
+			err := rows.Scan(&id, &sum)
 			out[id] = sum
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read evidence hashes: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read evidence hashes: %w", err)
 		}
 	}

@@ -63,21 +63,20 @@ func (s *Store) DuplicateOf(ctx context.Context, id string) (string, error) {
 
 // CountDuplicates counts the rows marked as duplicates, by cause.
 func (s *Store) CountDuplicates(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT cause, count(*) FROM evidence_duplicates GROUP BY cause`)
-	if err != nil {
-		return nil, fmt.Errorf("count duplicates: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT cause, count(*) FROM evidence_duplicates GROUP BY cause`, nil, func(rows *sql.Rows) error {
 		var c string
 		var n int
 		if err := rows.Scan(&c, &n); err != nil {
-			return nil, fmt.Errorf("count duplicates: %w", err)
+			return err
 		}
 		out[c] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count duplicates: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Contest is one open or closed contest of a card: something that

@@ -167,20 +167,19 @@ func (s *Store) Conn(ctx context.Context) (*sql.Conn, error) { return s.db.Conn(
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its rows ("ok" when sound).
 func (s *Store) IntegrityCheck(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	var out []string
+	err := queryEach(ctx, s.db, "PRAGMA integrity_check", nil, func(rows *sql.Rows) error {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		out = append(out, line)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("integrity check: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return nil, fmt.Errorf("integrity check: %w", err)
-		}
-		out = append(out, line)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {

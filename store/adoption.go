@@ -68,28 +68,19 @@ func (e AdoptionEvent) CardSignal() CardSignal {
 }
 
 // CardSignals reads the signals on these cards since a time (inclusive),
-// oldest first (by time, then id): one indexed read per chunk of ids.
+// oldest first (by time, then id).
 func (s *Store) CardSignals(ctx context.Context, ids []string, since string) ([]CardSignal, error) {
 	var out []CardSignal
 	for chunk := range slices.Chunk(ids, 500) {
 		args := append(anySlice(chunk), since)
-		rows, err := s.db.QueryContext(ctx, `SELECT id, card_id, signal, request_id, request_terms, actor, actor_type, created_at FROM adoption_events
-			WHERE card_id IN (`+placeholders(len(chunk))+`) AND created_at >= ? ORDER BY created_at, id`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read adoption signals: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id, card_id, signal, request_id, request_terms, actor, actor_type, created_at FROM adoption_events
+			WHERE card_id IN (`+placeholders(len(chunk))+`) AND created_at >= ? ORDER BY created_at, id`, args, func(rows *sql.Rows) error {
 			var c CardSignal
-			if err := rows.Scan(&c.ID, &c.CardID, &c.Signal, &c.RequestID, &c.RequestTerms, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read adoption signals: %w", err)
-			}
+			err := rows.Scan(&c.ID, &c.CardID, &c.Signal, &c.RequestID, &c.RequestTerms, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt)
 			out = append(out, c)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read adoption signals: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read adoption signals: %w", err)
 		}
 	}

@@ -68,7 +68,28 @@ func readRecords(ctx context.Context, q querier, query string, args ...any) ([]r
 	return out, nil
 }
 
-// cardNames maps every card rowid the records name to its id.
+// cardIDsOf maps the rowids of the cards that exist to their ids.
+func cardIDsOf(ctx context.Context, q querier, rowids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(rowids))
+	for chunk := range slices.Chunk(rowids, 500) {
+		err := queryEach(ctx, q, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
+			var rid int64
+			var id string
+			if err := rows.Scan(&rid, &id); err != nil {
+				return err
+			}
+			out[rid] = id
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read card ids: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// cardNames maps every card rowid the records name to its id; a rowid no
+// card has is ErrNotFound.
 func cardNames(ctx context.Context, q querier, recs []rawRecord) (map[int64]string, error) {
 	seen := map[int64]bool{}
 	var want []int64
@@ -82,20 +103,9 @@ func cardNames(ctx context.Context, q querier, recs []rawRecord) (map[int64]stri
 			}
 		}
 	}
-	out := make(map[int64]string, len(want))
-	for chunk := range slices.Chunk(want, 500) {
-		err := queryEach(ctx, q, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
-			var rid int64
-			var id string
-			if err := rows.Scan(&rid, &id); err != nil {
-				return err
-			}
-			out[rid] = id
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read card ids: %w", err)
-		}
+	out, err := cardIDsOf(ctx, q, want)
+	if err != nil {
+		return nil, err
 	}
 	for rid := range seen {
 		if _, ok := out[rid]; !ok {

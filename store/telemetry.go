@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 )
@@ -45,7 +46,7 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 	}
 	var out []InjectionRequest
 	var coded []map[string][]int64
-	need := map[int64]string{}
+	need := map[int64]bool{}
 	for rows.Next() {
 		var r InjectionRequest
 		var v any
@@ -61,7 +62,7 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 		r.Cards = named
 		for _, rs := range byRow {
 			for _, id := range rs {
-				need[id] = ""
+				need[id] = true
 			}
 		}
 		out, coded = append(out, r), append(coded, byRow)
@@ -70,7 +71,8 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.cardIDsOf(ctx, need); err != nil {
+	names, err := cardIDsOf(ctx, s.db, slices.Collect(maps.Keys(need)))
+	if err != nil {
 		return nil, err
 	}
 	for i, byRow := range coded {
@@ -80,7 +82,7 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 		out[i].Cards = make(map[string][]string, len(byRow))
 		for o, rs := range byRow {
 			for _, r := range rs {
-				out[i].Cards[o] = append(out[i].Cards[o], ids(need, r))
+				out[i].Cards[o] = append(out[i].Cards[o], ids(names, r))
 			}
 		}
 	}
@@ -94,29 +96,6 @@ func ids(names map[int64]string, rowid int64) string {
 		return n
 	}
 	return fmt.Sprintf("#%d", rowid)
-}
-
-// cardIDsOf fills names (rowid → "") with the cards' ids.
-func (s *Store) cardIDsOf(ctx context.Context, names map[int64]string) error {
-	all := make([]int64, 0, len(names))
-	for r := range names {
-		all = append(all, r)
-	}
-	for chunk := range slices.Chunk(all, 500) {
-		err := queryEach(ctx, s.db, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
-			var r int64
-			var id string
-			if err := rows.Scan(&r, &id); err != nil {
-				return err
-			}
-			names[r] = id
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("read card ids: %w", err)
-		}
-	}
-	return nil
 }
 
 // CountInjectionRequests counts kept request records, optionally of one
@@ -140,9 +119,8 @@ const pruneBatch = 2000
 
 // PruneTelemetry deletes raw request records older than before, at most
 // limit of them (0 = all), in transactions of at most pruneBatch rows.
-// Their counts stay in the per-card rollups; records not folded into
-// them yet (see foldEvery) are kept until they are. A call with nothing to delete costs one index probe. It returns
-// the number of records deleted.
+// Their counts stay in the rollups; records not folded yet are kept. It
+// returns the number of records deleted.
 func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (int, error) {
 	total := 0
 	for limit == 0 || total < limit {
@@ -152,8 +130,6 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 		}
 		var deleted int64
 		err := s.Tx(ctx, func(tx *Tx) error {
-			// Only folded records: the others' counts are not in the
-			// rollups yet.
 			res, err := tx.tx.ExecContext(ctx, `DELETE FROM injection_requests WHERE seq IN
 				(SELECT seq FROM injection_requests WHERE created_at < ? AND seq <= (SELECT seq FROM injection_fold) LIMIT ?)`, before, n)
 			if err != nil {
@@ -162,8 +138,7 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 			if deleted, err = res.RowsAffected(); err != nil {
 				return err
 			}
-			// Request signatures live as long as the raw records (adoption
-			// signals copy the signature they need).
+			// Request signatures live as long as the raw records.
 			_, err = tx.pruneRequestTerms(ctx, before, n)
 			return err
 		})
@@ -224,14 +199,10 @@ func (s *Store) Telemetry(ctx context.Context) (TelemetryStats, error) {
 	return st, nil
 }
 
-// Compact gives the file's free space back: it checkpoints the write-ahead
-// log into the file and truncates it, and with vacuum rebuilds the file
-// (VACUUM: it needs free disk space about the file's size and blocks every
-// writer meanwhile). The full-text indexes rely on the rowids of cards and
-// evidence; VACUUM copies tables with their rowids, and those two tables
-// are never deleted from, so their rowids have no gaps to close either.
-// Before the checkpoint it lets SQLite refresh its query statistics
-// (PRAGMA optimize).
+// Compact refreshes query statistics (PRAGMA optimize), checkpoints and
+// truncates the write-ahead log, and with vacuum first rebuilds the file
+// (it needs free disk about the file's size and blocks every writer). VACUUM
+// keeps the rowids the full-text indexes rely on.
 func (s *Store) Compact(ctx context.Context, vacuum bool) error {
 	_ = s.FlushRecords() // a failure stays queued for Close to report
 	if vacuum {

@@ -10,10 +10,9 @@ import (
 	"github.com/palacehq/palace/internal/cache"
 )
 
-// The selection cache holds candidate selections — the cards of a set of
-// anchors with a set of statuses, as the cards_context index lists them —
-// as of the data version, keyed by anchors and statuses. Expiry is applied
-// when a selection is read, so one entry serves every request time.
+// selectionCacheMax bounds the cache of candidate selections, keyed by
+// anchors and statuses; expiry is applied at read, so one entry serves
+// every request time.
 const selectionCacheMax = 64
 
 // selectionRow is one card of a selection.
@@ -33,10 +32,8 @@ func (r *selectionRow) liveAt(now string) bool {
 	return now == "" || !r.expires || r.expiresAt > now
 }
 
-// selection returns the cards q selects, expiry not applied, with the
-// data version read before the rows (for the caches of what the caller
-// reads of them). Selections of every anchor (AllRepos) are not cached:
-// they are the whole palace.
+// selection returns the cards q selects, expiry not applied, with the data
+// version read before the rows. Selections of every anchor are not cached.
 func (s *Store) selection(ctx context.Context, q CandidateQuery) (_ []selectionRow, version dataVersion, _ error) {
 	version, err := s.version(ctx)
 	if err != nil {

@@ -10,15 +10,10 @@ import (
 	"github.com/palacehq/palace/domain"
 )
 
-// Batch writes. An import (record --jsonl, a research report, a sync of
-// card files) writes thousands of rows in one transaction; one INSERT per
-// row spent most of its time around the row rather than on it (binding,
-// stepping and resetting a statement through database/sql, and, for tables
-// with triggers, a statement journal per row). These write up to
-// batchArgs/cols rows per statement, prepared once per transaction and
-// size. A statement that fails on a constraint is undone alone by SQLite,
-// so its rows are then written one at a time to name the row at fault
-// with the same error a single-row write gives.
+// Batch writes: up to batchArgs/cols rows per statement, prepared once per
+// transaction and size. A statement that fails on a constraint is undone
+// alone, and its rows are written one at a time to name the row at fault
+// with the error a single-row write gives.
 
 // batchArgs bounds the parameters of one multi-row statement (SQLite's
 // historical limit is 999).
@@ -141,8 +136,7 @@ func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 		func(i int) error { return tx.insertCard(ctx, cs[i]) })
 }
 
-// InsertLinks adds links; a link that exists already is left as it is
-// (InsertLink says which were new; an import does not ask).
+// insertLinks adds links; a link that exists already is left as it is.
 func (tx *Tx) insertLinks(ctx context.Context, ls []domain.Link) error {
 	return tx.insertRows(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)`,
 		` ON CONFLICT(card_id, evidence_id, role) DO NOTHING`, 5, len(ls),
@@ -153,9 +147,8 @@ func (tx *Tx) insertLinks(ctx context.Context, ls []domain.Link) error {
 		func(i int) error { _, err := tx.insertLink(ctx, ls[i]); return err })
 }
 
-// AppendEvents appends es, each as its card's next event (Seq is assigned
-// here, in order, several events of one card included), and returns the
-// stored rows: AppendEvent for many cards.
+// appendEvents appends es, each as its card's next event (Seq assigned in
+// order), and returns the stored rows.
 func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
 	if len(es) == 0 {
 		return nil, nil
@@ -222,8 +215,7 @@ func (tx *Tx) lastEventSeqs(ctx context.Context, ids []string) (map[string]int, 
 // PutCardFiles inserts or replaces file rows, as PutCardFile does one. A
 // card named twice keeps its last row.
 func (tx *Tx) PutCardFiles(ctx context.Context, fs []CardFile) error {
-	// One statement may not update a row it inserted: keep the last row of
-	// each card.
+	// One statement may not update a row it inserted.
 	last := make(map[string]int, len(fs))
 	for i, f := range fs {
 		last[f.CardID] = i

@@ -50,21 +50,14 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, stat
 	}
 	for i := range out {
 		sargs := append(anySlice(anchorIDs), out[i].Field)
-		srows, err := s.db.QueryContext(ctx, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
-			ORDER BY rowid DESC LIMIT 3`, sargs...)
-		if err != nil {
-			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
-		}
-		for srows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
+			ORDER BY rowid DESC LIMIT 3`, sargs, func(rows *sql.Rows) error {
 			var id string
-			if err := srows.Scan(&id); err != nil {
-				srows.Close()
-				return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
-			}
+			err := rows.Scan(&id)
 			out[i].Samples = append(out[i].Samples, id)
-		}
-		srows.Close()
-		if err := srows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
 		}
 	}
@@ -73,9 +66,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, stat
 
 // RecentEvidence returns up to limit evidence rows of anchorIDs, optionally
 // of one field, most recently recorded first (by insertion order), with
-// only ID, Content, Field, Provenance, SourceRef and AnchorID filled: what a
-// ranking and a pack read of the hundred rows it looks at. The
-// (anchor_id, field) index bounds the read to those anchors.
+// only ID, Content, Field, Provenance, SourceRef and AnchorID filled.
 func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]domain.Evidence, error) {
 	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
@@ -191,12 +182,8 @@ func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses 
 	return out, nil
 }
 
-// SourceRefs returns the source_ref of each evidence id that exists.
-// Evidence is append-only (the schema refuses UPDATE and DELETE), so a
-// source ref never changes once read: the store keeps the ones it has read
-// (a Memo bounded at memoMax ids; evidence that does not exist is not
-// kept, since it may be recorded later) and asks SQLite only for the
-// others.
+// SourceRefs returns the source_ref of each evidence id that exists. Source
+// refs never change, so those read are kept for good; absent ids are not.
 func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(evidenceIDs))
 	missing := s.refs.GetMany(cache.Forever{}, evidenceIDs, func(i int, ref string) { out[evidenceIDs[i]] = ref })

@@ -175,13 +175,7 @@ func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 		actor, actor_type, policy, policy_hash, decision, decided_by, data, created_at)`, "", 15, len(out),
 		func(dst []any, i int) []any {
 			e := &out[i]
-			decision, data := string(e.Decision), string(e.Data)
-			if decision == "" {
-				decision = "null"
-			}
-			if data == "" {
-				data = "{}"
-			}
+			decision, data := eventJSON(*e)
 			return append(dst, e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
 				e.Policy, e.PolicyHash, decision, e.DecidedBy, data, e.CreatedAt)
 		},

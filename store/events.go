@@ -7,19 +7,13 @@ import (
 	"github.com/palacehq/palace/domain"
 )
 
-// AppendEvent appends e as the card's next event (Seq is assigned here) and
+// appendEvent appends e as the card's next event (Seq is assigned here) and
 // returns the stored row.
 func (tx *Tx) appendEvent(ctx context.Context, e domain.Event) (domain.Event, error) {
 	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM card_events WHERE card_id = ?`, e.CardID).Scan(&e.Seq); err != nil {
 		return domain.Event{}, fmt.Errorf("next event seq for %s: %w", e.CardID, err)
 	}
-	decision, data := string(e.Decision), string(e.Data)
-	if decision == "" {
-		decision = "null"
-	}
-	if data == "" {
-		data = "{}"
-	}
+	decision, data := eventJSON(e)
 	if _, err := tx.exec(ctx, `INSERT INTO card_events(id, card_id, seq, type, from_status, to_status, reason,
 		actor, actor_type, policy, policy_hash, decision, decided_by, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
@@ -27,6 +21,19 @@ func (tx *Tx) appendEvent(ctx context.Context, e domain.Event) (domain.Event, er
 		return domain.Event{}, fmt.Errorf("append %s event to %s: %w", e.Type, e.CardID, err)
 	}
 	return e, nil
+}
+
+// eventJSON is the decision and data of e as stored: "null" and "{}" when
+// empty.
+func eventJSON(e domain.Event) (decision, data string) {
+	decision, data = string(e.Decision), string(e.Data)
+	if decision == "" {
+		decision = "null"
+	}
+	if data == "" {
+		data = "{}"
+	}
+	return decision, data
 }
 
 // Events returns a card's events in order.

@@ -5,15 +5,10 @@ import (
 	"fmt"
 )
 
-// Cards join their full-text index (cards_fts) at commit, like evidence,
-// not through an insert trigger, which would make every card INSERT a
-// multi-write statement and FTS5 flush its pending index at each
-// statement's savepoint. Store.Tx indexes the cards a transaction inserted
-// with one INSERT … SELECT before it commits, so every committed card is
-// indexed, once. The update trigger (statement or content changed) takes
-// the old text out of the index, so an UPDATE of either column indexes the
-// pending cards first (indexCards): an old text must be in the index to be
-// taken out.
+// Cards join cards_fts at commit, like evidence (docs/rationale.md): Store.Tx
+// indexes a transaction's new cards in one statement, so every committed card
+// is indexed once. An UPDATE of statement or content indexes the pending
+// cards first: the update trigger can only take out an indexed text.
 
 // markCardsUnindexed notes, before a transaction's first card insert, the
 // rowid its cards start from: they join the full-text index at commit.

@@ -17,9 +17,8 @@ type OutcomeDay struct {
 }
 
 // CardOutcomeDays returns the per-day pack outcomes of card id from since
-// (a YYYY-MM-DD day, inclusive; "" for all) on, oldest day first: one
-// range of injection_daily's primary key. Rows still queued in this
-// process are written first, so the caller sees its own requests.
+// (a YYYY-MM-DD day, inclusive; "" for all) on, oldest day first, queued
+// records written first.
 func (s *Store) CardOutcomeDays(ctx context.Context, id, since string) ([]OutcomeDay, error) {
 	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var out []OutcomeDay
@@ -46,12 +45,9 @@ type CardRequest struct {
 }
 
 // CardRequests returns up to limit of the newest kept request records
-// that named card id (skipped_scope is never recorded per card), newest
-// first, reading at most scan records back. Records carry cards by rowid
-// with no index by card, so the bound keeps the read small on a busy
-// palace; records older than the scan, or past the telemetry retention,
-// are not found (the per-day counts of CardOutcomeDays still hold them).
-// An unknown id is ErrNotFound.
+// that named card id, newest first, reading at most scan records back (no
+// index by card); older or pruned ones are not found, though
+// CardOutcomeDays still counts them. An unknown id is ErrNotFound.
 func (s *Store) CardRequests(ctx context.Context, id string, limit, scan int) ([]CardRequest, error) {
 	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var rowid int64

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/palacehq/palace/domain"
@@ -52,18 +51,14 @@ func (s *Store) cardsAt(ctx context.Context, version dataVersion, rows []rowCard
 	read := make(map[int64]domain.Card, len(missing))
 	var found []int64
 	for chunk := range slices.Chunk(missing, 500) {
-		q, err := s.db.QueryContext(ctx, `SELECT `+cardCols+`, rowid FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		if err := scanCardsWith(q, func(c domain.Card, rowid int) {
+		if err := queryCards(ctx, s.db, "read cards", `SELECT `+cardCols+`, rowid FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), true, func(c domain.Card, rowid int) {
 			if i, ok := at[int64(rowid)]; ok {
 				out[i] = c
 				read[int64(rowid)] = c
 				found = append(found, int64(rowid))
 			}
 		}); err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
+			return nil, err
 		}
 	}
 	s.cards.PutMany(version, found, func(rowid int64) domain.Card { return read[rowid] })

@@ -127,19 +127,21 @@ func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
 func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]domain.Event, error) {
 	out := make(map[string]domain.Event, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
-			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read last events: %w", err)
-		}
-		if err := scanEvents(rows, func(e domain.Event) { out[e.CardID] = e }); err != nil {
+		if err := queryEvents(ctx, s.db, "read last events", `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
+			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk), func(e domain.Event) { out[e.CardID] = e }); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
+// queryEvents runs query, which selects eventCols, and calls fn for each
+// event. A failed query is wrapped with what.
+func queryEvents(ctx context.Context, q querier, what, query string, args []any, fn func(domain.Event)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var e domain.Event

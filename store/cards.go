@@ -68,12 +68,8 @@ func cardByID(ctx context.Context, q querier, id string) (domain.Card, error) {
 // firstCard reads the first card query selects; ok is false when there is
 // none. A failed query is wrapped with what.
 func firstCard(ctx context.Context, q querier, what, query string, args ...any) (domain.Card, bool, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return domain.Card{}, false, fmt.Errorf("%s: %w", what, err)
-	}
 	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil || len(out) == 0 {
+	if err := queryCards(ctx, q, what, query, args, false, func(c domain.Card, _ int) { out = append(out, c) }); err != nil || len(out) == 0 {
 		return domain.Card{}, false, err
 	}
 	return out[0], true, nil
@@ -117,12 +113,8 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, err
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list cards: %w", err)
-	}
 	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
+	if err := queryCards(ctx, s.db, "list cards", query, args, false, func(c domain.Card, _ int) { out = append(out, c) }); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -244,14 +236,14 @@ func (s *Store) CountCards(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func scanCards(rows *sql.Rows, fn func(domain.Card)) error {
-	return scan(rows, false, func(c domain.Card, _ int) { fn(c) })
-}
-
-// scanCardsWith scans rows of cardCols followed by one integer column.
-func scanCardsWith(rows *sql.Rows, fn func(domain.Card, int)) error { return scan(rows, true, fn) }
-
-func scan(rows *sql.Rows, extra bool, fn func(domain.Card, int)) error {
+// queryCards runs query, which selects cardCols (and, with extra, one
+// integer column after them), and calls fn for each card. A failed query is
+// wrapped with what.
+func queryCards(ctx context.Context, q querier, what, query string, args []any, extra bool, fn func(domain.Card, int)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var c domain.Card

@@ -185,11 +185,7 @@ func rankCase[T ~string](col string, order []T) (string, []any) {
 func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain.Card, error) {
 	out := make(map[string]domain.Card, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
+		if err := queryCards(ctx, s.db, "read cards", `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), false, func(c domain.Card, _ int) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}

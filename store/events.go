@@ -38,12 +38,9 @@ func eventJSON(e domain.Event) (decision, data string) {
 
 // Events returns a card's events in order.
 func (s *Store) Events(ctx context.Context, cardID string) ([]domain.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id = ? ORDER BY e.seq`, cardID)
-	if err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", cardID, err)
-	}
 	var out []domain.Event
-	if err := scanEvents(rows, func(e domain.Event) { out = append(out, e) }); err != nil {
+	if err := queryEvents(ctx, s.db, "read events of "+cardID, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id = ? ORDER BY e.seq`, []any{cardID},
+		func(e domain.Event) { out = append(out, e) }); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -63,11 +63,7 @@ func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]domai
 func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]domain.Evidence, error) {
 	out := make(map[string]domain.Evidence, len(ids))
 	for chunk := range slices.Chunk(ids, 500) {
-		rows, err := q.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
-		}
-		if err := scanEvidence(rows, func(e domain.Evidence) { out[e.ID] = e }); err != nil {
+		if err := queryEvidence(ctx, q, "read evidence", `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(e domain.Evidence) { out[e.ID] = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -118,12 +114,8 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Ev
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evidence: %w", err)
-	}
 	var out []domain.Evidence
-	if err := scanEvidence(rows, func(e domain.Evidence) { out = append(out, e) }); err != nil {
+	if err := queryEvidence(ctx, s.db, "list evidence", query, args, func(e domain.Evidence) { out = append(out, e) }); err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
@@ -152,7 +144,13 @@ func (tx *Tx) CardIDExists(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-func scanEvidence(rows *sql.Rows, fn func(domain.Evidence)) error {
+// queryEvidence runs query, which selects evidenceCols, and calls fn for
+// each row. A failed query is wrapped with what.
+func queryEvidence(ctx context.Context, q querier, what, query string, args []any, fn func(domain.Evidence)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var e domain.Evidence

@@ -71,7 +71,7 @@ func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) er
 	for i, e := range rows {
 		tags[i] = string(appendList(nil, e.Tags))
 	}
-	if err := tx.markUnindexed(ctx); err != nil {
+	if err := tx.markUnindexed(ctx, "evidence", &tx.unindexed); err != nil {
 		return err
 	}
 	return tx.insertRows(ctx, `INSERT INTO evidence(`+evidenceCols+`)`, "", 12, len(rows),
@@ -81,18 +81,6 @@ func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) er
 				e.ContentSHA256, e.Actor, e.ActorType, e.CreatedAt)
 		},
 		func(i int) error { return tx.InsertEvidence(ctx, rows[i]) })
-}
-
-// markUnindexed notes, before a transaction's first evidence insert, the
-// rowid its rows start from: they join the full-text index at commit.
-func (tx *Tx) markUnindexed(ctx context.Context) error {
-	if tx.unindexed != 0 {
-		return nil
-	}
-	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) + 1 FROM evidence`).Scan(&tx.unindexed); err != nil {
-		return fmt.Errorf("insert evidence: %w", err)
-	}
-	return nil
 }
 
 // Duplicate is one row of evidence_duplicates: EvidenceID repeats Original.
@@ -121,7 +109,7 @@ func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 		scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 		encs[i] = enc{scope, trig}
 	}
-	if err := tx.markCardsUnindexed(ctx); err != nil {
+	if err := tx.markUnindexed(ctx, "cards", &tx.cardsUnindexed); err != nil {
 		return err
 	}
 	return tx.insertRows(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,

@@ -15,16 +15,10 @@ import (
 // (another process moved the card first).
 var ErrConflict = errors.New("changed concurrently")
 
-var cardCols = prefixCols("")
-
-// prefixCols is the column list scanCards reads, of the table named p
-// ("d." for an alias d).
-func prefixCols(p string) string {
-	return p + `id, ` + p + `statement, ` + p + `statement_norm, ` + p + `content, ` + p + `tier, ` + p + `status, ` +
-		p + `domain, ` + p + `field, ` + p + `anchor_id, ` + p + `scope, ` + p + `trigger, ` + p + `persistence, ` +
-		p + `render_pref, COALESCE(` + p + `review_after,''), COALESCE(` + p + `expires_at,''), COALESCE(` + p +
-		`origin_card,''), COALESCE(` + p + `published_to,''), ` + p + `created_by, ` + p + `created_at, ` + p + `updated_at`
-}
+// cardCols is the column list queryCards reads.
+const cardCols = `id, statement, statement_norm, content, tier, status, domain, field, anchor_id, scope, trigger, persistence,
+	render_pref, COALESCE(review_after,''), COALESCE(expires_at,''), COALESCE(origin_card,''), COALESCE(published_to,''),
+	created_by, created_at, updated_at`
 
 // insertCard adds a card.
 func (tx *Tx) insertCard(ctx context.Context, c domain.Card) error {
@@ -155,7 +149,7 @@ func (tx *Tx) updateCard(ctx context.Context, c domain.Card, now string) error {
 	scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 	// The update trigger takes the old text out of the index: the row must
 	// be in it.
-	if err := tx.indexCards(ctx); err != nil {
+	if err := tx.indexNew(ctx, "cards", cardTextCols, &tx.cardsUnindexed); err != nil {
 		return err
 	}
 	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?,

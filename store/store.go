@@ -222,7 +222,7 @@ type Tx struct {
 	// unindexed is the rowid of the first evidence row this transaction
 	// inserted, 0 for none: those rows join the full-text index at commit.
 	unindexed int64
-	// cardsUnindexed is the same for cards (see indexCards).
+	// cardsUnindexed is the same for cards (see indexNew).
 	cardsUnindexed int64
 }
 
@@ -267,24 +267,10 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err = fn(tx); err != nil {
 		return err
 	}
-	if err = tx.indexCards(ctx); err != nil {
+	if err = tx.indexNew(ctx, "cards", cardTextCols, &tx.cardsUnindexed); err != nil {
 		return err
 	}
-	return tx.indexEvidence(ctx)
-}
-
-// indexEvidence adds the evidence this transaction inserted to evidence_fts
-// in one statement. Rowids only grow while the transaction holds the write
-// lock (evidence is never deleted), so the new rows are those from the first.
-func (tx *Tx) indexEvidence(ctx context.Context) error {
-	if tx.unindexed == 0 {
-		return nil
-	}
-	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO evidence_fts(rowid, content) SELECT rowid, content FROM evidence WHERE rowid >= ?`, tx.unindexed); err != nil {
-		return fmt.Errorf("index new evidence: %w", err)
-	}
-	tx.unindexed = 0
-	return nil
+	return tx.indexNew(ctx, "evidence", "content", &tx.unindexed)
 }
 
 // stmt returns a statement prepared once per transaction (batch imports

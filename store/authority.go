@@ -273,20 +273,15 @@ func supersessions(ctx context.Context, q querier, ids []string) (map[string]Sup
 	out := map[string]Supersession{}
 	for chunk := range slices.Chunk(ids, 400) {
 		args := anySlice(chunk)
-		rows, err := q.QueryContext(ctx, `SELECT card_id, supersedes FROM card_supersessions
-			WHERE card_id IN (`+placeholders(len(chunk))+`) OR supersedes IN (`+placeholders(len(chunk))+`) ORDER BY created_at, card_id`, append(args, args...)...)
-		if err != nil {
-			return nil, fmt.Errorf("read supersessions: %w", err)
-		}
 		in := map[string]bool{}
 		for _, id := range chunk {
 			in[id] = true
 		}
-		for rows.Next() {
+		err := queryEach(ctx, q, `SELECT card_id, supersedes FROM card_supersessions
+			WHERE card_id IN (`+placeholders(len(chunk))+`) OR supersedes IN (`+placeholders(len(chunk))+`) ORDER BY created_at, card_id`, append(args, args...), func(rows *sql.Rows) error {
 			var id, old string
 			if err := rows.Scan(&id, &old); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read supersessions: %w", err)
+				return err
 			}
 			if in[id] {
 				s := out[id]
@@ -298,9 +293,9 @@ func supersessions(ctx context.Context, q querier, ids []string) (map[string]Sup
 				s.SupersededBy = append(s.SupersededBy, id)
 				out[old] = s
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read supersessions: %w", err)
 		}
 	}

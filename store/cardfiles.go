@@ -32,14 +32,8 @@ type CardFile struct {
 	SyncedAt string `json:"synced_at"`
 }
 
-// cardFileCols are the columns scanCardFile reads.
+// cardFileCols are the columns of card_files, in CardFile's order.
 const cardFileCols = `card_id, anchor_id, blob, base, event_seq, held, synced_at`
-
-func scanCardFile(rows *sql.Rows) (CardFile, error) {
-	var f CardFile
-	err := rows.Scan(&f.CardID, &f.AnchorID, &f.Blob, &f.Base, &f.EventSeq, &f.Held, &f.SyncedAt)
-	return f, err
-}
 
 // SyncRow is a card of one anchor that sync looks at: every card whose
 // status is in the statuses asked for, and every card with a file row.
@@ -107,17 +101,24 @@ func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
 // HeldCardFiles lists the file rows whose claim of authority is held back,
 // by card id.
 func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
+	return s.cardFiles(ctx, "list held card files", `held != ''`)
+}
+
+// CardFiles lists the file rows of anchorID, by card id.
+func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
+	return s.cardFiles(ctx, "list card files", `anchor_id = ?`, anchorID)
+}
+
+func (s *Store) cardFiles(ctx context.Context, what, where string, args ...any) ([]CardFile, error) {
 	var out []CardFile
-	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE held != '' ORDER BY card_id`, nil, func(rows *sql.Rows) error {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return err
-		}
+	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE `+where+` ORDER BY card_id`, args, func(rows *sql.Rows) error {
+		var f CardFile
+		err := rows.Scan(&f.CardID, &f.AnchorID, &f.Blob, &f.Base, &f.EventSeq, &f.Held, &f.SyncedAt)
 		out = append(out, f)
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list held card files: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
@@ -183,23 +184,6 @@ func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardA
 		if err != nil {
 			return nil, fmt.Errorf("read card anchors: %w", err)
 		}
-	}
-	return out, nil
-}
-
-// CardFiles lists the file rows of anchorID, by card id.
-func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
-	var out []CardFile
-	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE anchor_id = ? ORDER BY card_id`, []any{anchorID}, func(rows *sql.Rows) error {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return err
-		}
-		out = append(out, f)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list card files: %w", err)
 	}
 	return out, nil
 }

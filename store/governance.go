@@ -138,21 +138,18 @@ func (tx *Tx) OpenContests(ctx context.Context, ids []string) (map[string][]Cont
 func openContests(ctx context.Context, q querier, ids []string) (map[string][]Contest, error) {
 	out := map[string][]Contest{}
 	read := func(where string, args []any) error {
-		rows, err := q.QueryContext(ctx, `SELECT `+contestCols+` FROM card_contests c LEFT JOIN evidence e ON e.id = c.evidence_id
-			WHERE c.resolved_at IS NULL`+where+` ORDER BY c.seq`, args...)
+		err := queryEach(ctx, q, `SELECT `+contestCols+` FROM card_contests c LEFT JOIN evidence e ON e.id = c.evidence_id
+			WHERE c.resolved_at IS NULL`+where+` ORDER BY c.seq`, args, func(rows *sql.Rows) error {
+			var c Contest
+			err := rows.Scan(&c.CardID, &c.Kind, &c.Reason, &c.EvidenceID, &c.SourceRef, &c.EvidenceAt,
+				&c.Source, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt, &c.ResolvedAt, &c.Resolution)
+			out[c.CardID] = append(out[c.CardID], c)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("read contests: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var c Contest
-			if err := rows.Scan(&c.CardID, &c.Kind, &c.Reason, &c.EvidenceID, &c.SourceRef, &c.EvidenceAt,
-				&c.Source, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt, &c.ResolvedAt, &c.Resolution); err != nil {
-				return fmt.Errorf("scan contest: %w", err)
-			}
-			out[c.CardID] = append(out[c.CardID], c)
-		}
-		return rows.Err()
+		return nil
 	}
 	if ids == nil {
 		return out, read("", nil)

@@ -91,11 +91,7 @@ const cardFileUpsert = ` ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded
 
 // LastEventSeq is the seq of the card's last event, 0 without events.
 func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
-	var n int
-	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(seq), 0) FROM card_events WHERE card_id = ?`, cardID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("last event of %s: %w", cardID, err)
-	}
-	return n, nil
+	return count(ctx, tx.tx, "last event of "+cardID, `SELECT COALESCE(max(seq), 0) FROM card_events WHERE card_id = ?`, cardID)
 }
 
 // HeldCardFiles lists the file rows whose claim of authority is held back,

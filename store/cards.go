@@ -214,20 +214,12 @@ func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now s
 
 // CountCardsAt counts the cards of one anchor.
 func (s *Store) CountCardsAt(ctx context.Context, anchorID string) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE anchor_id = ?`, anchorID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count cards of %s: %w", anchorID, err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count cards of "+anchorID, `SELECT count(*) FROM cards WHERE anchor_id = ?`, anchorID)
 }
 
 // CountCards counts all cards.
 func (s *Store) CountCards(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count cards: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count cards", `SELECT count(*) FROM cards`)
 }
 
 // queryCards runs query, which selects cardCols (and, with extra, one

@@ -101,11 +101,7 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 		return n, nil
 	}
 	where, args := candidateWhere("c.", q)
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards c WHERE `+where, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count candidate cards: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count candidate cards", `SELECT count(*) FROM cards c WHERE `+where, args...)
 }
 
 // CandidateFill is Candidates' fill without a Match, as whole cards in

@@ -52,9 +52,5 @@ const eventCols = `e.id, e.card_id, e.seq, e.type, e.from_status, e.to_status, e
 
 // CountEvents counts all card events.
 func (s *Store) CountEvents(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM card_events`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count events: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count events", `SELECT count(*) FROM card_events`)
 }

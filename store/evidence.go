@@ -106,9 +106,9 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Ev
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count evidence: %w", err)
+	total, err := count(ctx, s.db, "count evidence", `SELECT count(*) FROM `+from+cond, args...)
+	if err != nil {
+		return nil, 0, err
 	}
 	query := `SELECT e.` + strings.ReplaceAll(evidenceCols, ", ", ", e.") + ` FROM ` + from + cond + ` ORDER BY ` + order
 	if f.Limit > 0 {
@@ -123,11 +123,7 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Ev
 
 // CountEvidence counts all evidence rows.
 func (s *Store) CountEvidence(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count evidence: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count evidence", `SELECT count(*) FROM evidence`)
 }
 
 // CardIDExists reports whether id names a card (distill uses it to tell

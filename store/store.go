@@ -321,6 +321,15 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// count reads the one integer query selects; a failure is wrapped with what.
+func count(ctx context.Context, q querier, what, query string, args ...any) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	return n, nil
+}
+
 // queryEach runs query and calls fn for each row, closing the rows after. It
 // returns the first error of the query, of fn or of the iteration, unwrapped.
 func queryEach(ctx context.Context, q querier, query string, args []any, fn func(*sql.Rows) error) error {

@@ -106,11 +106,7 @@ func (s *Store) CountInjectionRequests(ctx context.Context, requestID string) (i
 	if requestID != "" {
 		q, args = q+` WHERE request_id = ?`, []any{requestID}
 	}
-	var n int
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count injection requests: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count injection requests", q, args...)
 }
 
 // pruneBatch bounds one retention transaction, so a large backlog never

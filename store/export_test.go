@@ -2,9 +2,8 @@ package store
 
 import (
 	"context"
-	"strings"
-
 	"github.com/palacehq/palace/domain"
+	"strings"
 )
 
 // ExecForTest runs raw SQL inside a transaction, for tests that prove the

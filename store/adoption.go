@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -67,31 +68,19 @@ func (e AdoptionEvent) CardSignal() CardSignal {
 }
 
 // CardSignals reads the signals on these cards since a time (inclusive),
-// oldest first (by time, then id): one indexed read per chunk of ids.
+// oldest first (by time, then id).
 func (s *Store) CardSignals(ctx context.Context, ids []string, since string) ([]CardSignal, error) {
 	var out []CardSignal
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		args := append(anySlice(chunk), since)
-		rows, err := s.db.QueryContext(ctx, `SELECT id, card_id, signal, request_id, request_terms, actor, actor_type, created_at FROM adoption_events
-			WHERE card_id IN (`+placeholders(len(chunk))+`) AND created_at >= ? ORDER BY created_at, id`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read adoption signals: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id, card_id, signal, request_id, request_terms, actor, actor_type, created_at FROM adoption_events
+			WHERE card_id IN (`+placeholders(len(chunk))+`) AND created_at >= ? ORDER BY created_at, id`, args, func(rows *sql.Rows) error {
 			var c CardSignal
-			if err := rows.Scan(&c.ID, &c.CardID, &c.Signal, &c.RequestID, &c.RequestTerms, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read adoption signals: %w", err)
-			}
+			err := rows.Scan(&c.ID, &c.CardID, &c.Signal, &c.RequestID, &c.RequestTerms, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt)
 			out = append(out, c)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read adoption signals: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read adoption signals: %w", err)
 		}
 	}
@@ -134,23 +123,19 @@ func (s *Store) ListAdoption(ctx context.Context, f AdoptionFilter) ([]AdoptionE
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list adoption events: %w", err)
-	}
-	defer rows.Close()
 	var out []AdoptionEvent
-	for rows.Next() {
+	err := queryEach(ctx, s.db, q, args, func(rows *sql.Rows) error {
 		var e AdoptionEvent
 		var card, ev sql.NullString
 		if err := rows.Scan(&e.ID, &e.Signal, &card, &e.RequestID, &e.RequestTerms, &e.Query, &e.Field, &ev,
 			&e.Note, &e.Actor, (*string)(&e.ActorType), &e.PolicyHash, &e.CreatedAt); err != nil {
-			return nil, fmt.Errorf("list adoption events: %w", err)
+			return err
 		}
 		e.CardID, e.EvidenceID = card.String, ev.String
 		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list adoption events: %w", err)
 	}
 	return out, nil
@@ -178,7 +163,7 @@ func (tx *Tx) recordRequestTerms(ctx context.Context, r RequestTerms) error {
 // RequestTermsOf reads a request's signature; ErrNotFound if it was never
 // recorded (a dry run) or was pruned.
 func (s *Store) RequestTermsOf(ctx context.Context, requestID string) (RequestTerms, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	r := RequestTerms{RequestID: requestID}
 	err := s.db.QueryRowContext(ctx, `SELECT query, terms, created_at FROM request_terms WHERE request_id = ?`, requestID).
 		Scan(&r.Query, &r.Terms, &r.CreatedAt)

@@ -47,40 +47,38 @@ func (s *Store) AnchorByID(ctx context.Context, id string) (Anchor, error) {
 // identity equals identity but for ASCII case, oldest first (then by
 // identity), without their "repo:" prefix.
 func (s *Store) RepoIdentitiesFolded(ctx context.Context, identity string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT identity FROM anchors WHERE kind = 'repo' AND lower(identity) = lower(?)
-		ORDER BY created_at, identity`, "repo:"+identity)
+	var out []string
+	err := queryEach(ctx, s.db, `SELECT identity FROM anchors WHERE kind = 'repo' AND lower(identity) = lower(?)
+		ORDER BY created_at, identity`, []any{"repo:" + identity}, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		out = append(out, strings.TrimPrefix(id, "repo:"))
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("find repo anchors of %s: %w", identity, err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("find repo anchors of %s: %w", identity, err)
-		}
-		out = append(out, strings.TrimPrefix(id, "repo:"))
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Anchors lists every anchor, ordered by kind then identity.
 func (s *Store) Anchors(ctx context.Context) ([]Anchor, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, COALESCE(parent_id,''), path, identity, created_at
-		FROM anchors ORDER BY kind, identity`)
+	var out []Anchor
+	err := queryEach(ctx, s.db, `SELECT id, kind, COALESCE(parent_id,''), path, identity, created_at
+		FROM anchors ORDER BY kind, identity`, nil, func(rows *sql.Rows) error {
+		var a Anchor
+		if err := rows.Scan(&a.ID, &a.Kind, &a.ParentID, &a.Path, &a.Identity, &a.CreatedAt); err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list anchors: %w", err)
 	}
-	defer rows.Close()
-	var out []Anchor
-	for rows.Next() {
-		var a Anchor
-		if err := rows.Scan(&a.ID, &a.Kind, &a.ParentID, &a.Path, &a.Identity, &a.CreatedAt); err != nil {
-			return nil, fmt.Errorf("list anchors: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func anchorBy(ctx context.Context, q querier, col, val string) (Anchor, error) {

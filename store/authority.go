@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,25 +233,17 @@ func checkWrite(w *CardWrite, cur map[string]domain.Status) error {
 // cardStatuses reads the status of each of ids that exists.
 func (tx *Tx) cardStatuses(ctx context.Context, ids []string) (map[string]domain.Status, error) {
 	out := make(map[string]domain.Status, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := tx.tx.QueryContext(ctx, `SELECT id, status FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card statuses: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, tx.tx, `SELECT id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id string
 			var st domain.Status
 			if err := rows.Scan(&id, (*string)(&st)); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card statuses: %w", err)
+				return err
 			}
 			out[id] = st
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read card statuses: %w", err)
 		}
 	}
@@ -278,25 +271,17 @@ func (s *Store) Supersessions(ctx context.Context, ids []string) (map[string]Sup
 
 func supersessions(ctx context.Context, q querier, ids []string) (map[string]Supersession, error) {
 	out := map[string]Supersession{}
-	for len(ids) > 0 {
-		n := min(len(ids), 400)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 400) {
 		args := anySlice(chunk)
-		rows, err := q.QueryContext(ctx, `SELECT card_id, supersedes FROM card_supersessions
-			WHERE card_id IN (`+placeholders(n)+`) OR supersedes IN (`+placeholders(n)+`) ORDER BY created_at, card_id`, append(args, args...)...)
-		if err != nil {
-			return nil, fmt.Errorf("read supersessions: %w", err)
-		}
 		in := map[string]bool{}
 		for _, id := range chunk {
 			in[id] = true
 		}
-		for rows.Next() {
+		err := queryEach(ctx, q, `SELECT card_id, supersedes FROM card_supersessions
+			WHERE card_id IN (`+placeholders(len(chunk))+`) OR supersedes IN (`+placeholders(len(chunk))+`) ORDER BY created_at, card_id`, append(args, args...), func(rows *sql.Rows) error {
 			var id, old string
 			if err := rows.Scan(&id, &old); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read supersessions: %w", err)
+				return err
 			}
 			if in[id] {
 				s := out[id]
@@ -308,9 +293,9 @@ func supersessions(ctx context.Context, q querier, ids []string) (map[string]Sup
 				s.SupersededBy = append(s.SupersededBy, id)
 				out[old] = s
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read supersessions: %w", err)
 		}
 	}

@@ -2,21 +2,18 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
 )
 
-// Batch writes. An import (record --jsonl, a research report, a sync of
-// card files) writes thousands of rows in one transaction; one INSERT per
-// row spent most of its time around the row rather than on it (binding,
-// stepping and resetting a statement through database/sql, and, for tables
-// with triggers, a statement journal per row). These write up to
-// batchArgs/cols rows per statement, prepared once per transaction and
-// size. A statement that fails on a constraint is undone alone by SQLite,
-// so its rows are then written one at a time to name the row at fault
-// with the same error a single-row write gives.
+// Batch writes: up to batchArgs/cols rows per statement, prepared once per
+// transaction and size. A statement that fails on a constraint is undone
+// alone, and its rows are written one at a time to name the row at fault
+// with the error a single-row write gives.
 
 // batchArgs bounds the parameters of one multi-row statement (SQLite's
 // historical limit is 999).
@@ -74,7 +71,7 @@ func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) er
 	for i, e := range rows {
 		tags[i] = string(appendList(nil, e.Tags))
 	}
-	if err := tx.markUnindexed(ctx); err != nil {
+	if err := tx.markUnindexed(ctx, "evidence", &tx.unindexed); err != nil {
 		return err
 	}
 	return tx.insertRows(ctx, `INSERT INTO evidence(`+evidenceCols+`)`, "", 12, len(rows),
@@ -84,18 +81,6 @@ func (tx *Tx) InsertEvidenceRows(ctx context.Context, rows []domain.Evidence) er
 				e.ContentSHA256, e.Actor, e.ActorType, e.CreatedAt)
 		},
 		func(i int) error { return tx.InsertEvidence(ctx, rows[i]) })
-}
-
-// markUnindexed notes, before a transaction's first evidence insert, the
-// rowid its rows start from: they join the full-text index at commit.
-func (tx *Tx) markUnindexed(ctx context.Context) error {
-	if tx.unindexed != 0 {
-		return nil
-	}
-	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) + 1 FROM evidence`).Scan(&tx.unindexed); err != nil {
-		return fmt.Errorf("insert evidence: %w", err)
-	}
-	return nil
 }
 
 // Duplicate is one row of evidence_duplicates: EvidenceID repeats Original.
@@ -116,18 +101,15 @@ func (tx *Tx) MarkDuplicates(ctx context.Context, ds []Duplicate) error {
 		})
 }
 
-// InsertCards adds cards, as InsertCard does one.
+// insertCards adds cards, as insertCard does one.
 func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 	type enc struct{ scope, trig string }
 	encs := make([]enc, len(cs))
 	for i, c := range cs {
-		scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-		if err != nil {
-			return fmt.Errorf("insert card %s: %w", c.ID, err)
-		}
+		scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 		encs[i] = enc{scope, trig}
 	}
-	if err := tx.markCardsUnindexed(ctx); err != nil {
+	if err := tx.markUnindexed(ctx, "cards", &tx.cardsUnindexed); err != nil {
 		return err
 	}
 	return tx.insertRows(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
@@ -142,8 +124,7 @@ func (tx *Tx) insertCards(ctx context.Context, cs []domain.Card) error {
 		func(i int) error { return tx.insertCard(ctx, cs[i]) })
 }
 
-// InsertLinks adds links; a link that exists already is left as it is
-// (InsertLink says which were new; an import does not ask).
+// insertLinks adds links; a link that exists already is left as it is.
 func (tx *Tx) insertLinks(ctx context.Context, ls []domain.Link) error {
 	return tx.insertRows(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)`,
 		` ON CONFLICT(card_id, evidence_id, role) DO NOTHING`, 5, len(ls),
@@ -154,9 +135,8 @@ func (tx *Tx) insertLinks(ctx context.Context, ls []domain.Link) error {
 		func(i int) error { _, err := tx.insertLink(ctx, ls[i]); return err })
 }
 
-// AppendEvents appends es, each as its card's next event (Seq is assigned
-// here, in order, several events of one card included), and returns the
-// stored rows: AppendEvent for many cards.
+// appendEvents appends es, each as its card's next event (Seq assigned in
+// order), and returns the stored rows.
 func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Event, error) {
 	if len(es) == 0 {
 		return nil, nil
@@ -183,13 +163,7 @@ func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 		actor, actor_type, policy, policy_hash, decision, decided_by, data, created_at)`, "", 15, len(out),
 		func(dst []any, i int) []any {
 			e := &out[i]
-			decision, data := string(e.Decision), string(e.Data)
-			if decision == "" {
-				decision = "null"
-			}
-			if data == "" {
-				data = "{}"
-			}
+			decision, data := eventJSON(*e)
 			return append(dst, e.ID, e.CardID, e.Seq, e.Type, e.FromStatus, e.ToStatus, e.Reason, e.Actor, e.ActorType,
 				e.Policy, e.PolicyHash, decision, e.DecidedBy, data, e.CreatedAt)
 		},
@@ -203,25 +177,17 @@ func (tx *Tx) appendEvents(ctx context.Context, es []domain.Event) ([]domain.Eve
 // lastEventSeqs reads the last event seq of each card (absent: none yet).
 func (tx *Tx) lastEventSeqs(ctx context.Context, ids []string) (map[string]int, error) {
 	out := make(map[string]int, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := tx.tx.QueryContext(ctx, `SELECT card_id, max(seq) FROM card_events WHERE card_id IN (`+placeholders(n)+`) GROUP BY card_id`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("next event seqs: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, tx.tx, `SELECT card_id, max(seq) FROM card_events WHERE card_id IN (`+placeholders(len(chunk))+`) GROUP BY card_id`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id string
 			var seq int
 			if err := rows.Scan(&id, &seq); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("next event seqs: %w", err)
+				return err
 			}
 			out[id] = seq
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("next event seqs: %w", err)
 		}
 	}
@@ -231,8 +197,7 @@ func (tx *Tx) lastEventSeqs(ctx context.Context, ids []string) (map[string]int, 
 // PutCardFiles inserts or replaces file rows, as PutCardFile does one. A
 // card named twice keeps its last row.
 func (tx *Tx) PutCardFiles(ctx context.Context, fs []CardFile) error {
-	// One statement may not update a row it inserted: keep the last row of
-	// each card.
+	// One statement may not update a row it inserted.
 	last := make(map[string]int, len(fs))
 	for i, f := range fs {
 		last[f.CardID] = i

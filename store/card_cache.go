@@ -2,21 +2,14 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
 
-// The store's caches of cards, as of the data version (see dataVersion).
-// cards holds whole cards by rowid; an entry is also checked against the
-// id the index gives. The cards it hands out share their scope and trigger
-// lists with the cache: callers copy a list before changing it. texts
-// holds statements and contents by rowid, for rankings that read every
-// visible card's text. links holds the link rows LinkRows reads, by card
-// (a card read without links is held with none); fullLinks the full links
-// LinksFor returns (notes, times, the evidence's source and original) of
-// the few cards a brief quotes.
+// Bounds of the card caches (see dataVersion): whole cards and texts by
+// rowid, LinkRows' rows and LinksFor's full links by card. Cached cards
+// share their scope and trigger lists: callers copy a list to change it.
 const (
 	cardCacheMax     = 1 << 13
 	textCacheMax     = 1 << 16
@@ -57,22 +50,15 @@ func (s *Store) cardsAt(ctx context.Context, version dataVersion, rows []rowCard
 	}
 	read := make(map[int64]domain.Card, len(missing))
 	var found []int64
-	for rest := missing; len(rest) > 0; {
-		n := min(len(rest), 500)
-		chunk := rest[:n]
-		rest = rest[n:]
-		q, err := s.db.QueryContext(ctx, `SELECT `+cardCols+`, rowid FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		if err := scanCardsWith(q, func(c domain.Card, rowid int) {
+	for chunk := range slices.Chunk(missing, 500) {
+		if err := queryCards(ctx, s.db, "read cards", `SELECT `+cardCols+`, rowid FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), true, func(c domain.Card, rowid int) {
 			if i, ok := at[int64(rowid)]; ok {
 				out[i] = c
 				read[int64(rowid)] = c
 				found = append(found, int64(rowid))
 			}
 		}); err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
+			return nil, err
 		}
 	}
 	s.cards.PutMany(version, found, func(rowid int64) domain.Card { return read[rowid] })

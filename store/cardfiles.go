@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -31,14 +32,8 @@ type CardFile struct {
 	SyncedAt string `json:"synced_at"`
 }
 
-// cardFileCols are the columns scanCardFile reads.
+// cardFileCols are the columns of card_files, in CardFile's order.
 const cardFileCols = `card_id, anchor_id, blob, base, event_seq, held, synced_at`
-
-func scanCardFile(rows *sql.Rows) (CardFile, error) {
-	var f CardFile
-	err := rows.Scan(&f.CardID, &f.AnchorID, &f.Blob, &f.Base, &f.EventSeq, &f.Held, &f.SyncedAt)
-	return f, err
-}
 
 // SyncRow is a card of one anchor that sync looks at: every card whose
 // status is in the statuses asked for, and every card with a file row.
@@ -54,33 +49,32 @@ type SyncRow struct {
 // already have a file, with their last event seq, ordered by id.
 func (s *Store) SyncRows(ctx context.Context, anchorID string, statuses []domain.Status) ([]SyncRow, error) {
 	args := append([]any{anchorID}, strArgs(statuses)...)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.status,
+	var out []SyncRow
+	err := queryEach(ctx, s.db, `SELECT c.id, c.status,
 		COALESCE((SELECT max(seq) FROM card_events e WHERE e.card_id = c.id), 0),
 		f.card_id IS NOT NULL, COALESCE(f.blob,''), COALESCE(f.base,''), COALESCE(f.event_seq,0),
 		COALESCE(f.held,''), COALESCE(f.synced_at,'')
 		FROM cards c LEFT JOIN card_files f ON f.card_id = c.id
 		WHERE c.anchor_id = ? AND (c.status IN (`+placeholders(len(statuses))+`) OR f.card_id IS NOT NULL)
-		ORDER BY c.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list cards to sync: %w", err)
-	}
-	defer rows.Close()
-	var out []SyncRow
-	for rows.Next() {
+		ORDER BY c.id`, args, func(rows *sql.Rows) error {
 		var r SyncRow
 		var has bool
 		var f CardFile
 		if err := rows.Scan(&r.CardID, (*string)(&r.Status), &r.EventSeq, &has, &f.Blob, &f.Base, &f.EventSeq,
 			&f.Held, &f.SyncedAt); err != nil {
-			return nil, fmt.Errorf("list cards to sync: %w", err)
+			return err
 		}
 		if has {
 			f.CardID, f.AnchorID = r.CardID, anchorID
 			r.File = &f
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cards to sync: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // PutCardFile inserts or replaces the file row of f.CardID.
@@ -97,53 +91,54 @@ const cardFileUpsert = ` ON CONFLICT(card_id) DO UPDATE SET anchor_id = excluded
 
 // LastEventSeq is the seq of the card's last event, 0 without events.
 func (tx *Tx) LastEventSeq(ctx context.Context, cardID string) (int, error) {
-	var n int
-	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(seq), 0) FROM card_events WHERE card_id = ?`, cardID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("last event of %s: %w", cardID, err)
-	}
-	return n, nil
+	return count(ctx, tx.tx, "last event of "+cardID, `SELECT COALESCE(max(seq), 0) FROM card_events WHERE card_id = ?`, cardID)
 }
 
 // HeldCardFiles lists the file rows whose claim of authority is held back,
 // by card id.
 func (s *Store) HeldCardFiles(ctx context.Context) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE held != '' ORDER BY card_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list held card files: %w", err)
-	}
-	defer rows.Close()
+	return s.cardFiles(ctx, "list held card files", `held != ''`)
+}
+
+// CardFiles lists the file rows of anchorID, by card id.
+func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
+	return s.cardFiles(ctx, "list card files", `anchor_id = ?`, anchorID)
+}
+
+func (s *Store) cardFiles(ctx context.Context, what, where string, args ...any) ([]CardFile, error) {
 	var out []CardFile
-	for rows.Next() {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list held card files: %w", err)
-		}
+	err := queryEach(ctx, s.db, `SELECT `+cardFileCols+` FROM card_files WHERE `+where+` ORDER BY card_id`, args, func(rows *sql.Rows) error {
+		var f CardFile
+		err := rows.Scan(&f.CardID, &f.AnchorID, &f.Blob, &f.Base, &f.EventSeq, &f.Held, &f.SyncedAt)
 		out = append(out, f)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LastLifecycleEvents returns, per card id, the card's last event that is
 // not a bare link: what a card file shows as its last lifecycle event.
 func (s *Store) LastLifecycleEvents(ctx context.Context, ids []string) (map[string]domain.Event, error) {
 	out := make(map[string]domain.Event, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
-			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read last events: %w", err)
-		}
-		if err := scanEvents(rows, func(e domain.Event) { out[e.CardID] = e }); err != nil {
+	for chunk := range slices.Chunk(ids, 500) {
+		if err := queryEvents(ctx, s.db, "read last events", `SELECT `+eventCols+` FROM card_events e WHERE e.card_id IN (`+placeholders(len(chunk))+`) AND e.seq =
+			(SELECT max(seq) FROM card_events x WHERE x.card_id = e.card_id AND x.type != 'linked')`, anySlice(chunk), func(e domain.Event) { out[e.CardID] = e }); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func scanEvents(rows *sql.Rows, fn func(domain.Event)) error {
+// queryEvents runs query, which selects eventCols, and calls fn for each
+// event. A failed query is wrapped with what.
+func queryEvents(ctx context.Context, q querier, what, query string, args []any, fn func(domain.Event)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var e domain.Event
@@ -172,47 +167,21 @@ type CardAnchor struct {
 // CardAnchors returns the anchor and status of each of ids that exists.
 func (s *Store) CardAnchors(ctx context.Context, ids []string) (map[string]CardAnchor, error) {
 	out := map[string]CardAnchor{}
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT id, anchor_id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card anchors: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, s.db, `SELECT id, anchor_id, status FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id string
 			var a CardAnchor
 			if err := rows.Scan(&id, &a.AnchorID, (*string)(&a.Status)); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card anchors: %w", err)
+				return err
 			}
 			out[id] = a
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read card anchors: %w", err)
 		}
 	}
 	return out, nil
-}
-
-// CardFiles lists the file rows of anchorID, by card id.
-func (s *Store) CardFiles(ctx context.Context, anchorID string) ([]CardFile, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cardFileCols+` FROM card_files WHERE anchor_id = ? ORDER BY card_id`, anchorID)
-	if err != nil {
-		return nil, fmt.Errorf("list card files: %w", err)
-	}
-	defer rows.Close()
-	var out []CardFile
-	for rows.Next() {
-		f, err := scanCardFile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list card files: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
 }
 
 // EventMark is the rowid of the newest card event (0 without events): it

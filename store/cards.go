@@ -15,23 +15,14 @@ import (
 // (another process moved the card first).
 var ErrConflict = errors.New("changed concurrently")
 
-var cardCols = prefixCols("")
+// cardCols is the column list queryCards reads.
+const cardCols = `id, statement, statement_norm, content, tier, status, domain, field, anchor_id, scope, trigger, persistence,
+	render_pref, COALESCE(review_after,''), COALESCE(expires_at,''), COALESCE(origin_card,''), COALESCE(published_to,''),
+	created_by, created_at, updated_at`
 
-// prefixCols is the column list scanCards reads, of the table named p
-// ("d." for an alias d).
-func prefixCols(p string) string {
-	return p + `id, ` + p + `statement, ` + p + `statement_norm, ` + p + `content, ` + p + `tier, ` + p + `status, ` +
-		p + `domain, ` + p + `field, ` + p + `anchor_id, ` + p + `scope, ` + p + `trigger, ` + p + `persistence, ` +
-		p + `render_pref, COALESCE(` + p + `review_after,''), COALESCE(` + p + `expires_at,''), COALESCE(` + p +
-		`origin_card,''), COALESCE(` + p + `published_to,''), ` + p + `created_by, ` + p + `created_at, ` + p + `updated_at`
-}
-
-// InsertCard adds a card.
+// insertCard adds a card.
 func (tx *Tx) insertCard(ctx context.Context, c domain.Card) error {
-	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-	if err != nil {
-		return fmt.Errorf("insert card: %w", err)
-	}
+	scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 	res, err := tx.exec(ctx, `INSERT INTO cards(id, statement, statement_norm, content, tier, status, domain, field,
 		anchor_id, scope, trigger, persistence, render_pref, review_after, expires_at, origin_card, published_to,
 		created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -61,18 +52,21 @@ func (tx *Tx) Card(ctx context.Context, id string) (domain.Card, error) {
 }
 
 func cardByID(ctx context.Context, q querier, id string) (domain.Card, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
-	if err != nil {
-		return domain.Card{}, fmt.Errorf("read card %s: %w", id, err)
+	c, ok, err := firstCard(ctx, q, "read card "+id, `SELECT `+cardCols+` FROM cards WHERE id = ?`, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("card %s: %w", id, ErrNotFound)
 	}
+	return c, err
+}
+
+// firstCard reads the first card query selects; ok is false when there is
+// none. A failed query is wrapped with what.
+func firstCard(ctx context.Context, q querier, what, query string, args ...any) (domain.Card, bool, error) {
 	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
-		return domain.Card{}, err
+	if err := queryCards(ctx, q, what, query, args, false, func(c domain.Card, _ int) { out = append(out, c) }); err != nil || len(out) == 0 {
+		return domain.Card{}, false, err
 	}
-	if len(out) == 0 {
-		return domain.Card{}, fmt.Errorf("card %s: %w", id, ErrNotFound)
-	}
-	return out[0], nil
+	return out[0], true, nil
 }
 
 // CardFilter selects cards for ListCards. Empty fields match all.
@@ -113,12 +107,8 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, err
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list cards: %w", err)
-	}
 	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
+	if err := queryCards(ctx, s.db, "list cards", query, args, false, func(c domain.Card, _ int) { out = append(out, c) }); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -128,23 +118,12 @@ func (s *Store) ListCards(ctx context.Context, f CardFilter) ([]domain.Card, err
 // statement whose status is one of statuses; ok is false when there is none.
 func (tx *Tx) CardByStatement(ctx context.Context, anchorID, norm string, statuses []domain.Status) (domain.Card, bool, error) {
 	args := append([]any{anchorID, norm}, strArgs(statuses)...)
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+cardCols+` FROM cards
+	return firstCard(ctx, tx.tx, "find card by statement", `SELECT `+cardCols+` FROM cards
 		WHERE anchor_id = ? AND statement_norm = ? AND status IN (`+placeholders(len(statuses))+`)
 		ORDER BY created_at, id LIMIT 1`, args...)
-	if err != nil {
-		return domain.Card{}, false, fmt.Errorf("find card by statement: %w", err)
-	}
-	var out []domain.Card
-	if err := scanCards(rows, func(c domain.Card) { out = append(out, c) }); err != nil {
-		return domain.Card{}, false, err
-	}
-	if len(out) == 0 {
-		return domain.Card{}, false, nil
-	}
-	return out[0], true, nil
 }
 
-// SetCardStatus moves card id from status from to status to. It fails with
+// setCardStatus moves card id from status from to status to. It fails with
 // ErrConflict when the card is no longer in status from.
 func (tx *Tx) setCardStatus(ctx context.Context, id string, from, to domain.Status, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, string(to), now, id, string(from))
@@ -154,7 +133,7 @@ func (tx *Tx) setCardStatus(ctx context.Context, id string, from, to domain.Stat
 	return oneRow(res, "card "+id+" is no longer "+string(from))
 }
 
-// SetPublishedTo stamps card id as published to the card copy.
+// setPublishedTo stamps card id as published to the card copy.
 func (tx *Tx) setPublishedTo(ctx context.Context, id, copyID, now string) error {
 	res, err := tx.exec(ctx, `UPDATE cards SET published_to = ?, updated_at = ? WHERE id = ? AND published_to IS NULL`, copyID, now, id)
 	if err != nil {
@@ -167,13 +146,10 @@ func (tx *Tx) setPublishedTo(ctx context.Context, id, copyID, now string) error 
 // content, tier, domain, field, scope, trigger, persistence, render
 // preference, dates and origin. Identity, anchor, status and creation stay.
 func (tx *Tx) updateCard(ctx context.Context, c domain.Card, now string) error {
-	scope, trig, err := encodeScopeTrigger(c.Scope, c.Trigger)
-	if err != nil {
-		return fmt.Errorf("update card %s: %w", c.ID, err)
-	}
+	scope, trig := encodeScopeTrigger(c.Scope, c.Trigger)
 	// The update trigger takes the old text out of the index: the row must
 	// be in it.
-	if err := tx.indexCards(ctx); err != nil {
+	if err := tx.indexNew(ctx, "cards", cardTextCols, &tx.cardsUnindexed); err != nil {
 		return err
 	}
 	res, err := tx.exec(ctx, `UPDATE cards SET statement = ?, statement_norm = ?, content = ?, tier = ?,
@@ -198,7 +174,7 @@ type CardAttrs struct {
 	ExpiresAt   *string // "" clears
 }
 
-// UpdateCardAttrs changes the given attributes of card id.
+// updateCardAttrs changes the given attributes of card id.
 func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now string) error {
 	sets := []string{"updated_at = ?"}
 	args := []any{now}
@@ -238,30 +214,22 @@ func (tx *Tx) updateCardAttrs(ctx context.Context, id string, a CardAttrs, now s
 
 // CountCardsAt counts the cards of one anchor.
 func (s *Store) CountCardsAt(ctx context.Context, anchorID string) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE anchor_id = ?`, anchorID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count cards of %s: %w", anchorID, err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count cards of "+anchorID, `SELECT count(*) FROM cards WHERE anchor_id = ?`, anchorID)
 }
 
 // CountCards counts all cards.
 func (s *Store) CountCards(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count cards: %w", err)
+	return count(ctx, s.db, "count cards", `SELECT count(*) FROM cards`)
+}
+
+// queryCards runs query, which selects cardCols (and, with extra, one
+// integer column after them), and calls fn for each card. A failed query is
+// wrapped with what.
+func queryCards(ctx context.Context, q querier, what, query string, args []any, extra bool, fn func(domain.Card, int)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return n, nil
-}
-
-func scanCards(rows *sql.Rows, fn func(domain.Card)) error {
-	return scan(rows, false, func(c domain.Card, _ int) { fn(c) })
-}
-
-// scanCardsWith scans rows of cardCols followed by one integer column.
-func scanCardsWith(rows *sql.Rows, fn func(domain.Card, int)) error { return scan(rows, true, fn) }
-
-func scan(rows *sql.Rows, extra bool, fn func(domain.Card, int)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var c domain.Card
@@ -298,9 +266,9 @@ var (
 	triggerKeys = []string{"patterns", "intents", "tool_needs"}
 )
 
-func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string, error) {
+func encodeScopeTrigger(s domain.Scope, t domain.Trigger) (string, string) {
 	return string(appendLists(nil, scopeKeys, s.Paths, s.Languages, s.Fields)),
-		string(appendLists(nil, triggerKeys, t.Patterns, t.Intents, t.ToolNeeds)), nil
+		string(appendLists(nil, triggerKeys, t.Patterns, t.Intents, t.ToolNeeds))
 }
 
 // normScope and normTrigger make empty lists [] rather than null so the JSON

@@ -11,25 +11,15 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Checkpoints. SQLite's default is for the last connection to a WAL
-// database to checkpoint the whole log into the file when it closes, sync
-// both, and delete the log, and for the next process to create the log
-// again (with a sync of its header and of the directory). A palace
-// command is a short process that is nearly always the last connection,
-// and would pay that at exit after every write (docs/rationale.md). So
-// connections do not checkpoint on close; a closing store checkpoints only once the log is past
-// checkpointPages (checkpointOnClose), a long-running process's commits
-// at wal_autocheckpoint's default of 1000 pages, and `palace maintenance`
-// truncates the log. Durability is WAL's with synchronous=NORMAL either
-// way: a commit is in the log before it returns, a crash loses at most
-// the last commits since a sync of the log (never the file's
-// consistency), and the next opener recovers the log. A process that
-// opens the database when no other has it open reads the whole log to
-// rebuild its index, so the bound is also what that costs at most.
+// Checkpoints. Connections do not checkpoint on close, as a short palace
+// command is nearly always the last connection (docs/rationale.md): a
+// closing store checkpoints once the log is past checkpointPages, a
+// long-running process at wal_autocheckpoint's 1000 pages, and `palace
+// maintenance` truncates the log. Durability is WAL's with
+// synchronous=NORMAL either way.
 const (
-	// checkpointPages is the log length (in pages of 4 KB) past which a
-	// closing store checkpoints: about fifteen recorded context requests
-	// (four pages each) or one fold of them (see foldEvery).
+	// checkpointPages is the log length (in 4 KB pages) past which a
+	// closing store checkpoints.
 	checkpointPages = 64
 	// journalSizeLimit is what a long-running process's log file is cut
 	// back to when it restarts after a checkpoint.
@@ -46,11 +36,9 @@ func init() {
 }
 
 // noCheckpointOnClose sets SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE on a new
-// connection. The driver exposes no sqlite3_db_config, so the connection's
-// handle and thread state are read from the driver's connection; a driver
-// whose connection is laid out differently fails the open loudly
-// (TestWALBoundedAcrossProcesses guards the behaviour) rather than being
-// guessed at.
+// connection, reading the handle from the driver's connection (it exposes
+// no sqlite3_db_config). A driver laid out differently fails the open
+// rather than being guessed at.
 func noCheckpointOnClose(conn any) error {
 	v := reflect.ValueOf(conn)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
@@ -72,14 +60,10 @@ func noCheckpointOnClose(conn any) error {
 	return nil
 }
 
-// checkpointOnClose bounds the log a closing store leaves behind: past
-// checkpointPages, or after this store created or migrated the schema (a
-// rare and large write, after which the file alone is a complete
-// database again), it checkpoints the log into the file and truncates it.
-// It does not wait for other processes: while one reads, the checkpoint
-// stops short (busy) and the next store to close past the bound tries
-// again. A checkpoint copies each page once, however many commits in the
-// log changed it. Errors are dropped: the log stays, nothing is lost.
+// checkpointOnClose checkpoints and truncates the log past checkpointPages
+// or after this store migrated the schema. It never waits for other
+// processes (a busy checkpoint is left to the next close), and drops
+// errors: the log stays, nothing is lost.
 func (s *Store) checkpointOnClose() {
 	db := s.db.file()
 	if db == nil {

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -38,13 +40,10 @@ type Ranked struct {
 	BM25 float64
 }
 
-// Candidates returns two bounded id lists for q, both ordered
-// deterministically: matched holds the cards whose statement or content
-// matches q.Match, best bm25 first (nil without a Match); fill holds the
-// cards of the same selection ordered by persistence, tier, anchor and id,
-// whether they match or not. Both use the (anchor_id, status) index. An
-// FTS5 syntax error in Match is returned as an error; callers pass
-// sanitized expressions.
+// Candidates returns two bounded, deterministic id lists for q: matched,
+// the cards matching q.Match, best bm25 first (nil without a Match), and
+// fill, the whole selection by persistence, tier, anchor and id. An FTS5
+// syntax error in Match is an error; callers pass sanitized expressions.
 func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ranked, fill []string, err error) {
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, nil, fmt.Errorf("select candidates: statuses and a positive limit are required")
@@ -53,23 +52,16 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 	if q.Match != "" {
 		margs := append([]any{q.Match}, args...)
 		margs = append(margs, q.Limit)
-		rows, err := s.db.QueryContext(ctx, `SELECT c.id, m.r FROM
+		err := queryEach(ctx, s.db, `SELECT c.id, m.r FROM
 			(SELECT rowid AS rid, bm25(cards_fts, 2.0, 1.0) AS r FROM cards_fts WHERE cards_fts MATCH ?) m
 			JOIN cards c ON c.rowid = m.rid
-			WHERE `+where+` ORDER BY m.r, c.id LIMIT ?`, margs...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("select matching cards: %w", err)
-		}
-		for rows.Next() {
+			WHERE `+where+` ORDER BY m.r, c.id LIMIT ?`, margs, func(rows *sql.Rows) error {
 			var r Ranked
-			if err := rows.Scan(&r.ID, &r.BM25); err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("select matching cards: %w", err)
-			}
+			err := rows.Scan(&r.ID, &r.BM25)
 			matched = append(matched, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, nil, fmt.Errorf("select matching cards: %w", err)
 		}
 	}
@@ -80,20 +72,14 @@ func (s *Store) Candidates(ctx context.Context, q CandidateQuery) (matched []Ran
 	fargs = append(fargs, targs...)
 	fargs = append(fargs, aargs...)
 	fargs = append(fargs, q.Limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id FROM cards c WHERE `+where+`
-		ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, fargs...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("select candidate cards: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = queryEach(ctx, s.db, `SELECT c.id FROM cards c WHERE `+where+`
+		ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, fargs, func(rows *sql.Rows) error {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, nil, fmt.Errorf("select candidate cards: %w", err)
-		}
+		err := rows.Scan(&id)
 		fill = append(fill, id)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("select candidate cards: %w", err)
 	}
 	return matched, fill, nil
@@ -115,19 +101,12 @@ func (s *Store) CountCandidates(ctx context.Context, q CandidateQuery) (int, err
 		return n, nil
 	}
 	where, args := candidateWhere("c.", q)
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards c WHERE `+where, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count candidate cards: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count candidate cards", `SELECT count(*) FROM cards c WHERE `+where, args...)
 }
 
-// CandidateFill is Candidates' fill without a Match: the cards of q's
-// selection ordered by persistence, tier, anchor and id (the order is
-// picked from the covering index, and only the first q.Limit rows are
-// read), and total, the number of cards q selects, in one statement; the
-// cards themselves come from the card cache (see cardCache) or the table.
-// The cards come in that order.
+// CandidateFill is Candidates' fill without a Match, as whole cards in
+// that order (from cardCache or the table), with total, the number of
+// cards q selects, read in the same statement.
 func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []domain.Card, total int, err error) {
 	if len(q.Statuses) == 0 || q.Limit <= 0 {
 		return nil, 0, fmt.Errorf("select candidates: statuses and a positive limit are required")
@@ -147,22 +126,15 @@ func (s *Store) CandidateFill(ctx context.Context, q CandidateQuery) (cards []do
 	all = append(all, aargs...)
 	all = append(all, q.Limit)
 	// The count is an uncorrelated subquery, run once.
-	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, (SELECT count(*) FROM cards WHERE `+cwhere+`)
-		FROM cards c WHERE `+where+` ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, all...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
-	}
 	sel := make([]rowCard, 0, q.Limit)
-	for rows.Next() {
+	err = queryEach(ctx, s.db, `SELECT c.rowid, c.id, (SELECT count(*) FROM cards WHERE `+cwhere+`)
+		FROM cards c WHERE `+where+` ORDER BY `+order+`, `+tier+`, `+anch+`, c.id LIMIT ?`, all, func(rows *sql.Rows) error {
 		var r rowCard
-		if err := rows.Scan(&r.rowid, &r.id, &total); err != nil {
-			rows.Close()
-			return nil, 0, fmt.Errorf("select candidate cards: %w", err)
-		}
+		err := rows.Scan(&r.rowid, &r.id, &total)
 		sel = append(sel, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, 0, fmt.Errorf("select candidate cards: %w", err)
 	}
 	if cards, err = s.cardsAt(ctx, version, sel); err != nil {
@@ -208,15 +180,8 @@ func rankCase[T ~string](col string, order []T) (string, []any) {
 // missing from the map.
 func (s *Store) CardsByIDs(ctx context.Context, ids []string) (map[string]domain.Card, error) {
 	out := make(map[string]domain.Card, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read cards: %w", err)
-		}
-		if err := scanCards(rows, func(c domain.Card) { out[c.ID] = c }); err != nil {
+	for chunk := range slices.Chunk(ids, 500) {
+		if err := queryCards(ctx, s.db, "read cards", `SELECT `+cardCols+` FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), false, func(c domain.Card, _ int) { out[c.ID] = c }); err != nil {
 			return nil, err
 		}
 	}
@@ -246,21 +211,14 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args...)
-	if err != nil {
-		return out, fmt.Errorf("count cards: %w", err)
-	}
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args, func(rows *sql.Rows) error {
 		var st string
 		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			rows.Close()
-			return out, fmt.Errorf("count cards: %w", err)
-		}
+		err := rows.Scan(&st, &n)
 		out.CardsByStatus[st] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return out, fmt.Errorf("count cards: %w", err)
 	}
 	if len(expiredAmong) == 0 || now == "" {
@@ -278,28 +236,20 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 // links are missing from the map.
 func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[string]domain.RoleCounts, error) {
 	out := map[string]domain.RoleCounts{}
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 500)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, role, count(*) FROM card_links
-			WHERE card_id IN (`+placeholders(len(chunk))+`) GROUP BY card_id, role`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("count links: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(cardIDs, 500) {
+		err := queryEach(ctx, s.db, `SELECT card_id, role, count(*) FROM card_links
+			WHERE card_id IN (`+placeholders(len(chunk))+`) GROUP BY card_id, role`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id, role string
 			var c int
 			if err := rows.Scan(&id, &role, &c); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("count links: %w", err)
+				return err
 			}
 			rc := out[id]
 			rc.Add(domain.Role(role), c)
 			out[id] = rc
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("count links: %w", err)
 		}
 	}
@@ -307,12 +257,8 @@ func (s *Store) LinkRoleCounts(ctx context.Context, cardIDs []string) (map[strin
 }
 
 // LinkRows returns the links of many cards keyed by card id, in creation
-// order, with only CardID, EvidenceID and Role filled: what citations and
-// gate counts need. It reads neither evidence (see SourceRefs) nor the
-// links' notes and times, and keeps every card's links in one backing
-// array, as a context request reads a few thousand of them. The links of
-// cards read before come from the link cache (see linkCache); the slices
-// are shared with it, so callers must not change them.
+// order, with only CardID, EvidenceID and Role filled. The slices are
+// shared with the link cache, so callers must not change them.
 func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
 	version, err := s.version(ctx)
 	if err != nil {
@@ -325,16 +271,8 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 		}
 	})
 	read := make(map[string][]domain.Link, len(cardIDs))
-	asked := cardIDs
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 500)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT card_id, evidence_id, role FROM card_links
-			WHERE card_id IN (`+placeholders(len(chunk))+`) ORDER BY card_id, created_at, rowid`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read links: %w", err)
-		}
+	for chunk := range slices.Chunk(cardIDs, 500) {
+		// One backing array per chunk; roles and each card's id share one string.
 		all := make([]domain.Link, 0, 32*len(chunk))
 		start := 0
 		flush := func() {
@@ -343,33 +281,30 @@ func (s *Store) LinkRows(ctx context.Context, cardIDs []string) (map[string][]do
 			}
 			start = len(all)
 		}
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT card_id, evidence_id, role FROM card_links
+			WHERE card_id IN (`+placeholders(len(chunk))+`) ORDER BY card_id, created_at, rowid`, anySlice(chunk), func(rows *sql.Rows) error {
 			var l domain.Link
 			if err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role)); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read links: %w", err)
+				return err
 			}
 			if len(all) > start && all[start].CardID != l.CardID {
 				flush()
 			}
-			// Roles are a closed set: share one string per role rather than
-			// keep the driver's copy of each.
 			if r, ok := roleNames[l.Role]; ok {
 				l.Role = r
 			}
-			// Cards share the first row's copy of their id.
 			if len(all) > start {
 				l.CardID = all[start].CardID
 			}
 			all = append(all, l)
-		}
-		flush()
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
+		flush()
 	}
-	s.links.PutMany(version, asked, func(id string) []domain.Link { return read[id] })
+	s.links.PutMany(version, cardIDs, func(id string) []domain.Link { return read[id] })
 	for id, ls := range read {
 		out[id] = ls
 	}

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
@@ -31,43 +33,31 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, stat
 	args = append(args, anySlice(anchorIDs)...)
 	args = append(args, strArgs(statuses)...)
 	args = append(args, minEvidence, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT e.field, sum(e.n) AS n FROM evidence_counts e
+	var out []FieldEvidence
+	err := queryEach(ctx, s.db, `SELECT e.field, sum(e.n) AS n FROM evidence_counts e
 		WHERE e.anchor_id IN (`+in+`)
 		AND e.field NOT IN (SELECT c.field FROM cards c WHERE c.anchor_id IN (`+in+`) AND c.status IN (`+placeholders(len(statuses))+`))
-		GROUP BY e.field HAVING n >= ? ORDER BY n DESC, e.field LIMIT ?`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("find fields without cards: %w", err)
-	}
-	var out []FieldEvidence
-	for rows.Next() {
+		GROUP BY e.field HAVING n >= ? ORDER BY n DESC, e.field LIMIT ?`, args, func(rows *sql.Rows) error {
 		var f FieldEvidence
 		if err := rows.Scan(&f.Field, &f.Evidence); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("find fields without cards: %w", err)
+			return err
 		}
 		out = append(out, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("find fields without cards: %w", err)
 	}
 	for i := range out {
 		sargs := append(anySlice(anchorIDs), out[i].Field)
-		srows, err := s.db.QueryContext(ctx, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
-			ORDER BY rowid DESC LIMIT 3`, sargs...)
-		if err != nil {
-			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
-		}
-		for srows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id FROM evidence WHERE anchor_id IN (`+in+`) AND field = ?
+			ORDER BY rowid DESC LIMIT 3`, sargs, func(rows *sql.Rows) error {
 			var id string
-			if err := srows.Scan(&id); err != nil {
-				srows.Close()
-				return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
-			}
+			err := rows.Scan(&id)
 			out[i].Samples = append(out[i].Samples, id)
-		}
-		srows.Close()
-		if err := srows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("sample evidence of %s: %w", out[i].Field, err)
 		}
 	}
@@ -76,9 +66,7 @@ func (s *Store) FieldsWithoutCards(ctx context.Context, anchorIDs []string, stat
 
 // RecentEvidence returns up to limit evidence rows of anchorIDs, optionally
 // of one field, most recently recorded first (by insertion order), with
-// only ID, Content, Field, Provenance, SourceRef and AnchorID filled: what a
-// ranking and a pack read of the hundred rows it looks at. The
-// (anchor_id, field) index bounds the read to those anchors.
+// only ID, Content, Field, Provenance, SourceRef and AnchorID filled.
 func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field string, limit int) ([]domain.Evidence, error) {
 	if len(anchorIDs) == 0 || limit <= 0 {
 		return nil, nil
@@ -104,21 +92,16 @@ func (s *Store) RecentEvidence(ctx context.Context, anchorIDs []string, field st
 	if err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read recent evidence: %w", err)
-	}
 	var rowids []int64
-	for rows.Next() {
+	err = queryEach(ctx, s.db, `SELECT rid FROM (`+strings.Join(arms, " UNION ALL ")+`) ORDER BY rid DESC LIMIT ?`, args, func(rows *sql.Rows) error {
 		var r int64
 		if err := rows.Scan(&r); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read recent evidence: %w", err)
+			return err
 		}
 		rowids = append(rowids, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read recent evidence: %w", err)
 	}
 	got := make(map[int64]domain.Evidence, len(rowids))
@@ -159,10 +142,7 @@ func (s *Store) EvidenceTexts(ctx context.Context, ids []string) (map[string]dom
 			missing = append(missing, id)
 		}
 	}
-	for len(missing) > 0 {
-		n := min(len(missing), 500)
-		chunk := missing[:n]
-		missing = missing[n:]
+	for chunk := range slices.Chunk(missing, 500) {
 		read, err := s.readEvidenceRows(ctx, `id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk))
 		if err != nil {
 			return nil, err
@@ -185,57 +165,40 @@ func (s *Store) CitingCards(ctx context.Context, evidenceIDs []string, statuses 
 		chunk := evidenceIDs[:n]
 		evidenceIDs = evidenceIDs[n:]
 		args := append(anySlice(chunk), strArgs(statuses)...)
-		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT l.evidence_id, l.card_id FROM card_links l JOIN cards c ON c.id = l.card_id
+		err := queryEach(ctx, s.db, `SELECT DISTINCT l.evidence_id, l.card_id FROM card_links l JOIN cards c ON c.id = l.card_id
 			WHERE l.evidence_id IN (`+placeholders(len(chunk))+`) AND c.status IN (`+placeholders(len(statuses))+`)
-			ORDER BY l.evidence_id, l.card_id`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("find citing cards: %w", err)
-		}
-		for rows.Next() {
+			ORDER BY l.evidence_id, l.card_id`, args, func(rows *sql.Rows) error {
 			var ev, card string
 			if err := rows.Scan(&ev, &card); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find citing cards: %w", err)
+				return err
 			}
 			out[ev] = append(out[ev], card)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("find citing cards: %w", err)
 		}
 	}
 	return out, nil
 }
 
-// SourceRefs returns the source_ref of each evidence id that exists.
-// Evidence is append-only (the schema refuses UPDATE and DELETE), so a
-// source ref never changes once read: the store keeps the ones it has read
-// (a Memo bounded at memoMax ids; evidence that does not exist is not
-// kept, since it may be recorded later) and asks SQLite only for the
-// others.
+// SourceRefs returns the source_ref of each evidence id that exists. Source
+// refs never change, so those read are kept for good; absent ids are not.
 func (s *Store) SourceRefs(ctx context.Context, evidenceIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(evidenceIDs))
 	missing := s.refs.GetMany(cache.Forever{}, evidenceIDs, func(i int, ref string) { out[evidenceIDs[i]] = ref })
-	for len(missing) > 0 {
-		n := min(len(missing), 500)
-		chunk := missing[:n]
-		missing = missing[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT id, source_ref FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read source refs: %w", err)
-		}
+	for chunk := range slices.Chunk(missing, 500) {
 		var found []string
-		for rows.Next() {
+		err := queryEach(ctx, s.db, `SELECT id, source_ref FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id, ref string
 			if err := rows.Scan(&id, &ref); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read source refs: %w", err)
+				return err
 			}
 			out[id] = ref
 			found = append(found, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read source refs: %w", err)
 		}
 		s.refs.PutMany(cache.Forever{}, found, func(id string) string { return out[id] })

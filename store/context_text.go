@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -22,11 +24,8 @@ type CandidateText struct {
 type cardText struct{ id, statement, content string }
 
 // CandidateTexts returns every card q selects (ignoring Match and Limit)
-// with only the columns a relevance ranking needs, in no particular order
-// (sorting whole rows in SQLite costs more than the caller's own order).
-// Callers use it when the selection is too large to read whole; CardsOf
-// reads the cards they pick of it. Statements and contents come from the
-// text cache, and only the cards it does not hold are read from the table.
+// with only the columns a relevance ranking needs, in no particular order,
+// for selections too large to read whole; CardsOf reads the cards picked.
 func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]CandidateText, error) {
 	sel, version, err := s.selection(ctx, q)
 	if err != nil {
@@ -56,27 +55,19 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 			at[out[i].rowid] = i
 		}
 	}
-	for rest := missing; len(rest) > 0; {
-		n := min(len(rest), 500)
-		chunk := rest[:n]
-		rest = rest[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, statement, content FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read candidate texts: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(missing, 500) {
+		err := queryEach(ctx, s.db, `SELECT rowid, statement, content FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var rowid int64
 			var stmt, content string
 			if err := rows.Scan(&rowid, &stmt, &content); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read candidate texts: %w", err)
+				return err
 			}
 			if k, ok := at[rowid]; ok {
 				out[k].Statement, out[k].Content = stmt, content
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read candidate texts: %w", err)
 		}
 	}
@@ -87,8 +78,7 @@ func (s *Store) CandidateTexts(ctx context.Context, q CandidateQuery) ([]Candida
 	return out, nil
 }
 
-// CardsOf reads the cards of texts (from CandidateTexts), keyed by id,
-// through the card cache: one B-tree descent per card it does not hold.
+// CardsOf reads the cards of texts (from CandidateTexts), keyed by id.
 func (s *Store) CardsOf(ctx context.Context, texts []CandidateText) (map[string]domain.Card, error) {
 	version, err := s.version(ctx)
 	if err != nil {
@@ -110,12 +100,8 @@ func (s *Store) CardsOf(ctx context.Context, texts []CandidateText) (map[string]
 }
 
 // CandidateCards returns every card q selects (ignoring Match and Limit),
-// whole, in no particular order. Callers use it when the selection is
-// within their bound. The selection comes from the selection cache or an
-// index; the cards from the card cache (see cardCache) or the table.
+// whole, in no particular order.
 func (s *Store) CandidateCards(ctx context.Context, q CandidateQuery) ([]domain.Card, error) {
-	// The selection's card version, read before its rows, versions the
-	// cards read through the card cache too.
 	rows, version, err := s.selection(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read candidate cards: %w", err)

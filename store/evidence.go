@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -61,16 +62,8 @@ func (tx *Tx) EvidenceByIDs(ctx context.Context, ids []string) (map[string]domai
 
 func evidenceByIDs(ctx context.Context, q querier, ids []string) (map[string]domain.Evidence, error) {
 	out := make(map[string]domain.Evidence, len(ids))
-	for len(ids) > 0 {
-		// Stay far below SQLite's bound-parameter limit.
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := q.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
-		}
-		if err := scanEvidence(rows, func(e domain.Evidence) { out[e.ID] = e }); err != nil {
+	for chunk := range slices.Chunk(ids, 500) {
+		if err := queryEvidence(ctx, q, "read evidence", `SELECT `+evidenceCols+` FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(e domain.Evidence) { out[e.ID] = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -113,20 +106,16 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Ev
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count evidence: %w", err)
+	total, err := count(ctx, s.db, "count evidence", `SELECT count(*) FROM `+from+cond, args...)
+	if err != nil {
+		return nil, 0, err
 	}
 	query := `SELECT e.` + strings.ReplaceAll(evidenceCols, ", ", ", e.") + ` FROM ` + from + cond + ` ORDER BY ` + order
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evidence: %w", err)
-	}
 	var out []domain.Evidence
-	if err := scanEvidence(rows, func(e domain.Evidence) { out = append(out, e) }); err != nil {
+	if err := queryEvidence(ctx, s.db, "list evidence", query, args, func(e domain.Evidence) { out = append(out, e) }); err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
@@ -134,11 +123,7 @@ func (s *Store) ListEvidence(ctx context.Context, f EvidenceFilter) ([]domain.Ev
 
 // CountEvidence counts all evidence rows.
 func (s *Store) CountEvidence(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM evidence`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count evidence: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count evidence", `SELECT count(*) FROM evidence`)
 }
 
 // CardIDExists reports whether id names a card (distill uses it to tell
@@ -155,7 +140,13 @@ func (tx *Tx) CardIDExists(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-func scanEvidence(rows *sql.Rows, fn func(domain.Evidence)) error {
+// queryEvidence runs query, which selects evidenceCols, and calls fn for
+// each row. A failed query is wrapped with what.
+func queryEvidence(ctx context.Context, q querier, what, query string, args []any, fn func(domain.Evidence)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	defer rows.Close()
 	for rows.Next() {
 		var e domain.Evidence
@@ -221,30 +212,17 @@ func nonNil(xs []string) []string {
 }
 
 // EvidenceHashes reads the content hashes of the rows with these ids;
-// absent ids are missing from the map. It reads the primary key and one
-// column only: an import checks thousands of ids with it.
+// absent ids are missing from the map.
 func (s *Store) EvidenceHashes(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT id, content_sha256 FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read evidence hashes: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, s.db, `SELECT id, content_sha256 FROM evidence WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var id, sum string
-			if err := rows.Scan(&id, &sum); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read evidence hashes: %w", err)
-			}
+			err := rows.Scan(&id, &sum)
 			out[id] = sum
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read evidence hashes: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read evidence hashes: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/palacehq/palace/domain"
@@ -23,21 +24,17 @@ func evidenceBytes(_ int64, e domain.Evidence) int { return len(e.Content) }
 
 // readEvidenceRows reads the evidence rows where selects, keyed by rowid.
 func (s *Store) readEvidenceRows(ctx context.Context, where string, args []any) (map[int64]domain.Evidence, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT rowid, id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read evidence: %w", err)
-	}
-	defer rows.Close()
 	out := map[int64]domain.Evidence{}
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT rowid, id, content, field, provenance, source_ref, anchor_id FROM evidence WHERE `+where, args, func(rows *sql.Rows) error {
 		var r int64
 		var e domain.Evidence
 		if err := rows.Scan(&r, &e.ID, &e.Content, &e.Field, (*string)(&e.Provenance), &e.SourceRef, &e.AnchorID); err != nil {
-			return nil, fmt.Errorf("read evidence: %w", err)
+			return err
 		}
 		out[r] = e
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read evidence: %w", err)
 	}
 	return out, nil

@@ -5,39 +5,39 @@ import (
 	"fmt"
 )
 
-// Cards join their full-text index (cards_fts) at commit, like evidence,
-// not through an insert trigger, which would make every card INSERT a
-// multi-write statement and FTS5 flush its pending index at each
-// statement's savepoint. Store.Tx indexes the cards a transaction inserted
-// with one INSERT … SELECT before it commits, so every committed card is
-// indexed, once. The update trigger (statement or content changed) takes
-// the old text out of the index, so an UPDATE of either column indexes the
-// pending cards first (indexCards): an old text must be in the index to be
-// taken out.
+// Cards and evidence join their full-text indexes at commit, not through
+// insert triggers (docs/rationale.md): Store.Tx indexes a transaction's new
+// rows of each in one statement, so every committed row is indexed once. An
+// UPDATE of a card's statement or content indexes the pending cards first:
+// the update trigger can only take out an indexed text.
 
-// markCardsUnindexed notes, before a transaction's first card insert, the
-// rowid its cards start from: they join the full-text index at commit.
-func (tx *Tx) markCardsUnindexed(ctx context.Context) error {
-	if tx.cardsUnindexed != 0 {
+// cardTextCols are the columns of cards that cards_fts indexes.
+const cardTextCols = "statement, content"
+
+// markUnindexed notes in first, before a transaction's first insert into
+// table, the rowid its new rows start from.
+func (tx *Tx) markUnindexed(ctx context.Context, table string, first *int64) error {
+	if *first != 0 {
 		return nil
 	}
-	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) + 1 FROM cards`).Scan(&tx.cardsUnindexed); err != nil {
-		return fmt.Errorf("insert cards: %w", err)
+	if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(max(rowid), 0) + 1 FROM `+table).Scan(first); err != nil {
+		return fmt.Errorf("insert %s: %w", table, err)
 	}
 	return nil
 }
 
-// indexCards adds the cards this transaction inserted to cards_fts in one
-// statement. Rowids only grow while the transaction holds the write lock
-// (cards are never deleted), so the new rows are those from the first.
-func (tx *Tx) indexCards(ctx context.Context) error {
-	if tx.cardsUnindexed == 0 {
+// indexNew adds the rows of table from rowid *first on to its full-text
+// index in one statement. Rowids only grow while the transaction holds the
+// write lock and neither table is deleted from, so the new rows are those
+// from the first.
+func (tx *Tx) indexNew(ctx context.Context, table, cols string, first *int64) error {
+	if *first == 0 {
 		return nil
 	}
-	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO cards_fts(rowid, statement, content)
-		SELECT rowid, statement, content FROM cards WHERE rowid >= ?`, tx.cardsUnindexed); err != nil {
-		return fmt.Errorf("index new cards: %w", err)
+	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO `+table+`_fts(rowid, `+cols+`)
+		SELECT rowid, `+cols+` FROM `+table+` WHERE rowid >= ?`, *first); err != nil {
+		return fmt.Errorf("index new %s: %w", table, err)
 	}
-	tx.cardsUnindexed = 0
+	*first = 0
 	return nil
 }

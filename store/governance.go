@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -62,21 +63,20 @@ func (s *Store) DuplicateOf(ctx context.Context, id string) (string, error) {
 
 // CountDuplicates counts the rows marked as duplicates, by cause.
 func (s *Store) CountDuplicates(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT cause, count(*) FROM evidence_duplicates GROUP BY cause`)
-	if err != nil {
-		return nil, fmt.Errorf("count duplicates: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT cause, count(*) FROM evidence_duplicates GROUP BY cause`, nil, func(rows *sql.Rows) error {
 		var c string
 		var n int
 		if err := rows.Scan(&c, &n); err != nil {
-			return nil, fmt.Errorf("count duplicates: %w", err)
+			return err
 		}
 		out[c] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count duplicates: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Contest is one open or closed contest of a card: something that
@@ -138,29 +138,23 @@ func (tx *Tx) OpenContests(ctx context.Context, ids []string) (map[string][]Cont
 func openContests(ctx context.Context, q querier, ids []string) (map[string][]Contest, error) {
 	out := map[string][]Contest{}
 	read := func(where string, args []any) error {
-		rows, err := q.QueryContext(ctx, `SELECT `+contestCols+` FROM card_contests c LEFT JOIN evidence e ON e.id = c.evidence_id
-			WHERE c.resolved_at IS NULL`+where+` ORDER BY c.seq`, args...)
+		err := queryEach(ctx, q, `SELECT `+contestCols+` FROM card_contests c LEFT JOIN evidence e ON e.id = c.evidence_id
+			WHERE c.resolved_at IS NULL`+where+` ORDER BY c.seq`, args, func(rows *sql.Rows) error {
+			var c Contest
+			err := rows.Scan(&c.CardID, &c.Kind, &c.Reason, &c.EvidenceID, &c.SourceRef, &c.EvidenceAt,
+				&c.Source, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt, &c.ResolvedAt, &c.Resolution)
+			out[c.CardID] = append(out[c.CardID], c)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("read contests: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var c Contest
-			if err := rows.Scan(&c.CardID, &c.Kind, &c.Reason, &c.EvidenceID, &c.SourceRef, &c.EvidenceAt,
-				&c.Source, &c.Actor, (*string)(&c.ActorType), &c.CreatedAt, &c.ResolvedAt, &c.Resolution); err != nil {
-				return fmt.Errorf("scan contest: %w", err)
-			}
-			out[c.CardID] = append(out[c.CardID], c)
-		}
-		return rows.Err()
+		return nil
 	}
 	if ids == nil {
 		return out, read("", nil)
 	}
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
+	for chunk := range slices.Chunk(ids, 500) {
 		if err := read(` AND c.card_id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk)); err != nil {
 			return nil, err
 		}
@@ -216,33 +210,25 @@ func (s *Store) OriginalsByHash(ctx context.Context, shas []string) (map[string]
 
 func originalsByHash(ctx context.Context, q querier, shas []string) (map[string]string, error) {
 	out := map[string]string{}
-	for len(shas) > 0 {
-		n := min(len(shas), 500)
-		chunk := shas[:n]
-		shas = shas[n:]
+	for chunk := range slices.Chunk(shas, 500) {
 		prefixes := make([]any, len(chunk))
 		for i, s := range chunk {
 			prefixes[i] = s[:min(16, len(s))]
 		}
-		rows, err := q.QueryContext(ctx, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
+		err := queryEach(ctx, q, `SELECT e.id, e.anchor_id, e.content_sha256 FROM evidence e
 			WHERE substr(e.content_sha256, 1, 16) IN (`+placeholders(len(chunk))+`)
 			AND NOT EXISTS (SELECT 1 FROM evidence_duplicates d WHERE d.evidence_id = e.id)
-			ORDER BY e.rowid`, prefixes...)
-		if err != nil {
-			return nil, fmt.Errorf("look up evidence by hash: %w", err)
-		}
-		for rows.Next() {
+			ORDER BY e.rowid`, prefixes, func(rows *sql.Rows) error {
 			var id, anchor, sha string
 			if err := rows.Scan(&id, &anchor, &sha); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("look up evidence by hash: %w", err)
+				return err
 			}
 			if _, ok := out[anchor+"|"+sha]; !ok {
 				out[anchor+"|"+sha] = id
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("look up evidence by hash: %w", err)
 		}
 	}

@@ -11,11 +11,9 @@ import (
 	"sync/atomic"
 )
 
-// handle is the store's database: the file, or — for a store opened with
-// OpenDeferred on a home that has no database yet — an empty in-memory
-// database with the current schema that answers reads until the first
-// write creates the file. A client that only reads (an editor or agent
-// asking for context on a fresh machine) then leaves no file behind.
+// handle is the store's database: the file, or, for OpenDeferred on a home
+// without one, an empty in-memory database with the current schema that
+// answers reads until the first write creates the file.
 type handle struct {
 	db atomic.Pointer[sql.DB]
 	// create, non-nil while deferred, opens the file database; the first

@@ -20,9 +20,7 @@ type InjectionEvent struct {
 }
 
 // Outcomes are the injection outcomes a request may record, in the order a
-// request record lists them. OutcomeSkippedScope is counted per request,
-// never stored per card: most candidates of a request are out of scope, and
-// nothing reads them.
+// request record lists them. OutcomeSkippedScope is only counted per request.
 var Outcomes = domain.Strings(domain.Outcomes)
 
 // The outcomes as the store's rows and records spell them.
@@ -46,27 +44,20 @@ type InjectionStats struct {
 }
 
 // InjectionStats returns, per card of cardIDs, the count and newest time of
-// each outcome among the events of the UTC days from since's day on (the
-// rollup counts by day), or of all time when since is "" (kept for the
-// applied outcomes, inline_full and inline_compact, only). skipped_scope is
-// never rolled up. Cards without events are missing from the map. The read
-// is bounded by days and outcomes (injection_daily, injection_window), never
-// by the number of requests, plus the records not folded into them yet
-// (fewer than foldEvery).
+// each outcome over the UTC days from since's day on, or of all time when
+// since is "" (inline_full and inline_compact only). skipped_scope is never
+// counted; cards without events are missing. The read is bounded by days
+// and outcomes, never by the number of requests.
 func (s *Store) InjectionStats(ctx context.Context, cardIDs []string, since string) (map[string]InjectionStats, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	out := make(map[string]InjectionStats, len(cardIDs))
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 500)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
+	for chunk := range slices.Chunk(cardIDs, 500) {
 		args := anySlice(chunk)
 		query := `SELECT 0, card_id, outcome, total, last_at FROM injection_window WHERE card_id IN (` + placeholders(len(chunk)) + `)
 			AND outcome IN ('inline_full', 'inline_compact') ` + unfoldedRecords
 		day := ""
 		if since != "" {
-			// Summed here rather than with GROUP BY: the rows come in key
-			// order and a temp b-tree would cost more than the sum.
+			// Summed in Go, not GROUP BY: the rows come in key order.
 			day = since[:min(len(since), 10)]
 			query = `SELECT 0, card_id, outcome, n, last_at FROM injection_daily
 				WHERE card_id IN (` + placeholders(len(chunk)) + `) AND day >= ? ` + unfoldedRecords
@@ -138,29 +129,18 @@ type InjectionSummary struct {
 	Latest string
 }
 
-// injectionSummariesSQL is InjectionSummaries answered by SQLite alone,
-// for the windows the cached running counts cannot answer (see
-// InjectionSummaries). It reads one short range per card, the card's
-// running counts (injection_window: one row per outcome), each summed from
-// its day list or corrected by the daily rows between the row's base and
-// since's day. The records not folded into the rollups yet are added, read
-// in the same statement.
+// injectionSummariesSQL is InjectionSummaries answered by SQLite alone, for
+// windows the cached running counts cannot answer: each running count is
+// summed from its day list or corrected by the daily rows between its base
+// and since's day, and the unfolded records read in the same statement.
 func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string, queued []*queuedRecord) (*summaries, error) {
 	sums := newSummaries(len(cardIDs), groups, latest)
 	day := since[:min(len(since), 10)]
-	for len(cardIDs) > 0 {
-		n := min(len(cardIDs), 400)
-		chunk := cardIDs[:n]
-		cardIDs = cardIDs[n:]
-		// Days in [since, base) are added to n, days in [base, since)
-		// taken from it. A running count whose newest event is older than
-		// since counts nothing in the window, whatever its base: without
-		// that shortcut a card out of use for months read back the daily
-		// rows of its last month of use, most of a request's cooling read
-		// on a palace with a year of history.
-		// ?1 is since's day. A row whose day list reaches back to it is
-		// summed from the list (count -1 here, the list in the last
-		// column); only a row without one reads injection_daily.
+	for chunk := range slices.Chunk(cardIDs, 400) {
+		// ?1 is since's day. Days in [since, base) are added to n, days in
+		// [base, since) taken from it; a count whose newest event is older
+		// than since is 0. A row whose day list reaches since is summed from
+		// the list (count -1, the list last); only others read injection_daily.
 		const fromList = `r.days IS NOT NULL AND date(substr(w.last_at, 1, 10), '-` + recentDaysBack + ` days') <= ?1`
 		rows, err := s.db.QueryContext(ctx, `SELECT 0, w.card_id, w.outcome, w.last_at, CASE WHEN w.base = ?1 THEN w.n WHEN substr(w.last_at, 1, 10) < ?1 THEN 0
 				WHEN `+fromList+` THEN -1 ELSE w.n + coalesce((
@@ -168,7 +148,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 				WHERE d.card_id = w.card_id AND d.day >= min(?1, w.base) AND d.day < max(?1, w.base) AND d.outcome = w.outcome), 0) END,
 				CASE WHEN w.base <> ?1 AND substr(w.last_at, 1, 10) >= ?1 AND `+fromList+` THEN r.days END
 			FROM injection_window w LEFT JOIN injection_recent r ON r.card_id = w.card_id AND r.outcome = w.outcome
-			WHERE w.card_id IN (`+placeholders(n)+`)
+			WHERE w.card_id IN (`+placeholders(len(chunk))+`)
 			UNION ALL SELECT 1, '', '', created_at, seq, cards FROM injection_requests WHERE seq > (SELECT seq FROM injection_fold)
 			UNION ALL SELECT 2, '', '', '', seq, NULL FROM injection_fold`,
 			append([]any{day}, anySlice(chunk)...)...)
@@ -177,8 +157,7 @@ func (s *Store) injectionSummariesSQL(ctx context.Context, cardIDs []string, sin
 		}
 		var recs []rawRecord
 		var mark int64
-		// Typed columns, declared once: a running count's row scans
-		// without an allocation per column.
+		// Typed columns, declared once: no allocation per column.
 		var kind, count int
 		var id, outcome, last string
 		var cards any

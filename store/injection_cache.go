@@ -3,31 +3,21 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/palacehq/palace/internal/cache"
+	"slices"
 	"time"
+
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // InjectionSummaries returns, per card of cardIDs, the number of events of
 // each outcome group over the UTC days from since's day on, and the newest
 // event ever of the latest outcomes. Cards without any such event are
-// missing from the map.
+// missing from the map. Unfolded and still-queued records are counted too.
 //
-// A card's running counts (injection_window, one row per outcome, with its
-// day list in injection_recent) change only when records are folded, so
-// the store keeps the rows it has read as of the fold mark it read them at
-// (windowCache). A request reads the mark and the records not folded yet
-// in one statement; the cards the cache holds at that mark need no read,
-// the others are read with the mark again in one statement, and a fold in
-// between means every card is read again at the new mark. Each count comes
-// from its row alone — the row's running count when its base is since's
-// day, nothing when its newest event is older, else its day list — and
-// the unfolded records are added. A window no row can answer that way
-// (since more than a day list's reach before a row's newest day) is read
-// by SQLite with the daily rows (injectionSummariesSQL).
-//
-// This process's request records still queued (see QueueRequest) are
-// added too, so a request counts the ones before it whether or not they
-// were written yet (see countQueued).
+// Running counts change only at a fold, so they are cached as of the fold
+// mark; a fold between the reads means every card is read again at the new
+// mark. A window no row can answer from its count or day list is left to
+// injectionSummariesSQL.
 func (s *Store) InjectionSummaries(ctx context.Context, cardIDs []string, since string, groups [][]string, latest []string) (map[string]InjectionSummary, error) {
 	sums, err := s.injectionSummaries(ctx, cardIDs, since, groups, latest, s.records.snapshot())
 	if err != nil {
@@ -111,17 +101,14 @@ func (w windowRow) countFrom(day, listUntil string) (int, bool) {
 	return 0, false
 }
 
-// The window cache holds cards' running counts as of one fold mark:
-// nothing else writes them, so while the mark stands they are what the
-// database holds. A card read without rows is held with none.
+// windowCacheMax bounds the window cache: cards' running counts as of one
+// fold mark, true while the mark stands (a card without rows is held too).
 const windowCacheMax = 1 << 16
 
-// advanceWindows moves the cache past folds another process made, from
-// the mark it holds to to, dropping the cards those folds changed: the
-// records between the two marks name them (by rowid, which the rowid
-// cache maps back to the cached ids; a cached id it cannot map is dropped
-// too). When a record in between is gone (pruned already), or too many
-// lie between, the cache is left for the read to empty.
+// advanceWindows moves the cache past other processes' folds up to to,
+// dropping the cards the records in between name (and any cached id the
+// rowid cache cannot map). With a record gone or more than advanceMax in
+// between, the cache is left for the read to empty.
 func (s *Store) advanceWindows(ctx context.Context, to int64) {
 	from, ok := s.windows.Version()
 	if !ok || from >= to || to-from > advanceMax {
@@ -155,8 +142,7 @@ func (s *Store) advanceWindows(ctx context.Context, to int64) {
 }
 
 // advanceMax is the most records a reader decodes to keep its running
-// counts across other processes' folds; past it (a process idle while
-// others recorded thousands of requests) reading the cards again is
+// counts across other processes' folds; past it, reading the cards again is
 // cheaper.
 const advanceMax = 4096
 
@@ -168,13 +154,11 @@ func (s *Store) readWindowsOf(ctx context.Context, ids []string) (map[string][]w
 	out := map[string][]windowRow{}
 	var seq int64 = -1
 	var recs []rawRecord
-	for rest := ids; len(rest) > 0; {
-		n := min(len(rest), 400)
-		got, cseq, crecs, err := s.readWindows(ctx, rest[:n])
+	for chunk := range slices.Chunk(ids, 400) {
+		got, cseq, crecs, err := s.readWindows(ctx, chunk)
 		if err != nil {
 			return nil, 0, nil, false, err
 		}
-		rest = rest[n:]
 		if seq >= 0 && cseq != seq {
 			return nil, 0, nil, false, nil
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -51,11 +52,9 @@ func sumDaysFrom(days, day string) int {
 	return n
 }
 
-// writeRecentDays merges sums into the day lists of the pairs they touch:
-// the lists are read once, the new daily counts added in Go, days before
-// recentDays-1 days of each list's newest day dropped, and the lists
-// written back in batched statements. Recomputing each list from
-// injection_daily in SQL was two thirds of a fold.
+// writeRecentDays merges sums into the day lists of the pairs they touch,
+// in Go (docs/rationale.md), dropping days more than recentDays-1 before
+// each list's newest.
 func (tx *Tx) writeRecentDays(ctx context.Context, sums *rollups) error {
 	type pair struct{ card, outcome string }
 	lists := map[pair]map[string]int{}
@@ -67,41 +66,32 @@ func (tx *Tx) writeRecentDays(ctx context.Context, sums *rollups) error {
 			order = append(order, p)
 		}
 	}
-	for rest := order; len(rest) > 0; {
-		n := min(len(rest), 400)
-		chunk := rest[:n]
-		rest = rest[n:]
+	for chunk := range slices.Chunk(order, 400) {
+		n := len(chunk)
 		args := make([]any, 0, 2*n)
 		for _, p := range chunk {
 			args = append(args, p.card, p.outcome)
 		}
-		rows, err := tx.tx.QueryContext(ctx, `SELECT card_id, outcome, days FROM injection_recent
-			WHERE days IS NOT NULL AND (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("read recent injection days: %w", err)
-		}
-		for rows.Next() {
+		err := queryEach(ctx, tx.tx, `SELECT card_id, outcome, days FROM injection_recent
+			WHERE days IS NOT NULL AND (card_id, outcome) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")+`)`, args, func(rows *sql.Rows) error {
 			var p pair
 			var days string
 			if err := rows.Scan(&p.card, &p.outcome, &days); err != nil {
-				rows.Close()
-				return fmt.Errorf("read recent injection days: %w", err)
+				return err
 			}
 			m := lists[p]
 			eachDay(days, func(d string, c int) { m[d] += c })
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("read recent injection days: %w", err)
 		}
 	}
 	for _, k := range sums.order {
 		lists[pair{k.card, k.outcome}][k.day] += sums.sums[k].n
 	}
-	for rest := order; len(rest) > 0; {
-		n := min(len(rest), 300)
-		chunk := rest[:n]
-		rest = rest[n:]
+	for chunk := range slices.Chunk(order, 300) {
+		n := len(chunk)
 		args := make([]any, 0, 3*n)
 		for _, p := range chunk {
 			args = append(args, p.card, p.outcome, encodeRecentDays(lists[p]))

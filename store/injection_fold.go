@@ -4,13 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+
 	"github.com/palacehq/palace/internal/cache"
 )
-
-// queryer is a database or a transaction.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
 
 // rawRecord is one request record's cards, decoded.
 type rawRecord struct {
@@ -46,7 +43,7 @@ func (r rawRecord) each(names map[int64]string, fn func(id, outcome string)) {
 }
 
 // readRecords decodes the records query selects (created_at, cards).
-func readRecords(ctx context.Context, q queryer, query string, args ...any) ([]rawRecord, error) {
+func readRecords(ctx context.Context, q querier, query string, args ...any) ([]rawRecord, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read injection requests: %w", err)
@@ -71,8 +68,29 @@ func readRecords(ctx context.Context, q queryer, query string, args ...any) ([]r
 	return out, nil
 }
 
-// cardNames maps every card rowid the records name to its id.
-func cardNames(ctx context.Context, q queryer, recs []rawRecord) (map[int64]string, error) {
+// cardIDsOf maps the rowids of the cards that exist to their ids.
+func cardIDsOf(ctx context.Context, q querier, rowids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(rowids))
+	for chunk := range slices.Chunk(rowids, 500) {
+		err := queryEach(ctx, q, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
+			var rid int64
+			var id string
+			if err := rows.Scan(&rid, &id); err != nil {
+				return err
+			}
+			out[rid] = id
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read card ids: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// cardNames maps every card rowid the records name to its id; a rowid no
+// card has is ErrNotFound.
+func cardNames(ctx context.Context, q querier, recs []rawRecord) (map[int64]string, error) {
 	seen := map[int64]bool{}
 	var want []int64
 	for _, r := range recs {
@@ -85,28 +103,9 @@ func cardNames(ctx context.Context, q queryer, recs []rawRecord) (map[int64]stri
 			}
 		}
 	}
-	out := make(map[int64]string, len(want))
-	for len(want) > 0 {
-		n := min(len(want), 500)
-		chunk := want[:n]
-		want = want[n:]
-		rows, err := q.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card ids: %w", err)
-		}
-		for rows.Next() {
-			var rid int64
-			var id string
-			if err := rows.Scan(&rid, &id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card ids: %w", err)
-			}
-			out[rid] = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read card ids: %w", err)
-		}
+	out, err := cardIDsOf(ctx, q, want)
+	if err != nil {
+		return nil, err
 	}
 	for rid := range seen {
 		if _, ok := out[rid]; !ok {
@@ -168,26 +167,18 @@ func (s *Store) pendingEvents(ctx context.Context, recs []rawRecord, mark int64,
 func (s *Store) cardNames(ctx context.Context, ids []string) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
 	missing := s.rowids.GetMany(cache.Forever{}, ids, func(i int, rid int64) { out[rid] = ids[i] })
-	for len(missing) > 0 {
-		n := min(len(missing), 500)
-		chunk := missing[:n]
-		missing = missing[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read card rowids: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(missing, 500) {
+		err := queryEach(ctx, s.db, `SELECT rowid, id FROM cards WHERE id IN (`+placeholders(len(chunk))+`)`, anySlice(chunk), func(rows *sql.Rows) error {
 			var rid int64
 			var id string
 			if err := rows.Scan(&rid, &id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read card rowids: %w", err)
+				return err
 			}
 			out[rid] = id
 			s.rowids.Put(cache.Forever{}, id, rid)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read card rowids: %w", err)
 		}
 	}

@@ -8,33 +8,18 @@ import (
 	"time"
 )
 
-// QueueRequest records one context request's outcomes (and its terms,
-// when given) without making the request wait for a write: the record is
-// checked and coded now (an unknown outcome is ErrBadOutcome, an unknown
-// card ErrNotFound, and nothing is queued), then written in the background
-// with the records queued beside it, in one transaction that also folds
-// them into the rollups when foldEvery records wait unfolded: as soon as
-// writeAt records are queued, else flushAfter after the first of them, and
-// at FlushRecords and Close. A write whose records cross a multiple of
-// pruneEvery also drops up to pruneStep raw records older than
-// pruneBefore ("" = keep all).
-//
-// The request never waits for the write lock (behind another agent's
-// write, or a fold), and since every commit empties the page cache of every
-// other connection to the database, batching empties it once per batch: a
-// server answering back-to-back requests writes once a second. Nothing is
-// lost by queueing: this process's
-// InjectionSummaries counts queued records as it counts unfolded ones, the
-// other readers of telemetry write the queue first, and Close writes what
-// is left (reporting a write that kept failing). Other processes see a
-// long-running process's records at most flushAfter late.
+// QueueRequest records one context request's outcomes (and terms, when
+// given) without waiting for a write: the record is checked and coded now
+// (an unknown outcome is ErrBadOutcome, an unknown card ErrNotFound, and
+// nothing is queued), then written in the background with its neighbours,
+// at writeAt records, flushAfter after the first, or at FlushRecords and
+// Close. Nothing is lost: this process's reads count queued records, other
+// readers of telemetry flush first, and Close writes the rest.
 func (s *Store) QueueRequest(ctx context.Context, events []InjectionEvent, terms *RequestTerms, pruneBefore string) error {
 	_, err := s.queueRecord(ctx, events, terms, pruneBefore)
 	return err
 }
 
-// queueRecord is QueueRequest returning the record queued (nil for no
-// events or an error).
 func (s *Store) queueRecord(ctx context.Context, events []InjectionEvent, terms *RequestTerms, pruneBefore string) (*queuedRecord, error) {
 	if len(events) == 0 {
 		return nil, nil
@@ -63,25 +48,20 @@ func (s *Store) queueRecord(ctx context.Context, events []InjectionEvent, terms 
 	return r, nil
 }
 
-// pruneEvery and pruneStep pace retention during normal use: a written
-// record whose number is a multiple of pruneEvery also deletes up to
-// pruneStep records older than the window, so a palace in steady use never
-// grows its raw telemetry past the window and no single write pays for a
-// large delete.
+// pruneEvery and pruneStep pace retention: a record whose number crosses a
+// multiple of pruneEvery also deletes up to pruneStep records older than the
+// window, so raw telemetry stays bounded without one large delete.
 const (
 	pruneEvery = 64
 	pruneStep  = 256
 )
 
 // queueMax bounds the records waiting to be written: a request that finds
-// the queue full waits for it to be written, so a writer that cannot keep
-// up (another process holding the database) slows requests down instead of
-// growing memory.
+// the queue full waits for the write, rather than growing memory.
 const queueMax = 1024
 
 // flushAfter is how long a record may wait for others to be written with,
-// and writeAt how many may wait before they are written at once. A reader
-// counts queued records from memory, so a long queue costs it nothing.
+// and writeAt how many may wait before they are written at once.
 const (
 	flushAfter = time.Second
 	writeAt    = 256
@@ -95,9 +75,7 @@ type queuedRecord struct {
 	events               []InjectionEvent // skipped_scope left out
 	terms                *RequestTerms
 	pruneBefore          string
-	// seq is the record's number once a write transaction inserted it, 0
-	// before (and again if that transaction rolled back). See
-	// countQueued.
+	// seq is the record's number once inserted, 0 before or after a rollback.
 	seq atomic.Int64
 }
 
@@ -159,10 +137,8 @@ func (q *recordQueue) flushLater(s *Store) {
 	q.run(s, true)
 }
 
-// run writes the waiting records, everything queued by the time a write
-// begins in one transaction, until fewer than writeAt wait (none, with
-// all) or a write fails (the records stay queued for the next add or
-// FlushRecords). Records left waiting arm the timer.
+// run writes the waiting records, a transaction per round, until fewer than
+// writeAt wait (none, with all) or a write fails, leaving them queued.
 func (q *recordQueue) run(s *Store, all bool) {
 	for {
 		q.mu.Lock()
@@ -189,11 +165,9 @@ func (q *recordQueue) run(s *Store, all bool) {
 	}
 }
 
-// writeQueued writes batch (the oldest waiting records) in one
-// transaction that folds the unfolded records when foldEvery wait, takes
-// them off the queue as it commits, then prunes when due.
+// writeQueued writes batch (the oldest waiting records) in one transaction
+// that folds when due, takes them off the queue and prunes when due.
 func (s *Store) writeQueued(batch []*queuedRecord) error {
-	// Not a request's context: the request has returned.
 	ctx := context.Background()
 	q := &s.records
 	var first, last int64
@@ -207,13 +181,9 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
 		for _, r := range batch {
-			res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
-				r.requestID, r.createdAt, r.blob, r.scopeSkipped)
-			if err != nil {
-				return fmt.Errorf("record injection request %s: %w", r.requestID, err)
-			}
-			if last, err = res.LastInsertId(); err != nil {
-				return fmt.Errorf("record injection request %s: %w", r.requestID, err)
+			var err error
+			if last, err = tx.insertRecord(ctx, r.requestID, r.createdAt, r.blob, r.scopeSkipped); err != nil {
+				return err
 			}
 			r.seq.Store(last)
 			if first == 0 {
@@ -237,14 +207,12 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 		return err
 	}
 	if foldedFrom >= 0 {
-		// Only the folded cards' running counts moved: the rest of what
-		// readers keep stays true at the new mark, and the cards they
-		// held are read again here, off the requests' path (best effort:
-		// a request that misses reads them itself).
+		// Only the folded cards' running counts moved: drop and reread those
+		// (best effort, off the requests' path).
 		var held []string
 		changed := map[string]bool{}
-		for _, id := range sums.cards() {
-			changed[id] = true
+		for _, k := range sums.order {
+			changed[k.card] = true
 		}
 		s.windows.Move(foldedFrom, last, func(id string) bool {
 			if changed[id] {
@@ -262,8 +230,7 @@ func (s *Store) writeQueued(batch []*queuedRecord) error {
 	q.waiting = append([]*queuedRecord(nil), q.waiting[len(batch):]...)
 	q.mu.Unlock()
 	if pruneBefore != "" && last/pruneEvery > (first-1)/pruneEvery {
-		// Best effort: a failure loses nothing (the records stay for the
-		// next prune or `palace maintenance`).
+		// Best effort: what is not pruned stays for the next prune.
 		_, _ = s.PruneTelemetry(ctx, pruneBefore, pruneStep)
 	}
 	q.mu.Lock()
@@ -279,15 +246,10 @@ func (q *recordQueue) snapshot() []*queuedRecord {
 	return q.waiting[:len(q.waiting):len(q.waiting)]
 }
 
-// countQueued calls fn for the events of ids in the records of queued (a
-// snapshot taken before the read) that the read did not see: visible is
-// the newest record number the read saw (the fold mark, or the newest
-// unfolded record after it). A record leaves the queue only after its
-// commit, so one missing from the snapshot was committed before the read
-// began and the read saw it. One in the snapshot was seen by the read if
-// it was committed before: its number is then at most visible, while a
-// record not committed yet has none or one above every committed record
-// (its transaction holds the write lock; a rollback clears the number).
+// countQueued calls fn for the events of ids in queued (a snapshot taken
+// before the read) that the read did not see; visible is the newest record
+// number it saw. A record leaves the queue only after its commit, and one
+// not committed yet has no number or one above every committed record.
 func countQueued(queued []*queuedRecord, visible int64, ids []string, fn func(id, outcome, createdAt string)) {
 	if len(queued) == 0 {
 		return
@@ -337,11 +299,4 @@ func (s *Store) FlushRecords() error {
 		return fmt.Errorf("write %d queued injection requests: %w", len(q.waiting), q.err)
 	}
 	return nil
-}
-
-// settleQueued writes the queued records before a read that does not count
-// them itself. A write that fails leaves them queued for Close to report;
-// the read goes on with what is written.
-func (s *Store) settleQueued() {
-	_ = s.FlushRecords()
 }

@@ -37,11 +37,10 @@ func (r InjectionRequest) Events() []InjectionEvent {
 	return out
 }
 
-// RecordInjections records one request's events (all of one request id and
-// time) and waits for the write: QueueRequest, then FlushRecords. An
-// unknown outcome is ErrBadOutcome and an unknown card ErrNotFound, and
-// nothing is written. It returns the record's sequence number (records are
-// numbered in insertion order), 0 for no events.
+// RecordInjections records one request's events (one request id and time)
+// and waits for the write. An unknown outcome is ErrBadOutcome, an unknown
+// card ErrNotFound, and nothing is written. It returns the record's
+// sequence number, 0 for no events.
 func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (int64, error) {
 	r, err := s.queueRecord(ctx, events, nil, "")
 	if r == nil || err != nil {
@@ -54,8 +53,7 @@ func (s *Store) RecordInjections(ctx context.Context, events []InjectionEvent) (
 }
 
 // RecordInjectionBatch records many requests in one transaction that also
-// folds them (and any unfolded records) into the rollups, summed per card,
-// day and outcome first (a generator of history). It returns each
+// folds them and any unfolded records into the rollups. It returns each
 // request's sequence number (0 for one without events).
 func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]InjectionEvent) ([]int64, error) {
 	if !slices.ContainsFunc(requests, func(events []InjectionEvent) bool { return len(events) > 0 }) {
@@ -96,13 +94,9 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 			if len(events) == 0 {
 				continue
 			}
-			res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
-				events[0].RequestID, events[0].CreatedAt, blobs[i], scope[i])
-			if err != nil {
-				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
-			}
-			if seqs[i], err = res.LastInsertId(); err != nil {
-				return fmt.Errorf("record injection request %s: %w", events[0].RequestID, err)
+			var err error
+			if seqs[i], err = tx.insertRecord(ctx, events[0].RequestID, events[0].CreatedAt, blobs[i], scope[i]); err != nil {
+				return err
 			}
 			if first == 0 {
 				first = seqs[i]
@@ -118,13 +112,8 @@ func (s *Store) RecordInjectionBatch(ctx context.Context, requests [][]Injection
 	return seqs, nil
 }
 
-// foldEvery is how many request records may wait unfolded: the write that
-// reaches it has them all folded into the rollups in its transaction,
-// which runs off the requests' path (see QueueRequest). A
-// request's rollups touch one page of each rollup table per card (their
-// keys start with the card), where the record alone is a few pages; folded
-// together, requests share pages (docs/rationale.md).
-// A reader decodes at most foldEvery-1 records (~200 bytes each).
+// foldEvery is how many request records may wait unfolded; the write that
+// reaches it folds them all, off the requests' path (docs/rationale.md).
 const foldEvery = 16
 
 // rollupKey and rollups sum events per card, UTC day and outcome.
@@ -155,13 +144,10 @@ func (r *rollups) add(card, outcome, stamp string) {
 	a.last = max(a.last, stamp)
 }
 
-// fold brings the rollups up to record last when force is set or
-// foldEvery records wait: it adds the unfolded records before first (read
-// back and decoded) to sums, the events of the records first..last this
-// transaction wrote, writes them all, and moves the fold mark to last.
-//
-// It returns the mark it moved from, or -1 when no fold was due; sums then
-// holds every event it folded.
+// fold brings the rollups up to record last when force is set or foldEvery
+// records wait: it adds the unfolded records before first and sums (the
+// records first..last) to the rollups and moves the fold mark to last. It
+// returns the mark it moved from, or -1 when no fold was due.
 func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force bool) (int64, error) {
 	var folded int64
 	if err := tx.tx.QueryRowContext(ctx, `SELECT seq FROM injection_fold`).Scan(&folded); err != nil {
@@ -190,30 +176,27 @@ func (tx *Tx) fold(ctx context.Context, first, last int64, sums *rollups, force 
 	return folded, nil
 }
 
-// cards returns the distinct cards of the sums.
-func (r *rollups) cards() []string {
-	seen := make(map[string]bool, len(r.order))
-	var out []string
-	for _, k := range r.order {
-		if !seen[k.card] {
-			seen[k.card] = true
-			out = append(out, k.card)
+// insertRecord writes one request record and returns its sequence number.
+func (tx *Tx) insertRecord(ctx context.Context, requestID, createdAt string, blob []byte, scopeSkipped int) (int64, error) {
+	res, err := tx.exec(ctx, `INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped) VALUES (?,?,?,?)`,
+		requestID, createdAt, blob, scopeSkipped)
+	if err == nil {
+		var seq int64
+		if seq, err = res.LastInsertId(); err == nil {
+			return seq, nil
 		}
 	}
-	return out
+	return 0, fmt.Errorf("record injection request %s: %w", requestID, err)
 }
 
 // writeRollups adds sums to injection_daily, injection_window and the day
 // lists of injection_recent.
 func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 	order := sums.order
-	// Oldest day first: a window row moved forward by a later day must
-	// already count the earlier days of the batch it subtracts.
+	// Oldest day first: a later day's move of base must see the earlier days.
 	slices.SortStableFunc(order, func(a, b rollupKey) int { return strings.Compare(a.day, b.day) })
-	for len(order) > 0 {
-		n := min(len(order), 200)
-		chunk := order[:n]
-		order = order[n:]
+	for chunk := range slices.Chunk(order, 200) {
+		n := len(chunk)
 		daily := make([]any, 0, 5*n)
 		window := make([]any, 0, 6*n)
 		for _, k := range chunk {
@@ -227,11 +210,8 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 			return fmt.Errorf("roll up injections by day: %w", err)
 		}
 		// n counts the days from base on, so a write for an earlier day
-		// leaves it as it is (readers take such days from
-		// injection_daily). The write also moves base to windowDays
-		// before its day when base is older, taking the days it passes
-		// out of n: a row moves at most once a day, and then reads a
-		// few of its card's daily rows.
+		// leaves it; a later day moves base to windowDays before it, taking
+		// the days it passes out of n.
 		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO injection_window(card_id, outcome, base, n, total, last_at) VALUES `+
 			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?),", n), ",")+
 			` ON CONFLICT(card_id, outcome) DO UPDATE SET
@@ -247,16 +227,13 @@ func (tx *Tx) writeRollups(ctx context.Context, sums *rollups) error {
 	return tx.writeRecentDays(ctx, sums)
 }
 
-// windowDays is how far behind a card's newest written day its running
-// counts' base is kept: the cooling horizon, so that a request's read
-// needs a day or two of injection_daily rows at most. Counts are exact
-// with any base.
+// windowDays is how far behind a card's newest day its running counts' base
+// is kept (the cooling horizon). Counts are exact with any base.
 const windowDays = "30"
 
 // cardRowIDs maps card ids to their rowids; an unknown id is ErrNotFound.
-// Cards are never deleted, so a rowid names one card for good (VACUUM
-// keeps rowids; see Compact) and the rowid cache answers most of a
-// request's ids.
+// Cards are never deleted and VACUUM keeps rowids, so a rowid names one card
+// for good.
 func (s *Store) cardRowIDs(ctx context.Context, ids []string) (map[string]int64, error) {
 	names, err := s.cardNames(ctx, ids)
 	if err != nil {
@@ -274,11 +251,9 @@ func (s *Store) cardRowIDs(ctx context.Context, ids []string) (map[string]int64,
 	return out, nil
 }
 
-// encodeRequest writes a request's cards compactly: for each outcome in
-// Outcomes order that has cards, one byte (the outcome's index), the
-// number of cards (uvarint), and their rowids ascending as uvarint deltas
-// — about two bytes a card on a 10k-card palace, against ~30 for an id.
-// skipped_scope cards are only counted.
+// encodeRequest codes a request's cards: for each outcome in Outcomes order
+// that has cards, its index byte, the count and the ascending rowids as
+// uvarint deltas. skipped_scope cards are only counted.
 func encodeRequest(events []InjectionEvent, rowids map[string]int64) ([]byte, int, error) {
 	byOutcome := make([][]int64, len(Outcomes))
 	scope := 0

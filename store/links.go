@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
 
-// InsertLink adds l; inserted is false when the same (card, evidence, role)
+// insertLink adds l; inserted is false when the same (card, evidence, role)
 // link exists already.
 func (tx *Tx) insertLink(ctx context.Context, l domain.Link) (inserted bool, err error) {
 	res, err := tx.exec(ctx, `INSERT INTO card_links(card_id, evidence_id, role, note, created_at)
@@ -32,11 +34,9 @@ func (tx *Tx) Links(ctx context.Context, cardID string) ([]domain.Link, error) {
 	return m[cardID], err
 }
 
-// LinksFor returns the links of many cards, keyed by card id. The links of
-// a few cards read before come from the full-link cache, as of the data
-// version (a brief reads those of five candidates; a card listing those
-// of many, which bypass it); the slices are shared with it, so callers
-// must not change them.
+// LinksFor returns the links of many cards, keyed by card id. Up to
+// fullLinkCacheMax cards go through the full-link cache, whose slices
+// callers must not change.
 func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]domain.Link, error) {
 	if len(cardIDs) > fullLinkCacheMax {
 		return linksFor(ctx, s.db, cardIDs)
@@ -67,30 +67,20 @@ func (s *Store) LinksFor(ctx context.Context, cardIDs []string) (map[string][]do
 
 func linksFor(ctx context.Context, q querier, ids []string) (map[string][]domain.Link, error) {
 	out := make(map[string][]domain.Link, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		chunk := ids[:n]
-		ids = ids[n:]
-		rows, err := q.QueryContext(ctx, `SELECT l.card_id, l.evidence_id, l.role, l.note, l.created_at, e.source_ref,
+	for chunk := range slices.Chunk(ids, 500) {
+		err := queryEach(ctx, q, `SELECT l.card_id, l.evidence_id, l.role, l.note, l.created_at, e.source_ref,
 			COALESCE(d.original_id, l.evidence_id), e.provenance, e.actor_type, e.created_at
 			FROM card_links l JOIN evidence e ON e.id = l.evidence_id
 			LEFT JOIN evidence_duplicates d ON d.evidence_id = l.evidence_id
 			WHERE l.card_id IN (`+placeholders(len(chunk))+`)
-			ORDER BY l.card_id, l.created_at, l.rowid`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read links: %w", err)
-		}
-		for rows.Next() {
+			ORDER BY l.card_id, l.created_at, l.rowid`, anySlice(chunk), func(rows *sql.Rows) error {
 			var l domain.Link
-			if err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role), &l.Note, &l.CreatedAt, &l.SourceRef,
-				&l.Original, (*string)(&l.Provenance), (*string)(&l.ActorType), &l.EvidenceAt); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("scan link: %w", err)
-			}
+			err := rows.Scan(&l.CardID, &l.EvidenceID, (*string)(&l.Role), &l.Note, &l.CreatedAt, &l.SourceRef,
+				&l.Original, (*string)(&l.Provenance), (*string)(&l.ActorType), &l.EvidenceAt)
 			out[l.CardID] = append(out[l.CardID], l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read links: %w", err)
 		}
 	}

@@ -5,13 +5,10 @@ import (
 	"unicode/utf8"
 )
 
-// decodeLists decodes a JSON object of string lists, as json.Unmarshal into
-// a struct of []string fields named keys would, into dst. The scope and
-// trigger columns are such objects, written by encodeScopeTrigger, and a
-// context request decodes a few hundred of them: the fast path reads the
-// shape those writes produce (known keys, plain strings) without reflection,
-// and anything else — escapes, unknown keys, null, invalid UTF-8 — goes
-// through json.Unmarshal into v, so the result is always Unmarshal's.
+// decodeLists decodes a JSON object of string lists into dst, as
+// json.Unmarshal into v would. The shape encodeScopeTrigger writes is read
+// without reflection; anything else (escapes, unknown keys, null, invalid
+// UTF-8) goes through json.Unmarshal, so the result is always Unmarshal's.
 func decodeLists(raw string, keys []string, dst []*[]string, v any) error {
 	if fastLists(raw, keys, dst) {
 		return nil
@@ -132,13 +129,9 @@ func fastLists(s string, keys []string, dst []*[]string) bool {
 	}
 }
 
-// appendLists appends the JSON object {"keys[0]":[…],…} of lists, as
-// json.Marshal writes a struct of []string fields with those names (nil
-// lists included, as []: the shape normScope and normTrigger give). An
-// import writes a scope, a trigger and tags per row on the one goroutine
-// that writes SQLite, and json.Marshal's reflection was a few percent of
-// it: strings of plain printable ASCII are copied as they are, and any
-// other goes through json.Marshal, so the bytes are always Marshal's.
+// appendLists appends the JSON object {"keys[0]":[…],…} of lists, byte for
+// byte as json.Marshal writes a struct of []string fields with those names
+// (nil lists as [], the shape normScope and normTrigger give).
 func appendLists(dst []byte, keys []string, lists ...[]string) []byte {
 	dst = append(dst, '{')
 	for i, key := range keys {
@@ -164,10 +157,8 @@ func appendList(dst []byte, xs []string) []byte {
 	return append(dst, ']')
 }
 
-// appendString appends s as json.Marshal writes it: as it is between
-// quotes when no byte needs an escape (encoding/json escapes control
-// characters, quotes, backslashes, and <, > and & for HTML), through
-// json.Marshal otherwise.
+// appendString appends s as json.Marshal writes it: quoted as it is when no
+// byte needs an escape (control characters, quotes, backslashes, <, >, &).
 func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {

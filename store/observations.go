@@ -2,14 +2,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/palacehq/palace/domain"
 )
 
 // InsertObservations appends what evidence saw of the code it cites, in
-// the transaction that records the evidence. Rows are append-only (the
-// schema refuses UPDATE and DELETE).
+// the transaction that records the evidence.
 func (tx *Tx) InsertObservations(ctx context.Context, obs []domain.Observation) error {
 	for _, o := range obs {
 		if _, err := tx.exec(ctx, `INSERT INTO evidence_observations(evidence_id, n, kind, path, line_start, line_end, symbol, lines_sha256, git_commit, observed_at)
@@ -25,37 +26,19 @@ func (tx *Tx) InsertObservations(ctx context.Context, obs []domain.Observation) 
 // their order.
 func (s *Store) Observations(ctx context.Context, evidenceIDs []string) (map[string][]domain.Observation, error) {
 	out := map[string][]domain.Observation{}
-	for len(evidenceIDs) > 0 {
-		n := min(len(evidenceIDs), 500)
-		chunk := evidenceIDs[:n]
-		evidenceIDs = evidenceIDs[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT `+observationCols+` FROM evidence_observations
-			WHERE evidence_id IN (`+placeholders(len(chunk))+`) ORDER BY evidence_id, n`, anySlice(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read observations: %w", err)
-		}
-		for rows.Next() {
+	for chunk := range slices.Chunk(evidenceIDs, 500) {
+		err := queryEach(ctx, s.db, `SELECT evidence_id, n, kind, path, line_start, line_end, symbol, lines_sha256, git_commit, observed_at
+			FROM evidence_observations WHERE evidence_id IN (`+placeholders(len(chunk))+`) ORDER BY evidence_id, n`, anySlice(chunk), func(rows *sql.Rows) error {
 			var o domain.Observation
-			if err := scanObservation(rows, &o); err != nil {
-				rows.Close()
-				return nil, err
-			}
+			err := rows.Scan(&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt)
 			out[o.EvidenceID] = append(out[o.EvidenceID], o)
-		}
-		if err := rows.Close(); err != nil {
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read observations: %w", err)
 		}
 	}
 	return out, nil
-}
-
-const observationCols = `evidence_id, n, kind, path, line_start, line_end, symbol, lines_sha256, git_commit, observed_at`
-
-func scanObservation(rows interface{ Scan(...any) error }, o *domain.Observation) error {
-	if err := rows.Scan(&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt); err != nil {
-		return fmt.Errorf("read observations: %w", err)
-	}
-	return nil
 }
 
 // CodeCitation is one observation of code by evidence linked to a card in
@@ -84,32 +67,25 @@ func (s *Store) CodeCitations(ctx context.Context) (map[string][]CodeCitation, e
 	}
 	out := map[string][]CodeCitation{}
 	if v.maxObservation > 0 {
-		// CROSS JOIN keeps the observations the outer loop (a few rows
-		// per code-citing card, each probing card_links by evidence and
-		// evidence by id), so the query grows with code-citing cards:
-		// SQLite's own plan walks every link of the palace in card order
-		// to spare a sort.
-		rows, err := s.db.QueryContext(ctx, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
+		// CROSS JOIN keeps the observations the outer loop, so the read
+		// grows with code-citing cards, not links (docs/rationale.md).
+		err := queryEach(ctx, s.db, `SELECT l.card_id, l.role, e.created_at, e.rowid, e.source_ref,
 			o.evidence_id, o.n, o.kind, o.path, o.line_start, o.line_end, o.symbol, o.lines_sha256, o.git_commit, o.observed_at
 			FROM evidence_observations o
 			CROSS JOIN card_links l ON l.evidence_id = o.evidence_id AND l.role IN ('supporting', 'verification')
 			CROSS JOIN evidence e ON e.id = o.evidence_id
-			ORDER BY l.card_id, e.rowid, o.n`)
-		if err != nil {
-			return nil, fmt.Errorf("read code citations: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+			ORDER BY l.card_id, e.rowid, o.n`, nil, func(rows *sql.Rows) error {
 			var card string
 			var c CodeCitation
 			o := &c.Observation
 			if err := rows.Scan(&card, (*string)(&c.Role), &c.EvidenceAt, &c.EvidenceSeq, &c.SourceRef,
 				&o.EvidenceID, &o.N, (*string)(&o.Kind), &o.Path, &o.LineStart, &o.LineEnd, &o.Symbol, &o.LinesSHA256, &o.Commit, &o.ObservedAt); err != nil {
-				return nil, fmt.Errorf("read code citations: %w", err)
+				return err
 			}
 			out[card] = append(out[card], c)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read code citations: %w", err)
 		}
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/palacehq/palace/domain"
 )
@@ -12,14 +11,10 @@ import (
 // an empty slice when there is none. Re-importing a rule file finds its
 // rules here, so a rule moved to another line is not recorded twice.
 func (tx *Tx) EvidenceBySource(ctx context.Context, anchorID, sha256, refPrefix string) ([]domain.Evidence, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+evidenceCols+` FROM evidence
-		WHERE anchor_id = ? AND content_sha256 = ? AND instr(source_ref, ?) = 1
-		ORDER BY created_at, id`, anchorID, sha256, refPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("find evidence by source %s: %w", refPrefix, err)
-	}
 	var out []domain.Evidence
-	if err := scanEvidence(rows, func(e domain.Evidence) { out = append(out, e) }); err != nil {
+	if err := queryEvidence(ctx, tx.tx, "find evidence by source "+refPrefix, `SELECT `+evidenceCols+` FROM evidence
+		WHERE anchor_id = ? AND content_sha256 = ? AND instr(source_ref, ?) = 1
+		ORDER BY created_at, id`, []any{anchorID, sha256, refPrefix}, func(e domain.Evidence) { out = append(out, e) }); err != nil {
 		return nil, err
 	}
 	return out, nil

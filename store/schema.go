@@ -1,8 +1,9 @@
 package store
 
 // migrations are forward-only: migrations[i] moves a database from schema
-// version i to i+1. A released entry is never edited; a change is a new entry.
-// Each runs inside the one transaction that also sets user_version.
+// version i to i+1, inside the transaction that sets user_version. A released
+// entry is never edited. Later entries assume only what they name (IF NOT
+// EXISTS, OR REPLACE), so they hold whatever number they get.
 var migrations = []string{
 	// 1: the initial schema.
 	`
@@ -125,14 +126,8 @@ CREATE TABLE injection_events (
 );
 CREATE INDEX injection_events_card_time ON injection_events(card_id, created_at);
 `,
-	// 2: injection rollups. Every context request appends a row per candidate
-	// card, so counting a 30-day window over injection_events grows with the
-	// number of requests; these two tables, kept by a trigger, bound that
-	// read by days (injection_daily) and give each card's latest event per
-	// outcome in one row (injection_last). injection_events stays the
-	// append-only log and loses its (card_id, created_at) index: nothing
-	// reads it by card, and each request would dirty about one index page
-	// per candidate for it.
+	// 2: injection rollups kept by a trigger, so a 30-day window is read by
+	// days (injection_daily) and a card's latest event per outcome in one row.
 	`
 DROP INDEX injection_events_card_time;
 CREATE TABLE injection_daily (
@@ -162,11 +157,8 @@ BEGIN
 		ON CONFLICT(card_id, outcome) DO UPDATE SET total = total + 1, last_at = max(last_at, excluded.last_at);
 END;
 `,
-	// 3: context reads that stay small at 100k cards and 1M evidence rows. A
-	// covering index answers the visible selection (counts, expiry, the fill
-	// order, authoritative fields) without reading card rows, and
-	// evidence_counts, kept by a trigger (evidence is append-only), answers
-	// "how much evidence per anchor and field" without scanning evidence.
+	// 3: a covering index answers the visible selection without card rows;
+	// evidence_counts answers evidence per anchor and field without a scan.
 	`
 CREATE INDEX cards_context ON cards(anchor_id, status, persistence, tier, expires_at, field, id);
 CREATE TABLE evidence_counts (
@@ -182,16 +174,8 @@ BEGIN
 		ON CONFLICT(anchor_id, field) DO UPDATE SET n = n + 1;
 END;
 `,
-	// 4: reads in the order they are wanted, straight from an index, with
-	// no sort. A card's links in link order (created_at, then rowid, which
-	// every index entry ends with), where the unique index is ordered by
-	// evidence id. An anchor's evidence newest first (rowid), where the
-	// (anchor_id, field) index is ordered by field and, given a field,
-	// SQLite would prefer the field index over the anchors
-	// (docs/rationale.md). And a counter
-	// of changes to card texts, so a process may keep statements and
-	// contents it has read (see textCache): palace never rewrites them, and
-	// a change by anything else is counted.
+	// 4: links and an anchor's evidence read in order straight from an index
+	// (docs/rationale.md), and a counter of changes to card texts (textCache).
 	`
 CREATE INDEX card_links_card_time ON card_links(card_id, created_at);
 CREATE INDEX evidence_anchor ON evidence(anchor_id);
@@ -200,26 +184,15 @@ INSERT INTO card_text_version(n) VALUES (0);
 CREATE TRIGGER cards_text_changed AFTER UPDATE OF statement, content ON cards
 BEGIN UPDATE card_text_version SET n = n + 1; END;
 `,
-	// 5: evidence joins its full-text index at commit. An insert trigger
-	// makes every evidence INSERT a multi-write statement with a savepoint,
-	// and FTS5 flushes its pending index at each savepoint: one tiny
-	// segment per row. Store.Tx indexes a transaction's new evidence with
-	// one INSERT … SELECT before it commits, so every committed row is
-	// indexed and FTS5 flushes once per batch. The field-only index goes:
-	// it serves no query (field lookups come with anchors, or from
-	// evidence_counts) and costs every insert.
+	// 5: evidence joins its full-text index at commit (Store.Tx), so FTS5
+	// flushes once per batch; the field-only index serves no query.
 	`
 DROP TRIGGER evidence_fts_insert;
 DROP INDEX evidence_field;
 `,
-	// Redaction of evidence that should never have been stored (a leaked
-	// credential). Evidence stays append-only with one exception: a row's
-	// content may be replaced, once, by the notice of its row in
-	// evidence_redactions, which records who redacted it, when and why and
-	// is itself append-only. Every other column, the original content's
-	// hash included, stays as it was. The full-text index drops the old
-	// text and indexes the notice. The entry assumes only what migrations 1
-	// to 5 created, so it runs the same whatever number it gets.
+	// Redaction: an evidence row's content may be replaced, once, by the notice
+	// of its append-only evidence_redactions row; every other column, the
+	// content hash included, stays. Assumes only migrations 1 to 5.
 	`
 CREATE TABLE evidence_redactions (
 	evidence_id TEXT PRIMARY KEY REFERENCES evidence(id),
@@ -253,21 +226,10 @@ BEGIN
 	INSERT INTO evidence_fts(rowid, content) VALUES (new.rowid, new.content);
 END;
 `,
-	// Telemetry of one row per context request, not one per candidate
-	// card (a request considers hundreds, most of them skipped_scope, which
-	// nothing counts). injection_requests keeps, per request, the cards per
-	// outcome in a compact blob (card rowids, delta-coded; see
-	// encodeRequest) and only the number of skipped_scope cards; the
-	// writer updates the rollups itself in the same short transaction:
-	// injection_daily for every outcome but skipped_scope, injection_last
-	// for the applied outcomes only (nothing reads the other all-time
-	// totals, so their rows go). Raw requests are dropped after a retention
-	// window (the rollups already hold their counts). The old per-card rows
-	// convert into request rows whose cards are text ("outcome:id,id;
-	// outcome:id", which the reader also takes) with their skipped_scope
-	// cards counted, and the old table goes. The entry assumes only what
-	// migrations 1 to 5 created, so it runs the same whatever number it
-	// gets.
+	// Telemetry of one row per context request (injection_requests: cards per
+	// outcome, delta-coded, see encodeRequest; skipped_scope only counted).
+	// The writer keeps the rollups in the same transaction; raw requests are
+	// pruned after a retention window. Assumes only migrations 1 to 5.
 	`
 DROP TRIGGER IF EXISTS injection_events_rollup;
 CREATE TABLE injection_requests (
@@ -288,16 +250,10 @@ INSERT INTO injection_requests(request_id, created_at, cards, scope_skipped)
 DROP TABLE injection_events;
 DELETE FROM injection_last WHERE outcome NOT IN ('inline_full','inline_compact');
 `,
-	// A running count per card and outcome over the cooling window, with
-	// the total and the newest event ever, so a context request reads one
-	// short range per card: summing injection_daily over the window and
-	// reading injection_last cost three index seeks per candidate, a fifth
-	// of a request. It replaces injection_last (a write less per request).
-	// n counts the card's events of the days from base on; the writer
-	// moves base forward as days leave the window, and a reader corrects
-	// for the days between base and its own window start from
-	// injection_daily (see InjectionSummaries), so any base is correct and
-	// a recent one is cheap.
+	// injection_window: a running count per card and outcome, so a request
+	// reads one short range per card. n counts events from base on; readers
+	// correct for days between base and their window (InjectionSummaries), so
+	// any base is correct and a recent one is cheap.
 	`
 CREATE TABLE injection_window (
 	card_id TEXT NOT NULL REFERENCES cards(id),
@@ -314,17 +270,10 @@ INSERT INTO injection_window(card_id, outcome, base, n, total, last_at)
 	FROM injection_daily GROUP BY card_id, outcome;
 DROP TABLE injection_last;
 `,
-	// Adoption signals: what an agent or a person said happened with a
-	// card (used, accepted, rejected, rollback, contradiction, neutral) or
-	// with a request (miss: knowledge that was needed and not given). Rows
-	// are append-only evidence about use, never authority: nothing reads
-	// them to change a card's status or to satisfy a gate. request_terms
-	// keeps each context request's signature (the terms of its query, file,
-	// field and intents) for as long as raw telemetry is kept, so a signal
-	// naming a request can be weighed for requests like it; the signal
-	// copies the signature, so pruning loses nothing a signal needs. The
-	// entry assumes only what the first migration created, so it runs the
-	// same whatever number it gets.
+	// Adoption signals about use, never authority: nothing reads them to
+	// change a status or satisfy a gate. request_terms keeps each request's
+	// signature while raw telemetry is kept; a signal copies it. Assumes only
+	// the first migration.
 	`
 CREATE TABLE adoption_events (
 	id            TEXT PRIMARY KEY,
@@ -356,20 +305,11 @@ CREATE TABLE request_terms (
 ) WITHOUT ROWID;
 CREATE INDEX request_terms_time ON request_terms(created_at);
 `,
-	// Card files: repo cards travel with git as files under
-	// <repo>/.palace/cards/. card_events learns the event type imported
-	// (a CHECK constraint cannot be altered in SQLite, so the table is
-	// rebuilt with its rows and its append-only triggers), and card_files
-	// remembers, per card, the file as it was at the last sync (its hash,
-	// and its size and mtime in the checkout that saw it, so an unchanged
-	// directory is not read again), the card's last event seq then, and why
-	// an imported claim of authority was held back as a candidate. A row
-	// with an empty hash is a candidate shared but not yet written.
-	// card_sync_marks keeps, per anchor, the last card event when a sync
-	// left nothing pending: while no event follows it, the next sync reads
-	// card_files alone instead of every card with its last event. The
-	// entry assumes only what migrations 1 to 5 created, so it runs the
-	// same whatever number it gets.
+	// Card files under <repo>/.palace/cards/: card_events learns 'imported'
+	// (a CHECK cannot be altered, so the table is rebuilt with its triggers);
+	// card_files keeps each card's file as last synced; card_sync_marks lets a
+	// sync with no new event read card_files alone. Assumes only migrations 1
+	// to 5.
 	`
 DROP TRIGGER card_events_no_update;
 DROP TRIGGER card_events_no_delete;
@@ -416,16 +356,10 @@ CREATE TABLE IF NOT EXISTS card_sync_marks (
 	event_rowid INTEGER NOT NULL
 );
 `,
-	// Governance. Distinct evidence: evidence is counted once per content
-	// hash and anchor, so the first row of each (anchor, hash) is the
-	// original and every later row with the same content is a duplicate,
-	// listed in evidence_duplicates with its original (evidence itself stays
-	// append-only: rows are marked, never removed). Rows already duplicated
-	// when this runs are marked as cause 'migration'. Contested cards: a
-	// counterexample (or another contradiction) against an authoritative
-	// card opens a row in card_contests; demoting, retiring or resolving the
-	// card closes it. The entry assumes only what the earlier entries
-	// created, so it runs the same whatever number it gets.
+	// Governance. Evidence counts once per (anchor, content hash); later rows
+	// are listed in evidence_duplicates, never removed. card_contests holds
+	// open challenges to authoritative cards; demote, retire or resolve closes
+	// one.
 	`
 -- The lookup index holds a 16-hex prefix of the hash only: a quarter of
 -- the key, so an import pays less for it; the query checks the full hash.
@@ -463,14 +397,9 @@ CREATE TABLE card_contests (
 );
 CREATE INDEX card_contests_open ON card_contests(card_id) WHERE resolved_at IS NULL;
 `,
-	// Folded telemetry. The rollups (injection_daily, injection_window)
-	// take request records in batches, not one transaction per record,
-	// which touches one page of each per card (see FoldEvery):
-	// injection_fold holds the seq of the last record folded into them,
-	// the writer folds once enough records wait, and readers add the
-	// records after the mark. Every record kept so far is in the rollups
-	// already. IF NOT EXISTS and OR REPLACE: it holds whatever the entry's
-	// number, and on a database rebuilt by hand from older tables.
+	// Folded telemetry: injection_fold holds the seq of the last request folded
+	// into the rollups (FoldEvery); readers add the records after it. IF NOT
+	// EXISTS and OR REPLACE make it hold whatever its number.
 	`
 CREATE TABLE IF NOT EXISTS injection_fold (
 	id  INTEGER PRIMARY KEY CHECK (id = 1),
@@ -478,20 +407,13 @@ CREATE TABLE IF NOT EXISTS injection_fold (
 );
 INSERT OR REPLACE INTO injection_fold(id, seq) SELECT 1, coalesce(max(seq), 0) FROM injection_requests;
 `,
-	// Cards join the full-text index at commit, as evidence does (see
-	// store/fulltext.go): the insert trigger goes. Every card committed so
-	// far is indexed already. IF EXISTS: it holds whatever the entry's
-	// number.
+	// Cards join the full-text index at commit, as evidence does (fulltext.go).
 	`
 DROP TRIGGER IF EXISTS cards_fts_insert;
 `,
-	// Beside each running count, its card's daily counts of the last
-	// recentDays days up to its newest day ("YYYY-MM-DD:n,…", see
-	// recentDaysSQL), so a read sums a window from one row instead of
-	// correcting the count from injection_daily: with a year of history
-	// those correlated reads were a third of a pack's CPU. Filled here from
-	// the daily rows; the fold keeps it. IF NOT EXISTS and OR REPLACE: it
-	// holds whatever the entry's number.
+	// injection_recent: each running count's daily counts of the last
+	// recentDays days ("YYYY-MM-DD:n,…", recentDaysSQL), so a window is summed
+	// from one row. The fold keeps it.
 	`
 CREATE TABLE IF NOT EXISTS injection_recent (
 	card_id TEXT NOT NULL,
@@ -502,11 +424,8 @@ CREATE TABLE IF NOT EXISTS injection_recent (
 INSERT OR REPLACE INTO injection_recent(card_id, outcome, days)
 	SELECT card_id, outcome, ` + recentDaysSQL("injection_window") + ` FROM injection_window;
 `,
-	// A counter of changes to cards, so a process may keep whole cards it
-	// has read (see cardCache): any UPDATE or DELETE of a card row, by
-	// palace or not, by any process, is counted. An INSERT is not: a new
-	// card has a rowid no cache holds. IF NOT EXISTS: it holds whatever
-	// the entry's number.
+	// card_version counts every UPDATE or DELETE of a card, by any process, so
+	// cardCache may keep cards; an INSERT gets a rowid no cache holds.
 	`
 CREATE TABLE IF NOT EXISTS card_version (n INTEGER NOT NULL);
 INSERT INTO card_version(n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM card_version);
@@ -515,11 +434,8 @@ BEGIN UPDATE card_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS cards_deleted AFTER DELETE ON cards
 BEGIN UPDATE card_version SET n = n + 1; END;
 `,
-	// The same for links, so a process may keep cards' links (see
-	// linkCache): UPDATE and DELETE are counted here; an INSERT raises
-	// max(rowid), which the cache reads with the counter. A trigger per
-	// inserted row would tax every import. IF NOT EXISTS: it holds
-	// whatever the entry's number.
+	// link_version does the same for links (linkCache); an INSERT raises
+	// max(rowid), which the cache reads with the counter.
 	`
 CREATE TABLE IF NOT EXISTS link_version (n INTEGER NOT NULL);
 INSERT INTO link_version(n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM link_version);
@@ -528,15 +444,10 @@ BEGIN UPDATE link_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS card_links_deleted AFTER DELETE ON card_links
 BEGIN UPDATE link_version SET n = n + 1; END;
 `,
-	// Every card event says who decided it (the gate, a person, a rule;
-	// empty on older rows: the table is rebuilt with its rows and its
-	// append-only triggers, as a CHECK cannot be added), and card files are read from git: card_files
-	// keeps, per card, the blob palace last wrote or imported and the blob
-	// the checkout's HEAD held at the last sync, instead of the working
-	// tree file's hash and stat. Rows keep their card, event seq and held
-	// reason; their blobs start empty, so the next sync compares each
-	// committed file with the card once. Sync marks are dropped for the
-	// same reason.
+	// Card events record who decided them (decided_by; the table is rebuilt,
+	// as a CHECK cannot be added), and card_files keeps the blob palace last
+	// wrote or imported and the blob at HEAD. Blobs start empty and sync marks
+	// are dropped, so the next sync compares each committed file once.
 	`
 DROP TRIGGER card_events_no_update;
 DROP TRIGGER card_events_no_delete;
@@ -582,10 +493,8 @@ DROP TABLE card_files;
 ALTER TABLE card_files_next RENAME TO card_files;
 DELETE FROM card_sync_marks;
 `,
-	// What a person allowed in a workspace (see workspace.go): one
-	// append-only row per decision, keyed by the checkout's worktree
-	// anchor, the newest one in force. Only a person decides (actor_type
-	// human). IF NOT EXISTS: it holds whatever the entry's number.
+	// What a person allowed in a workspace (workspace.go): append-only, keyed
+	// by the worktree anchor, the newest row in force; only a human decides.
 	`
 CREATE TABLE IF NOT EXISTS workspace_permissions (
 	seq        INTEGER PRIMARY KEY,
@@ -603,11 +512,8 @@ BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS workspace_permissions_no_delete BEFORE DELETE ON workspace_permissions
 BEGIN SELECT RAISE(ABORT, 'workspace permissions are append-only'); END;
 `,
-	// What evidence saw of the code it cites, when it was recorded (see
-	// domain.Observation): a side table, since evidence rows are never
-	// updated. Rows are append-only like the evidence they belong to; a
-	// card is checked against them when palace serves it. IF NOT EXISTS: it
-	// holds whatever the entry's number.
+	// What evidence saw of the code it cites (domain.Observation): an
+	// append-only side table, since evidence rows are never updated.
 	`
 CREATE TABLE IF NOT EXISTS evidence_observations (
 	evidence_id  TEXT NOT NULL REFERENCES evidence(id),
@@ -629,20 +535,14 @@ BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS evidence_observations_no_delete BEFORE DELETE ON evidence_observations
 BEGIN SELECT RAISE(ABORT, 'evidence observations are append-only'); END;
 `,
-	// Statements compare in Unicode NFC (domain.NormalizeStatement), so a
-	// card written in a decomposed spelling would be missed by the
-	// duplicate checks of new cards: every card's normalized statement is
-	// computed again with the function palace registers
-	// (registerFunctions). Rows already in that form are left alone, so
-	// the entry runs the same whatever its number, and again.
+	// Statements compare in NFC (domain.NormalizeStatement): recompute every
+	// statement_norm with palace_statement_norm; idempotent.
 	`
 UPDATE cards SET statement_norm = palace_statement_norm(statement)
 	WHERE statement_norm IS NOT palace_statement_norm(statement);
 `,
-	// A card may supersede another (distill --from): one append-only row
-	// per new card, written with it (WriteCards), naming the card it
-	// replaces once authoritative. IF NOT EXISTS: it holds whatever the
-	// entry's number.
+	// A card may supersede another (distill --from): one append-only row per
+	// new card, written by WriteCards.
 	`
 CREATE TABLE IF NOT EXISTS card_supersessions (
 	card_id    TEXT PRIMARY KEY REFERENCES cards(id),

@@ -10,10 +10,9 @@ import (
 	"github.com/palacehq/palace/internal/cache"
 )
 
-// The selection cache holds candidate selections — the cards of a set of
-// anchors with a set of statuses, as the cards_context index lists them —
-// as of the data version, keyed by anchors and statuses. Expiry is applied
-// when a selection is read, so one entry serves every request time.
+// selectionCacheMax bounds the cache of candidate selections, keyed by
+// anchors and statuses; expiry is applied at read, so one entry serves
+// every request time.
 const selectionCacheMax = 64
 
 // selectionRow is one card of a selection.
@@ -33,10 +32,8 @@ func (r *selectionRow) liveAt(now string) bool {
 	return now == "" || !r.expires || r.expiresAt > now
 }
 
-// selection returns the cards q selects, expiry not applied, with the
-// data version read before the rows (for the caches of what the caller
-// reads of them). Selections of every anchor (AllRepos) are not cached:
-// they are the whole palace.
+// selection returns the cards q selects, expiry not applied, with the data
+// version read before the rows. Selections of every anchor are not cached.
 func (s *Store) selection(ctx context.Context, q CandidateQuery) (_ []selectionRow, version dataVersion, _ error) {
 	version, err := s.version(ctx)
 	if err != nil {
@@ -52,22 +49,18 @@ func (s *Store) selection(ctx context.Context, q CandidateQuery) (_ []selectionR
 	all := q
 	all.Now = ""
 	where, args := candidateWhere("c.", all)
-	rows, err := s.db.QueryContext(ctx, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id, c.expires_at FROM cards c WHERE `+where, args...)
-	if err != nil {
-		return nil, version, fmt.Errorf("read candidate selection: %w", err)
-	}
-	defer rows.Close()
 	var out []selectionRow
-	for rows.Next() {
+	err = queryEach(ctx, s.db, `SELECT c.rowid, c.id, c.tier, c.persistence, c.anchor_id, c.expires_at FROM cards c WHERE `+where, args, func(rows *sql.Rows) error {
 		var r selectionRow
 		var expires sql.NullString
 		if err := rows.Scan(&r.rowid, &r.id, (*string)(&r.tier), (*string)(&r.persistence), &r.anchorID, &expires); err != nil {
-			return nil, version, fmt.Errorf("read candidate selection: %w", err)
+			return err
 		}
 		r.expiresAt, r.expires = expires.String, expires.Valid
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, version, fmt.Errorf("read candidate selection: %w", err)
 	}
 	if cacheable {

@@ -31,9 +31,7 @@ import (
 // other for at most this long.
 const BusyTimeout = 30 * time.Second
 
-// cacheSize and mmapSize size each connection's page cache and the part of
-// the file it reads through a memory map (mapped pages are the kernel's,
-// shared by every process on the file). Neither leaves the store.
+// cacheSize and mmapSize size each connection's page cache and memory map.
 const (
 	cacheSize = 16 << 20
 	mmapSize  = 256 << 20
@@ -49,8 +47,7 @@ var ErrNotFound = errors.New("not found")
 type Store struct {
 	db   *handle
 	path string
-	// The caches of data read, as of the data version (see dataVersion),
-	// and of data that never changes (cache.Forever).
+	// Caches of data read, as of the data version (see dataVersion).
 	cards      versioned[int64, domain.Card]
 	texts      versioned[int64, cardText]
 	selections versioned[string, []selectionRow]
@@ -91,10 +88,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -cacheSize/1024))
 	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapSize))
-	// Statement journals (a statement with triggers or constraint checks
-	// inside a larger transaction saves the pages it touches, to undo itself
-	// alone) and temporary b-trees stay in memory, not a write(2) per page
-	// to a file.
+	// Statement journals and temporary b-trees stay in memory.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// Closing connections leave the log (see checkpoint.go).
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
@@ -115,11 +109,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// migrateRetrying runs migrate, retrying while SQLite answers SQLITE_BUSY.
-// A database file that another connection (or process) is creating at this
-// moment answers BUSY at once, without the busy handler, until its first
-// pages and its switch to WAL are written; that window is short, so retry
-// for up to BusyTimeout.
+// migrateRetrying runs migrate, retrying for up to BusyTimeout while SQLite
+// answers SQLITE_BUSY: a file another process is creating answers BUSY at
+// once, without the busy handler, until its WAL switch is written.
 func (s *Store) migrateRetrying(ctx context.Context) error {
 	deadline := time.Now().Add(BusyTimeout)
 	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
@@ -175,20 +167,19 @@ func (s *Store) Conn(ctx context.Context) (*sql.Conn, error) { return s.db.Conn(
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its rows ("ok" when sound).
 func (s *Store) IntegrityCheck(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	var out []string
+	err := queryEach(ctx, s.db, "PRAGMA integrity_check", nil, func(rows *sql.Rows) error {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		out = append(out, line)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("integrity check: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return nil, fmt.Errorf("integrity check: %w", err)
-		}
-		out = append(out, line)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -231,7 +222,7 @@ type Tx struct {
 	// unindexed is the rowid of the first evidence row this transaction
 	// inserted, 0 for none: those rows join the full-text index at commit.
 	unindexed int64
-	// cardsUnindexed is the same for cards (see indexCards).
+	// cardsUnindexed is the same for cards (see indexNew).
 	cardsUnindexed int64
 }
 
@@ -239,10 +230,8 @@ type Tx struct {
 // rolls back otherwise (also on panic), so a change, its links and its event
 // land together or not at all.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
-	// Writers of one process queue here rather than in SQLite's busy
-	// handler, which polls by sleeping (up to tens of ms a retry): a
-	// write behind the queued records' write starts as soon as that
-	// commits. Other processes still meet the busy handler.
+	// Writers of one process queue here, not in SQLite's busy handler, which
+	// polls by sleeping; other processes still meet the busy handler.
 	wait := time.NewTimer(BusyTimeout)
 	select {
 	case s.writeSlot <- struct{}{}:
@@ -278,24 +267,10 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err = fn(tx); err != nil {
 		return err
 	}
-	if err = tx.indexCards(ctx); err != nil {
+	if err = tx.indexNew(ctx, "cards", cardTextCols, &tx.cardsUnindexed); err != nil {
 		return err
 	}
-	return tx.indexEvidence(ctx)
-}
-
-// indexEvidence adds the evidence this transaction inserted to evidence_fts
-// in one statement. Rowids only grow while the transaction holds the write
-// lock (evidence is never deleted), so the new rows are those from the first.
-func (tx *Tx) indexEvidence(ctx context.Context) error {
-	if tx.unindexed == 0 {
-		return nil
-	}
-	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO evidence_fts(rowid, content) SELECT rowid, content FROM evidence WHERE rowid >= ?`, tx.unindexed); err != nil {
-		return fmt.Errorf("index new evidence: %w", err)
-	}
-	tx.unindexed = 0
-	return nil
+	return tx.indexNew(ctx, "evidence", "content", &tx.unindexed)
 }
 
 // stmt returns a statement prepared once per transaction (batch imports
@@ -344,6 +319,31 @@ func IsBusy(err error) bool {
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// count reads the one integer query selects; a failure is wrapped with what.
+func count(ctx context.Context, q querier, what, query string, args ...any) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	return n, nil
+}
+
+// queryEach runs query and calls fn for each row, closing the rows after. It
+// returns the first error of the query, of fn or of the iteration, unwrapped.
+func queryEach(ctx context.Context, q querier, query string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // TimeFormat is how every timestamp is stored: RFC3339 UTC with milliseconds.

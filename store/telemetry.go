@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 )
 
 // InjectionRequests returns the recorded requests named requestID, oldest
@@ -37,14 +39,14 @@ func (s *Store) EachInjectionRequest(ctx context.Context, since string, fn func(
 // loadRequests reads the records a WHERE clause selects and names their
 // cards.
 func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]InjectionRequest, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	rows, err := s.db.QueryContext(ctx, `SELECT request_id, created_at, cards, scope_skipped FROM injection_requests `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
 	}
 	var out []InjectionRequest
 	var coded []map[string][]int64
-	need := map[int64]string{}
+	need := map[int64]bool{}
 	for rows.Next() {
 		var r InjectionRequest
 		var v any
@@ -60,7 +62,7 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 		r.Cards = named
 		for _, rs := range byRow {
 			for _, id := range rs {
-				need[id] = ""
+				need[id] = true
 			}
 		}
 		out, coded = append(out, r), append(coded, byRow)
@@ -69,7 +71,8 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.cardIDsOf(ctx, need); err != nil {
+	names, err := cardIDsOf(ctx, s.db, slices.Collect(maps.Keys(need)))
+	if err != nil {
 		return nil, err
 	}
 	for i, byRow := range coded {
@@ -79,7 +82,7 @@ func (s *Store) loadRequests(ctx context.Context, where string, args ...any) ([]
 		out[i].Cards = make(map[string][]string, len(byRow))
 		for o, rs := range byRow {
 			for _, r := range rs {
-				out[i].Cards[o] = append(out[i].Cards[o], ids(need, r))
+				out[i].Cards[o] = append(out[i].Cards[o], ids(names, r))
 			}
 		}
 	}
@@ -95,50 +98,15 @@ func ids(names map[int64]string, rowid int64) string {
 	return fmt.Sprintf("#%d", rowid)
 }
 
-// cardIDsOf fills names (rowid → "") with the cards' ids.
-func (s *Store) cardIDsOf(ctx context.Context, names map[int64]string) error {
-	all := make([]int64, 0, len(names))
-	for r := range names {
-		all = append(all, r)
-	}
-	for len(all) > 0 {
-		n := min(len(all), 500)
-		chunk := all[:n]
-		all = all[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT rowid, id FROM cards WHERE rowid IN (`+placeholders(n)+`)`, anySlice(chunk)...)
-		if err != nil {
-			return fmt.Errorf("read card ids: %w", err)
-		}
-		for rows.Next() {
-			var r int64
-			var id string
-			if err := rows.Scan(&r, &id); err != nil {
-				rows.Close()
-				return fmt.Errorf("read card ids: %w", err)
-			}
-			names[r] = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read card ids: %w", err)
-		}
-	}
-	return nil
-}
-
 // CountInjectionRequests counts kept request records, optionally of one
 // request id ("" = all).
 func (s *Store) CountInjectionRequests(ctx context.Context, requestID string) (int, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	q, args := `SELECT count(*) FROM injection_requests`, []any(nil)
 	if requestID != "" {
 		q, args = q+` WHERE request_id = ?`, []any{requestID}
 	}
-	var n int
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count injection requests: %w", err)
-	}
-	return n, nil
+	return count(ctx, s.db, "count injection requests", q, args...)
 }
 
 // pruneBatch bounds one retention transaction, so a large backlog never
@@ -147,9 +115,8 @@ const pruneBatch = 2000
 
 // PruneTelemetry deletes raw request records older than before, at most
 // limit of them (0 = all), in transactions of at most pruneBatch rows.
-// Their counts stay in the per-card rollups; records not folded into
-// them yet (see foldEvery) are kept until they are. A call with nothing to delete costs one index probe. It returns
-// the number of records deleted.
+// Their counts stay in the rollups; records not folded yet are kept. It
+// returns the number of records deleted.
 func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (int, error) {
 	total := 0
 	for limit == 0 || total < limit {
@@ -159,8 +126,6 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 		}
 		var deleted int64
 		err := s.Tx(ctx, func(tx *Tx) error {
-			// Only folded records: the others' counts are not in the
-			// rollups yet.
 			res, err := tx.tx.ExecContext(ctx, `DELETE FROM injection_requests WHERE seq IN
 				(SELECT seq FROM injection_requests WHERE created_at < ? AND seq <= (SELECT seq FROM injection_fold) LIMIT ?)`, before, n)
 			if err != nil {
@@ -169,8 +134,7 @@ func (s *Store) PruneTelemetry(ctx context.Context, before string, limit int) (i
 			if deleted, err = res.RowsAffected(); err != nil {
 				return err
 			}
-			// Request signatures live as long as the raw records (adoption
-			// signals copy the signature they need).
+			// Request signatures live as long as the raw records.
 			_, err = tx.pruneRequestTerms(ctx, before, n)
 			return err
 		})
@@ -203,7 +167,7 @@ type TelemetryStats struct {
 
 // Telemetry reads TelemetryStats.
 func (s *Store) Telemetry(ctx context.Context) (TelemetryStats, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var st TelemetryStats
 	var pageSize, pages, free int64
 	for _, p := range []struct {
@@ -231,16 +195,12 @@ func (s *Store) Telemetry(ctx context.Context) (TelemetryStats, error) {
 	return st, nil
 }
 
-// Compact gives the file's free space back: it checkpoints the write-ahead
-// log into the file and truncates it, and with vacuum rebuilds the file
-// (VACUUM: it needs free disk space about the file's size and blocks every
-// writer meanwhile). The full-text indexes rely on the rowids of cards and
-// evidence; VACUUM copies tables with their rowids, and those two tables
-// are never deleted from, so their rowids have no gaps to close either.
-// Before the checkpoint it lets SQLite refresh its query statistics
-// (PRAGMA optimize).
+// Compact refreshes query statistics (PRAGMA optimize), checkpoints and
+// truncates the write-ahead log, and with vacuum first rebuilds the file
+// (it needs free disk about the file's size and blocks every writer). VACUUM
+// keeps the rowids the full-text indexes rely on.
 func (s *Store) Compact(ctx context.Context, vacuum bool) error {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	if vacuum {
 		if _, err := s.db.ExecContext(ctx, "VACUUM"); err != nil {
 			return fmt.Errorf("vacuum %s: %w", s.path, err)

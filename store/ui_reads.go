@@ -17,25 +17,20 @@ type OutcomeDay struct {
 }
 
 // CardOutcomeDays returns the per-day pack outcomes of card id from since
-// (a YYYY-MM-DD day, inclusive; "" for all) on, oldest day first: one
-// range of injection_daily's primary key. Rows still queued in this
-// process are written first, so the caller sees its own requests.
+// (a YYYY-MM-DD day, inclusive; "" for all) on, oldest day first, queued
+// records written first.
 func (s *Store) CardOutcomeDays(ctx context.Context, id, since string) ([]OutcomeDay, error) {
-	s.settleQueued()
-	rows, err := s.db.QueryContext(ctx, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, id, since)
-	if err != nil {
-		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
-	}
-	defer rows.Close()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var out []OutcomeDay
-	for rows.Next() {
+	err := queryEach(ctx, s.db, `SELECT day, outcome, n FROM injection_daily WHERE card_id = ? AND day >= ? ORDER BY day, outcome`, []any{id, since}, func(rows *sql.Rows) error {
 		var d OutcomeDay
 		if err := rows.Scan(&d.Day, &d.Outcome, &d.N); err != nil {
-			return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
+			return err
 		}
 		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read pack outcomes of %s: %w", id, err)
 	}
 	return out, nil
@@ -50,14 +45,11 @@ type CardRequest struct {
 }
 
 // CardRequests returns up to limit of the newest kept request records
-// that named card id (skipped_scope is never recorded per card), newest
-// first, reading at most scan records back. Records carry cards by rowid
-// with no index by card, so the bound keeps the read small on a busy
-// palace; records older than the scan, or past the telemetry retention,
-// are not found (the per-day counts of CardOutcomeDays still hold them).
-// An unknown id is ErrNotFound.
+// that named card id, newest first, reading at most scan records back (no
+// index by card); older or pruned ones are not found, though
+// CardOutcomeDays still counts them. An unknown id is ErrNotFound.
 func (s *Store) CardRequests(ctx context.Context, id string, limit, scan int) ([]CardRequest, error) {
-	s.settleQueued()
+	_ = s.FlushRecords() // a failure stays queued for Close to report
 	var rowid int64
 	if err := s.db.QueryRowContext(ctx, `SELECT rowid FROM cards WHERE id = ?`, id).Scan(&rowid); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

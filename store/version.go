@@ -9,14 +9,10 @@ import (
 )
 
 // dataVersion is the version of the data the store's caches hold: the
-// counters the database's triggers bump on any UPDATE or DELETE of cards,
-// of card texts and of links — by palace or not, by any process — and the
-// largest rowid of each table that only grows (cards, links, evidence
-// duplicates, redactions, observations), which any INSERT raises. Rowids
-// of a table without AUTOINCREMENT are reused only after the largest is
-// deleted, which the counters see. Every cache of the store holds its
-// entries as of one dataVersion, so a write of any of these tables empties
-// them all at their next read.
+// trigger-kept counters of any UPDATE or DELETE of cards, card texts and
+// links, by any process, and the largest rowid of each table that only
+// grows, which any INSERT raises. A write of any of these tables empties
+// every cache at its next read.
 type dataVersion struct {
 	cards, maxCard, texts, links, maxLink, maxDuplicate, maxRedaction, maxObservation int64
 }
@@ -38,12 +34,10 @@ type pinned struct {
 	err  error
 }
 
-// Pin returns ctx with the store's data version read once for every read
-// made with it: the first read through a cache reads the version, later
-// reads reuse it. One request pins its context once; pinning a pinned
-// context returns it as it is. Reads with a pinned context may miss a
-// change of cards or links committed after the first of them: a caller
-// that writes those and then reads them back does not pin.
+// Pin returns ctx with the store's data version read once, at the first
+// cached read, for every read made with it; pinning twice is a no-op. Reads
+// may then miss changes committed after the first, so a caller that writes
+// and reads back does not pin.
 func (s *Store) Pin(ctx context.Context) context.Context {
 	if _, ok := ctx.Value(pinKey{s}).(*pinned); ok {
 		return ctx
@@ -51,9 +45,8 @@ func (s *Store) Pin(ctx context.Context) context.Context {
 	return context.WithValue(ctx, pinKey{s}, &pinned{})
 }
 
-// version returns the data version ctx pinned, or reads it: before the
-// data it versions, so that what a cache keeps is at least as new as its
-// version says.
+// version returns the data version ctx pinned, or reads it. Read before the
+// data, so a cache entry is at least as new as its version.
 func (s *Store) version(ctx context.Context) (dataVersion, error) {
 	if p, ok := ctx.Value(pinKey{s}).(*pinned); ok {
 		p.once.Do(func() { p.v, p.err = s.readVersion(ctx) })
@@ -74,7 +67,6 @@ func (s *Store) readVersion(ctx context.Context) (dataVersion, error) {
 // memoMax bounds the caches of data that never changes.
 const memoMax = 1 << 16
 
-// newStore returns a store of db with its caches bounded.
 func newStore(db *handle, path string) *Store {
 	s := &Store{db: db, path: path, writeSlot: make(chan struct{}, 1)}
 	s.cards.Max = cardCacheMax

@@ -1,12 +1,8 @@
 // Package bounded reads files and streams with a size limit fixed before the
-// first byte is read. It owns one rule for every file palace reads from a
-// path it was given (a flag, an argument, a repository's .palace folder):
-// the path must name a regular file, its size is checked with Stat before
-// reading, and reading never allocates more than limit+1 bytes, so
-// /dev/zero, a FIFO or a multi-gigabyte file is refused at once instead of
-// growing the process until the kernel kills it. ReadFileWithin adds the
-// rule for a file of a repository: links on its path may not lead out of
-// the repository.
+// first byte: a path must name a regular file, its size is checked before
+// reading, and reading never allocates more than limit+1 bytes, so /dev/zero,
+// a FIFO or a huge file is refused at once. ReadFileWithin also keeps a
+// repository's links from leading out of it.
 //
 // It knows nothing of palace's fields or exit codes: callers wrap its errors
 // (match them with errors.Is against ErrNotRegular and ErrTooLarge).
@@ -93,16 +89,10 @@ func (e *OutsideError) Error() string {
 // Is makes errors.Is(err, ErrOutside) hold.
 func (e *OutsideError) Is(target error) bool { return target == ErrOutside }
 
-// ReadFileWithin is ReadFile for a path below root (a repository, say)
-// that may pass through symbolic links only to a file inside root: with
-// both resolved, a path that leads out is an *OutsideError and nothing is
-// read. After the open, the opened file must still be the one the path
-// resolves to inside root, so a link swapped in meanwhile is refused too.
-// A link inside root that stays inside (CLAUDE.md -> AGENTS.md) is
-// followed.
+// ReadFileWithin is ReadFile for a path below root whose symbolic links may
+// lead only to a file inside root: one that leads out, or a link swapped in
+// after the open, is an *OutsideError and nothing is read.
 func ReadFileWithin(root, path string, limit int64) ([]byte, error) {
-	// Both sides absolute: a relative path resolves relative, and would
-	// never be found within an absolute root.
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -149,9 +139,7 @@ func within(root, p string) bool {
 
 // readSized reads all of f, of size bytes at Stat, holding at most limit+1.
 func readSized(f io.Reader, size, limit int64) ([]byte, error) {
-	// size+1 lets a file that grew since Stat be seen; a growing file is
-	// read into a buffer of at most limit+1 bytes, and the reader refuses
-	// the byte past the limit.
+	// size+1 lets a file that grew since Stat be seen.
 	buf := make([]byte, 0, size+1)
 	for {
 		if len(buf) == cap(buf) {
@@ -194,9 +182,7 @@ func Open(path string, limit int64) (io.ReadCloser, int64, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	// Checked again on the open file: the path may have been replaced
-	// since Stat (an editor's atomic save does that; a regular file then is
-	// fine).
+	// Checked again: the path may have been replaced since Stat.
 	if err := regular(after); err != nil {
 		f.Close()
 		return nil, 0, err

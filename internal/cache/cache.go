@@ -1,16 +1,12 @@
 // Package cache holds values read from a source that changes, bounded and
-// versioned: a Map keeps its entries as of one version of the source, and
-// a read at another version empties it, so an entry is never served past
-// a change its version records. Callers read the version before the data
-// it versions (a change in between then moves the version, and the next
-// read drops what was kept), and once per request: every read of the
-// request names the same version.
+// versioned: a Map keeps its entries as of one version of the source, and a
+// read at another version empties it. Callers read the version before the
+// data it versions, once per request.
 //
-// A Map is bounded by its count of entries and, optionally, by their
-// summed cost (bytes, say): a Put that would pass either empties it
-// first. It never evicts one entry at a time; the next misses refill it.
-// A Map's zero value, with its bounds set, is ready for use and safe for
-// concurrent use; it must not be copied after first use.
+// A Map is bounded by its count of entries and, optionally, their summed
+// cost: a Put that would pass either empties it first (no eviction one at
+// a time). Its zero value, bounds set, is ready and safe for concurrent
+// use; it must not be copied after first use.
 package cache
 
 import "sync"

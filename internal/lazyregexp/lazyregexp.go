@@ -1,9 +1,6 @@
 // Package lazyregexp is a regular expression compiled on first use, for
-// package-level patterns. Compiling them at package initialization is paid
-// by every palace process, also by the many (the pre-commit hook, `mailbox
-// check`) that never use them: a bounded repetition such as [0-9a-z]{1,64}
-// alone compiles into a program of sixty-four copies. It knows nothing of
-// palace.
+// package-level patterns, so processes that never use one do not pay for
+// compiling it at start. It knows nothing of palace.
 package lazyregexp
 
 import (

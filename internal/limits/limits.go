@@ -16,7 +16,6 @@ const (
 	// so an error never echoes a huge value.
 	DomainBytes = 128
 	// SourceRefBytes bounds source_ref: a file:line, a URL or a command.
-	// 2 KiB holds any practical URL (browsers and proxies cap near it).
 	SourceRefBytes = 2 << 10
 	// Tags bounds how many tags one piece of evidence carries.
 	Tags = 64

@@ -1,16 +1,9 @@
 // Package neardup decides when two card statements say nearly the same
-// thing: the one measure every surface uses — the review desk's
-// neighbours, the warnings of distill, rule-file import, sync and research
-// suggestions, and a context pack, which never inlines two near-duplicates.
-//
-// Two statements are near-duplicates when their normalized forms are equal
-// or when they share at least Threshold of their words (Jaccard
-// similarity of the word sets). Words are read from the normalized
-// statement (domain.NormalizeStatement): runs of letters and digits, and
-// for Han, kana and Hangul, which run words together, the pairs of
-// neighbouring characters. It owns that measure and an index that finds a
-// statement's near-duplicates among many without comparing every pair; it
-// must not read the store or know where statements come from.
+// thing, the one measure every surface uses: their normalized forms are
+// equal, or they share at least Threshold of their words (Jaccard). Words
+// are runs of letters and digits of the normalized statement, and for Han,
+// kana and Hangul the pairs of neighbouring characters. It owns that measure
+// and an index over many statements; it must not read the store.
 package neardup
 
 import (
@@ -53,9 +46,8 @@ func Words(statement string) []string {
 	return ws
 }
 
-// words keeps the words of the statements read, for the process: a pack
-// compares the same cards' statements request after request. It is
-// emptied when it holds maxWords statements.
+// words keeps the words of the statements read, for the process, emptied
+// at maxWords statements.
 var words = struct {
 	sync.RWMutex
 	m map[string][]string
@@ -184,12 +176,8 @@ type Match struct {
 
 // Near returns the indexed statements that are near-duplicates of
 // statement (skip excluded; -1 excludes none), most similar first, then by
-// entry.
-//
-// Candidates are found by prefix filtering, exactly: a statement sharing
-// at least Threshold of the union with the query's n words shares at least
-// ⌈Threshold·n⌉ of them, so it holds one of the query's n − ⌈Threshold·n⌉
-// + 1 rarest words; only those words' entries are compared.
+// entry. Candidates come from prefix filtering, exactly: a near-duplicate
+// holds one of the query's n − ⌈Threshold·n⌉ + 1 rarest words.
 func (x *Index) Near(statement string, skip int) []Match {
 	ws := Words(statement)
 	norm := domain.NormalizeStatement(statement)

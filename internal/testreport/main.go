@@ -1,9 +1,7 @@
 // Command testreport turns `go test -json` into what `make test` prints: a
-// line per package as go test prints it, the output of every failing test,
-// and at the end the tests that were skipped and why (a real-client test
-// skips when its client — nvim, pre-commit, opa, node — is missing, and
-// "ok" alone would hide that). It also appends its summary to a file, so
-// that make can print one summary of every step at the very end.
+// line per package, the output of every failing test, and the tests that
+// were skipped and why (a real-client test skips when its client is
+// missing). It appends its summary to a file for make's closing summary.
 //
 //	go test -json ./... 2>&1 | go run ./internal/testreport -summary FILE
 //	go run ./internal/testreport -print FILE

@@ -1,12 +1,8 @@
-// Package trigger owns the limits of a card's triggers — how many
-// patterns, intents and tool needs it carries, how long each is, and how
-// large a pattern may compile — and the bounded compilation of a pattern.
-// Every way a card enters (distill from the CLI and MCP, a card file in
-// `cards check` and sync) checks a card with Check, and every place that
-// compiles patterns for matching (`palace hints`, the language server)
-// compiles them with Compile and skips a stored card over the limits, so a
-// card cannot carry a pattern set that costs more memory or time to hold
-// and match than a few honest patterns do.
+// Package trigger owns the limits of a card's triggers (how many patterns,
+// intents and tool needs, how long each, how large a pattern may compile)
+// and the bounded compilation of a pattern. Every way a card enters checks
+// it with Check, and every matcher compiles with Compile and skips a stored
+// card over the limits.
 //
 // It imports the standard library only, so cardfile (which must not import
 // host) and the host packages share it.
@@ -20,10 +16,8 @@ import (
 	"unicode/utf8"
 )
 
-// The limits. Each is far above what a trigger needs (a card names a call,
-// a file name, a keyword: one to three patterns of a few dozen bytes) and
-// small enough that the compiled patterns of a 10k-card palace fit in a
-// few tens of MB.
+// The limits: far above what a trigger needs (one to three patterns of a
+// few dozen bytes), small enough to bound a palace's compiled patterns.
 const (
 	// MaxPatterns bounds the trigger patterns of one card.
 	MaxPatterns = 32
@@ -32,8 +26,7 @@ const (
 	// MaxTotalBytes bounds a card's patterns together.
 	MaxTotalBytes = 4 << 10
 	// MaxProgram bounds the compiled program of one pattern, in
-	// instructions as Go's regexp parser counts them (a{1000} is about
-	// 1,000; an instruction costs 20–40 bytes compiled).
+	// instructions as Go's regexp parser counts them (a{1000} is about 1,000).
 	MaxProgram = 1000
 	// MaxCardProgram bounds the compiled programs of a card's patterns
 	// together.
@@ -44,7 +37,6 @@ const (
 	MaxTagBytes = 128
 	// MaxSetProgram bounds the compiled programs of every card a trigger
 	// set holds (hints, the language server); cards past it are skipped.
-	// About 40 MB of compiled patterns at most.
 	MaxSetProgram = 1_000_000
 )
 
@@ -65,10 +57,9 @@ type Problem struct {
 	Msg string
 }
 
-// Check returns the first way a card's triggers exceed the limits, nil
-// when they are within them: the counts and sizes of the three lists
-// first (nothing is compiled for a card with too many patterns), then each
-// pattern compiled (Compile), then the card's programs together.
+// Check returns the first way a card's triggers exceed the limits, nil when
+// within them: sizes first (nothing is compiled past them), then each
+// pattern (Compile), then the card's programs together.
 func Check(patterns, intents, toolNeeds []string) *Problem {
 	if p := Sizes(patterns, intents, toolNeeds); p != nil {
 		return p
@@ -126,11 +117,9 @@ func Sizes(patterns, intents, toolNeeds []string) *Problem {
 }
 
 // Compile compiles one trigger pattern within the limits and returns it
-// with the size of its program. A pattern over MaxPatternBytes, or whose
-// program would exceed MaxProgram instructions, is refused before regexp
-// builds the program: the size is counted on the parsed pattern, where a
-// repeat is one node (a{1000} costs a few bytes parsed and 1,000
-// instructions compiled).
+// with the size of its program. A pattern over MaxPatternBytes or
+// MaxProgram is refused before regexp builds the program: the size is
+// counted on the parsed pattern.
 func Compile(src string) (*regexp.Regexp, int, error) {
 	if len(src) > MaxPatternBytes {
 		return nil, 0, fmt.Errorf("trigger pattern %s is %d bytes, over the limit of %d bytes: match a distinctive name or call, not a whole text", quote(src), len(src), MaxPatternBytes)

@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
@@ -137,7 +138,7 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Brief{}, err
 	}
-	ctx = pl.store.Pin(ctx) // one data version for the request's reads
+	ctx = pl.Store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, ContextRequest{
 		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
 		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,
@@ -194,9 +195,9 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 			b.KeyFacts = append(b.KeyFacts, f)
 		}
 	}
-	rows, err := pl.store.EvidenceTexts(ctx, order)
+	rows, err := pl.Store.EvidenceTexts(ctx, order)
 	if err != nil {
-		return Brief{}, internal(err, "brief: read cited evidence")
+		return Brief{}, hosterr.Internal(err, "brief: read cited evidence")
 	}
 	texts := []sourceText{}
 	for _, it := range p.Items {
@@ -222,9 +223,9 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 		texts = append(texts, sourceText{ev.ID, ev.Content})
 		matched = append(matched, ev.ID)
 	}
-	citing, err := pl.store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
+	citing, err := pl.Store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
 	if err != nil {
-		return Brief{}, internal(err, "brief: find citing cards")
+		return Brief{}, hosterr.Internal(err, "brief: find citing cards")
 	}
 	var uncited []string
 	for _, id := range matched {
@@ -323,10 +324,10 @@ type briefCandidate struct {
 // (of the request's field, when it names one): the best matches (relevance model) of the
 // query, or the first in persistence, tier and anchor order without one.
 func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
-	q := store.CandidateQuery{AnchorIDs: pl.chainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
-	texts, err := pl.store.CandidateTexts(ctx, q)
+	q := store.CandidateQuery{AnchorIDs: pl.Loc.ChainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
+	texts, err := pl.Store.CandidateTexts(ctx, q)
 	if err != nil {
-		return nil, internal(err, "brief: select candidates")
+		return nil, hosterr.Internal(err, "brief: select candidates")
 	}
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
@@ -341,7 +342,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 		// fewer cards changes nothing): most candidates match no query.
 		rel := bm25Rank(a.req.Query, docs)
 		texts = slices.DeleteFunc(texts, func(t store.CandidateText) bool { return rel[t.ID] <= 0 })
-		sortByFill(pl.chainIDs(), texts, fillKey)
+		sortByFill(pl.Loc.ChainIDs(), texts, fillKey)
 		for _, t := range texts {
 			ids = append(ids, t.ID)
 		}
@@ -355,7 +356,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			return 0
 		})
 	} else {
-		sortByFill(pl.chainIDs(), texts, fillKey)
+		sortByFill(pl.Loc.ChainIDs(), texts, fillKey)
 		for _, t := range texts {
 			ids = append(ids, t.ID)
 		}
@@ -375,9 +376,9 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			pickedTexts = append(pickedTexts, t)
 		}
 	}
-	cards, err := pl.store.CardsOf(ctx, pickedTexts)
+	cards, err := pl.Store.CardsOf(ctx, pickedTexts)
 	if err != nil {
-		return nil, internal(err, "brief: read candidates")
+		return nil, hosterr.Internal(err, "brief: read candidates")
 	}
 	var keep []string
 	for _, id := range ids {
@@ -385,14 +386,14 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			keep = append(keep, id)
 		}
 	}
-	links, err := pl.store.LinksFor(ctx, keep)
+	links, err := pl.Store.LinksFor(ctx, keep)
 	if err != nil {
-		return nil, internal(err, "brief: read candidates")
+		return nil, hosterr.Internal(err, "brief: read candidates")
 	}
 	out := make([]briefCandidate, 0, len(keep))
 	for _, id := range keep {
 		c := cards[id]
-		allow, missing := pl.promoteGate(ctx, c, links[id])
+		allow, missing := pl.PromoteGate(ctx, c, links[id])
 		out = append(out, briefCandidate{card: c, missing: missing, allow: allow})
 	}
 	return out, nil

@@ -38,25 +38,25 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	)
 	rel := map[string]relScore{}
 	if !rq.empty() || q.Match != "" {
-		if total, err = pl.store.CountCandidates(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if total, err = pl.Store.CountCandidates(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
 	}
 	switch {
 	case !rq.empty() && !a.req.AllRepos && total <= CandidateLimit:
-		if cards, err = pl.store.CandidateCards(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if cards, err = pl.Store.CandidateCards(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
 		pl.sortByFill(cards)
 	case !rq.empty() && !a.req.AllRepos:
 		// A large selection is held as texts, not cards (a card is ~60
 		// times larger), sorted in place: at 100k cards this path ran
 		// through most of a request's allocations.
-		texts, err := pl.store.CandidateTexts(ctx, q)
+		texts, err := pl.Store.CandidateTexts(ctx, q)
 		if err != nil {
-			return internal(err, "select context candidates")
+			return hosterr.Internal(err, "select context candidates")
 		}
-		sortByFill(pl.chainIDs(), texts, func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
+		sortByFill(pl.Loc.ChainIDs(), texts, func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
 			return t.Persistence, t.Tier, t.AnchorID, t.ID
 		})
 		docs := make([]relevanceDoc, len(texts))
@@ -88,17 +88,17 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, k := range picked {
 			ids[i], pickedTexts[i] = texts[k].ID, texts[k]
 		}
-		byID, err := pl.store.CardsOf(ctx, pickedTexts)
+		byID, err := pl.Store.CardsOf(ctx, pickedTexts)
 		if err != nil {
-			return internal(err, "read context candidates")
+			return hosterr.Internal(err, "read context candidates")
 		}
 		cards = inOrder(ids, byID)
 	case q.Match != "":
 		// Every repository (AllRepos) with a query: FTS5 picks the
 		// candidates from the whole palace; the model ranks them below.
-		matched, fill, err := pl.store.Candidates(ctx, q)
+		matched, fill, err := pl.Store.Candidates(ctx, q)
 		if err != nil {
-			return internal(err, "select context candidates")
+			return hosterr.Internal(err, "select context candidates")
 		}
 		ids := make([]string, len(matched))
 		for i, m := range matched {
@@ -110,8 +110,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	default:
 		// Nothing to rank by: the head of the fill order, and the count, in
 		// one read.
-		if cards, total, err = pl.store.CandidateFill(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if cards, total, err = pl.Store.CandidateFill(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
 	}
 	if !rq.empty() && len(cards) > 0 {
@@ -134,8 +134,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]cardview.AnchorRef{}
 	ranks := map[string]int{}
-	for _, id := range pl.chainIDs() {
-		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.loc.KindOf(id)]
+	for _, id := range pl.Loc.ChainIDs() {
+		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.Loc.KindOf(id)]
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]
@@ -191,9 +191,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	links, err := pl.store.LinkRows(ctx, ids)
+	links, err := pl.Store.LinkRows(ctx, ids)
 	if err != nil {
-		return nil, internal(err, "read citations for ranking")
+		return nil, hosterr.Internal(err, "read citations for ranking")
 	}
 	var evIDs []string
 	for _, id := range ids {
@@ -201,9 +201,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	texts, err := pl.store.EvidenceTexts(ctx, evIDs)
+	texts, err := pl.Store.EvidenceTexts(ctx, evIDs)
 	if err != nil {
-		return nil, internal(err, "read evidence for ranking")
+		return nil, hosterr.Internal(err, "read evidence for ranking")
 	}
 	var b strings.Builder
 	for i, c := range cards {
@@ -251,9 +251,9 @@ func mergeCandidates[K comparable](fill, matched []K) []K {
 // loadInOrder reads the cards of ids, keeping the order of ids; ids that
 // vanished meanwhile are skipped (the next request sees the change).
 func (pl *Pipeline) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
-	byID, err := pl.store.CardsByIDs(ctx, ids)
+	byID, err := pl.Store.CardsByIDs(ctx, ids)
 	if err != nil {
-		return nil, internal(err, "read context candidates")
+		return nil, hosterr.Internal(err, "read context candidates")
 	}
 	return inOrder(ids, byID), nil
 }
@@ -274,7 +274,7 @@ var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational:
 // sortByFill orders cards as the SQL fill does: persistence, tier, anchor
 // (innermost first, other repositories last), id.
 func (pl *Pipeline) sortByFill(cards []domain.Card) {
-	sortByFill(pl.chainIDs(), cards, func(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
+	sortByFill(pl.Loc.ChainIDs(), cards, func(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
 		return c.Persistence, c.Tier, c.AnchorID, c.ID
 	})
 }
@@ -347,9 +347,9 @@ func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 	if len(terms) > 0 {
 		window = evidenceWindow
 	}
-	rows, err := pl.store.RecentEvidence(ctx, pl.chainIDs(), a.pack.Request.Field, window)
+	rows, err := pl.Store.RecentEvidence(ctx, pl.Loc.ChainIDs(), a.pack.Request.Field, window)
 	if err != nil {
-		return internal(err, "read evidence")
+		return hosterr.Internal(err, "read evidence")
 	}
 	if len(terms) > 0 {
 		docs := make([]relevanceDoc, len(rows))
@@ -391,9 +391,9 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 		return "", ""
 	}
 	p := pl.absFile(file)
-	root := pl.loc.Dir
-	if pl.loc.InGit {
-		root = pl.loc.Worktree
+	root := pl.Loc.Dir
+	if pl.Loc.InGit {
+		root = pl.Loc.Worktree
 	}
 	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		p = r
@@ -406,7 +406,7 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 func (pl *Pipeline) absFile(file string) string {
 	p := file
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(pl.loc.Dir, p)
+		p = filepath.Join(pl.Loc.Dir, p)
 	}
 	p = filepath.Clean(p)
 	if c, err := anchor.Canonical(p); err == nil {
@@ -432,13 +432,13 @@ func (pl *Pipeline) checkFileCheckout(file string) error {
 	}
 	p := pl.absFile(file)
 	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
-		if pl.loc.InGit && dir == pl.loc.Worktree {
+		if pl.Loc.InGit && dir == pl.Loc.Worktree {
 			return nil
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 			here := "this directory is in no git checkout"
-			if pl.loc.InGit {
-				here = "this request's checkout is " + pl.loc.Worktree
+			if pl.Loc.InGit {
+				here = "this request's checkout is " + pl.Loc.Worktree
 			}
 			return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "file", Err: ErrOtherCheckout, Msg: fmt.Sprintf(
 				"--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -15,11 +16,11 @@ import (
 func (pl *Pipeline) memoryExists(ctx context.Context, a *assembly) error {
 	var anchors []string
 	if !a.req.AllRepos {
-		anchors = pl.chainIDs()
+		anchors = pl.Loc.ChainIDs()
 	}
-	counts, err := pl.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
+	counts, err := pl.Store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
 	if err != nil {
-		return internal(err, "count memory")
+		return hosterr.Internal(err, "count memory")
 	}
 	m := MemoryExists{ByStatus: map[string]int{}, Expired: counts.Expired, Evidence: counts.Evidence}
 	for _, st := range domain.Statuses {
@@ -42,13 +43,13 @@ func (pl *Pipeline) memoryExists(ctx context.Context, a *assembly) error {
 	}
 	if m.Rendered == 0 {
 		if !a.req.AllRepos {
-			allCards, err := pl.store.CountCards(ctx)
+			allCards, err := pl.Store.CountCards(ctx)
 			if err != nil {
-				return internal(err, "count memory")
+				return hosterr.Internal(err, "count memory")
 			}
-			allEvidence, err := pl.store.CountEvidence(ctx)
+			allEvidence, err := pl.Store.CountEvidence(ctx)
 			if err != nil {
-				return internal(err, "count memory")
+				return hosterr.Internal(err, "count memory")
 			}
 			m.Elsewhere = &MemoryElsewhere{Cards: allCards - m.Cards, Evidence: allEvidence - m.Evidence}
 		}
@@ -166,9 +167,9 @@ func countNoun(n int, word string) string {
 // anchors with at least DistillMinEvidence evidence rows and no
 // authoritative card, most evidence first.
 func (pl *Pipeline) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
-	rows, err := pl.store.FieldsWithoutCards(ctx, pl.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
+	rows, err := pl.Store.FieldsWithoutCards(ctx, pl.Loc.ChainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
 	if err != nil {
-		return nil, internal(err, "find distill suggestions")
+		return nil, hosterr.Internal(err, "find distill suggestions")
 	}
 	out := make([]DistillSuggestion, 0, len(rows))
 	for _, r := range rows {

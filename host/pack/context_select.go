@@ -11,6 +11,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
@@ -73,13 +74,13 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{req: req, now: pl.now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
+	a := &assembly{req: req, now: pl.Now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
 	a.pack = Pack{
 		RequestID: pl.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
 		TransientInstructions: strlist.NonNil(req.Instructions),
 		Items:                 []Item{}, Skipped: []SkippedCard{}, DistillSuggestions: []DistillSuggestion{},
 	}
-	for _, id := range pl.chainIDs() {
+	for _, id := range pl.Loc.ChainIDs() {
 		a.pack.Anchors = append(a.pack.Anchors, pl.anchorRef(ctx, id))
 	}
 	set, fallback, err := pl.PolicySet(ctx)
@@ -92,8 +93,8 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 		return nil, err
 	}
 	pl.applyPolicies(ctx, a, set)
-	pl.stampFileState(ctx, &a.pack.Policy.Scope)
-	pl.stampFileState(ctx, &a.pack.Policy.Lanes)
+	pl.StampFileState(ctx, &a.pack.Policy.Scope)
+	pl.StampFileState(ctx, &a.pack.Policy.Lanes)
 	if err := pl.applyContests(ctx, a); err != nil {
 		return nil, err
 	}
@@ -131,11 +132,11 @@ func (pl *Pipeline) candidateQuery(req ContextRequest, now time.Time) store.Cand
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
-		TierOrder: domain.Tiers, AnchorOrder: pl.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
+		TierOrder: domain.Tiers, AnchorOrder: pl.Loc.ChainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
 		Match: ftsQuery(req.Query),
 	}
 	if !req.AllRepos {
-		q.AnchorIDs = pl.chainIDs()
+		q.AnchorIDs = pl.Loc.ChainIDs()
 	}
 	return q
 }
@@ -147,7 +148,7 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	sin := policies.ScopeInput{
 		Context: policies.ScopeContext{
 			File: pr.File, Language: pr.Language, Field: pr.Field, Intents: pr.Intents, Tools: pr.Tools,
-			Query: pr.Query, Anchors: pl.chainIDs(), Wake: pr.Wake,
+			Query: pr.Query, Anchors: pl.Loc.ChainIDs(), Wake: pr.Wake,
 		},
 		Cards: make([]policies.ScopeCard, len(a.considered)),
 	}
@@ -430,9 +431,9 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 	for i, c := range a.items {
 		ids[i] = c.card.ID
 	}
-	links, err := pl.store.LinkRows(ctx, ids)
+	links, err := pl.Store.LinkRows(ctx, ids)
 	if err != nil {
-		return internal(err, "read citations")
+		return hosterr.Internal(err, "read citations")
 	}
 	picked := make(map[string][]domain.Link, len(ids))
 	var evIDs []string
@@ -443,9 +444,9 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	refs, err := pl.store.SourceRefs(ctx, evIDs)
+	refs, err := pl.Store.SourceRefs(ctx, evIDs)
 	if err != nil {
-		return internal(err, "read citations")
+		return hosterr.Internal(err, "read citations")
 	}
 	for _, c := range a.items {
 		c.roles = domain.CountLinks(links[c.card.ID])

@@ -9,17 +9,15 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// signalCounts counts, per card, the adoption signals of the cooling
-// window that count (cardview.SignalVerdicts) and come from requests like this one
-// (signature): a signal that names no request counts for every request.
-// The counts go to the lanes policy beside the injection counts; neutral
-// signals count nowhere.
+// signalCounts counts, per card, the adoption signals of the cooling window
+// that count (cardview.SignalVerdicts) and come from requests like this one
+// (sameRequest); the lanes policy reads them beside the injection counts.
 func (pl *Pipeline) signalCounts(ctx context.Context, cards []*candidate, signature string, now time.Time) (map[string]policies.Counts30d, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sigs, err := pl.store.CardSignals(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)))
+	sigs, err := pl.Store.CardSignals(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)))
 	if err != nil || len(sigs) == 0 {
 		return nil, err
 	}
@@ -37,7 +35,6 @@ func (pl *Pipeline) signalCounts(ctx context.Context, cards []*candidate, signat
 	return out, nil
 }
 
-// addSignal counts one signal into c.
 func addSignal(c *policies.Counts30d, signal string) {
 	switch signal {
 	case "used":
@@ -55,7 +52,6 @@ func addSignal(c *policies.Counts30d, signal string) {
 	}
 }
 
-// withSignals is c with the signal counts of s.
 func withSignals(c, s policies.Counts30d) policies.Counts30d {
 	c.Used, c.Accepted, c.Rejected, c.Rollback, c.Miss, c.Contradiction = s.Used, s.Accepted, s.Rejected, s.Rollback, s.Miss, s.Contradiction
 	return c

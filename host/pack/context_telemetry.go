@@ -6,6 +6,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
@@ -40,7 +41,7 @@ func (pl *Pipeline) cooling(ctx context.Context, cards []*candidate, now time.Ti
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sums, err := pl.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)), coolingGroups, appliedOutcomes)
+	sums, err := pl.Store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)), coolingGroups, appliedOutcomes)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +130,8 @@ func requestTerms(a *assembly) *store.RequestTerms {
 // given) to be written with retention kept going (see
 // store.QueueRequest); what names the operation in a KindInternal error.
 func (pl *Pipeline) RecordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
-	if err := pl.store.QueueRequest(ctx, rows, terms, pl.telemetryCutoff()); err != nil {
-		return internal(err, "%s", what)
+	if err := pl.Store.QueueRequest(ctx, rows, terms, pl.TelemetryCutoff()); err != nil {
+		return hosterr.Internal(err, "%s", what)
 	}
 	return nil
 }
@@ -143,15 +144,15 @@ func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	found, err := pl.store.CardsByIDs(ctx, ids)
+	found, err := pl.Store.CardsByIDs(ctx, ids)
 	if err != nil {
-		return internal(err, "record views")
+		return hosterr.Internal(err, "record views")
 	}
 	stamp := pl.stamp()
 	rows := make([]store.InjectionEvent, 0, len(ids))
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
-			return invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
+			return hosterr.Invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
 		}
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: store.OutcomeViewed, CreatedAt: stamp})
 	}

@@ -24,22 +24,21 @@ import (
 // bigrams of their runs (see scanCJK). The same tokenizer reads queries,
 // file paths and card texts.
 
-// relStopwords are never terms. They are checked before stemming.
-var relStopwords = map[string]bool{}
+// englishStopwords are English function words.
+const englishStopwords = `a an and are as at be but by for from has have how i if in into is it its of on or
+	that the their then there these this to was we were what when where which who why will with you your`
 
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its of on or
-		that the their then there these this to was we were what when where which who why will with you your
+// relStopwords are never terms of the relevance model: English function
+// words and words too generic in engineering requests to rank anything.
+// They are checked before stemming.
+var relStopwords = wordSet(englishStopwords + `
 		do does did doing done not no can could should would must may might shall am been being me my our us
 		they them he she his her so than too very just also only any all some each every other such same own
 		about above after again against before below between both during further here off once out over under
 		until up down while more most few nor now get got getting set want wants need needs needed make makes
 		made making run runs running ran use uses used using add adds added adding new like way thing things
 		sure please let lets one two etc e g ie eg via per else still even much many well really something
-		anything everything`) {
-		relStopwords[w] = true
-	}
-}
+		anything everything`)
 
 // stems holds the stems of the words seen, bounded.
 var stems = cache.Memo[string, string]{Max: 1 << 16}

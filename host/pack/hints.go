@@ -190,7 +190,7 @@ func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []T
 	if err != nil {
 		return nil, policies.Decision{}, err
 	}
-	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: pl.chainIDs(),
+	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: pl.Loc.ChainIDs(),
 		Intents: []string{}, Tools: []string{}}}
 	seen := map[string]bool{}
 	for _, c := range cards {

@@ -80,8 +80,8 @@ func (f CardFetch) command() string {
 // standing, not what a task needs.
 func (pl *Pipeline) preamble(allRepos, wake bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
-	if pl.loc.InGit {
-		where = "repository " + strings.TrimPrefix(pl.loc.Identity(domain.AnchorRepo), "repo:")
+	if pl.Loc.InGit {
+		where = "repository " + strings.TrimPrefix(pl.Loc.Identity(domain.AnchorRepo), "repo:")
 	}
 	if allRepos {
 		where += " and, explicitly requested, every other repository"

@@ -5,6 +5,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 )
 
 // StalePenalty is the salience a stale card loses: it still renders, with
@@ -56,12 +57,12 @@ func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 
 // stale checks the code the cards of ids cite (nil without a checker).
 func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*staleness.Stale, error) {
-	if pl.freshness == nil || len(ids) == 0 {
+	if pl.Freshness == nil || len(ids) == 0 {
 		return nil, nil
 	}
-	m, err := pl.freshness.Cards(ctx, pl.store, ids)
+	m, err := pl.Freshness.Cards(ctx, pl.Store, ids)
 	if err != nil {
-		return nil, internal(err, "check cited code")
+		return nil, hosterr.Internal(err, "check cited code")
 	}
 	return m, nil
 }

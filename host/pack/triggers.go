@@ -16,6 +16,7 @@ import (
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/cache"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/trigger"
 	"github.com/palacehq/palace/store"
 )
@@ -129,9 +130,9 @@ func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 // reach trigger.MaxSetProgram. Memory stays bounded whatever the store
 // holds.
 func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
-	rows, err := pl.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.chainIDs()})
+	rows, err := pl.Store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.Loc.ChainIDs()})
 	if err != nil {
-		return nil, internal(err, "read trigger cards")
+		return nil, hosterr.Internal(err, "read trigger cards")
 	}
 	old := map[string]*triggerPattern{}
 	if prev != nil {

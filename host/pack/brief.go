@@ -333,33 +333,18 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 	for _, t := range texts {
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
-	fillKey := func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
-		return t.Persistence, t.Tier, t.AnchorID, t.ID
-	}
-	var ids []string
+	var rel map[string]float64
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
-		// Only the matches are ordered (fill order is total, so sorting
-		// fewer cards changes nothing): most candidates match no query.
-		rel := bm25Rank(a.req.Query, docs)
+		rel = bm25Rank(a.req.Query, docs)
 		texts = slices.DeleteFunc(texts, func(t store.CandidateText) bool { return rel[t.ID] <= 0 })
-		sortByFill(pl.Loc.ChainIDs(), texts, fillKey)
-		for _, t := range texts {
-			ids = append(ids, t.ID)
-		}
-		slices.SortStableFunc(ids, func(x, y string) int {
-			switch {
-			case rel[x] > rel[y]:
-				return -1
-			case rel[x] < rel[y]:
-				return 1
-			}
-			return 0
-		})
-	} else {
-		sortByFill(pl.Loc.ChainIDs(), texts, fillKey)
-		for _, t := range texts {
-			ids = append(ids, t.ID)
-		}
+	}
+	sortByFill(pl.Loc.ChainIDs(), texts, textFillKey)
+	ids := make([]string, 0, len(texts))
+	for _, t := range texts {
+		ids = append(ids, t.ID)
+	}
+	if rel != nil {
+		byRelevance(ids, func(id string) float64 { return rel[id] })
 	}
 	look := 5
 	if a.pack.Request.Field != "" {

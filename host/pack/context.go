@@ -375,7 +375,7 @@ func (pl *Pipeline) PolicySet(ctx context.Context) (*policies.Set, string, error
 	if err == nil {
 		return set, "", nil
 	}
-	def, derr := embeddedDefaults(ctx)
+	def, derr := embeddedDefaults()
 	if derr != nil {
 		return nil, "", hosterr.Internal(derr, "load the embedded default policies")
 	}

@@ -39,6 +39,8 @@ func (s *slot) text(form domain.RenderForm) string {
 
 func (s *slot) size() int { return runeLen(s.text(s.form)) }
 
+func (s *slot) inline() bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
+
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {
 	fixed   int // preamble and transient instructions
@@ -97,14 +99,12 @@ func (pl *Pipeline) packBudget(a *assembly) {
 	pl.packWith(a)
 }
 
-// packWith fits the items under the budget by whole items and by value:
-// evidence goes first (raw, opt-in); then, least valuable first (the last
-// in pack order), full items are compacted, reference lines are left out,
-// then inline items, until the pack fits; what was left out then comes
-// back as a reference line where one still fits. The most valuable items
-// stay whole the longest. Nothing is ever cut mid-text, and nothing
-// exceeds the budget but the preamble and transient instructions, which
-// are never left out (the pack says so).
+// packWith fits the items under the budget by whole items, in stages:
+// evidence goes first; then, least valuable first (the last in pack order),
+// full items are compacted, reference lines left out, then inline items;
+// what was left out comes back as a reference line where one still fits.
+// Nothing is cut mid-text; only the preamble and transient instructions,
+// never left out, can exceed the budget.
 func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
 	origins := map[string]int{}
@@ -163,7 +163,6 @@ func (pl *Pipeline) packWith(a *assembly) {
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
-	inline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
 	stages := []budgetStage{
 		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormInlineFull }, domain.FormRefOnly, "reduced to a reference line"},
 		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out"},
@@ -171,7 +170,7 @@ func (pl *Pipeline) packWith(a *assembly) {
 		{func(s *slot) bool {
 			return s.item != nil && s.form == domain.FormRefOnly && s.item.LaneForm == domain.FormRefOnly
 		}, domain.FormInspectorOnly, "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && inline(s) }, domain.FormInspectorOnly, "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.inline() }, domain.FormInspectorOnly, "left out (inspector-only)"},
 		{func(s *slot) bool { return s.item != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out (inspector-only)"},
 	}
 	for _, st := range stages {
@@ -184,8 +183,7 @@ func (pl *Pipeline) packWith(a *assembly) {
 				picks = append(picks, s)
 			}
 		}
-		// Least valuable first: items are in pack order, which is by value
-		// inside a lane, so the one packed last goes first.
+		// Least valuable first: the one packed last.
 		slices.SortStableFunc(picks, func(x, y *slot) int { return y.order - x.order })
 		for _, s := range picks {
 			if p.total <= limit {
@@ -218,10 +216,8 @@ func (pl *Pipeline) packWith(a *assembly) {
 			s.item.RenderForm = s.form
 			s.cand.outcome = outcomeOf(s)
 			if a.pack.Request.Wake && s.cand.outcome != store.OutcomeInlineFull && s.cand.outcome != store.OutcomeInlineCompact {
-				// A session start's budget says nothing about whether a
-				// card fits a task: only what it showed is recorded (an
-				// application ends a card's inactivity), never a trim that
-				// would cool the card for the tasks to come.
+				// A session start's budget says nothing about a task: only
+				// what it showed is recorded, never a trim that would cool.
 				s.cand.outcome = ""
 			}
 		} else {
@@ -314,9 +310,8 @@ func (pl *Pipeline) finish(a *assembly) {
 	local := func(form func(*slot) bool) func(*slot) bool {
 		return func(s *slot) bool { return s.item != nil && !s.item.Foreign && form(s) }
 	}
-	isInline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
-	emit(sectionKey{name: string(domain.LaneCore)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane == domain.LaneCore }))
-	emit(sectionKey{name: string(domain.LaneScoped)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane != domain.LaneCore }))
+	emit(sectionKey{name: string(domain.LaneCore)}, nil, local(func(s *slot) bool { return s.inline() && s.item.Lane == domain.LaneCore }))
+	emit(sectionKey{name: string(domain.LaneScoped)}, nil, local(func(s *slot) bool { return s.inline() && s.item.Lane != domain.LaneCore }))
 	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == domain.FormRefOnly }))
 	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != domain.FormInspectorOnly })
 	for i := range a.origins {
@@ -338,9 +333,9 @@ func (pl *Pipeline) finish(a *assembly) {
 			continue
 		}
 		switch {
-		case isInline(s) && s.item.Lane == domain.LaneCore:
+		case s.inline() && s.item.Lane == domain.LaneCore:
 			sel.InlineCoreIDs = append(sel.InlineCoreIDs, s.item.ID)
-		case isInline(s):
+		case s.inline():
 			sel.InlineScopedIDs = append(sel.InlineScopedIDs, s.item.ID)
 		case s.form == domain.FormRefOnly:
 			sel.RefOnlyIDs = append(sel.RefOnlyIDs, s.item.ID)

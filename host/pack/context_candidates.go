@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,16 +18,12 @@ import (
 )
 
 // selectCandidates runs the bounded selection of a request and fills
-// a.considered. Without a query, file or language it is one SQL statement:
-// the first CandidateLimit cards by persistence, tier, anchor and id,
-// picked from an index and read whole, with the count. With one, the
-// visible cards are ranked by the relevance model (context_relevance.go):
-// all of them when they are within CandidateLimit, else a first pass over
-// their statements and contents picks which to read — a quarter of the
-// slots go to the head of the SQL order (so foundational cards are never
-// crowded out by text matches), then the best matches, then the rest of
-// that order. The cards read are then ranked over every field. With
-// AllRepos, FTS5 ranks the whole palace instead.
+// a.considered. With nothing to rank by it is the first CandidateLimit cards
+// in fill order (sortByFill). Otherwise the visible cards are ranked: past
+// CandidateLimit, a first pass over their texts picks which to read
+// (mergeCandidates, so foundational cards are never crowded out by text
+// matches); with AllRepos, FTS5 picks from the whole palace instead. The
+// cards read are then ranked over every field.
 func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	q := pl.candidateQuery(a.req, a.now)
 	pr := a.pack.Request
@@ -47,18 +44,14 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		if cards, err = pl.Store.CandidateCards(ctx, q); err != nil {
 			return hosterr.Internal(err, "select context candidates")
 		}
-		pl.sortByFill(cards)
+		sortByFill(pl.Loc.ChainIDs(), cards, cardFillKey)
 	case !rq.empty() && !a.req.AllRepos:
-		// A large selection is held as texts, not cards (a card is ~60
-		// times larger), sorted in place: at 100k cards this path ran
-		// through most of a request's allocations.
+		// A large selection is held as texts, far smaller than cards.
 		texts, err := pl.Store.CandidateTexts(ctx, q)
 		if err != nil {
 			return hosterr.Internal(err, "select context candidates")
 		}
-		sortByFill(pl.Loc.ChainIDs(), texts, func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
-			return t.Persistence, t.Tier, t.AnchorID, t.ID
-		})
+		sortByFill(pl.Loc.ChainIDs(), texts, textFillKey)
 		docs := make([]relevanceDoc, len(texts))
 		fill := make([]int, len(texts))
 		for i, t := range texts {
@@ -73,14 +66,7 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			}
 		}
 		slices.SortFunc(matched, func(x, y int) int {
-			sx, sy := first[texts[x].ID].score, first[texts[y].ID].score
-			if sx != sy {
-				if sx > sy {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(texts[x].ID, texts[y].ID)
+			return cmp.Or(cmp.Compare(first[texts[y].ID].score, first[texts[x].ID].score), strings.Compare(texts[x].ID, texts[y].ID))
 		})
 		picked := mergeCandidates(fill, matched)
 		ids := make([]string, len(picked))
@@ -94,8 +80,7 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		}
 		cards = inOrder(ids, byID)
 	case q.Match != "":
-		// Every repository (AllRepos) with a query: FTS5 picks the
-		// candidates from the whole palace; the model ranks them below.
+		// AllRepos with a query: FTS5 picks from the whole palace.
 		matched, fill, err := pl.Store.Candidates(ctx, q)
 		if err != nil {
 			return hosterr.Internal(err, "select context candidates")
@@ -104,12 +89,13 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, m := range matched {
 			ids[i] = m.ID
 		}
-		if cards, err = pl.loadInOrder(ctx, mergeCandidates(fill, ids)); err != nil {
-			return err
+		ids = mergeCandidates(fill, ids)
+		byID, err := pl.Store.CardsByIDs(ctx, ids)
+		if err != nil {
+			return hosterr.Internal(err, "read context candidates")
 		}
+		cards = inOrder(ids, byID)
 	default:
-		// Nothing to rank by: the head of the fill order, and the count, in
-		// one read.
 		if cards, total, err = pl.Store.CandidateFill(ctx, q); err != nil {
 			return hosterr.Internal(err, "select context candidates")
 		}
@@ -119,12 +105,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	// Without a query (an editor asking about a file, an agent starting
-	// out) nothing says what the request is about: every card is taken as
-	// just relevant, so its scope, its file words and its persistence
-	// decide, as they did before the request had words. With no task at all
-	// (Wake) the default policies rank by standing and read no relevance;
-	// a team's policy written before sees what it always saw.
+	// Without query words every card is taken as just relevant, so scope,
+	// file words and persistence decide.
 	if len(tokenTerms(pr.Query)) == 0 {
 		for _, c := range cards {
 			r := rel[c.ID]
@@ -174,14 +156,11 @@ const evidencePerCard = 2
 // model reads.
 const evidenceRankLimit = 64
 
-// rankCards ranks cards with every field of the model, their cited
-// evidence included (one batched read of links, one of evidence texts)
-// when the selection is within evidenceRankLimit.
+// rankCards ranks cards with every field of the model; their cited evidence
+// is read only within evidenceRankLimit (past it, for the latency target).
 func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card) (map[string]relScore, error) {
 	docs := make([]relevanceDoc, len(cards))
 	if len(cards) > evidenceRankLimit {
-		// A large selection is ranked on the cards alone: reading every
-		// card's links costs more than the latency target allows.
 		for i, c := range cards {
 			docs[i] = cardDoc(c, "")
 		}
@@ -220,9 +199,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 	return rq.rank(docs), nil
 }
 
-// mergeCandidates picks at most CandidateLimit of fill and matched (ids,
-// or indices of them): the first quarter of fill, then matched, then the
-// rest of fill, each once.
+// mergeCandidates picks at most CandidateLimit of fill and matched (ids, or
+// indices of them): the first quarter of fill, then matched, then the rest
+// of fill, each once.
 func mergeCandidates[K comparable](fill, matched []K) []K {
 	var picked []K
 	seen := map[K]bool{}
@@ -248,17 +227,8 @@ func mergeCandidates[K comparable](fill, matched []K) []K {
 	return picked
 }
 
-// loadInOrder reads the cards of ids, keeping the order of ids; ids that
-// vanished meanwhile are skipped (the next request sees the change).
-func (pl *Pipeline) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
-	byID, err := pl.Store.CardsByIDs(ctx, ids)
-	if err != nil {
-		return nil, hosterr.Internal(err, "read context candidates")
-	}
-	return inOrder(ids, byID), nil
-}
-
-// inOrder is the cards of byID in the order of ids, skipping absent ones.
+// inOrder is the cards of byID in the order of ids, skipping absent ones
+// (cards that vanished meanwhile).
 func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 	out := make([]domain.Card, 0, len(ids))
 	for _, id := range ids {
@@ -271,18 +241,17 @@ func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 
 var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational: 0, domain.PersistenceProtected: 1, domain.PersistenceStandard: 2}
 
-// sortByFill orders cards as the SQL fill does: persistence, tier, anchor
-// (innermost first, other repositories last), id.
-func (pl *Pipeline) sortByFill(cards []domain.Card) {
-	sortByFill(pl.Loc.ChainIDs(), cards, func(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
-		return c.Persistence, c.Tier, c.AnchorID, c.ID
-	})
+func cardFillKey(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
+	return c.Persistence, c.Tier, c.AnchorID, c.ID
 }
 
-// sortByFill orders xs in the fill order of the anchor chain, reading each
-// element's persistence, tier, anchor and id through key. It sorts a slim
-// key per element and permutes xs in place, so large selections of large
-// elements stay cheap.
+func textFillKey(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
+	return t.Persistence, t.Tier, t.AnchorID, t.ID
+}
+
+// sortByFill orders xs as the SQL fill does: persistence, tier, anchor
+// (innermost first, other repositories last), id, reading each through key.
+// It sorts slim keys and permutes xs in place.
 func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence, domain.Tier, string, string)) {
 	type fillKey struct {
 		id      string
@@ -331,10 +300,8 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 	}
 }
 
-// evidenceWindow is how many of the most recently recorded visible evidence
-// rows a query ranks for --include-evidence and briefs. Ranking the whole
-// palace with FTS5 costs O(matches in every repository), so evidence
-// relevance is BM25 over this bounded, recent window (docs/rationale.md).
+// evidenceWindow is how many of the newest visible evidence rows a query
+// ranks for --include-evidence and briefs (docs/rationale.md).
 const evidenceWindow = 100
 
 // addEvidence adds up to evidenceLimit evidence rows of the visible anchors:
@@ -363,16 +330,8 @@ func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 				matched = append(matched, e)
 			}
 		}
-		// Best first; among equals the newer (rows are newest first).
-		slices.SortStableFunc(matched, func(x, y domain.Evidence) int {
-			switch {
-			case rel[x.ID] > rel[y.ID]:
-				return -1
-			case rel[x.ID] < rel[y.ID]:
-				return 1
-			}
-			return 0
-		})
+		// Among equals the newer first (rows are newest first).
+		byRelevance(matched, func(e domain.Evidence) float64 { return rel[e.ID] })
 		rows = matched
 	}
 	for _, e := range rows[:min(len(rows), evidenceLimit)] {
@@ -419,13 +378,10 @@ func (pl *Pipeline) absFile(file string) string {
 // file that lies in another git checkout.
 var ErrOtherCheckout = errors.New("the file is in another git checkout")
 
-// checkFileCheckout refuses a request's file that lies in another git
-// checkout than the host's (another repository, another worktree of this
-// one, a nested repository such as a submodule): its scope and the memory
-// of its checkout are not what this request sees, so a pack for it would
-// silently be the wrong repository's. A file in no checkout at all is
-// taken as it is. The checkout is the nearest directory holding a .git
-// entry, found without running git.
+// checkFileCheckout refuses a request's file in another git checkout than
+// the host's (another repository or worktree, a submodule): a pack for it
+// would silently be the wrong repository's. A file in no checkout is taken
+// as it is. The checkout is the nearest directory with a .git entry.
 func (pl *Pipeline) checkFileCheckout(file string) error {
 	if file == "" {
 		return nil
@@ -460,4 +416,9 @@ var extLanguages = map[string]string{
 
 func languageOf(path string) string {
 	return extLanguages[strings.ToLower(filepath.Ext(path))]
+}
+
+// byRelevance sorts xs by rel, best first, stably.
+func byRelevance[T any](xs []T, rel func(T) float64) {
+	slices.SortStableFunc(xs, func(x, y T) int { return cmp.Compare(rel(y), rel(x)) })
 }

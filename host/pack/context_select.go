@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -32,18 +33,13 @@ type candidate struct {
 	laned   bool
 	counts  policies.Counts30d
 	ageDays int
-	outcome string // injection outcome; "" writes no event
-	// roles counts an item's evidence links by role (cite reads them all);
-	// a brief reports them.
-	roles domain.RoleCounts
+	outcome string            // injection outcome; "" writes no event
+	roles   domain.RoleCounts // an item's evidence links by role (cite)
 	// contests are the card's open contests: it stays out of the inline
 	// lanes while there are any.
 	contests []store.Contest
-	// stale says why the card no longer matches its cited code or dates.
-	stale *staleness.Stale
-	// nearOf is the inlined card this one nearly repeats (see
-	// dedupeNear); it is then a reference line.
-	nearOf string
+	stale    *staleness.Stale
+	nearOf   string // the inlined card this one nearly repeats (dedupeNear)
 }
 
 // assembly is one context request in the making.
@@ -55,17 +51,11 @@ type assembly struct {
 	items []*candidate
 	now   time.Time
 	// slots and origins are the packed rendering (see packBudget).
-	slots   []*slot
-	origins []cardview.AnchorRef
-	// signature is the request's terms, which adoption signals are
-	// weighed against (Signature).
-	signature string
-	// lanes is the lanes configuration of the serving policy set.
-	lanes policies.LanesConfig
-	// wakeNote: the preamble says the pack is the wake-up layer (a
-	// wake-up pack, unless the line would leave no card room; see
-	// packBudget).
-	wakeNote bool
+	slots     []*slot
+	origins   []cardview.AnchorRef
+	signature string               // adoption signals are weighed against it (Signature)
+	lanes     policies.LanesConfig // of the serving policy set
+	wakeNote  bool                 // the preamble says it is the wake-up layer (packBudget)
 }
 
 // assemble builds the pack without writing anything.
@@ -173,12 +163,10 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	}
 	stats, coolErr := pl.cooling(ctx, applying, a.now)
 	if coolErr != nil {
-		// Counts are advisory: without them cards lane as if fresh, and the
-		// pack says so through the lanes decision's error.
+		// Counts and signals are advisory: without them cards lane as if
+		// fresh, and the lanes decision's error says so.
 		stats = map[string]coolingStats{}
 	}
-	// Explicit adoption signals from requests like this one; like the
-	// counts they are advisory.
 	signals, sigErr := pl.signalCounts(ctx, applying, a.signature, a.now)
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes, Wake: pr.Wake}
 	for i, c := range applying {
@@ -206,9 +194,8 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	}
 }
 
-// arrange dedupes, orders, applies the per-lane count limits
-// and the dao_tian limit, and splits the considered cards into items and
-// skipped cards.
+// arrange dedupes, orders, applies the per-lane count limits and the
+// dao_tian limit, and splits the considered cards into items and skipped.
 func (pl *Pipeline) arrange(a *assembly) {
 	// Duplicates: a published copy and its original (or two cards with the
 	// same statement) both apply; the innermost wins.
@@ -230,10 +217,9 @@ func (pl *Pipeline) arrange(a *assembly) {
 		case best[c.card.StatementNorm] != c:
 			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
 		case c.lane.Lane == domain.LaneInspectorOnly || c.lane.RenderForm == domain.FormInspectorOnly:
-			// Only a card that cooling kept out was a real candidate: its
-			// skip is recorded and cools it further. A card the request is
-			// not about writes no event, so what other requests ask never
-			// cools it; nor does one a request with no task leaves out.
+			// Only a card cooling kept out records its skip (and cools
+			// further): what other requests ask, or a request with no
+			// task, never cools a card.
 			switch {
 			case a.pack.Request.Wake:
 				a.skip(c, "not_in_wake", "")
@@ -250,10 +236,9 @@ func (pl *Pipeline) arrange(a *assembly) {
 	slices.SortFunc(live, packOrder)
 	dedupeNear(live, a.lanes.CoreInlineLimit+a.lanes.ScopedInlineLimit)
 	slices.SortFunc(live, packOrder)
-	// The lanes' count limits: a lane's overflow, least valuable last in
-	// pack order, moves down one lane (core → scoped → references → out).
-	// A wake-up pack leaves the scoped lane's overflow out instead: with no
-	// task, a line of an id says nothing worth its characters.
+	// The lanes' count limits: a lane's overflow (the last in pack order)
+	// moves down one lane (core → scoped → references → out); a wake-up pack
+	// leaves the scoped lane's overflow out instead.
 	limits := map[domain.Lane]int{domain.LaneCore: a.lanes.CoreInlineLimit, domain.LaneScoped: a.lanes.ScopedInlineLimit, domain.LaneRefOnly: a.lanes.RefOnlyLimit}
 	var overflow []*candidate
 	for _, lane := range []domain.Lane{domain.LaneCore, domain.LaneScoped} {
@@ -295,16 +280,12 @@ func (pl *Pipeline) arrange(a *assembly) {
 		}
 		a.items = append(a.items, c)
 	}
-	// Skipped cards list in the order they were considered, which is stable.
 }
 
 // dedupeNear keeps a pack from inlining two near-duplicates
-// (internal/neardup): walking live in pack order, a card bound for an
-// inline form that nearly repeats a card inlined before it becomes a
-// reference line to that card, so the most valuable of the two is the one
-// read in full and the next card of the lane moves up. Once slots cards
-// (the inline lanes' sizes together) are kept, the rest can no longer be
-// inlined and are left as they are.
+// (internal/neardup): in pack order, an inline-bound card that nearly
+// repeats one inlined before it becomes a reference line to it. It stops
+// once slots cards (the inline lanes' sizes together) are kept.
 func dedupeNear(live []*candidate, slots int) {
 	type kept struct {
 		c     *candidate
@@ -322,8 +303,7 @@ func dedupeNear(live []*candidate, slots int) {
 		words := neardup.Words(c.card.Statement)
 		var twin *kept
 		for i := range inline {
-			// Sets whose sizes differ past the threshold's ratio cannot
-			// reach it.
+			// Sizes apart past the threshold's ratio cannot reach it.
 			if n, m := len(words), len(inline[i].words); float64(min(n, m)) < neardup.Threshold*float64(max(n, m)) {
 				continue
 			}
@@ -366,7 +346,7 @@ func demote(c *candidate, from domain.Lane) {
 	c.scope.Why = append(c.scope.Why, fmt.Sprintf("the %s lane is full (its limit is a lanes setting), so it moved to %s", from, to))
 }
 
-// better says whether c should win over b among duplicates.
+// outranksDuplicate says whether c wins over b among duplicates.
 func outranksDuplicate(c, b *candidate) bool {
 	if c.rank != b.rank {
 		return c.rank < b.rank
@@ -387,11 +367,8 @@ func packOrder(x, y *candidate) int {
 	if d := y.lane.Salience - x.lane.Salience; d != 0 {
 		return d
 	}
-	if x.relevance != y.relevance {
-		if x.relevance > y.relevance {
-			return -1
-		}
-		return 1
+	if d := cmp.Compare(y.relevance, x.relevance); d != 0 {
+		return d
 	}
 	if d := x.card.Tier.Rank() - y.card.Tier.Rank(); d != 0 {
 		return d
@@ -408,8 +385,7 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	if c.laned {
 		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
 	}
-	// Ids and reasons always; the why-lines and breakdowns only with
-	// Explain: on a cooled palace most of a pack is skipped cards.
+	// On a cooled palace most of a pack is skipped cards: details on request.
 	if a.req.Explain {
 		s.Why = strlist.NonNil(c.scope.Why)
 		if c.laned {
@@ -419,13 +395,11 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	a.pack.Skipped = append(a.pack.Skipped, s)
 }
 
-// maxCitations bounds the citations an item carries: every counterexample
-// first, then the other links in the order they were made. Item.CitationCount
-// says how many links exist; `palace card show ID` lists them all.
+// maxCitations bounds the citations an item carries (pickCitations).
 const maxCitations = 8
 
-// cite loads the items' links (one batched read, without evidence rows),
-// picks the citations and reads their source refs (one more batched read).
+// cite builds the items: their links, picked citations and source refs
+// (two batched reads).
 func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 	ids := make([]string, len(a.items))
 	for i, c := range a.items {
@@ -512,12 +486,6 @@ func pickCitations(links []domain.Link) []domain.Link {
 }
 
 // embeddedDefaults compiles the embedded policy set once per process.
-var embeddedDefaults = func() func(context.Context) (*policies.Set, error) {
-	var once sync.Once
-	var set *policies.Set
-	var err error
-	return func(ctx context.Context) (*policies.Set, error) {
-		once.Do(func() { set, err = policies.LoadDefaults(ctx, policies.Options{}) })
-		return set, err
-	}
-}()
+var embeddedDefaults = sync.OnceValues(func() (*policies.Set, error) {
+	return policies.LoadDefaults(context.Background(), policies.Options{})
+})

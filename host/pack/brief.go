@@ -129,11 +129,9 @@ type BriefAction struct {
 	Command string `json:"command"`
 }
 
-// Brief builds the brief of req on the context selection: key
-// facts from authoritative cards, cited evidence, cards with citations,
-// entities and unresolved cues found in the cited text, uncertainty signals
-// and next actions. It writes nothing (no injection events). Bad input is
-// KindInvalid; storage failures KindInternal; AllRepos is as for Context.
+// Brief builds the brief of req on the context selection. It writes nothing
+// (no injection events). Bad input is KindInvalid; storage failures
+// KindInternal; AllRepos is as for Context.
 func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Brief{}, err
@@ -254,10 +252,8 @@ func verb(n int, one, many string) string {
 }
 
 func appendNew(xs []string, x string) []string {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
+	if slices.Contains(xs, x) {
+		return xs
 	}
 	return append(xs, x)
 }
@@ -321,8 +317,8 @@ type briefCandidate struct {
 }
 
 // briefCandidates gates up to five candidate cards of the visible anchors
-// (of the request's field, when it names one): the best matches (relevance model) of the
-// query, or the first in persistence, tier and anchor order without one.
+// (of the request's field, when it names one): the best matches of the
+// query, or the first in fill order without one.
 func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
 	q := store.CandidateQuery{AnchorIDs: pl.Loc.ChainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
 	texts, err := pl.Store.CandidateTexts(ctx, q)
@@ -428,10 +424,9 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 	}
 	var conflicted []string
 	for _, e := range b.Evidence {
-		// A failure report a card cites as support or verification is the
-		// evidence for that card ("without WAL: database is locked"), not a
-		// conflict with it; a counterexample has its own signal above.
-		if hasConflictCue(e.Excerpt) && !backsACard(e.Roles) {
+		// A failure report a card cites in any role but counterexample
+		// ("without WAL: database is locked") backs it, not a conflict.
+		if hasConflictCue(e.Excerpt) && !slices.ContainsFunc(e.Roles, func(r string) bool { return r != string(domain.RoleCounterexample) }) {
 			conflicted = append(conflicted, e.ID)
 		}
 	}
@@ -439,17 +434,6 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		out = append(out, BriefSignal{"conflicting_evidence", fmt.Sprintf("%s %s contradiction or failure language", countNoun(len(conflicted), "evidence row"), verb(len(conflicted), "uses", "use")), conflicted})
 	}
 	return out
-}
-
-// backsACard says whether evidence plays a role for a card other than
-// counterexample.
-func backsACard(roles []string) bool {
-	for _, r := range roles {
-		if r != string(domain.RoleCounterexample) {
-			return true
-		}
-	}
-	return false
 }
 
 func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefAction {

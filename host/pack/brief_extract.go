@@ -47,9 +47,8 @@ type entityAcc struct {
 func extractEntities(texts []sourceText) []BriefEntity { return entities(texts, true) }
 
 // entities is extractEntities; with prefilter, a regexp runs on a text only
-// when a cheap scan finds what every one of its matches needs (a brief
-// scans some forty texts six times, and most have no command, path or
-// identifier). FuzzExtractPrefilters holds the two to the same answer.
+// when a cheap scan finds what every one of its matches needs.
+// FuzzExtractPrefilters holds the two to the same answer.
 func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	acc := map[string]*entityAcc{}
 	n := 0
@@ -215,15 +214,12 @@ func cueLines(s string) []cueLine {
 	return out
 }
 
-// textMemo remembers a pure function of a text per text, bounded by the
-// texts' count and bytes.
-type textMemo[V any] = cache.Memo[string, V]
-
 func textBytes[V any](s string, _ V) int { return len(s) }
 
+// cueMemo and conflictMemo remember per text, bounded by count and bytes.
 var (
-	cueMemo      = textMemo[[]cueLine]{Max: 1 << 13, Cost: textBytes[[]cueLine], MaxCost: 8 << 20}
-	conflictMemo = textMemo[bool]{Max: 1 << 13, Cost: textBytes[bool], MaxCost: 8 << 20}
+	cueMemo      = cache.Memo[string, []cueLine]{Max: 1 << 13, Cost: textBytes[[]cueLine], MaxCost: 8 << 20}
+	conflictMemo = cache.Memo[string, bool]{Max: 1 << 13, Cost: textBytes[bool], MaxCost: 8 << 20}
 )
 
 // The prefilters: each is true for every text its regexp can match (and

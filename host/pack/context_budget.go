@@ -39,7 +39,9 @@ func (s *slot) text(form domain.RenderForm) string {
 
 func (s *slot) size() int { return runeLen(s.text(s.form)) }
 
-func (s *slot) inline() bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
+func (s *slot) inline() bool {
+	return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact
+}
 
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {

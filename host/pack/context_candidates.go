@@ -117,7 +117,7 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	refs := map[string]cardview.AnchorRef{}
 	ranks := map[string]int{}
 	for _, id := range pl.Loc.ChainIDs() {
-		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.Loc.KindOf(id)]
+		ranks[id] = anchorKindRank(string(pl.Loc.KindOf(id)))
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -46,21 +47,20 @@ security vulnerability vulnerable sanitize escape injection
 crash crashes segfault
 `
 
-// synonyms maps a stem to the stems of its groups' other words. It is
-// built on first use: stemming the thesaurus at package initialization was
-// paid by every palace process, also those that never rank cards.
+// synonyms maps a stem to the stems of its groups' other words, built on
+// first use so a process that never ranks cards never stems the thesaurus.
 var synonyms = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range strings.Split(thesaurus, "\n") {
 		var group []string
 		for _, w := range strings.Fields(line) {
-			if st := stem(w); !containsString(group, st) {
+			if st := stem(w); !slices.Contains(group, st) {
 				group = append(group, st)
 			}
 		}
 		for _, a := range group {
 			for _, b := range group {
-				if a != b && !containsString(m[a], b) {
+				if a != b && !slices.Contains(m[a], b) {
 					m[a] = append(m[a], b)
 				}
 			}
@@ -68,12 +68,3 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	}
 	return m
 })
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}

@@ -38,12 +38,10 @@ type Hints struct {
 	Policy  policies.Decision `json:"policy"`
 }
 
-// Hints matches the trigger patterns of set (compiled fresh when set is
-// nil) against req.Text and keeps the matches whose card applies to
-// req.File by the scope policy: the one implementation of `palace hints`
-// and of the LSP's inlay hints and trigger diagnostics. A scope policy that
-// fails falls back to the embedded default (Policy says so); a policy set
-// that does not load is served by the embedded defaults.
+// Hints matches the trigger patterns of set (compiled fresh when nil)
+// against req.Text and keeps the matches whose card applies to req.File by
+// the scope policy: `palace hints` and the LSP's inlay hints and trigger
+// diagnostics. Policy failures fall back to the embedded defaults.
 func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
 	if set == nil {
 		var err error
@@ -99,11 +97,9 @@ func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest
 	return res, nil
 }
 
-// oneOfEachStatement keeps, on each line, one match per statement: a card
-// and its published copy (or two cards stating the same) match the same
-// lines, and a pack counts them once, keeping the innermost anchor's
-// (worktree, then repo, then global; then the smaller id). matches are
-// sorted by line and stay so.
+// oneOfEachStatement keeps, on each line, one match per statement (a card
+// and its published copy are one), the innermost card's (innerCard).
+// matches are sorted by line and stay so.
 func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 	out := matches[:0]
 	for i := 0; i < len(matches); {
@@ -129,7 +125,8 @@ func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 	return out
 }
 
-// innerCard says whether x wins over y among cards stating the same.
+// innerCard says whether x wins over y among cards stating the same: the
+// innermost anchor, then the smaller id.
 func innerCard(x, y TriggerCard) bool {
 	rx, ry := anchorKindRank(x.Anchor.Kind), anchorKindRank(y.Anchor.Kind)
 	if rx != ry {
@@ -198,12 +195,8 @@ func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []T
 			continue
 		}
 		seen[c.ID] = true
-		in.Cards = append(in.Cards, policies.ScopeCard{
-			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: c.Anchor.Kind,
-			Persistence: string(c.Persistence), Statement: c.Statement,
-			Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
-			Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
-		})
+		in.Cards = append(in.Cards, cardview.ScopeCard(domain.Card{ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
+			Persistence: c.Persistence, Statement: c.Statement, Scope: c.Scope, Trigger: c.Trigger}, c.Anchor.Kind))
 	}
 	out, d := set.Scope(ctx, in)
 	applies := make(map[string]bool, len(out))

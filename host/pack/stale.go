@@ -2,6 +2,7 @@ package pack
 
 import (
 	"context"
+	"maps"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
@@ -13,12 +14,10 @@ import (
 // its lane, and the lanes' count limits and the budget push it out first.
 const StalePenalty = 10
 
-// applyStaleness looks at the code the laned cards of this checkout cite
-// and at their review dates: a stale card is marked and loses
-// StalePenalty salience (the breakdown says "stale"). Cards of another
-// repository (all_repos) are not looked at: their code is not here; nor
-// are cards the lanes left at inspector_only, which the pack shows
-// nowhere and a penalty cannot move.
+// applyStaleness looks at the code the shown cards of this checkout cite
+// and at their dates: a stale card is marked and loses StalePenalty salience
+// (breakdown "stale"). Foreign cards (their code is not here) and cards left
+// at inspector_only (a penalty cannot move them) are not looked at.
 func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 	shown := func(c *candidate) bool {
 		return c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly
@@ -45,9 +44,7 @@ func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 		c.stale = st
 		c.lane.Salience = max(0, c.lane.Salience-StalePenalty)
 		bd := make(map[string]int, len(c.lane.Breakdown)+1)
-		for k, v := range c.lane.Breakdown {
-			bd[k] = v
-		}
+		maps.Copy(bd, c.lane.Breakdown)
 		bd["stale"] = -StalePenalty
 		c.lane.Breakdown = bd
 		c.scope.Why = append(c.scope.Why, "stale: "+st.Reason)
@@ -67,9 +64,9 @@ func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*stalen
 	return m, nil
 }
 
-// StaleOf checks the cards of ids as a pack would (cited code and review
-// dates), for the surfaces that show cards outside a pack (hints, hover):
-// by id, only the stale ones.
+// StaleOf checks cards as a pack would (cited code and dates), for the
+// surfaces that show cards outside a pack (hints, hover): the stale ones, by
+// id.
 func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
 	ids := make([]string, len(cards))
 	for i, c := range cards {

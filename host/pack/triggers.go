@@ -21,22 +21,15 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// Trigger matching is the one implementation behind `palace hints` and the
-// LSP's inlay hints and trigger diagnostics: the authoritative cards visible
-// from the host, their trigger patterns compiled once, matched line by line
-// against a document, then filtered by the scope policy for that file.
-
 // MaxTriggerLineBytes is the longest line trigger patterns are matched
-// against; longer lines (minified code, data blobs) are skipped, so a
-// pathological document costs time linear in its size and no more.
+// against; longer lines (minified code, data blobs) are skipped.
 const MaxTriggerLineBytes = 64 << 10
 
 // MaxTriggerMatches bounds the matches one document reports; the rest are
 // dropped (TriggerMatches.Truncated says so).
 const MaxTriggerMatches = 5000
 
-// TriggerCard is the part of an authoritative card that trigger matching and
-// its callers (hover, hints) show.
+// TriggerCard is the part of an authoritative card that hints and hover show.
 type TriggerCard struct {
 	ID          string             `json:"id"`
 	Statement   string             `json:"statement"`
@@ -50,14 +43,11 @@ type TriggerCard struct {
 	Trigger     domain.Trigger     `json:"trigger"`
 	// ReviewAfter is the card's review date (a card past it is stale).
 	ReviewAfter string `json:"review_after,omitempty"`
-	// norm is the normalized statement: a card and its published copy
-	// (or any two cards stating the same) are one piece of knowledge, and
-	// an editor shows it once, as a pack renders it once.
-	norm string
+	norm        string // NormalizedStatement, when known
 }
 
-// NormalizedStatement is the card's statement as duplicates are found
-// by (domain.NormalizeStatement).
+// NormalizedStatement is the card's statement as duplicates are found by
+// (domain.NormalizeStatement): a card and its published copy are shown once.
 func (c TriggerCard) NormalizedStatement() string {
 	if c.norm != "" {
 		return c.norm
@@ -77,13 +67,10 @@ type TriggerSet struct {
 	patterns []triggerPattern
 	// index maps a lower-cased trigram of a pattern's required literal to
 	// the patterns that need it; bloom is a cheap pre-check of index.
-	index  map[uint32][]int32
-	bloom  [1 << 10]uint64
-	always []int32 // patterns with no usable literal: run on every line
-	tags   map[string][]int32
-	// Invalid lists patterns that did not compile and cards whose triggers
-	// were skipped for being over the limits (stored before the checks
-	// existed, or by another tool); they never match.
+	index   map[uint32][]int32
+	bloom   [1 << 10]uint64
+	always  []int32 // patterns with no usable literal: run on every line
+	tags    map[string][]int32
 	invalid []InvalidTrigger
 }
 
@@ -117,18 +104,11 @@ func (t *TriggerSet) Len() int { return len(t.patterns) }
 func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 
 // CompileTriggers reads the authoritative, unexpired cards visible from the
-// host and compiles their trigger patterns. prev, when not nil, is a set
-// compiled earlier: its regexps are reused for unchanged patterns, so
-// recompiling after a small change costs a query, not 10k compilations. A
-// pattern that does not compile is listed in Invalid and otherwise ignored.
-//
-// The limits of package trigger hold here too, for cards stored before
-// they did or written by another tool: a card with too many or too long
-// triggers, or whose patterns compile too large, is skipped whole (listed
-// in Invalid with an empty Pattern) before any of its patterns is
-// compiled past the limit, and so is every card once the set's programs
-// reach trigger.MaxSetProgram. Memory stays bounded whatever the store
-// holds.
+// host and compiles their trigger patterns, reusing prev's (when not nil)
+// for unchanged patterns. A pattern that does not compile is listed in
+// Invalid and ignored. The limits of package trigger hold whatever the store
+// holds: a card over them, or past trigger.MaxSetProgram for the set, is
+// skipped whole (listed in Invalid with an empty Pattern).
 func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
 	rows, err := pl.Store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.Loc.ChainIDs()})
 	if err != nil {
@@ -216,10 +196,8 @@ func (t *TriggerSet) add(p triggerPattern) {
 	}
 }
 
-// compileTrigger compiles a pattern and finds the literal sets every match
-// must contain (one literal of each set), lower-cased, each literal at
-// least three bytes long, and the size of its program. The pattern is held
-// to the limits of trigger.Compile.
+// compileTrigger compiles a pattern (trigger.Compile) and returns the
+// literal sets every match contains (requiredLiterals) and its program size.
 func compileTrigger(src string) (*regexp.Regexp, [][][]byte, int, error) {
 	re, size, err := trigger.Compile(src)
 	if err != nil {
@@ -307,11 +285,9 @@ func shortest(lits []string) int {
 	return n
 }
 
-// safeLiteral lower-cases a literal the way lines are folded for the
-// prefilter (foldLine) and returns its longest stretch that the prefilter
-// can look for. A case-folded non-ASCII letter (é/É) cannot be looked for
-// byte-wise, so it splits the literal; s and k are safe because foldLine
-// maps their non-ASCII variants (ſ, K) to them.
+// safeLiteral lower-cases a literal as foldLine folds lines and returns its
+// longest stretch the prefilter can look for byte-wise: a case-folded
+// non-ASCII letter (é/É) splits it; ſ and K fold to s and k.
 func safeLiteral(runes []rune, fold bool) string {
 	var best, cur strings.Builder
 	flush := func() {
@@ -412,15 +388,14 @@ func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool)
 }
 
 // MatchCache remembers the matches of the lines a TriggerSet has seen, so
-// matching an edited document again costs only its changed lines. One
-// cache serves one set: given another, it starts over. It holds at most
-// maxMatchCacheBytes of line text and is safe for concurrent use.
+// matching an edited document again costs only its changed lines. It is
+// keyed by set, holds at most maxMatchCacheBytes of line text and is safe
+// for concurrent use.
 type MatchCache struct {
 	once  sync.Once
 	lines cache.Map[*TriggerSet, string, []lineHit]
 }
 
-// maxMatchCacheBytes bounds the line text a MatchCache keeps.
 const maxMatchCacheBytes = 4 << 20
 
 func lineBytes(line string, _ []lineHit) int { return len(line) + 32 }
@@ -485,8 +460,8 @@ type matcher struct {
 	set   *TriggerSet
 	lower []byte
 	cands []int32
-	// seen[p] / cardSeen[c] hold the last line number that queued pattern p
-	// or matched card c, so nothing is cleared between lines.
+	// seen[p] / cardSeen[c]: the last line that queued pattern p or matched
+	// card c, so nothing is cleared between lines.
 	seen     []int32
 	cardSeen []int32
 	lineHits []lineHit

@@ -231,8 +231,8 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 			uncited = append(uncited, id)
 		}
 	}
-	b.Entities = extractEntities(texts)
-	b.Unresolved = extractCues(texts)
+	b.Entities = entities(texts, true)
+	b.Unresolved = cues(texts, true)
 	cands, err := pl.briefCandidates(ctx, a)
 	if err != nil {
 		return Brief{}, err
@@ -351,13 +351,7 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 	for _, id := range ids {
 		picked[id] = true
 	}
-	var pickedTexts []store.CandidateText
-	for _, t := range texts {
-		if picked[t.ID] {
-			pickedTexts = append(pickedTexts, t)
-		}
-	}
-	cards, err := pl.Store.CardsOf(ctx, pickedTexts)
+	cards, err := pl.Store.CardsOf(ctx, slices.DeleteFunc(texts, func(t store.CandidateText) bool { return !picked[t.ID] }))
 	if err != nil {
 		return nil, hosterr.Internal(err, "brief: read candidates")
 	}

@@ -42,13 +42,10 @@ type entityAcc struct {
 	first      int
 }
 
-// extractEntities finds commands, paths, URLs and identifiers, ordered by
-// kind, then count (most first), then text.
-func extractEntities(texts []sourceText) []BriefEntity { return entities(texts, true) }
-
-// entities is extractEntities; with prefilter, a regexp runs on a text only
-// when a cheap scan finds what every one of its matches needs.
-// FuzzExtractPrefilters holds the two to the same answer.
+// entities finds commands, paths, URLs and identifiers, ordered by kind,
+// then count (most first), then text. With prefilter a regexp runs on a
+// text only when a cheap scan finds what every one of its matches needs;
+// FuzzExtractPrefilters holds both ways to the same answer.
 func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	acc := map[string]*entityAcc{}
 	n := 0
@@ -149,13 +146,10 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	return out
 }
 
-// extractCues finds lines with unresolved-work cues (TODO, blocker,
-// remaining, …), first occurrence of each line, in source order.
-func extractCues(texts []sourceText) []BriefCue { return cues(texts, true) }
-
-// cues is extractCues; with prefilter a text is split into lines only when
-// it may hold a cue (see mayHaveCue), and its cue lines are remembered
-// (cueMemo): briefs quote the same evidence again and again.
+// cues finds lines with unresolved-work cues (TODO, blocker, remaining, …),
+// first occurrence of each line, in source order. With prefilter a text is
+// split into lines only when it may hold a cue (mayHaveCue), and its cue
+// lines are remembered (cueMemo): briefs quote the same evidence again.
 func cues(texts []sourceText, prefilter bool) []BriefCue {
 	out := []BriefCue{}
 	seen := map[string]bool{}

@@ -19,11 +19,9 @@ import (
 const (
 	// DefaultBudget is a pack's character budget when the request names none.
 	DefaultBudget = 8000
-	// DefaultDaoTianLimit is how many dao_tian items a pack holds unless the
-	// request says otherwise.
+	// DefaultDaoTianLimit is how many dao_tian items a pack holds by default.
 	DefaultDaoTianLimit = 1
-	// CandidateLimit bounds the cards one request considers: the SQL
-	// selection returns at most this many before the policies run.
+	// CandidateLimit bounds the cards one request's policies consider.
 	CandidateLimit = 200
 	// MaxInstructions and MaxInstructionRunes bound transient instructions.
 	MaxInstructions     = 16
@@ -45,16 +43,14 @@ type ContextRequest struct {
 	// File is the path the agent works on (absolute, or relative to the
 	// host's directory); scope policies match it worktree-relative.
 	File string `json:"file,omitempty"`
-	// Language is an editor language id; defaults to one derived from File's
-	// extension.
+	// Language is an editor language id; defaults to File's extension's.
 	Language string   `json:"language,omitempty"`
 	Field    string   `json:"field,omitempty"`
 	Intents  []string `json:"intents,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
 	// Instructions are transient: rendered first, never stored, never trimmed.
 	Instructions []string `json:"instructions,omitempty"`
-	// Budget is the pack's size limit in characters of Rendered. Defaults to
-	// DefaultBudget.
+	// Budget is the size limit in characters of Rendered (DefaultBudget).
 	Budget int `json:"budget,omitempty"`
 	// DaoTianLimit caps dao_tian items; nil means DefaultDaoTianLimit, 0 none.
 	DaoTianLimit *int `json:"dao_tian_limit,omitempty"`
@@ -72,8 +68,7 @@ type ContextRequest struct {
 	// Fetch is how the reader of Rendered fetches a card it names: the CLI
 	// command (the default) or, for an agent over MCP, the palace_cards tool.
 	Fetch CardFetch `json:"-"`
-	// DryRun writes nothing: no injection events, and no request id unless
-	// one is given.
+	// DryRun writes nothing, and names no request unless RequestID does.
 	DryRun bool `json:"dry_run,omitempty"`
 	// RequestID names the request's telemetry record; defaults to a new
 	// "rq_" id (none with DryRun).
@@ -167,9 +162,8 @@ type Item struct {
 	Counts30d     policies.Counts30d  `json:"counts_30d"`
 	AgeDays       int                 `json:"age_days"`
 	Relevance     float64             `json:"relevance"`
-	// Contest is set when the card is contested: it is shown as a
-	// reference with this warning, never inline, until it is resolved or
-	// demoted.
+	// Contest is set when the card is contested: it is a reference with
+	// this warning, never inline, until resolved or demoted.
 	Contest *cardview.ItemContest `json:"contest,omitempty"`
 	// Stale is set when the code the card's evidence saw changed, or a
 	// date passed: it renders with this warning and loses StalePenalty.
@@ -250,8 +244,8 @@ type MemoryExists struct {
 	// Applies counts considered cards the scope policy let through.
 	Applies  int `json:"applies"`
 	Rendered int `json:"rendered"`
-	// Elsewhere counts memory at anchors this request may not see, without
-	// naming it. It is filled only when the pack renders no card.
+	// Elsewhere counts, without naming, memory at anchors this request may
+	// not see; only when the pack renders no card.
 	Elsewhere *MemoryElsewhere `json:"elsewhere,omitempty"`
 	// Reason says why nothing was selected; empty when something was.
 	Reason string `json:"reason,omitempty"`
@@ -287,8 +281,7 @@ type PackPolicy struct {
 	SetHash string            `json:"set_hash"`
 	Scope   policies.Decision `json:"scope"`
 	Lanes   policies.Decision `json:"lanes"`
-	// Fallback is set when the policy set failed to load and the embedded
-	// defaults decided instead.
+	// Fallback says why the embedded defaults decided, when they did.
 	Fallback string `json:"fallback,omitempty"`
 }
 

@@ -135,14 +135,11 @@ func innerCard(x, y TriggerCard) bool {
 	return x.ID < y.ID
 }
 
+// anchorKindRank ranks anchor kinds innermost first: worktree 0, repo 1,
+// global 2, any other 3.
 func anchorKindRank(kind string) int {
-	switch domain.AnchorKind(kind) {
-	case domain.AnchorWorktree:
-		return 0
-	case domain.AnchorRepo:
-		return 1
-	case domain.AnchorGlobal:
-		return 2
+	if r := slices.Index([]domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal}, domain.AnchorKind(kind)); r >= 0 {
+		return r
 	}
 	return 3
 }

@@ -45,27 +45,49 @@ func (s *slot) inline() bool {
 
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {
-	fixed   int // preamble and transient instructions
-	slots   []*slot
-	key     func(*slot) (sectionKey, bool)
-	headers func(sectionKey) string
-	counts  map[sectionKey]int
-	total   int
+	a      *assembly
+	slots  []*slot
+	counts map[sectionKey]int
+	total  int
 }
 
 func (p *packer) add(s *slot, sign int) {
-	k, ok := p.key(s)
+	k, ok := p.a.section(s)
 	if !ok {
 		return
 	}
 	if p.counts[k] == 0 && sign > 0 {
-		p.total += runeLen(p.headers(k))
+		p.total += runeLen(p.a.header(k))
 	}
 	p.counts[k] += sign
 	if p.counts[k] == 0 && sign < 0 {
-		p.total -= runeLen(p.headers(k))
+		p.total -= runeLen(p.a.header(k))
 	}
 	p.total += sign * s.size()
+}
+
+// section is the section a slot renders in, false when it renders nowhere.
+func (a *assembly) section(s *slot) (sectionKey, bool) {
+	switch {
+	case s.form == domain.FormInspectorOnly || s.form == "":
+		return sectionKey{}, false
+	case s.ev != nil:
+		return sectionKey{name: "evidence"}, true
+	case s.item.Foreign:
+		return sectionKey{origin: 1 + slices.IndexFunc(a.origins, func(o cardview.AnchorRef) bool { return o.ID == s.item.Anchor.ID }), name: "origin"}, true
+	case s.form == domain.FormRefOnly:
+		return sectionKey{name: "references"}, true
+	case s.item.Lane == domain.LaneCore:
+		return sectionKey{name: string(domain.LaneCore)}, true
+	}
+	return sectionKey{name: string(domain.LaneScoped)}, true
+}
+
+func (a *assembly) header(k sectionKey) string {
+	if k.origin > 0 {
+		return sectionHeader(k, &a.origins[k.origin-1], false)
+	}
+	return sectionHeader(k, nil, a.pack.Request.Wake)
 }
 
 func (p *packer) set(s *slot, form domain.RenderForm) {
@@ -109,51 +131,18 @@ func (pl *Pipeline) packBudget(a *assembly) {
 // never left out, can exceed the budget.
 func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
-	origins := map[string]int{}
-	var originRefs []cardview.AnchorRef
-	for i := range a.pack.Items {
-		it := &a.pack.Items[i]
-		if it.Foreign {
-			if _, ok := origins[it.Anchor.ID]; !ok {
-				originRefs = append(originRefs, it.Anchor)
-				origins[it.Anchor.ID] = 0
-			}
+	a.origins = nil
+	for _, it := range a.pack.Items {
+		if it.Foreign && !slices.ContainsFunc(a.origins, func(o cardview.AnchorRef) bool { return o.ID == it.Anchor.ID }) {
+			a.origins = append(a.origins, it.Anchor)
 		}
 	}
-	slices.SortFunc(originRefs, func(x, y cardview.AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
-	for i, o := range originRefs {
-		origins[o.ID] = i + 1
-	}
-	p := &packer{counts: map[sectionKey]int{}}
-	p.key = func(s *slot) (sectionKey, bool) {
-		if s.form == domain.FormInspectorOnly || s.form == "" {
-			return sectionKey{}, false
-		}
-		if s.ev != nil {
-			return sectionKey{name: "evidence"}, true
-		}
-		if s.item.Foreign {
-			return sectionKey{origin: origins[s.item.Anchor.ID], name: "origin"}, true
-		}
-		if s.form == domain.FormRefOnly {
-			return sectionKey{name: "references"}, true
-		}
-		if s.item.Lane == domain.LaneCore {
-			return sectionKey{name: string(domain.LaneCore)}, true
-		}
-		return sectionKey{name: string(domain.LaneScoped)}, true
-	}
-	p.headers = func(k sectionKey) string {
-		if k.origin > 0 {
-			return sectionHeader(k, &originRefs[k.origin-1], false)
-		}
-		return sectionHeader(k, nil, a.pack.Request.Wake)
-	}
-	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
+	slices.SortFunc(a.origins, func(x, y cardview.AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
+	p := &packer{a: a, counts: map[sectionKey]int{}}
+	p.total = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
-		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
+		p.total += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
-	p.total = p.fixed
 	for i := range a.pack.Items {
 		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[domain.RenderForm]string{}, compactCap: a.lanes.CompactCharLimit}
 		p.slots = append(p.slots, s)
@@ -227,7 +216,6 @@ func (pl *Pipeline) packWith(a *assembly) {
 		}
 	}
 	a.slots = p.slots
-	a.origins = originRefs
 }
 
 func (s *slot) salience() int {
@@ -280,11 +268,15 @@ func (pl *Pipeline) finish(a *assembly) {
 		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
 			IDs: []string{}, Chars: runeLen(head + body)})
 	}
-	emit := func(k sectionKey, origin *cardview.AnchorRef, member func(*slot) bool) {
+	keys := []sectionKey{{name: string(domain.LaneCore)}, {name: string(domain.LaneScoped)}, {name: "references"}, {name: "evidence"}}
+	for i := range a.origins {
+		keys = append(keys, sectionKey{origin: i + 1, name: "origin"})
+	}
+	for _, k := range keys {
 		var body strings.Builder
 		ids := []string{}
 		for _, s := range a.slots {
-			if !member(s) {
+			if sk, ok := a.section(s); !ok || sk != k {
 				continue
 			}
 			t := s.text(s.form)
@@ -298,29 +290,18 @@ func (pl *Pipeline) finish(a *assembly) {
 			}
 		}
 		if len(ids) == 0 {
-			return
+			continue
 		}
-		head := sectionHeader(k, origin, pk.Request.Wake)
+		head := a.header(k)
 		b.WriteString(head)
 		b.WriteString(body.String())
+		var origin *cardview.AnchorRef
 		name, title := k.name, sectionTitle(k.name, pk.Request.Wake)
-		if origin != nil {
+		if k.origin > 0 {
+			origin = &a.origins[k.origin-1]
 			name, title = "origin", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(head), "## "))
 		}
 		pk.Sections = append(pk.Sections, Section{Name: name, Title: title, Origin: origin, IDs: ids, Chars: runeLen(head) + runeLen(body.String())})
-	}
-	local := func(form func(*slot) bool) func(*slot) bool {
-		return func(s *slot) bool { return s.item != nil && !s.item.Foreign && form(s) }
-	}
-	emit(sectionKey{name: string(domain.LaneCore)}, nil, local(func(s *slot) bool { return s.inline() && s.item.Lane == domain.LaneCore }))
-	emit(sectionKey{name: string(domain.LaneScoped)}, nil, local(func(s *slot) bool { return s.inline() && s.item.Lane != domain.LaneCore }))
-	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == domain.FormRefOnly }))
-	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != domain.FormInspectorOnly })
-	for i := range a.origins {
-		o := &a.origins[i]
-		emit(sectionKey{origin: i + 1, name: "origin"}, o, func(s *slot) bool {
-			return s.item != nil && s.item.Foreign && s.item.Anchor.ID == o.ID && s.form != domain.FormInspectorOnly
-		})
 	}
 	if pk.MemoryExists.Rendered == 0 {
 		b.WriteString(emptyNote(pk.MemoryExists))

@@ -50,7 +50,8 @@ type assembly struct {
 	// items are the candidates the pack renders or trims, in pack order.
 	items []*candidate
 	now   time.Time
-	// slots and origins are the packed rendering (see packBudget).
+	// slots and origins (the other repositories' anchors, in section order)
+	// are the packed rendering (packWith).
 	slots     []*slot
 	origins   []cardview.AnchorRef
 	signature string               // adoption signals are weighed against it (Signature)

@@ -43,15 +43,9 @@ type Hints struct {
 // the scope policy: `palace hints` and the LSP's inlay hints and trigger
 // diagnostics. Policy failures fall back to the embedded defaults.
 func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
-	if set == nil {
-		var err error
-		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
-			return Hints{}, err
-		}
-	}
-	file, lang := pl.requestFile(req.File)
-	if req.Language != "" {
-		lang = strings.ToLower(req.Language)
+	set, file, lang, err := pl.hintsInput(ctx, set, req)
+	if err != nil {
+		return Hints{}, err
 	}
 	res := Hints{File: file, Invalid: set.invalid, Matches: []TriggerMatch{}}
 	matches, truncated := set.MatchCached(req.Text, req.Cache)
@@ -148,19 +142,13 @@ func anchorKindRank(kind string) int {
 // intent tag or tool need equal to word, case-insensitive, that apply to
 // req.File by the scope policy: the word half of an editor's hover.
 func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsRequest, word string) ([]TriggerCard, error) {
-	if set == nil {
-		var err error
-		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
-			return nil, err
-		}
+	set, file, lang, err := pl.hintsInput(ctx, set, req)
+	if err != nil {
+		return nil, err
 	}
 	tagged := set.Tagged(word)
 	if len(tagged) == 0 {
 		return nil, nil
-	}
-	file, lang := pl.requestFile(req.File)
-	if req.Language != "" {
-		lang = strings.ToLower(req.Language)
 	}
 	applies, _, err := pl.cardsApply(ctx, file, lang, tagged)
 	if err != nil {
@@ -175,6 +163,19 @@ func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsR
 		}
 	}
 	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return best[c.NormalizedStatement()].ID != c.ID }), nil
+}
+
+// hintsInput is set, compiled fresh when nil, and req's file and language.
+func (pl *Pipeline) hintsInput(ctx context.Context, set *TriggerSet, req HintsRequest) (*TriggerSet, string, string, error) {
+	file, lang := pl.requestFile(req.File)
+	if req.Language != "" {
+		lang = strings.ToLower(req.Language)
+	}
+	if set != nil {
+		return set, file, lang, nil
+	}
+	set, err := pl.CompileTriggers(ctx, nil)
+	return set, file, lang, err
 }
 
 // cardsApply asks the scope policy, in one batch, whether each card applies

@@ -19,25 +19,19 @@ const StalePenalty = 10
 // (breakdown "stale"). Foreign cards (their code is not here) and cards left
 // at inspector_only (a penalty cannot move them) are not looked at.
 func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
-	shown := func(c *candidate) bool {
-		return c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly
-	}
-	var ids []string
+	var shown []*candidate
+	var cards []domain.Card
 	for _, c := range a.considered {
-		if shown(c) {
-			ids = append(ids, c.card.ID)
+		if c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly {
+			shown, cards = append(shown, c), append(cards, c.card)
 		}
 	}
-	code, err := pl.stale(ctx, ids)
+	stale, err := pl.staleCards(ctx, cards)
 	if err != nil {
 		return err
 	}
-	stamp := pl.stamp()
-	for _, c := range a.considered {
-		if !shown(c) {
-			continue
-		}
-		st := staleness.Merge(code[c.card.ID], staleness.Dates(c.card, stamp))
+	for _, c := range shown {
+		st := stale[c.card.ID]
 		if st == nil {
 			continue
 		}
@@ -52,43 +46,42 @@ func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 	return nil
 }
 
-// stale checks the code the cards of ids cite (nil without a checker).
-func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*staleness.Stale, error) {
-	if pl.Freshness == nil || len(ids) == 0 {
-		return nil, nil
+// staleCards checks cards' cited code (with a checker) and dates: the stale
+// ones, by id.
+func (pl *Pipeline) staleCards(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error) {
+	var code map[string]*staleness.Stale
+	if pl.Freshness != nil && len(cards) > 0 {
+		ids := make([]string, len(cards))
+		for i, c := range cards {
+			ids[i] = c.ID
+		}
+		var err error
+		if code, err = pl.Freshness.Cards(ctx, pl.Store, ids); err != nil {
+			return nil, hosterr.Internal(err, "check cited code")
+		}
 	}
-	m, err := pl.Freshness.Cards(ctx, pl.Store, ids)
-	if err != nil {
-		return nil, hosterr.Internal(err, "check cited code")
+	stamp := pl.stamp()
+	var out map[string]*staleness.Stale
+	for _, c := range cards {
+		if st := staleness.Merge(code[c.ID], staleness.Dates(c, stamp)); st != nil {
+			if out == nil {
+				out = map[string]*staleness.Stale{}
+			}
+			out[c.ID] = st
+		}
 	}
-	return m, nil
+	return out, nil
 }
 
 // StaleOf checks cards as a pack would (cited code and dates), for the
 // surfaces that show cards outside a pack (hints, hover): the stale ones, by
 // id.
 func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
-	ids := make([]string, len(cards))
+	dc := make([]domain.Card, len(cards))
 	for i, c := range cards {
-		ids[i] = c.ID
+		dc[i] = domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}
 	}
-	code, err := pl.stale(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	stamp := pl.stamp()
-	var out map[string]*staleness.Stale
-	for _, c := range cards {
-		st := staleness.Merge(code[c.ID], staleness.Dates(domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}, stamp))
-		if st == nil {
-			continue
-		}
-		if out == nil {
-			out = map[string]*staleness.Stale{}
-		}
-		out[c.ID] = st
-	}
-	return out, nil
+	return pl.staleCards(ctx, dc)
 }
 
 // staleLine is the warning a rendered item carries: the reason (each file

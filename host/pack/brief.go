@@ -18,16 +18,14 @@ import (
 )
 
 // briefCitationsPerCard and briefMaxEvidence bound the cited evidence a
-// brief reads: a few per card, in pack order, at most briefMaxEvidence rows
-// (counterexamples are always read).
+// brief reads, in pack order; counterexamples are always read.
 const (
 	briefCitationsPerCard = 3
 	briefMaxEvidence      = 24
 )
 
-// BriefRequest asks for a brief. It selects exactly as a ContextRequest with
-// the same fields does, without a budget: every card that applies is
-// briefed, whatever lane it renders in.
+// BriefRequest asks for a brief: it selects as a ContextRequest with the
+// same fields does, without a budget, so every card that applies is briefed.
 type BriefRequest struct {
 	Query             string   `json:"query,omitempty"`
 	File              string   `json:"file,omitempty"`
@@ -258,8 +256,7 @@ func appendNew(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// maxExcerptRunes bounds an evidence excerpt in a brief (a brief is read,
-// not injected; the excerpt says when it was shortened).
+// maxExcerptRunes bounds an evidence excerpt in a brief.
 const maxExcerptRunes = 280
 
 func fillEvidence(e *BriefEvidence, r domain.Evidence) {
@@ -268,8 +265,7 @@ func fillEvidence(e *BriefEvidence, r domain.Evidence) {
 }
 
 // excerpt folds whitespace and shortens s to at most n runes at a word
-// boundary, saying whether it did. It folds no more of s than it keeps:
-// evidence can be a long log.
+// boundary, saying whether it did; it folds no more of s than it keeps.
 func excerpt(s string, n int) (string, bool) {
 	s = oneLinePrefix(s, n+1)
 	r := []rune(s)
@@ -283,8 +279,7 @@ func excerpt(s string, n int) (string, bool) {
 	return cut + " …", true
 }
 
-// oneLinePrefix is the first n runes of oneLine(s), or all of it when
-// shorter.
+// oneLinePrefix is the first n runes of oneLine(s), or all of it.
 func oneLinePrefix(s string, n int) string {
 	var b strings.Builder
 	runes := 0

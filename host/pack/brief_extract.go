@@ -226,9 +226,8 @@ func mayHaveBacktick(s string) bool { return strings.IndexByte(s, '`') >= 0 }
 var commandWords = []string{"go", "git", "make", "palace", "npm", "npx", "yarn", "cargo", "docker", "kubectl", "pip", "python", "sqlite3", "opa"}
 
 func mayHaveCommand(s string) bool {
-	// After its word and a subcommand, a command has at least one argument
-	// that is a flag, a path (./x, ../x, /x) or ends in "...": whitespace
-	// then '-', '.' or '/', or "..." somewhere.
+	// A command has an argument that is a flag, a path or ends in "...":
+	// whitespace then '-', '.' or '/', or "..." somewhere.
 	arg := strings.Contains(s, "...")
 	for i := 0; !arg && i+1 < len(s); i++ {
 		arg = isSpaceRE(s[i]) && (s[i+1] == '-' || s[i+1] == '.' || s[i+1] == '/')
@@ -280,9 +279,8 @@ func mayHavePath(s string) bool {
 	}
 }
 
-// mayHaveIdent: pkg.Func() needs "()", snake_case and CONST_CASE need "_",
-// CamelCase needs an upper-case letter, lower-case letters or digits, and
-// another upper-case letter, in a row.
+// mayHaveIdent: pkg.Func() needs "()", snake_case and CONST_CASE "_",
+// CamelCase an upper-case letter, lower-case letters or digits, another.
 func mayHaveIdent(s string) bool {
 	if strings.Contains(s, "()") || strings.IndexByte(s, '_') >= 0 {
 		return true
@@ -308,8 +306,7 @@ func mayHaveIdent(s string) bool {
 }
 
 // cueWords are cueRe's alternatives, lower-cased, up to their first
-// optional part. cueRe is case-insensitive, which in RE2 also folds the
-// Kelvin sign and the long s; a text that is not ASCII is always scanned.
+// optional part; a text that is not ASCII is always scanned (RE2 folds K, ſ).
 var cueWords = []string{"todo", "fixme", "xxx", "blocker", "blocked", "remaining", "not yet", "still fail", "open question", "pending", "unresolved", "follow"}
 
 func mayHaveCue(s string) bool { return mayHaveFolded(s, cueWords) }

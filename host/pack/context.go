@@ -341,9 +341,7 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 		instr = append(instr, s)
 	}
 	req.Instructions = instr
-	if req.Field != "" {
-		req.Field = strings.TrimSpace(req.Field)
-	}
+	req.Field = strings.TrimSpace(req.Field)
 	if err := pl.checkFileCheckout(req.File); err != nil {
 		return req, PackRequest{}, err
 	}

@@ -182,9 +182,9 @@ func (pl *Pipeline) packWith(a *assembly) {
 			}
 			from := s.form
 			p.set(s, st.to)
-			why := fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.salience())
-			if s.ev != nil {
-				why = "raw evidence goes before any card"
+			why := "raw evidence goes before any card"
+			if s.item != nil {
+				why = fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.item.Salience)
 			}
 			s.trim(from, st.to, fmt.Sprintf("%s to fit the budget of %d characters: %s", st.verb, limit, why))
 		}
@@ -216,13 +216,6 @@ func (pl *Pipeline) packWith(a *assembly) {
 		}
 	}
 	a.slots = p.slots
-}
-
-func (s *slot) salience() int {
-	if s.item != nil {
-		return s.item.Salience
-	}
-	return 0
 }
 
 // trim records the budget's action, keeping the original form as From.

@@ -142,18 +142,15 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	return nil
 }
 
-// noQueryRelevance is the relevance of every card for a request without
-// query words: that of a card just relevant to it (persistence counts and
-// a reference line is earned; cooling still applies).
+// noQueryRelevance is every card's relevance to a request without query
+// words: just relevant (persistence counts, a reference line is earned).
 const noQueryRelevance = 0.3
 
-// evidencePerCard is how many of a card's cited evidence rows (in link
-// order, the first being the one it was distilled from) the relevance
-// model reads: evidence often says in other words why a rule exists.
+// evidencePerCard is how many of a card's cited evidence rows, in link
+// order, the model reads: evidence often says why a rule exists.
 const evidencePerCard = 2
 
-// evidenceRankLimit is the largest selection whose cited evidence the
-// model reads.
+// evidenceRankLimit is the largest selection whose cited evidence is read.
 const evidenceRankLimit = 64
 
 // rankCards ranks cards with every field of the model; their cited evidence
@@ -304,10 +301,9 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 // ranks for --include-evidence and briefs (docs/rationale.md).
 const evidenceWindow = 100
 
-// addEvidence adds up to evidenceLimit evidence rows of the visible anchors:
-// the best BM25 matches of the query among the newest evidenceWindow rows
-// (of the request's field, when it names one), or the newest rows without a
-// query.
+// addEvidence adds up to evidenceLimit evidence rows of the visible anchors
+// (of Field, when set): the query's best matches among the newest
+// evidenceWindow rows, or the newest without a query.
 func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 	terms := queryTerms(a.req.Query)
 	window := evidenceLimit
@@ -344,7 +340,7 @@ func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 }
 
 // requestFile makes the request's file worktree-relative (slash-separated)
-// and guesses its language from the extension.
+// and guesses its language from its extension.
 func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if file == "" {
 		return "", ""

@@ -465,16 +465,12 @@ func pickCitations(links []domain.Link) []domain.Link {
 	}
 	keep := make([]bool, len(links))
 	n := 0
-	for i, l := range links {
-		if l.Role == domain.RoleCounterexample && n < maxCitations {
-			keep[i] = true
-			n++
-		}
-	}
-	for i := range links {
-		if !keep[i] && n < maxCitations {
-			keep[i] = true
-			n++
+	for _, counter := range []bool{true, false} {
+		for i, l := range links {
+			if !keep[i] && n < maxCitations && (!counter || l.Role == domain.RoleCounterexample) {
+				keep[i] = true
+				n++
+			}
 		}
 	}
 	out := make([]domain.Link, 0, n)

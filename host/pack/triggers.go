@@ -59,9 +59,8 @@ func (c TriggerCard) NormalizedStatement() string {
 func (c TriggerCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 
 // TriggerSet is the compiled trigger patterns, intent tags and tool needs of
-// the authoritative, unexpired cards visible from a host (worktree, repo and
-// global anchors). It is immutable and safe for concurrent use; build a new
-// one when the data changes (CompileTriggers reuses the old one's regexps).
+// the authoritative, unexpired cards visible from a host. It is immutable
+// and safe for concurrent use; CompileTriggers builds the next one.
 type TriggerSet struct {
 	cards    []TriggerCard
 	patterns []triggerPattern
@@ -74,9 +73,8 @@ type TriggerSet struct {
 	invalid []InvalidTrigger
 }
 
-// InvalidTrigger is a stored trigger pattern that does not compile, or,
-// with Pattern empty, a card whose triggers are over the limits of package
-// trigger and were skipped whole.
+// InvalidTrigger is a stored pattern that does not compile or, with Pattern
+// empty, a card whose triggers were skipped whole for package trigger's limits.
 type InvalidTrigger struct {
 	CardID  string `json:"card_id"`
 	Pattern string `json:"pattern"`
@@ -88,9 +86,8 @@ type triggerPattern struct {
 	re   *regexp.Regexp
 	size int // instructions of the compiled program
 	card int32
-	// need lists literal sets, lower-cased: every match contains one
-	// literal of each set. need[0] is the most selective and is indexed;
-	// nil means the pattern has no usable literal and runs on every line.
+	// need lists literal sets, lower-cased, one of each in every match;
+	// need[0], the most selective, is indexed; nil: run on every line.
 	need [][][]byte
 }
 
@@ -232,8 +229,7 @@ const (
 
 // requiredLiterals returns literal sets such that every match of re
 // contains, ASCII-lower-cased, one literal of each set; nil when it cannot
-// tell. It is a prefilter: a superset of the lines a pattern can match must
-// pass it.
+// tell. As a prefilter it must pass every line the pattern can match.
 func requiredLiterals(re *syntax.Regexp) [][]string {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -329,8 +325,7 @@ func asciiFoldOrbit(r rune) bool {
 }
 
 // foldLine appends line to dst with ASCII letters lower-cased and ſ (U+017F)
-// and K (U+212A, Kelvin) written as s and k — what case-insensitive
-// patterns treat as the same letters. Other bytes are copied.
+// and K (U+212A) written as s and k, as case-insensitive patterns read them.
 func foldLine(dst []byte, line string) []byte {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -361,9 +356,8 @@ func trigram(a, b, c byte) uint32 { return uint32(a)<<16 | uint32(b)<<8 | uint32
 
 func bloomBit(k uint32) uint32 { return (k * 2654435761) >> 16 & (1<<16 - 1) }
 
-// TriggerMatch is one line a card's trigger pattern matches. Line is
-// 1-based; Col and EndCol are 1-based byte columns of the line, EndCol
-// exclusive (the LSP converts them to UTF-16).
+// TriggerMatch is one line a card's trigger pattern matches. Line, Col and
+// EndCol (exclusive) are 1-based; the columns count bytes.
 type TriggerMatch struct {
 	Line    int         `json:"line"`
 	Col     int         `json:"col"`
@@ -379,10 +373,9 @@ type TriggerMatch struct {
 }
 
 // Match finds, for every line of text, the cards whose trigger patterns
-// match it: at most one match per card and line (its first pattern's first
-// match), ordered by line, column and card id. Patterns match within one
-// line; lines over MaxTriggerLineBytes are skipped. The result is capped at
-// MaxTriggerMatches, truncated says whether the cap cut it.
+// match it: at most one match per card and line, ordered by line, column
+// and card id; lines over MaxTriggerLineBytes are skipped, and truncated says
+// whether MaxTriggerMatches cut the result.
 func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool) {
 	return t.MatchCached(text, nil)
 }
@@ -414,12 +407,6 @@ func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []Trig
 		})
 	}
 	m := matcher{set: t, seen: make([]int32, len(t.patterns)), cardSeen: make([]int32, len(t.cards))}
-	for i := range m.seen {
-		m.seen[i] = -1
-	}
-	for i := range m.cardSeen {
-		m.cardSeen[i] = -1
-	}
 	lineNo := 0
 	for start := 0; start <= len(text); {
 		end := strings.IndexByte(text[start:], '\n')
@@ -460,8 +447,8 @@ type matcher struct {
 	set   *TriggerSet
 	lower []byte
 	cands []int32
-	// seen[p] / cardSeen[c]: the last line that queued pattern p or matched
-	// card c, so nothing is cleared between lines.
+	// seen[p] / cardSeen[c]: the last line (1-based; 0 for none) that queued
+	// pattern p or matched card c, so nothing is cleared between lines.
 	seen     []int32
 	cardSeen []int32
 	lineHits []lineHit

@@ -1,7 +1,8 @@
 package pack
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -39,7 +40,6 @@ type entityAcc struct {
 	kind, text string
 	count      int
 	sources    []string
-	first      int
 }
 
 // entities finds commands, paths, URLs and identifiers, ordered by kind,
@@ -48,7 +48,6 @@ type entityAcc struct {
 // FuzzExtractPrefilters holds both ways to the same answer.
 func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	acc := map[string]*entityAcc{}
-	n := 0
 	add := func(kind, text, src string) {
 		if !strings.HasSuffix(text, "...") {
 			text = strings.TrimRight(text, ".,;:")
@@ -59,9 +58,8 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 		k := kind + "\x00" + text
 		e, ok := acc[k]
 		if !ok {
-			e = &entityAcc{kind: kind, text: text, first: n}
+			e = &entityAcc{kind: kind, text: text}
 			acc[k] = e
-			n++
 		}
 		e.count++
 		e.sources = appendNew(e.sources, src)
@@ -124,15 +122,8 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	for _, e := range acc {
 		all = append(all, e)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		x, y := all[i], all[j]
-		if kinds[x.kind] != kinds[y.kind] {
-			return kinds[x.kind] < kinds[y.kind]
-		}
-		if x.count != y.count {
-			return x.count > y.count
-		}
-		return x.text < y.text
+	slices.SortFunc(all, func(x, y *entityAcc) int {
+		return cmp.Or(cmp.Compare(kinds[x.kind], kinds[y.kind]), cmp.Compare(y.count, x.count), strings.Compare(x.text, y.text))
 	})
 	out := []BriefEntity{}
 	per := map[string]int{}

@@ -265,14 +265,8 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 		keys[i] = fillKey{id: id, at: int32(i), p: int8(persistenceRank[p]), t: int8(t.Rank()), a: int8(a)}
 	}
 	slices.SortFunc(keys, func(x, y fillKey) int {
-		if x.p != y.p {
-			return int(x.p) - int(y.p)
-		}
-		if x.t != y.t {
-			return int(x.t) - int(y.t)
-		}
-		if x.a != y.a {
-			return int(x.a) - int(y.a)
+		if d := cmp.Or(cmp.Compare(x.p, y.p), cmp.Compare(x.t, y.t), cmp.Compare(x.a, y.a)); d != 0 {
+			return d
 		}
 		return strings.Compare(x.id, y.id)
 	})

@@ -349,35 +349,15 @@ func demote(c *candidate, from domain.Lane) {
 
 // outranksDuplicate says whether c wins over b among duplicates.
 func outranksDuplicate(c, b *candidate) bool {
-	if c.rank != b.rank {
-		return c.rank < b.rank
-	}
-	if c.lane.Salience != b.lane.Salience {
-		return c.lane.Salience > b.lane.Salience
-	}
-	return c.card.ID < b.card.ID
+	return cmp.Or(c.rank-b.rank, b.lane.Salience-c.lane.Salience, strings.Compare(c.card.ID, b.card.ID)) < 0
 }
 
 // packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
 // anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {
-	if d := cardview.LaneOrder(x.lane.Lane) - cardview.LaneOrder(y.lane.Lane); d != 0 {
-		return d
-	}
-	if d := y.lane.Salience - x.lane.Salience; d != 0 {
-		return d
-	}
-	if d := cmp.Compare(y.relevance, x.relevance); d != 0 {
-		return d
-	}
-	if d := x.card.Tier.Rank() - y.card.Tier.Rank(); d != 0 {
-		return d
-	}
-	if d := x.rank - y.rank; d != 0 {
-		return d
-	}
-	return strings.Compare(x.card.ID, y.card.ID)
+	return cmp.Or(cardview.LaneOrder(x.lane.Lane)-cardview.LaneOrder(y.lane.Lane), y.lane.Salience-x.lane.Salience,
+		cmp.Compare(y.relevance, x.relevance), x.card.Tier.Rank()-y.card.Tier.Rank(), x.rank-y.rank, strings.Compare(x.card.ID, y.card.ID))
 }
 
 // skip records c as skipped for reason.

@@ -182,10 +182,7 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 		}
 		if it.Status.Authoritative() && it.Contest == nil {
 			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
-			for i, c := range it.Citations {
-				if i == briefCitationsPerCard {
-					break
-				}
+			for _, c := range it.Citations[:min(len(it.Citations), briefCitationsPerCard)] {
 				f.Cites = append(f.Cites, c.EvidenceID)
 			}
 			b.KeyFacts = append(b.KeyFacts, f)

@@ -6,12 +6,9 @@ import (
 	"sync"
 )
 
-// thesaurus is a small, general software-engineering thesaurus: each line
-// is a group of words engineers use for one thing. A query term in a group
-// brings the group's other words into the request at relWSynonym, so
-// "localize" meets a card about i18n and "bump" one about pinned
-// versions. It holds only vocabulary common to software work in general,
-// no project's names; words are stemmed like every term.
+// thesaurus groups, a line each, words engineers use for one thing: a query
+// term brings its group's other words in at relWSynonym ("localize" meets
+// i18n). General software vocabulary only, no project's names.
 var thesaurus = `
 localize localise localization localisation translate translation i18n l10n locale
 test tests spec specs unittest testcase

@@ -15,7 +15,6 @@ type HintsRequest struct {
 	// File is the document's path (absolute, or relative to the host's
 	// directory); the scope policy sees it worktree-relative.
 	File string `json:"file"`
-	// Text is the document's content.
 	Text string `json:"-"`
 	// Language is an editor language id; defaults to one derived from File.
 	Language string `json:"language,omitempty"`
@@ -193,8 +192,7 @@ func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []T
 			continue
 		}
 		seen[c.ID] = true
-		in.Cards = append(in.Cards, cardview.ScopeCard(domain.Card{ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field,
-			Persistence: c.Persistence, Statement: c.Statement, Scope: c.Scope, Trigger: c.Trigger}, c.Anchor.Kind))
+		in.Cards = append(in.Cards, cardview.ScopeCard(c.card(), c.Anchor.Kind))
 	}
 	out, d := set.Scope(ctx, in)
 	applies := make(map[string]bool, len(out))

@@ -79,7 +79,7 @@ func (pl *Pipeline) staleCards(ctx context.Context, cards []domain.Card) (map[st
 func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
 	dc := make([]domain.Card, len(cards))
 	for i, c := range cards {
-		dc[i] = domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}
+		dc[i] = c.card()
 	}
 	return pl.staleCards(ctx, dc)
 }

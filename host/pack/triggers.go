@@ -55,6 +55,12 @@ func (c TriggerCard) NormalizedStatement() string {
 	return domain.NormalizeStatement(c.Statement)
 }
 
+// card is c as a domain card, for the scope policy and the staleness check.
+func (c TriggerCard) card() domain.Card {
+	return domain.Card{ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Persistence: c.Persistence,
+		Statement: c.Statement, Scope: c.Scope, Trigger: c.Trigger, ReviewAfter: c.ReviewAfter}
+}
+
 // Label is the short form editors show inline: "‹qi› statement".
 func (c TriggerCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 

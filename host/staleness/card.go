@@ -106,17 +106,10 @@ func (c *Checker) Cards(ctx context.Context, s *store.Store, ids []string) (map[
 	if err != nil {
 		return nil, err
 	}
-	if len(all) == 0 {
-		return nil, nil
-	}
 	p := c.Pass(ctx)
 	var out map[string]*Stale
 	for _, id := range ids {
-		cits := all[id]
-		if len(cits) == 0 {
-			continue
-		}
-		if _, st := p.Card(id, cits); st != nil {
+		if _, st := p.Card(id, all[id]); st != nil {
 			if out == nil {
 				out = map[string]*Stale{}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -340,16 +341,5 @@ func (c *Checker) Changed(ctx context.Context, s *store.Store) (bool, error) {
 	defer c.mu.Unlock()
 	prev := c.watched
 	c.watched = now
-	if prev == nil {
-		return false, nil
-	}
-	if len(prev) != len(now) {
-		return true, nil
-	}
-	for p, id := range now {
-		if old, ok := prev[p]; !ok || old != id {
-			return true, nil
-		}
-	}
-	return false, nil
+	return prev != nil && !maps.Equal(prev, now), nil
 }

@@ -1,9 +1,8 @@
 // Package cardview owns the card facts several jobs compute and show alike:
 // how an anchor is named in output, a card's contest as a pack and the gate
-// see it, its cooling counts and age, the verdicts of its adoption signals,
-// the scope card the policies take, and the request signature signals are
-// counted by. It reads through the store it is handed and writes nothing;
-// it must not import host or any job.
+// see it, its cooling window and age, the verdicts of its adoption signals
+// and the scope card the policies take. It writes nothing and must not
+// import host or any job.
 package cardview
 
 import (

@@ -347,7 +347,7 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		p = r
 	}
-	return filepath.ToSlash(p), languageOf(p)
+	return filepath.ToSlash(p), extLanguages[strings.ToLower(filepath.Ext(p))]
 }
 
 // absFile is file made absolute against the host's directory, with
@@ -402,10 +402,6 @@ var extLanguages = map[string]string{
 	".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".rb": "ruby", ".sh": "shellscript", ".md": "markdown",
 	".sql": "sql", ".rego": "rego", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml",
 	".swift": "swift", ".cs": "csharp", ".php": "php", ".lua": "lua", ".zig": "zig",
-}
-
-func languageOf(path string) string {
-	return extLanguages[strings.ToLower(filepath.Ext(path))]
 }
 
 // byRelevance sorts xs by rel, best first, stably.

@@ -129,9 +129,8 @@ func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 }
 
 // Cooling is a card's 30-day counts and the days since it was last applied
-// (or created, when it never was), from its injection stats over the
-// cooling window and ever: what the lanes decision reads, as the audit
-// shows it.
+// (or created), from its injection stats over the cooling window and ever,
+// as the lanes decision reads them.
 func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (policies.Counts30d, int) {
 	counts := policies.Counts30d{
 		Applied: window.Counts[store.OutcomeInlineFull] + window.Counts[store.OutcomeInlineCompact],

@@ -254,10 +254,8 @@ func tokenTerms(s string) []string {
 	return out
 }
 
-// patternWords turns a trigger pattern (a regexp) into the literal words it
-// holds: escapes of punctuation become the punctuation, class escapes
-// (\b, \s, \w, \d…) become spaces, so generated\.pb\.go reads as
-// generated.pb.go.
+// patternWords turns a trigger pattern into the literal words it holds:
+// escaped punctuation becomes itself and class escapes (\b, \w…) spaces.
 func patternWords(p string) string {
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {

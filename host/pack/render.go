@@ -105,9 +105,8 @@ func renderInstructions(list []string) string {
 }
 
 // renderItem renders a card in form: inline_full (statement, content,
-// citations), inline_compact (one line, citations counted, the statement
-// shortened to compactCap characters when that is set) or ref_only (one
-// line with the id; the preamble says how to fetch it). inspector_only
+// citations), inline_compact (one line, citations counted, the statement cut
+// to compactCap when set) or ref_only (one line with the id); inspector_only
 // renders nothing.
 func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 	var b strings.Builder

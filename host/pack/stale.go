@@ -10,8 +10,7 @@ import (
 )
 
 // StalePenalty is the salience a stale card loses: it still renders, with
-// its warning, but fresh cards the request is as much about come first in
-// its lane, and the lanes' count limits and the budget push it out first.
+// its warning, after the fresh cards of its lane, and is pushed out first.
 const StalePenalty = 10
 
 // applyStaleness looks at the code the shown cards of this checkout cite

@@ -397,8 +397,6 @@ type MatchCache struct {
 
 const maxMatchCacheBytes = 4 << 20
 
-func lineBytes(line string, _ []lineHit) int { return len(line) + 32 }
-
 // lineHit is one match within a line: pattern index, 0-based byte columns.
 type lineHit struct{ pat, col, end int32 }
 
@@ -409,7 +407,8 @@ func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []Trig
 	}
 	if cache != nil {
 		cache.once.Do(func() {
-			cache.lines.Max, cache.lines.Cost, cache.lines.MaxCost = 1<<20, lineBytes, maxMatchCacheBytes
+			cache.lines.Max, cache.lines.MaxCost = 1<<20, maxMatchCacheBytes
+			cache.lines.Cost = func(line string, _ []lineHit) int { return len(line) + 32 }
 		})
 	}
 	m := matcher{set: t, seen: make([]int32, len(t.patterns)), cardSeen: make([]int32, len(t.cards))}

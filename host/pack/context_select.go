@@ -168,11 +168,11 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 		// fresh, and the lanes decision's error says so.
 		stats = map[string]coolingStats{}
 	}
-	signals, sigErr := pl.signalCounts(ctx, applying, a.signature, a.now)
+	sigErr := pl.addSignals(ctx, applying, a.signature, a.now, stats)
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes, Wake: pr.Wake}
 	for i, c := range applying {
 		st := stats[c.card.ID]
-		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
+		c.counts, c.ageDays = st.counts, st.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{
 				ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),

@@ -212,11 +212,8 @@ func compileTrigger(src string) (*regexp.Regexp, [][][]byte, int, error) {
 	}
 	sets := requiredLiterals(parsed.Simplify())
 	slices.SortStableFunc(sets, func(a, b []string) int { return shortest(b) - shortest(a) })
-	if len(sets) > maxLiteralSets {
-		sets = sets[:maxLiteralSets]
-	}
 	var need [][][]byte
-	for _, set := range sets {
+	for _, set := range sets[:min(len(sets), maxLiteralSets)] {
 		var bs [][]byte
 		for _, l := range set {
 			bs = append(bs, []byte(l))
@@ -261,13 +258,7 @@ func requiredLiterals(re *syntax.Regexp) [][]string {
 			if sets == nil {
 				return nil
 			}
-			best := sets[0]
-			for _, set := range sets[1:] {
-				if shortest(set) > shortest(best) {
-					best = set
-				}
-			}
-			union = append(union, best...)
+			union = append(union, slices.MaxFunc(sets, func(a, b []string) int { return shortest(a) - shortest(b) })...)
 		}
 		if len(union) <= maxLiteralAlternatives {
 			slices.Sort(union)

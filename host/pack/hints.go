@@ -90,8 +90,7 @@ func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest
 	return res, nil
 }
 
-// oneOfEachStatement keeps, on each line, one match per statement (a card
-// and its published copy are one), the innermost card's (innerCard).
+// oneOfEachStatement keeps, on each line, one match per statement.
 // matches are sorted by line and stay so.
 func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 	out := matches[:0]
@@ -100,22 +99,24 @@ func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 		for j < len(matches) && matches[j].Line == matches[i].Line {
 			j++
 		}
-		best := map[string]int{}
-		for k := i; k < j; k++ {
-			m := matches[k]
-			key := m.Card.NormalizedStatement()
-			if b, ok := best[key]; !ok || innerCard(m.Card, matches[b].Card) {
-				best[key] = k
-			}
-		}
-		for k := i; k < j; k++ {
-			if key := matches[k].Card.NormalizedStatement(); best[key] == k {
-				out = append(out, matches[k])
-			}
-		}
+		out = append(out, onePerStatement(matches[i:j], func(m TriggerMatch) TriggerCard { return m.Card })...)
 		i = j
 	}
 	return out
+}
+
+// onePerStatement keeps, in order, one of xs per statement (a card and its
+// published copy are one): the innermost card's (innerCard). It reuses xs,
+// which must name each card once.
+func onePerStatement[T any](xs []T, card func(T) TriggerCard) []T {
+	best := map[string]TriggerCard{}
+	for _, x := range xs {
+		c := card(x)
+		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
+			best[c.NormalizedStatement()] = c
+		}
+	}
+	return slices.DeleteFunc(xs, func(x T) bool { return best[card(x).NormalizedStatement()].ID != card(x).ID })
 }
 
 // innerCard says whether x wins over y among cards stating the same: the
@@ -154,14 +155,7 @@ func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsR
 		return nil, err
 	}
 	tagged = slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] })
-	// A card and its published copy are one card, the innermost shown.
-	best := map[string]TriggerCard{}
-	for _, c := range tagged {
-		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
-			best[c.NormalizedStatement()] = c
-		}
-	}
-	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return best[c.NormalizedStatement()].ID != c.ID }), nil
+	return onePerStatement(tagged, func(c TriggerCard) TriggerCard { return c }), nil
 }
 
 // hintsInput is set, compiled fresh when nil, and req's file and language.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -489,16 +488,13 @@ func briefSummary(a *assembly, b Brief) string {
 		what += " in " + f
 	}
 	lanes := map[domain.Lane]int{}
-	anchors := map[string]bool{}
+	var from []string
 	for _, c := range b.Cards {
 		lanes[c.Lane]++
-		anchors[c.Anchor.Kind] = true
+		from = append(from, c.Anchor.Kind)
 	}
-	var from []string
-	for k := range anchors {
-		from = append(from, k)
-	}
-	sort.Strings(from)
+	slices.Sort(from)
+	from = slices.Compact(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
 		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
 	if n := contestedCards(b); n > 0 {

@@ -1,9 +1,8 @@
 // Package cardview owns the card facts several jobs compute and show alike:
 // how an anchor is named in output, a card's contest as a pack and the gate
-// see it, its cooling counts and age, the verdicts of its adoption signals,
-// the scope card the policies take, and the request signature signals are
-// counted by. It reads through the store it is handed and writes nothing;
-// it must not import host or any job.
+// see it, its cooling window and age, the verdicts of its adoption signals
+// and the scope card the policies take. It writes nothing and must not
+// import host or any job.
 package cardview
 
 import (
@@ -23,11 +22,9 @@ import (
 // before it counts as stale: the audit flags it, a brief says so.
 const StaleDays = 180
 
-// ItemContest is the warning a contested card carries where it is shown:
-// the card keeps its own statement, and the warning names what contests it
-// and the evidence it rests on. What an agent wrote when it raised the
-// contest (a signal's note, a link's note) is never part of it: such text
-// would otherwise be read in the card's place by every later agent.
+// ItemContest is the warning a contested card carries where it is shown,
+// beside its own statement. It never holds what an agent wrote when raising
+// the contest: every later agent would read that in the card's place.
 type ItemContest struct {
 	Kinds []string `json:"kinds"`
 	Since string   `json:"since"`
@@ -48,14 +45,13 @@ func ContestOf(contests []store.Contest) *ItemContest {
 	}
 	gc := GateContest(contests)
 	out := &ItemContest{Kinds: gc.Kinds, Since: gc.Since, Reasons: []string{}, Citations: []Citation{},
-		Action: contestAction(contests[0].CardID)}
+		Action: "demote it (`palace demote " + contests[0].CardID + " --counterexample EV --reason R`) or resolve it with newer verification (`palace resolve " + contests[0].CardID + " --verification EV --reason R`)"}
 	for _, c := range contests {
 		if c.ActorType == domain.ActorHuman && c.Reason != "" {
 			out.Reasons = append(out.Reasons, c.Reason)
 		}
 		if c.EvidenceID != "" {
-			// A contest's kind names the role of its evidence
-			// (counterexample) or what contradicted the card.
+			// The kind names the evidence's role or what contradicted.
 			out.Citations = append(out.Citations, Citation{EvidenceID: c.EvidenceID, Role: domain.Role(c.Kind), SourceRef: c.SourceRef})
 		}
 	}
@@ -117,20 +113,16 @@ func LaneOrder(l domain.Lane) int {
 	return len(laneRank)
 }
 
-// SignalsPerCardDay is how many adoption signals of one actor type (agent,
-// human) count on one card per UTC day. Past it a signal is recorded and
-// counts nowhere, so no one can move a card by repeating themselves under
-// new names or new requests.
+// SignalsPerCardDay is how many adoption signals of one actor type count on
+// one card per UTC day, so no one moves a card by repeating themselves under
+// new names or requests.
 const SignalsPerCardDay = 3
 
-// SignalVerdicts says, for each of sigs (oldest first, as
-// store.CardSignals reads them), why it does not count, "" when it counts.
-// The rule: a signal counts once per (actor, card, request) — the request
-// id, else the request's terms, else none — and at most SignalsPerCardDay
-// signals count per card per UTC day per actor type, the first ones.
-// Neutral signals and those naming no card take no place and are never
-// refused here (they count nowhere anyway). The rule reads only the rows,
-// so every reader applies it alike.
+// SignalVerdicts says, for each of sigs (oldest first, as store.CardSignals
+// reads them), why it does not count, "" when it counts: a signal counts once
+// per (actor, card, request id or terms), and the first SignalsPerCardDay
+// per card, UTC day and actor type. Neutral signals and those naming no
+// card are never refused here (they count nowhere anyway).
 func SignalVerdicts(sigs []store.CardSignal) []string {
 	out := make([]string, len(sigs))
 	seen := map[[3]string]bool{}
@@ -212,10 +204,6 @@ func DisplayIdentity(a AnchorRef) string {
 	return s
 }
 
-func contestAction(id string) string {
-	return "demote it (`palace demote " + id + " --counterexample EV --reason R`) or resolve it with newer verification (`palace resolve " + id + " --verification EV --reason R`)"
-}
-
 // Citation is one evidence link of an item.
 type Citation struct {
 	EvidenceID string      `json:"evidence_id"`
@@ -225,19 +213,14 @@ type Citation struct {
 
 var laneRank = map[domain.Lane]int{domain.LaneCore: 0, domain.LaneScoped: 1, domain.LaneRefOnly: 2, domain.LaneInspectorOnly: 3}
 
-// Why a recorded signal does not count (SignalVerdicts).
+// Why a recorded signal does not count (SignalVerdicts, NotCountedReason).
 const (
-	// NotCountedRepeat: the same actor signalled the same card for the same
-	// request before, within the cooling window.
-	NotCountedRepeat = "repeat"
-	// NotCountedDailyLimit: SignalsPerCardDay signals of the actor's type
-	// counted on the card that day already.
+	NotCountedRepeat     = "repeat"
 	NotCountedDailyLimit = "daily_limit"
 )
 
-// Detail names what contests the card: its kinds, then the contradicting
-// evidence with its source, then what the people who opened a contest
-// said.
+// Detail names what contests the card: its kinds, the contradicting
+// evidence with its source, what the people who opened a contest said.
 func (c *ItemContest) Detail() string {
 	parts := []string{strings.Join(c.Kinds, ", ")}
 	for _, cit := range c.Citations {

@@ -5,28 +5,26 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/store"
 )
 
 // briefCitationsPerCard and briefMaxEvidence bound the cited evidence a
-// brief reads: a few per card, in pack order, at most briefMaxEvidence rows
-// (counterexamples are always read).
+// brief reads, in pack order; counterexamples are always read.
 const (
 	briefCitationsPerCard = 3
 	briefMaxEvidence      = 24
 )
 
-// BriefRequest asks for a brief. It selects exactly as a ContextRequest with
-// the same fields does, without a budget: every card that applies is
-// briefed, whatever lane it renders in.
+// BriefRequest asks for a brief: it selects as a ContextRequest with the
+// same fields does, without a budget, so every card that applies is briefed.
 type BriefRequest struct {
 	Query             string   `json:"query,omitempty"`
 	File              string   `json:"file,omitempty"`
@@ -128,16 +126,14 @@ type BriefAction struct {
 	Command string `json:"command"`
 }
 
-// Brief builds the brief of req on the context selection: key
-// facts from authoritative cards, cited evidence, cards with citations,
-// entities and unresolved cues found in the cited text, uncertainty signals
-// and next actions. It writes nothing (no injection events). Bad input is
-// KindInvalid; storage failures KindInternal; AllRepos is as for Context.
+// Brief builds the brief of req on the context selection. It writes nothing
+// (no injection events). Bad input is KindInvalid; storage failures
+// KindInternal; AllRepos is as for Context.
 func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) {
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Brief{}, err
 	}
-	ctx = pl.store.Pin(ctx) // one data version for the request's reads
+	ctx = pl.Store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, ContextRequest{
 		Query: req.Query, File: req.File, Language: req.Language, Field: req.Field, Intents: req.Intents, Tools: req.Tools,
 		DaoTianLimit: req.DaoTianLimit, IncludeCandidates: req.IncludeCandidates, AllRepos: req.AllRepos,
@@ -185,18 +181,15 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 		}
 		if it.Status.Authoritative() && it.Contest == nil {
 			f := BriefFact{CardID: it.ID, Tier: it.Tier, Anchor: it.Anchor.Kind, Statement: it.Statement, Cites: []string{}}
-			for i, c := range it.Citations {
-				if i == briefCitationsPerCard {
-					break
-				}
+			for _, c := range it.Citations[:min(len(it.Citations), briefCitationsPerCard)] {
 				f.Cites = append(f.Cites, c.EvidenceID)
 			}
 			b.KeyFacts = append(b.KeyFacts, f)
 		}
 	}
-	rows, err := pl.store.EvidenceTexts(ctx, order)
+	rows, err := pl.Store.EvidenceTexts(ctx, order)
 	if err != nil {
-		return Brief{}, internal(err, "brief: read cited evidence")
+		return Brief{}, hosterr.Internal(err, "brief: read cited evidence")
 	}
 	texts := []sourceText{}
 	for _, it := range p.Items {
@@ -222,9 +215,9 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 		texts = append(texts, sourceText{ev.ID, ev.Content})
 		matched = append(matched, ev.ID)
 	}
-	citing, err := pl.store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
+	citing, err := pl.Store.CitingCards(ctx, matched, domain.AuthoritativeStatuses())
 	if err != nil {
-		return Brief{}, internal(err, "brief: find citing cards")
+		return Brief{}, hosterr.Internal(err, "brief: find citing cards")
 	}
 	var uncited []string
 	for _, id := range matched {
@@ -232,8 +225,8 @@ func (pl *Pipeline) Brief(ctx context.Context, req BriefRequest) (Brief, error) 
 			uncited = append(uncited, id)
 		}
 	}
-	b.Entities = extractEntities(texts)
-	b.Unresolved = extractCues(texts)
+	b.Entities = entities(texts, true)
+	b.Unresolved = cues(texts, true)
 	cands, err := pl.briefCandidates(ctx, a)
 	if err != nil {
 		return Brief{}, err
@@ -253,16 +246,13 @@ func verb(n int, one, many string) string {
 }
 
 func appendNew(xs []string, x string) []string {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
+	if slices.Contains(xs, x) {
+		return xs
 	}
 	return append(xs, x)
 }
 
-// maxExcerptRunes bounds an evidence excerpt in a brief (a brief is read,
-// not injected; the excerpt says when it was shortened).
+// maxExcerptRunes bounds an evidence excerpt in a brief.
 const maxExcerptRunes = 280
 
 func fillEvidence(e *BriefEvidence, r domain.Evidence) {
@@ -271,8 +261,7 @@ func fillEvidence(e *BriefEvidence, r domain.Evidence) {
 }
 
 // excerpt folds whitespace and shortens s to at most n runes at a word
-// boundary, saying whether it did. It folds no more of s than it keeps:
-// evidence can be a long log.
+// boundary, saying whether it did; it folds no more of s than it keeps.
 func excerpt(s string, n int) (string, bool) {
 	s = oneLinePrefix(s, n+1)
 	r := []rune(s)
@@ -286,8 +275,7 @@ func excerpt(s string, n int) (string, bool) {
 	return cut + " …", true
 }
 
-// oneLinePrefix is the first n runes of oneLine(s), or all of it when
-// shorter.
+// oneLinePrefix is the first n runes of oneLine(s), or all of it.
 func oneLinePrefix(s string, n int) string {
 	var b strings.Builder
 	runes := 0
@@ -320,45 +308,30 @@ type briefCandidate struct {
 }
 
 // briefCandidates gates up to five candidate cards of the visible anchors
-// (of the request's field, when it names one): the best matches (relevance model) of the
-// query, or the first in persistence, tier and anchor order without one.
+// (of the request's field, when it names one): the best matches of the
+// query, or the first in fill order without one.
 func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCandidate, error) {
-	q := store.CandidateQuery{AnchorIDs: pl.chainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
-	texts, err := pl.store.CandidateTexts(ctx, q)
+	q := store.CandidateQuery{AnchorIDs: pl.Loc.ChainIDs(), Statuses: []domain.Status{domain.StatusCandidate}, Now: store.FormatTime(a.now)}
+	texts, err := pl.Store.CandidateTexts(ctx, q)
 	if err != nil {
-		return nil, internal(err, "brief: select candidates")
+		return nil, hosterr.Internal(err, "brief: select candidates")
 	}
 	docs := make([]relevanceDoc, 0, len(texts))
 	for _, t := range texts {
 		docs = append(docs, relevanceDoc{id: t.ID, statement: t.Statement, content: t.Content})
 	}
-	fillKey := func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
-		return t.Persistence, t.Tier, t.AnchorID, t.ID
-	}
-	var ids []string
+	var rel map[string]float64
 	if terms := queryTerms(a.req.Query); len(terms) > 0 {
-		// Only the matches are ordered (fill order is total, so sorting
-		// fewer cards changes nothing): most candidates match no query.
-		rel := bm25Rank(a.req.Query, docs)
+		rel = bm25Rank(a.req.Query, docs)
 		texts = slices.DeleteFunc(texts, func(t store.CandidateText) bool { return rel[t.ID] <= 0 })
-		sortByFill(pl.chainIDs(), texts, fillKey)
-		for _, t := range texts {
-			ids = append(ids, t.ID)
-		}
-		slices.SortStableFunc(ids, func(x, y string) int {
-			switch {
-			case rel[x] > rel[y]:
-				return -1
-			case rel[x] < rel[y]:
-				return 1
-			}
-			return 0
-		})
-	} else {
-		sortByFill(pl.chainIDs(), texts, fillKey)
-		for _, t := range texts {
-			ids = append(ids, t.ID)
-		}
+	}
+	sortByFill(pl.Loc.ChainIDs(), texts, textFillKey)
+	ids := make([]string, 0, len(texts))
+	for _, t := range texts {
+		ids = append(ids, t.ID)
+	}
+	if rel != nil {
+		byRelevance(ids, func(id string) float64 { return rel[id] })
 	}
 	look := 5
 	if a.pack.Request.Field != "" {
@@ -369,15 +342,9 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 	for _, id := range ids {
 		picked[id] = true
 	}
-	var pickedTexts []store.CandidateText
-	for _, t := range texts {
-		if picked[t.ID] {
-			pickedTexts = append(pickedTexts, t)
-		}
-	}
-	cards, err := pl.store.CardsOf(ctx, pickedTexts)
+	cards, err := pl.Store.CardsOf(ctx, slices.DeleteFunc(texts, func(t store.CandidateText) bool { return !picked[t.ID] }))
 	if err != nil {
-		return nil, internal(err, "brief: read candidates")
+		return nil, hosterr.Internal(err, "brief: read candidates")
 	}
 	var keep []string
 	for _, id := range ids {
@@ -385,14 +352,14 @@ func (pl *Pipeline) briefCandidates(ctx context.Context, a *assembly) ([]briefCa
 			keep = append(keep, id)
 		}
 	}
-	links, err := pl.store.LinksFor(ctx, keep)
+	links, err := pl.Store.LinksFor(ctx, keep)
 	if err != nil {
-		return nil, internal(err, "brief: read candidates")
+		return nil, hosterr.Internal(err, "brief: read candidates")
 	}
 	out := make([]briefCandidate, 0, len(keep))
 	for _, id := range keep {
 		c := cards[id]
-		allow, missing := pl.promoteGate(ctx, c, links[id])
+		allow, missing := pl.PromoteGate(ctx, c, links[id])
 		out = append(out, briefCandidate{card: c, missing: missing, allow: allow})
 	}
 	return out, nil
@@ -442,10 +409,9 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 	}
 	var conflicted []string
 	for _, e := range b.Evidence {
-		// A failure report a card cites as support or verification is the
-		// evidence for that card ("without WAL: database is locked"), not a
-		// conflict with it; a counterexample has its own signal above.
-		if hasConflictCue(e.Excerpt) && !backsACard(e.Roles) {
+		// A failure report a card cites in any role but counterexample
+		// ("without WAL: database is locked") backs it, not a conflict.
+		if hasConflictCue(e.Excerpt) && !slices.ContainsFunc(e.Roles, func(r string) bool { return r != string(domain.RoleCounterexample) }) {
 			conflicted = append(conflicted, e.ID)
 		}
 	}
@@ -453,17 +419,6 @@ func briefUncertainty(a *assembly, b Brief, uncited []string, cands []briefCandi
 		out = append(out, BriefSignal{"conflicting_evidence", fmt.Sprintf("%s %s contradiction or failure language", countNoun(len(conflicted), "evidence row"), verb(len(conflicted), "uses", "use")), conflicted})
 	}
 	return out
-}
-
-// backsACard says whether evidence plays a role for a card other than
-// counterexample.
-func backsACard(roles []string) bool {
-	for _, r := range roles {
-		if r != string(domain.RoleCounterexample) {
-			return true
-		}
-	}
-	return false
 }
 
 func briefActions(a *assembly, b Brief, uncited []string, cands []briefCandidate) []BriefAction {
@@ -533,16 +488,13 @@ func briefSummary(a *assembly, b Brief) string {
 		what += " in " + f
 	}
 	lanes := map[domain.Lane]int{}
-	anchors := map[string]bool{}
+	var from []string
 	for _, c := range b.Cards {
 		lanes[c.Lane]++
-		anchors[c.Anchor.Kind] = true
+		from = append(from, c.Anchor.Kind)
 	}
-	var from []string
-	for k := range anchors {
-		from = append(from, k)
-	}
-	sort.Strings(from)
+	slices.Sort(from)
+	from = slices.Compact(from)
 	s := fmt.Sprintf("For %s: %s (core %d, scoped %d, references %d) %s", what, countNoun(len(b.KeyFacts), "authoritative card"),
 		lanes[domain.LaneCore], lanes[domain.LaneScoped], lanes[domain.LaneRefOnly], verb(len(b.KeyFacts), "applies", "apply"))
 	if n := contestedCards(b); n > 0 {

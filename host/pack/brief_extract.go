@@ -1,7 +1,8 @@
 package pack
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -39,20 +40,14 @@ type entityAcc struct {
 	kind, text string
 	count      int
 	sources    []string
-	first      int
 }
 
-// extractEntities finds commands, paths, URLs and identifiers, ordered by
-// kind, then count (most first), then text.
-func extractEntities(texts []sourceText) []BriefEntity { return entities(texts, true) }
-
-// entities is extractEntities; with prefilter, a regexp runs on a text only
-// when a cheap scan finds what every one of its matches needs (a brief
-// scans some forty texts six times, and most have no command, path or
-// identifier). FuzzExtractPrefilters holds the two to the same answer.
+// entities finds commands, paths, URLs and identifiers, ordered by kind,
+// then count (most first), then text. With prefilter a regexp runs on a
+// text only when a cheap scan finds what every one of its matches needs;
+// FuzzExtractPrefilters holds both ways to the same answer.
 func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	acc := map[string]*entityAcc{}
-	n := 0
 	add := func(kind, text, src string) {
 		if !strings.HasSuffix(text, "...") {
 			text = strings.TrimRight(text, ".,;:")
@@ -63,9 +58,8 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 		k := kind + "\x00" + text
 		e, ok := acc[k]
 		if !ok {
-			e = &entityAcc{kind: kind, text: text, first: n}
+			e = &entityAcc{kind: kind, text: text}
 			acc[k] = e
-			n++
 		}
 		e.count++
 		e.sources = appendNew(e.sources, src)
@@ -128,15 +122,8 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	for _, e := range acc {
 		all = append(all, e)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		x, y := all[i], all[j]
-		if kinds[x.kind] != kinds[y.kind] {
-			return kinds[x.kind] < kinds[y.kind]
-		}
-		if x.count != y.count {
-			return x.count > y.count
-		}
-		return x.text < y.text
+	slices.SortFunc(all, func(x, y *entityAcc) int {
+		return cmp.Or(cmp.Compare(kinds[x.kind], kinds[y.kind]), cmp.Compare(y.count, x.count), strings.Compare(x.text, y.text))
 	})
 	out := []BriefEntity{}
 	per := map[string]int{}
@@ -150,13 +137,10 @@ func entities(texts []sourceText, prefilter bool) []BriefEntity {
 	return out
 }
 
-// extractCues finds lines with unresolved-work cues (TODO, blocker,
-// remaining, …), first occurrence of each line, in source order.
-func extractCues(texts []sourceText) []BriefCue { return cues(texts, true) }
-
-// cues is extractCues; with prefilter a text is split into lines only when
-// it may hold a cue (see mayHaveCue), and its cue lines are remembered
-// (cueMemo): briefs quote the same evidence again and again.
+// cues finds lines with unresolved-work cues (TODO, blocker, remaining, …),
+// first occurrence of each line, in source order. With prefilter a text is
+// split into lines only when it may hold a cue (mayHaveCue), and its cue
+// lines are remembered (cueMemo): briefs quote the same evidence again.
 func cues(texts []sourceText, prefilter bool) []BriefCue {
 	out := []BriefCue{}
 	seen := map[string]bool{}
@@ -215,15 +199,12 @@ func cueLines(s string) []cueLine {
 	return out
 }
 
-// textMemo remembers a pure function of a text per text, bounded by the
-// texts' count and bytes.
-type textMemo[V any] = cache.Memo[string, V]
-
 func textBytes[V any](s string, _ V) int { return len(s) }
 
+// cueMemo and conflictMemo remember per text, bounded by count and bytes.
 var (
-	cueMemo      = textMemo[[]cueLine]{Max: 1 << 13, Cost: textBytes[[]cueLine], MaxCost: 8 << 20}
-	conflictMemo = textMemo[bool]{Max: 1 << 13, Cost: textBytes[bool], MaxCost: 8 << 20}
+	cueMemo      = cache.Memo[string, []cueLine]{Max: 1 << 13, Cost: textBytes[[]cueLine], MaxCost: 8 << 20}
+	conflictMemo = cache.Memo[string, bool]{Max: 1 << 13, Cost: textBytes[bool], MaxCost: 8 << 20}
 )
 
 // The prefilters: each is true for every text its regexp can match (and
@@ -236,9 +217,8 @@ func mayHaveBacktick(s string) bool { return strings.IndexByte(s, '`') >= 0 }
 var commandWords = []string{"go", "git", "make", "palace", "npm", "npx", "yarn", "cargo", "docker", "kubectl", "pip", "python", "sqlite3", "opa"}
 
 func mayHaveCommand(s string) bool {
-	// After its word and a subcommand, a command has at least one argument
-	// that is a flag, a path (./x, ../x, /x) or ends in "...": whitespace
-	// then '-', '.' or '/', or "..." somewhere.
+	// A command has an argument that is a flag, a path or ends in "...":
+	// whitespace then '-', '.' or '/', or "..." somewhere.
 	arg := strings.Contains(s, "...")
 	for i := 0; !arg && i+1 < len(s); i++ {
 		arg = isSpaceRE(s[i]) && (s[i+1] == '-' || s[i+1] == '.' || s[i+1] == '/')
@@ -290,9 +270,8 @@ func mayHavePath(s string) bool {
 	}
 }
 
-// mayHaveIdent: pkg.Func() needs "()", snake_case and CONST_CASE need "_",
-// CamelCase needs an upper-case letter, lower-case letters or digits, and
-// another upper-case letter, in a row.
+// mayHaveIdent: pkg.Func() needs "()", snake_case and CONST_CASE "_",
+// CamelCase an upper-case letter, lower-case letters or digits, another.
 func mayHaveIdent(s string) bool {
 	if strings.Contains(s, "()") || strings.IndexByte(s, '_') >= 0 {
 		return true
@@ -318,8 +297,7 @@ func mayHaveIdent(s string) bool {
 }
 
 // cueWords are cueRe's alternatives, lower-cased, up to their first
-// optional part. cueRe is case-insensitive, which in RE2 also folds the
-// Kelvin sign and the long s; a text that is not ASCII is always scanned.
+// optional part; a text that is not ASCII is always scanned (RE2 folds K, ſ).
 var cueWords = []string{"todo", "fixme", "xxx", "blocker", "blocked", "remaining", "not yet", "still fail", "open question", "pending", "unresolved", "follow"}
 
 func mayHaveCue(s string) bool { return mayHaveFolded(s, cueWords) }

@@ -26,7 +26,7 @@ func TestExtractEntities(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, e := range extractEntities([]sourceText{{"ev_1", tt.text}}) {
+			for _, e := range entities([]sourceText{{"ev_1", tt.text}}, true) {
 				got = append(got, e.Kind+":"+e.Text)
 			}
 			for _, w := range tt.want {
@@ -50,7 +50,7 @@ func TestExtractCues(t *testing.T) {
 		{"kc_1", "the blocker is the migration lock"},
 	}
 	var got []string
-	for _, c := range extractCues(texts) {
+	for _, c := range cues(texts, true) {
 		got = append(got, c.Cue+"@"+c.Source)
 	}
 	want := []string{"todo@ev_1", "remaining@ev_1", "blocker@kc_1"}

@@ -9,6 +9,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
@@ -18,11 +19,9 @@ import (
 const (
 	// DefaultBudget is a pack's character budget when the request names none.
 	DefaultBudget = 8000
-	// DefaultDaoTianLimit is how many dao_tian items a pack holds unless the
-	// request says otherwise.
+	// DefaultDaoTianLimit is how many dao_tian items a pack holds by default.
 	DefaultDaoTianLimit = 1
-	// CandidateLimit bounds the cards one request considers: the SQL
-	// selection returns at most this many before the policies run.
+	// CandidateLimit bounds the cards one request's policies consider.
 	CandidateLimit = 200
 	// MaxInstructions and MaxInstructionRunes bound transient instructions.
 	MaxInstructions     = 16
@@ -38,30 +37,25 @@ const (
 // flags of `palace context`; the zero value asks for the default pack of
 // the host's location.
 type ContextRequest struct {
-	// Query ranks the visible cards by BM25 relevance (FTS5's over the
-	// whole palace with AllRepos); cards that do not match still compete on
-	// scope and salience. Stopwords and FTS5 syntax are ignored.
+	// Query ranks the visible cards by relevance; cards that do not match
+	// still compete on scope and salience.
 	Query string `json:"query,omitempty"`
 	// File is the path the agent works on (absolute, or relative to the
 	// host's directory); scope policies match it worktree-relative.
 	File string `json:"file,omitempty"`
-	// Language is an editor language id; defaults to one derived from File's
-	// extension.
+	// Language is an editor language id; defaults to File's extension's.
 	Language string   `json:"language,omitempty"`
 	Field    string   `json:"field,omitempty"`
 	Intents  []string `json:"intents,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
 	// Instructions are transient: rendered first, never stored, never trimmed.
 	Instructions []string `json:"instructions,omitempty"`
-	// Budget is the pack's size limit in characters of Rendered. Defaults to
-	// DefaultBudget.
+	// Budget is the size limit in characters of Rendered (DefaultBudget).
 	Budget int `json:"budget,omitempty"`
 	// DaoTianLimit caps dao_tian items; nil means DefaultDaoTianLimit, 0 none.
 	DaoTianLimit *int `json:"dao_tian_limit,omitempty"`
-	// IncludeEvidence adds up to five evidence rows of the visible anchors:
-	// the best BM25 matches of the query among the 100 most recently
-	// recorded (of Field, when set), or the newest without a query. They
-	// pack after the cards and are trimmed first.
+	// IncludeEvidence adds up to evidenceLimit evidence rows of the visible
+	// anchors (addEvidence); they pack after the cards and are trimmed first.
 	IncludeEvidence bool `json:"include_evidence,omitempty"`
 	// IncludeCandidates lets candidate cards compete too (labelled as such);
 	// demoted and retired cards never do.
@@ -69,19 +63,15 @@ type ContextRequest struct {
 	// AllRepos drops the no-leak filter: cards of every anchor compete, each
 	// labelled with its origin, and the rendering groups them by origin.
 	AllRepos bool `json:"all_repos,omitempty"`
-	// Explain adds why-lines and salience breakdowns to skipped cards;
-	// without it they carry their id, tier, anchor, reason, lane and
-	// salience only.
+	// Explain adds why-lines and salience breakdowns to skipped cards.
 	Explain bool `json:"explain,omitempty"`
 	// Fetch is how the reader of Rendered fetches a card it names: the CLI
 	// command (the default) or, for an agent over MCP, the palace_cards tool.
 	Fetch CardFetch `json:"-"`
-	// DryRun writes nothing: no injection events, and no request id unless
-	// one is given.
+	// DryRun writes nothing, and names no request unless RequestID does.
 	DryRun bool `json:"dry_run,omitempty"`
-	// RequestID names the request's telemetry record. Defaults to a new
-	// "rq_" id (none with DryRun). A fixed id with a fixed clock makes the
-	// pack byte-identical across runs over the same database.
+	// RequestID names the request's telemetry record; defaults to a new
+	// "rq_" id (none with DryRun).
 	RequestID string `json:"request_id,omitempty"`
 }
 
@@ -126,12 +116,9 @@ type PackRequest struct {
 	DaoTianLimit      int      `json:"dao_tian_limit"`
 	IncludeEvidence   bool     `json:"include_evidence"`
 	IncludeCandidates bool     `json:"include_candidates"`
-	// Wake is set when the request names no task — no query words, file,
-	// language, field, intent or tool: a session start, an editor opening
-	// a repository. Nothing is relevant to such a request, so the pack
-	// wakes the foundational layer instead: at most DaoTianLimit dao_tian
-	// cards, the foundational and protected cards, then the most valuable
-	// ones, as the lanes policy ranks them by standing (policies.LanesInput.Wake).
+	// Wake is set when the request names no task (no query words, file,
+	// language, field, intent or tool): the pack holds the foundational
+	// layer, ranked by standing (policies.LanesInput.Wake).
 	Wake bool `json:"wake"`
 }
 
@@ -175,17 +162,14 @@ type Item struct {
 	Counts30d     policies.Counts30d  `json:"counts_30d"`
 	AgeDays       int                 `json:"age_days"`
 	Relevance     float64             `json:"relevance"`
-	// Contest is set when the card is contested: it is shown as a
-	// reference with this warning, never inline, until it is resolved or
-	// demoted.
+	// Contest is set when the card is contested: it is a reference with
+	// this warning, never inline, until resolved or demoted.
 	Contest *cardview.ItemContest `json:"contest,omitempty"`
-	// Stale is set when the code the card's evidence saw changed, or its
-	// review date passed: it renders with this warning and loses
-	// StalePenalty salience against fresh cards.
+	// Stale is set when the code the card's evidence saw changed, or a
+	// date passed: it renders with this warning and loses StalePenalty.
 	Stale *staleness.Stale `json:"stale,omitempty"`
-	// NearDuplicateOf names the card this one nearly repeats
-	// (internal/neardup) that the pack inlines: a pack never inlines two
-	// near-duplicates, so this one is a reference line to it.
+	// NearDuplicateOf names the inlined card this one nearly repeats
+	// (dedupeNear); this one is then a reference line.
 	NearDuplicateOf string `json:"near_duplicate_of,omitempty"`
 	// Trimmed says what the budget did to the item, when it did anything.
 	Trimmed *BudgetAction `json:"trimmed,omitempty"`
@@ -228,8 +212,7 @@ type SkippedCard struct {
 	Salience    int         `json:"salience,omitempty"`
 	// Relevance is the card's relevance to the request, 0..1.
 	Relevance float64 `json:"relevance,omitempty"`
-	// Why and SalienceBreakdown are filled with Explain only (`palace audit`
-	// says why a card cooled at any time).
+	// Why and SalienceBreakdown are filled with Explain only.
 	Why               []string       `json:"why,omitempty"`
 	SalienceBreakdown map[string]int `json:"salience_breakdown,omitempty"`
 }
@@ -261,8 +244,8 @@ type MemoryExists struct {
 	// Applies counts considered cards the scope policy let through.
 	Applies  int `json:"applies"`
 	Rendered int `json:"rendered"`
-	// Elsewhere counts memory at anchors this request may not see, without
-	// naming it. It is filled only when the pack renders no card.
+	// Elsewhere counts, without naming, memory at anchors this request may
+	// not see; only when the pack renders no card.
 	Elsewhere *MemoryElsewhere `json:"elsewhere,omitempty"`
 	// Reason says why nothing was selected; empty when something was.
 	Reason string `json:"reason,omitempty"`
@@ -298,29 +281,21 @@ type PackPolicy struct {
 	SetHash string            `json:"set_hash"`
 	Scope   policies.Decision `json:"scope"`
 	Lanes   policies.Decision `json:"lanes"`
-	// Fallback is set when the policy set failed to load and the embedded
-	// defaults decided instead.
+	// Fallback says why the embedded defaults decided, when they did.
 	Fallback string `json:"fallback,omitempty"`
 }
 
-// Context assembles the context pack for req at the host's location:
-// SQL candidate selection within the visible anchors (all anchors with
-// AllRepos), the batched scope and lanes policies, ordering, the dao_tian
-// limit, whole-item budget packing and rendering, all without the write
-// lock. Unless DryRun it then records the request's outcomes (one request
-// record and the per-card rollups, one short transaction); those counts
-// cool cards over time.
-//
-// Bad input (budget, instruction sizes) is KindInvalid and writes nothing;
-// storage failures are KindInternal. Policy failures never fail the request:
-// the embedded defaults decide and Pack.Policy says so. AllRepos that the
-// host has not allowed fails with the host's error (see
-// Config.CrossRepoRead) before anything is read.
+// Context assembles the context pack for req without the write lock and,
+// unless DryRun, queues its request record (the counts that cool cards).
+// Bad input is KindInvalid and writes nothing; storage failures are
+// KindInternal; a policy set that fails to load never fails the request (the
+// embedded defaults decide, Pack.Policy says so); an AllRepos the host has
+// not allowed fails with Config.CrossRepoRead's error before any read.
 func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, error) {
 	if err := pl.allowAllRepos(ctx, req.AllRepos); err != nil {
 		return Pack{}, err
 	}
-	ctx = pl.store.Pin(ctx) // one data version for the request's reads
+	ctx = pl.Store.Pin(ctx) // one data version for the request's reads
 	a, err := pl.assemble(ctx, req)
 	if err != nil {
 		return Pack{}, err
@@ -330,14 +305,14 @@ func (pl *Pipeline) Context(ctx context.Context, req ContextRequest) (Pack, erro
 			return Pack{}, err
 		}
 	}
-	pl.remember(a.pack.Rendered)
+	pl.Remember(a.pack.Rendered)
 	return a.pack, nil
 }
 
-// normalize validates req and applies defaults.
+// normalizeContext validates req and applies defaults.
 func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRequest, error) {
 	if req.Budget < 0 {
-		return req, PackRequest{}, invalid("budget", "--budget %d is negative: pass a size in characters (default %d)", req.Budget, DefaultBudget)
+		return req, PackRequest{}, hosterr.Invalid("budget", "--budget %d is negative: pass a size in characters (default %d)", req.Budget, DefaultBudget)
 	}
 	if req.Budget == 0 {
 		req.Budget = DefaultBudget
@@ -345,12 +320,12 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 	limit := DefaultDaoTianLimit
 	if req.DaoTianLimit != nil {
 		if *req.DaoTianLimit < 0 {
-			return req, PackRequest{}, invalid("dao_tian_limit", "--dao-tian-limit %d is negative: pass 0 to leave dao_tian out", *req.DaoTianLimit)
+			return req, PackRequest{}, hosterr.Invalid("dao_tian_limit", "--dao-tian-limit %d is negative: pass 0 to leave dao_tian out", *req.DaoTianLimit)
 		}
 		limit = *req.DaoTianLimit
 	}
 	if len(req.Instructions) > MaxInstructions {
-		return req, PackRequest{}, invalid("instruction", "%d transient instructions, over %d: merge them", len(req.Instructions), MaxInstructions)
+		return req, PackRequest{}, hosterr.Invalid("instruction", "%d transient instructions, over %d: merge them", len(req.Instructions), MaxInstructions)
 	}
 	var instr []string
 	for i, s := range req.Instructions {
@@ -359,16 +334,14 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 		case s == "":
 			continue
 		case !utf8.ValidString(s):
-			return req, PackRequest{}, invalid("instruction", "transient instruction %d is not valid UTF-8", i+1)
+			return req, PackRequest{}, hosterr.Invalid("instruction", "transient instruction %d is not valid UTF-8", i+1)
 		case utf8.RuneCountInString(s) > MaxInstructionRunes:
-			return req, PackRequest{}, invalid("instruction", "transient instruction %d is %d characters, over %d: keep it short", i+1, utf8.RuneCountInString(s), MaxInstructionRunes)
+			return req, PackRequest{}, hosterr.Invalid("instruction", "transient instruction %d is %d characters, over %d: keep it short", i+1, utf8.RuneCountInString(s), MaxInstructionRunes)
 		}
 		instr = append(instr, s)
 	}
 	req.Instructions = instr
-	if req.Field != "" {
-		req.Field = strings.TrimSpace(req.Field)
-	}
+	req.Field = strings.TrimSpace(req.Field)
 	if err := pl.checkFileCheckout(req.File); err != nil {
 		return req, PackRequest{}, err
 	}
@@ -389,22 +362,20 @@ func (pl *Pipeline) normalizeContext(req ContextRequest) (ContextRequest, PackRe
 // saying why when that set fails to load: a pack is never refused for a
 // policy failure. Only the defaults failing to compile is KindInternal.
 func (pl *Pipeline) PolicySet(ctx context.Context) (*policies.Set, string, error) {
-	set, err := pl.policies(ctx)
+	set, err := pl.Policies(ctx)
 	if err == nil {
 		return set, "", nil
 	}
-	def, derr := embeddedDefaults(ctx)
+	def, derr := embeddedDefaults()
 	if derr != nil {
-		return nil, "", internal(derr, "load the embedded default policies")
+		return nil, "", hosterr.Internal(derr, "load the embedded default policies")
 	}
 	return def, fmt.Sprintf("the policy set failed to load, the embedded defaults decided: %v", err), nil
 }
 
-// requestID returns the request's id: the given one, none for a dry run,
-// else a new rq_ id.
 func (pl *Pipeline) requestID(req ContextRequest) string {
 	if req.RequestID != "" || req.DryRun {
 		return req.RequestID
 	}
-	return store.NewID("rq_", pl.now())
+	return store.NewID("rq_", pl.Now())
 }

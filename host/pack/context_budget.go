@@ -39,29 +39,55 @@ func (s *slot) text(form domain.RenderForm) string {
 
 func (s *slot) size() int { return runeLen(s.text(s.form)) }
 
+func (s *slot) inline() bool {
+	return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact
+}
+
 // packer tracks the rendered size of a pack as slots change form.
 type packer struct {
-	fixed   int // preamble and transient instructions
-	slots   []*slot
-	key     func(*slot) (sectionKey, bool)
-	headers func(sectionKey) string
-	counts  map[sectionKey]int
-	total   int
+	a      *assembly
+	slots  []*slot
+	counts map[sectionKey]int
+	total  int
 }
 
 func (p *packer) add(s *slot, sign int) {
-	k, ok := p.key(s)
+	k, ok := p.a.section(s)
 	if !ok {
 		return
 	}
 	if p.counts[k] == 0 && sign > 0 {
-		p.total += runeLen(p.headers(k))
+		p.total += runeLen(p.a.header(k))
 	}
 	p.counts[k] += sign
 	if p.counts[k] == 0 && sign < 0 {
-		p.total -= runeLen(p.headers(k))
+		p.total -= runeLen(p.a.header(k))
 	}
 	p.total += sign * s.size()
+}
+
+// section is the section a slot renders in, false when it renders nowhere.
+func (a *assembly) section(s *slot) (sectionKey, bool) {
+	switch {
+	case s.form == domain.FormInspectorOnly || s.form == "":
+		return sectionKey{}, false
+	case s.ev != nil:
+		return sectionKey{name: "evidence"}, true
+	case s.item.Foreign:
+		return sectionKey{origin: 1 + slices.IndexFunc(a.origins, func(o cardview.AnchorRef) bool { return o.ID == s.item.Anchor.ID }), name: "origin"}, true
+	case s.form == domain.FormRefOnly:
+		return sectionKey{name: "references"}, true
+	case s.item.Lane == domain.LaneCore:
+		return sectionKey{name: string(domain.LaneCore)}, true
+	}
+	return sectionKey{name: string(domain.LaneScoped)}, true
+}
+
+func (a *assembly) header(k sectionKey) string {
+	if k.origin > 0 {
+		return sectionHeader(k, &a.origins[k.origin-1], false)
+	}
+	return sectionHeader(k, nil, a.pack.Request.Wake)
 }
 
 func (p *packer) set(s *slot, form domain.RenderForm) {
@@ -97,61 +123,26 @@ func (pl *Pipeline) packBudget(a *assembly) {
 	pl.packWith(a)
 }
 
-// packWith fits the items under the budget by whole items and by value:
-// evidence goes first (raw, opt-in); then, least valuable first (the last
-// in pack order), full items are compacted, reference lines are left out,
-// then inline items, until the pack fits; what was left out then comes
-// back as a reference line where one still fits. The most valuable items
-// stay whole the longest. Nothing is ever cut mid-text, and nothing
-// exceeds the budget but the preamble and transient instructions, which
-// are never left out (the pack says so).
+// packWith fits the items under the budget by whole items, in stages:
+// evidence goes first; then, least valuable first (the last in pack order),
+// full items are compacted, reference lines left out, then inline items;
+// what was left out comes back as a reference line where one still fits.
+// Nothing is cut mid-text; only the preamble and transient instructions,
+// never left out, can exceed the budget.
 func (pl *Pipeline) packWith(a *assembly) {
 	limit := a.pack.Request.Budget
-	origins := map[string]int{}
-	var originRefs []cardview.AnchorRef
-	for i := range a.pack.Items {
-		it := &a.pack.Items[i]
-		if it.Foreign {
-			if _, ok := origins[it.Anchor.ID]; !ok {
-				originRefs = append(originRefs, it.Anchor)
-				origins[it.Anchor.ID] = 0
-			}
+	a.origins = nil
+	for _, it := range a.pack.Items {
+		if it.Foreign && !slices.ContainsFunc(a.origins, func(o cardview.AnchorRef) bool { return o.ID == it.Anchor.ID }) {
+			a.origins = append(a.origins, it.Anchor)
 		}
 	}
-	slices.SortFunc(originRefs, func(x, y cardview.AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
-	for i, o := range originRefs {
-		origins[o.ID] = i + 1
-	}
-	p := &packer{counts: map[sectionKey]int{}}
-	p.key = func(s *slot) (sectionKey, bool) {
-		if s.form == domain.FormInspectorOnly || s.form == "" {
-			return sectionKey{}, false
-		}
-		if s.ev != nil {
-			return sectionKey{name: "evidence"}, true
-		}
-		if s.item.Foreign {
-			return sectionKey{origin: origins[s.item.Anchor.ID], name: "origin"}, true
-		}
-		if s.form == domain.FormRefOnly {
-			return sectionKey{name: "references"}, true
-		}
-		if s.item.Lane == domain.LaneCore {
-			return sectionKey{name: string(domain.LaneCore)}, true
-		}
-		return sectionKey{name: string(domain.LaneScoped)}, true
-	}
-	p.headers = func(k sectionKey) string {
-		if k.origin > 0 {
-			return sectionHeader(k, &originRefs[k.origin-1], false)
-		}
-		return sectionHeader(k, nil, a.pack.Request.Wake)
-	}
-	p.fixed = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
+	slices.SortFunc(a.origins, func(x, y cardview.AnchorRef) int { return strings.Compare(x.Identity+x.ID, y.Identity+y.ID) })
+	p := &packer{a: a, counts: map[sectionKey]int{}}
+	p.total = runeLen(pl.preamble(a.req.AllRepos, a.wakeNote, a.req.Fetch))
 	if len(a.pack.TransientInstructions) > 0 {
-		p.fixed += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
+		p.total += runeLen(sectionHeader(sectionKey{name: "transient_instructions"}, nil, false)) + runeLen(renderInstructions(a.pack.TransientInstructions))
 	}
-	p.total = p.fixed
 	for i := range a.pack.Items {
 		s := &slot{item: &a.pack.Items[i], cand: a.items[i], order: i, form: a.pack.Items[i].LaneForm, texts: map[domain.RenderForm]string{}, compactCap: a.lanes.CompactCharLimit}
 		p.slots = append(p.slots, s)
@@ -163,7 +154,6 @@ func (pl *Pipeline) packWith(a *assembly) {
 		p.slots = append(p.slots, s)
 		p.add(s, +1)
 	}
-	inline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
 	stages := []budgetStage{
 		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormInlineFull }, domain.FormRefOnly, "reduced to a reference line"},
 		{func(s *slot) bool { return s.ev != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out"},
@@ -171,7 +161,7 @@ func (pl *Pipeline) packWith(a *assembly) {
 		{func(s *slot) bool {
 			return s.item != nil && s.form == domain.FormRefOnly && s.item.LaneForm == domain.FormRefOnly
 		}, domain.FormInspectorOnly, "left out (inspector-only)"},
-		{func(s *slot) bool { return s.item != nil && inline(s) }, domain.FormInspectorOnly, "left out (inspector-only)"},
+		{func(s *slot) bool { return s.item != nil && s.inline() }, domain.FormInspectorOnly, "left out (inspector-only)"},
 		{func(s *slot) bool { return s.item != nil && s.form == domain.FormRefOnly }, domain.FormInspectorOnly, "left out (inspector-only)"},
 	}
 	for _, st := range stages {
@@ -184,8 +174,7 @@ func (pl *Pipeline) packWith(a *assembly) {
 				picks = append(picks, s)
 			}
 		}
-		// Least valuable first: items are in pack order, which is by value
-		// inside a lane, so the one packed last goes first.
+		// Least valuable first: the one packed last.
 		slices.SortStableFunc(picks, func(x, y *slot) int { return y.order - x.order })
 		for _, s := range picks {
 			if p.total <= limit {
@@ -193,9 +182,9 @@ func (pl *Pipeline) packWith(a *assembly) {
 			}
 			from := s.form
 			p.set(s, st.to)
-			why := fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.salience())
-			if s.ev != nil {
-				why = "raw evidence goes before any card"
+			why := "raw evidence goes before any card"
+			if s.item != nil {
+				why = fmt.Sprintf("it was the least valuable left in this step (salience %d)", s.item.Salience)
 			}
 			s.trim(from, st.to, fmt.Sprintf("%s to fit the budget of %d characters: %s", st.verb, limit, why))
 		}
@@ -218,10 +207,8 @@ func (pl *Pipeline) packWith(a *assembly) {
 			s.item.RenderForm = s.form
 			s.cand.outcome = outcomeOf(s)
 			if a.pack.Request.Wake && s.cand.outcome != store.OutcomeInlineFull && s.cand.outcome != store.OutcomeInlineCompact {
-				// A session start's budget says nothing about whether a
-				// card fits a task: only what it showed is recorded (an
-				// application ends a card's inactivity), never a trim that
-				// would cool the card for the tasks to come.
+				// A session start's budget says nothing about a task: only
+				// what it showed is recorded, never a trim that would cool.
 				s.cand.outcome = ""
 			}
 		} else {
@@ -229,14 +216,6 @@ func (pl *Pipeline) packWith(a *assembly) {
 		}
 	}
 	a.slots = p.slots
-	a.origins = originRefs
-}
-
-func (s *slot) salience() int {
-	if s.item != nil {
-		return s.item.Salience
-	}
-	return 0
 }
 
 // trim records the budget's action, keeping the original form as From.
@@ -282,11 +261,15 @@ func (pl *Pipeline) finish(a *assembly) {
 		pk.Sections = append(pk.Sections, Section{Name: "transient_instructions", Title: sectionTitles["transient_instructions"],
 			IDs: []string{}, Chars: runeLen(head + body)})
 	}
-	emit := func(k sectionKey, origin *cardview.AnchorRef, member func(*slot) bool) {
+	keys := []sectionKey{{name: string(domain.LaneCore)}, {name: string(domain.LaneScoped)}, {name: "references"}, {name: "evidence"}}
+	for i := range a.origins {
+		keys = append(keys, sectionKey{origin: i + 1, name: "origin"})
+	}
+	for _, k := range keys {
 		var body strings.Builder
 		ids := []string{}
 		for _, s := range a.slots {
-			if !member(s) {
+			if sk, ok := a.section(s); !ok || sk != k {
 				continue
 			}
 			t := s.text(s.form)
@@ -300,30 +283,18 @@ func (pl *Pipeline) finish(a *assembly) {
 			}
 		}
 		if len(ids) == 0 {
-			return
+			continue
 		}
-		head := sectionHeader(k, origin, pk.Request.Wake)
+		head := a.header(k)
 		b.WriteString(head)
 		b.WriteString(body.String())
+		var origin *cardview.AnchorRef
 		name, title := k.name, sectionTitle(k.name, pk.Request.Wake)
-		if origin != nil {
+		if k.origin > 0 {
+			origin = &a.origins[k.origin-1]
 			name, title = "origin", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(head), "## "))
 		}
 		pk.Sections = append(pk.Sections, Section{Name: name, Title: title, Origin: origin, IDs: ids, Chars: runeLen(head) + runeLen(body.String())})
-	}
-	local := func(form func(*slot) bool) func(*slot) bool {
-		return func(s *slot) bool { return s.item != nil && !s.item.Foreign && form(s) }
-	}
-	isInline := func(s *slot) bool { return s.form == domain.FormInlineFull || s.form == domain.FormInlineCompact }
-	emit(sectionKey{name: string(domain.LaneCore)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane == domain.LaneCore }))
-	emit(sectionKey{name: string(domain.LaneScoped)}, nil, local(func(s *slot) bool { return isInline(s) && s.item.Lane != domain.LaneCore }))
-	emit(sectionKey{name: "references"}, nil, local(func(s *slot) bool { return s.form == domain.FormRefOnly }))
-	emit(sectionKey{name: "evidence"}, nil, func(s *slot) bool { return s.ev != nil && s.form != domain.FormInspectorOnly })
-	for i := range a.origins {
-		o := &a.origins[i]
-		emit(sectionKey{origin: i + 1, name: "origin"}, o, func(s *slot) bool {
-			return s.item != nil && s.item.Foreign && s.item.Anchor.ID == o.ID && s.form != domain.FormInspectorOnly
-		})
 	}
 	if pk.MemoryExists.Rendered == 0 {
 		b.WriteString(emptyNote(pk.MemoryExists))
@@ -338,9 +309,9 @@ func (pl *Pipeline) finish(a *assembly) {
 			continue
 		}
 		switch {
-		case isInline(s) && s.item.Lane == domain.LaneCore:
+		case s.inline() && s.item.Lane == domain.LaneCore:
 			sel.InlineCoreIDs = append(sel.InlineCoreIDs, s.item.ID)
-		case isInline(s):
+		case s.inline():
 			sel.InlineScopedIDs = append(sel.InlineScopedIDs, s.item.ID)
 		case s.form == domain.FormRefOnly:
 			sel.RefOnlyIDs = append(sel.RefOnlyIDs, s.item.ID)

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,16 +18,12 @@ import (
 )
 
 // selectCandidates runs the bounded selection of a request and fills
-// a.considered. Without a query, file or language it is one SQL statement:
-// the first CandidateLimit cards by persistence, tier, anchor and id,
-// picked from an index and read whole, with the count. With one, the
-// visible cards are ranked by the relevance model (context_relevance.go):
-// all of them when they are within CandidateLimit, else a first pass over
-// their statements and contents picks which to read — a quarter of the
-// slots go to the head of the SQL order (so foundational cards are never
-// crowded out by text matches), then the best matches, then the rest of
-// that order. The cards read are then ranked over every field. With
-// AllRepos, FTS5 ranks the whole palace instead.
+// a.considered. With nothing to rank by it is the first CandidateLimit cards
+// in fill order (sortByFill). Otherwise the visible cards are ranked: past
+// CandidateLimit, a first pass over their texts picks which to read
+// (mergeCandidates, so foundational cards are never crowded out by text
+// matches); with AllRepos, FTS5 picks from the whole palace instead. The
+// cards read are then ranked over every field.
 func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	q := pl.candidateQuery(a.req, a.now)
 	pr := a.pack.Request
@@ -38,27 +35,23 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	)
 	rel := map[string]relScore{}
 	if !rq.empty() || q.Match != "" {
-		if total, err = pl.store.CountCandidates(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if total, err = pl.Store.CountCandidates(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
 	}
 	switch {
 	case !rq.empty() && !a.req.AllRepos && total <= CandidateLimit:
-		if cards, err = pl.store.CandidateCards(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if cards, err = pl.Store.CandidateCards(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
-		pl.sortByFill(cards)
+		sortByFill(pl.Loc.ChainIDs(), cards, cardFillKey)
 	case !rq.empty() && !a.req.AllRepos:
-		// A large selection is held as texts, not cards (a card is ~60
-		// times larger), sorted in place: at 100k cards this path ran
-		// through most of a request's allocations.
-		texts, err := pl.store.CandidateTexts(ctx, q)
+		// A large selection is held as texts, far smaller than cards.
+		texts, err := pl.Store.CandidateTexts(ctx, q)
 		if err != nil {
-			return internal(err, "select context candidates")
+			return hosterr.Internal(err, "select context candidates")
 		}
-		sortByFill(pl.chainIDs(), texts, func(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
-			return t.Persistence, t.Tier, t.AnchorID, t.ID
-		})
+		sortByFill(pl.Loc.ChainIDs(), texts, textFillKey)
 		docs := make([]relevanceDoc, len(texts))
 		fill := make([]int, len(texts))
 		for i, t := range texts {
@@ -73,14 +66,7 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			}
 		}
 		slices.SortFunc(matched, func(x, y int) int {
-			sx, sy := first[texts[x].ID].score, first[texts[y].ID].score
-			if sx != sy {
-				if sx > sy {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(texts[x].ID, texts[y].ID)
+			return cmp.Or(cmp.Compare(first[texts[y].ID].score, first[texts[x].ID].score), strings.Compare(texts[x].ID, texts[y].ID))
 		})
 		picked := mergeCandidates(fill, matched)
 		ids := make([]string, len(picked))
@@ -88,30 +74,30 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 		for i, k := range picked {
 			ids[i], pickedTexts[i] = texts[k].ID, texts[k]
 		}
-		byID, err := pl.store.CardsOf(ctx, pickedTexts)
+		byID, err := pl.Store.CardsOf(ctx, pickedTexts)
 		if err != nil {
-			return internal(err, "read context candidates")
+			return hosterr.Internal(err, "read context candidates")
 		}
 		cards = inOrder(ids, byID)
 	case q.Match != "":
-		// Every repository (AllRepos) with a query: FTS5 picks the
-		// candidates from the whole palace; the model ranks them below.
-		matched, fill, err := pl.store.Candidates(ctx, q)
+		// AllRepos with a query: FTS5 picks from the whole palace.
+		matched, fill, err := pl.Store.Candidates(ctx, q)
 		if err != nil {
-			return internal(err, "select context candidates")
+			return hosterr.Internal(err, "select context candidates")
 		}
 		ids := make([]string, len(matched))
 		for i, m := range matched {
 			ids[i] = m.ID
 		}
-		if cards, err = pl.loadInOrder(ctx, mergeCandidates(fill, ids)); err != nil {
-			return err
+		ids = mergeCandidates(fill, ids)
+		byID, err := pl.Store.CardsByIDs(ctx, ids)
+		if err != nil {
+			return hosterr.Internal(err, "read context candidates")
 		}
+		cards = inOrder(ids, byID)
 	default:
-		// Nothing to rank by: the head of the fill order, and the count, in
-		// one read.
-		if cards, total, err = pl.store.CandidateFill(ctx, q); err != nil {
-			return internal(err, "select context candidates")
+		if cards, total, err = pl.Store.CandidateFill(ctx, q); err != nil {
+			return hosterr.Internal(err, "select context candidates")
 		}
 	}
 	if !rq.empty() && len(cards) > 0 {
@@ -119,12 +105,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	// Without a query (an editor asking about a file, an agent starting
-	// out) nothing says what the request is about: every card is taken as
-	// just relevant, so its scope, its file words and its persistence
-	// decide, as they did before the request had words. With no task at all
-	// (Wake) the default policies rank by standing and read no relevance;
-	// a team's policy written before sees what it always saw.
+	// Without query words every card is taken as just relevant, so scope,
+	// file words and persistence decide.
 	if len(tokenTerms(pr.Query)) == 0 {
 		for _, c := range cards {
 			r := rel[c.ID]
@@ -134,8 +116,8 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	}
 	refs := map[string]cardview.AnchorRef{}
 	ranks := map[string]int{}
-	for _, id := range pl.chainIDs() {
-		ranks[id] = map[domain.AnchorKind]int{domain.AnchorWorktree: 0, domain.AnchorRepo: 1, domain.AnchorGlobal: 2}[pl.loc.KindOf(id)]
+	for _, id := range pl.Loc.ChainIDs() {
+		ranks[id] = anchorKindRank(string(pl.Loc.KindOf(id)))
 	}
 	for _, c := range cards {
 		ref, ok := refs[c.AnchorID]
@@ -160,28 +142,22 @@ func (pl *Pipeline) selectCandidates(ctx context.Context, a *assembly) error {
 	return nil
 }
 
-// noQueryRelevance is the relevance of every card for a request without
-// query words: that of a card just relevant to it (persistence counts and
-// a reference line is earned; cooling still applies).
+// noQueryRelevance is every card's relevance to a request without query
+// words: just relevant (persistence counts, a reference line is earned).
 const noQueryRelevance = 0.3
 
-// evidencePerCard is how many of a card's cited evidence rows (in link
-// order, the first being the one it was distilled from) the relevance
-// model reads: evidence often says in other words why a rule exists.
+// evidencePerCard is how many of a card's cited evidence rows, in link
+// order, the model reads: evidence often says why a rule exists.
 const evidencePerCard = 2
 
-// evidenceRankLimit is the largest selection whose cited evidence the
-// model reads.
+// evidenceRankLimit is the largest selection whose cited evidence is read.
 const evidenceRankLimit = 64
 
-// rankCards ranks cards with every field of the model, their cited
-// evidence included (one batched read of links, one of evidence texts)
-// when the selection is within evidenceRankLimit.
+// rankCards ranks cards with every field of the model; their cited evidence
+// is read only within evidenceRankLimit (past it, for the latency target).
 func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.Card) (map[string]relScore, error) {
 	docs := make([]relevanceDoc, len(cards))
 	if len(cards) > evidenceRankLimit {
-		// A large selection is ranked on the cards alone: reading every
-		// card's links costs more than the latency target allows.
 		for i, c := range cards {
 			docs[i] = cardDoc(c, "")
 		}
@@ -191,9 +167,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 	for i, c := range cards {
 		ids[i] = c.ID
 	}
-	links, err := pl.store.LinkRows(ctx, ids)
+	links, err := pl.Store.LinkRows(ctx, ids)
 	if err != nil {
-		return nil, internal(err, "read citations for ranking")
+		return nil, hosterr.Internal(err, "read citations for ranking")
 	}
 	var evIDs []string
 	for _, id := range ids {
@@ -201,9 +177,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	texts, err := pl.store.EvidenceTexts(ctx, evIDs)
+	texts, err := pl.Store.EvidenceTexts(ctx, evIDs)
 	if err != nil {
-		return nil, internal(err, "read evidence for ranking")
+		return nil, hosterr.Internal(err, "read evidence for ranking")
 	}
 	var b strings.Builder
 	for i, c := range cards {
@@ -220,9 +196,9 @@ func (pl *Pipeline) rankCards(ctx context.Context, rq *relQuery, cards []domain.
 	return rq.rank(docs), nil
 }
 
-// mergeCandidates picks at most CandidateLimit of fill and matched (ids,
-// or indices of them): the first quarter of fill, then matched, then the
-// rest of fill, each once.
+// mergeCandidates picks at most CandidateLimit of fill and matched (ids, or
+// indices of them): the first quarter of fill, then matched, then the rest
+// of fill, each once.
 func mergeCandidates[K comparable](fill, matched []K) []K {
 	var picked []K
 	seen := map[K]bool{}
@@ -248,17 +224,8 @@ func mergeCandidates[K comparable](fill, matched []K) []K {
 	return picked
 }
 
-// loadInOrder reads the cards of ids, keeping the order of ids; ids that
-// vanished meanwhile are skipped (the next request sees the change).
-func (pl *Pipeline) loadInOrder(ctx context.Context, ids []string) ([]domain.Card, error) {
-	byID, err := pl.store.CardsByIDs(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "read context candidates")
-	}
-	return inOrder(ids, byID), nil
-}
-
-// inOrder is the cards of byID in the order of ids, skipping absent ones.
+// inOrder is the cards of byID in the order of ids, skipping absent ones
+// (cards that vanished meanwhile).
 func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 	out := make([]domain.Card, 0, len(ids))
 	for _, id := range ids {
@@ -271,18 +238,17 @@ func inOrder(ids []string, byID map[string]domain.Card) []domain.Card {
 
 var persistenceRank = map[domain.Persistence]int{domain.PersistenceFoundational: 0, domain.PersistenceProtected: 1, domain.PersistenceStandard: 2}
 
-// sortByFill orders cards as the SQL fill does: persistence, tier, anchor
-// (innermost first, other repositories last), id.
-func (pl *Pipeline) sortByFill(cards []domain.Card) {
-	sortByFill(pl.chainIDs(), cards, func(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
-		return c.Persistence, c.Tier, c.AnchorID, c.ID
-	})
+func cardFillKey(c *domain.Card) (domain.Persistence, domain.Tier, string, string) {
+	return c.Persistence, c.Tier, c.AnchorID, c.ID
 }
 
-// sortByFill orders xs in the fill order of the anchor chain, reading each
-// element's persistence, tier, anchor and id through key. It sorts a slim
-// key per element and permutes xs in place, so large selections of large
-// elements stay cheap.
+func textFillKey(t *store.CandidateText) (domain.Persistence, domain.Tier, string, string) {
+	return t.Persistence, t.Tier, t.AnchorID, t.ID
+}
+
+// sortByFill orders xs as the SQL fill does: persistence, tier, anchor
+// (innermost first, other repositories last), id, reading each through key.
+// It sorts slim keys and permutes xs in place.
 func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence, domain.Tier, string, string)) {
 	type fillKey struct {
 		id      string
@@ -299,14 +265,8 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 		keys[i] = fillKey{id: id, at: int32(i), p: int8(persistenceRank[p]), t: int8(t.Rank()), a: int8(a)}
 	}
 	slices.SortFunc(keys, func(x, y fillKey) int {
-		if x.p != y.p {
-			return int(x.p) - int(y.p)
-		}
-		if x.t != y.t {
-			return int(x.t) - int(y.t)
-		}
-		if x.a != y.a {
-			return int(x.a) - int(y.a)
+		if d := cmp.Or(cmp.Compare(x.p, y.p), cmp.Compare(x.t, y.t), cmp.Compare(x.a, y.a)); d != 0 {
+			return d
 		}
 		return strings.Compare(x.id, y.id)
 	})
@@ -331,25 +291,22 @@ func sortByFill[T any](chain []string, xs []T, key func(*T) (domain.Persistence,
 	}
 }
 
-// evidenceWindow is how many of the most recently recorded visible evidence
-// rows a query ranks for --include-evidence and briefs. Ranking the whole
-// palace with FTS5 costs O(matches in every repository), so evidence
-// relevance is BM25 over this bounded, recent window (docs/rationale.md).
+// evidenceWindow is how many of the newest visible evidence rows a query
+// ranks for --include-evidence and briefs (docs/rationale.md).
 const evidenceWindow = 100
 
-// addEvidence adds up to evidenceLimit evidence rows of the visible anchors:
-// the best BM25 matches of the query among the newest evidenceWindow rows
-// (of the request's field, when it names one), or the newest rows without a
-// query.
+// addEvidence adds up to evidenceLimit evidence rows of the visible anchors
+// (of Field, when set): the query's best matches among the newest
+// evidenceWindow rows, or the newest without a query.
 func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 	terms := queryTerms(a.req.Query)
 	window := evidenceLimit
 	if len(terms) > 0 {
 		window = evidenceWindow
 	}
-	rows, err := pl.store.RecentEvidence(ctx, pl.chainIDs(), a.pack.Request.Field, window)
+	rows, err := pl.Store.RecentEvidence(ctx, pl.Loc.ChainIDs(), a.pack.Request.Field, window)
 	if err != nil {
-		return internal(err, "read evidence")
+		return hosterr.Internal(err, "read evidence")
 	}
 	if len(terms) > 0 {
 		docs := make([]relevanceDoc, len(rows))
@@ -363,16 +320,8 @@ func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 				matched = append(matched, e)
 			}
 		}
-		// Best first; among equals the newer (rows are newest first).
-		slices.SortStableFunc(matched, func(x, y domain.Evidence) int {
-			switch {
-			case rel[x.ID] > rel[y.ID]:
-				return -1
-			case rel[x.ID] < rel[y.ID]:
-				return 1
-			}
-			return 0
-		})
+		// Among equals the newer first (rows are newest first).
+		byRelevance(matched, func(e domain.Evidence) float64 { return rel[e.ID] })
 		rows = matched
 	}
 	for _, e := range rows[:min(len(rows), evidenceLimit)] {
@@ -385,20 +334,20 @@ func (pl *Pipeline) addEvidence(ctx context.Context, a *assembly) error {
 }
 
 // requestFile makes the request's file worktree-relative (slash-separated)
-// and guesses its language from the extension.
+// and guesses its language from its extension.
 func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 	if file == "" {
 		return "", ""
 	}
 	p := pl.absFile(file)
-	root := pl.loc.Dir
-	if pl.loc.InGit {
-		root = pl.loc.Worktree
+	root := pl.Loc.Dir
+	if pl.Loc.InGit {
+		root = pl.Loc.Worktree
 	}
 	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		p = r
 	}
-	return filepath.ToSlash(p), languageOf(p)
+	return filepath.ToSlash(p), extLanguages[strings.ToLower(filepath.Ext(p))]
 }
 
 // absFile is file made absolute against the host's directory, with
@@ -406,7 +355,7 @@ func (pl *Pipeline) requestFile(file string) (rel, lang string) {
 func (pl *Pipeline) absFile(file string) string {
 	p := file
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(pl.loc.Dir, p)
+		p = filepath.Join(pl.Loc.Dir, p)
 	}
 	p = filepath.Clean(p)
 	if c, err := anchor.Canonical(p); err == nil {
@@ -419,26 +368,23 @@ func (pl *Pipeline) absFile(file string) string {
 // file that lies in another git checkout.
 var ErrOtherCheckout = errors.New("the file is in another git checkout")
 
-// checkFileCheckout refuses a request's file that lies in another git
-// checkout than the host's (another repository, another worktree of this
-// one, a nested repository such as a submodule): its scope and the memory
-// of its checkout are not what this request sees, so a pack for it would
-// silently be the wrong repository's. A file in no checkout at all is
-// taken as it is. The checkout is the nearest directory holding a .git
-// entry, found without running git.
+// checkFileCheckout refuses a request's file in another git checkout than
+// the host's (another repository or worktree, a submodule): a pack for it
+// would silently be the wrong repository's. A file in no checkout is taken
+// as it is. The checkout is the nearest directory with a .git entry.
 func (pl *Pipeline) checkFileCheckout(file string) error {
 	if file == "" {
 		return nil
 	}
 	p := pl.absFile(file)
 	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
-		if pl.loc.InGit && dir == pl.loc.Worktree {
+		if pl.Loc.InGit && dir == pl.Loc.Worktree {
 			return nil
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 			here := "this directory is in no git checkout"
-			if pl.loc.InGit {
-				here = "this request's checkout is " + pl.loc.Worktree
+			if pl.Loc.InGit {
+				here = "this request's checkout is " + pl.Loc.Worktree
 			}
 			return &hosterr.Error{Kind: hosterr.KindInvalid, Field: "file", Err: ErrOtherCheckout, Msg: fmt.Sprintf(
 				"--file %s is in the git checkout %s, but %s: its memory is not this request's; run palace from that checkout (--cwd %s), or name a file of this one",
@@ -458,6 +404,7 @@ var extLanguages = map[string]string{
 	".swift": "swift", ".cs": "csharp", ".php": "php", ".lua": "lua", ".zig": "zig",
 }
 
-func languageOf(path string) string {
-	return extLanguages[strings.ToLower(filepath.Ext(path))]
+// byRelevance sorts xs by rel, best first, stably.
+func byRelevance[T any](xs []T, rel func(T) float64) {
+	slices.SortStableFunc(xs, func(x, y T) int { return cmp.Compare(rel(y), rel(x)) })
 }

@@ -1,12 +1,15 @@
 package pack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -15,11 +18,11 @@ import (
 func (pl *Pipeline) memoryExists(ctx context.Context, a *assembly) error {
 	var anchors []string
 	if !a.req.AllRepos {
-		anchors = pl.chainIDs()
+		anchors = pl.Loc.ChainIDs()
 	}
-	counts, err := pl.store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
+	counts, err := pl.Store.CountMemory(ctx, anchors, domain.AuthoritativeStatuses(), store.FormatTime(a.now))
 	if err != nil {
-		return internal(err, "count memory")
+		return hosterr.Internal(err, "count memory")
 	}
 	m := MemoryExists{ByStatus: map[string]int{}, Expired: counts.Expired, Evidence: counts.Evidence}
 	for _, st := range domain.Statuses {
@@ -42,13 +45,13 @@ func (pl *Pipeline) memoryExists(ctx context.Context, a *assembly) error {
 	}
 	if m.Rendered == 0 {
 		if !a.req.AllRepos {
-			allCards, err := pl.store.CountCards(ctx)
+			allCards, err := pl.Store.CountCards(ctx)
 			if err != nil {
-				return internal(err, "count memory")
+				return hosterr.Internal(err, "count memory")
 			}
-			allEvidence, err := pl.store.CountEvidence(ctx)
+			allEvidence, err := pl.Store.CountEvidence(ctx)
 			if err != nil {
-				return internal(err, "count memory")
+				return hosterr.Internal(err, "count memory")
 			}
 			m.Elsewhere = &MemoryElsewhere{Cards: allCards - m.Cards, Evidence: allEvidence - m.Evidence}
 		}
@@ -84,7 +87,7 @@ func emptyReason(a *assembly, m MemoryExists) string {
 		if candidates > 0 {
 			hint = " Candidates join with --include-candidates."
 		}
-		return fmt.Sprintf("%s exist %s but none is authoritative (%s).%s%s", countNoun(m.Cards, "card"), where, statusList(m.ByStatus), hint, elsewhere)
+		return fmt.Sprintf("%s exist %s but none is authoritative (%s).%s%s", countNoun(m.Cards, "card"), where, countList(m.ByStatus, domain.Statuses), hint, elsewhere)
 	case m.Authoritative > 0 && m.Authoritative == m.Expired && !a.pack.Request.IncludeCandidates:
 		return fmt.Sprintf("All %s %s have expired; renew them with `palace audit action ID --action set_expiry`.%s", countNoun(m.Authoritative, "authoritative card"), where, elsewhere)
 	case m.Applies == 0:
@@ -92,7 +95,7 @@ func emptyReason(a *assembly, m MemoryExists) string {
 			countNoun(len(a.considered), "card"), where, firstWhy(a), elsewhere)
 	case byCause["skipped_cooled"] > 0 && byCause["skipped_cooled"]+byCause["duplicate"] >= m.Applies:
 		return fmt.Sprintf("%s %s but all are cooled to inspector_only (see `palace audit --lane inspector_only` for why).", countNoun(byCause["skipped_cooled"], "card"), verb(byCause["skipped_cooled"], "applies", "apply"))
-	case len(a.pack.Selection.TrimmedDueToBudgetIDs) > 0 || anyTrimmed(a):
+	case slices.ContainsFunc(a.pack.Items, func(it Item) bool { return it.Trimmed != nil }):
 		return fmt.Sprintf("%s %s but none fits the budget of %d characters; raise --budget.", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), a.pack.Request.Budget)
 	case byCause["dao_tian_limit"] > 0 && byCause["dao_tian_limit"]+byCause["duplicate"] >= m.Applies:
 		return fmt.Sprintf("Only dao_tian cards apply and --dao-tian-limit %d leaves them out.", a.pack.Request.DaoTianLimit)
@@ -106,19 +109,8 @@ func emptyReason(a *assembly, m MemoryExists) string {
 	if m.Applies == 1 {
 		none = "it does not render"
 	}
-	if causes := causeList(byCause); causes != "" {
-		none += " (" + causes + ")"
-	}
+	none += " (" + causeList(byCause) + ")"
 	return fmt.Sprintf("%s %s but %s.", countNoun(m.Applies, "card"), verb(m.Applies, "applies", "apply"), none)
-}
-
-func anyTrimmed(a *assembly) bool {
-	for _, it := range a.pack.Items {
-		if it.Trimmed != nil {
-			return true
-		}
-	}
-	return false
 }
 
 func firstWhy(a *assembly) string {
@@ -130,29 +122,22 @@ func firstWhy(a *assembly) string {
 	return "no reason given"
 }
 
-func statusList(by map[string]int) string {
+// countList names the non-zero counts of by, in the order of keys.
+func countList[K ~string](by map[string]int, keys []K) string {
 	var parts []string
-	for _, st := range domain.Statuses {
-		if by[string(st)] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", by[string(st)], st))
+	for _, k := range keys {
+		if n := by[string(k)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-// causeList names how many skipped cards each reason left out; it is
-// never empty, so a reason never reads "()".
+// causeList names how many skipped cards each reason left out; it is never
+// empty, so a reason never reads "()".
 func causeList(by map[string]int) string {
-	var parts []string
-	for _, k := range []string{"skipped_scope", "skipped_cooled", "not_relevant", "not_in_wake", "lane_limit", "duplicate", "dao_tian_limit"} {
-		if by[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", by[k], k))
-		}
-	}
-	if len(parts) == 0 {
-		return "no card reached an inline lane or a reference line"
-	}
-	return strings.Join(parts, ", ")
+	return cmp.Or(countList(by, []string{"skipped_scope", "skipped_cooled", "not_relevant", "not_in_wake", "lane_limit", "duplicate", "dao_tian_limit"}),
+		"no card reached an inline lane or a reference line")
 }
 
 func countNoun(n int, word string) string {
@@ -162,13 +147,13 @@ func countNoun(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// distillSuggestions are up to three fields of the visible
-// anchors with at least DistillMinEvidence evidence rows and no
-// authoritative card, most evidence first.
+// distillSuggestions are up to three fields of the visible anchors with at
+// least DistillMinEvidence evidence rows and no authoritative card, most
+// evidence first.
 func (pl *Pipeline) distillSuggestions(ctx context.Context) ([]DistillSuggestion, error) {
-	rows, err := pl.store.FieldsWithoutCards(ctx, pl.chainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
+	rows, err := pl.Store.FieldsWithoutCards(ctx, pl.Loc.ChainIDs(), domain.AuthoritativeStatuses(), DistillMinEvidence, 3)
 	if err != nil {
-		return nil, internal(err, "find distill suggestions")
+		return nil, hosterr.Internal(err, "find distill suggestions")
 	}
 	out := make([]DistillSuggestion, 0, len(rows))
 	for _, r := range rows {

@@ -12,13 +12,9 @@ import (
 	"github.com/palacehq/palace/domain"
 )
 
-// Query relevance. Text ranking of the visible cards happens here, in Go,
-// over exactly the cards a request may see: FTS5 over cards_fts would rank
-// the matches of every repository of the palace before the anchor filter
-// drops them, which costs O(matches in the whole palace) while the visible
-// set is a few hundred cards (docs/rationale.md). queryTerms and ftsQuery below still serve FTS5 (--all-repos and
-// the evidence search), which tokenizes like unicode61; the model every
-// pack is ranked by is further down.
+// Query relevance. Cards are ranked here, in Go, over exactly the cards a
+// request may see (docs/rationale.md says why not FTS5). queryTerms and
+// ftsQuery serve FTS5 (--all-repos), tokenizing as unicode61 does.
 
 const (
 	bm25K1 = 1.2
@@ -27,15 +23,16 @@ const (
 	maxQueryTerms = 16
 )
 
-// stopwords are dropped from queries: they match nearly everything and
-// rank nothing (and make FTS5 walk its longest doclists).
-var stopwords = map[string]bool{}
+// stopwords are dropped from FTS5 queries: they match nearly everything and
+// rank nothing.
+var stopwords = wordSet(englishStopwords)
 
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its of on or
-		that the their then there these this to was we were what when where which who why will with you your`) {
-		stopwords[w] = true
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
 	}
+	return m
 }
 
 // queryTerms splits q as unicode61 would: lower-cased runs of letters and
@@ -57,37 +54,27 @@ func queryTerms(q string) []string {
 }
 
 // ftsQuery is the FTS5 expression of a query: its terms quoted (so no user
-// input is ever FTS5 syntax) and joined with op ("OR" or "AND").
-func ftsQuery(q string) string { return ftsExpr(queryTerms(q), "OR") }
-
-func ftsExpr(terms []string, op string) string {
-	quoted := make([]string, len(terms))
+// input is ever FTS5 syntax) and joined with OR.
+func ftsQuery(q string) string {
+	terms := queryTerms(q)
 	for i, t := range terms {
-		quoted[i] = `"` + t + `"`
+		terms[i] = `"` + t + `"`
 	}
-	return strings.Join(quoted, " "+op+" ")
+	return strings.Join(terms, " OR ")
 }
 
-// The relevance model. One ranking serves every caller (context packs,
-// briefs, evidence for a pack): BM25F over a card's fields — statement,
-// content, its triggers (intent tags, tool needs, the literal words of its
-// patterns, its field and the words of its scope paths) and the texts of
-// the evidence it cites — against the request's terms: the query's, and,
-// weighted lower, their synonyms from a small software-engineering
-// thesaurus (context_thesaurus.go) and the parts of the file under edit. Terms
-// are stems and whole identifiers (see context_tokens.go). The score of a
-// card is
+// The relevance model, one ranking for every caller: BM25F over a card's
+// fields (statement, content, triggers, cited evidence; cardDoc) against the
+// request's terms (the query's, its thesaurus synonyms and the file's parts,
+// weighted by source). A card's score is
 //
 //	Σ_q w_q · idf_q · tf'_q (k1+1) / (tf'_q + k1),  tf'_q = Σ_f W_f · tf_qf / (1 − b + b·len_f/avg_f)
 //
-// with idf over the ranked set, so a term common here ranks low here.
-// relevance in 0..1 is then the geometric mean of the score relative to
-// the best card's and of how much of the query it covers (the score of the
-// query's words and their synonyms over relCoverageFull of the query's
-// total idf weight): a card that is the best of a poor lot is not
-// relevant, nor is a card that merely shares the one common word a generic
-// request holds, and the file's path words count half: the file ranks cards
-// the query is about more than it makes a card relevant alone.
+// with idf over the ranked set. Relevance in 0..1 is the geometric mean of
+// the score relative to the best card's and of its coverage of the query
+// (over relCoverageFull of the query's idf weight, file words counting
+// relFileCoverage): neither the best of a poor lot nor a card sharing one
+// common word is relevant.
 
 // Field weights (W_f).
 const (
@@ -224,9 +211,6 @@ func (q *relQuery) countProfile(p *textProfile, tf []int) int {
 	return p.parts
 }
 
-// stemBytes is stem of a token buffer.
-func stemBytes(b []byte) string { return stem(string(b)) }
-
 // relScore is one document's ranking.
 type relScore struct {
 	score, relative, coverage, relevance float64
@@ -234,8 +218,7 @@ type relScore struct {
 	matched []string
 }
 
-// rankScratch is rank's working memory, reused across requests: at 100k
-// cards a ranking counts terms of a few thousand documents.
+// rankScratch is rank's working memory, reused across requests.
 type rankScratch struct {
 	docs      []int
 	lens, tfs []int32
@@ -244,11 +227,8 @@ type rankScratch struct {
 
 var rankScratchPool = sync.Pool{New: func() any { return new(rankScratch) }}
 
-// rank scores docs against q. Documents matching no term are absent.
-//
-// Term counts are kept only for the documents that match a term (most do
-// not): a request at 100k cards ranks a few thousand documents, and a
-// dense table of their counts was a fifth of its allocations.
+// rank scores docs against q. Documents matching no term are absent; term
+// counts are kept only for those that match one (most do not).
 func (q *relQuery) rank(docs []relevanceDoc) map[string]relScore {
 	out := map[string]relScore{}
 	if q.empty() || len(docs) == 0 {

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/neardup"
 	"github.com/palacehq/palace/internal/strlist"
 	"github.com/palacehq/palace/policies"
@@ -31,18 +33,13 @@ type candidate struct {
 	laned   bool
 	counts  policies.Counts30d
 	ageDays int
-	outcome string // injection outcome; "" writes no event
-	// roles counts an item's evidence links by role (cite reads them all);
-	// a brief reports them.
-	roles domain.RoleCounts
+	outcome string            // injection outcome; "" writes no event
+	roles   domain.RoleCounts // an item's evidence links by role (cite)
 	// contests are the card's open contests: it stays out of the inline
 	// lanes while there are any.
 	contests []store.Contest
-	// stale says why the card no longer matches its cited code or dates.
-	stale *staleness.Stale
-	// nearOf is the inlined card this one nearly repeats (see
-	// dedupeNear); it is then a reference line.
-	nearOf string
+	stale    *staleness.Stale
+	nearOf   string // the inlined card this one nearly repeats (dedupeNear)
 }
 
 // assembly is one context request in the making.
@@ -53,18 +50,13 @@ type assembly struct {
 	// items are the candidates the pack renders or trims, in pack order.
 	items []*candidate
 	now   time.Time
-	// slots and origins are the packed rendering (see packBudget).
-	slots   []*slot
-	origins []cardview.AnchorRef
-	// signature is the request's terms, which adoption signals are
-	// weighed against (Signature).
-	signature string
-	// lanes is the lanes configuration of the serving policy set.
-	lanes policies.LanesConfig
-	// wakeNote: the preamble says the pack is the wake-up layer (a
-	// wake-up pack, unless the line would leave no card room; see
-	// packBudget).
-	wakeNote bool
+	// slots and origins (the other repositories' anchors, in section order)
+	// are the packed rendering (packWith).
+	slots     []*slot
+	origins   []cardview.AnchorRef
+	signature string               // adoption signals are weighed against it (Signature)
+	lanes     policies.LanesConfig // of the serving policy set
+	wakeNote  bool                 // the preamble says it is the wake-up layer (packBudget)
 }
 
 // assemble builds the pack without writing anything.
@@ -73,13 +65,13 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{req: req, now: pl.now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
+	a := &assembly{req: req, now: pl.Now(), signature: Signature(pr.Query, pr.File, pr.Field, pr.Intents)}
 	a.pack = Pack{
 		RequestID: pl.requestID(req), DryRun: req.DryRun, Request: pr, AllRepos: req.AllRepos,
 		TransientInstructions: strlist.NonNil(req.Instructions),
 		Items:                 []Item{}, Skipped: []SkippedCard{}, DistillSuggestions: []DistillSuggestion{},
 	}
-	for _, id := range pl.chainIDs() {
+	for _, id := range pl.Loc.ChainIDs() {
 		a.pack.Anchors = append(a.pack.Anchors, pl.anchorRef(ctx, id))
 	}
 	set, fallback, err := pl.PolicySet(ctx)
@@ -92,8 +84,8 @@ func (pl *Pipeline) assemble(ctx context.Context, raw ContextRequest) (*assembly
 		return nil, err
 	}
 	pl.applyPolicies(ctx, a, set)
-	pl.stampFileState(ctx, &a.pack.Policy.Scope)
-	pl.stampFileState(ctx, &a.pack.Policy.Lanes)
+	pl.StampFileState(ctx, &a.pack.Policy.Scope)
+	pl.StampFileState(ctx, &a.pack.Policy.Lanes)
 	if err := pl.applyContests(ctx, a); err != nil {
 		return nil, err
 	}
@@ -131,11 +123,11 @@ func (pl *Pipeline) candidateQuery(req ContextRequest, now time.Time) store.Cand
 	}
 	q := store.CandidateQuery{
 		Statuses: statuses, Now: store.FormatTime(now), Limit: CandidateLimit,
-		TierOrder: domain.Tiers, AnchorOrder: pl.chainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
+		TierOrder: domain.Tiers, AnchorOrder: pl.Loc.ChainIDs(), PersistenceOrder: []domain.Persistence{domain.PersistenceFoundational, domain.PersistenceProtected, domain.PersistenceStandard},
 		Match: ftsQuery(req.Query),
 	}
 	if !req.AllRepos {
-		q.AnchorIDs = pl.chainIDs()
+		q.AnchorIDs = pl.Loc.ChainIDs()
 	}
 	return q
 }
@@ -147,7 +139,7 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	sin := policies.ScopeInput{
 		Context: policies.ScopeContext{
 			File: pr.File, Language: pr.Language, Field: pr.Field, Intents: pr.Intents, Tools: pr.Tools,
-			Query: pr.Query, Anchors: pl.chainIDs(), Wake: pr.Wake,
+			Query: pr.Query, Anchors: pl.Loc.ChainIDs(), Wake: pr.Wake,
 		},
 		Cards: make([]policies.ScopeCard, len(a.considered)),
 	}
@@ -172,17 +164,15 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	}
 	stats, coolErr := pl.cooling(ctx, applying, a.now)
 	if coolErr != nil {
-		// Counts are advisory: without them cards lane as if fresh, and the
-		// pack says so through the lanes decision's error.
+		// Counts and signals are advisory: without them cards lane as if
+		// fresh, and the lanes decision's error says so.
 		stats = map[string]coolingStats{}
 	}
-	// Explicit adoption signals from requests like this one; like the
-	// counts they are advisory.
-	signals, sigErr := pl.signalCounts(ctx, applying, a.signature, a.now)
+	sigErr := pl.addSignals(ctx, applying, a.signature, a.now, stats)
 	lin := policies.LanesInput{Cards: make([]policies.LanesCard, len(applying)), Config: a.lanes, Wake: pr.Wake}
 	for i, c := range applying {
 		st := stats[c.card.ID]
-		c.counts, c.ageDays = withSignals(st.counts, signals[c.card.ID]), st.ageDays
+		c.counts, c.ageDays = st.counts, st.ageDays
 		lin.Cards[i] = policies.LanesCard{
 			Card: policies.LanesCardInfo{
 				ID: c.card.ID, Tier: string(c.card.Tier), Status: string(c.card.Status), Persistence: string(c.card.Persistence),
@@ -205,9 +195,8 @@ func (pl *Pipeline) applyPolicies(ctx context.Context, a *assembly, set *policie
 	}
 }
 
-// arrange dedupes, orders, applies the per-lane count limits
-// and the dao_tian limit, and splits the considered cards into items and
-// skipped cards.
+// arrange dedupes, orders, applies the per-lane count limits and the
+// dao_tian limit, and splits the considered cards into items and skipped.
 func (pl *Pipeline) arrange(a *assembly) {
 	// Duplicates: a published copy and its original (or two cards with the
 	// same statement) both apply; the innermost wins.
@@ -229,10 +218,9 @@ func (pl *Pipeline) arrange(a *assembly) {
 		case best[c.card.StatementNorm] != c:
 			a.skip(c, "duplicate", best[c.card.StatementNorm].card.ID)
 		case c.lane.Lane == domain.LaneInspectorOnly || c.lane.RenderForm == domain.FormInspectorOnly:
-			// Only a card that cooling kept out was a real candidate: its
-			// skip is recorded and cools it further. A card the request is
-			// not about writes no event, so what other requests ask never
-			// cools it; nor does one a request with no task leaves out.
+			// Only a card cooling kept out records its skip (and cools
+			// further): what other requests ask, or a request with no
+			// task, never cools a card.
 			switch {
 			case a.pack.Request.Wake:
 				a.skip(c, "not_in_wake", "")
@@ -249,10 +237,9 @@ func (pl *Pipeline) arrange(a *assembly) {
 	slices.SortFunc(live, packOrder)
 	dedupeNear(live, a.lanes.CoreInlineLimit+a.lanes.ScopedInlineLimit)
 	slices.SortFunc(live, packOrder)
-	// The lanes' count limits: a lane's overflow, least valuable last in
-	// pack order, moves down one lane (core → scoped → references → out).
-	// A wake-up pack leaves the scoped lane's overflow out instead: with no
-	// task, a line of an id says nothing worth its characters.
+	// The lanes' count limits: a lane's overflow (the last in pack order)
+	// moves down one lane (core → scoped → references → out); a wake-up pack
+	// leaves the scoped lane's overflow out instead.
 	limits := map[domain.Lane]int{domain.LaneCore: a.lanes.CoreInlineLimit, domain.LaneScoped: a.lanes.ScopedInlineLimit, domain.LaneRefOnly: a.lanes.RefOnlyLimit}
 	var overflow []*candidate
 	for _, lane := range []domain.Lane{domain.LaneCore, domain.LaneScoped} {
@@ -294,16 +281,12 @@ func (pl *Pipeline) arrange(a *assembly) {
 		}
 		a.items = append(a.items, c)
 	}
-	// Skipped cards list in the order they were considered, which is stable.
 }
 
 // dedupeNear keeps a pack from inlining two near-duplicates
-// (internal/neardup): walking live in pack order, a card bound for an
-// inline form that nearly repeats a card inlined before it becomes a
-// reference line to that card, so the most valuable of the two is the one
-// read in full and the next card of the lane moves up. Once slots cards
-// (the inline lanes' sizes together) are kept, the rest can no longer be
-// inlined and are left as they are.
+// (internal/neardup): in pack order, an inline-bound card that nearly
+// repeats one inlined before it becomes a reference line to it. It stops
+// once slots cards (the inline lanes' sizes together) are kept.
 func dedupeNear(live []*candidate, slots int) {
 	type kept struct {
 		c     *candidate
@@ -321,8 +304,7 @@ func dedupeNear(live []*candidate, slots int) {
 		words := neardup.Words(c.card.Statement)
 		var twin *kept
 		for i := range inline {
-			// Sets whose sizes differ past the threshold's ratio cannot
-			// reach it.
+			// Sizes apart past the threshold's ratio cannot reach it.
 			if n, m := len(words), len(inline[i].words); float64(min(n, m)) < neardup.Threshold*float64(max(n, m)) {
 				continue
 			}
@@ -365,40 +347,17 @@ func demote(c *candidate, from domain.Lane) {
 	c.scope.Why = append(c.scope.Why, fmt.Sprintf("the %s lane is full (its limit is a lanes setting), so it moved to %s", from, to))
 }
 
-// better says whether c should win over b among duplicates.
+// outranksDuplicate says whether c wins over b among duplicates.
 func outranksDuplicate(c, b *candidate) bool {
-	if c.rank != b.rank {
-		return c.rank < b.rank
-	}
-	if c.lane.Salience != b.lane.Salience {
-		return c.lane.Salience > b.lane.Salience
-	}
-	return c.card.ID < b.card.ID
+	return cmp.Or(c.rank-b.rank, b.lane.Salience-c.lane.Salience, strings.Compare(c.card.ID, b.card.ID)) < 0
 }
 
 // packOrder is the pack order: lane, then value — salience, which holds the
 // request's relevance, then relevance itself — then tier (dao_tian first),
 // anchor (worktree, repo, global, another repository) and id.
 func packOrder(x, y *candidate) int {
-	if d := cardview.LaneOrder(x.lane.Lane) - cardview.LaneOrder(y.lane.Lane); d != 0 {
-		return d
-	}
-	if d := y.lane.Salience - x.lane.Salience; d != 0 {
-		return d
-	}
-	if x.relevance != y.relevance {
-		if x.relevance > y.relevance {
-			return -1
-		}
-		return 1
-	}
-	if d := x.card.Tier.Rank() - y.card.Tier.Rank(); d != 0 {
-		return d
-	}
-	if d := x.rank - y.rank; d != 0 {
-		return d
-	}
-	return strings.Compare(x.card.ID, y.card.ID)
+	return cmp.Or(cardview.LaneOrder(x.lane.Lane)-cardview.LaneOrder(y.lane.Lane), y.lane.Salience-x.lane.Salience,
+		cmp.Compare(y.relevance, x.relevance), x.card.Tier.Rank()-y.card.Tier.Rank(), x.rank-y.rank, strings.Compare(x.card.ID, y.card.ID))
 }
 
 // skip records c as skipped for reason.
@@ -407,8 +366,7 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	if c.laned {
 		s.Lane, s.Salience = c.lane.Lane, c.lane.Salience
 	}
-	// Ids and reasons always; the why-lines and breakdowns only with
-	// Explain: on a cooled palace most of a pack is skipped cards.
+	// On a cooled palace most of a pack is skipped cards: details on request.
 	if a.req.Explain {
 		s.Why = strlist.NonNil(c.scope.Why)
 		if c.laned {
@@ -418,21 +376,19 @@ func (a *assembly) skip(c *candidate, reason, dupOf string) {
 	a.pack.Skipped = append(a.pack.Skipped, s)
 }
 
-// maxCitations bounds the citations an item carries: every counterexample
-// first, then the other links in the order they were made. Item.CitationCount
-// says how many links exist; `palace card show ID` lists them all.
+// maxCitations bounds the citations an item carries (pickCitations).
 const maxCitations = 8
 
-// cite loads the items' links (one batched read, without evidence rows),
-// picks the citations and reads their source refs (one more batched read).
+// cite builds the items: their links, picked citations and source refs
+// (two batched reads).
 func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 	ids := make([]string, len(a.items))
 	for i, c := range a.items {
 		ids[i] = c.card.ID
 	}
-	links, err := pl.store.LinkRows(ctx, ids)
+	links, err := pl.Store.LinkRows(ctx, ids)
 	if err != nil {
-		return internal(err, "read citations")
+		return hosterr.Internal(err, "read citations")
 	}
 	picked := make(map[string][]domain.Link, len(ids))
 	var evIDs []string
@@ -443,9 +399,9 @@ func (pl *Pipeline) cite(ctx context.Context, a *assembly) error {
 			evIDs = append(evIDs, l.EvidenceID)
 		}
 	}
-	refs, err := pl.store.SourceRefs(ctx, evIDs)
+	refs, err := pl.Store.SourceRefs(ctx, evIDs)
 	if err != nil {
-		return internal(err, "read citations")
+		return hosterr.Internal(err, "read citations")
 	}
 	for _, c := range a.items {
 		c.roles = domain.CountLinks(links[c.card.ID])
@@ -489,16 +445,12 @@ func pickCitations(links []domain.Link) []domain.Link {
 	}
 	keep := make([]bool, len(links))
 	n := 0
-	for i, l := range links {
-		if l.Role == domain.RoleCounterexample && n < maxCitations {
-			keep[i] = true
-			n++
-		}
-	}
-	for i := range links {
-		if !keep[i] && n < maxCitations {
-			keep[i] = true
-			n++
+	for _, counter := range []bool{true, false} {
+		for i, l := range links {
+			if !keep[i] && n < maxCitations && (!counter || l.Role == domain.RoleCounterexample) {
+				keep[i] = true
+				n++
+			}
 		}
 	}
 	out := make([]domain.Link, 0, n)
@@ -511,12 +463,6 @@ func pickCitations(links []domain.Link) []domain.Link {
 }
 
 // embeddedDefaults compiles the embedded policy set once per process.
-var embeddedDefaults = func() func(context.Context) (*policies.Set, error) {
-	var once sync.Once
-	var set *policies.Set
-	var err error
-	return func(ctx context.Context) (*policies.Set, error) {
-		once.Do(func() { set, err = policies.LoadDefaults(ctx, policies.Options{}) })
-		return set, err
-	}
-}()
+var embeddedDefaults = sync.OnceValues(func() (*policies.Set, error) {
+	return policies.LoadDefaults(context.Background(), policies.Options{})
+})

@@ -9,35 +9,31 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// signalCounts counts, per card, the adoption signals of the cooling
-// window that count (cardview.SignalVerdicts) and come from requests like this one
-// (signature): a signal that names no request counts for every request.
-// The counts go to the lanes policy beside the injection counts; neutral
-// signals count nowhere.
-func (pl *Pipeline) signalCounts(ctx context.Context, cards []*candidate, signature string, now time.Time) (map[string]policies.Counts30d, error) {
+// addSignals counts into stats, per card, the adoption signals of the
+// cooling window that count (cardview.SignalVerdicts) and come from requests
+// like this one (sameRequest), beside the injection counts.
+func (pl *Pipeline) addSignals(ctx context.Context, cards []*candidate, signature string, now time.Time, stats map[string]coolingStats) error {
 	ids := make([]string, len(cards))
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sigs, err := pl.store.CardSignals(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)))
-	if err != nil || len(sigs) == 0 {
-		return nil, err
+	sigs, err := pl.Store.CardSignals(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)))
+	if err != nil {
+		return err
 	}
 	verdicts := cardview.SignalVerdicts(sigs)
 	cur := termSet(signature)
-	out := map[string]policies.Counts30d{}
 	for i, s := range sigs {
 		if verdicts[i] != "" || !sameRequest(s.RequestTerms, cur) {
 			continue
 		}
-		c := out[s.CardID]
-		addSignal(&c, s.Signal)
-		out[s.CardID] = c
+		st := stats[s.CardID]
+		addSignal(&st.counts, s.Signal)
+		stats[s.CardID] = st
 	}
-	return out, nil
+	return nil
 }
 
-// addSignal counts one signal into c.
 func addSignal(c *policies.Counts30d, signal string) {
 	switch signal {
 	case "used":
@@ -53,10 +49,4 @@ func addSignal(c *policies.Counts30d, signal string) {
 	case "contradiction":
 		c.Contradiction++
 	}
-}
-
-// withSignals is c with the signal counts of s.
-func withSignals(c, s policies.Counts30d) policies.Counts30d {
-	c.Used, c.Accepted, c.Rejected, c.Rollback, c.Miss, c.Contradiction = s.Used, s.Accepted, s.Rejected, s.Rollback, s.Miss, s.Contradiction
-	return c
 }

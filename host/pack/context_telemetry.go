@@ -6,28 +6,21 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/policies"
 	"github.com/palacehq/palace/store"
 )
 
-// How the 30-day counts read the injection outcomes (store.Outcome*):
-// applied = inline_full + inline_compact, skipped = skipped_cooled, trimmed,
-// viewed. ref_only is recorded but cools nothing; skipped_scope is only
-// counted per request (most candidates are out of scope).
-
-// coolingStats is what the lanes policy learns about a card's recent life.
+// coolingStats is what the lanes policy learns about a card's recent life:
+// its 30-day counts and the days since it was last applied (ageDays).
 type coolingStats struct {
-	counts policies.Counts30d
-	// ageDays counts days since the card was last applied, or since it was
-	// created when it never was.
+	counts  policies.Counts30d
 	ageDays int
-	// lastApplied is the newest applied event ever, "" if none.
-	lastApplied string
 }
 
 // coolingGroups are the outcome groups the 30-day counts sum, in the order
-// of coolingOf's Counts30d fields; appliedOutcomes are those whose latest
-// event ends a card's inactivity.
+// applied, skipped, trimmed, viewed (ref_only cools nothing); appliedOutcomes
+// are those whose latest event ends a card's inactivity.
 var (
 	coolingGroups   = [][]string{{store.OutcomeInlineFull, store.OutcomeInlineCompact}, {store.OutcomeSkippedCooled}, {store.OutcomeTrimmed}, {store.OutcomeViewed}}
 	appliedOutcomes = []string{store.OutcomeInlineFull, store.OutcomeInlineCompact}
@@ -40,34 +33,21 @@ func (pl *Pipeline) cooling(ctx context.Context, cards []*candidate, now time.Ti
 	for i, c := range cards {
 		ids[i] = c.card.ID
 	}
-	sums, err := pl.store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)), coolingGroups, appliedOutcomes)
+	sums, err := pl.Store.InjectionSummaries(ctx, ids, store.FormatTime(now.Add(-cardview.CoolingWindow)), coolingGroups, appliedOutcomes)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]coolingStats, len(cards))
 	for _, c := range cards {
 		var cs coolingStats
-		if s, ok := sums[c.card.ID]; ok {
+		s, ok := sums[c.card.ID]
+		if ok {
 			cs.counts = policies.Counts30d{Applied: s.Counts[0], Skipped: s.Counts[1], Trimmed: s.Counts[2], Viewed: s.Counts[3]}
-			cs.lastApplied = s.Latest
 		}
-		cs.ageDays = ageDays(cs.lastApplied, c.card, now)
+		cs.ageDays = ageDays(s.Latest, c.card, now)
 		out[c.card.ID] = cs
 	}
 	return out, nil
-}
-
-func coolingOf(window, ever store.InjectionStats, c domain.Card, now time.Time) coolingStats {
-	var cs coolingStats
-	cs.counts = policies.Counts30d{
-		Applied: window.Counts[store.OutcomeInlineFull] + window.Counts[store.OutcomeInlineCompact],
-		Skipped: window.Counts[store.OutcomeSkippedCooled],
-		Trimmed: window.Counts[store.OutcomeTrimmed],
-		Viewed:  window.Counts[store.OutcomeViewed],
-	}
-	cs.lastApplied = max(ever.Latest[store.OutcomeInlineFull], ever.Latest[store.OutcomeInlineCompact])
-	cs.ageDays = ageDays(cs.lastApplied, c, now)
-	return cs
 }
 
 // ageDays counts days since the card was last applied, or since it was
@@ -79,22 +59,21 @@ func ageDays(lastApplied string, c domain.Card, now time.Time) int {
 	return cardview.DaysSince(lastApplied, now)
 }
 
-// logInjections records the request's outcomes: one request record,
-// queued after the pack was assembled and written by the store in the
-// background with the records queued beside it (see store.QueueRequest),
-// so the request waits for no write lock. The write folds the records into
-// the per-card rollups once sixteen wait unfolded, and every 64th also
-// drops a few raw records older than the retention window (their counts
-// stay in the rollups). skipped_scope cards are counted, not listed.
+// logInjections queues the request's record (store.QueueRequest), which
+// the store writes in the background: the request waits for no write lock.
 func (pl *Pipeline) logInjections(ctx context.Context, a *assembly) error {
-	stamp := store.FormatTime(a.now)
-	rows := make([]store.InjectionEvent, 0, len(a.considered))
+	return pl.RecordInjections(ctx, outcomeRows(a, a.pack.RequestID, store.FormatTime(a.now)), requestTerms(a), "record injection events")
+}
+
+// outcomeRows are the events of the considered cards that have an outcome.
+func outcomeRows(a *assembly, requestID, stamp string) []store.InjectionEvent {
+	var rows []store.InjectionEvent
 	for _, c := range a.considered {
 		if c.outcome != "" {
-			rows = append(rows, store.InjectionEvent{RequestID: a.pack.RequestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
+			rows = append(rows, store.InjectionEvent{RequestID: requestID, CardID: c.card.ID, Outcome: c.outcome, CreatedAt: stamp})
 		}
 	}
-	return pl.RecordInjections(ctx, rows, requestTerms(a), "record injection events")
+	return rows
 }
 
 // Outcomes assembles req and returns what its request record would hold:
@@ -105,19 +84,11 @@ func (pl *Pipeline) Outcomes(ctx context.Context, req ContextRequest) ([]store.I
 	if err != nil {
 		return nil, err
 	}
-	var rows []store.InjectionEvent
-	for _, c := range a.considered {
-		if c.outcome != "" {
-			rows = append(rows, store.InjectionEvent{CardID: c.card.ID, Outcome: c.outcome})
-		}
-	}
-	return rows, nil
+	return outcomeRows(a, "", ""), nil
 }
 
 // requestTerms is the signature of a logged request, kept so that a signal
-// naming its request id can be weighed for requests like it; nil when
-// there is none. A request that rendered nothing keeps none: no signal can
-// be about its cards, and a miss falls back to its own query.
+// naming its request id is weighed for requests like it; nil without one.
 func requestTerms(a *assembly) *store.RequestTerms {
 	if a.pack.RequestID == "" || a.signature == "" {
 		return nil
@@ -129,42 +100,43 @@ func requestTerms(a *assembly) *store.RequestTerms {
 // given) to be written with retention kept going (see
 // store.QueueRequest); what names the operation in a KindInternal error.
 func (pl *Pipeline) RecordInjections(ctx context.Context, rows []store.InjectionEvent, terms *store.RequestTerms, what string) error {
-	if err := pl.store.QueueRequest(ctx, rows, terms, pl.telemetryCutoff()); err != nil {
-		return internal(err, "%s", what)
+	if err := pl.Store.QueueRequest(ctx, rows, terms, pl.TelemetryCutoff()); err != nil {
+		return hosterr.Internal(err, "%s", what)
 	}
 	return nil
 }
 
-// RecordViews records a "viewed" injection event for each card id, for
-// views that do not go through ViewCard (an editor listing several cards).
-// It warms each card's lane a little (recent views count up to 5 salience
-// points). Unknown ids are KindInvalid and nothing is written. Both modes.
+// RecordViews records a "viewed" injection event for each card id (an
+// editor listing several cards), which warms its lane a little. Unknown ids
+// are KindInvalid and nothing is written.
 func (pl *Pipeline) RecordViews(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	found, err := pl.store.CardsByIDs(ctx, ids)
+	found, err := pl.Store.CardsByIDs(ctx, ids)
 	if err != nil {
-		return internal(err, "record views")
+		return hosterr.Internal(err, "record views")
 	}
 	stamp := pl.stamp()
 	rows := make([]store.InjectionEvent, 0, len(ids))
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
-			return invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
+			return hosterr.Invalid("id", "no card %s: list them with `palace card list --anchor all`", id)
 		}
 		rows = append(rows, store.InjectionEvent{RequestID: "view", CardID: id, Outcome: store.OutcomeViewed, CreatedAt: stamp})
 	}
 	return pl.RecordInjections(ctx, rows, nil, "record views")
 }
 
-// coolingOf is cooling's answer from InjectionStats rollups (the audit reads
-// those, for their per-outcome times).
 // Cooling is a card's 30-day counts and the days since it was last applied
-// (or created, when it never was), from its injection stats over the
-// cooling window and ever: what the lanes decision reads, and the audit
-// shows.
-func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (counts policies.Counts30d, ageDays int) {
-	cs := coolingOf(window, ever, c, now)
-	return cs.counts, cs.ageDays
+// (or created), from its injection stats over the cooling window and ever,
+// as the lanes decision reads them.
+func Cooling(window, ever store.InjectionStats, c domain.Card, now time.Time) (policies.Counts30d, int) {
+	counts := policies.Counts30d{
+		Applied: window.Counts[store.OutcomeInlineFull] + window.Counts[store.OutcomeInlineCompact],
+		Skipped: window.Counts[store.OutcomeSkippedCooled],
+		Trimmed: window.Counts[store.OutcomeTrimmed],
+		Viewed:  window.Counts[store.OutcomeViewed],
+	}
+	return counts, ageDays(max(ever.Latest[store.OutcomeInlineFull], ever.Latest[store.OutcomeInlineCompact]), c, now)
 }

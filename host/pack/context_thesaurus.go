@@ -1,16 +1,14 @@
 package pack
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
 
-// thesaurus is a small, general software-engineering thesaurus: each line
-// is a group of words engineers use for one thing. A query term in a group
-// brings the group's other words into the request at relWSynonym, so
-// "localize" meets a card about i18n and "bump" one about pinned
-// versions. It holds only vocabulary common to software work in general,
-// no project's names; words are stemmed like every term.
+// thesaurus groups, a line each, words engineers use for one thing: a query
+// term brings its group's other words in at relWSynonym ("localize" meets
+// i18n). General software vocabulary only, no project's names.
 var thesaurus = `
 localize localise localization localisation translate translation i18n l10n locale
 test tests spec specs unittest testcase
@@ -46,21 +44,20 @@ security vulnerability vulnerable sanitize escape injection
 crash crashes segfault
 `
 
-// synonyms maps a stem to the stems of its groups' other words. It is
-// built on first use: stemming the thesaurus at package initialization was
-// paid by every palace process, also those that never rank cards.
+// synonyms maps a stem to the stems of its groups' other words, built on
+// first use so a process that never ranks cards never stems the thesaurus.
 var synonyms = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range strings.Split(thesaurus, "\n") {
 		var group []string
 		for _, w := range strings.Fields(line) {
-			if st := stem(w); !containsString(group, st) {
+			if st := stem(w); !slices.Contains(group, st) {
 				group = append(group, st)
 			}
 		}
 		for _, a := range group {
 			for _, b := range group {
-				if a != b && !containsString(m[a], b) {
+				if a != b && !slices.Contains(m[a], b) {
 					m[a] = append(m[a], b)
 				}
 			}
@@ -68,12 +65,3 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	}
 	return m
 })
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}

@@ -9,37 +9,29 @@ import (
 	"github.com/palacehq/palace/internal/cache"
 )
 
-// Tokens of the relevance model. Text is read the way code is written: a
-// word is a run of letters, digits and underscores, joined by '.', '/',
-// '-' or ':' when those sit between word characters, so an identifier such
-// as k8s.io/client-go, useEffect or zz_generated is one word. Each word
-// yields its parts — split at joiners, underscores and camelCase humps
-// (HTTPServer → http, server) — lower-cased and reduced to their English
-// Snowball stem (listeners → listen, pinned → pin), and, when it has
-// several parts, the whole word lower-cased as one more token, so an exact
-// identifier still counts more than its pieces. Stopwords — English
-// function words and words so generic in engineering requests that they
-// rank nothing ("run", "only", "make", "need") — are dropped. Han, kana and
-// Hangul, written without spaces between words, are read as overlapping
-// bigrams of their runs (see scanCJK). The same tokenizer reads queries,
-// file paths and card texts.
+// Tokens of the relevance model, for queries, file paths and card texts
+// alike. A word is a run of letters, digits and underscores, joined by '.',
+// '/', '-' or ':' between word characters (k8s.io/client-go is one word). It
+// yields its parts, split at joiners, underscores and camelCase humps
+// (HTTPServer → http, server), lower-cased and Snowball-stemmed, and, with
+// several parts, the whole word as one more token, so an exact identifier
+// counts more than its pieces. CJK runs are read as bigrams (scanCJK).
 
-// relStopwords are never terms. They are checked before stemming.
-var relStopwords = map[string]bool{}
+// englishStopwords are English function words.
+const englishStopwords = `a an and are as at be but by for from has have how i if in into is it its of on or
+	that the their then there these this to was we were what when where which who why will with you your`
 
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its of on or
-		that the their then there these this to was we were what when where which who why will with you your
+// relStopwords are never terms of the relevance model: English function
+// words and words too generic in engineering requests to rank anything.
+// They are checked before stemming.
+var relStopwords = wordSet(englishStopwords + `
 		do does did doing done not no can could should would must may might shall am been being me my our us
 		they them he she his her so than too very just also only any all some each every other such same own
 		about above after again against before below between both during further here off once out over under
 		until up down while more most few nor now get got getting set want wants need needs needed make makes
 		made making run runs running ran use uses used using add adds added adding new like way thing things
 		sure please let lets one two etc e g ie eg via per else still even much many well really something
-		anything everything`) {
-		relStopwords[w] = true
-	}
-}
+		anything everything`)
 
 // stems holds the stems of the words seen, bounded.
 var stems = cache.Memo[string, string]{Max: 1 << 16}
@@ -192,18 +184,16 @@ func scanWords(s string, fn func(tok []byte, whole bool)) {
 	flushWord()
 }
 
-// isCJK says whether r is a Han ideograph, kana or Hangul: scripts whose
-// text runs words together, so no space or case marks where one ends.
+// isCJK says whether r is a Han ideograph, kana or Hangul: scripts written
+// without spaces between words.
 func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// scanCJK reads the run of CJK runes of s from byte i and calls fn with
-// each pair of neighbouring runes as one part (数据库锁 → 数据, 据库, 库锁),
-// or with the rune alone when the run is one rune long: without a
-// dictionary a bigram is the unit two spellings of a word share, so a
-// query's word matches inside a card's run. The run yields no whole word.
-// It returns the byte after the run.
+// scanCJK calls fn with each pair of neighbouring runes of the CJK run of s
+// at byte i as one part (数据库锁 → 数据, 据库, 库锁), or the lone rune of a
+// one-rune run, and returns the byte after the run. Without a dictionary a
+// bigram is what two spellings of a word share.
 func scanCJK(s string, i int, fn func(tok []byte, whole bool)) int {
 	var buf [8]byte
 	prev, pw := utf8.DecodeRuneInString(s[i:])
@@ -264,10 +254,8 @@ func tokenTerms(s string) []string {
 	return out
 }
 
-// patternWords turns a trigger pattern (a regexp) into the literal words it
-// holds: escapes of punctuation become the punctuation, class escapes
-// (\b, \s, \w, \d…) become spaces, so generated\.pb\.go reads as
-// generated.pb.go.
+// patternWords turns a trigger pattern into the literal words it holds:
+// escaped punctuation becomes itself and class escapes (\b, \w…) spaces.
 func patternWords(p string) string {
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {

@@ -159,7 +159,7 @@ func (q *relQuery) count(s string, tf []int) int {
 		if q.pre[k>>6]&(1<<(k&63)) == 0 || relStopwords[string(tok)] {
 			return
 		}
-		if i, ok := q.index[stemBytes(tok)]; ok {
+		if i, ok := q.index[stem(string(tok))]; ok {
 			tf[i]++
 		}
 	})

@@ -15,7 +15,6 @@ type HintsRequest struct {
 	// File is the document's path (absolute, or relative to the host's
 	// directory); the scope policy sees it worktree-relative.
 	File string `json:"file"`
-	// Text is the document's content.
 	Text string `json:"-"`
 	// Language is an editor language id; defaults to one derived from File.
 	Language string `json:"language,omitempty"`
@@ -38,22 +37,14 @@ type Hints struct {
 	Policy  policies.Decision `json:"policy"`
 }
 
-// Hints matches the trigger patterns of set (compiled fresh when set is
-// nil) against req.Text and keeps the matches whose card applies to
-// req.File by the scope policy: the one implementation of `palace hints`
-// and of the LSP's inlay hints and trigger diagnostics. A scope policy that
-// fails falls back to the embedded default (Policy says so); a policy set
-// that does not load is served by the embedded defaults.
+// Hints matches the trigger patterns of set (compiled fresh when nil)
+// against req.Text and keeps the matches whose card applies to req.File by
+// the scope policy: `palace hints` and the LSP's inlay hints and trigger
+// diagnostics. Policy failures fall back to the embedded defaults.
 func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest) (Hints, error) {
-	if set == nil {
-		var err error
-		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
-			return Hints{}, err
-		}
-	}
-	file, lang := pl.requestFile(req.File)
-	if req.Language != "" {
-		lang = strings.ToLower(req.Language)
+	set, file, lang, err := pl.hintsInput(ctx, set, req)
+	if err != nil {
+		return Hints{}, err
 	}
 	res := Hints{File: file, Invalid: set.invalid, Matches: []TriggerMatch{}}
 	matches, truncated := set.MatchCached(req.Text, req.Cache)
@@ -99,11 +90,8 @@ func (pl *Pipeline) Hints(ctx context.Context, set *TriggerSet, req HintsRequest
 	return res, nil
 }
 
-// oneOfEachStatement keeps, on each line, one match per statement: a card
-// and its published copy (or two cards stating the same) match the same
-// lines, and a pack counts them once, keeping the innermost anchor's
-// (worktree, then repo, then global; then the smaller id). matches are
-// sorted by line and stay so.
+// oneOfEachStatement keeps, on each line, one match per statement.
+// matches are sorted by line and stay so.
 func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 	out := matches[:0]
 	for i := 0; i < len(matches); {
@@ -111,25 +99,28 @@ func oneOfEachStatement(matches []TriggerMatch) []TriggerMatch {
 		for j < len(matches) && matches[j].Line == matches[i].Line {
 			j++
 		}
-		best := map[string]int{}
-		for k := i; k < j; k++ {
-			m := matches[k]
-			key := m.Card.NormalizedStatement()
-			if b, ok := best[key]; !ok || innerCard(m.Card, matches[b].Card) {
-				best[key] = k
-			}
-		}
-		for k := i; k < j; k++ {
-			if key := matches[k].Card.NormalizedStatement(); best[key] == k {
-				out = append(out, matches[k])
-			}
-		}
+		out = append(out, onePerStatement(matches[i:j], func(m TriggerMatch) TriggerCard { return m.Card })...)
 		i = j
 	}
 	return out
 }
 
-// innerCard says whether x wins over y among cards stating the same.
+// onePerStatement keeps, in order, one of xs per statement (a card and its
+// published copy are one): the innermost card's (innerCard). It reuses xs,
+// which must name each card once.
+func onePerStatement[T any](xs []T, card func(T) TriggerCard) []T {
+	best := map[string]TriggerCard{}
+	for _, x := range xs {
+		c := card(x)
+		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
+			best[c.NormalizedStatement()] = c
+		}
+	}
+	return slices.DeleteFunc(xs, func(x T) bool { return best[card(x).NormalizedStatement()].ID != card(x).ID })
+}
+
+// innerCard says whether x wins over y among cards stating the same: the
+// innermost anchor, then the smaller id.
 func innerCard(x, y TriggerCard) bool {
 	rx, ry := anchorKindRank(x.Anchor.Kind), anchorKindRank(y.Anchor.Kind)
 	if rx != ry {
@@ -138,14 +129,11 @@ func innerCard(x, y TriggerCard) bool {
 	return x.ID < y.ID
 }
 
+// anchorKindRank ranks anchor kinds innermost first: worktree 0, repo 1,
+// global 2, any other 3.
 func anchorKindRank(kind string) int {
-	switch domain.AnchorKind(kind) {
-	case domain.AnchorWorktree:
-		return 0
-	case domain.AnchorRepo:
-		return 1
-	case domain.AnchorGlobal:
-		return 2
+	if r := slices.Index([]domain.AnchorKind{domain.AnchorWorktree, domain.AnchorRepo, domain.AnchorGlobal}, domain.AnchorKind(kind)); r >= 0 {
+		return r
 	}
 	return 3
 }
@@ -154,33 +142,33 @@ func anchorKindRank(kind string) int {
 // intent tag or tool need equal to word, case-insensitive, that apply to
 // req.File by the scope policy: the word half of an editor's hover.
 func (pl *Pipeline) TaggedCards(ctx context.Context, set *TriggerSet, req HintsRequest, word string) ([]TriggerCard, error) {
-	if set == nil {
-		var err error
-		if set, err = pl.CompileTriggers(ctx, nil); err != nil {
-			return nil, err
-		}
+	set, file, lang, err := pl.hintsInput(ctx, set, req)
+	if err != nil {
+		return nil, err
 	}
 	tagged := set.Tagged(word)
 	if len(tagged) == 0 {
 		return nil, nil
-	}
-	file, lang := pl.requestFile(req.File)
-	if req.Language != "" {
-		lang = strings.ToLower(req.Language)
 	}
 	applies, _, err := pl.cardsApply(ctx, file, lang, tagged)
 	if err != nil {
 		return nil, err
 	}
 	tagged = slices.DeleteFunc(tagged, func(c TriggerCard) bool { return !applies[c.ID] })
-	// A card and its published copy are one card, the innermost shown.
-	best := map[string]TriggerCard{}
-	for _, c := range tagged {
-		if b, ok := best[c.NormalizedStatement()]; !ok || innerCard(c, b) {
-			best[c.NormalizedStatement()] = c
-		}
+	return onePerStatement(tagged, func(c TriggerCard) TriggerCard { return c }), nil
+}
+
+// hintsInput is set, compiled fresh when nil, and req's file and language.
+func (pl *Pipeline) hintsInput(ctx context.Context, set *TriggerSet, req HintsRequest) (*TriggerSet, string, string, error) {
+	file, lang := pl.requestFile(req.File)
+	if req.Language != "" {
+		lang = strings.ToLower(req.Language)
 	}
-	return slices.DeleteFunc(tagged, func(c TriggerCard) bool { return best[c.NormalizedStatement()].ID != c.ID }), nil
+	if set != nil {
+		return set, file, lang, nil
+	}
+	set, err := pl.CompileTriggers(ctx, nil)
+	return set, file, lang, err
 }
 
 // cardsApply asks the scope policy, in one batch, whether each card applies
@@ -190,7 +178,7 @@ func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []T
 	if err != nil {
 		return nil, policies.Decision{}, err
 	}
-	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: pl.chainIDs(),
+	in := policies.ScopeInput{Context: policies.ScopeContext{File: file, Language: lang, Anchors: pl.Loc.ChainIDs(),
 		Intents: []string{}, Tools: []string{}}}
 	seen := map[string]bool{}
 	for _, c := range cards {
@@ -198,12 +186,7 @@ func (pl *Pipeline) cardsApply(ctx context.Context, file, lang string, cards []T
 			continue
 		}
 		seen[c.ID] = true
-		in.Cards = append(in.Cards, policies.ScopeCard{
-			ID: c.ID, Tier: string(c.Tier), Status: string(c.Status), Domain: string(c.Domain), Field: c.Field, Anchor: c.Anchor.Kind,
-			Persistence: string(c.Persistence), Statement: c.Statement,
-			Scope:   policies.CardScope{Paths: c.Scope.Paths, Languages: c.Scope.Languages, Fields: c.Scope.Fields},
-			Trigger: policies.CardTrigger{Patterns: c.Trigger.Patterns, Intents: c.Trigger.Intents, ToolNeeds: c.Trigger.ToolNeeds},
-		})
+		in.Cards = append(in.Cards, cardview.ScopeCard(c.card(), c.Anchor.Kind))
 	}
 	out, d := set.Scope(ctx, in)
 	applies := make(map[string]bool, len(out))

@@ -1,24 +1,18 @@
 // Package pack assembles what palace puts in front of an agent: context
-// packs, briefs and trigger hints. It owns the pipeline from a request to
-// its text — candidate selection, the relevance model, the scope and lanes
-// decisions and what the pack does with them (cooling, contests, the
-// dao_tian limit, ordering), the budget, rendering — and the telemetry
-// that feeds cooling (one record per request, views), and the brief
-// built on a pack.
+// packs, briefs and trigger hints — candidate selection, the relevance
+// model, the scope and lanes decisions and what the pack does with them
+// (cooling, contests, the dao_tian limit, ordering), the budget, rendering,
+// and the request telemetry that feeds cooling.
 //
 // It reads the store and asks the policy set in force; it must not write
-// cards, evidence or events (that is the lifecycle's, in host), speak SQL
-// (store's), or evaluate Rego or WebAssembly itself (policies'). What it
-// needs of the palace it runs in — the policy set, the gate, the echo
-// guard, how git sees a policy file — it gets through Config, so host
-// imports pack and never the other way round.
+// cards, evidence or events (host's lifecycle), speak SQL (store's) or
+// evaluate Rego or WebAssembly (policies'). What it needs of the palace it
+// gets through Config, so host imports pack and never the other way round.
 package pack
 
 import (
 	"context"
-	"time"
 
-	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/jobenv"
@@ -33,8 +27,7 @@ import (
 type Config struct {
 	jobenv.Env
 	// StampFileState fills in how git sees the policy file that took a
-	// decision; the context path calls it on every request, so it should
-	// cache.
+	// decision; it runs on every context request, so it should cache.
 	StampFileState func(context.Context, *policies.Decision)
 	// Remember keeps a rendering so the echo guard can refuse it when it
 	// comes back as evidence.
@@ -54,57 +47,31 @@ type Config struct {
 
 // Pipeline serves packs, briefs and hints for one palace and workspace.
 // It is safe for concurrent use.
-type Pipeline struct {
-	store           *store.Store
-	loc             anchor.Location
-	now             func() time.Time
-	policies        func(context.Context) (*policies.Set, error)
-	stampFileState  func(context.Context, *policies.Decision)
-	remember        func(rendered string)
-	promoteGate     func(context.Context, domain.Card, []domain.Link) (bool, map[string]int)
-	telemetryCutoff func() string
-	freshness       *staleness.Checker
-	crossRepoRead   func(context.Context) error
-}
+type Pipeline struct{ Config }
 
 // New returns the pipeline of cfg.
-func New(cfg Config) *Pipeline {
-	return &Pipeline{store: cfg.Store, loc: cfg.Loc, now: cfg.Now, policies: cfg.Policies, stampFileState: cfg.StampFileState,
-		remember: cfg.Remember, promoteGate: cfg.PromoteGate, telemetryCutoff: cfg.TelemetryCutoff,
-		freshness: cfg.Freshness, crossRepoRead: cfg.CrossRepoRead}
-}
+func New(cfg Config) *Pipeline { return &Pipeline{cfg} }
 
-func (pl *Pipeline) stamp() string { return store.FormatTime(pl.now()) }
+func (pl *Pipeline) stamp() string { return store.FormatTime(pl.Now()) }
 
 // allowAllRepos refuses a cross-repository read the host has not allowed.
 func (pl *Pipeline) allowAllRepos(ctx context.Context, all bool) error {
-	if !all || pl.crossRepoRead == nil {
+	if !all || pl.CrossRepoRead == nil {
 		return nil
 	}
-	return pl.crossRepoRead(ctx)
+	return pl.CrossRepoRead(ctx)
 }
 
-// chainIDs are the anchor ids visible from the workspace, innermost first.
-func (pl *Pipeline) chainIDs() []string { return pl.loc.ChainIDs() }
-
 func (pl *Pipeline) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
-	return cardview.RefOf(ctx, pl.store, pl.loc, id)
+	return cardview.RefOf(ctx, pl.Store, pl.Loc, id)
 }
 
 // openContests reads the open contests of cards (keyed by card id); a
 // failure is KindInternal.
 func (pl *Pipeline) openContests(ctx context.Context, ids []string) (map[string][]store.Contest, error) {
-	m, err := pl.store.OpenContests(ctx, ids)
+	m, err := pl.Store.OpenContests(ctx, ids)
 	if err != nil {
-		return nil, internal(err, "read contests")
+		return nil, hosterr.Internal(err, "read contests")
 	}
 	return m, nil
-}
-
-func invalid(field, format string, args ...any) error {
-	return hosterr.Invalid(field, format, args...)
-}
-
-func internal(err error, format string, args ...any) error {
-	return hosterr.Internal(err, format, args...)
 }

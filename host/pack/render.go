@@ -9,9 +9,9 @@ import (
 	"github.com/palacehq/palace/host/cardview"
 )
 
-// The rendering of a pack: Markdown with typed sections, written so each
-// item renders on its own (its size never depends on its neighbours), which
-// is what lets the budget packer count exactly.
+// The rendering of a pack: Markdown with typed sections. Each item renders
+// on its own (its size never depends on its neighbours), so the budget
+// packer counts exactly.
 
 // maxInlineEvidenceRunes is the longest evidence content rendered inline;
 // longer evidence renders as a reference line (never cut).
@@ -28,11 +28,8 @@ type sectionKey struct {
 	name   string
 }
 
-// sectionTitles are the headings of the sections, which say what each
-// holds: the scoped lane holds more cards that apply, with less weight than
-// the core's, scoped or not. A heading is read on every prompt, so it is
-// short. A wake-up pack (no task) titles its two inline lanes by what the
-// lanes policy put there (wakeTitles).
+// sectionTitles are the headings of the sections, short since they are
+// read on every prompt; a wake-up pack titles its inline lanes by wakeTitles.
 var sectionTitles = map[string]string{
 	"transient_instructions": "Transient instructions (this request only)",
 	"core":                   "Core",
@@ -46,7 +43,6 @@ var wakeTitles = map[string]string{
 	"scoped": "Most valued",
 }
 
-// sectionTitle is the heading of section name.
 func sectionTitle(name string, wake bool) string {
 	if t, ok := wakeTitles[name]; ok && wake {
 		return t
@@ -73,15 +69,12 @@ func (f CardFetch) command() string {
 }
 
 // preamble opens every rendering: whose memory it is and how to fetch a
-// card in full. It is said once here, not on every reference line: a pack
-// is read on every prompt, so each line of it is paid for every time.
-//
-// A wake-up pack (no task) says so, once: what it holds is the memory's
-// standing, not what a task needs.
+// card in full (said once here, not on every reference line), and, for a
+// wake-up pack, that it is one.
 func (pl *Pipeline) preamble(allRepos, wake bool, fetch CardFetch) string {
 	where := "global memory (no repository here)"
-	if pl.loc.InGit {
-		where = "repository " + strings.TrimPrefix(pl.loc.Identity(domain.AnchorRepo), "repo:")
+	if pl.Loc.InGit {
+		where = "repository " + strings.TrimPrefix(pl.Loc.Identity(domain.AnchorRepo), "repo:")
 	}
 	if allRepos {
 		where += " and, explicitly requested, every other repository"
@@ -112,9 +105,8 @@ func renderInstructions(list []string) string {
 }
 
 // renderItem renders a card in form: inline_full (statement, content,
-// citations), inline_compact (one line, citations counted, the statement
-// shortened to compactCap characters when that is set) or ref_only (one
-// line with the id; the preamble says how to fetch it). inspector_only
+// citations), inline_compact (one line, citations counted, the statement cut
+// to compactCap when set) or ref_only (one line with the id); inspector_only
 // renders nothing.
 func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 	var b strings.Builder
@@ -144,14 +136,7 @@ func renderItem(it *Item, form domain.RenderForm, compactCap int) string {
 		}
 		b.WriteString("\n")
 		if form == domain.FormInlineFull && strings.TrimSpace(it.Content) != "" {
-			for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
-				line = strings.TrimRight(line, " \t\r")
-				if line == "" {
-					b.WriteString("\n")
-					continue
-				}
-				b.WriteString("  " + line + "\n")
-			}
+			writeIndented(&b, it.Content)
 		}
 	case domain.FormRefOnly:
 		b.WriteString("- `" + it.ID + "` " + string(it.Tier))
@@ -222,14 +207,7 @@ func renderEvidence(e *EvidenceItem, form domain.RenderForm) string {
 	case domain.FormInlineFull:
 		var b strings.Builder
 		b.WriteString(head + "\n")
-		for _, line := range strings.Split(strings.TrimRight(e.Content, "\n"), "\n") {
-			line = strings.TrimRight(line, " \t\r")
-			if line == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString("  " + line + "\n")
-		}
+		writeIndented(&b, e.Content)
 		return b.String()
 	case domain.FormRefOnly:
 		return fmt.Sprintf("%s · %d characters — `palace evidence show %s`\n", head, utf8.RuneCountInString(e.Content), e.ID)
@@ -243,8 +221,17 @@ func emptyNote(m MemoryExists) string {
 	return "\nNo card is injected for this request. " + m.Reason + "\n"
 }
 
-// oneLine folds whitespace runs (newlines included) to single spaces: the
-// words all stay, only the layout changes.
+// writeIndented writes text's lines indented by two spaces, trailing
+// whitespace trimmed.
+func writeIndented(b *strings.Builder, text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if line = strings.TrimRight(line, " \t\r"); line != "" {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+	}
+}
+
 // shorten cuts s to at most n characters at a word boundary, marking the
 // cut with an ellipsis; a text that fits is returned as it is.
 func shorten(s string, n int) string {
@@ -258,6 +245,7 @@ func shorten(s string, n int) string {
 	return string(r) + "…"
 }
 
+// oneLine folds whitespace runs (newlines included) to single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

@@ -10,8 +10,7 @@ import (
 const likeRequest = 0.5
 
 // sameRequest says whether a signal recorded with signature sig counts for
-// a request with terms cur: a signal that names no request counts for
-// every request; otherwise the two must share likeRequest of their terms.
+// a request with terms cur: always without sig, else past likeRequest.
 func sameRequest(sig string, cur map[string]bool) bool {
 	if sig == "" {
 		return true
@@ -37,9 +36,8 @@ func termSet(sig string) map[string]bool {
 }
 
 // Signature is a request's signature: the sorted terms of its query and
-// file (as the relevance model reads them) and its field and intents,
-// space-separated. Two requests are alike when their signatures share
-// enough terms (sameRequest).
+// file (tokenTerms), its field and intents, space-separated; requests are
+// alike when their signatures are (sameRequest).
 func Signature(query, file, field string, intents []string) string {
 	seen := map[string]bool{}
 	var terms []string
@@ -49,19 +47,17 @@ func Signature(query, file, field string, intents []string) string {
 			terms = append(terms, t)
 		}
 	}
-	for _, t := range tokenTerms(query) {
+	for _, t := range slices.Concat(tokenTerms(query), tokenTerms(file)) {
 		add(t)
 	}
-	for _, t := range tokenTerms(file) {
-		add(t)
-	}
-	if f := strings.ToLower(strings.TrimSpace(field)); f != "" {
-		add("field:" + strings.Join(strings.Fields(f), "_"))
-	}
-	for _, i := range intents {
-		if i = strings.ToLower(strings.TrimSpace(i)); i != "" {
-			add("intent:" + strings.Join(strings.Fields(i), "_"))
+	tag := func(kind, s string) {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+			add(kind + strings.Join(strings.Fields(s), "_"))
 		}
+	}
+	tag("field:", field)
+	for _, i := range intents {
+		tag("intent:", i)
 	}
 	slices.Sort(terms)
 	return strings.Join(terms, " ")

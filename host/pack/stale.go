@@ -2,51 +2,42 @@ package pack
 
 import (
 	"context"
+	"maps"
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/staleness"
+	"github.com/palacehq/palace/internal/hosterr"
 )
 
 // StalePenalty is the salience a stale card loses: it still renders, with
-// its warning, but fresh cards the request is as much about come first in
-// its lane, and the lanes' count limits and the budget push it out first.
+// its warning, after the fresh cards of its lane, and is pushed out first.
 const StalePenalty = 10
 
-// applyStaleness looks at the code the laned cards of this checkout cite
-// and at their review dates: a stale card is marked and loses
-// StalePenalty salience (the breakdown says "stale"). Cards of another
-// repository (all_repos) are not looked at: their code is not here; nor
-// are cards the lanes left at inspector_only, which the pack shows
-// nowhere and a penalty cannot move.
+// applyStaleness looks at the code the shown cards of this checkout cite
+// and at their dates: a stale card is marked and loses StalePenalty salience
+// (breakdown "stale"). Foreign cards (their code is not here) and cards left
+// at inspector_only (a penalty cannot move them) are not looked at.
 func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
-	shown := func(c *candidate) bool {
-		return c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly
-	}
-	var ids []string
+	var shown []*candidate
+	var cards []domain.Card
 	for _, c := range a.considered {
-		if shown(c) {
-			ids = append(ids, c.card.ID)
+		if c.laned && !c.foreign && c.lane.Lane != domain.LaneInspectorOnly && c.lane.RenderForm != domain.FormInspectorOnly {
+			shown, cards = append(shown, c), append(cards, c.card)
 		}
 	}
-	code, err := pl.stale(ctx, ids)
+	stale, err := pl.staleCards(ctx, cards)
 	if err != nil {
 		return err
 	}
-	stamp := pl.stamp()
-	for _, c := range a.considered {
-		if !shown(c) {
-			continue
-		}
-		st := staleness.Merge(code[c.card.ID], staleness.Dates(c.card, stamp))
+	for _, c := range shown {
+		st := stale[c.card.ID]
 		if st == nil {
 			continue
 		}
 		c.stale = st
 		c.lane.Salience = max(0, c.lane.Salience-StalePenalty)
 		bd := make(map[string]int, len(c.lane.Breakdown)+1)
-		for k, v := range c.lane.Breakdown {
-			bd[k] = v
-		}
+		maps.Copy(bd, c.lane.Breakdown)
 		bd["stale"] = -StalePenalty
 		c.lane.Breakdown = bd
 		c.scope.Why = append(c.scope.Why, "stale: "+st.Reason)
@@ -54,43 +45,42 @@ func (pl *Pipeline) applyStaleness(ctx context.Context, a *assembly) error {
 	return nil
 }
 
-// stale checks the code the cards of ids cite (nil without a checker).
-func (pl *Pipeline) stale(ctx context.Context, ids []string) (map[string]*staleness.Stale, error) {
-	if pl.freshness == nil || len(ids) == 0 {
-		return nil, nil
-	}
-	m, err := pl.freshness.Cards(ctx, pl.store, ids)
-	if err != nil {
-		return nil, internal(err, "check cited code")
-	}
-	return m, nil
-}
-
-// StaleOf checks the cards of ids as a pack would (cited code and review
-// dates), for the surfaces that show cards outside a pack (hints, hover):
-// by id, only the stale ones.
-func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
-	ids := make([]string, len(cards))
-	for i, c := range cards {
-		ids[i] = c.ID
-	}
-	code, err := pl.stale(ctx, ids)
-	if err != nil {
-		return nil, err
+// staleCards checks cards' cited code (with a checker) and dates: the stale
+// ones, by id.
+func (pl *Pipeline) staleCards(ctx context.Context, cards []domain.Card) (map[string]*staleness.Stale, error) {
+	var code map[string]*staleness.Stale
+	if pl.Freshness != nil && len(cards) > 0 {
+		ids := make([]string, len(cards))
+		for i, c := range cards {
+			ids[i] = c.ID
+		}
+		var err error
+		if code, err = pl.Freshness.Cards(ctx, pl.Store, ids); err != nil {
+			return nil, hosterr.Internal(err, "check cited code")
+		}
 	}
 	stamp := pl.stamp()
 	var out map[string]*staleness.Stale
 	for _, c := range cards {
-		st := staleness.Merge(code[c.ID], staleness.Dates(domain.Card{ID: c.ID, ReviewAfter: c.ReviewAfter}, stamp))
-		if st == nil {
-			continue
+		if st := staleness.Merge(code[c.ID], staleness.Dates(c, stamp)); st != nil {
+			if out == nil {
+				out = map[string]*staleness.Stale{}
+			}
+			out[c.ID] = st
 		}
-		if out == nil {
-			out = map[string]*staleness.Stale{}
-		}
-		out[c.ID] = st
 	}
 	return out, nil
+}
+
+// StaleOf checks cards as a pack would (cited code and dates), for the
+// surfaces that show cards outside a pack (hints, hover): the stale ones, by
+// id.
+func (pl *Pipeline) StaleOf(ctx context.Context, cards []TriggerCard) (map[string]*staleness.Stale, error) {
+	dc := make([]domain.Card, len(cards))
+	for i, c := range cards {
+		dc[i] = c.card()
+	}
+	return pl.staleCards(ctx, dc)
 }
 
 // staleLine is the warning a rendered item carries: the reason (each file

@@ -16,26 +16,20 @@ import (
 	"github.com/palacehq/palace/host/cardview"
 	"github.com/palacehq/palace/host/staleness"
 	"github.com/palacehq/palace/internal/cache"
+	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/internal/trigger"
 	"github.com/palacehq/palace/store"
 )
 
-// Trigger matching is the one implementation behind `palace hints` and the
-// LSP's inlay hints and trigger diagnostics: the authoritative cards visible
-// from the host, their trigger patterns compiled once, matched line by line
-// against a document, then filtered by the scope policy for that file.
-
 // MaxTriggerLineBytes is the longest line trigger patterns are matched
-// against; longer lines (minified code, data blobs) are skipped, so a
-// pathological document costs time linear in its size and no more.
+// against; longer lines (minified code, data blobs) are skipped.
 const MaxTriggerLineBytes = 64 << 10
 
 // MaxTriggerMatches bounds the matches one document reports; the rest are
 // dropped (TriggerMatches.Truncated says so).
 const MaxTriggerMatches = 5000
 
-// TriggerCard is the part of an authoritative card that trigger matching and
-// its callers (hover, hints) show.
+// TriggerCard is the part of an authoritative card that hints and hover show.
 type TriggerCard struct {
 	ID          string             `json:"id"`
 	Statement   string             `json:"statement"`
@@ -49,14 +43,11 @@ type TriggerCard struct {
 	Trigger     domain.Trigger     `json:"trigger"`
 	// ReviewAfter is the card's review date (a card past it is stale).
 	ReviewAfter string `json:"review_after,omitempty"`
-	// norm is the normalized statement: a card and its published copy
-	// (or any two cards stating the same) are one piece of knowledge, and
-	// an editor shows it once, as a pack renders it once.
-	norm string
+	norm        string // NormalizedStatement, when known
 }
 
-// NormalizedStatement is the card's statement as duplicates are found
-// by (domain.NormalizeStatement).
+// NormalizedStatement is the card's statement as duplicates are found by
+// (domain.NormalizeStatement): a card and its published copy are shown once.
 func (c TriggerCard) NormalizedStatement() string {
 	if c.norm != "" {
 		return c.norm
@@ -64,31 +55,32 @@ func (c TriggerCard) NormalizedStatement() string {
 	return domain.NormalizeStatement(c.Statement)
 }
 
+// card is c as a domain card, for the scope policy and the staleness check.
+func (c TriggerCard) card() domain.Card {
+	return domain.Card{ID: c.ID, Tier: c.Tier, Status: c.Status, Domain: c.Domain, Field: c.Field, Persistence: c.Persistence,
+		Statement: c.Statement, Scope: c.Scope, Trigger: c.Trigger, ReviewAfter: c.ReviewAfter}
+}
+
 // Label is the short form editors show inline: "‹qi› statement".
 func (c TriggerCard) Label() string { return "‹" + string(c.Tier) + "› " + c.Statement }
 
 // TriggerSet is the compiled trigger patterns, intent tags and tool needs of
-// the authoritative, unexpired cards visible from a host (worktree, repo and
-// global anchors). It is immutable and safe for concurrent use; build a new
-// one when the data changes (CompileTriggers reuses the old one's regexps).
+// the authoritative, unexpired cards visible from a host. It is immutable
+// and safe for concurrent use; CompileTriggers builds the next one.
 type TriggerSet struct {
 	cards    []TriggerCard
 	patterns []triggerPattern
 	// index maps a lower-cased trigram of a pattern's required literal to
 	// the patterns that need it; bloom is a cheap pre-check of index.
-	index  map[uint32][]int32
-	bloom  [1 << 10]uint64
-	always []int32 // patterns with no usable literal: run on every line
-	tags   map[string][]int32
-	// Invalid lists patterns that did not compile and cards whose triggers
-	// were skipped for being over the limits (stored before the checks
-	// existed, or by another tool); they never match.
+	index   map[uint32][]int32
+	bloom   [1 << 10]uint64
+	always  []int32 // patterns with no usable literal: run on every line
+	tags    map[string][]int32
 	invalid []InvalidTrigger
 }
 
-// InvalidTrigger is a stored trigger pattern that does not compile, or,
-// with Pattern empty, a card whose triggers are over the limits of package
-// trigger and were skipped whole.
+// InvalidTrigger is a stored pattern that does not compile or, with Pattern
+// empty, a card whose triggers were skipped whole for package trigger's limits.
 type InvalidTrigger struct {
 	CardID  string `json:"card_id"`
 	Pattern string `json:"pattern"`
@@ -100,9 +92,8 @@ type triggerPattern struct {
 	re   *regexp.Regexp
 	size int // instructions of the compiled program
 	card int32
-	// need lists literal sets, lower-cased: every match contains one
-	// literal of each set. need[0] is the most selective and is indexed;
-	// nil means the pattern has no usable literal and runs on every line.
+	// need lists literal sets, lower-cased, one of each in every match;
+	// need[0], the most selective, is indexed; nil: run on every line.
 	need [][][]byte
 }
 
@@ -116,22 +107,15 @@ func (t *TriggerSet) Len() int { return len(t.patterns) }
 func (t *TriggerSet) Invalid() []InvalidTrigger { return t.invalid }
 
 // CompileTriggers reads the authoritative, unexpired cards visible from the
-// host and compiles their trigger patterns. prev, when not nil, is a set
-// compiled earlier: its regexps are reused for unchanged patterns, so
-// recompiling after a small change costs a query, not 10k compilations. A
-// pattern that does not compile is listed in Invalid and otherwise ignored.
-//
-// The limits of package trigger hold here too, for cards stored before
-// they did or written by another tool: a card with too many or too long
-// triggers, or whose patterns compile too large, is skipped whole (listed
-// in Invalid with an empty Pattern) before any of its patterns is
-// compiled past the limit, and so is every card once the set's programs
-// reach trigger.MaxSetProgram. Memory stays bounded whatever the store
-// holds.
+// host and compiles their trigger patterns, reusing prev's (when not nil)
+// for unchanged patterns. A pattern that does not compile is listed in
+// Invalid and ignored. The limits of package trigger hold whatever the store
+// holds: a card over them, or past trigger.MaxSetProgram for the set, is
+// skipped whole (listed in Invalid with an empty Pattern).
 func (pl *Pipeline) CompileTriggers(ctx context.Context, prev *TriggerSet) (*TriggerSet, error) {
-	rows, err := pl.store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.chainIDs()})
+	rows, err := pl.Store.ListCards(ctx, store.CardFilter{Statuses: domain.AuthoritativeStatuses(), AnchorIDs: pl.Loc.ChainIDs()})
 	if err != nil {
-		return nil, internal(err, "read trigger cards")
+		return nil, hosterr.Internal(err, "read trigger cards")
 	}
 	old := map[string]*triggerPattern{}
 	if prev != nil {
@@ -215,10 +199,8 @@ func (t *TriggerSet) add(p triggerPattern) {
 	}
 }
 
-// compileTrigger compiles a pattern and finds the literal sets every match
-// must contain (one literal of each set), lower-cased, each literal at
-// least three bytes long, and the size of its program. The pattern is held
-// to the limits of trigger.Compile.
+// compileTrigger compiles a pattern (trigger.Compile) and returns the
+// literal sets every match contains (requiredLiterals) and its program size.
 func compileTrigger(src string) (*regexp.Regexp, [][][]byte, int, error) {
 	re, size, err := trigger.Compile(src)
 	if err != nil {
@@ -230,11 +212,8 @@ func compileTrigger(src string) (*regexp.Regexp, [][][]byte, int, error) {
 	}
 	sets := requiredLiterals(parsed.Simplify())
 	slices.SortStableFunc(sets, func(a, b []string) int { return shortest(b) - shortest(a) })
-	if len(sets) > maxLiteralSets {
-		sets = sets[:maxLiteralSets]
-	}
 	var need [][][]byte
-	for _, set := range sets {
+	for _, set := range sets[:min(len(sets), maxLiteralSets)] {
 		var bs [][]byte
 		for _, l := range set {
 			bs = append(bs, []byte(l))
@@ -253,8 +232,7 @@ const (
 
 // requiredLiterals returns literal sets such that every match of re
 // contains, ASCII-lower-cased, one literal of each set; nil when it cannot
-// tell. It is a prefilter: a superset of the lines a pattern can match must
-// pass it.
+// tell. As a prefilter it must pass every line the pattern can match.
 func requiredLiterals(re *syntax.Regexp) [][]string {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -280,13 +258,7 @@ func requiredLiterals(re *syntax.Regexp) [][]string {
 			if sets == nil {
 				return nil
 			}
-			best := sets[0]
-			for _, set := range sets[1:] {
-				if shortest(set) > shortest(best) {
-					best = set
-				}
-			}
-			union = append(union, best...)
+			union = append(union, slices.MaxFunc(sets, func(a, b []string) int { return shortest(a) - shortest(b) })...)
 		}
 		if len(union) <= maxLiteralAlternatives {
 			slices.Sort(union)
@@ -306,11 +278,9 @@ func shortest(lits []string) int {
 	return n
 }
 
-// safeLiteral lower-cases a literal the way lines are folded for the
-// prefilter (foldLine) and returns its longest stretch that the prefilter
-// can look for. A case-folded non-ASCII letter (é/É) cannot be looked for
-// byte-wise, so it splits the literal; s and k are safe because foldLine
-// maps their non-ASCII variants (ſ, K) to them.
+// safeLiteral lower-cases a literal as foldLine folds lines and returns its
+// longest stretch the prefilter can look for byte-wise: a case-folded
+// non-ASCII letter (é/É) splits it; ſ and K fold to s and k.
 func safeLiteral(runes []rune, fold bool) string {
 	var best, cur strings.Builder
 	flush := func() {
@@ -352,8 +322,7 @@ func asciiFoldOrbit(r rune) bool {
 }
 
 // foldLine appends line to dst with ASCII letters lower-cased and ſ (U+017F)
-// and K (U+212A, Kelvin) written as s and k — what case-insensitive
-// patterns treat as the same letters. Other bytes are copied.
+// and K (U+212A) written as s and k, as case-insensitive patterns read them.
 func foldLine(dst []byte, line string) []byte {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -384,9 +353,8 @@ func trigram(a, b, c byte) uint32 { return uint32(a)<<16 | uint32(b)<<8 | uint32
 
 func bloomBit(k uint32) uint32 { return (k * 2654435761) >> 16 & (1<<16 - 1) }
 
-// TriggerMatch is one line a card's trigger pattern matches. Line is
-// 1-based; Col and EndCol are 1-based byte columns of the line, EndCol
-// exclusive (the LSP converts them to UTF-16).
+// TriggerMatch is one line a card's trigger pattern matches. Line, Col and
+// EndCol (exclusive) are 1-based; the columns count bytes.
 type TriggerMatch struct {
 	Line    int         `json:"line"`
 	Col     int         `json:"col"`
@@ -402,27 +370,23 @@ type TriggerMatch struct {
 }
 
 // Match finds, for every line of text, the cards whose trigger patterns
-// match it: at most one match per card and line (its first pattern's first
-// match), ordered by line, column and card id. Patterns match within one
-// line; lines over MaxTriggerLineBytes are skipped. The result is capped at
-// MaxTriggerMatches, truncated says whether the cap cut it.
+// match it: at most one match per card and line, ordered by line, column
+// and card id; lines over MaxTriggerLineBytes are skipped, and truncated says
+// whether MaxTriggerMatches cut the result.
 func (t *TriggerSet) Match(text string) (matches []TriggerMatch, truncated bool) {
 	return t.MatchCached(text, nil)
 }
 
 // MatchCache remembers the matches of the lines a TriggerSet has seen, so
-// matching an edited document again costs only its changed lines. One
-// cache serves one set: given another, it starts over. It holds at most
-// maxMatchCacheBytes of line text and is safe for concurrent use.
+// matching an edited document again costs only its changed lines. It is
+// keyed by set, holds at most maxMatchCacheBytes of line text and is safe
+// for concurrent use.
 type MatchCache struct {
 	once  sync.Once
 	lines cache.Map[*TriggerSet, string, []lineHit]
 }
 
-// maxMatchCacheBytes bounds the line text a MatchCache keeps.
 const maxMatchCacheBytes = 4 << 20
-
-func lineBytes(line string, _ []lineHit) int { return len(line) + 32 }
 
 // lineHit is one match within a line: pattern index, 0-based byte columns.
 type lineHit struct{ pat, col, end int32 }
@@ -434,16 +398,11 @@ func (t *TriggerSet) MatchCached(text string, cache *MatchCache) (matches []Trig
 	}
 	if cache != nil {
 		cache.once.Do(func() {
-			cache.lines.Max, cache.lines.Cost, cache.lines.MaxCost = 1<<20, lineBytes, maxMatchCacheBytes
+			cache.lines.Max, cache.lines.MaxCost = 1<<20, maxMatchCacheBytes
+			cache.lines.Cost = func(line string, _ []lineHit) int { return len(line) + 32 }
 		})
 	}
 	m := matcher{set: t, seen: make([]int32, len(t.patterns)), cardSeen: make([]int32, len(t.cards))}
-	for i := range m.seen {
-		m.seen[i] = -1
-	}
-	for i := range m.cardSeen {
-		m.cardSeen[i] = -1
-	}
 	lineNo := 0
 	for start := 0; start <= len(text); {
 		end := strings.IndexByte(text[start:], '\n')
@@ -484,8 +443,8 @@ type matcher struct {
 	set   *TriggerSet
 	lower []byte
 	cands []int32
-	// seen[p] / cardSeen[c] hold the last line number that queued pattern p
-	// or matched card c, so nothing is cleared between lines.
+	// seen[p] / cardSeen[c]: the last line (1-based; 0 for none) that queued
+	// pattern p or matched card c, so nothing is cleared between lines.
 	seen     []int32
 	cardSeen []int32
 	lineHits []lineHit

@@ -42,10 +42,9 @@ type StaleCitation struct {
 	Commit string `json:"commit,omitempty"`
 }
 
-// Checked picks the citations a card is checked against: the
-// observations of its newest verification that cites code (palace verify
-// records all of a card's citations in one), or, with none, those of
-// every supporting evidence that cites code.
+// Checked picks the citations a card is checked against: those of its
+// newest verification citing code (palace verify records them all in one),
+// else those of every supporting evidence citing code.
 func Checked(cits []store.CodeCitation) []store.CodeCitation {
 	var newest int64 = -1
 	for _, c := range cits {
@@ -69,9 +68,8 @@ type Look struct {
 	Result
 }
 
-// Card looks at the citations card id is checked against (Checked of
-// cits) and returns the looks, and the card's staleness when any is
-// stale (nil otherwise).
+// Card looks at the citations card id is checked against (Checked) and
+// returns the looks and the card's staleness (nil when none is stale).
 func (p *Pass) Card(id string, cits []store.CodeCitation) ([]Look, *Stale) {
 	checked := Checked(cits)
 	if len(checked) == 0 {
@@ -108,17 +106,10 @@ func (c *Checker) Cards(ctx context.Context, s *store.Store, ids []string) (map[
 	if err != nil {
 		return nil, err
 	}
-	if len(all) == 0 {
-		return nil, nil
-	}
 	p := c.Pass(ctx)
 	var out map[string]*Stale
 	for _, id := range ids {
-		cits := all[id]
-		if len(cits) == 0 {
-			continue
-		}
-		if _, st := p.Card(id, cits); st != nil {
+		if _, st := p.Card(id, all[id]); st != nil {
 			if out == nil {
 				out = map[string]*Stale{}
 			}
@@ -143,19 +134,15 @@ func citationsReason(cs []StaleCitation) string {
 		}
 		s := fmt.Sprintf("%s: %s since %s saw it", where, c.Detail, c.EvidenceID)
 		if c.Commit != "" {
-			s += " (commit " + short(c.Commit) + ")"
+			s += " (commit " + prefix(c.Commit, 7) + ")"
 		}
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
 }
 
-func short(commit string) string {
-	if len(commit) > 7 {
-		return commit[:7]
-	}
-	return commit
-}
+// prefix is s cut to n bytes.
+func prefix(s string, n int) string { return s[:min(n, len(s))] }
 
 // CodeAction is the repair of a card whose cited code changed.
 func CodeAction(id string) string {
@@ -167,24 +154,16 @@ func CodeAction(id string) string {
 func Dates(c domain.Card, now string) *Stale {
 	switch {
 	case c.ExpiresAt != "" && c.ExpiresAt <= now:
-		return &Stale{Reason: "expired " + day(c.ExpiresAt), Expired: c.ExpiresAt,
+		return &Stale{Reason: "expired " + prefix(c.ExpiresAt, 10), Expired: c.ExpiresAt,
 			Action: "extend the expiry if it still holds (`palace audit action " + c.ID + " --action set_expiry --value YYYY-MM-DD --reason R`) or retire it (`palace retire " + c.ID + " --reason R`)"}
 	case c.ReviewAfter != "" && c.ReviewAfter <= now:
-		return &Stale{Reason: "review was due " + day(c.ReviewAfter), ReviewDue: c.ReviewAfter,
+		return &Stale{Reason: "review was due " + prefix(c.ReviewAfter, 10), ReviewDue: c.ReviewAfter,
 			Action: "confirm it still holds and set the next review date (`palace audit action " + c.ID + " --action set_review_after --value YYYY-MM-DD --reason R`)"}
 	}
 	return nil
 }
 
-func day(s string) string {
-	if len(s) >= 10 {
-		return s[:10]
-	}
-	return s
-}
-
-// Merge combines a card's code staleness and its dates' (either may be
-// nil).
+// Merge combines a card's code staleness and its dates' (either may be nil).
 func Merge(code, dates *Stale) *Stale {
 	switch {
 	case code == nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,9 +84,7 @@ type fileState struct {
 	lines   []string // nil until read (or dropped)
 	text    []byte   // for symbol searches; dropped with lines
 	readErr error
-	// results are the looks at observations of this file, by evidence
-	// id and n, valid for id.
-	results map[obsKey]Result
+	results map[obsKey]Result // looks at this file's observations, valid for id
 }
 
 type obsKey struct {
@@ -125,8 +124,8 @@ func (c *Checker) Reads() int {
 	return c.reads
 }
 
-// Pass is one round of looks (a context request): each file is stat'ed at
-// most once in it. Not safe for concurrent use.
+// Pass is one round of looks (a context request) that stats each file at
+// most once. Not safe for concurrent use.
 type Pass struct {
 	c    *Checker
 	ctx  context.Context
@@ -205,8 +204,7 @@ func (c *Checker) look(rel string, id identity, o domain.Observation) Result {
 	if r, ok := f.results[key]; ok {
 		return r
 	}
-	// A whole file's citation is opened too: a path through a link is no
-	// file of the repository.
+	// Even a whole file's citation is opened: a link is no repository file.
 	if f.lines == nil && f.readErr == nil {
 		c.read(rel, f)
 	}
@@ -231,8 +229,7 @@ func (c *Checker) look(rel string, id identity, o domain.Observation) Result {
 	return r
 }
 
-// read loads f's text (one read per file identity, unless the cache
-// dropped it for room).
+// read loads f's text: once per file identity unless dropped for room.
 func (c *Checker) read(rel string, f *fileState) {
 	c.reads++
 	text, err := readFile(c.root, rel)
@@ -344,16 +341,5 @@ func (c *Checker) Changed(ctx context.Context, s *store.Store) (bool, error) {
 	defer c.mu.Unlock()
 	prev := c.watched
 	c.watched = now
-	if prev == nil {
-		return false, nil
-	}
-	if len(prev) != len(now) {
-		return true, nil
-	}
-	for p, id := range now {
-		if old, ok := prev[p]; !ok || old != id {
-			return true, nil
-		}
-	}
-	return false, nil
+	return prev != nil && !maps.Equal(prev, now), nil
 }

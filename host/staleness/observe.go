@@ -115,12 +115,10 @@ func Head(ctx context.Context, root string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Observe records what the code cited by sourceRef holds now, in the
-// repository at root: one observation, or none when the ref names no
-// regular file below root (a note, a URL, a missing or linked file, one
-// over MaxFileBytes). A line range past the end of the file is cut to it;
-// one starting past it, and a symbol the file does not define, observe the
-// file only. head is the repository's HEAD (Head).
+// Observe records what the code sourceRef cites in the repository at root
+// (HEAD head) holds now; false when it names no regular file below root
+// within MaxFileBytes. A line range is cut to the file's end; one starting
+// past it, or a symbol the file does not define, observes the file only.
 func Observe(root, head, evidenceID, sourceRef, at string) (domain.Observation, bool) {
 	ref, ok := ParseRef(sourceRef)
 	if !ok {

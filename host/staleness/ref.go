@@ -1,10 +1,8 @@
-// Package staleness keeps cards true to the code they cite. Evidence citing
-// a repository file records what it saw (Observe); a Checker looks again
-// when a card is served, and a card whose evidence saw lines that changed or
-// vanished is stale (moved lines and renamed files are followed). Files are
-// opened without following links, never read past MaxFileBytes, and kept by
-// identity so each is read once per change. It writes nothing and must not
-// import host or pack.
+// Package staleness keeps cards true to the code they cite: evidence citing
+// a repository file records what it saw (Observe), and a Checker looks again
+// when a card is served, following moved lines and renamed files. Files are
+// opened without following links, never read past MaxFileBytes, and read
+// once per change. It writes nothing and must not import host or pack.
 
 package staleness
 
@@ -51,10 +49,8 @@ func RefOf(o domain.Observation) Ref {
 
 // ParseRef reads a source_ref as a citation of code: `path#L10-L24`,
 // `path#L10-24`, `path#L10`, `path:10-24`, `path:10` (lines), `path#Name`
-// (a symbol) or `path` alone (the file). It reports false for what cannot
-// name a file of a repository: an empty ref, a URL or other scheme
-// (`https://…`, `ci://…`), a path leaving its directory (`../x`), text with
-// spaces or control characters.
+// (a symbol) or `path` (the file); false for what names no repository file
+// (a URL or other scheme, `../x`, text with spaces or control characters).
 func ParseRef(ref string) (Ref, bool) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" || len(ref) > 4096 || strings.Contains(ref, "://") {

@@ -398,7 +398,7 @@ CREATE TABLE card_contests (
 CREATE INDEX card_contests_open ON card_contests(card_id) WHERE resolved_at IS NULL;
 `,
 	// Folded telemetry: injection_fold holds the seq of the last request folded
-	// into the rollups (FoldEvery); readers add the records after it. IF NOT
+	// into the rollups (foldEvery); readers add the records after it. IF NOT
 	// EXISTS and OR REPLACE make it hold whatever its number.
 	`
 CREATE TABLE IF NOT EXISTS injection_fold (

@@ -75,11 +75,9 @@ func candidateDays(n int) (int, error) {
 	return d, nil
 }
 
-// Candidates lists the candidate cards of the anchors visible from here,
-// oldest first, marking those older than the age limit or past their
-// expiry. With Apply (human mode; KindMode otherwise) each stale candidate
-// is retired — archived: kept for audit, never served — with a "retired"
-// event whose data.change is "expired", all in one transaction.
+// Candidates lists the visible candidate cards, oldest first, marking those
+// over the age limit or past expiry. With Apply (human mode) each stale one
+// is retired, kept for audit but never served, in one transaction.
 func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateReport, error) {
 	days, err := candidateDays(req.MaxAgeDays)
 	if err != nil {

@@ -49,9 +49,8 @@ type CardFilter struct {
 }
 
 // ViewCard is ShowCard for someone who asked to see the card, recording one
-// "viewed" injection event (which warms its lane). An unknown id is
-// KindNotFound; another repository's card is KindInvalid unless allRepos;
-// a failure to record is KindInternal. Both modes.
+// "viewed" injection event (which warms its lane); a failure to record is
+// KindInternal.
 func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, error) {
 	c, err := h.ReadCard(ctx, id, allRepos)
 	if err != nil {
@@ -165,11 +164,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}
-	ids := make([]string, len(rows))
-	for i, c := range rows {
-		ids[i] = c.ID
-	}
-	links, err := h.store.LinksFor(ctx, ids)
+	links, err := h.store.LinksFor(ctx, cardIDs(rows))
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}

@@ -45,11 +45,9 @@ type ContestResult struct {
 	Event     *domain.Event `json:"event,omitempty"`
 }
 
-// MarkContested contests an authoritative card on evidence: it keeps its
-// status but leaves the inline lanes (shown as a warned reference) until a
-// human demotes it or resolves the contest. Both modes. Card and evidence
-// must be visible from here; no evidence is KindInvalid. One transaction:
-// the contest and an "updated" event with data.change = "contested".
+// MarkContested contests an authoritative card on visible evidence (none is
+// KindInvalid): it keeps its status but leaves the inline lanes until a
+// human demotes it or resolves the contest. Both modes.
 func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest) (ContestResult, error) {
 	var res ContestResult
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {

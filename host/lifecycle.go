@@ -201,10 +201,8 @@ func conflict(err error) error {
 	return err
 }
 
-// humanChange checks what a human lifecycle change needs before it reads
-// anything: human mode, a reason (why says what it should say) and, when
-// refsField is set, at least one evidence ref of that role (refsWhy says
-// what to record first).
+// humanChange checks, before anything is read, human mode, a reason and,
+// when refsField is set, at least one evidence ref of that role.
 func (h *Host) humanChange(op, reason, why, refsField string, refs []string, refsWhy string) error {
 	if err := h.gatekeeper().RequireHuman(op); err != nil {
 		return err

@@ -11,10 +11,9 @@ import (
 	"github.com/palacehq/palace/mailbox"
 )
 
-// Input limits shared by every surface (CLI flags, JSON Lines imports, MCP
-// arguments): one check in host, so the three cannot disagree. Each is far
-// above what honest use needs and small enough that a crafted value cannot
-// bloat the database, the indexes or a context pack.
+// Input limits shared by every surface, checked once in host: far above
+// honest use, small enough that a crafted value cannot bloat the database,
+// the indexes or a context pack.
 const (
 	// MaxFieldBytes bounds field: an identifier used in filters, lanes and
 	// distill suggestions ("go", "release-process"), never prose.

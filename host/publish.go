@@ -32,10 +32,9 @@ type PublishResult struct {
 	Export *teamsync.ExportNote `json:"export,omitempty"`
 }
 
-// Publish copies an authoritative card one step outward (worktree → repo →
-// global) with origin_card and the same links; the original stays and is
-// stamped published_to. The gate's publish action decides; the secret floor
-// applies. Human mode only; one transaction.
+// Publish copies an authoritative card one anchor outward with origin_card
+// and the same links, stamping the original published_to. The gate's
+// publish action decides and the secret floor applies. Human mode only.
 func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (PublishResult, error) {
 	if err := h.humanChange(string(domain.ActionPublish), req.Reason, "say why the card holds beyond its anchor", "", nil, ""); err != nil {
 		return PublishResult{}, err

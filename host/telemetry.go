@@ -64,14 +64,11 @@ type MaintenanceReport struct {
 // rebuilds the file without being asked.
 const vacuumFreeShare = 0.25
 
-// Maintenance compacts the palace on demand: it drops raw request records
-// older than the retention window (their counts are in the per-card
-// rollups, which are kept), checkpoints and truncates the write-ahead log,
-// and rebuilds the file (VACUUM) when vacuum is true or more than a quarter
-// of it is free pages. Cards, evidence, links and events are never
-// touched. keepDays overrides the host's retention when positive; a
-// negative value is KindInvalid. Human mode only: VACUUM blocks every
-// writer for its duration.
+// Maintenance drops raw request records past retention (keepDays when
+// positive; negative is KindInvalid), truncates the write-ahead log and
+// VACUUMs when asked or over a quarter of the file is free. Cards, evidence,
+// links and events are never touched. Human mode only: VACUUM blocks every
+// writer.
 func (h *Host) Maintenance(ctx context.Context, keepDays int, vacuum bool) (MaintenanceReport, error) {
 	if err := h.gatekeeper().RequireHuman("maintenance"); err != nil {
 		return MaintenanceReport{}, err

@@ -55,14 +55,11 @@ type VerifyResult struct {
 	Event  *domain.Event `json:"event,omitempty"`
 }
 
-// Verify records a verification of card id against the code as it is now:
-// one evidence row observing every place the card is checked against
-// (staleness.Checked, following moves and renames) or the places
-// req.Evidence cite, linked as verification through the door, so a stale
-// card is fresh again. It never changes a status. Both modes. Bad input
-// (unknown or retired card, another repository's, outside git, no cited
-// file) is KindInvalid; code that is gone is KindDenied naming each place
-// and the repair. Nothing is written then.
+// Verify records one evidence row observing, as it is now, every place card
+// id is checked against (or that req.Evidence cite), linked as verification
+// through the door, so a stale card is fresh again; it never changes a
+// status. Bad input is KindInvalid, code that is gone KindDenied naming each
+// place; then nothing is written.
 func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (VerifyResult, error) {
 	if !h.loc.InGit {
 		return VerifyResult{}, invalid("id", "palace verify checks a card against the code of a git checkout, and %s is not inside one: run it in the checkout whose code the card cites", h.loc.Dir)

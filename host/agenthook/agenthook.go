@@ -1,8 +1,6 @@
 // Package agenthook speaks the session and prompt hooks of coding agents
-// (Claude Code, Gemini CLI): it reads the payload an agent's hook passes on
-// stdin and writes the answer the agent adds to its conversation. It owns
-// those two wire shapes and which events palace answers; what the answer
-// says (the context pack) is decided elsewhere and handed in as text. It
+// (Claude Code, Gemini CLI): the payload on stdin, the answer on stdout, and
+// which events palace answers. What the answer says is handed in as text; it
 // must not read the store or the policies.
 package agenthook
 
@@ -97,11 +95,9 @@ func ReadPayload(agent string, r io.Reader) (Payload, error) {
 	return Payload{Agent: agent, Event: in.HookEventName, Prompt: strings.TrimSpace(in.Prompt), Cwd: in.Cwd, SessionID: in.SessionID, Source: in.Source}, nil
 }
 
-// Response is the answer an agent's hook prints on stdout, the
-// rendered pack (rendered) as the added context (empty when nothing applies): for
-// Claude Code {"hookSpecificOutput": {"hookEventName": …,
-// "additionalContext": …}} (its validator wants the event named), for
-// Gemini CLI {"hookSpecificOutput": {"additionalContext": …}}.
+// Response is the answer an agent's hook prints, rendered as the added
+// context (empty when nothing applies) under hookSpecificOutput; Claude
+// Code's validator also wants hookEventName.
 func Response(p Payload, rendered string) ([]byte, error) {
 	type specific struct {
 		HookEventName     string `json:"hookEventName,omitempty"`

@@ -68,7 +68,6 @@ type Config struct {
 // Auditor audits one palace from one workspace.
 type Auditor struct{ cfg Config }
 
-// New returns the auditor of cfg.
 func New(cfg Config) *Auditor { return &Auditor{cfg: cfg} }
 
 // Filter selects the rows of Audit. Empty fields match all.

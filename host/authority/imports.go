@@ -63,12 +63,12 @@ func (i Import) Held() []string { return i.held }
 // Gate is the gate's answer on the claim, when the gate was asked.
 func (i Import) Gate() *gatekeep.Result { return i.gate }
 
-// DecideImport decides what a card file may change. Claims of authority
-// (a new authoritative card, a change to an authoritative card's governed
-// fields or status, a raise to authority) are gate decisions with Source in
-// the input; a refused claim keeps this palace's version (Writes false) or
-// makes a new card a candidate, with the reasons in Held. What bears no
-// authority is taken by rule. It writes nothing: safe for concurrent use.
+// DecideImport decides what a card file may change. Every claim of
+// authority (a new authoritative card, a change to an authoritative card's
+// governed fields or status, a raise) is a gate decision with Source in the
+// input; a refused claim keeps this palace's version (Writes false) or makes
+// a new card a candidate, reasons in Held. What bears no authority is taken
+// by rule. It writes nothing and is safe for concurrent use.
 func (d *Door) DecideImport(ctx context.Context, cl FileClaim) Import {
 	im := Import{claim: cl, status: cl.Card.Status, decider: domain.DecidedByRule}
 	claimed := cl.Card.Status

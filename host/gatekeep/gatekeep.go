@@ -213,9 +213,8 @@ type facts struct {
 }
 
 // factsOf counts a card's distinct evidence per role (a duplicate as its
-// original, each piece of evidence in the first role it was linked in):
-// teaching counts human provenance written in human mode only, and
-// counterexample only those no newer verification outweighs.
+// original, each in its first role): teaching only human provenance written
+// in human mode, counterexample only those no newer verification outweighs.
 func factsOf(links []domain.Link, contests []store.Contest) facts {
 	var f facts
 	distinct := domain.DistinctLinks(links)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,11 +35,7 @@ func WritePolicyFiles(dir string, files map[string][]byte, replace bool) ([]stri
 	} else if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, invalid("out", "--out %s cannot be created: %v: pass a writable folder", dir, err)
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(files))
 	rels := make([]string, len(names))
 	paths := make([]string, len(names))
 	for i, n := range names {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -395,12 +396,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 			out = append(out, StaleLines{CardID: id, Statement: c.Statement, Tier: c.Tier, StaleCitation: sc})
 		}
 	}
-	slices.SortFunc(out, func(a, b StaleLines) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return strings.Compare(a.CardID, b.CardID)
-	})
+	slices.SortFunc(out, func(a, b StaleLines) int { return cmp.Or(a.Line-b.Line, strings.Compare(a.CardID, b.CardID)) })
 	return out, nil
 }
 

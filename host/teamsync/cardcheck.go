@@ -3,6 +3,7 @@ package teamsync
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,11 +125,8 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 
 func sortFindings(fs []cardfile.Finding) {
 	// Stable: a file's findings keep the order Decode gave them.
-	sortStableBy(fs, func(a, b cardfile.Finding) bool {
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.Line < b.Line
+	slices.SortStableFunc(fs, func(a, b cardfile.Finding) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 }
 
@@ -302,16 +300,4 @@ func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte,
 		out[i] = buf
 	}
 	return out, nil
-}
-
-func sortStableBy(fs []cardfile.Finding, less func(a, b cardfile.Finding) bool) {
-	slices.SortStableFunc(fs, func(a, b cardfile.Finding) int {
-		switch {
-		case less(a, b):
-			return -1
-		case less(b, a):
-			return 1
-		}
-		return 0
-	})
 }

@@ -70,12 +70,7 @@ func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, er
 	if err != nil {
 		return Card{}, err
 	}
-	if !allRepos {
-		if err := h.foreignCard(ctx, c.Card, "read"); err != nil {
-			return Card{}, err
-		}
-	}
-	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+	if err := h.mayRead(ctx, c.Card, allRepos); err != nil {
 		return Card{}, err
 	}
 	return c, nil
@@ -187,12 +182,7 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 	if err != nil {
 		return nil, gatekeep.NotFound(err, "card", id)
 	}
-	if !allRepos {
-		if err := h.foreignCard(ctx, c, "read"); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+	if err := h.mayRead(ctx, c, allRepos); err != nil {
 		return nil, err
 	}
 	evs, err := h.store.Events(ctx, id)

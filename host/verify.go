@@ -194,10 +194,11 @@ func (h *Host) cardPlaces(ctx context.Context, c domain.Card) ([]place, bool, er
 				ids = append(ids, l.EvidenceID)
 			}
 		}
-		ps, err := h.refPlaces(ctx, ids, false)
+		rows, err := h.store.EvidenceByIDs(ctx, ids)
 		if err != nil {
-			return nil, false, err
+			return nil, false, internal(err, "read evidence")
 		}
+		ps, _ := h.refPlaces(ids, rows, false)
 		if len(ps) == 0 {
 			return nil, false, invalid("id", "card %s cites no file of this checkout: nothing to verify it against; record evidence citing the code (palace record --source-ref PATH#L10-L24 …) and pass it with --evidence", c.ID)
 		}
@@ -240,20 +241,12 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 			return nil, invalid("evidence", "evidence %s is anchored to another repository or worktree: verify with evidence of this checkout", id)
 		}
 	}
-	ps, err := h.refPlaces(ctx, ids, true)
-	if err != nil {
-		return nil, err
-	}
-	return ps, nil
+	return h.refPlaces(ids, rows, true)
 }
 
-// refPlaces parses the source refs of evidence ids as citations of this
+// refPlaces parses the source refs of evidence rows ids as citations of this
 // checkout's files; with strict, one citing none is KindInvalid.
-func (h *Host) refPlaces(ctx context.Context, ids []string, strict bool) ([]place, error) {
-	rows, err := h.store.EvidenceByIDs(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "read evidence")
-	}
+func (h *Host) refPlaces(ids []string, rows map[string]domain.Evidence, strict bool) ([]place, error) {
 	var out []place
 	seen := map[string]bool{}
 	for _, id := range ids {

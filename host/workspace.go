@@ -137,3 +137,12 @@ func (h *Host) foreignRead(ctx context.Context, allRepos bool, anchorID string) 
 	}
 	return h.crossRepoRead(ctx)
 }
+
+// mayRead refuses reading card c from here: another repository's card needs
+// allRepos, and then foreignRead's permission.
+func (h *Host) mayRead(ctx context.Context, c domain.Card, allRepos bool) error {
+	if !allRepos {
+		return h.foreignCard(ctx, c, "read")
+	}
+	return h.foreignRead(ctx, true, c.AnchorID)
+}

@@ -402,10 +402,7 @@ func daysSince(stamp string, now time.Time) int {
 // slash path prefix, directories with a trailing slash, dot-entries only for
 // a dot prefix. It never reads outside the worktree.
 func (h *Host) CompletePath(prefix string, n int) ([]string, error) {
-	root := h.loc.Worktree
-	if root == "" {
-		root = h.loc.Dir
-	}
+	root := cmp.Or(h.loc.Worktree, h.loc.Dir)
 	if root == "" || n <= 0 || path.IsAbs(prefix) || strings.Contains(prefix, "\\") {
 		return []string{}, nil
 	}

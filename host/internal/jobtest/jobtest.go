@@ -7,6 +7,7 @@
 package jobtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,10 +63,7 @@ func New(t testing.TB, opts Options) *Fixture {
 		}
 	}
 	if opts.Git {
-		remote := opts.Remote
-		if remote == "" {
-			remote = "https://github.com/acme/widgets.git"
-		}
+		remote := cmp.Or(opts.Remote, "https://github.com/acme/widgets.git")
 		Git(t, f.Dir, "init", "-q", "-b", "main")
 		Git(t, f.Dir, "remote", "add", "origin", remote)
 		if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte("widgets\n"), 0o644); err != nil {

@@ -247,12 +247,8 @@ func (a *Adoption) checkAdoption(ctx context.Context, req Request) (Result, stor
 			return res, ev, hosterr.Internal(err, "check adoption signal")
 		default:
 			ev.RequestTerms = rt.Terms
-			if ev.Query == "" {
-				ev.Query = rt.Query
-			}
-			if ev.Field == "" {
-				ev.Field = fieldOfSignature(rt.Terms)
-			}
+			ev.Query = cmp.Or(ev.Query, rt.Query)
+			ev.Field = cmp.Or(ev.Field, fieldOfSignature(rt.Terms))
 		}
 	case req.Query != "":
 		ev.RequestTerms = pack.Signature(req.Query, "", "", nil)

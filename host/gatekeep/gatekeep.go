@@ -6,6 +6,7 @@
 package gatekeep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -70,10 +71,7 @@ func (k *Keeper) Reviewer(name string) policies.Reviewer {
 	if k.Mode == "agent" {
 		return policies.Reviewer{Name: k.Actor, Type: "agent"}
 	}
-	if name == "" {
-		name = k.Actor
-	}
-	return policies.Reviewer{Name: name, Type: "human"}
+	return policies.Reviewer{Name: cmp.Or(name, k.Actor), Type: "human"}
 }
 
 // Evaluate runs palace.gate for action (promote, publish, resolve) of c to

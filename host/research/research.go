@@ -514,9 +514,7 @@ func parseReport(b []byte) (report, error) {
 		if f.field, err = optString(o, "field", p+".field", limits.FieldBytes); err != nil {
 			return r, err
 		}
-		if f.field == "" {
-			f.field = r.field
-		}
+		f.field = cmp.Or(f.field, r.field)
 		if f.domain, err = optString(o, "domain", p+".domain", limits.DomainBytes); err != nil {
 			return r, err
 		}
@@ -557,9 +555,7 @@ func parseReport(b []byte) (report, error) {
 		if in.tier, err = optString(o, "tier", p+".tier", 32); err != nil {
 			return r, err
 		}
-		if in.tier == "" {
-			in.tier = "shu"
-		}
+		in.tier = cmp.Or(in.tier, "shu")
 		if !domain.Tier(in.tier).Valid() {
 			return r, hosterr.Invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
 		}

@@ -181,15 +181,9 @@ type Card struct {
 // Seed writes c through the door and returns the card as stored.
 func (f *Fixture) Seed(t testing.TB, c Card) domain.Card {
 	t.Helper()
-	if c.Anchor == "" {
-		c.Anchor = f.Loc.Innermost()
-	}
-	if c.Status == "" {
-		c.Status = domain.StatusCandidate
-	}
-	if c.Field == "" {
-		c.Field = "general"
-	}
+	c.Anchor = cmp.Or(c.Anchor, f.Loc.Innermost())
+	c.Status = cmp.Or(c.Status, domain.StatusCandidate)
+	c.Field = cmp.Or(c.Field, "general")
 	if len(c.Supporting) == 0 {
 		c.Supporting = []string{f.Evidence(t, c.Anchor, "seen: "+c.Statement).ID}
 	}

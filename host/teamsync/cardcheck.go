@@ -1,18 +1,14 @@
 package teamsync
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
@@ -259,45 +255,22 @@ func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte,
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "-C", worktree, "cat-file", "--batch")
-	var in bytes.Buffer
-	for _, p := range paths {
-		in.WriteString(":" + p + "\n")
-	}
-	cmd.Stdin = &in
-	stdout, err := cmd.StdoutPipe()
+	br, err := git{dir: worktree}.blobs(ctx)
 	if err != nil {
 		return nil, internal(err, "read the index")
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, internal(err, "read the index")
-	}
-	defer cmd.Wait() //nolint:errcheck // the output is what counts
-	r := bufio.NewReader(stdout)
-	out := make([][]byte, len(paths))
+	defer br.close()
+	names := make([]string, len(paths))
 	for i, p := range paths {
-		header, err := r.ReadString('\n')
-		if err != nil {
-			return nil, internal(err, "read the index")
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 {
-			return nil, invalid("FILE", "card file %s is not staged: stage it (git add) or check the file on disk without --staged", p)
-		}
-		size, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil {
-			return nil, internal(fmt.Errorf("git cat-file header %q", header), "read the index")
-		}
-		// Read at most one byte over the limit; discard the rest.
-		keep := min(size, cardfile.MaxFileBytes+1)
-		buf := make([]byte, keep)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, internal(err, "read the index")
-		}
-		if _, err := r.Discard(int(size-keep) + 1); err != nil {
-			return nil, internal(err, "read the index")
-		}
-		out[i] = buf
+		names[i] = ":" + p
+	}
+	out, err := br.read(names)
+	var missing *missingObjectError
+	if errors.As(err, &missing) {
+		return nil, invalid("FILE", "card file %s is not staged: stage it (git add) or check the file on disk without --staged", missing.name[1:])
+	}
+	if err != nil {
+		return nil, internal(err, "read the index")
 	}
 	return out, nil
 }

@@ -215,16 +215,14 @@ func (e *Exporter) exportCards(ctx context.Context) ([]rulefiles.Card, []LeftOut
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt[:min(10, len(c.ExpiresAt))] < today:
 			left = append(left, LeftOut{c.ID, "expired on " + c.ExpiresAt})
-			continue
 		case len(contests[c.ID]) > 0:
 			ic := cardview.ContestOf(contests[c.ID])
 			left = append(left, LeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
-			continue
 		case contestedByLinks(links[c.ID]):
 			left = append(left, LeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})
-			continue
+		default:
+			out = append(out, exportCard(c, links[c.ID]))
 		}
-		out = append(out, exportCard(c, links[c.ID]))
 	}
 	sort.Slice(left, func(i, j int) bool { return left[i].ID < left[j].ID })
 	return out, left, nil

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/hosterr"
+	"github.com/palacehq/palace/internal/limits"
 )
 
 // Hook agents: the agents whose session and prompt hooks palace answers.
@@ -73,7 +73,7 @@ func ReadPayload(agent string, r io.Reader) (Payload, error) {
 	if !ok {
 		return Payload{}, hosterr.Invalid("hook", "--hook %q is not supported: use %s or %s", agent, ClaudeCode, GeminiCLI)
 	}
-	dec := json.NewDecoder(limitStdin(r, MaxPayloadBytes))
+	dec := json.NewDecoder(limits.LimitInput("stdin", r, MaxPayloadBytes))
 	var in hookInput
 	if err := dec.Decode(&in); err != nil {
 		var he *hosterr.Error
@@ -114,23 +114,4 @@ func Response(p Payload, rendered string) ([]byte, error) {
 		return nil, fmt.Errorf("encode hook response: %w", err)
 	}
 	return append(b, '\n'), nil
-}
-
-// limitStdin wraps stdin so that reading more than limit bytes fails with
-// a KindInvalid error naming it, as host.LimitInput does for other streams.
-func limitStdin(r io.Reader, limit int64) io.Reader {
-	return &stdinReader{r: bounded.Reader(r, limit), limit: limit}
-}
-
-type stdinReader struct {
-	r     io.Reader
-	limit int64
-}
-
-func (r *stdinReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if errors.Is(err, bounded.ErrTooLarge) {
-		err = hosterr.Invalid("stdin", "stdin is over the limit of %s: split the input", bounded.Human(r.limit))
-	}
-	return n, err
 }

@@ -186,7 +186,8 @@ func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 			f.path = req.Paths[i]
 		}
 		var err error
-		if f.data, err = readCardFile(abs); err != nil {
+		// The file itself may not be a link.
+		if f.data, err = readWorktreeFile(filepath.Dir(abs), filepath.Base(abs)); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, invalid("FILE", "card file %s does not exist", f.path)
 			}
@@ -216,12 +217,6 @@ func (h *Team) cardIDsInDir(files []*checkFile) map[string]bool {
 		}
 	}
 	return known
-}
-
-// readCardFile reads a card file a check names, without following a link
-// to it, at most one byte over the card file limit.
-func readCardFile(abs string) ([]byte, error) {
-	return readWorktreeFile(filepath.Dir(abs), filepath.Base(abs))
 }
 
 // display names abs relative to the host's directory when it is inside it.

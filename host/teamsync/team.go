@@ -57,8 +57,7 @@ func (h *Team) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
 	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
 
-// The error type, kinds and helpers under the names host uses, so the code
-// that moved here from host reads the same in both places.
+// The error type, kinds and helpers under host's names.
 type Error = hosterr.Error
 
 // KindInvalid is bad input (exit 2).

@@ -195,7 +195,6 @@ func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 		if !ok {
 			n = &MissNeed{Note: e.Note, Query: e.Query, RequestIDs: []string{}, CardIDs: []string{}}
 			needs[k] = n
-			g.Needs = append(g.Needs, MissNeed{})
 		}
 		n.Count++
 		n.Last = max(n.Last, e.CreatedAt)
@@ -207,7 +206,6 @@ func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 		}
 	}
 	for field, g := range groups {
-		g.Needs = g.Needs[:0]
 		for k, n := range needs {
 			if k[0] == field {
 				g.Needs = append(g.Needs, *n)

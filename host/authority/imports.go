@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/palacehq/palace/domain"
@@ -195,9 +196,7 @@ func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]
 			}
 		}
 		data := map[string]any{}
-		for k, v := range cl.Data {
-			data[k] = v
-		}
+		maps.Copy(data, cl.Data)
 		if len(im.held) > 0 {
 			data["held"] = im.held
 		}

@@ -37,17 +37,11 @@ const (
 )
 
 // CodeCitations adds n promoted cards whose supporting evidence cites a
-// line range of a source file in h's checkout, as `palace record
-// --source-ref path#L10-L14` records it (an observation of the lines'
-// hash at a commit): it writes codeFiles files of codeLines lines under
-// the benchmark's directories, commits them, writes the evidence, its
-// observations, the cards and their links straight to the store, then
-// edits a tenth of the files so their cited lines move (fresh, found
-// elsewhere) and another tenth so some cited lines change (stale). The
-// cards are anchored to h's worktree and repository and scoped to their
-// file's directory; most are worded like the palace's other cards, one in
-// five like a benchmark request, so every pack holds some. Deterministic
-// for seed.
+// line range of a committed source file in h's checkout (as `palace record
+// --source-ref` does), written straight to the store; then a tenth of the
+// files move their cited lines (still fresh) and another tenth change them
+// (stale). One card in five is worded like a benchmark request, so every
+// pack holds some. Deterministic for seed.
 func CodeCitations(ctx context.Context, h *host.Host, n int, seed int64) (CodeStats, error) {
 	loc := h.Location()
 	if !loc.InGit {

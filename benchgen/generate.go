@@ -124,11 +124,10 @@ deploy test tools`)
 
 var benchLangs = strings.Fields(`go rust python typescript sql rego shellscript markdown`)
 
-// Generate fills the empty palace h has open with a synthetic one
-// following spec, deterministically for spec.Seed. Repository 0 and
-// worktree 0 are h's own, so requests through h see a realistic chain.
-// Human mode only (KindMode), and only into a palace with no cards or
-// evidence (KindInvalid). progress, when not nil, is called after each batch.
+// Generate fills the empty palace h has open with a synthetic one following
+// spec, deterministically for spec.Seed; repository 0 and worktree 0 are h's
+// own. Human mode only (KindMode), into a palace with no cards or evidence
+// (KindInvalid). progress, when not nil, hears each batch.
 func Generate(ctx context.Context, h *host.Host, spec Spec, progress func(Progress)) (Stats, error) {
 	if h.Mode() != host.Human {
 		return Stats{}, &host.Error{Kind: host.KindMode, Msg: fmt.Sprintf("bench gen is refused in agent mode: only a human may bench gen (mode is fixed by --mode/%s=agent)", host.ModeEnv)}
@@ -496,9 +495,8 @@ var historyRequests = []pack.ContextRequest{
 }
 
 // history writes spec.Requests request records over the last spec.Days
-// days, oldest first: each the outcomes of one dry-run pack at repository
-// 0, one card in ten given another outcome; raw records past retention are
-// dropped as they age.
+// days, oldest first, each a dry-run pack at repository 0 with one card in
+// ten given another outcome; records past retention are dropped as they age.
 func (g *benchGen) history(ctx context.Context) error {
 	total, days := g.spec.Requests, max(1, g.spec.Days)
 	if total <= 0 {

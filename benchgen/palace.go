@@ -20,13 +20,10 @@ import (
 // palace as it was generated.
 var Epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// Palace returns the home and the git checkout (repository 0 of spec) of
-// a generated palace cached under dir, generating it on first use: a
-// "complete.json" marker says the cache is whole, and anything else under dir
-// is thrown away and rebuilt. extra, when not nil, runs on the open host
-// after generation (to add what one benchmark needs) before the marker is
-// written. Generating the 10k palace takes about half a minute; the 100k one
-// several minutes. It is for benchmarks: callers that write must work on a
+// Palace returns the home and the git checkout (repository 0 of spec) of a
+// generated palace cached under dir, generating it on first use; without the
+// "complete.json" marker dir is rebuilt. extra, when not nil, runs on the
+// open host before the marker is written. Callers that write must work on a
 // copy of home.
 func Palace(ctx context.Context, dir string, spec Spec, progress func(Progress), extra func(*host.Host) error) (home, repo string, err error) {
 	home, repo = filepath.Join(dir, "home"), filepath.Join(dir, "repo")
@@ -73,11 +70,9 @@ func Palace(ctx context.Context, dir string, spec Spec, progress func(Progress),
 	return home, repo, nil
 }
 
-// CopyHome copies the database of the palace home src (with its log, if
-// any) into the directory dst, which it creates, and syncs the copy: a
-// benchmark that writes measures its own writes, not the kernel's
-// writeback of a fresh copy (1.8 GB at 100k cards), which the first
-// checkpoint's fsync would otherwise wait for.
+// CopyHome copies the database of the palace home src (with its log) into
+// dst, which it creates, and syncs the copy, so a writing benchmark does not
+// measure the writeback of the fresh copy (BENCHMARKS.md).
 func CopyHome(src, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("copy palace home: %w", err)

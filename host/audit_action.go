@@ -47,12 +47,10 @@ type AuditActionResult struct {
 }
 
 // AuditAction applies one audit action to card id in one transaction with
-// an event: `updated` for attribute changes, `retired` for revoke (revoke
-// retires: the card leaves every context but stays on record; to record
-// that it is wrong, demote it with a counterexample instead). Human mode
-// only (KindMode in agent mode, before anything is read). Bad input, cards
-// of another repository, retired cards and no-op changes are KindInvalid and
-// change nothing.
+// an `updated` event, or `retired` for revoke (the card stays on record; to
+// say it is wrong, demote it with a counterexample). Human mode only, checked
+// before anything is read. Bad input, another repository's or a retired card
+// and no-op changes are KindInvalid and change nothing.
 func (h *Host) AuditAction(ctx context.Context, id string, req AuditActionRequest) (AuditActionResult, error) {
 	if err := h.gatekeeper().RequireHuman("audit action"); err != nil {
 		return AuditActionResult{}, err

@@ -3,9 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,31 +55,11 @@ type CandidateRow struct {
 	Stale string `json:"stale,omitempty"`
 }
 
-func candidateDays(n int) (int, error) {
-	if n > 0 {
-		return n, nil
-	}
-	if n < 0 {
-		return 0, invalid("candidate_days", "candidate age %d is negative: pass a number of days (default %d)", n, DefaultCandidateDays)
-	}
-	v := os.Getenv(CandidateDaysEnv)
-	if v == "" {
-		return DefaultCandidateDays, nil
-	}
-	d, err := strconv.Atoi(v)
-	if err != nil || d < 1 {
-		return 0, invalid("candidate_days", "%s=%q is not a number of days ≥ 1: set it to e.g. %d, or unset it", CandidateDaysEnv, v, DefaultCandidateDays)
-	}
-	return d, nil
-}
-
-// Candidates lists the candidate cards of the anchors visible from here,
-// oldest first, marking those older than the age limit or past their
-// expiry. With Apply (human mode; KindMode otherwise) each stale candidate
-// is retired — archived: kept for audit, never served — with a "retired"
-// event whose data.change is "expired", all in one transaction.
+// Candidates lists the visible candidate cards, oldest first, marking those
+// over the age limit or past expiry. With Apply (human mode) each stale one
+// is retired, kept for audit but never served, in one transaction.
 func (h *Host) Candidates(ctx context.Context, req CandidateRequest) (CandidateReport, error) {
-	days, err := candidateDays(req.MaxAgeDays)
+	days, err := daysSetting(req.MaxAgeDays, "candidate_days", "candidate age", CandidateDaysEnv, DefaultCandidateDays)
 	if err != nil {
 		return CandidateReport{}, err
 	}

@@ -49,9 +49,8 @@ type CardFilter struct {
 }
 
 // ViewCard is ShowCard for someone who asked to see the card, recording one
-// "viewed" injection event (which warms its lane). An unknown id is
-// KindNotFound; another repository's card is KindInvalid unless allRepos;
-// a failure to record is KindInternal. Both modes.
+// "viewed" injection event (which warms its lane); a failure to record is
+// KindInternal.
 func (h *Host) ViewCard(ctx context.Context, id string, allRepos bool) (Card, error) {
 	c, err := h.ReadCard(ctx, id, allRepos)
 	if err != nil {
@@ -71,12 +70,7 @@ func (h *Host) ReadCard(ctx context.Context, id string, allRepos bool) (Card, er
 	if err != nil {
 		return Card{}, err
 	}
-	if !allRepos {
-		if err := h.foreignCard(ctx, c.Card, "read"); err != nil {
-			return Card{}, err
-		}
-	}
-	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+	if err := h.mayRead(ctx, c.Card, allRepos); err != nil {
 		return Card{}, err
 	}
 	return c, nil
@@ -165,11 +159,7 @@ func (h *Host) ListCards(ctx context.Context, f CardFilter) ([]Card, error) {
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}
-	ids := make([]string, len(rows))
-	for i, c := range rows {
-		ids[i] = c.ID
-	}
-	links, err := h.store.LinksFor(ctx, ids)
+	links, err := h.store.LinksFor(ctx, cardIDs(rows))
 	if err != nil {
 		return nil, internal(err, "list cards")
 	}
@@ -192,12 +182,7 @@ func (h *Host) CardEvents(ctx context.Context, id string, allRepos bool) ([]doma
 	if err != nil {
 		return nil, gatekeep.NotFound(err, "card", id)
 	}
-	if !allRepos {
-		if err := h.foreignCard(ctx, c, "read"); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.foreignRead(ctx, allRepos, c.AnchorID); err != nil {
+	if err := h.mayRead(ctx, c, allRepos); err != nil {
 		return nil, err
 	}
 	evs, err := h.store.Events(ctx, id)

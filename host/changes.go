@@ -6,10 +6,9 @@ import (
 	"sync"
 )
 
-// ChangeProbe notices commits to the palace database made by any other
-// connection: another process (the CLI, an MCP server) or another Host in
-// this one. A long-running server polls it to know when its caches are
-// stale. It holds one dedicated connection; Close releases it.
+// ChangeProbe notices commits to the palace database by any other
+// connection, so a long-running server knows when its caches are stale. It
+// holds one dedicated connection until Close.
 type ChangeProbe struct {
 	h *Host
 	// mu guards conn: one query at a time on the dedicated connection.
@@ -27,9 +26,7 @@ func (h *Host) NewChangeProbe(ctx context.Context) (*ChangeProbe, error) {
 }
 
 // Version returns SQLite's data_version as the probe's connection sees it:
-// it changes whenever another connection commits, and only then. A query
-// costs a few microseconds, so it is cheap enough to ask before every
-// cached answer.
+// it changes whenever another connection commits, and only then.
 func (p *ChangeProbe) Version(ctx context.Context) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -49,10 +50,7 @@ func (h *Host) RecentCardIDs(ctx context.Context, prefix string, n int) ([]IDHin
 	rows = slices.DeleteFunc(rows, func(c domain.Card) bool { return !strings.HasPrefix(c.ID, prefix) })
 	// Stored times are RFC 3339 in UTC with a fixed width, so they sort as text.
 	slices.SortStableFunc(rows, func(a, b domain.Card) int {
-		if c := strings.Compare(b.UpdatedAt, a.UpdatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
+		return cmp.Or(strings.Compare(b.UpdatedAt, a.UpdatedAt), strings.Compare(b.ID, a.ID))
 	})
 	out := make([]IDHint, 0, min(n, len(rows)))
 	for _, c := range rows[:min(n, len(rows))] {

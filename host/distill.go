@@ -73,10 +73,8 @@ func (h *Host) Distill(ctx context.Context, req intake.DistillRequest) (Card, er
 	return out, nil
 }
 
-// nearDuplicatesAt returns the live cards at anchorID whose statement is a
-// near-duplicate of statement (see nearIndex), most similar first, at most
-// five, leaving out the cards of skip, as the desk shows neighbours. A
-// failure is KindInternal.
+// nearDuplicatesAt returns up to five live cards at anchorID, not in skip,
+// whose statement nearly repeats statement, most similar first.
 func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string, skip ...string) ([]Neighbour, error) {
 	x, err := h.nearIndexAt(ctx, anchorID, nil)
 	if err != nil {
@@ -102,10 +100,9 @@ func (h *Host) nearDuplicatesAt(ctx context.Context, anchorID, statement string,
 	return out, nil
 }
 
-// fromCard fills the fields req leaves empty from the card it supersedes
-// (DistillRequest.From) and adds that card's evidence in its roles. The
-// card must be of this checkout, and the new one must differ from it in
-// tier or statement.
+// fromCard fills what req leaves empty from the card it supersedes and adds
+// that card's evidence in its roles. The card must be of this checkout and
+// the new one must differ in tier or statement.
 func (h *Host) fromCard(ctx context.Context, req intake.DistillRequest) (intake.DistillRequest, error) {
 	old, err := h.store.Card(ctx, req.From)
 	if err != nil {

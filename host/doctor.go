@@ -61,10 +61,7 @@ func Doctor(ctx context.Context, opts Options) DoctorReport {
 		name, home := "workspace", opts.Home
 		var he *Error
 		if errors.As(err, &he) && he.Field == "home" {
-			name = "home"
-			if home == "" {
-				home = os.Getenv(HomeEnv)
-			}
+			name, home = "home", cmp.Or(home, os.Getenv(HomeEnv))
 		}
 		return DoctorReport{Home: home, Mode: cmp.Or(opts.Mode, Human), Checks: []Check{{Name: name, Status: "fail", Detail: err.Error()}}}
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/cardview"
-	"github.com/palacehq/palace/internal/hosterr"
 	"github.com/palacehq/palace/store"
 )
 
@@ -45,22 +44,16 @@ type ContestResult struct {
 	Event     *domain.Event `json:"event,omitempty"`
 }
 
-// MarkContested contests an authoritative card on evidence: it keeps its
-// status but leaves the inline lanes (shown as a warned reference) until a
-// human demotes it or resolves the contest. Both modes. Card and evidence
-// must be visible from here; no evidence is KindInvalid. One transaction:
-// the contest and an "updated" event with data.change = "contested".
+// MarkContested contests an authoritative card on visible evidence (none is
+// KindInvalid): it keeps its status but leaves the inline lanes until a
+// human demotes it or resolves the contest. Both modes.
 func (h *Host) MarkContested(ctx context.Context, id string, req ContestRequest) (ContestResult, error) {
-	var res ContestResult
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		o, err := h.door().Apply(ctx, tx, authority.Change{Op: authority.OpContest, CardID: id,
-			Contest: authority.Contest{Kind: req.Kind, Reason: req.Reason, EvidenceID: req.EvidenceID, Source: req.Source}})
-		res.Contested, res.Event = o.Contest != nil, o.Contest
-		return err
-	})
+	o, err := h.apply(ctx, authority.Change{Op: authority.OpContest, CardID: id,
+		Contest: authority.Contest{Kind: req.Kind, Reason: req.Reason, EvidenceID: req.EvidenceID, Source: req.Source}})
 	if err != nil {
-		return ContestResult{}, hosterr.Classify(err, "contest "+id)
+		return ContestResult{}, err
 	}
+	res := ContestResult{Contested: o.Contest != nil, Event: o.Contest}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }

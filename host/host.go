@@ -7,6 +7,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -169,10 +170,7 @@ func newHost(ctx context.Context, opts Options) (*Host, error) {
 		}
 		return nil, internal(err, "resolve anchors of %s", cwd)
 	}
-	mode := opts.Mode
-	if mode == "" {
-		mode = Human
-	}
+	mode := cmp.Or(opts.Mode, Human)
 	actor := opts.Actor
 	if actor == "" {
 		actor = defaultActor(mode)

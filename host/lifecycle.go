@@ -145,32 +145,23 @@ func (h *Host) Link(ctx context.Context, id string, req LinkRequest) (LinkResult
 	if req.EvidenceID == "" {
 		return LinkResult{}, invalid("evidence", "--evidence is required: the evidence id to link")
 	}
-	var res LinkResult
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		o, err := h.door().Apply(ctx, tx, authority.Change{Op: authority.OpLink, CardID: id, Note: req.Note,
-			Refs: []authority.Refs{{Role: domain.Role(req.Role), IDs: []string{req.EvidenceID}}}})
-		if err != nil {
-			return err
-		}
-		if res.Added = len(o.Added) > 0; res.Added {
-			res.Event, res.Contest = &o.Events[0], o.Contest
-		}
-		return nil
-	})
+	o, err := h.apply(ctx, authority.Change{Op: authority.OpLink, CardID: id, Note: req.Note,
+		Refs: []authority.Refs{{Role: domain.Role(req.Role), IDs: []string{req.EvidenceID}}}})
 	if err != nil {
-		return LinkResult{}, hosterr.Classify(err, "link "+id)
+		return LinkResult{}, err
 	}
-	if res.Added {
+	var res LinkResult
+	if res.Added = len(o.Added) > 0; res.Added {
+		res.Event, res.Contest = &o.Events[0], o.Contest
 		res.Export = h.autoExport(ctx, id)
 	}
 	res.Card, err = h.ShowCard(ctx, id)
 	return res, err
 }
 
-// change runs one change of a card through the door in a transaction and
-// returns the card as it is afterwards, with the gate's answer when the
-// gate decided (on a denial too).
-func (h *Host) change(ctx context.Context, ch authority.Change) (ChangeResult, error) {
+// apply runs one change through the door in a transaction. On failure the
+// outcome holds only the gate's answer to a denial.
+func (h *Host) apply(ctx context.Context, ch authority.Change) (authority.Outcome, error) {
 	var o authority.Outcome
 	err := h.store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -178,14 +169,23 @@ func (h *Host) change(ctx context.Context, ch authority.Change) (ChangeResult, e
 		return err
 	})
 	if err != nil {
-		res := ChangeResult{}
+		var denied authority.Outcome
 		if KindOf(err) == KindDenied {
-			res.Gate = o.Gate
+			denied.Gate = o.Gate
 		}
-		return res, hosterr.Classify(conflict(err), string(ch.Op)+" "+ch.CardID)
+		return denied, hosterr.Classify(conflict(err), string(ch.Op)+" "+ch.CardID)
 	}
-	res := ChangeResult{Event: o.Event, Gate: o.Gate}
-	res.Export = h.autoExport(ctx, ch.CardID)
+	return o, nil
+}
+
+// change applies ch and returns the card as it is afterwards, with the
+// gate's answer when the gate decided (on a denial too).
+func (h *Host) change(ctx context.Context, ch authority.Change) (ChangeResult, error) {
+	o, err := h.apply(ctx, ch)
+	if err != nil {
+		return ChangeResult{Gate: o.Gate}, err
+	}
+	res := ChangeResult{Event: o.Event, Gate: o.Gate, Export: h.autoExport(ctx, ch.CardID)}
 	res.Card, err = h.ShowCard(ctx, ch.CardID)
 	return res, err
 }
@@ -201,10 +201,8 @@ func conflict(err error) error {
 	return err
 }
 
-// humanChange checks what a human lifecycle change needs before it reads
-// anything: human mode, a reason (why says what it should say) and, when
-// refsField is set, at least one evidence ref of that role (refsWhy says
-// what to record first).
+// humanChange checks, before anything is read, human mode, a reason and,
+// when refsField is set, at least one evidence ref of that role.
 func (h *Host) humanChange(op, reason, why, refsField string, refs []string, refsWhy string) error {
 	if err := h.gatekeeper().RequireHuman(op); err != nil {
 		return err

@@ -1,9 +1,7 @@
 package host
 
 import (
-	"errors"
 	"io"
-	"strings"
 
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/bounded"
@@ -11,10 +9,9 @@ import (
 	"github.com/palacehq/palace/mailbox"
 )
 
-// Input limits shared by every surface (CLI flags, JSON Lines imports, MCP
-// arguments): one check in host, so the three cannot disagree. Each is far
-// above what honest use needs and small enough that a crafted value cannot
-// bloat the database, the indexes or a context pack.
+// Input limits shared by every surface, checked once in host: far above
+// honest use, small enough that a crafted value cannot bloat the database,
+// the indexes or a context pack.
 const (
 	// MaxFieldBytes bounds field: an identifier used in filters, lanes and
 	// distill suggestions ("go", "release-process"), never prose.
@@ -76,19 +73,5 @@ func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
 // LimitInput wraps a stream named by flag (stdin) so that reading more than
 // limit bytes fails with a KindInvalid error naming it.
 func LimitInput(flag string, r io.Reader, limit int64) io.Reader {
-	return &inputReader{r: bounded.Reader(r, limit), flag: flag, limit: limit}
-}
-
-type inputReader struct {
-	r     io.Reader
-	flag  string
-	limit int64
-}
-
-func (r *inputReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if errors.Is(err, bounded.ErrTooLarge) {
-		err = invalid(strings.TrimLeft(r.flag, "-"), "%s is over the limit of %s: split the input", r.flag, bounded.Human(r.limit))
-	}
-	return n, err
+	return limits.LimitInput(flag, r, limit)
 }

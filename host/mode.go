@@ -20,10 +20,9 @@ const (
 // ModeEnv is the environment variable an agent's environment sets.
 const ModeEnv = gatekeep.ModeEnv
 
-// ResolveMode picks the process mode from the --mode flag, the PALACE_MODE
-// value and the surface's default. PALACE_MODE=agent wins over any flag: a
-// flag can lower a human environment to agent, never raise an agent one.
-// An unknown value in either place is an error naming it.
+// ResolveMode picks the process mode from the --mode flag, PALACE_MODE and
+// the surface's default. PALACE_MODE=agent wins over any flag: a flag can
+// lower a human environment to agent, never raise an agent one.
 func ResolveMode(flag, env string, fallback Mode) (Mode, error) {
 	parse := func(what, v string) (Mode, error) {
 		switch Mode(v) {

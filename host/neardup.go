@@ -8,10 +8,9 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// The near-duplicate warnings of every way a card comes in — distill,
-// rule-file import, sync, research suggestions — name the live cards at
-// the new card's anchor that it nearly repeats (internal/neardup). A
-// warning never refuses: the card is written, and a person decides.
+// Near-duplicate warnings name the live cards at a new card's anchor that it
+// nearly repeats. A warning never refuses: the card is written, a person
+// decides.
 
 // nearIndex is the live cards at one anchor, indexed by statement.
 type nearIndex struct {
@@ -53,12 +52,9 @@ func (x *nearIndex) near(statement string, skip func(id string) bool) []neardup.
 	return out
 }
 
-// nearNew names, for each of the new cards ids (in the order they were
-// written), the live cards at its anchor it nearly repeats, keyed by id:
-// those that were there before and, with amongNew, those of ids written
-// before it. Unknown ids are left out. A batch as large as a first sync of
-// a card directory is compared with what was there only: comparing it
-// with itself costs the square of its size.
+// nearNew names, per new card id, the live cards at its anchor it nearly
+// repeats: those there before and, with amongNew, the ids written before it
+// (quadratic, so a large sync passes false). Unknown ids are left out.
 func (h *Host) nearNew(ctx context.Context, ids []string, amongNew bool) (map[string][]neardup.Card, error) {
 	out := map[string][]neardup.Card{}
 	if len(ids) == 0 {

@@ -21,10 +21,9 @@ func (h *Host) PolicySources() policies.Sources {
 	return src
 }
 
-// PolicyConfigFor resolves, without opening the database, the policy
-// sources of opts (its home and workspace) and the compile options its hosts
-// use — deadline, and the disk cache of compiled .wasm modules — so `palace
-// policy` loads exactly what a palace there would, and shares its cache.
+// PolicyConfigFor resolves, without opening the database, the policy sources
+// and compile options a host of opts would use, so `palace policy` loads
+// exactly what it would and shares its module cache.
 func PolicyConfigFor(ctx context.Context, opts Options) (policies.Sources, policies.Options, error) {
 	h, err := newHost(ctx, opts)
 	if err != nil {
@@ -44,11 +43,9 @@ func (h *Host) PolicyOptions() policies.Options {
 	}
 }
 
-// PolicyCacheVersion names this build in the compiled-module cache, so a
-// different palace never reads an entry another one wrote: the module
-// version of a release, else the VCS revision (with "+dirty" for local
-// changes) of a development build, plus the versions of wazero and the
-// Extism SDK, which generate the cached code.
+// PolicyCacheVersion names this build in the compiled-module cache (release
+// or VCS revision, plus the wazero and Extism versions that generate the
+// code), so a different palace never reads an entry another wrote.
 var PolicyCacheVersion = sync.OnceValue(func() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

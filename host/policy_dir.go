@@ -6,9 +6,8 @@ import (
 )
 
 // PolicyDirSources are the sources of a policy folder named on the command
-// line: dir as the repo source, held like a workspace's .palace/policies
-// to the checkout it lies in (repofs.CheckoutRoot), if any, so a file
-// there that links out of the repository is refused, not read.
+// line: dir as the repo source, held to the checkout it lies in, so a file
+// linking out of the repository is refused, not read.
 func PolicyDirSources(dir string) policies.Sources {
 	src := policies.Sources{RepoDir: dir}
 	if root, ok := repofs.CheckoutRoot(dir); ok {

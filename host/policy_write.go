@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,21 +13,14 @@ import (
 	"github.com/palacehq/palace/repofs"
 )
 
-// WritePolicyFiles writes files (slash-separated names relative to dir →
-// content) under dir in name order and returns their paths (dir joined
-// with each name). Inside a git checkout (repofs.CheckoutRoot) nothing is
-// written through a symbolic link: neither a file nor a directory from the
-// checkout's root down may be one, since a cloned repository can ship
-// `.palace/policies -> ~/.config` or a dangling `gate.rego -> ~/.bashrc`.
-// Outside a checkout dir is the caller's own path, created if missing, and
-// only the names below it are held to that rule.
-//
-// Every file is checked before the first is written: a link (or anything
-// that is not a regular file) in a file's place or on its way is
-// KindInvalid naming the link, its target and the fix, and so is an
-// existing file when replace is false; then nothing is written. With
-// replace an existing file is replaced whole through a temporary file and
-// a rename, keeping its permissions.
+// WritePolicyFiles writes files (slash names relative to dir → content)
+// under dir in name order and returns their paths. Inside a git checkout
+// nothing is written through a symbolic link from the checkout's root down,
+// since a cloned repository can ship `.palace/policies -> ~/.config`;
+// outside one only the names below dir are held to that. Every file is
+// checked first: a link or non-regular file on the way, or an existing file
+// without replace, is KindInvalid naming it and the fix, and nothing is
+// written. replace swaps a file whole by rename, keeping its permissions.
 func WritePolicyFiles(dir string, files map[string][]byte, replace bool) ([]string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -41,11 +35,7 @@ func WritePolicyFiles(dir string, files map[string][]byte, replace bool) ([]stri
 	} else if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, invalid("out", "--out %s cannot be created: %v: pass a writable folder", dir, err)
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(files))
 	rels := make([]string, len(names))
 	paths := make([]string, len(names))
 	for i, n := range names {
@@ -81,11 +71,9 @@ func WritePolicyFiles(dir string, files map[string][]byte, replace bool) ([]stri
 	return paths, nil
 }
 
-// ReplacePolicyFile replaces the file at path with b through a temporary
-// file and a rename, so a policy watcher sees the old file or the new one.
-// Inside a checkout no component from its root down may be a symbolic link;
-// elsewhere the file itself may not be one. A link or a file that is not
-// regular is KindInvalid naming it and the fix.
+// ReplacePolicyFile replaces the file at path with b by rename, so a watcher
+// sees the old file or the new one. A symbolic link on the way inside a
+// checkout, or as the file elsewhere, or a non-regular file, is KindInvalid.
 func ReplacePolicyFile(path string, b []byte) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {

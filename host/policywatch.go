@@ -53,15 +53,11 @@ func (w *PolicyWatch) Stop() {
 func (w *PolicyWatch) Done() <-chan struct{} { return w.w.Done() }
 
 // WatchPolicies keeps the host's policy set current until ctx ends or the
-// watch is stopped: this is how every long-running surface (the LSP, the
-// MCP server) gets policy edits without a restart. Edits under the policy
-// sources are debounced (policies.DefaultDebounce), compiled aside and
-// swapped in. A reload that fails keeps the last good set serving while
-// its files are all still there; when no set has loaded, or a file of the
-// last good set was deleted, Policies returns the errors. onReload (may be
-// nil) hears every reload attempt, the first load included, on the watch's
-// goroutine. A watch that cannot start (no fsnotify) is an error; the host
-// then loads its set on first use, as a short-lived process does.
+// watch stops: edits are debounced, compiled aside and swapped in. A failed
+// reload keeps the last good set serving while its files all exist;
+// otherwise Policies returns the errors. onReload (may be nil) hears every
+// attempt on the watch's goroutine. A watch that cannot start is an error,
+// and the host then loads its set on first use.
 func (h *Host) WatchPolicies(ctx context.Context, onReload func(PolicyReload)) (*PolicyWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	w, err := policies.Watch(ctx, h.PolicySources(), policies.WatchOptions{Options: h.PolicyOptions()}, func(set *policies.Set, err error) {

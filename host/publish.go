@@ -7,8 +7,6 @@ import (
 	"github.com/palacehq/palace/host/authority"
 	"github.com/palacehq/palace/host/gatekeep"
 	"github.com/palacehq/palace/host/teamsync"
-	"github.com/palacehq/palace/internal/hosterr"
-	"github.com/palacehq/palace/store"
 )
 
 // PublishRequest copies a card one anchor outward.
@@ -32,27 +30,17 @@ type PublishResult struct {
 	Export *teamsync.ExportNote `json:"export,omitempty"`
 }
 
-// Publish copies an authoritative card one step outward (worktree → repo →
-// global) with origin_card and the same links; the original stays and is
-// stamped published_to. The gate's publish action decides; the secret floor
-// applies. Human mode only; one transaction.
+// Publish copies an authoritative card one anchor outward with origin_card
+// and the same links, stamping the original published_to. The gate's
+// publish action decides and the secret floor applies. Human mode only.
 func (h *Host) Publish(ctx context.Context, id string, req PublishRequest) (PublishResult, error) {
 	if err := h.humanChange(string(domain.ActionPublish), req.Reason, "say why the card holds beyond its anchor", "", nil, ""); err != nil {
 		return PublishResult{}, err
 	}
-	var o authority.Outcome
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		o, err = h.door().Apply(ctx, tx, authority.Change{Op: authority.OpPublish, CardID: id, Target: req.To, Reason: req.Reason,
-			Reviewer: req.Reviewer, AllowLocalPolicy: req.AllowLocalPolicy})
-		return err
-	})
+	o, err := h.apply(ctx, authority.Change{Op: authority.OpPublish, CardID: id, Target: req.To, Reason: req.Reason,
+		Reviewer: req.Reviewer, AllowLocalPolicy: req.AllowLocalPolicy})
 	if err != nil {
-		res := PublishResult{}
-		if KindOf(err) == KindDenied {
-			res.Gate = o.Gate
-		}
-		return res, hosterr.Classify(conflict(err), "publish "+id)
+		return PublishResult{Gate: o.Gate}, err
 	}
 	orig, err := h.ShowCard(ctx, id)
 	if err != nil {

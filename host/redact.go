@@ -15,12 +15,10 @@ import (
 // MaxRedactReasonRunes bounds the reason of a redaction.
 const MaxRedactReasonRunes = 500
 
-// RedactEvidence replaces the content of evidence id with a notice saying
-// who redacted it, when and why. The row keeps its id, its other fields and
-// the SHA-256 of its original content; the redaction is recorded (and shown
-// by ShowEvidence) and cannot be undone or repeated. Only a human may
-// redact: evidence is the record agents learn from, and removing part of it
-// is a decision about that record.
+// RedactEvidence replaces the content of evidence id with a notice of who
+// redacted it, when and why, keeping its other fields and the original
+// content's SHA-256; it cannot be undone or repeated. Human mode only:
+// evidence is the record agents learn from.
 func (h *Host) RedactEvidence(ctx context.Context, id, reason string) (intake.Evidence, error) {
 	if err := h.gatekeeper().RequireHuman("evidence redact"); err != nil {
 		return intake.Evidence{}, err

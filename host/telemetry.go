@@ -20,22 +20,27 @@ const TelemetryDaysEnv = "PALACE_TELEMETRY_DAYS"
 // the raw records are kept the outcomes of each request can be read back.
 const DefaultTelemetryDays = 30
 
-// telemetryDays resolves the retention: n when positive, else the
-// environment, else the default. A bad environment value is KindInvalid.
 func telemetryDays(n int) (int, error) {
+	return daysSetting(n, "telemetry_days", "telemetry retention", TelemetryDaysEnv, DefaultTelemetryDays)
+}
+
+// daysSetting resolves a number of days: n when positive, else the
+// environment variable env, else def. A negative n or a bad environment
+// value is KindInvalid naming field.
+func daysSetting(n int, field, what, env string, def int) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
 	if n < 0 {
-		return 0, invalid("telemetry_days", "telemetry retention %d is negative: pass a number of days (default %d)", n, DefaultTelemetryDays)
+		return 0, invalid(field, "%s %d is negative: pass a number of days (default %d)", what, n, def)
 	}
-	v := os.Getenv(TelemetryDaysEnv)
+	v := os.Getenv(env)
 	if v == "" {
-		return DefaultTelemetryDays, nil
+		return def, nil
 	}
 	d, err := strconv.Atoi(v)
 	if err != nil || d < 1 {
-		return 0, invalid("telemetry_days", "%s=%q is not a number of days ≥ 1: set it to e.g. %d, or unset it", TelemetryDaysEnv, v, DefaultTelemetryDays)
+		return 0, invalid(field, "%s=%q is not a number of days ≥ 1: set it to e.g. %d, or unset it", env, v, def)
 	}
 	return d, nil
 }
@@ -64,14 +69,11 @@ type MaintenanceReport struct {
 // rebuilds the file without being asked.
 const vacuumFreeShare = 0.25
 
-// Maintenance compacts the palace on demand: it drops raw request records
-// older than the retention window (their counts are in the per-card
-// rollups, which are kept), checkpoints and truncates the write-ahead log,
-// and rebuilds the file (VACUUM) when vacuum is true or more than a quarter
-// of it is free pages. Cards, evidence, links and events are never
-// touched. keepDays overrides the host's retention when positive; a
-// negative value is KindInvalid. Human mode only: VACUUM blocks every
-// writer for its duration.
+// Maintenance drops raw request records past retention (keepDays when
+// positive; negative is KindInvalid), truncates the write-ahead log and
+// VACUUMs when asked or over a quarter of the file is free. Cards, evidence,
+// links and events are never touched. Human mode only: VACUUM blocks every
+// writer.
 func (h *Host) Maintenance(ctx context.Context, keepDays int, vacuum bool) (MaintenanceReport, error) {
 	if err := h.gatekeeper().RequireHuman("maintenance"); err != nil {
 		return MaintenanceReport{}, err

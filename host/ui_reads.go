@@ -22,13 +22,11 @@ import (
 // The reads of the review desk (`palace ui`) write nothing; every change a
 // reviewer makes goes through the lifecycle methods.
 
-// Review queue orders.
+// Review queue orders: newest first, or highest ReviewItem.Value first
+// (newest first among equals).
 const (
-	// ReviewNewest puts the newest candidates first.
 	ReviewNewest = "newest"
-	// ReviewValue puts first the candidates with the most evidence behind
-	// them (see ReviewItem.Value), newest first among equals.
-	ReviewValue = "value"
+	ReviewValue  = "value"
 )
 
 // MaxReviewPage is the largest page ReviewQueue returns.
@@ -111,11 +109,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 	})
 	var values map[string]int
 	if order == ReviewValue {
-		ids := make([]string, len(cards))
-		for i, c := range cards {
-			ids[i] = c.ID
-		}
-		counts, err := h.store.LinkRoleCounts(ctx, ids)
+		counts, err := h.store.LinkRoleCounts(ctx, cardIDs(cards))
 		if err != nil {
 			return ReviewPage{}, internal(err, "count evidence of candidates")
 		}
@@ -130,10 +124,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		return page, nil
 	}
 	cards = cards[req.Offset:min(len(cards), req.Offset+limit)]
-	ids := make([]string, len(cards))
-	for i, c := range cards {
-		ids[i] = c.ID
-	}
+	ids := cardIDs(cards)
 	links, err := h.store.LinksFor(ctx, ids)
 	if err != nil {
 		return ReviewPage{}, internal(err, "read links of candidates")
@@ -161,8 +152,7 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 		if err != nil {
 			return ReviewPage{}, err
 		}
-		// What Gate answers, with the links and contests read for the
-		// whole page at once.
+		// What Gate answers, from the links and contests read for the page.
 		target, err := gatekeep.PromoteTarget(c, "")
 		if err != nil {
 			return ReviewPage{}, err
@@ -176,12 +166,12 @@ func (h *Host) ReviewQueue(ctx context.Context, req ReviewRequest) (ReviewPage, 
 	return page, nil
 }
 
-// maxReviewCitations bounds the links a queue item quotes: a card can cite
-// dozens of rows, and the reviewer reads the rest on the card's page.
+// maxReviewCitations bounds the links a queue item quotes; the card's page
+// shows the rest.
 const maxReviewCitations = 8
 
 // reviewCitations are the links a queue item quotes: counterexamples
-// first, then in link order, at most maxReviewCitations.
+// first, then in link order.
 func reviewCitations(links []domain.Link) []domain.Link {
 	out := make([]domain.Link, 0, min(len(links), maxReviewCitations))
 	for _, counter := range []bool{true, false} {
@@ -194,9 +184,16 @@ func reviewCitations(links []domain.Link) []domain.Link {
 	return out
 }
 
-// reviewValue is ReviewItem.Value of these counts.
 func reviewValue(rc domain.RoleCounts) int {
 	return rc.Supporting + 2*rc.Verification + 2*rc.Teaching - 3*rc.Counterexample
+}
+
+func cardIDs(cards []domain.Card) []string {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	return ids
 }
 
 // citedEvidence reads the evidence the links cite, keyed by id.
@@ -217,7 +214,6 @@ func (h *Host) citedEvidence(ctx context.Context, links map[string][]domain.Link
 	return ev, nil
 }
 
-// maxNeighbours is how many neighbours a card lists.
 const maxNeighbours = 5
 
 // Neighbours returns, per card id, the visible cards (any status) whose
@@ -256,7 +252,7 @@ func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neigh
 	if len(found) == 0 {
 		return out, nil
 	}
-	// The statuses: the texts are read without them.
+	// The texts carry no status.
 	want := make([]string, 0, len(found))
 	for i := range found {
 		want = append(want, texts[i].ID)
@@ -275,30 +271,24 @@ func (h *Host) Neighbours(ctx context.Context, ids []string) (map[string][]Neigh
 
 // CardDossier is everything about one card that a card page shows.
 type CardDossier struct {
-	// Card carries its links and, when contested, its contest.
 	Card Card `json:"card"`
-	// Events is the card's audit trail, oldest first; each lifecycle event
-	// names the hash of the policy that allowed it.
+	// Events is the card's audit trail, oldest first.
 	Events []domain.Event `json:"events"`
 	// Evidence are the rows the card's links cite, by id.
 	Evidence map[string]domain.Evidence `json:"evidence"`
-	// Gate is the gate's answer for the card's next promotion; nil when the
-	// card has none (canonical, retired).
+	// Gate answers for the card's next promotion; nil when it has none.
 	Gate *gatekeep.Result `json:"gate,omitempty"`
-	// Origin is the card this one was published from, Copy the card it was
-	// published to; nil when there is none.
+	// Origin is the card this one was published from, Copy the one it was
+	// published to.
 	Origin *Card `json:"origin,omitempty"`
 	Copy   *Card `json:"copy,omitempty"`
-	// Held is set when the card's file claimed authority at import and the
-	// gate held it back as a candidate.
-	Held *teamsync.HeldCard `json:"held,omitempty"`
-	// Neighbours are cards that say the same or nearly the same.
-	Neighbours []Neighbour `json:"neighbours"`
-	// Signals are the card's adoption signals per day of the last 90 days,
-	// oldest first.
-	Signals []SignalDay `json:"signals"`
-	// Packs are the card's pack outcomes per day of the last 30 days;
-	// Requests the newest kept requests that named it.
+	// Held is set when the gate held the card's imported file back.
+	Held       *teamsync.HeldCard `json:"held,omitempty"`
+	Neighbours []Neighbour        `json:"neighbours"`
+	// Signals are per day of the last 90 days, oldest first; Packs the pack
+	// outcomes per day of the last 30; Requests the newest kept requests
+	// naming the card.
+	Signals  []SignalDay         `json:"signals"`
 	Packs    []store.OutcomeDay  `json:"packs"`
 	Requests []store.CardRequest `json:"requests"`
 }
@@ -309,7 +299,7 @@ type SignalDay struct {
 	Counts map[string]int `json:"counts"`
 }
 
-// Dossier windows and the request records read looking for a card's packs.
+// Dossier windows, and how many request records are scanned for packs.
 const (
 	dossierSignalDays = 90
 	dossierPackDays   = 30
@@ -399,8 +389,7 @@ func nextTarget(c domain.Card) (string, bool) {
 	return "", false
 }
 
-// daysSince is the whole days from a stored time to now (0 when it does
-// not parse).
+// daysSince is the whole days from a stored time to now, 0 if unparsable.
 func daysSince(stamp string, now time.Time) int {
 	t, err := time.Parse(time.RFC3339Nano, stamp)
 	if err != nil {
@@ -409,16 +398,11 @@ func daysSince(stamp string, now time.Time) int {
 	return int(now.Sub(t).Hours() / 24)
 }
 
-// CompletePath lists up to n entries of the worktree (the working
-// directory outside git) completing prefix, a slash path relative to it:
-// directories with a trailing slash, sorted, dot-entries only for a dot
-// prefix. It never reads outside the worktree: a climbing or absolute
-// prefix completes to nothing.
+// CompletePath lists up to n sorted entries of the worktree completing the
+// slash path prefix, directories with a trailing slash, dot-entries only for
+// a dot prefix. It never reads outside the worktree.
 func (h *Host) CompletePath(prefix string, n int) ([]string, error) {
-	root := h.loc.Worktree
-	if root == "" {
-		root = h.loc.Dir
-	}
+	root := cmp.Or(h.loc.Worktree, h.loc.Dir)
 	if root == "" || n <= 0 || path.IsAbs(prefix) || strings.Contains(prefix, "\\") {
 		return []string{}, nil
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -55,14 +56,11 @@ type VerifyResult struct {
 	Event  *domain.Event `json:"event,omitempty"`
 }
 
-// Verify records a verification of card id against the code as it is now:
-// one evidence row observing every place the card is checked against
-// (staleness.Checked, following moves and renames) or the places
-// req.Evidence cite, linked as verification through the door, so a stale
-// card is fresh again. It never changes a status. Both modes. Bad input
-// (unknown or retired card, another repository's, outside git, no cited
-// file) is KindInvalid; code that is gone is KindDenied naming each place
-// and the repair. Nothing is written then.
+// Verify records one evidence row observing, as it is now, every place card
+// id is checked against (or that req.Evidence cite), linked as verification
+// through the door, so a stale card is fresh again; it never changes a
+// status. Bad input is KindInvalid, code that is gone KindDenied naming each
+// place; then nothing is written.
 func (h *Host) Verify(ctx context.Context, id string, req VerifyRequest) (VerifyResult, error) {
 	if !h.loc.InGit {
 		return VerifyResult{}, invalid("id", "palace verify checks a card against the code of a git checkout, and %s is not inside one: run it in the checkout whose code the card cites", h.loc.Dir)
@@ -196,10 +194,11 @@ func (h *Host) cardPlaces(ctx context.Context, c domain.Card) ([]place, bool, er
 				ids = append(ids, l.EvidenceID)
 			}
 		}
-		ps, err := h.refPlaces(ctx, ids, false)
+		rows, err := h.store.EvidenceByIDs(ctx, ids)
 		if err != nil {
-			return nil, false, err
+			return nil, false, internal(err, "read evidence")
 		}
+		ps, _ := h.refPlaces(ids, rows, false)
 		if len(ps) == 0 {
 			return nil, false, invalid("id", "card %s cites no file of this checkout: nothing to verify it against; record evidence citing the code (palace record --source-ref PATH#L10-L24 …) and pass it with --evidence", c.ID)
 		}
@@ -242,20 +241,12 @@ func (h *Host) evidencePlaces(ctx context.Context, ids []string) ([]place, error
 			return nil, invalid("evidence", "evidence %s is anchored to another repository or worktree: verify with evidence of this checkout", id)
 		}
 	}
-	ps, err := h.refPlaces(ctx, ids, true)
-	if err != nil {
-		return nil, err
-	}
-	return ps, nil
+	return h.refPlaces(ids, rows, true)
 }
 
-// refPlaces parses the source refs of evidence ids as citations of this
+// refPlaces parses the source refs of evidence rows ids as citations of this
 // checkout's files; with strict, one citing none is KindInvalid.
-func (h *Host) refPlaces(ctx context.Context, ids []string, strict bool) ([]place, error) {
-	rows, err := h.store.EvidenceByIDs(ctx, ids)
-	if err != nil {
-		return nil, internal(err, "read evidence")
-	}
+func (h *Host) refPlaces(ids []string, rows map[string]domain.Evidence, strict bool) ([]place, error) {
 	var out []place
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -398,12 +389,7 @@ func (h *Host) StaleLinesIn(ctx context.Context, file string) ([]StaleLines, err
 			out = append(out, StaleLines{CardID: id, Statement: c.Statement, Tier: c.Tier, StaleCitation: sc})
 		}
 	}
-	slices.SortFunc(out, func(a, b StaleLines) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return strings.Compare(a.CardID, b.CardID)
-	})
+	slices.SortFunc(out, func(a, b StaleLines) int { return cmp.Or(a.Line-b.Line, strings.Compare(a.CardID, b.CardID)) })
 	return out, nil
 }
 

@@ -53,12 +53,10 @@ func (h *Host) WorkspaceAccess(ctx context.Context) (WorkspaceAccess, error) {
 	return out, nil
 }
 
-// SetAllRepos records a person's decision whether agent mode may read every
-// repository's memory from this workspace. Human mode only (KindMode in
-// agent mode, before anything is read); outside a git checkout, or with a
-// reason over MaxPermissionReasonRunes or holding a secret, it is
-// KindInvalid and writes nothing. The decision is one append-only row with
-// the actor, the time and the reason.
+// SetAllRepos records, as one append-only row, a person's decision whether
+// agent mode may read every repository's memory from this workspace. Human
+// mode only; outside git, or with a long or secret-holding reason, it is
+// KindInvalid and writes nothing.
 func (h *Host) SetAllRepos(ctx context.Context, allowed bool, reason string) (WorkspaceAccess, error) {
 	op := "workspace deny-all-repos"
 	if allowed {
@@ -138,4 +136,13 @@ func (h *Host) foreignRead(ctx context.Context, allRepos bool, anchorID string) 
 		return nil
 	}
 	return h.crossRepoRead(ctx)
+}
+
+// mayRead refuses reading card c from here: another repository's card needs
+// allRepos, and then foreignRead's permission.
+func (h *Host) mayRead(ctx context.Context, c domain.Card, allRepos bool) error {
+	if !allRepos {
+		return h.foreignCard(ctx, c, "read")
+	}
+	return h.foreignRead(ctx, true, c.AnchorID)
 }

@@ -1,11 +1,9 @@
-// Package adoption records and reports adoption signals: what happened
-// after a context pack (a card used, accepted, rejected, rolled back,
-// contradicted, or knowledge missed). Signals are evidence about use, never
-// authority: they change no status and count toward no gate. A signal
-// counts once per actor, card and request, at most
-// cardview.SignalsPerCardDay times per card, day and actor type. A
-// contradiction citing visible evidence contests its card through
-// Config.Contest. host imports adoption.
+// Package adoption records and reports adoption signals: what happened after
+// a context pack. Signals are evidence about use, never authority: they
+// change no status and count toward no gate. A signal counts once per actor,
+// card and request, at most cardview.SignalsPerCardDay per card, day and
+// actor type; a contradiction citing visible evidence contests its card
+// through Config.Contest. host imports adoption.
 package adoption
 
 import (
@@ -56,7 +54,6 @@ type Config struct {
 // Adoption records and reports the signals of one palace.
 type Adoption struct{ cfg Config }
 
-// New returns the adoption of cfg.
 func New(cfg Config) *Adoption { return &Adoption{cfg: cfg} }
 
 // Request is one adoption signal to record.
@@ -104,12 +101,10 @@ type Result struct {
 	NotCounted string `json:"not_counted,omitempty"`
 }
 
-// Adopt checks an adoption signal and records it. A signal without
-// information or reaching outside the caller's chain (unknown signal or
-// ids, card signal without card, empty miss) is KindInvalid and writes
-// nothing; warnings refuse too unless AllowWarnings. CheckOnly writes
-// nothing. A repeat or a signal over the daily limit is recorded and counts
-// nowhere. Both modes.
+// Adopt checks an adoption signal and records it. One without information
+// or reaching outside the caller's chain is KindInvalid and writes nothing;
+// warnings refuse too unless AllowWarnings; CheckOnly writes nothing. A
+// repeat or one over the daily limit is recorded and counts nowhere.
 func (a *Adoption) Adopt(ctx context.Context, req Request) (Result, error) {
 	res, ev, err := a.checkAdoption(ctx, req)
 	if err != nil {
@@ -252,12 +247,8 @@ func (a *Adoption) checkAdoption(ctx context.Context, req Request) (Result, stor
 			return res, ev, hosterr.Internal(err, "check adoption signal")
 		default:
 			ev.RequestTerms = rt.Terms
-			if ev.Query == "" {
-				ev.Query = rt.Query
-			}
-			if ev.Field == "" {
-				ev.Field = fieldOfSignature(rt.Terms)
-			}
+			ev.Query = cmp.Or(ev.Query, rt.Query)
+			ev.Field = cmp.Or(ev.Field, fieldOfSignature(rt.Terms))
 		}
 	case req.Query != "":
 		ev.RequestTerms = pack.Signature(req.Query, "", "", nil)

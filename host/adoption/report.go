@@ -161,16 +161,10 @@ func (a *Adoption) stats(ctx context.Context, f Filter, notes bool) (Stats, []st
 		st.Fields = append(st.Fields, *fa)
 	}
 	slices.SortFunc(st.Cards, func(x, y CardAdoption) int {
-		if d := total(y.Signals) - total(x.Signals); d != 0 {
-			return d
-		}
-		return strings.Compare(x.ID, y.ID)
+		return cmp.Or(total(y.Signals)-total(x.Signals), strings.Compare(x.ID, y.ID))
 	})
 	slices.SortFunc(st.Fields, func(x, y FieldAdoption) int {
-		if d := total(y.Signals) - total(x.Signals); d != 0 {
-			return d
-		}
-		return strings.Compare(x.Field, y.Field)
+		return cmp.Or(total(y.Signals)-total(x.Signals), strings.Compare(x.Field, y.Field))
 	})
 	return st, evs, nil
 }
@@ -201,7 +195,6 @@ func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 		if !ok {
 			n = &MissNeed{Note: e.Note, Query: e.Query, RequestIDs: []string{}, CardIDs: []string{}}
 			needs[k] = n
-			g.Needs = append(g.Needs, MissNeed{})
 		}
 		n.Count++
 		n.Last = max(n.Last, e.CreatedAt)
@@ -213,26 +206,17 @@ func (a *Adoption) Review(ctx context.Context, f Filter) (Review, error) {
 		}
 	}
 	for field, g := range groups {
-		g.Needs = g.Needs[:0]
 		for k, n := range needs {
 			if k[0] == field {
 				g.Needs = append(g.Needs, *n)
 			}
 		}
 		slices.SortFunc(g.Needs, func(x, y MissNeed) int {
-			if x.Count != y.Count {
-				return y.Count - x.Count
-			}
-			return strings.Compare(x.Note+"\x00"+x.Query, y.Note+"\x00"+y.Query)
+			return cmp.Or(y.Count-x.Count, strings.Compare(x.Note+"\x00"+x.Query, y.Note+"\x00"+y.Query))
 		})
 		rev.Misses = append(rev.Misses, *g)
 	}
-	slices.SortFunc(rev.Misses, func(x, y MissGroup) int {
-		if x.Count != y.Count {
-			return y.Count - x.Count
-		}
-		return strings.Compare(x.Field, y.Field)
-	})
+	slices.SortFunc(rev.Misses, func(x, y MissGroup) int { return cmp.Or(y.Count-x.Count, strings.Compare(x.Field, y.Field)) })
 	for _, c := range st.Cards {
 		if c.Signals["rejected"]+c.Signals["rollback"] > 0 {
 			rev.TurnedDown = append(rev.TurnedDown, c)

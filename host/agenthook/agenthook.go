@@ -1,8 +1,6 @@
 // Package agenthook speaks the session and prompt hooks of coding agents
-// (Claude Code, Gemini CLI): it reads the payload an agent's hook passes on
-// stdin and writes the answer the agent adds to its conversation. It owns
-// those two wire shapes and which events palace answers; what the answer
-// says (the context pack) is decided elsewhere and handed in as text. It
+// (Claude Code, Gemini CLI): the payload on stdin, the answer on stdout, and
+// which events palace answers. What the answer says is handed in as text; it
 // must not read the store or the policies.
 package agenthook
 
@@ -14,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/hosterr"
+	"github.com/palacehq/palace/internal/limits"
 )
 
 // Hook agents: the agents whose session and prompt hooks palace answers.
@@ -75,7 +73,7 @@ func ReadPayload(agent string, r io.Reader) (Payload, error) {
 	if !ok {
 		return Payload{}, hosterr.Invalid("hook", "--hook %q is not supported: use %s or %s", agent, ClaudeCode, GeminiCLI)
 	}
-	dec := json.NewDecoder(limitStdin(r, MaxPayloadBytes))
+	dec := json.NewDecoder(limits.LimitInput("stdin", r, MaxPayloadBytes))
 	var in hookInput
 	if err := dec.Decode(&in); err != nil {
 		var he *hosterr.Error
@@ -97,11 +95,9 @@ func ReadPayload(agent string, r io.Reader) (Payload, error) {
 	return Payload{Agent: agent, Event: in.HookEventName, Prompt: strings.TrimSpace(in.Prompt), Cwd: in.Cwd, SessionID: in.SessionID, Source: in.Source}, nil
 }
 
-// Response is the answer an agent's hook prints on stdout, the
-// rendered pack (rendered) as the added context (empty when nothing applies): for
-// Claude Code {"hookSpecificOutput": {"hookEventName": …,
-// "additionalContext": …}} (its validator wants the event named), for
-// Gemini CLI {"hookSpecificOutput": {"additionalContext": …}}.
+// Response is the answer an agent's hook prints, rendered as the added
+// context (empty when nothing applies) under hookSpecificOutput; Claude
+// Code's validator also wants hookEventName.
 func Response(p Payload, rendered string) ([]byte, error) {
 	type specific struct {
 		HookEventName     string `json:"hookEventName,omitempty"`
@@ -118,23 +114,4 @@ func Response(p Payload, rendered string) ([]byte, error) {
 		return nil, fmt.Errorf("encode hook response: %w", err)
 	}
 	return append(b, '\n'), nil
-}
-
-// limitStdin wraps stdin so that reading more than limit bytes fails with
-// a KindInvalid error naming it, as host.LimitInput does for other streams.
-func limitStdin(r io.Reader, limit int64) io.Reader {
-	return &stdinReader{r: bounded.Reader(r, limit), limit: limit}
-}
-
-type stdinReader struct {
-	r     io.Reader
-	limit int64
-}
-
-func (r *stdinReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if errors.Is(err, bounded.ErrTooLarge) {
-		err = hosterr.Invalid("stdin", "stdin is over the limit of %s: split the input", bounded.Human(r.limit))
-	}
-	return n, err
 }

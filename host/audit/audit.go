@@ -5,6 +5,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -68,7 +69,6 @@ type Config struct {
 // Auditor audits one palace from one workspace.
 type Auditor struct{ cfg Config }
 
-// New returns the auditor of cfg.
 func New(cfg Config) *Auditor { return &Auditor{cfg: cfg} }
 
 // Filter selects the rows of Audit. Empty fields match all.
@@ -406,16 +406,8 @@ func (a *Auditor) rows(ctx context.Context, cards []domain.Card, now time.Time, 
 			}
 			return 1
 		}
-		if d := cardview.LaneOrder(x.Lane) - cardview.LaneOrder(y.Lane); d != 0 {
-			return d
-		}
-		if d := x.Tier.Rank() - y.Tier.Rank(); d != 0 {
-			return d
-		}
-		if d := y.Salience - x.Salience; d != 0 {
-			return d
-		}
-		return strings.Compare(x.ID, y.ID)
+		return cmp.Or(cardview.LaneOrder(x.Lane)-cardview.LaneOrder(y.Lane), x.Tier.Rank()-y.Tier.Rank(),
+			y.Salience-x.Salience, strings.Compare(x.ID, y.ID))
 	})
 	return rows, nil
 }

@@ -48,15 +48,10 @@ func signalCountsOf(evs []store.AdoptionEvent) map[string]int {
 	return m
 }
 
-// contradictionFindings is the one place where contradiction signals on a
-// card become audit output: a "contradicted" warning and the suggested
-// action, demoting the card with the evidence the signals linked as its
-// counterexample. A signal never changes the card's status: a person
-// decides. A signal that cites evidence contested the card when it was
-// recorded (adoption); one without evidence is only this suggestion to
-// review. The signallers' notes stay out of the warning (the audit is read
-// by agents too): `palace adoption review --card ID` lists them for a
-// person.
+// contradictionFindings is the one place contradiction signals become audit
+// output: a "contradicted" warning and a suggested demote citing the
+// signals' evidence. A signal never changes a status: a person decides. The
+// signallers' notes stay out, since agents read the audit too.
 func contradictionFindings(c domain.Card, evs []store.AdoptionEvent) ([]Warning, []Suggestion) {
 	var n int
 	var evidence []string

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -251,9 +252,7 @@ func data(extra map[string]any, kv ...any) []byte {
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i].(string)] = kv[i+1]
 	}
-	for k, v := range extra {
-		m[k] = v
-	}
+	maps.Copy(m, extra)
 	return gatekeep.EventData(m)
 }
 
@@ -297,9 +296,7 @@ func (d *Door) create(ctx context.Context, tx *store.Tx, ch Change) (Outcome, er
 	extra := ch.Data
 	if ch.Supersedes != "" {
 		extra = map[string]any{"supersedes": ch.Supersedes}
-		for k, v := range ch.Data {
-			extra[k] = v
-		}
+		maps.Copy(extra, ch.Data)
 	}
 	ev := domain.Event{Type: domain.EventCreated, ToStatus: c.Status, Reason: ch.Reason, Data: data(extra, "links", gatekeep.LinkSummary(links))}
 	who := domain.DecidedByRule
@@ -463,9 +460,7 @@ func (d *Door) lower(ctx context.Context, tx *store.Tx, c domain.Card, ch Change
 	if n := len(open[c.ID]); n > 0 {
 		extra["contests_closed"] = n
 	}
-	for k, v := range ch.Data {
-		extra[k] = v
-	}
+	maps.Copy(extra, ch.Data)
 	ev := domain.Event{Type: domain.EventType(target), FromStatus: c.Status, ToStatus: target, Reason: ch.Reason}
 	if len(extra) > 0 {
 		ev.Data = gatekeep.EventData(extra)

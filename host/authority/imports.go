@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/palacehq/palace/domain"
@@ -63,12 +64,12 @@ func (i Import) Held() []string { return i.held }
 // Gate is the gate's answer on the claim, when the gate was asked.
 func (i Import) Gate() *gatekeep.Result { return i.gate }
 
-// DecideImport decides what a card file may change. Claims of authority
-// (a new authoritative card, a change to an authoritative card's governed
-// fields or status, a raise to authority) are gate decisions with Source in
-// the input; a refused claim keeps this palace's version (Writes false) or
-// makes a new card a candidate, with the reasons in Held. What bears no
-// authority is taken by rule. It writes nothing: safe for concurrent use.
+// DecideImport decides what a card file may change. Every claim of
+// authority (a new authoritative card, a change to an authoritative card's
+// governed fields or status, a raise) is a gate decision with Source in the
+// input; a refused claim keeps this palace's version (Writes false) or makes
+// a new card a candidate, reasons in Held. What bears no authority is taken
+// by rule. It writes nothing and is safe for concurrent use.
 func (d *Door) DecideImport(ctx context.Context, cl FileClaim) Import {
 	im := Import{claim: cl, status: cl.Card.Status, decider: domain.DecidedByRule}
 	claimed := cl.Card.Status
@@ -195,9 +196,7 @@ func (d *Door) WriteImports(ctx context.Context, tx *store.Tx, ims []Import) ([]
 			}
 		}
 		data := map[string]any{}
-		for k, v := range cl.Data {
-			data[k] = v
-		}
+		maps.Copy(data, cl.Data)
 		if len(im.held) > 0 {
 			data["held"] = im.held
 		}

@@ -6,6 +6,7 @@
 package gatekeep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -70,10 +71,7 @@ func (k *Keeper) Reviewer(name string) policies.Reviewer {
 	if k.Mode == "agent" {
 		return policies.Reviewer{Name: k.Actor, Type: "agent"}
 	}
-	if name == "" {
-		name = k.Actor
-	}
-	return policies.Reviewer{Name: name, Type: "human"}
+	return policies.Reviewer{Name: cmp.Or(name, k.Actor), Type: "human"}
 }
 
 // Evaluate runs palace.gate for action (promote, publish, resolve) of c to
@@ -213,9 +211,8 @@ type facts struct {
 }
 
 // factsOf counts a card's distinct evidence per role (a duplicate as its
-// original, each piece of evidence in the first role it was linked in):
-// teaching counts human provenance written in human mode only, and
-// counterexample only those no newer verification outweighs.
+// original, each in its first role): teaching only human provenance written
+// in human mode, counterexample only those no newer verification outweighs.
 func factsOf(links []domain.Link, contests []store.Contest) facts {
 	var f facts
 	distinct := domain.DistinctLinks(links)

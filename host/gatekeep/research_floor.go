@@ -9,13 +9,11 @@ import (
 	"github.com/palacehq/palace/store"
 )
 
-// researchFloor is the floor research evidence meets at a dao card's gate:
-// research is source-backed evidence and no more, so it can never by
-// itself supply the teaching or the review a dao tier needs. A dao_tian or
-// dao_ren card whose supporting, verification and teaching evidence is all
-// research is refused, and teaching links to research evidence do not
-// count as teaching. No policy lifts it. An unreadable provenance refuses
-// too (fail closed).
+// researchFloor: research can never by itself supply the teaching or review
+// a dao tier needs. A dao_tian or dao_ren card whose supporting,
+// verification and teaching evidence is all research is refused, and
+// teaching links to research do not count. No policy lifts it; an
+// unreadable provenance refuses too.
 func researchFloor(ctx context.Context, st *store.Store, c domain.Card, links []domain.Link) []string {
 	if !strings.HasPrefix(string(c.Tier), "dao") {
 		return nil

@@ -56,10 +56,9 @@ type DistillRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// PrepareCard validates req and builds its card (not yet stored) with the
-// anchor kind it is written to; nothing is read or written. The statement
-// and content are kept in Unicode NFC, so one text typed on two systems is
-// one card.
+// PrepareCard validates req and builds its card, unstored, with its anchor
+// kind. Statement and content are kept in NFC, so one text typed on two
+// systems is one card.
 func (h *Intake) PrepareCard(req DistillRequest) (domain.Card, domain.AnchorKind, error) {
 	stmt := strings.TrimSpace(req.Statement)
 	if !utf8.ValidString(stmt) || !utf8.ValidString(req.Content) {

@@ -8,24 +8,13 @@ import (
 	"github.com/palacehq/palace/internal/lazyregexp"
 )
 
-// Memory must not feed on its own echo: text palace rendered for an agent
-// (a context pack, a brief) recorded back as evidence would let a card
-// support itself. Record (CLI, MCP, every surface) refuses such content,
-// recognised three ways:
-//
-//   - by shape, for text rendered by any palace process (the CLI, another
-//     session): the pack's heading "# palace context" (or "# palace brief")
-//     with its preamble or an item line, or any rendered item line, which
-//     has a form nobody writes by hand: "— `kc_…` · worktree · cites …";
-//   - by the keys only a pack's or a brief's JSON has, for a structured
-//     result pasted back;
-//   - exactly, for text this Host rendered (a long-running MCP or LSP
-//     session): every item line of the last renderings is remembered, and
-//     content holding one of them is refused whatever the renderer's format
-//     becomes.
-//
-// Quoting ("> ") and re-indentation do not hide an echo: lines are compared
-// with whitespace folded and quote markers removed.
+// Memory must not feed on its own echo: a pack or brief recorded back as
+// evidence would let a card support itself. Record refuses such content on
+// every surface, recognised by shape (a pack's heading with its preamble or
+// an item line, or any rendered item line, "— `kc_…` · worktree · cites …"),
+// by the keys only a pack's or brief's JSON has, or exactly, by the item
+// lines this Host rendered last, whatever the renderer's format becomes.
+// Quoting and re-indentation do not hide an echo (see fold).
 
 var (
 	echoHeading = lazyregexp.New(`(?m)^[\s>]*#{1,6}[ \t]*palace (context|brief)\b`)
@@ -51,8 +40,7 @@ var echoJSON = []struct {
 // rememberedRenderings bounds how many renderings the exact check keeps.
 const rememberedRenderings = 32
 
-// EchoGuard remembers the renderings of one Host (packs, briefs) so Record
-// can refuse them (see the top of this file).
+// EchoGuard remembers the renderings of one Host so Record can refuse them.
 type EchoGuard struct {
 	mu sync.Mutex
 	// lines holds the folded item lines of the last renderings, oldest first.

@@ -7,13 +7,10 @@ import (
 	"github.com/palacehq/palace/secrets"
 )
 
-// RefuseSecrets is the intake check for text that would be stored: evidence
-// content (record, import, MCP) and a card's statement and content
-// (distill). Text holding a secret is refused as a "no" (exit 1) naming each
-// finding by rule and location, with the secret redacted. The marker
-// palace:allow-secret anywhere in the text lets a deliberate fixture through
-// (evidence is often a multi-line snippet, so the marker is not tied to the
-// secret's line as it is in a letter).
+// RefuseSecrets is the intake check for evidence content and a card's
+// statement and content: a secret is refused as a "no" naming each finding
+// redacted. The marker palace:allow-secret anywhere in the text (evidence is
+// often a multi-line snippet) lets a deliberate fixture through.
 func RefuseSecrets(field, text string) error {
 	if strings.Contains(text, secrets.AllowPragma) {
 		return nil

@@ -82,14 +82,12 @@ type importRow struct {
 	refPrefix string
 }
 
-// ImportRules turns each rule of rule files (AGENTS.md, CLAUDE.md, .mdc,
-// Copilot, Markdown lists) into evidence and a candidate card with the
-// file's scope; nothing is promoted. Re-importing is idempotent: a rule
-// already recorded from the file is not recorded again, and a card with the
-// same statement gets the evidence linked. Generated blocks are skipped
-// unless IncludeGenerated. Everything is validated before one transaction:
-// a bad file, block or secret, or a link leading out of the checkout, is
-// KindInvalid naming file and line, and nothing is imported. Both modes.
+// ImportRules turns each rule of rule files into evidence and a candidate
+// card with the file's scope; nothing is promoted. Re-importing is
+// idempotent. Generated blocks are skipped unless IncludeGenerated.
+// Everything is validated before one transaction: a bad file, block or
+// secret, or a link out of the checkout, is KindInvalid naming file and line
+// and nothing is imported.
 func (h *Intake) ImportRules(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if len(req.Files) == 0 {
 		return ImportResult{}, invalid("file", "no files to import: name AGENTS.md, CLAUDE.md, .cursor/rules/*.mdc, .github/instructions/*.instructions.md or a Markdown list")

@@ -90,8 +90,7 @@ func ResolveAnchorKind(loc anchor.Location, field, s string) (domain.AnchorKind,
 	return k, nil
 }
 
-// The error type, kinds and helpers under the names host uses, so the code
-// that moved here from host reads the same in both places.
+// The error type, kinds and helpers under host's names.
 type Error = hosterr.Error
 
 func invalid(field, format string, args ...any) error {

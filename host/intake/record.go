@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -189,10 +190,7 @@ func (h *Intake) PrepareEvidence(req RecordRequest, prefix string) (domain.Evide
 	if err != nil {
 		return fail(err)
 	}
-	field := req.Field
-	if field == "" {
-		field = "general"
-	}
+	field := cmp.Or(req.Field, "general")
 	dom, err := anchorDomain(kind, req.Domain)
 	if err != nil {
 		return fail(err)

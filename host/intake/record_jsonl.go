@@ -15,11 +15,9 @@ import (
 // a UTF-8 file; it is not part of the first line's JSON.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// readRecordLines parses JSON Lines from r: one RecordRequest object per
-// line, blank lines skipped, a UTF-8 byte order mark at the start skipped,
-// defaults filling what a line omits. Each request goes to fn with its line
-// number; the first error (a malformed line, or fn's) stops the reading.
-// A line over MaxJSONLLineBytes is refused without being held in memory.
+// readRecordLines passes each RecordRequest line of r to fn with its line
+// number, skipping blanks and a leading BOM, defaults filling omissions. The
+// first error stops it; a line over MaxJSONLLineBytes is refused unread.
 func readRecordLines(r io.Reader, name string, defaults RecordRequest, fn func(lineNo int, req RecordRequest) error) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	for lineNo := 1; ; lineNo++ {

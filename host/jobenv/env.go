@@ -36,9 +36,7 @@ type Env struct {
 }
 
 // EnsureAnchor writes the anchor of kind k at the workspace and its parents
-// (global, then repo, then worktree) in tx, returning k's row. Outside git
-// every kind is the global anchor. Anchor ids are deterministic (anchor.ID
-// of the identity), so a repository has the same id on every machine.
+// in tx, returning k's row; outside git every kind is the global anchor.
 func (e Env) EnsureAnchor(ctx context.Context, tx *store.Tx, k domain.AnchorKind) (store.Anchor, error) {
 	chain := []domain.AnchorKind{domain.AnchorGlobal}
 	if e.Loc.InGit {

@@ -20,11 +20,9 @@ type BoxCheckRequest struct {
 	Base []byte
 }
 
-// CheckBox runs the mailbox check (mailbox.Check, the engine of `palace
-// mailbox check`) on one box with the team's palace.mailbox deny rules (the
-// same Rules the hook uses): a box in $PALACE_HOME is checked as the
-// global box. A policy set that does not load fails the letters closed
-// (PM101), as the hook does.
+// CheckBox runs the mailbox check on one box with the team's Rules; a box in
+// $PALACE_HOME is checked as the global box. A policy set that does not load
+// fails the letters closed (PM101).
 func (m *Mail) CheckBox(ctx context.Context, req BoxCheckRequest) []mailbox.Finding {
 	path := req.Path
 	if !filepath.IsAbs(path) {

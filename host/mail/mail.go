@@ -55,7 +55,6 @@ type Mail struct {
 	checkouts     func(context.Context) []mailbox.RegisteredBox
 }
 
-// New returns the mailbox face of cfg.
 func New(cfg Config) *Mail {
 	return &Mail{home: cfg.Home, loc: cfg.Loc, actor: cfg.Actor, now: cfg.Now, policySources: cfg.PolicySources, policies: cfg.Policies, checkouts: cfg.Checkouts}
 }
@@ -78,9 +77,9 @@ func (m *Mail) Mailbox() *mailbox.Mailbox { return &mailbox.Mailbox{Home: m.home
 const MaxBoxBytes = mailbox.MaxBoxBytes
 
 // Rules returns the team's palace.mailbox rules and what serves them; both
-// are nil when the embedded default (denies nothing) serves, found without a
-// compile when no policy file mentions the mailbox. A policy set that does
-// not load yields rules refusing every letter (PM101): fail closed.
+// nil when the embedded default serves (found without a compile when no
+// policy file mentions the mailbox). A set that does not load yields rules
+// refusing every letter (PM101).
 func (m *Mail) Rules(ctx context.Context) (mailbox.DenyRules, *policies.Served) {
 	if !mayServeMailbox(m.policySources()) {
 		return nil, nil
@@ -334,10 +333,9 @@ func exists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// File files a letter into the spool. Agent defaults to the actor; a
-// relative repo ("." "./" "../") is made absolute from the workspace
-// directory. Errors: invalid letter or linked spool KindInvalid, a secret
-// KindDenied (nothing written), other failures KindInternal.
+// File files a letter into the spool; Agent defaults to the actor, a
+// relative repo is made absolute. A bad letter or linked spool is
+// KindInvalid, a secret KindDenied (nothing written).
 func (m *Mail) File(ctx context.Context, l mailbox.Letter) (mailbox.Filed, error) {
 	if r := strings.TrimSpace(l.Repo); r == "." || strings.HasPrefix(r, "./") || strings.HasPrefix(r, "../") {
 		l.Repo = filepath.Join(m.loc.Dir, r)
@@ -467,7 +465,6 @@ type teamRules struct {
 
 var _ mailbox.BatchDenyRules = (*teamRules)(nil)
 
-// Deny evaluates one letter.
 func (r *teamRules) Deny(ctx context.Context, in mailbox.DenyInput) ([]string, error) {
 	msgs, _, err := r.set.Mailbox(ctx, mailboxInput(in))
 	return msgs, err
@@ -481,11 +478,9 @@ const maxMailboxFailures = 10
 // failures.
 var errMailboxNotEvaluated = fmt.Errorf("not evaluated: the policy failed on %d letters before it", maxMailboxFailures)
 
-// DenyBatch evaluates every letter in parallel, in windows of growing size;
-// after a window that brings the failures to maxMailboxFailures the rest are
-// not evaluated, so which letters ran depends only on their order. A letter
-// that misses its deadline is tried once more; failures are named in a
-// *mailbox.BatchError.
+// DenyBatch evaluates the letters in parallel windows of growing size; once
+// failures reach maxMailboxFailures the rest are skipped, so which ran
+// depends only on order. Failures are named in a *mailbox.BatchError.
 func (r *teamRules) DenyBatch(ctx context.Context, in []mailbox.DenyInput) ([][]string, error) {
 	out := make([][]string, len(in))
 	errs := make([]error, len(in))

@@ -1,13 +1,8 @@
-// Package policyfile says how git sees the policy file that took a
-// decision — committed, modified, untracked, or the palace home's own —
-// and holds the floor built on it: a decision taken by a repo policy file
-// git does not hold as committed cannot make a card authoritative, since
-// any tool that writes files can drop a policy into a checkout. It owns
-// the short-lived cache that keeps the context path from running git on
-// every request.
-//
-// It reads git and the policy folder only; it must not load or evaluate
-// policies (policies') or decide a gate (the lifecycle's, in host).
+// Package policyfile says how git sees the policy file that took a decision
+// and holds the floor built on it: a repo policy file git does not hold as
+// committed cannot make a card authoritative, since any tool that writes
+// files can drop a policy into a checkout. It reads git and the policy
+// folder only; it must not load or evaluate policies or decide a gate.
 package policyfile
 
 import (
@@ -37,10 +32,9 @@ func Stamp(ctx context.Context, d *policies.Decision) {
 	}
 }
 
-// StampCached is Stamp for the context path: a repo
-// policy file's state is asked of git at most once per fileStateTTL while
-// the file is unchanged, so a pack served by a team policy does not run
-// git on every request. Lifecycle decisions ask git every time.
+// StampCached is Stamp for the context path: git is asked at most once per
+// fileStateTTL while the file is unchanged. Lifecycle decisions ask every
+// time.
 func (c *Cache) StampCached(ctx context.Context, d *policies.Decision) {
 	if d.Source != policies.SourceRepo || d.File == "" {
 		Stamp(ctx, d)
@@ -85,13 +79,11 @@ type Cache struct {
 	m  map[string]fileStateEntry
 }
 
-// State is how git sees a repo policy file (anchor.FileState), "unknown"
-// when git cannot say. A path that reaches its file through a symbolic link
-// is tracked only if the file it resolves to is itself tracked and
-// unmodified in the same repository: a committed `gate.rego -> elsewhere`
-// must not lend the team's review to a file nobody committed. A link that
-// leads out of the checkout (repofs.CheckoutRoot of the path, not a link)
-// is untracked, whatever git says of the link itself.
+// State is how git sees a repo policy file, "unknown" when git cannot say.
+// A symbolic link is tracked only if its target is tracked and unmodified in
+// the same repository, and untracked if it leads out of the checkout: a
+// committed `gate.rego -> elsewhere` must not lend the team's review to a
+// file nobody committed.
 func State(ctx context.Context, path string) string {
 	if path == "" {
 		return "unknown"

@@ -57,7 +57,6 @@ type Finding struct {
 // Ingester validates, plans and ingests reports for one palace.
 type Ingester struct{ cfg Config }
 
-// New returns the ingester of cfg.
 func New(cfg Config) *Ingester { return &Ingester{cfg: cfg} }
 
 // Request asks to validate, plan or ingest a report.
@@ -147,10 +146,9 @@ type reportInsight struct {
 
 var reportIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
-// Research validates, plans or ingests a report. Bad input is KindInvalid
-// naming the JSON path (findings[3].source) and writes nothing; a write
-// palace.research refuses is KindMode. An ingest writes in batches of
-// BatchSize and reports how many rows it wrote.
+// Research validates, plans or ingests a report in batches of BatchSize. Bad
+// input is KindInvalid naming the JSON path and writes nothing; a write
+// palace.research refuses is KindMode.
 func (ig *Ingester) Research(ctx context.Context, req Request) (Plan, error) {
 	switch req.Action {
 	case "validate", "plan", "ingest":
@@ -516,9 +514,7 @@ func parseReport(b []byte) (report, error) {
 		if f.field, err = optString(o, "field", p+".field", limits.FieldBytes); err != nil {
 			return r, err
 		}
-		if f.field == "" {
-			f.field = r.field
-		}
+		f.field = cmp.Or(f.field, r.field)
 		if f.domain, err = optString(o, "domain", p+".domain", limits.DomainBytes); err != nil {
 			return r, err
 		}
@@ -559,9 +555,7 @@ func parseReport(b []byte) (report, error) {
 		if in.tier, err = optString(o, "tier", p+".tier", 32); err != nil {
 			return r, err
 		}
-		if in.tier == "" {
-			in.tier = "shu"
-		}
+		in.tier = cmp.Or(in.tier, "shu")
 		if !domain.Tier(in.tier).Valid() {
 			return r, hosterr.Invalid("report", "%s.tier: %q is not a tier: use %s", p, in.tier, strings.Join(domain.Strings(domain.Tiers), ", "))
 		}

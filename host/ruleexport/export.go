@@ -37,7 +37,6 @@ type Config struct {
 // Exporter exports one checkout's cards.
 type Exporter struct{ cfg Config }
 
-// New returns the exporter of cfg.
 func New(cfg Config) *Exporter { return &Exporter{cfg: cfg} }
 
 // Request asks for the rule files of one target.
@@ -85,13 +84,12 @@ type Result struct {
 	Stale bool `json:"stale"`
 }
 
-// Export writes the repository's promoted and canonical cards (less expired
-// and contested ones) into a target's rule files. Hand-written text around a
-// generated block is kept byte for byte; generated files whose cards are
-// gone are removed. Every file is computed before any is written, and the
-// output depends only on the cards. Outside git, an unknown target, a link
-// on the way, a malformed block or a file over rulefiles.MaxFileBytes is
-// KindInvalid. Both modes.
+// Export writes the repository's promoted and canonical cards, less expired
+// and contested ones, into a target's rule files, keeping hand-written text
+// byte for byte and removing generated files left empty. Every file is
+// computed, from the cards alone, before any is written. Outside git, an
+// unknown target, a link on the way, a malformed block or an oversized file
+// is KindInvalid.
 func (e *Exporter) Export(ctx context.Context, req Request) (Result, error) {
 	t, ok := rulefiles.ParseTarget(req.Target)
 	if req.Target == "" {
@@ -217,16 +215,14 @@ func (e *Exporter) exportCards(ctx context.Context) ([]rulefiles.Card, []LeftOut
 		switch {
 		case c.ExpiresAt != "" && c.ExpiresAt[:min(10, len(c.ExpiresAt))] < today:
 			left = append(left, LeftOut{c.ID, "expired on " + c.ExpiresAt})
-			continue
 		case len(contests[c.ID]) > 0:
 			ic := cardview.ContestOf(contests[c.ID])
 			left = append(left, LeftOut{c.ID, "contested (" + strings.Join(ic.Kinds, ", ") + "): " + strings.Join(ic.Reasons, "; ") + "; resolve or demote it"})
-			continue
 		case contestedByLinks(links[c.ID]):
 			left = append(left, LeftOut{c.ID, "contested: a counterexample is newer than its last verification; resolve or demote it"})
-			continue
+		default:
+			out = append(out, exportCard(c, links[c.ID]))
 		}
-		out = append(out, exportCard(c, links[c.ID]))
 	}
 	sort.Slice(left, func(i, j int) bool { return left[i].ID < left[j].ID })
 	return out, left, nil

@@ -1,17 +1,14 @@
 package teamsync
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/palacehq/palace/cardfile"
@@ -124,11 +121,8 @@ func (h *Team) gateFindings(ctx context.Context, files []*checkFile) []cardfile.
 
 func sortFindings(fs []cardfile.Finding) {
 	// Stable: a file's findings keep the order Decode gave them.
-	sortStableBy(fs, func(a, b cardfile.Finding) bool {
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.Line < b.Line
+	slices.SortStableFunc(fs, func(a, b cardfile.Finding) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 }
 
@@ -192,7 +186,8 @@ func (h *Team) cardFilesToCheck(ctx context.Context, req CardsCheckRequest) ([]*
 			f.path = req.Paths[i]
 		}
 		var err error
-		if f.data, err = readCardFile(abs); err != nil {
+		// The file itself may not be a link.
+		if f.data, err = readWorktreeFile(filepath.Dir(abs), filepath.Base(abs)); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, invalid("FILE", "card file %s does not exist", f.path)
 			}
@@ -222,12 +217,6 @@ func (h *Team) cardIDsInDir(files []*checkFile) map[string]bool {
 		}
 	}
 	return known
-}
-
-// readCardFile reads a card file a check names, without following a link
-// to it, at most one byte over the card file limit.
-func readCardFile(abs string) ([]byte, error) {
-	return readWorktreeFile(filepath.Dir(abs), filepath.Base(abs))
 }
 
 // display names abs relative to the host's directory when it is inside it.
@@ -261,57 +250,22 @@ func indexBlobs(ctx context.Context, worktree string, paths []string) ([][]byte,
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "-C", worktree, "cat-file", "--batch")
-	var in bytes.Buffer
-	for _, p := range paths {
-		in.WriteString(":" + p + "\n")
-	}
-	cmd.Stdin = &in
-	stdout, err := cmd.StdoutPipe()
+	br, err := git{dir: worktree}.blobs(ctx)
 	if err != nil {
 		return nil, internal(err, "read the index")
 	}
-	if err := cmd.Start(); err != nil {
+	defer br.close()
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = ":" + p
+	}
+	out, err := br.read(names)
+	var missing *missingObjectError
+	if errors.As(err, &missing) {
+		return nil, invalid("FILE", "card file %s is not staged: stage it (git add) or check the file on disk without --staged", missing.name[1:])
+	}
+	if err != nil {
 		return nil, internal(err, "read the index")
 	}
-	defer cmd.Wait() //nolint:errcheck // the output is what counts
-	r := bufio.NewReader(stdout)
-	out := make([][]byte, len(paths))
-	for i, p := range paths {
-		header, err := r.ReadString('\n')
-		if err != nil {
-			return nil, internal(err, "read the index")
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 {
-			return nil, invalid("FILE", "card file %s is not staged: stage it (git add) or check the file on disk without --staged", p)
-		}
-		size, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil {
-			return nil, internal(fmt.Errorf("git cat-file header %q", header), "read the index")
-		}
-		// Read at most one byte over the limit; discard the rest.
-		keep := min(size, cardfile.MaxFileBytes+1)
-		buf := make([]byte, keep)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, internal(err, "read the index")
-		}
-		if _, err := r.Discard(int(size-keep) + 1); err != nil {
-			return nil, internal(err, "read the index")
-		}
-		out[i] = buf
-	}
 	return out, nil
-}
-
-func sortStableBy(fs []cardfile.Finding, less func(a, b cardfile.Finding) bool) {
-	slices.SortStableFunc(fs, func(a, b cardfile.Finding) int {
-		switch {
-		case less(a, b):
-			return -1
-		case less(b, a):
-			return 1
-		}
-		return 0
-	})
 }

@@ -216,7 +216,7 @@ func (b *blobReader) read(names []string) ([][]byte, error) {
 		}
 		f := strings.Fields(header)
 		if len(f) != 3 {
-			return nil, fmt.Errorf("git cat-file %s: %s", n, strings.TrimSpace(header))
+			return nil, &missingObjectError{name: n, header: strings.TrimSpace(header)}
 		}
 		size, err := strconv.ParseInt(f[2], 10, 64)
 		if err != nil {
@@ -237,6 +237,11 @@ func (b *blobReader) read(names []string) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// missingObjectError is read's error for a name git has no object for.
+type missingObjectError struct{ name, header string }
+
+func (e *missingObjectError) Error() string { return "git cat-file " + e.name + ": " + e.header }
 
 func (b *blobReader) close() {
 	b.in.Close()

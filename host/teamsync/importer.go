@@ -346,10 +346,10 @@ func (ck *checker) lookUp(ctx context.Context, in []*incoming) error {
 	return nil
 }
 
-// check verifies a decoded file's references in file order: foreign or
-// mismatched evidence and a dangling origin_card skip the file; redacted
-// evidence is left out. Evidence dates are capped at the commit's, and a
-// human author becomes an agent unless the commit is reviewed.
+// check verifies a decoded file's references: foreign or mismatched evidence
+// and a dangling origin_card skip the file, redacted evidence is left out.
+// Evidence dates are capped at the commit's; a human author becomes an agent
+// unless the commit is reviewed.
 func (ck *checker) check(x *incoming) {
 	p, fc := ck.p, x.parsed.Card
 	bad := func(line int, code, format string, args ...any) {

@@ -108,11 +108,9 @@ func fromCardFile(f cardfile.Card, anchorID, now string) domain.Card {
 	}
 }
 
-// fileLinks are the links a card file's citations describe.
-//
-// Each link carries what the gate reads of its evidence (provenance, who
-// wrote it and when), and evidence whose content the file holds twice
-// under two ids counts once: the later id's Original is the first.
+// fileLinks are the links a card file's citations describe, each with what
+// the gate reads of its evidence; content held twice under two ids counts
+// once (the later id's Original is the first).
 func fileLinks(f cardfile.Card, now string) []domain.Link {
 	evs := make(map[string]cardfile.Evidence, len(f.Evidence))
 	firstOf := map[string]string{}

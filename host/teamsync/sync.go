@@ -2,6 +2,7 @@ package teamsync
 
 import (
 	"context"
+	"maps"
 
 	"fmt"
 	"io/fs"
@@ -365,13 +366,8 @@ func changedHere(r *store.SyncRow) bool {
 
 // classify decides, per card and per committed file, what the sync does.
 func (p *plan) classify(ctx context.Context, rows []store.SyncRow) error {
-	ids := make([]string, 0, len(p.head))
-	for id := range p.head {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	var fresh []committedFile
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(p.head)) {
 		f := p.head[id]
 		if r := p.rows[id]; r != nil {
 			p.existing(r, f)

@@ -1,18 +1,10 @@
 // Package teamsync owns team memory in git: `palace sync` exports a
-// repository's authoritative (and shared) cards to files under
-// <worktree>/.palace/cards and imports the committed files a pull or a
-// merge brings — read from git objects, never from the working tree —
-// with where each comes from (the commit that last changed it, and whether
-// the upstream default branch holds it); the automatic export after a
-// lifecycle change; the pre-commit check of card files; and the held cards
-// an import refused.
-//
-// It takes what it needs of a palace (store, workspace, the gate's stamps,
-// how anchors are written, the door) through a Config that host fills in.
-// It must not import host, and it decides no change itself: every card a
-// file brings goes through host/authority (DecideImport, WriteImports),
-// which asks the gate. Worktree cards never leave the machine and global
-// cards stay personal: only the repository's cards are written.
+// repository's authoritative and shared cards to <worktree>/.palace/cards and
+// imports committed files (from git objects, never the working tree) with
+// their provenance; also the export after a lifecycle change, the pre-commit
+// check of card files, and the held cards. It must not import host and
+// decides no change itself: every card a file brings goes through
+// host/authority, which asks the gate. Only repository cards are written.
 package teamsync
 
 import (
@@ -65,8 +57,7 @@ func (h *Team) anchorRef(ctx context.Context, id string) cardview.AnchorRef {
 	return cardview.RefOf(ctx, h.store, h.loc, id)
 }
 
-// The error type, kinds and helpers under the names host uses, so the code
-// that moved here from host reads the same in both places.
+// The error type, kinds and helpers under host's names.
 type Error = hosterr.Error
 
 // KindInvalid is bad input (exit 2).

@@ -3,6 +3,7 @@ package limits
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -51,4 +52,24 @@ func InputFileError(flag, path string, limit int64, err error) error {
 		err = pe.Err
 	}
 	return &hosterr.Error{Kind: hosterr.KindInvalid, Field: field, Msg: fmt.Sprintf("%s %s cannot be read", flag, path), Err: err}
+}
+
+// LimitInput wraps a stream named by flag (stdin) so that reading more than
+// limit bytes fails with a KindInvalid error naming it.
+func LimitInput(flag string, r io.Reader, limit int64) io.Reader {
+	return &inputReader{r: bounded.Reader(r, limit), flag: flag, limit: limit}
+}
+
+type inputReader struct {
+	r     io.Reader
+	flag  string
+	limit int64
+}
+
+func (r *inputReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if errors.Is(err, bounded.ErrTooLarge) {
+		err = hosterr.Invalid(strings.TrimLeft(r.flag, "-"), "%s is over the limit of %s: split the input", r.flag, bounded.Human(r.limit))
+	}
+	return n, err
 }

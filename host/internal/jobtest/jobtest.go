@@ -7,6 +7,7 @@
 package jobtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,10 +63,7 @@ func New(t testing.TB, opts Options) *Fixture {
 		}
 	}
 	if opts.Git {
-		remote := opts.Remote
-		if remote == "" {
-			remote = "https://github.com/acme/widgets.git"
-		}
+		remote := cmp.Or(opts.Remote, "https://github.com/acme/widgets.git")
 		Git(t, f.Dir, "init", "-q", "-b", "main")
 		Git(t, f.Dir, "remote", "add", "origin", remote)
 		if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte("widgets\n"), 0o644); err != nil {
@@ -183,15 +181,9 @@ type Card struct {
 // Seed writes c through the door and returns the card as stored.
 func (f *Fixture) Seed(t testing.TB, c Card) domain.Card {
 	t.Helper()
-	if c.Anchor == "" {
-		c.Anchor = f.Loc.Innermost()
-	}
-	if c.Status == "" {
-		c.Status = domain.StatusCandidate
-	}
-	if c.Field == "" {
-		c.Field = "general"
-	}
+	c.Anchor = cmp.Or(c.Anchor, f.Loc.Innermost())
+	c.Status = cmp.Or(c.Status, domain.StatusCandidate)
+	c.Field = cmp.Or(c.Field, "general")
 	if len(c.Supporting) == 0 {
 		c.Supporting = []string{f.Evidence(t, c.Anchor, "seen: "+c.Statement).ID}
 	}

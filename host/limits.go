@@ -3,7 +3,6 @@ package host
 import (
 	"io"
 
-	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/internal/bounded"
 	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/mailbox"
@@ -13,25 +12,9 @@ import (
 // honest use, small enough that a crafted value cannot bloat the database,
 // the indexes or a context pack.
 const (
-	// MaxFieldBytes bounds field: an identifier used in filters, lanes and
-	// distill suggestions ("go", "release-process"), never prose.
-	MaxFieldBytes = limits.FieldBytes
-	// MaxDomainBytes bounds domain (one of four words) before it is matched,
-	// so an error never echoes a huge value.
-	MaxDomainBytes = limits.DomainBytes
-	// MaxSourceRefBytes bounds source_ref: a file:line, a URL or a command.
-	// 2 KiB holds any practical URL (browsers and proxies cap near it).
-	MaxSourceRefBytes = limits.SourceRefBytes
-	// MaxTags bounds how many tags one piece of evidence carries.
-	MaxTags = limits.Tags
-	// MaxTagBytes bounds one tag: a label, like field.
-	MaxTagBytes = limits.TagBytes
 	// MaxJSONLBytes bounds one --jsonl import: every row is validated in
 	// memory before the first is written.
 	MaxJSONLBytes = 256 << 20
-	// MaxJSONLLineBytes bounds one JSON Lines line: 1 MiB of content with
-	// every character escaped (\u00XX is six bytes) plus the other fields.
-	MaxJSONLLineBytes = intake.MaxJSONLLineBytes
 	// MaxHintsFileBytes bounds a file given to `palace hints`: source code,
 	// not data.
 	MaxHintsFileBytes = 16 << 20
@@ -52,12 +35,6 @@ func checkLimit(n int) error {
 		return invalid("limit", "--limit %d is negative: pass 0 for no limit", n)
 	}
 	return nil
-}
-
-// ReadInputFile reads a file named by flag (e.g. "--file", "FILE") of at
-// most limit bytes (see limits.ReadInputFile).
-func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
-	return limits.ReadInputFile(flag, path, limit)
 }
 
 // OpenInputFile opens a file named by flag for streaming, with the checks of

@@ -16,6 +16,7 @@ import (
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/pack"
 	"github.com/palacehq/palace/host/research"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/mailbox"
 )
 
@@ -414,7 +415,7 @@ Research never creates or promotes a card: distill a suggestion with palace_dist
 					p = filepath.Join(s.h.Location().Dir, p)
 				}
 				var err error
-				if b, err = host.ReadInputFile("file", p, research.MaxReportBytes); err != nil {
+				if b, err = limits.ReadInputFile("file", p, research.MaxReportBytes); err != nil {
 					return output{}, err
 				}
 				name = a.File

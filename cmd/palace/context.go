@@ -14,6 +14,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/agenthook"
 	"github.com/palacehq/palace/host/pack"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/policies"
 )
 
@@ -339,7 +340,7 @@ file are left out. Lines longer than 64 KiB are skipped.`,
 				}
 				var all []pack.Hints
 				for _, f := range files {
-					text, err := host.ReadInputFile("FILE", f, host.MaxHintsFileBytes)
+					text, err := limits.ReadInputFile("FILE", f, host.MaxHintsFileBytes)
 					if err != nil {
 						return err
 					}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host"
+	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/plugins"
 	"github.com/palacehq/palace/policies"
 )
@@ -248,7 +249,7 @@ the mailbox rules deny the letter.`,
 // readInput reads a JSON document from a file or stdin ("-"), at most 16 MiB.
 func (g *globals) readInput(name string) ([]byte, error) {
 	if name != "-" {
-		return host.ReadInputFile("--input", name, host.MaxInputBytes)
+		return limits.ReadInputFile("--input", name, host.MaxInputBytes)
 	}
 	return io.ReadAll(host.LimitInput("--input", g.stdin, host.MaxInputBytes))
 }
@@ -356,7 +357,7 @@ linked .palace or policies folder), is not rewritten: exit 2, naming the link.`,
 			var changed []string
 			var errs policies.Errors
 			for _, path := range paths {
-				src, err := host.ReadInputFile("PATH", path, host.MaxModuleBytes)
+				src, err := limits.ReadInputFile("PATH", path, host.MaxModuleBytes)
 				if err != nil {
 					return err
 				}
@@ -528,7 +529,7 @@ Exit codes: 0 it would load · 1 it would not · 2 the file cannot be read.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			// At most 64 MiB: a Go plugin is ~3 MB; anything far larger is not a policy.
-			b, err := host.ReadInputFile("FILE", path, host.MaxModuleBytes)
+			b, err := limits.ReadInputFile("FILE", path, host.MaxModuleBytes)
 			if err != nil {
 				return err
 			}

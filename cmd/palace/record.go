@@ -12,6 +12,7 @@ import (
 	"github.com/palacehq/palace/host"
 	"github.com/palacehq/palace/host/intake"
 	"github.com/palacehq/palace/host/research"
+	"github.com/palacehq/palace/internal/limits"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -60,7 +61,7 @@ per line; every line is validated before anything is written).`,
 				}
 				switch {
 				case file != "":
-					b, err := host.ReadInputFile("--file", file, intake.MaxContentBytes)
+					b, err := limits.ReadInputFile("--file", file, intake.MaxContentBytes)
 					if err != nil {
 						return err
 					}
@@ -213,7 +214,7 @@ func (g *globals) research(cmd *cobra.Command, file, action, anchor string) erro
 	if file == "-" {
 		b, err = io.ReadAll(host.LimitInput("stdin", g.stdin, research.MaxReportBytes))
 	} else {
-		b, err = host.ReadInputFile("FILE", file, research.MaxReportBytes)
+		b, err = limits.ReadInputFile("FILE", file, research.MaxReportBytes)
 	}
 	if err != nil {
 		return err

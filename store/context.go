@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -200,7 +201,9 @@ type MemoryCounts struct {
 
 // CountMemory counts the cards (per status) and evidence at anchorIDs, and
 // the cards with a status in expiredAmong that expired at or before now.
-// Empty anchorIDs counts everything.
+// Empty anchorIDs counts everything. The card counts and expiry times are
+// kept as of the data version (the context-with-cited-code target needs
+// them: BENCHMARKS.md, "Caches: which target each serves").
 func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmong []domain.Status, now string) (MemoryCounts, error) {
 	out := MemoryCounts{CardsByStatus: map[string]int{}}
 	cond, args := "", []any(nil)
@@ -208,28 +211,53 @@ func (s *Store) CountMemory(ctx context.Context, anchorIDs []string, expiredAmon
 		cond = " WHERE anchor_id IN (" + placeholders(len(anchorIDs)) + ")"
 		args = anySlice(anchorIDs)
 	}
+	ver, err := s.version(ctx)
+	if err != nil {
+		return out, err
+	}
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(sum(n), 0) FROM evidence_counts`+cond, args...).Scan(&out.Evidence); err != nil {
 		return out, fmt.Errorf("count evidence: %w", err)
 	}
-	err := queryEach(ctx, s.db, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args, func(rows *sql.Rows) error {
-		var st string
-		var n int
-		err := rows.Scan(&st, &n)
-		out.CardsByStatus[st] = n
-		return err
-	})
-	if err != nil {
-		return out, fmt.Errorf("count cards: %w", err)
+	key := strings.Join(anchorIDs, ",") + "|" + strings.Join(domain.Strings(expiredAmong), ",")
+	m, ok := s.memory.Get(ver, key)
+	if !ok {
+		m = memoryRow{byStatus: map[string]int{}}
+		err := queryEach(ctx, s.db, `SELECT status, count(*) FROM cards`+cond+` GROUP BY status`, args, func(rows *sql.Rows) error {
+			var st string
+			var n int
+			err := rows.Scan(&st, &n)
+			m.byStatus[st] = n
+			return err
+		})
+		if err != nil {
+			return out, fmt.Errorf("count cards: %w", err)
+		}
+		if len(expiredAmong) > 0 {
+			where, wargs := candidateWhere("", CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong})
+			err := queryEach(ctx, s.db, `SELECT expires_at FROM cards WHERE `+where+` AND expires_at IS NOT NULL ORDER BY expires_at`, wargs, func(rows *sql.Rows) error {
+				var at string
+				err := rows.Scan(&at)
+				m.expiries = append(m.expiries, at)
+				return err
+			})
+			if err != nil {
+				return out, fmt.Errorf("count expired cards: %w", err)
+			}
+		}
+		s.memory.Put(ver, key, m)
 	}
-	if len(expiredAmong) == 0 || now == "" {
-		return out, nil
-	}
-	where, wargs := candidateWhere("", CandidateQuery{AnchorIDs: anchorIDs, Statuses: expiredAmong})
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE `+where+` AND expires_at IS NOT NULL AND expires_at <= ?`,
-		append(wargs, now)...).Scan(&out.Expired); err != nil {
-		return out, fmt.Errorf("count expired cards: %w", err)
+	maps.Copy(out.CardsByStatus, m.byStatus)
+	if now != "" {
+		out.Expired, _ = slices.BinarySearch(m.expiries, now+"\x00")
 	}
 	return out, nil
+}
+
+// memoryRow is what CountMemory keeps of one set of anchors: cards per
+// status and the sorted expiry times of the cards it may count as expired.
+type memoryRow struct {
+	byStatus map[string]int
+	expiries []string
 }
 
 // LinkRoleCounts counts the links of each card per role; cards without

@@ -20,10 +20,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/palacehq/palace/domain"
-	"github.com/palacehq/palace/internal/cache"
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/palacehq/palace/domain"
+	"github.com/palacehq/palace/internal/cache"
 )
 
 // BusyTimeout is how long a connection waits for another writer before an
@@ -55,6 +56,7 @@ type Store struct {
 	fullLinks  versioned[string, []domain.Link]
 	evidence   versioned[int64, domain.Evidence]
 	citations  versioned[struct{}, map[string][]CodeCitation]
+	memory     versioned[string, memoryRow]
 	rowids     cache.Memo[string, int64]
 	// evidenceRowids maps evidence ids to rowids, which never change.
 	evidenceRowids cache.Memo[string, int64]

@@ -30,11 +30,25 @@ func profileOf(s string) *textProfile {
 	return p
 }
 
-// profilesOf returns the profiles of texts.
+// profilesOf returns the profiles of texts, locking the cache once to
+// read and once to keep what it made.
 func profilesOf(texts []string) []*textProfile {
 	out := make([]*textProfile, len(texts))
-	for i, s := range texts {
-		out[i] = profiles.Of(cache.Forever{}, s, profileOf)
+	missing := profiles.GetMany(cache.Forever{}, texts, func(i int, p *textProfile) { out[i] = p })
+	if len(missing) == 0 {
+		return out
 	}
+	made := make(map[string]*textProfile, len(missing))
+	for _, s := range missing {
+		if made[s] == nil {
+			made[s] = profileOf(s)
+		}
+	}
+	for i, p := range out {
+		if p == nil {
+			out[i] = made[texts[i]]
+		}
+	}
+	profiles.PutMany(cache.Forever{}, missing, func(s string) *textProfile { return made[s] })
 	return out
 }

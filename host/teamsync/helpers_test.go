@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palacehq/palace/anchor"
 	"github.com/palacehq/palace/cardfile"
 	"github.com/palacehq/palace/domain"
 	"github.com/palacehq/palace/host/authority"
@@ -18,7 +17,6 @@ import (
 	"github.com/palacehq/palace/host/internal/jobtest"
 	"github.com/palacehq/palace/host/teamsync"
 	"github.com/palacehq/palace/internal/hosterr"
-	"github.com/palacehq/palace/store"
 )
 
 // mate is one teammate: a palace and a checkout of the team's repository,
@@ -103,30 +101,12 @@ func (m *mate) evidence(t *testing.T, content string) string {
 	return m.evidenceAt(t, domain.AnchorRepo, content)
 }
 
-// evidenceAt is jobtest's Evidence with the ids a palace gives (ev_…),
-// which a card file must carry.
+// evidenceAt records evidence at the anchor of kind k a second after the
+// last write, so every row has its own time.
 func (m *mate) evidenceAt(t *testing.T, k domain.AnchorKind, content string) string {
 	t.Helper()
-	ctx := context.Background()
 	m.Advance(time.Second)
-	ev := domain.Evidence{ID: store.NewID(store.EvidencePrefix, m.Now()), Content: content, Domain: domain.DomainProject, Field: "general",
-		Provenance: domain.ProvenanceHuman, ContentSHA256: cardfile.ContentSHA256(content), Actor: m.Actor,
-		ActorType: domain.ActorType(m.Mode), CreatedAt: store.FormatTime(m.Now())}
-	if k == domain.AnchorGlobal {
-		ev.Domain = domain.DomainGlobal
-	}
-	err := m.Store.Tx(ctx, func(tx *store.Tx) error {
-		a, err := m.EnsureAnchor(ctx, tx, k)
-		if err != nil {
-			return err
-		}
-		ev.AnchorID = a.ID
-		return tx.InsertEvidence(ctx, ev)
-	})
-	if err != nil {
-		t.Fatalf("record evidence: %v", err)
-	}
-	return ev.ID
+	return m.Evidence(t, k, content).ID
 }
 
 // link links evidence ev to card id in role.
@@ -136,36 +116,18 @@ func (m *mate) link(t *testing.T, id string, role domain.Role, ev string) {
 	m.Apply(t, authority.Change{Op: authority.OpLink, CardID: id, Refs: []authority.Refs{{Role: role, IDs: []string{ev}}}, Reason: "seen again"})
 }
 
-// seed is jobtest's Seed with the statement's normal form set, as
-// every way in sets it (the door compares statements by it).
+// seed is jobtest's Seed with its evidence and the card each a second
+// after the last write.
 func (m *mate) seed(t *testing.T, c jobtest.Card) domain.Card {
 	t.Helper()
 	if c.Anchor == "" {
 		c.Anchor = m.Loc.Innermost()
 	}
-	if c.Status == "" {
-		c.Status = domain.StatusCandidate
-	}
-	if c.Field == "" {
-		c.Field = "general"
-	}
 	if len(c.Supporting) == 0 {
 		c.Supporting = []string{m.evidenceAt(t, c.Anchor, "seen: "+c.Statement)}
 	}
 	m.Advance(time.Second)
-	now := store.FormatTime(m.Now())
-	card := domain.Card{ID: store.NewID(store.CardPrefix, m.Now()), Statement: c.Statement, StatementNorm: domain.NormalizeStatement(c.Statement),
-		Tier: c.Tier, Status: c.Status, Domain: domain.DomainProject, Field: c.Field, AnchorID: anchor.ID(m.Loc.Identity(c.Anchor)),
-		Scope: c.Scope, Trigger: c.Trigger, Persistence: domain.PersistenceStandard, RenderPref: domain.RenderAuto,
-		CreatedBy: m.Actor, CreatedAt: now, UpdatedAt: now}
-	if c.Anchor == domain.AnchorGlobal {
-		card.Domain = domain.DomainGlobal
-	}
-	op := authority.OpCreate
-	if c.Status != domain.StatusCandidate {
-		op = authority.OpDirect
-	}
-	return m.Apply(t, authority.Change{Op: op, Card: &card, Refs: []authority.Refs{{Role: domain.RoleSupporting, IDs: c.Supporting}}, Reason: "seeded by the test"}).Card
+	return m.Seed(t, c)
 }
 
 // promoted writes a repo card through the lifecycle: a candidate with

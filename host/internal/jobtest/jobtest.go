@@ -121,7 +121,7 @@ func (f *Fixture) EvidenceFrom(t testing.TB, k domain.AnchorKind, p domain.Prove
 			return err
 		}
 		sum := sha256.Sum256([]byte(content))
-		ev = domain.Evidence{ID: store.NewID(store.EvidencePrefix, f.Now()), AnchorID: a.ID, Content: content, Domain: domain.DomainProject, Field: "general", Provenance: p,
+		ev = domain.Evidence{ID: store.NewID(store.EvidencePrefix, f.Now()), AnchorID: a.ID, Content: content, Domain: domainAt(k), Field: "general", Provenance: p,
 			ContentSHA256: hex.EncodeToString(sum[:]), Actor: f.Actor, ActorType: domain.ActorType(f.Mode), CreatedAt: store.FormatTime(f.Now())}
 		return tx.InsertEvidence(ctx, ev)
 	})
@@ -162,7 +162,8 @@ func Git(t testing.TB, dir string, args ...string) string {
 }
 
 // Card is a card to seed: Statement and Tier are required; the rest
-// default (status candidate, domain project, field general, the innermost anchor, one
+// default (status candidate, domain project (global at the global
+// anchor, as intake decides), field general, the innermost anchor, one
 // piece of supporting evidence recorded for it).
 type Card struct {
 	Statement string
@@ -189,7 +190,7 @@ func (f *Fixture) Seed(t testing.TB, c Card) domain.Card {
 	}
 	now := store.FormatTime(f.Now())
 	card := domain.Card{ID: store.NewID(store.CardPrefix, f.Now()), Statement: c.Statement, StatementNorm: domain.NormalizeStatement(c.Statement), Tier: c.Tier, Status: c.Status,
-		Domain: domain.DomainProject, Field: c.Field, AnchorID: anchor.ID(f.Loc.Identity(c.Anchor)), Scope: c.Scope, Trigger: c.Trigger,
+		Domain: domainAt(c.Anchor), Field: c.Field, AnchorID: anchor.ID(f.Loc.Identity(c.Anchor)), Scope: c.Scope, Trigger: c.Trigger,
 		Persistence: domain.PersistenceStandard, RenderPref: domain.RenderAuto, CreatedBy: f.Actor, CreatedAt: now, UpdatedAt: now}
 	op := authority.OpCreate
 	if c.Status != domain.StatusCandidate {
@@ -197,4 +198,13 @@ func (f *Fixture) Seed(t testing.TB, c Card) domain.Card {
 	}
 	out := f.Apply(t, authority.Change{Op: op, Card: &card, Refs: []authority.Refs{{Role: domain.RoleSupporting, IDs: c.Supporting}}, Reason: "seeded by the test"})
 	return out.Card
+}
+
+// domainAt is the domain intake gives what is recorded at an anchor of
+// kind k: global at the global anchor, project elsewhere.
+func domainAt(k domain.AnchorKind) domain.Domain {
+	if k == domain.AnchorGlobal {
+		return domain.DomainGlobal
+	}
+	return domain.DomainProject
 }

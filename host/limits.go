@@ -1,10 +1,6 @@
 package host
 
 import (
-	"io"
-
-	"github.com/palacehq/palace/internal/bounded"
-	"github.com/palacehq/palace/internal/limits"
 	"github.com/palacehq/palace/mailbox"
 )
 
@@ -35,20 +31,4 @@ func checkLimit(n int) error {
 		return invalid("limit", "--limit %d is negative: pass 0 for no limit", n)
 	}
 	return nil
-}
-
-// OpenInputFile opens a file named by flag for streaming, with the checks of
-// ReadInputFile; reading past limit fails with a KindInvalid error.
-func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
-	f, _, err := bounded.Open(path, limit)
-	if err != nil {
-		return nil, limits.InputFileError(flag, path, limit, err)
-	}
-	return f, nil
-}
-
-// LimitInput wraps a stream named by flag (stdin) so that reading more than
-// limit bytes fails with a KindInvalid error naming it.
-func LimitInput(flag string, r io.Reader, limit int64) io.Reader {
-	return limits.LimitInput(flag, r, limit)
 }

@@ -251,7 +251,7 @@ func (g *globals) readInput(name string) ([]byte, error) {
 	if name != "-" {
 		return limits.ReadInputFile("--input", name, host.MaxInputBytes)
 	}
-	return io.ReadAll(host.LimitInput("--input", g.stdin, host.MaxInputBytes))
+	return io.ReadAll(limits.LimitInput("--input", g.stdin, host.MaxInputBytes))
 }
 
 func newPolicyTestCmd(g *globals) *cobra.Command {

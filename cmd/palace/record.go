@@ -106,10 +106,10 @@ per line; every line is validated before anything is written).`,
 }
 
 func (g *globals) recordBatch(ctx context.Context, h *host.Host, path string, defaults intake.RecordRequest) error {
-	r := host.LimitInput("--jsonl", g.stdin, host.MaxJSONLBytes)
+	r := limits.LimitInput("--jsonl", g.stdin, host.MaxJSONLBytes)
 	name := "stdin"
 	if path != "-" {
-		f, err := host.OpenInputFile("--jsonl", path, host.MaxJSONLBytes)
+		f, err := limits.OpenInputFile("--jsonl", path, host.MaxJSONLBytes)
 		if err != nil {
 			return err
 		}
@@ -212,7 +212,7 @@ func (g *globals) research(cmd *cobra.Command, file, action, anchor string) erro
 	var b []byte
 	var err error
 	if file == "-" {
-		b, err = io.ReadAll(host.LimitInput("stdin", g.stdin, research.MaxReportBytes))
+		b, err = io.ReadAll(limits.LimitInput("stdin", g.stdin, research.MaxReportBytes))
 	} else {
 		b, err = limits.ReadInputFile("FILE", file, research.MaxReportBytes)
 	}

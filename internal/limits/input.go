@@ -23,6 +23,16 @@ func ReadInputFile(flag, path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// OpenInputFile opens a file named by flag for streaming, with the checks of
+// ReadInputFile; reading past limit fails with a KindInvalid error.
+func OpenInputFile(flag, path string, limit int64) (io.ReadCloser, error) {
+	f, _, err := bounded.Open(path, limit)
+	if err != nil {
+		return nil, InputFileError(flag, path, limit, err)
+	}
+	return f, nil
+}
+
 // ReadInputFileWithin is ReadInputFile for a file of a repository (root):
 // a symbolic link on its path may lead only to a file inside root
 // (bounded.ReadFileWithin); one that leads out is bad input naming the
